@@ -1,0 +1,207 @@
+// Package tool defines what a tool is to Quiver: a Spec that says what the
+// model sees and when the tool may be offered, an input schema derived once
+// from a Go type, and a handler that runs with a Scope taken from the turn.
+package tool
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"time"
+
+	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/quiverhq/quiver/turn"
+)
+
+// DefaultTimeout bounds a call whose Spec sets no Timeout.
+const DefaultTimeout = 30 * time.Second
+
+// Access says whether a tool only reads or also changes state.
+type Access int
+
+const (
+	// Read tools change nothing; a loop may run them concurrently.
+	Read Access = iota
+	// Write tools change state; a loop runs them in call order.
+	Write
+)
+
+// String returns "read" or "write".
+func (a Access) String() string {
+	if a == Write {
+		return "write"
+	}
+	return "read"
+}
+
+// Limit is a named hard limit a tool enforces, listed for people and docs.
+type Limit struct {
+	Name  string
+	Value int
+}
+
+// Spec describes a tool. Name, Description and a handler are required; the
+// zero value of every other field is documented on it.
+type Spec struct {
+	// Name is the function name the model calls: lower snake case.
+	Name string
+	// Family groups tools that an allowlist may name at once ("workspace",
+	// "web_search"). Empty means the tool is its own family.
+	Family string
+	// Macros are the prompt macro keys that expand to this tool's name
+	// ("memory_tool"). Nil means the tool has no macro.
+	Macros []string
+	// Description is what the model reads before deciding to call the tool:
+	// what it does and, where that prevents a real mistake, when not to.
+	Description string
+	// Access is Read (the zero value) or Write.
+	Access Access
+	// AlwaysOn puts the tool in every turn whose model supports tools,
+	// whatever the allowlist says. Always-on tools widen no permission.
+	AlwaysOn bool
+	// Requires returns "" when the turn's facts allow the tool, else a short
+	// human-readable reason ("memory switch off"). Nil means no requirement.
+	Requires func(turn.Facts) string
+	// Fragments are paragraphs the tool adds to the system prompt in turns
+	// where it is selected. Identical fragments across tools appear once.
+	Fragments []string
+	// Limits lists the hard limits the handler enforces.
+	Limits []Limit
+	// Timeout bounds one call; zero means DefaultTimeout.
+	Timeout time.Duration
+	// Tune, when set, adjusts the schema inferred from the input type (enums,
+	// bounds, defaults). It runs once, at construction.
+	Tune func(*jsonschema.Schema)
+}
+
+// Scope is what a call may reach, taken from the turn and never from the
+// model's arguments.
+type Scope struct {
+	OrgID          string
+	UserID         string
+	ConversationID string
+	TurnID         string
+}
+
+// Pause asks the surface to stop the turn and put a question to the user.
+type Pause struct {
+	Question  string `json:"question"`
+	Suggested string `json:"suggested,omitempty"`
+}
+
+// Effect is what a result asks of the loop or the surface besides being read
+// by the model.
+type Effect struct {
+	// Pause, when set, ends the turn with a question to the user.
+	Pause *Pause `json:"pause,omitempty"`
+	// NextActions are follow-up suggestions for the surface to show.
+	NextActions []string `json:"next_actions,omitempty"`
+}
+
+// Result is what a call returns to the model.
+type Result struct {
+	// Content is the text the model reads.
+	Content string
+	// IsError marks a result that reports a failure to the model.
+	IsError bool
+	// Ref names the stored full body ("res_…") when Content was truncated.
+	Ref string
+	// Effect carries requests to the loop and surface.
+	Effect Effect
+}
+
+// Handler is the raw form of a tool's code: arguments arrive validated
+// against the tool's schema.
+type Handler func(ctx context.Context, s Scope, args json.RawMessage) (Result, error)
+
+// Tool is a registered tool: its spec, its resolved input schema and its
+// handler. A Tool is immutable and safe for concurrent use.
+type Tool struct {
+	spec     Spec
+	schema   json.RawMessage
+	resolved *jsonschema.Resolved
+	handler  Handler
+}
+
+var namePattern = regexp.MustCompile(`^[a-z][a-z0-9_]{0,63}$`)
+
+// NewRaw builds a tool from an explicit object schema, for tools whose schema
+// is only known at run time (MCP imports, tests). It panics on a programming
+// error: an invalid name, a missing description, or a schema that is not an
+// object schema or does not resolve.
+func NewRaw(spec Spec, schema *jsonschema.Schema, h Handler) *Tool {
+	if !namePattern.MatchString(spec.Name) {
+		panic(fmt.Sprintf("tool: invalid name %q", spec.Name))
+	}
+	if spec.Description == "" || h == nil {
+		panic(fmt.Sprintf("tool %s: description and handler are required", spec.Name))
+	}
+	if schema == nil || schema.Type != "object" {
+		panic(fmt.Sprintf("tool %s: input schema must be an object schema", spec.Name))
+	}
+	simplify(schema)
+	if spec.Tune != nil {
+		spec.Tune(schema)
+	}
+	resolved, err := schema.Resolve(&jsonschema.ResolveOptions{ValidateDefaults: true})
+	if err != nil {
+		panic(fmt.Sprintf("tool %s: resolve schema: %v", spec.Name, err))
+	}
+	raw, err := json.Marshal(schema)
+	if err != nil {
+		panic(fmt.Sprintf("tool %s: marshal schema: %v", spec.Name, err))
+	}
+	if spec.Timeout <= 0 {
+		spec.Timeout = DefaultTimeout
+	}
+	return &Tool{spec: spec, schema: raw, resolved: resolved, handler: h}
+}
+
+// Spec returns the tool's spec (with Timeout defaulted).
+func (t *Tool) Spec() Spec { return t.spec }
+
+// Name returns the tool's function name.
+func (t *Tool) Name() string { return t.spec.Name }
+
+// Family returns the tool's family, or its name when it has none.
+func (t *Tool) Family() string {
+	if t.spec.Family == "" {
+		return t.spec.Name
+	}
+	return t.spec.Family
+}
+
+// Schema returns the serialised input schema. The bytes are shared: do not
+// modify them.
+func (t *Tool) Schema() json.RawMessage { return t.schema }
+
+// Run validates args against the schema and runs the handler. Invalid
+// arguments give an *ArgError. Run applies no timeout and recovers no panic:
+// that is dispatch's job.
+func (t *Tool) Run(ctx context.Context, s Scope, args json.RawMessage) (Result, error) {
+	norm, err := t.Validate(args)
+	if err != nil {
+		return Result{}, err
+	}
+	return t.handler(ctx, s, norm)
+}
+
+// simplify rewrites the nullable types that inference gives slices, maps and
+// pointers (["null","array"]) to the plain type: models omit optional fields
+// rather than send null, and every byte of a definition is paid on each call.
+func simplify(s *jsonschema.Schema) {
+	if s == nil {
+		return
+	}
+	if len(s.Types) == 2 && s.Types[0] == "null" {
+		s.Type, s.Types = s.Types[1], nil
+	}
+	for _, p := range s.Properties {
+		simplify(p)
+	}
+	simplify(s.Items)
+	if s.AdditionalProperties != nil && s.AdditionalProperties.Not == nil {
+		simplify(s.AdditionalProperties)
+	}
+}

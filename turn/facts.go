@@ -1,0 +1,133 @@
+// Package turn holds the facts of one turn: who is asking, where, with which
+// agent and model, and what the deployment has configured. Facts are collected
+// once when a turn starts; every later step (select, gate, assemble, dispatch)
+// reads them and none re-derives them.
+package turn
+
+import (
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/quiverhq/quiver/tmpl"
+)
+
+// Facts is everything known about a turn at its start. The zero value is a
+// turn by an anonymous caller, in UTC, with an agent that allows no optional
+// tools and a model without tool support.
+type Facts struct {
+	// TurnID identifies the turn; it is data, never prompt text.
+	TurnID string
+	// Start is the instant the turn began; the context message shows it in
+	// the caller's zone.
+	Start time.Time
+	// Caller is the person the model talks with.
+	Caller Caller
+	// Place is where the conversation happens.
+	Place Place
+	// Agent is the configured agent answering.
+	Agent Agent
+	// Model is the model that runs the turn.
+	Model Model
+	// Attachments is the number of files attached to the conversation.
+	Attachments int
+	// Knowledge reports whether the agent has knowledge attached.
+	Knowledge bool
+	// Backends names the configured keys and backends ("embedding",
+	// "brave_key", "speech", ...) that tools may require.
+	Backends []string
+	// Payer identifies who is billed for the turn. It is carried for
+	// accounting only and appears in no prompt text.
+	Payer string
+}
+
+// Caller describes the person behind the turn. Only DisplayName, Department
+// and Organisation ever reach prompt text; UserID is for scoping.
+type Caller struct {
+	UserID       string
+	DisplayName  string
+	Department   string
+	Organisation string
+	// Timezone is an IANA zone name captured at turn start; empty means
+	// unknown, and the turn runs in UTC and says so.
+	Timezone string
+	// Permissions the caller holds on this surface ("manage_messages", ...).
+	Permissions []string
+}
+
+// Place locates the conversation. Ids are never shown to the model.
+type Place struct {
+	OrgID          string
+	ConversationID string
+	ChannelID      string
+}
+
+// Agent is the configured agent as the turn sees it.
+type Agent struct {
+	Name string
+	// Prompt is the admin-authored system prompt.
+	Prompt tmpl.Authored
+	// Allow lists optional tools, by tool name or family name. An empty list
+	// allows no optional tool.
+	Allow []string
+	// Switches are named feature switches ("memory", "budget", "history",
+	// and the template capabilities); a missing name is off.
+	Switches map[string]bool
+}
+
+// Model is the model that runs the turn.
+type Model struct {
+	Provider string
+	Name     string
+	Caps     Capabilities
+}
+
+// Capabilities are what a model can do. Zero means it can do none of them.
+type Capabilities struct {
+	Tools            bool
+	ParallelTools    bool
+	Vision           bool
+	Video            bool
+	StructuredOutput bool
+}
+
+// Switch reports whether the named switch is on.
+func (a Agent) Switch(name string) bool { return a.Switches[name] }
+
+// Allows reports whether the allowlist names the tool or its family.
+func (a Agent) Allows(name, family string) bool {
+	return slices.Contains(a.Allow, name) || (family != "" && slices.Contains(a.Allow, family))
+}
+
+// HasBackend reports whether the named key or backend is configured.
+func (f Facts) HasBackend(name string) bool { return slices.Contains(f.Backends, name) }
+
+// HasPermission reports whether the caller holds the permission.
+func (c Caller) HasPermission(p string) bool { return slices.Contains(c.Permissions, p) }
+
+// Location returns the caller's zone, or UTC with ok false when the turn has
+// no timezone. An unknown zone name is an error: facts are validated when
+// they are collected, so this only fails on facts built by hand.
+func (c Caller) Location() (loc *time.Location, ok bool, err error) {
+	if c.Timezone == "" {
+		return time.UTC, false, nil
+	}
+	loc, err = LoadZone(c.Timezone)
+	if err != nil {
+		return nil, false, err
+	}
+	return loc, true, nil
+}
+
+// LoadZone loads an IANA zone by name, refusing the ambiguous names that
+// time.LoadLocation accepts but a person never means ("Local", "").
+func LoadZone(name string) (*time.Location, error) {
+	if name == "" || name == "Local" {
+		return nil, fmt.Errorf("unknown timezone %q: give an IANA name such as Europe/Paris", name)
+	}
+	loc, err := time.LoadLocation(name)
+	if err != nil {
+		return nil, fmt.Errorf("unknown timezone %q: give an IANA name such as Europe/Paris", name)
+	}
+	return loc, nil
+}
