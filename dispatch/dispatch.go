@@ -1,0 +1,191 @@
+// Package dispatch runs one tool call for a turn: it refuses names outside
+// the turn's toolset, validates arguments, applies the tool's timeout,
+// recovers panics, stores oversized results, and decides which failures the
+// model reads and which return to the caller.
+package dispatch
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"runtime/debug"
+	"strings"
+	"time"
+	"unicode"
+
+	"github.com/quiverhq/quiver/registry"
+	"github.com/quiverhq/quiver/store"
+	"github.com/quiverhq/quiver/tool"
+)
+
+// Defaults for Config's zero values.
+const (
+	DefaultThreshold = 8000
+	DefaultPreview   = 2000
+)
+
+// Config configures a Dispatcher. Results is required; zero values of the
+// other fields mean the documented defaults.
+type Config struct {
+	// Results stores bodies over Threshold.
+	Results store.Results
+	// Threshold is the result size, in characters, above which the body is
+	// stored and the model reads a truncated preview. Zero means 8,000.
+	Threshold int
+	// Preview is how many characters of a stored result the model reads
+	// inline. Zero means 2,000; it is capped at Threshold.
+	Preview int
+	// NewRef returns a fresh result reference; nil means random "res_…" ids.
+	NewRef func() string
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+	// Logger receives one record per failed call; nil means slog.Default().
+	Logger *slog.Logger
+}
+
+// Dispatcher runs tool calls. It is safe for concurrent use.
+type Dispatcher struct{ cfg Config }
+
+// New returns a Dispatcher. It panics when cfg.Results is nil.
+func New(cfg Config) *Dispatcher {
+	if cfg.Results == nil {
+		panic("dispatch: Config.Results is required")
+	}
+	if cfg.Threshold <= 0 {
+		cfg.Threshold = DefaultThreshold
+	}
+	if cfg.Preview <= 0 {
+		cfg.Preview = DefaultPreview
+	}
+	cfg.Preview = min(cfg.Preview, cfg.Threshold)
+	if cfg.NewRef == nil {
+		cfg.NewRef = randomRef
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	return &Dispatcher{cfg: cfg}
+}
+
+// Turn is what dispatch needs of the running turn: its frozen toolset and
+// the scope its handlers may reach.
+type Turn struct {
+	Toolset registry.Toolset
+	Scope   tool.Scope
+}
+
+// Call is one tool call as the model wrote it.
+type Call struct {
+	ID   string
+	Name string
+	Args json.RawMessage
+}
+
+// Call runs c within t. Every failure the model caused or should know about
+// (unknown tool, bad arguments, handler error, timeout, panic) is a Result
+// with IsError set and a nil error. The error return is reserved for
+// infrastructure failures: the turn's context ended, the result store
+// failed, or a handler returned an error marked with tool.Infra.
+func (d *Dispatcher) Call(ctx context.Context, t Turn, c Call) (tool.Result, error) {
+	tl, ok := t.Toolset.Lookup(c.Name)
+	if !ok {
+		return Refusal(c.Name), nil
+	}
+	res, err := d.run(ctx, tl, t.Scope, c.Args)
+	if err != nil {
+		return d.classify(ctx, tl, err)
+	}
+	return d.store(ctx, t.Scope, tl.Name(), res)
+}
+
+// Refusal is the whole answer to a call of a tool outside the toolset: it
+// names that tool and reveals nothing else.
+func Refusal(name string) tool.Result {
+	return tool.Result{Content: fmt.Sprintf("Tool \"%s\" is not available.", printable(name)), IsError: true}
+}
+
+// printable keeps a model-written name to one short line of visible text.
+func printable(s string) string {
+	s = strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) {
+			return -1
+		}
+		return r
+	}, s)
+	if r := []rune(s); len(r) > 64 {
+		s = string(r[:64]) + "…"
+	}
+	return s
+}
+
+// run calls the handler under the tool's timeout. The handler runs on its
+// own goroutine so that a handler ignoring its context cannot hold the turn
+// past the timeout; a panic becomes errPanic.
+func (d *Dispatcher) run(ctx context.Context, tl *tool.Tool, s tool.Scope, args json.RawMessage) (tool.Result, error) {
+	ctx, cancel := context.WithTimeout(ctx, tl.Spec().Timeout)
+	defer cancel()
+	type outcome struct {
+		res tool.Result
+		err error
+	}
+	done := make(chan outcome, 1)
+	go func() {
+		defer func() {
+			if p := recover(); p != nil {
+				d.cfg.Logger.Error("tool panicked", "tool", tl.Name(), "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
+				done <- outcome{err: errPanic}
+			}
+		}()
+		res, err := tl.Run(ctx, s, args)
+		done <- outcome{res, err}
+	}()
+	select {
+	case o := <-done:
+		return o.res, o.err
+	case <-ctx.Done():
+		return tool.Result{}, ctx.Err()
+	}
+}
+
+var errPanic = errors.New("internal error")
+
+// classify decides who hears about err: the caller (infrastructure) or the
+// model (everything else).
+func (d *Dispatcher) classify(ctx context.Context, tl *tool.Tool, err error) (tool.Result, error) {
+	if ctx.Err() != nil {
+		return tool.Result{}, fmt.Errorf("dispatch %s: %w", tl.Name(), ctx.Err())
+	}
+	if tool.IsInfra(err) {
+		return tool.Result{}, fmt.Errorf("dispatch %s: %w", tl.Name(), err)
+	}
+	var msg string
+	var argErr *tool.ArgError
+	switch {
+	case errors.As(err, &argErr):
+		msg = argErr.Error()
+	case errors.Is(err, context.DeadlineExceeded):
+		msg = fmt.Sprintf("%s timed out after %s.", tl.Name(), tl.Spec().Timeout)
+	case errors.Is(err, errPanic):
+		msg = fmt.Sprintf("%s failed with an internal error.", tl.Name())
+	default:
+		msg = "Error: " + err.Error()
+	}
+	d.cfg.Logger.Info("tool call failed", "tool", tl.Name(), "error", msg)
+	return tool.Result{Content: msg, IsError: true}, nil
+}
+
+func randomRef() string {
+	const alphabet = "abcdefghijkmnpqrstuvwxyz23456789"
+	b := make([]byte, 16)
+	_, _ = rand.Read(b) // crypto/rand.Read never returns an error.
+	for i := range b {
+		b[i] = alphabet[int(b[i])%len(alphabet)]
+	}
+	return "res_" + string(b)
+}

@@ -1,0 +1,241 @@
+package dispatch_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/quiverhq/quiver/dispatch"
+	"github.com/quiverhq/quiver/registry"
+	"github.com/quiverhq/quiver/store"
+	"github.com/quiverhq/quiver/tool"
+	"github.com/quiverhq/quiver/turn"
+)
+
+// results is an in-memory store.Results.
+type results struct {
+	mu   sync.Mutex
+	m    map[string]store.Result
+	fail error
+}
+
+func (r *results) PutResult(_ context.Context, res store.Result) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.fail != nil {
+		return r.fail
+	}
+	if r.m == nil {
+		r.m = map[string]store.Result{}
+	}
+	r.m[res.Ref] = res
+	return nil
+}
+
+func (r *results) GetResult(_ context.Context, org, conv, ref string) (store.Result, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	res, ok := r.m[ref]
+	if !ok || res.OrgID != org || res.ConversationID != conv {
+		return store.Result{}, store.ErrNotFound
+	}
+	return res, nil
+}
+
+type args struct {
+	Mode string `json:"mode"`
+	N    int    `json:"n,omitempty"`
+}
+
+// behave is a tool whose behaviour the arguments choose.
+func behave(block chan struct{}) *tool.Tool {
+	return tool.New(tool.Spec{Name: "behave", Description: "Test tool.", AlwaysOn: true, Timeout: time.Hour},
+		func(ctx context.Context, s tool.Scope, a args) (string, error) {
+			switch a.Mode {
+			case "scope":
+				return fmt.Sprintf("%s/%s/%s/%s", s.OrgID, s.UserID, s.ConversationID, s.TurnID), nil
+			case "error":
+				return "", errors.New("file not found")
+			case "infra":
+				return "", tool.Infra(errors.New("store down"))
+			case "panic":
+				panic("boom")
+			case "big":
+				return strings.Repeat("é", a.N), nil
+			case "block":
+				<-block
+				return "late", nil
+			}
+			return "ok", nil
+		})
+}
+
+func setup(t *testing.T, cfg dispatch.Config, extra ...*tool.Tool) (*dispatch.Dispatcher, dispatch.Turn, *results) {
+	t.Helper()
+	rs := &results{}
+	if cfg.Results == nil {
+		cfg.Results = rs
+	}
+	n := 0
+	cfg.NewRef = func() string { n++; return fmt.Sprintf("res_%d", n) }
+	c := registry.New()
+	c.Register(behave(nil))
+	c.Register(extra...)
+	c.Register(tool.New(tool.Spec{Name: "secret_tool", Description: "Not allowed."}, func(context.Context, tool.Scope, struct{}) (string, error) { return "x", nil }))
+	ts := c.Select(turn.Facts{Model: turn.Model{Caps: turn.Capabilities{Tools: true}}, Agent: turn.Agent{Allow: []string{"slow"}}})
+	tn := dispatch.Turn{Toolset: ts, Scope: tool.Scope{OrgID: "o1", UserID: "u1", ConversationID: "c1", TurnID: "t1"}}
+	return dispatch.New(cfg), tn, rs
+}
+
+func TestCall(t *testing.T) {
+	d, tn, _ := setup(t, dispatch.Config{})
+	tests := []struct {
+		name string
+		call dispatch.Call
+		want tool.Result
+	}{
+		{"ok", dispatch.Call{Name: "behave", Args: []byte(`{"mode":"ok"}`)}, tool.Result{Content: "ok"}},
+		{"scope comes from the turn", dispatch.Call{Name: "behave", Args: []byte(`{"mode":"scope"}`)}, tool.Result{Content: "o1/u1/c1/t1"}},
+		{"scope cannot come from arguments", dispatch.Call{Name: "behave", Args: []byte(`{"mode":"scope","org":"o2"}`)},
+			tool.Result{IsError: true, Content: `invalid arguments for behave: field "org": unknown field; fields are mode, n`}},
+		{"unknown tool", dispatch.Call{Name: "nope", Args: []byte(`{}`)}, tool.Result{IsError: true, Content: `Tool "nope" is not available.`}},
+		{"registered but not selected", dispatch.Call{Name: "secret_tool"}, tool.Result{IsError: true, Content: `Tool "secret_tool" is not available.`}},
+		{"refusal strips control characters", dispatch.Call{Name: "a\nb"}, tool.Result{IsError: true, Content: `Tool "ab" is not available.`}},
+		{"missing field", dispatch.Call{Name: "behave", Args: []byte(`{}`)}, tool.Result{IsError: true, Content: `invalid arguments for behave: field "mode": required field missing`}},
+		{"handler error goes to the model", dispatch.Call{Name: "behave", Args: []byte(`{"mode":"error"}`)}, tool.Result{IsError: true, Content: "Error: file not found"}},
+		{"panic becomes an error result", dispatch.Call{Name: "behave", Args: []byte(`{"mode":"panic"}`)}, tool.Result{IsError: true, Content: "behave failed with an internal error."}},
+		{"small result inline", dispatch.Call{Name: "behave", Args: []byte(`{"mode":"big","n":8000}`)}, tool.Result{Content: strings.Repeat("é", 8000)}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := d.Call(context.Background(), tn, tc.call)
+			if err != nil {
+				t.Fatalf("Call: %v", err)
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("result (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestRefusalRevealsNothing(t *testing.T) {
+	d, tn, _ := setup(t, dispatch.Config{})
+	got, err := d.Call(context.Background(), tn, dispatch.Call{Name: "behav"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, leak := range []string{"behave", "secret_tool", "allow", "available:"} {
+		if strings.Contains(got.Content, leak) {
+			t.Errorf("refusal %q reveals %q", got.Content, leak)
+		}
+	}
+}
+
+func TestInfrastructureFailuresReturnToCaller(t *testing.T) {
+	d, tn, _ := setup(t, dispatch.Config{})
+	if _, err := d.Call(context.Background(), tn, dispatch.Call{Name: "behave", Args: []byte(`{"mode":"infra"}`)}); err == nil || !strings.Contains(err.Error(), "store down") {
+		t.Errorf("infra error = %v, want it returned", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := d.Call(ctx, tn, dispatch.Call{Name: "behave", Args: []byte(`{"mode":"ok"}`)}); !errors.Is(err, context.Canceled) {
+		t.Errorf("cancelled turn: err = %v, want context.Canceled", err)
+	}
+}
+
+func TestCancelWhileRunning(t *testing.T) {
+	d, tn, _ := setup(t, dispatch.Config{})
+	block := make(chan struct{})
+	defer close(block)
+	tn.Toolset = oneTool(behave(block))
+	ctx, cancel := context.WithCancel(context.Background())
+	started := make(chan struct{})
+	go func() {
+		close(started)
+		cancel()
+	}()
+	<-started
+	_, err := d.Call(ctx, tn, dispatch.Call{Name: "behave", Args: []byte(`{"mode":"block"}`)})
+	if !errors.Is(err, context.Canceled) {
+		t.Errorf("err = %v, want context.Canceled", err)
+	}
+}
+
+func TestTimeoutIsAModelError(t *testing.T) {
+	block := make(chan struct{})
+	defer close(block)
+	slow := tool.New(tool.Spec{Name: "slow", Description: "Slow.", Timeout: time.Nanosecond},
+		func(ctx context.Context, _ tool.Scope, _ struct{}) (string, error) {
+			<-block // ignores ctx: dispatch must still return at the deadline
+			return "late", nil
+		})
+	d, tn, _ := setup(t, dispatch.Config{})
+	tn.Toolset = oneTool(slow)
+	got, err := d.Call(context.Background(), tn, dispatch.Call{Name: "slow"})
+	if err != nil {
+		t.Fatalf("Call: %v", err)
+	}
+	want := tool.Result{IsError: true, Content: "slow timed out after 1ns."}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("result (-want +got):\n%s", diff)
+	}
+}
+
+func oneTool(tl *tool.Tool) registry.Toolset {
+	c := registry.New()
+	c.Register(tl)
+	return c.Select(turn.Facts{Model: turn.Model{Caps: turn.Capabilities{Tools: true}}, Agent: turn.Agent{Allow: []string{tl.Name()}}})
+}
+
+func TestLargeResultsAreStored(t *testing.T) {
+	d, tn, rs := setup(t, dispatch.Config{Threshold: 100, Preview: 10, Now: func() time.Time { return time.Unix(5, 0) }})
+	got, err := d.Call(context.Background(), tn, dispatch.Call{Name: "behave", Args: []byte(`{"mode":"big","n":101}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := tool.Result{
+		Ref:     "res_1",
+		Content: strings.Repeat("é", 10) + "\n\n[Truncated: showing 10 of 101 characters. The full result is stored as res_1; read the rest with read_tool_result.]",
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("result (-want +got):\n%s", diff)
+	}
+	stored, err := rs.GetResult(context.Background(), "o1", "c1", "res_1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantRec := store.Result{Ref: "res_1", OrgID: "o1", ConversationID: "c1", TurnID: "t1", Tool: "behave", Body: strings.Repeat("é", 101), CreatedAt: time.Unix(5, 0).UTC()}
+	if diff := cmp.Diff(wantRec, stored); diff != "" {
+		t.Errorf("stored (-want +got):\n%s", diff)
+	}
+	// At the threshold exactly, nothing is stored.
+	got, _ = d.Call(context.Background(), tn, dispatch.Call{Name: "behave", Args: []byte(`{"mode":"big","n":100}`)})
+	if got.Ref != "" {
+		t.Errorf("result at threshold was stored as %s", got.Ref)
+	}
+}
+
+func TestStoreFailureIsInfrastructure(t *testing.T) {
+	d, tn, _ := setup(t, dispatch.Config{Threshold: 10, Results: &results{fail: errors.New("disk full")}})
+	if _, err := d.Call(context.Background(), tn, dispatch.Call{Name: "behave", Args: []byte(`{"mode":"big","n":11}`)}); err == nil {
+		t.Error("store failure did not return an error")
+	}
+}
+
+func BenchmarkCall(b *testing.B) {
+	rs := &results{}
+	d := dispatch.New(dispatch.Config{Results: rs})
+	tn := dispatch.Turn{Toolset: oneTool(behave(nil)), Scope: tool.Scope{OrgID: "o"}}
+	call := dispatch.Call{Name: "behave", Args: []byte(`{"mode":"ok"}`)}
+	for b.Loop() {
+		if _, err := d.Call(context.Background(), tn, call); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

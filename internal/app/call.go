@@ -1,0 +1,133 @@
+package app
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/quiverhq/quiver/dispatch"
+	"github.com/quiverhq/quiver/store/sqlite"
+	"github.com/quiverhq/quiver/tool"
+)
+
+const callUsage = `Usage: quiver call TOOL --agent FILE --args JSON [flags]
+
+Runs one tool call through dispatch exactly as a model's call would: the same
+refusal for tools outside the agent's toolset, the same argument validation,
+scope, limits and timeouts. Prints the result the model would read. Exits 1
+when the result is an error result.
+
+Flags:
+  --agent FILE        agent definition (YAML), required
+  --args JSON         the call's arguments, a JSON object (default {})
+  --user NAME         caller's display name (scopes the workspace)
+  --org O             caller's organisation (scopes the workspace)
+  --department D      caller's department
+  --tz ZONE           caller's IANA timezone
+  --model P:NAME      override the agent's model (provider:model)
+  --conversation ID   conversation the call belongs to (default "cli")
+  --data DIR          data folder (default $QUIVER_DATA, else ~/.local/share/quiver)
+  --json              print {"is_error", "content", "ref"}
+`
+
+// CallOutput is what "quiver call --json" prints.
+type CallOutput struct {
+	IsError bool        `json:"is_error"`
+	Content string      `json:"content"`
+	Ref     string      `json:"ref"`
+	Effect  tool.Effect `json:"effect"`
+}
+
+type callFlags struct {
+	in       TurnInput
+	args     string
+	data     string
+	asJSON   bool
+	toolName string
+}
+
+func parseCall(args []string, env Env) (callFlags, error) {
+	fs := newFlags("call")
+	var c callFlags
+	fs.StringVar(&c.in.AgentFile, "agent", "", "")
+	fs.StringVar(&c.args, "args", "{}", "")
+	fs.StringVar(&c.in.Caller.User, "user", "", "")
+	fs.StringVar(&c.in.Caller.Org, "org", "", "")
+	fs.StringVar(&c.in.Caller.Department, "department", "", "")
+	fs.StringVar(&c.in.Caller.Timezone, "tz", "", "")
+	fs.StringVar(&c.in.Model, "model", "", "")
+	fs.StringVar(&c.in.ConversationID, "conversation", "cli", "")
+	fs.StringVar(&c.data, "data", "", "")
+	fs.BoolVar(&c.asJSON, "json", false, "")
+	pos, err := parse(fs, args, callUsage, env.Stdout)
+	if err != nil {
+		return c, err
+	}
+	if len(pos) != 1 {
+		return c, usagef("call: give exactly one TOOL argument")
+	}
+	c.toolName = pos[0]
+	if !json.Valid([]byte(c.args)) {
+		return c, usagef("--args: not valid JSON")
+	}
+	if strings.TrimSpace(c.in.ConversationID) == "" {
+		return c, usagef("--conversation: must not be empty")
+	}
+	return c, nil
+}
+
+func runCall(ctx context.Context, args []string, env Env) error {
+	c, err := parseCall(args, env)
+	if err != nil {
+		return err
+	}
+	c.in.Now = env.Now()
+	facts, err := collectFacts(c.in)
+	if err != nil {
+		return err
+	}
+	dir, err := dataDir(c.data, env)
+	if err != nil {
+		return err
+	}
+	// Everything is validated; from here on the data folder may be written.
+	st, err := sqlite.Open(ctx, dir)
+	if err != nil {
+		return fmt.Errorf("open store: %w", err)
+	}
+	defer st.Close()
+	cat := NewCatalog(CatalogDeps{Store: st, DataDir: dir})
+	d := dispatch.New(dispatch.Config{Results: st, Now: env.Now, Logger: env.Logger})
+	facts.TurnID = fmt.Sprintf("cli-%d", env.Now().UnixNano())
+	t := dispatch.Turn{
+		Toolset: cat.Select(facts),
+		Scope: tool.Scope{OrgID: facts.Place.OrgID, UserID: facts.Caller.UserID,
+			ConversationID: facts.Place.ConversationID, TurnID: facts.TurnID},
+	}
+	res, err := d.Call(ctx, t, dispatch.Call{ID: "cli", Name: c.toolName, Args: json.RawMessage(c.args)})
+	if err != nil {
+		return err
+	}
+	return printCall(env, c.asJSON, res)
+}
+
+func printCall(env Env, asJSON bool, res tool.Result) error {
+	if asJSON {
+		if err := writeJSON(env.Stdout, CallOutput{IsError: res.IsError, Content: res.Content, Ref: res.Ref, Effect: res.Effect}); err != nil {
+			return err
+		}
+	} else {
+		fmt.Fprintln(env.Stdout, res.Content)
+		if res.Effect.Pause != nil {
+			fmt.Fprintf(env.Stdout, "\n[pause] %s\n", res.Effect.Pause.Question)
+		}
+		for _, a := range res.Effect.NextActions {
+			fmt.Fprintf(env.Stdout, "[suggest] %s\n", a)
+		}
+	}
+	if res.IsError {
+		return resultError{}
+	}
+	return nil
+}

@@ -1,0 +1,78 @@
+// Package app is Quiver's composition root: it builds the catalog, stores and
+// dispatcher from configuration and runs the CLI commands on them.
+package app
+
+import (
+	"context"
+	"errors"
+	"path/filepath"
+
+	"github.com/quiverhq/quiver/builtin/ask"
+	"github.com/quiverhq/quiver/builtin/calc"
+	"github.com/quiverhq/quiver/builtin/results"
+	"github.com/quiverhq/quiver/builtin/suggest"
+	"github.com/quiverhq/quiver/builtin/transcript"
+	"github.com/quiverhq/quiver/builtin/workspace"
+	"github.com/quiverhq/quiver/registry"
+	"github.com/quiverhq/quiver/store"
+)
+
+// Ceilings on serialised tool definitions, in characters. A tool that pushes
+// a total over its ceiling fails TestDefinitionCeilings: raise the ceiling in
+// the same change, or write shorter.
+const (
+	// AlwaysPaidCeiling bounds the definitions every tool-using turn pays:
+	// the six workspace tools and the five always-on helpers.
+	AlwaysPaidCeiling = 13456
+	// WidestCeiling bounds the widest toolset any turn can get.
+	WidestCeiling = 40122
+)
+
+// CatalogDeps are what the built-in tools need to be constructed.
+type CatalogDeps struct {
+	// Store backs read_tool_result and read_transcript. Nil means a store
+	// that fails every call, for commands that assemble but never dispatch.
+	Store store.Store
+	// DataDir holds the workspaces (DataDir/workspaces/<org>/<user>).
+	DataDir string
+}
+
+// NewCatalog registers every built-in tool, in the order that fixes the
+// order of declarations and prompt fragments.
+func NewCatalog(d CatalogDeps) *registry.Catalog {
+	st := d.Store
+	if st == nil {
+		st = closedStore{}
+	}
+	c := registry.New()
+	c.Register(workspace.Tools(workspace.Config{Root: filepath.Join(d.DataDir, "workspaces")})...)
+	c.Register(
+		calc.Tool(),
+		results.Tool(st),
+		transcript.Tool(st),
+		ask.Tool(),
+		suggest.Tool(),
+	)
+	return c
+}
+
+var errNoStore = errors.New("no store is open for this command")
+
+// closedStore fails every call; see CatalogDeps.Store.
+type closedStore struct{}
+
+func (closedStore) PutTurn(context.Context, store.Turn) error { return errNoStore }
+func (closedStore) GetTurn(context.Context, string, string) (store.Turn, error) {
+	return store.Turn{}, errNoStore
+}
+func (closedStore) AppendMessage(context.Context, string, store.Message) (int64, error) {
+	return 0, errNoStore
+}
+func (closedStore) ListMessages(context.Context, string, string, int64) ([]store.Message, error) {
+	return nil, errNoStore
+}
+func (closedStore) PutResult(context.Context, store.Result) error { return errNoStore }
+func (closedStore) GetResult(context.Context, string, string, string) (store.Result, error) {
+	return store.Result{}, errNoStore
+}
+func (closedStore) Close() error { return nil }

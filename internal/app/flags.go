@@ -1,0 +1,59 @@
+package app
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+)
+
+// UsageError is bad input from the command line or a file it names. The CLI
+// prints it on one line and exits with status 2, having written nothing.
+type UsageError struct{ Msg string }
+
+func (e *UsageError) Error() string { return e.Msg }
+
+func usagef(format string, args ...any) error {
+	return &UsageError{Msg: fmt.Sprintf(format, args...)}
+}
+
+// errHelp reports that --help was asked for and the usage was printed.
+var errHelp = errors.New("help requested")
+
+// newFlags returns a flag set that reports errors instead of printing them.
+func newFlags(name string) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	return fs
+}
+
+// parse parses args allowing flags before and after positional arguments;
+// everything after "--" is positional. On -h/--help it prints usage to w and
+// returns errHelp.
+func parse(fs *flag.FlagSet, args []string, usage string, w io.Writer) ([]string, error) {
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				fmt.Fprint(w, usage)
+				return nil, errHelp
+			}
+			return nil, usagef("%s: %s", fs.Name(), firstLine(err.Error()))
+		}
+		rest := fs.Args()
+		if len(rest) == 0 {
+			return pos, nil
+		}
+		if len(args) > len(rest) && args[len(args)-len(rest)-1] == "--" {
+			return append(pos, rest...), nil
+		}
+		pos = append(pos, rest[0])
+		args = rest[1:]
+	}
+}
+
+func firstLine(s string) string {
+	line, _, _ := strings.Cut(s, "\n")
+	return line
+}

@@ -1,0 +1,116 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"time"
+)
+
+// Env is what a command runs with. Zero fields mean: Now = time.Now, Getenv =
+// os.Getenv, Logger discards.
+type Env struct {
+	Stdout, Stderr io.Writer
+	Now            func() time.Time
+	Getenv         func(string) string
+	Logger         *slog.Logger
+}
+
+func (e *Env) defaults() {
+	if e.Now == nil {
+		e.Now = time.Now
+	}
+	if e.Getenv == nil {
+		e.Getenv = os.Getenv
+	}
+	if e.Logger == nil {
+		e.Logger = slog.New(slog.DiscardHandler)
+	}
+	if e.Stdout == nil {
+		e.Stdout = io.Discard
+	}
+	if e.Stderr == nil {
+		e.Stderr = io.Discard
+	}
+}
+
+const usage = `Quiver is the tool layer of an LLM agent: it selects the tools a turn may
+use, assembles the prompt that goes with them, and runs tool calls safely.
+
+Usage:
+  quiver turn  --agent FILE [flags] MESSAGE   print the assembled request of a turn
+  quiver call  TOOL --agent FILE --args JSON  run one tool call through dispatch
+  quiver tools [--json]                       list tools, sizes and ceilings
+
+Run "quiver COMMAND --help" for a command's flags.
+`
+
+// Main runs the CLI and returns the process exit status: 0 on success, 1
+// when a command ran and failed (or a tool call returned an error result),
+// 2 on bad input, which is reported on one line with nothing written.
+func Main(ctx context.Context, args []string, env Env) int {
+	env.defaults()
+	err := dispatchCommand(ctx, args, env)
+	var ue *UsageError
+	var re resultError
+	switch {
+	case err == nil, errors.Is(err, errHelp):
+		return 0
+	case errors.As(err, &ue):
+		fmt.Fprintf(env.Stderr, "quiver: %s\n", ue.Msg)
+		return 2
+	case errors.As(err, &re):
+		return 1
+	default:
+		fmt.Fprintf(env.Stderr, "quiver: %v\n", err)
+		return 1
+	}
+}
+
+func dispatchCommand(ctx context.Context, args []string, env Env) error {
+	if len(args) == 0 {
+		fmt.Fprint(env.Stderr, usage)
+		return usagef("no command given")
+	}
+	switch args[0] {
+	case "turn":
+		return runTurn(args[1:], env)
+	case "call":
+		return runCall(ctx, args[1:], env)
+	case "tools":
+		return runTools(args[1:], env)
+	case "help", "-h", "--help", "-help":
+		fmt.Fprint(env.Stdout, usage)
+		return nil
+	}
+	return usagef("unknown command %q (commands: turn, call, tools)", args[0])
+}
+
+// resultError reports that a tool call ran and returned an error result,
+// which was already printed.
+type resultError struct{}
+
+func (resultError) Error() string { return "tool call returned an error result" }
+
+// dataDir is --data, else $QUIVER_DATA, else $XDG_DATA_HOME/quiver, else
+// ~/.local/share/quiver.
+func dataDir(flagValue string, env Env) (string, error) {
+	if flagValue != "" {
+		return flagValue, nil
+	}
+	if d := env.Getenv("QUIVER_DATA"); d != "" {
+		return d, nil
+	}
+	if d := env.Getenv("XDG_DATA_HOME"); d != "" {
+		return filepath.Join(d, "quiver"), nil
+	}
+	home := env.Getenv("HOME")
+	if home == "" {
+		return "", usagef("no data folder: set --data or QUIVER_DATA")
+	}
+	return filepath.Join(home, ".local", "share", "quiver"), nil
+}

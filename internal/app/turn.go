@@ -1,0 +1,125 @@
+package app
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/quiverhq/quiver/prompt"
+	"github.com/quiverhq/quiver/registry"
+)
+
+const turnUsage = `Usage: quiver turn --agent FILE [flags] MESSAGE
+
+Prints the request Quiver would send to the model for MESSAGE: the system
+prompt, the per-turn context message, the declared tools with their sizes, and
+every tool left out with its reason. No model is called and nothing is written.
+
+Flags:
+  --agent FILE        agent definition (YAML), required
+  --user NAME         caller's display name
+  --department D      caller's department
+  --org O             caller's organisation
+  --tz ZONE           caller's IANA timezone (e.g. Asia/Ho_Chi_Minh); default UTC
+  --model P:NAME      override the agent's model (provider:model)
+  --json              print one JSON object
+`
+
+// TurnOutput is what "quiver turn --json" prints.
+type TurnOutput struct {
+	Agent    string               `json:"agent"`
+	Model    string               `json:"model"`
+	Message  string               `json:"message"`
+	System   string               `json:"system"`
+	Context  string               `json:"context"`
+	Tools    []prompt.Definition  `json:"tools"`
+	Sizes    prompt.Sizes         `json:"sizes"`
+	Ceilings Ceilings             `json:"ceilings"`
+	Excluded []registry.Exclusion `json:"excluded"`
+}
+
+// Ceilings are the definition ceilings, reported beside the sizes.
+type Ceilings struct {
+	AlwaysPaidChars int `json:"always_paid_chars"`
+	WidestChars     int `json:"widest_chars"`
+}
+
+func runTurn(args []string, env Env) error {
+	fs := newFlags("turn")
+	var in TurnInput
+	var asJSON bool
+	fs.StringVar(&in.AgentFile, "agent", "", "")
+	fs.StringVar(&in.Caller.User, "user", "", "")
+	fs.StringVar(&in.Caller.Department, "department", "", "")
+	fs.StringVar(&in.Caller.Org, "org", "", "")
+	fs.StringVar(&in.Caller.Timezone, "tz", "", "")
+	fs.StringVar(&in.Model, "model", "", "")
+	fs.BoolVar(&asJSON, "json", false, "")
+	pos, err := parse(fs, args, turnUsage, env.Stdout)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 1 || strings.TrimSpace(pos[0]) == "" {
+		return usagef("turn: give exactly one MESSAGE argument (quote it)")
+	}
+	in.Now = env.Now()
+	facts, err := collectFacts(in)
+	if err != nil {
+		return err
+	}
+	cat := NewCatalog(CatalogDeps{})
+	ts := cat.Select(facts)
+	req, err := prompt.Assemble(facts, ts)
+	if err != nil {
+		return usagef("turn: %v", err)
+	}
+	out := TurnOutput{
+		Agent: facts.Agent.Name, Model: facts.Model.Provider + ":" + facts.Model.Name, Message: pos[0],
+		System: req.System, Context: req.Context, Tools: req.Tools, Sizes: req.Sizes,
+		Ceilings: Ceilings{AlwaysPaidChars: AlwaysPaidCeiling, WidestChars: WidestCeiling},
+		Excluded: ts.Excluded(),
+	}
+	if out.Excluded == nil {
+		out.Excluded = []registry.Exclusion{}
+	}
+	if asJSON {
+		return writeJSON(env.Stdout, out)
+	}
+	printTurn(env.Stdout, out)
+	return nil
+}
+
+func printTurn(w io.Writer, o TurnOutput) {
+	fmt.Fprintf(w, "agent %s on %s\n\n", o.Agent, o.Model)
+	fmt.Fprintf(w, "── system prompt (%d chars, identical for every turn of this agent and toolset)\n%s\n\n", o.Sizes.SystemChars, o.System)
+	fmt.Fprintf(w, "── context message (%d chars, per turn)\n%s\n\n", o.Sizes.ContextChars, o.Context)
+	fmt.Fprintf(w, "── user message\n%s\n\n", o.Message)
+	fmt.Fprintf(w, "── tools: %d declared, %d definition chars (always-paid %d of ceiling %d)\n",
+		len(o.Tools), o.Sizes.DefinitionsChars, o.Sizes.AlwaysPaidChars, o.Ceilings.AlwaysPaidChars)
+	for _, d := range o.Tools {
+		fmt.Fprintf(w, "  %-26s %5d chars  %s\n", d.Name, prompt.DefinitionChars(d), firstSentence(d.Description))
+	}
+	fmt.Fprintf(w, "\n── left out: %d\n", len(o.Excluded))
+	for _, e := range o.Excluded {
+		fmt.Fprintf(w, "  %-26s %s\n", e.Name, e.Reason)
+	}
+}
+
+func firstSentence(s string) string {
+	s = firstLine(s)
+	if i := strings.Index(s, ". "); i >= 0 {
+		s = s[:i+1]
+	}
+	if r := []rune(s); len(r) > 90 {
+		s = string(r[:89]) + "…"
+	}
+	return s
+}
+
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	return enc.Encode(v)
+}

@@ -1,0 +1,161 @@
+// Package config loads and validates Quiver's configuration files: agent
+// definitions now, the server configuration later. Loading never writes.
+package config
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"regexp"
+	"strings"
+
+	"github.com/quiverhq/quiver/tmpl"
+	"github.com/quiverhq/quiver/turn"
+	"go.yaml.in/yaml/v3"
+)
+
+// MaxAgentFileBytes bounds an agent file.
+const MaxAgentFileBytes = 1 << 20
+
+// Agent is an agent definition as written in YAML. See
+// examples/agents/assistant.yaml for a documented example.
+type Agent struct {
+	// Name identifies the agent: lower case letters, digits, '-' and '_'.
+	Name string `yaml:"name"`
+	// Model is a "provider:model" reference; empty means DefaultModel.
+	Model string `yaml:"model"`
+	// Capabilities override what the model can do; unset fields default to
+	// tools on, everything else off.
+	Capabilities *Capabilities `yaml:"capabilities"`
+	// Prompt is the authored system prompt.
+	Prompt string `yaml:"prompt"`
+	// Tools is the allowlist of optional tools or whole families.
+	Tools []string `yaml:"tools"`
+	// Switches turn features on ("memory", "budget", "history", ...).
+	Switches map[string]bool `yaml:"switches"`
+}
+
+// Capabilities is the YAML form of turn.Capabilities.
+type Capabilities struct {
+	Tools            *bool `yaml:"tools"`
+	ParallelTools    bool  `yaml:"parallel_tools"`
+	Vision           bool  `yaml:"vision"`
+	Video            bool  `yaml:"video"`
+	StructuredOutput bool  `yaml:"structured_output"`
+}
+
+// DefaultModel is the model an agent file without one runs on.
+const DefaultModel = "openai:gpt-4.1-mini"
+
+var (
+	agentName = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,63}$`)
+	entryName = regexp.MustCompile(`^[a-z][a-z0-9_]{0,63}$`)
+)
+
+// LoadAgent reads and validates an agent file. Unknown keys, a malformed
+// model reference or allowlist entry, and an empty name are errors that name
+// the file.
+func LoadAgent(path string) (Agent, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return Agent{}, fmt.Errorf("agent file: %w", err)
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, MaxAgentFileBytes+1))
+	if err != nil {
+		return Agent{}, fmt.Errorf("agent file %s: %w", path, err)
+	}
+	if len(data) > MaxAgentFileBytes {
+		return Agent{}, fmt.Errorf("agent file %s: larger than %d bytes", path, MaxAgentFileBytes)
+	}
+	a, err := ParseAgent(data)
+	if err != nil {
+		return Agent{}, fmt.Errorf("agent file %s: %w", path, err)
+	}
+	return a, nil
+}
+
+// ParseAgent decodes and validates one agent definition.
+func ParseAgent(data []byte) (Agent, error) {
+	var a Agent
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	dec.KnownFields(true)
+	if err := dec.Decode(&a); err != nil {
+		if errors.Is(err, io.EOF) {
+			return Agent{}, errors.New("empty agent definition")
+		}
+		return Agent{}, fmt.Errorf("invalid YAML: %s", strings.TrimPrefix(err.Error(), "yaml: "))
+	}
+	if a.Model == "" {
+		a.Model = DefaultModel
+	}
+	return a, a.Validate()
+}
+
+// Validate checks every field and returns the first problem found.
+func (a Agent) Validate() error {
+	if !agentName.MatchString(a.Name) {
+		return fmt.Errorf("name %q: use 1–64 lower-case letters, digits, '-' or '_'", a.Name)
+	}
+	if _, err := ParseModelRef(a.Model); err != nil {
+		return err
+	}
+	for i, e := range a.Tools {
+		if !entryName.MatchString(e) {
+			return fmt.Errorf("tools[%d] %q: not a tool or family name", i, e)
+		}
+	}
+	for k := range a.Switches {
+		if !entryName.MatchString(k) {
+			return fmt.Errorf("switches: %q is not a switch name", k)
+		}
+	}
+	return nil
+}
+
+// ParseModelRef splits "provider:model" at the first colon, so model names
+// may hold colons themselves ("ollama:qwen3:8b").
+func ParseModelRef(ref string) (turn.Model, error) {
+	provider, name, ok := strings.Cut(ref, ":")
+	if !ok || !entryName.MatchString(provider) || strings.TrimSpace(name) == "" || strings.ContainsAny(name, " \t\n") {
+		return turn.Model{}, fmt.Errorf("model %q: write it as provider:model, e.g. openai:gpt-4.1-mini", ref)
+	}
+	return turn.Model{Provider: provider, Name: name}, nil
+}
+
+// TurnAgent returns the agent as turn facts see it.
+func (a Agent) TurnAgent() turn.Agent {
+	sw := make(map[string]bool, len(a.Switches))
+	for k, v := range a.Switches {
+		sw[k] = v
+	}
+	return turn.Agent{
+		Name:     a.Name,
+		Prompt:   tmpl.Author(a.Prompt),
+		Allow:    append([]string(nil), a.Tools...),
+		Switches: sw,
+	}
+}
+
+// TurnModel returns the agent's model (or override, when non-empty) with
+// its capabilities. Tool support defaults to on.
+func (a Agent) TurnModel(override string) (turn.Model, error) {
+	ref := a.Model
+	if override != "" {
+		ref = override
+	}
+	m, err := ParseModelRef(ref)
+	if err != nil {
+		return turn.Model{}, err
+	}
+	m.Caps.Tools = true
+	if c := a.Capabilities; c != nil {
+		if c.Tools != nil {
+			m.Caps.Tools = *c.Tools
+		}
+		m.Caps.ParallelTools, m.Caps.Vision, m.Caps.Video, m.Caps.StructuredOutput = c.ParallelTools, c.Vision, c.Video, c.StructuredOutput
+	}
+	return m, nil
+}

@@ -1,0 +1,52 @@
+package prompt
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/quiverhq/quiver/turn"
+)
+
+// ContextMessage renders the message that opens a turn: who the model is
+// talking with (display name, department, organisation — never ids, emails
+// or billing data) and the current local time to the minute with the IANA
+// zone and UTC offset. A turn without a timezone uses UTC and says so.
+func ContextMessage(f turn.Facts) (string, error) {
+	loc, known, err := f.Caller.Location()
+	if err != nil {
+		return "", err
+	}
+	var b strings.Builder
+	b.WriteString(who(f.Caller))
+	b.WriteString("\n")
+	now := f.Start.In(loc)
+	stamp := now.Format("Monday 2006-01-02 15:04")
+	if known {
+		fmt.Fprintf(&b, "Current local time: %s (%s, UTC%s).", stamp, loc.String(), now.Format("-07:00"))
+	} else {
+		fmt.Fprintf(&b, "Current time: %s UTC. The caller's timezone is unknown, so their local date and time may differ.", stamp)
+	}
+	return b.String(), nil
+}
+
+func who(c turn.Caller) string {
+	name := oneLine(c.DisplayName)
+	if name == "" {
+		name = "an unnamed user"
+	}
+	var about []string
+	if d := oneLine(c.Department); d != "" {
+		about = append(about, d)
+	}
+	if o := oneLine(c.Organisation); o != "" {
+		about = append(about, o)
+	}
+	if len(about) == 0 {
+		return fmt.Sprintf("You are talking with %s.", name)
+	}
+	return fmt.Sprintf("You are talking with %s (%s).", name, strings.Join(about, ", "))
+}
+
+// oneLine collapses whitespace so a display name cannot add lines of its own
+// to the context message.
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }

@@ -1,0 +1,138 @@
+package registry
+
+import (
+	"fmt"
+
+	"github.com/quiverhq/quiver/tool"
+	"github.com/quiverhq/quiver/turn"
+)
+
+// Exclusion explains why a catalog tool is not in a turn's toolset.
+type Exclusion struct {
+	Name   string `json:"name"`
+	Reason string `json:"reason"`
+}
+
+// Toolset is a turn's frozen, ordered set of tools. The zero value is an
+// empty toolset. Methods return copies, so the set cannot change while the
+// turn runs; a Toolset is safe for concurrent use.
+type Toolset struct {
+	tools     []*tool.Tool
+	left      []Exclusion
+	fragments []string
+}
+
+// Select returns the turn's toolset, in registration order, and one reason
+// for every catalog tool left out. The rules, in order:
+//  1. a model without tool support gets no tools (and so no fragments);
+//  2. always-on tools (the workspace set and the five helpers) are in;
+//  3. an optional tool must be named, or have its family named, in the
+//     agent's allowlist — an empty allowlist gives no optional tools;
+//  4. a tool whose requirement over the facts fails is out, with its reason.
+func (c *Catalog) Select(f turn.Facts) Toolset {
+	var ts Toolset
+	var picked []int
+	for i, t := range c.tools {
+		if reason := exclusionReason(t, f); reason != "" {
+			ts.left = append(ts.left, Exclusion{Name: t.Name(), Reason: reason})
+			continue
+		}
+		ts.tools = append(ts.tools, t)
+		picked = append(picked, i)
+	}
+	ts.fragments = c.fragmentsOf(picked)
+	return ts
+}
+
+func exclusionReason(t *tool.Tool, f turn.Facts) string {
+	spec := t.Spec()
+	if !f.Model.Caps.Tools {
+		return fmt.Sprintf("model %s does not support tool calling", modelName(f.Model))
+	}
+	if !spec.AlwaysOn && !f.Agent.Allows(t.Name(), spec.Family) {
+		return "not in the agent's allowlist"
+	}
+	if spec.Requires != nil {
+		return spec.Requires(f)
+	}
+	return ""
+}
+
+func modelName(m turn.Model) string {
+	switch {
+	case m.Provider != "" && m.Name != "":
+		return m.Provider + ":" + m.Name
+	case m.Name != "":
+		return m.Name
+	}
+	return "(unnamed)"
+}
+
+// fragmentsOf returns the distinct fragments of the picked tools, in the
+// order they were first registered.
+func (c *Catalog) fragmentsOf(picked []int) []string {
+	seen := make([]bool, len(c.fragments))
+	for _, i := range picked {
+		for _, id := range c.fragIDs[i] {
+			seen[id] = true
+		}
+	}
+	var out []string
+	for id, ok := range seen {
+		if ok {
+			out = append(out, c.fragments[id])
+		}
+	}
+	return out
+}
+
+// Tools returns the toolset's tools in declaration order.
+func (s Toolset) Tools() []*tool.Tool { return append([]*tool.Tool(nil), s.tools...) }
+
+// Len returns the number of tools in the set.
+func (s Toolset) Len() int { return len(s.tools) }
+
+// Names returns the tool names in declaration order.
+func (s Toolset) Names() []string {
+	names := make([]string, len(s.tools))
+	for i, t := range s.tools {
+		names[i] = t.Name()
+	}
+	return names
+}
+
+// Lookup returns the tool with that name if it is in the set.
+func (s Toolset) Lookup(name string) (*tool.Tool, bool) {
+	for _, t := range s.tools {
+		if t.Name() == name {
+			return t, true
+		}
+	}
+	return nil, false
+}
+
+// Excluded returns the reason for every catalog tool not in the set, in
+// registration order.
+func (s Toolset) Excluded() []Exclusion { return append([]Exclusion(nil), s.left...) }
+
+// Fragments returns the prompt fragments of the set's tools, identical
+// paragraphs once, in registration order.
+func (s Toolset) Fragments() []string { return append([]string(nil), s.fragments...) }
+
+// Narrow returns a toolset holding only the tools keep accepts; the others
+// join the exclusions with the reason keep gives. It never adds a tool, and
+// fragments of dropped tools are dropped unless a kept tool shares them.
+func (s Toolset) Narrow(c *Catalog, keep func(*tool.Tool) (ok bool, reason string)) Toolset {
+	out := Toolset{left: s.Excluded()}
+	var picked []int
+	for _, t := range s.tools {
+		if ok, reason := keep(t); !ok {
+			out.left = append(out.left, Exclusion{Name: t.Name(), Reason: reason})
+			continue
+		}
+		out.tools = append(out.tools, t)
+		picked = append(picked, c.index[t.Name()])
+	}
+	out.fragments = c.fragmentsOf(picked)
+	return out
+}
