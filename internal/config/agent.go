@@ -86,7 +86,7 @@ func ParseAgent(data []byte) (Agent, error) {
 		if errors.Is(err, io.EOF) {
 			return Agent{}, errors.New("empty agent definition")
 		}
-		return Agent{}, fmt.Errorf("invalid YAML: %s", strings.TrimPrefix(err.Error(), "yaml: "))
+		return Agent{}, yamlError(err)
 	}
 	if a.Model == "" {
 		a.Model = DefaultModel
@@ -158,4 +158,20 @@ func (a Agent) TurnModel(override string) (turn.Model, error) {
 		m.Caps.ParallelTools, m.Caps.Vision, m.Caps.Video, m.Caps.StructuredOutput = c.ParallelTools, c.Vision, c.Video, c.StructuredOutput
 	}
 	return m, nil
+}
+
+var unknownKey = regexp.MustCompile(`field (\S+) not found in type \S+`)
+
+// yamlError flattens a YAML decoding error to one line, naming unknown keys
+// as such.
+func yamlError(err error) error {
+	var te *yaml.TypeError
+	if errors.As(err, &te) {
+		msgs := make([]string, len(te.Errors))
+		for i, m := range te.Errors {
+			msgs[i] = unknownKey.ReplaceAllString(m, `unknown key "$1"`)
+		}
+		return errors.New(strings.Join(msgs, "; "))
+	}
+	return fmt.Errorf("invalid YAML: %s", strings.Join(strings.Fields(strings.TrimPrefix(err.Error(), "yaml: ")), " "))
 }

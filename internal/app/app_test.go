@@ -1,0 +1,250 @@
+package app_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/quiverhq/quiver/internal/app"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files")
+
+const agentFile = "../../examples/agents/assistant.yaml"
+
+var fixedNow = time.Date(2026, 11, 29, 23, 3, 0, 0, time.UTC)
+
+// run runs the CLI with a fixed clock and an isolated data folder.
+func run(t *testing.T, data string, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	env := app.Env{
+		Stdout: &out, Stderr: &errb,
+		Now:    func() time.Time { return fixedNow },
+		Getenv: func(k string) string {
+			if k == "QUIVER_DATA" {
+				return data
+			}
+			return ""
+		},
+	}
+	code = app.Main(context.Background(), args, env)
+	return code, out.String(), errb.String()
+}
+
+func golden(t *testing.T, name, got string) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("read golden (run with -update to create): %v", err)
+	}
+	if diff := cmp.Diff(string(want), got); diff != "" {
+		t.Errorf("%s mismatch (-want +got):\n%s", name, diff)
+	}
+}
+
+func TestTurnJSON(t *testing.T) {
+	code, out, stderr := run(t, t.TempDir(), "turn", "--agent", agentFile, "--user", "Ana Lima", "--department", "Finance",
+		"--org", "Acme Corp", "--tz", "Asia/Ho_Chi_Minh", "--json", "What is 17.5% of 2,340?")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	golden(t, "turn.golden.json", out)
+	var got app.TurnOutput
+	if err := json.Unmarshal([]byte(out), &got); err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, d := range got.Tools {
+		names = append(names, d.Name)
+	}
+	want := []string{"list_files", "search_files", "read_file", "write_file", "edit_file", "delete_file",
+		"calculate", "read_tool_result", "read_transcript", "ask_clarifying_question", "suggest_next_actions"}
+	if diff := cmp.Diff(want, names); diff != "" {
+		t.Errorf("declared tools (-want +got):\n%s", diff)
+	}
+	if !strings.Contains(got.Context, "Monday 2026-11-30 06:03 (Asia/Ho_Chi_Minh, UTC+07:00)") {
+		t.Errorf("context %q lacks the local time", got.Context)
+	}
+}
+
+func TestTurnText(t *testing.T) {
+	code, out, stderr := run(t, t.TempDir(), "turn", "--agent", agentFile, "--user", "Ana Lima", "--org", "Acme Corp", "hello")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	golden(t, "turn.golden.txt", out)
+}
+
+func TestTurnWithoutToolSupport(t *testing.T) {
+	dir := t.TempDir()
+	agent := filepath.Join(dir, "a.yaml")
+	writeFile(t, agent, "name: plain\nmodel: ollama:tiny:1b\ncapabilities: {tools: false}\nprompt: Be brief.\n")
+	code, out, stderr := run(t, dir, "turn", "--agent", agent, "--json", "hi")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var got app.TurnOutput
+	if err := json.Unmarshal([]byte(out), &got); err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Tools) != 0 || got.System != "Be brief." || len(got.Excluded) != 11 {
+		t.Errorf("tools %d, system %q, excluded %d; want no tools, no fragments, 11 reasons", len(got.Tools), got.System, len(got.Excluded))
+	}
+	if got.Model != "ollama:tiny:1b" || !strings.Contains(got.Excluded[0].Reason, "does not support tool calling") {
+		t.Errorf("model %q, reason %q", got.Model, got.Excluded[0].Reason)
+	}
+}
+
+func writeFile(t *testing.T, path, content string) {
+	t.Helper()
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestBadInput(t *testing.T) {
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "bad.yaml")
+	writeFile(t, bad, "name: x\nmodle: openai:y\n")
+	tests := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"no command", nil, "no command given"},
+		{"unknown command", []string{"fly"}, `unknown command "fly"`},
+		{"unknown flag", []string{"turn", "--agent", agentFile, "--colour", "x", "hi"}, "turn: flag provided but not defined: -colour"},
+		{"missing agent", []string{"turn", "hi"}, "--agent is required"},
+		{"unreadable agent", []string{"turn", "--agent", filepath.Join(dir, "none.yaml"), "hi"}, "no such file"},
+		{"unknown agent key", []string{"turn", "--agent", bad, "hi"}, `line 2: unknown key "modle"`},
+		{"unknown timezone", []string{"turn", "--agent", agentFile, "--tz", "Mars/Base", "hi"}, `unknown timezone "Mars/Base"`},
+		{"bad model", []string{"turn", "--agent", agentFile, "--model", "gpt4", "hi"}, "write it as provider:model"},
+		{"no message", []string{"turn", "--agent", agentFile}, "exactly one MESSAGE"},
+		{"invalid JSON", []string{"call", "calculate", "--agent", agentFile, "--args", "{nope"}, "--args: not valid JSON"},
+		{"call without tool", []string{"call", "--agent", agentFile}, "exactly one TOOL"},
+		{"call bad tz", []string{"call", "calculate", "--agent", agentFile, "--tz", "Nowhere", "--args", "{}"}, "unknown timezone"},
+		{"tools extra arg", []string{"tools", "x"}, "unexpected argument"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			data := filepath.Join(t.TempDir(), "data")
+			code, out, stderr := run(t, data, tc.args...)
+			if code != 2 {
+				t.Errorf("exit %d, want 2", code)
+			}
+			lines := strings.Split(strings.TrimSpace(stderr), "\n")
+			last := lines[len(lines)-1]
+			if !strings.HasPrefix(last, "quiver: ") || !strings.Contains(last, tc.want) {
+				t.Errorf("stderr last line %q, want %q", last, tc.want)
+			}
+			if tc.args != nil && (len(lines) != 1 || out != "") {
+				t.Errorf("want exactly one line on stderr and nothing on stdout; got %q / %q", stderr, out)
+			}
+			if _, err := os.Stat(data); !os.IsNotExist(err) {
+				t.Errorf("data folder was created on bad input")
+			}
+		})
+	}
+}
+
+func TestHelp(t *testing.T) {
+	for _, cmd := range []string{"turn", "call", "tools"} {
+		code, out, _ := run(t, t.TempDir(), cmd, "--help")
+		if code != 0 || !strings.HasPrefix(out, "Usage: quiver "+cmd) || !strings.Contains(out, "--json") {
+			t.Errorf("%s --help: exit %d, output %q", cmd, code, out)
+		}
+	}
+}
+
+func TestCall(t *testing.T) {
+	data := t.TempDir()
+	callJSON := func(args ...string) (int, app.CallOutput) {
+		t.Helper()
+		code, out, stderr := run(t, data, append(append([]string{"call"}, args...), "--agent", agentFile, "--json")...)
+		var got app.CallOutput
+		if err := json.Unmarshal([]byte(out), &got); err != nil {
+			t.Fatalf("output %q (stderr %q): %v", out, stderr, err)
+		}
+		return code, got
+	}
+	code, got := callJSON("calculate", "--args", `{"expression":"0.1+0.2"}`)
+	if code != 0 || got.Content != "0.3" || got.IsError {
+		t.Errorf("calculate: exit %d, %+v", code, got)
+	}
+	code, got = callJSON("web_search", "--args", `{"query":"x"}`)
+	if code != 1 || !got.IsError || got.Content != `Tool "web_search" is not available.` {
+		t.Errorf("refusal: exit %d, %+v", code, got)
+	}
+	code, got = callJSON("calculate", "--args", `{"expr":"1"}`)
+	if code != 1 || !got.IsError || !strings.Contains(got.Content, `field "expr"`) {
+		t.Errorf("validation: exit %d, %+v", code, got)
+	}
+	// The workspace is scoped by --org and --user from the turn.
+	code, got = callJSON("write_file", "--user", "Ana", "--org", "Acme", "--args", `{"files":[{"path":"a.txt","content":"hello"}]}`)
+	if code != 0 {
+		t.Fatalf("write_file: exit %d, %+v", code, got)
+	}
+	code, got = callJSON("read_file", "--user", "Ana", "--org", "Acme", "--args", `{"path":"a.txt"}`)
+	if code != 0 || !strings.Contains(got.Content, "hello") {
+		t.Errorf("read_file as Ana: exit %d, %+v", code, got)
+	}
+	code, got = callJSON("read_file", "--user", "Bob", "--org", "Acme", "--args", `{"path":"a.txt"}`)
+	if code != 1 || strings.Contains(got.Content, "hello") {
+		t.Errorf("read_file as Bob must not see Ana's file: exit %d, %+v", code, got)
+	}
+	if _, err := os.Stat(filepath.Join(data, "workspaces", "acme", "ana", "a.txt")); err != nil {
+		t.Errorf("file not in Ana's workspace: %v", err)
+	}
+}
+
+func TestCallLargeResultRoundTrip(t *testing.T) {
+	data := t.TempDir()
+	big := strings.Repeat("line of text\n", 1000)
+	content, _ := json.Marshal(big)
+	code, out, stderr := run(t, data, "call", "write_file", "--agent", agentFile, "--args", `{"files":[{"path":"big.txt","content":`+string(content)+`}]}`)
+	if code != 0 {
+		t.Fatalf("write: %d %s %s", code, out, stderr)
+	}
+	code, out, stderr = run(t, data, "call", "read_file", "--agent", agentFile, "--json", "--args", `{"path":"big.txt"}`)
+	var got app.CallOutput
+	if err := json.Unmarshal([]byte(out), &got); err != nil || code != 0 {
+		t.Fatalf("read: %d %s %s", code, out, stderr)
+	}
+	if !strings.HasPrefix(got.Ref, "res_") {
+		t.Fatalf("large result not stored: ref %q, %d chars", got.Ref, len(got.Content))
+	}
+	code, out, _ = run(t, data, "call", "read_tool_result", "--agent", agentFile, "--json", "--args", `{"refs":["`+got.Ref+`"],"maxChars":1024,"offset":1024}`)
+	if err := json.Unmarshal([]byte(out), &got); err != nil || code != 0 || !strings.Contains(got.Content, "characters 1024–2048 of") {
+		t.Errorf("read_tool_result: %d %+v", code, got)
+	}
+	// Another conversation cannot open the reference.
+	code, out, _ = run(t, data, "call", "read_tool_result", "--agent", agentFile, "--conversation", "other", "--json", "--args", `{"refs":["`+got.Ref+`"]}`)
+	if code != 1 || strings.Contains(out, "line of text") {
+		t.Errorf("other conversation read the result: %d %s", code, out)
+	}
+}
+
+func TestToolsJSON(t *testing.T) {
+	code, out, _ := run(t, t.TempDir(), "tools", "--json")
+	var got app.ToolsOutput
+	if err := json.Unmarshal([]byte(out), &got); err != nil || code != 0 {
+		t.Fatalf("exit %d: %v", code, err)
+	}
+	if got.AlwaysPaid.Ceiling != app.AlwaysPaidCeiling || got.Widest.Ceiling != app.WidestCeiling || len(got.Tools) != 11 {
+		t.Errorf("tools output %+v", got)
+	}
+}

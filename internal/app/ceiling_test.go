@@ -1,0 +1,37 @@
+package app_test
+
+import (
+	"testing"
+
+	"github.com/quiverhq/quiver/internal/app"
+)
+
+// TestDefinitionCeilings holds the definitions every turn pays, and the
+// widest toolset a turn can get, under their ceilings. If this fails after
+// adding or changing a tool: raise the ceiling in internal/app/catalog.go in
+// the same change, or write the description and schema shorter.
+func TestDefinitionCeilings(t *testing.T) {
+	sizes := app.CatalogSizes()
+	alwaysOn := 0
+	for _, tl := range sizes.Tools {
+		if tl.AlwaysOn {
+			alwaysOn++
+		}
+	}
+	if alwaysOn != 11 {
+		t.Errorf("%d always-paid tools, want the six workspace tools and five always-on helpers", alwaysOn)
+	}
+	for _, c := range []struct {
+		name         string
+		got, ceiling int
+	}{
+		{"always-paid definitions", sizes.AlwaysPaid.Chars, app.AlwaysPaidCeiling},
+		{"widest toolset definitions", sizes.Widest.Chars, app.WidestCeiling},
+	} {
+		if c.got > c.ceiling {
+			t.Errorf("%s are %d characters, over the ceiling of %d: raise the ceiling in the same change, or write shorter", c.name, c.got, c.ceiling)
+		} else {
+			t.Logf("%s: %d of %d characters", c.name, c.got, c.ceiling)
+		}
+	}
+}
