@@ -150,7 +150,7 @@ func TestEffects(t *testing.T) {
 
 type pauser struct{}
 
-func (pauser) ModelText() string        { return "paused" }
+func (pauser) ModelText() string       { return "paused" }
 func (pauser) ToolEffect() tool.Effect { return tool.Effect{Pause: &tool.Pause{Question: "why?"}} }
 
 func FuzzValidateArgs(f *testing.F) {

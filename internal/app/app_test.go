@@ -27,7 +27,7 @@ func run(t *testing.T, data string, args ...string) (code int, stdout, stderr st
 	var out, errb bytes.Buffer
 	env := app.Env{
 		Stdout: &out, Stderr: &errb,
-		Now:    func() time.Time { return fixedNow },
+		Now: func() time.Time { return fixedNow },
 		Getenv: func(k string) string {
 			if k == "QUIVER_DATA" {
 				return data
