@@ -169,7 +169,7 @@ func yamlError(err error) error {
 	if errors.As(err, &te) {
 		msgs := make([]string, len(te.Errors))
 		for i, m := range te.Errors {
-			msgs[i] = unknownKey.ReplaceAllString(m, `unknown key "$1"`)
+			msgs[i] = unknownKey.ReplaceAllString(strings.Join(strings.Fields(m), " "), `unknown key "$1"`)
 		}
 		return errors.New(strings.Join(msgs, "; "))
 	}

@@ -1,0 +1,121 @@
+package config_test
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/quiverhq/quiver/internal/config"
+	"github.com/quiverhq/quiver/turn"
+)
+
+func TestParseAgent(t *testing.T) {
+	tests := []struct {
+		name    string
+		yaml    string
+		want    config.Agent
+		wantErr string
+	}{
+		{
+			name: "full",
+			yaml: "name: helper\nmodel: ollama:qwen3:8b\nprompt: Hi.\ntools: [web_search, memory]\nswitches: {memory: true}\n",
+			want: config.Agent{Name: "helper", Model: "ollama:qwen3:8b", Prompt: "Hi.", Tools: []string{"web_search", "memory"}, Switches: map[string]bool{"memory": true}},
+		},
+		{name: "default model", yaml: "name: a\n", want: config.Agent{Name: "a", Model: config.DefaultModel}},
+		{name: "empty", yaml: "", wantErr: "empty agent definition"},
+		{name: "unknown key", yaml: "name: a\ntool: [x]\n", wantErr: `line 2: unknown key "tool"`},
+		{name: "bad name", yaml: "name: A B\n", wantErr: `name "A B"`},
+		{name: "missing name", yaml: "model: openai:x\n", wantErr: `name ""`},
+		{name: "bad model", yaml: "name: a\nmodel: gpt-4\n", wantErr: "write it as provider:model"},
+		{name: "model without name", yaml: "name: a\nmodel: 'openai:'\n", wantErr: "write it as provider:model"},
+		{name: "bad allowlist entry", yaml: "name: a\ntools: ['web search']\n", wantErr: `tools[0] "web search"`},
+		{name: "bad switch", yaml: "name: a\nswitches: {'Memory!': true}\n", wantErr: `switches: "Memory!"`},
+		{name: "not yaml", yaml: "name: [\n", wantErr: "invalid YAML"},
+		{name: "wrong type", yaml: "name: a\ntools: web\n", wantErr: "line 2"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := config.ParseAgent([]byte(tc.yaml))
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("err = %v, want %q", err, tc.wantErr)
+				}
+				if strings.Contains(err.Error(), "\n") {
+					t.Errorf("error spans lines: %q", err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("(-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestTurnModel(t *testing.T) {
+	no := false
+	tests := []struct {
+		name     string
+		agent    config.Agent
+		override string
+		want     turn.Model
+	}{
+		{"tools default on", config.Agent{Model: "openai:gpt-4.1-mini"}, "", turn.Model{Provider: "openai", Name: "gpt-4.1-mini", Caps: turn.Capabilities{Tools: true}}},
+		{"override", config.Agent{Model: "openai:x"}, "anthropic:claude-sonnet-4-5", turn.Model{Provider: "anthropic", Name: "claude-sonnet-4-5", Caps: turn.Capabilities{Tools: true}}},
+		{"capabilities", config.Agent{Model: "gemini:g", Capabilities: &config.Capabilities{Tools: &no, Vision: true}}, "", turn.Model{Provider: "gemini", Name: "g", Caps: turn.Capabilities{Vision: true}}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := tc.agent.TurnModel(tc.override)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("(-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestLoadAgentExample(t *testing.T) {
+	a, err := config.LoadAgent("../../examples/agents/assistant.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.Name != "assistant" || a.Prompt == "" || len(a.Tools) != 0 {
+		t.Errorf("example agent: %+v", a)
+	}
+}
+
+func TestLoadAgentTooLarge(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "big.yaml")
+	if err := os.WriteFile(path, []byte("name: a\nprompt: "+strings.Repeat("x", config.MaxAgentFileBytes)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := config.LoadAgent(path); err == nil || !strings.Contains(err.Error(), "larger than") {
+		t.Errorf("err = %v", err)
+	}
+}
+
+func FuzzParseAgent(f *testing.F) {
+	for _, s := range []string{"name: a\n", "name: a\nmodel: ollama:q:8b\ntools: [x]\n", "name: [\n", "&a [*a]", "name: a\nswitches: {m: true}\n"} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		a, err := config.ParseAgent(data)
+		if err != nil {
+			if strings.Contains(err.Error(), "\n") {
+				t.Fatalf("multi-line error %q", err)
+			}
+			return
+		}
+		if a.Validate() != nil {
+			t.Fatalf("accepted agent does not validate: %+v", a)
+		}
+	})
+}
