@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/quiverhq/quiver/internal/app"
+	"github.com/quiverhq/quiver/store/sqlite"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files")
@@ -246,5 +248,25 @@ func TestToolsJSON(t *testing.T) {
 	}
 	if got.AlwaysPaid.Ceiling != app.AlwaysPaidCeiling || got.Widest.Ceiling != app.WidestCeiling || len(got.Tools) != 11 {
 		t.Errorf("tools output %+v", got)
+	}
+}
+
+func TestCallRecordsTurnWithTimezone(t *testing.T) {
+	data := t.TempDir()
+	code, _, stderr := run(t, data, "call", "calculate", "--agent", agentFile, "--org", "Acme", "--user", "Ana", "--tz", "Asia/Tokyo", "--args", `{"expression":"1+1"}`)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	st, err := sqlite.Open(context.Background(), data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	got, err := st.GetTurn(context.Background(), "acme", fmt.Sprintf("cli-%d", fixedNow.UnixNano()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Timezone != "Asia/Tokyo" || got.UserID != "ana" || got.Payer != "acme" || len(got.Tools) != 11 || !got.StartedAt.Equal(fixedNow) {
+		t.Errorf("stored turn %+v", got)
 	}
 }

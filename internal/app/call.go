@@ -7,8 +7,10 @@ import (
 	"strings"
 
 	"github.com/quiverhq/quiver/dispatch"
+	"github.com/quiverhq/quiver/store"
 	"github.com/quiverhq/quiver/store/sqlite"
 	"github.com/quiverhq/quiver/tool"
+	"github.com/quiverhq/quiver/turn"
 )
 
 const callUsage = `Usage: quiver call TOOL --agent FILE --args JSON [flags]
@@ -105,11 +107,24 @@ func runCall(ctx context.Context, args []string, env Env) error {
 		Scope: tool.Scope{OrgID: facts.Place.OrgID, UserID: facts.Caller.UserID,
 			ConversationID: facts.Place.ConversationID, TurnID: facts.TurnID},
 	}
+	if err := st.PutTurn(ctx, storedTurn(facts, t.Toolset.Names())); err != nil {
+		return fmt.Errorf("record turn: %w", err)
+	}
 	res, err := d.Call(ctx, t, dispatch.Call{ID: "cli", Name: c.toolName, Args: json.RawMessage(c.args)})
 	if err != nil {
 		return err
 	}
 	return printCall(env, c.asJSON, res)
+}
+
+// storedTurn is the turn record: the timezone captured at its start and the
+// frozen toolset are kept, so a resumed turn shows the same zone and tools.
+func storedTurn(f turn.Facts, tools []string) store.Turn {
+	return store.Turn{
+		ID: f.TurnID, OrgID: f.Place.OrgID, UserID: f.Caller.UserID, ConversationID: f.Place.ConversationID,
+		Agent: f.Agent.Name, Timezone: f.Caller.Timezone, Payer: f.Payer, Tools: tools,
+		Status: "done", StartedAt: f.Start.UTC(),
+	}
 }
 
 func printCall(env Env, asJSON bool, res tool.Result) error {
