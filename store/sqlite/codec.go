@@ -1,0 +1,47 @@
+package sqlite
+
+import (
+	"encoding/json"
+	"fmt"
+	"time"
+)
+
+// timeLayout stores instants as fixed-width UTC text with nanoseconds:
+// lossless for Go times, readable in the sqlite3 shell, and sorting as
+// text sorts the instants.
+const timeLayout = "2006-01-02T15:04:05.000000000Z"
+
+// encodeTime returns t in UTC as timeLayout text.
+func encodeTime(t time.Time) string {
+	return t.UTC().Format(timeLayout)
+}
+
+// decodeTime parses timeLayout text into a UTC time.
+func decodeTime(s string) (time.Time, error) {
+	t, err := time.Parse(timeLayout, s)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("stored time %q: %w", s, err)
+	}
+	return t.UTC(), nil
+}
+
+// encodeTools returns the toolset as a JSON array, order kept; nil is "[]".
+func encodeTools(tools []string) (string, error) {
+	if tools == nil {
+		tools = []string{}
+	}
+	b, err := json.Marshal(tools)
+	return string(b), err
+}
+
+// decodeTools parses a JSON array of names; an empty array is nil.
+func decodeTools(s string) ([]string, error) {
+	var tools []string
+	if err := json.Unmarshal([]byte(s), &tools); err != nil {
+		return nil, fmt.Errorf("stored tools: %w", err)
+	}
+	if len(tools) == 0 {
+		return nil, nil
+	}
+	return tools, nil
+}

@@ -1,0 +1,73 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"math"
+
+	"github.com/quiverhq/quiver/store"
+)
+
+// AppendMessage appends m to its conversation in orgID and returns the Seq
+// it assigned: one more than the conversation's highest, starting at 1.
+// m.Seq is ignored. Concurrent appends get distinct, increasing Seqs.
+func (s *Store) AppendMessage(ctx context.Context, orgID string, m store.Message) (int64, error) {
+	// One statement is one transaction: reading the highest Seq and
+	// inserting the next cannot interleave with another append, here or
+	// in another process, since the statement holds the write lock.
+	const q = `INSERT INTO messages (org_id, conversation_id, seq, turn_id, role,
+			content, tool_name, tool_call_id, created_at)
+		SELECT ?1, ?2, COALESCE(MAX(seq), 0) + 1, ?3, ?4, ?5, ?6, ?7, ?8
+		FROM messages WHERE org_id = ?1 AND conversation_id = ?2
+		RETURNING seq`
+	var seq int64
+	err := s.writer.QueryRowContext(ctx, q, orgID, m.ConversationID, m.TurnID, m.Role,
+		m.Content, m.ToolName, m.ToolCallID, encodeTime(m.CreatedAt)).Scan(&seq)
+	if err != nil {
+		return 0, fmt.Errorf("sqlite: append message: %w", err)
+	}
+	return seq, nil
+}
+
+// ListMessages returns the messages of that conversation in that
+// organisation with Seq < beforeSeq (all of them when beforeSeq <= 0),
+// oldest first. A conversation with no messages there yields none and no
+// error.
+func (s *Store) ListMessages(ctx context.Context, orgID, conversationID string, beforeSeq int64) ([]store.Message, error) {
+	if beforeSeq <= 0 {
+		beforeSeq = math.MaxInt64
+	}
+	const q = `SELECT seq, turn_id, role, content, tool_name, tool_call_id, created_at
+		FROM messages WHERE org_id = ? AND conversation_id = ? AND seq < ?
+		ORDER BY seq`
+	rows, err := s.reader.QueryContext(ctx, q, orgID, conversationID, beforeSeq)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: list messages: %w", err)
+	}
+	defer rows.Close()
+	ms, err := scanMessages(rows, conversationID)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: list messages: %w", err)
+	}
+	return ms, nil
+}
+
+// scanMessages reads every row of a ListMessages query.
+func scanMessages(rows *sql.Rows, conversationID string) ([]store.Message, error) {
+	var ms []store.Message
+	for rows.Next() {
+		m := store.Message{ConversationID: conversationID}
+		var createdAt string
+		err := rows.Scan(&m.Seq, &m.TurnID, &m.Role, &m.Content, &m.ToolName,
+			&m.ToolCallID, &createdAt)
+		if err != nil {
+			return nil, err
+		}
+		if m.CreatedAt, err = decodeTime(createdAt); err != nil {
+			return nil, err
+		}
+		ms = append(ms, m)
+	}
+	return ms, rows.Err()
+}

@@ -1,0 +1,168 @@
+// Package sqlite is Quiver's embedded store: one SQLite database file,
+// quiver.db, in a data directory, through the pure-Go modernc.org/sqlite
+// driver, so the binary needs no C toolchain.
+//
+// The database runs in WAL mode. Writes go through a single connection, so
+// concurrent writers in this process queue in Go instead of racing for
+// SQLite's write lock and failing with SQLITE_BUSY; WAL lets a separate pool
+// of read-only connections read while that connection writes. Another
+// process writing the same file is waited for up to a busy timeout.
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+
+	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
+
+	"github.com/quiverhq/quiver/store"
+)
+
+// FileName is the name of the database file inside the data directory.
+const FileName = "quiver.db"
+
+// busyTimeoutMillis is how long a connection waits for a lock held by
+// another connection (a reader checkpointing, another process) before it
+// reports SQLITE_BUSY.
+const busyTimeoutMillis = 5000
+
+// Store is the SQLite implementation of store.Store. It is safe for
+// concurrent use; Close it when done.
+type Store struct {
+	// writer has exactly one connection: every write is serialised on it.
+	writer *sql.DB
+	// reader is a pool of query_only connections for reads.
+	reader *sql.DB
+}
+
+var _ store.Store = (*Store)(nil)
+
+// Open opens the database dir/quiver.db, creating dir (mode 0700) and the
+// file when they are missing, and applies any migration the database lacks
+// before it returns. Opening an up-to-date database changes nothing. ctx
+// bounds the opening and the migrations, not the Store's lifetime.
+func Open(ctx context.Context, dir string) (*Store, error) {
+	path, err := prepareDir(dir)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: open: %w", err)
+	}
+	s, err := openPools(ctx, path)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: open: %w", err)
+	}
+	return s, nil
+}
+
+// prepareDir creates dir when missing and returns the database file's
+// absolute path.
+func prepareDir(dir string) (string, error) {
+	if dir == "" {
+		return "", errors.New("empty data directory")
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return "", err
+	}
+	return filepath.Abs(filepath.Join(dir, FileName))
+}
+
+// openPools opens the writer, migrates, then opens the readers: readers
+// start only once the schema is in place.
+func openPools(ctx context.Context, path string) (*Store, error) {
+	writer, err := openDB(ctx, writerDSN(path), 1)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkWAL(ctx, writer); err != nil {
+		return nil, errors.Join(err, writer.Close())
+	}
+	if _, err := migrate(ctx, writer, migrationFiles); err != nil {
+		return nil, errors.Join(err, writer.Close())
+	}
+	reader, err := openDB(ctx, readerDSN(path), max(2, runtime.GOMAXPROCS(0)))
+	if err != nil {
+		return nil, errors.Join(err, writer.Close())
+	}
+	return &Store{writer: writer, reader: reader}, nil
+}
+
+// openDB opens a pool of at most conns connections and checks that one
+// can be made.
+func openDB(ctx context.Context, dsn string, conns int) (*sql.DB, error) {
+	db, err := sql.Open("sqlite", dsn)
+	if err != nil {
+		return nil, err
+	}
+	db.SetMaxOpenConns(conns)
+	db.SetMaxIdleConns(conns)
+	// Keep connections: each one costs an open and its pragmas.
+	db.SetConnMaxLifetime(0)
+	db.SetConnMaxIdleTime(0)
+	if err := db.PingContext(ctx); err != nil {
+		return nil, errors.Join(err, db.Close())
+	}
+	return db, nil
+}
+
+// writerDSN configures the writing connection. _txlock=immediate makes
+// every transaction take the write lock at BEGIN, so one that reads first
+// cannot fail later on upgrading its lock.
+func writerDSN(path string) string {
+	return dsn(path, url.Values{
+		"_journal_mode": {"WAL"},
+		"_synchronous":  {"NORMAL"},
+		"_txlock":       {"immediate"},
+	})
+}
+
+// readerDSN configures a reading connection; query_only turns any write
+// through it into an error instead of a second writer.
+func readerDSN(path string) string {
+	return dsn(path, url.Values{"_query_only": {"on"}})
+}
+
+// dsn builds a file: URI for path with the pragmas every connection needs
+// plus extra. The path is escaped, so '?', '#' and '%' in it are safe.
+func dsn(path string, extra url.Values) string {
+	q := url.Values{
+		"_busy_timeout": {fmt.Sprint(busyTimeoutMillis)},
+		"_foreign_keys": {"on"},
+	}
+	for k, v := range extra {
+		q[k] = v
+	}
+	u := url.URL{Scheme: "file", Path: filepath.ToSlash(path), RawQuery: q.Encode()}
+	if !strings.HasPrefix(u.Path, "/") {
+		u.Path = "/" + u.Path // a Windows drive path: file:///C:/...
+	}
+	return u.String()
+}
+
+// checkWAL fails when the file system refused WAL mode, which SQLite does
+// silently (network file systems): without it readers block the writer.
+func checkWAL(ctx context.Context, db *sql.DB) error {
+	var mode string
+	if err := db.QueryRowContext(ctx, "PRAGMA journal_mode").Scan(&mode); err != nil {
+		return err
+	}
+	if !strings.EqualFold(mode, "wal") {
+		return fmt.Errorf("journal_mode is %q, want wal", mode)
+	}
+	return nil
+}
+
+// Close closes every connection. The Store must not be used afterwards.
+func (s *Store) Close() error {
+	// The writer closes last: the last connection to close checkpoints
+	// the WAL into the database file.
+	if err := errors.Join(s.reader.Close(), s.writer.Close()); err != nil {
+		return fmt.Errorf("sqlite: close: %w", err)
+	}
+	return nil
+}

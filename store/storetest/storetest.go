@@ -1,0 +1,119 @@
+// Package storetest is the conformance suite for implementations of
+// store.Store. Every implementation runs it from its own tests:
+//
+//	func TestConformance(t *testing.T) {
+//		storetest.Run(t, func(t *testing.T) store.Store { ... })
+//	}
+//
+// The suite checks the contract written on the store interfaces, plus what
+// Quiver relies on beyond it: organisation scoping never reveals a record,
+// times come back in UTC with at least millisecond precision, toolset order
+// survives, and Seqs are positive and increasing under concurrent appends.
+package storetest
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+
+	"github.com/quiverhq/quiver/store"
+)
+
+// Run runs the suite as named subtests of t (Turns/RoundTrip, ...), in
+// parallel with each other. open is called once per subtest with that
+// subtest's t and returns a store to test; it may return a new store or one
+// shared between calls (the suite uses identifiers unique to the run and
+// subtest, so it needs no empty database). Run never calls Close: open
+// registers any cleanup with t.Cleanup.
+func Run(t *testing.T, open func(t *testing.T) store.Store) {
+	run := newRunID(t)
+	for _, g := range groups() {
+		t.Run(g.name, func(t *testing.T) {
+			for _, c := range g.cases {
+				t.Run(c.name, func(t *testing.T) {
+					t.Parallel()
+					c.test(t, &fixture{Store: open(t), prefix: run + "-" + t.Name()})
+				})
+			}
+		})
+	}
+}
+
+// group is the checks of one repository or concern.
+type group struct {
+	name  string
+	cases []suiteCase
+}
+
+// suiteCase is one named conformance check.
+type suiteCase struct {
+	name string
+	test func(t *testing.T, f *fixture)
+}
+
+// groups lists every check.
+func groups() []group {
+	return []group{
+		{"Turns", turnCases()},
+		{"Messages", messageCases()},
+		{"Results", resultCases()},
+		{"Context", contextCases()},
+	}
+}
+
+// fixture is a store under test and the identifiers a subtest may use.
+type fixture struct {
+	store.Store
+	prefix string
+}
+
+// id returns an identifier unique to this run and subtest, such as an
+// organisation or conversation ID.
+func (f *fixture) id(name string) string { return f.prefix + "/" + name }
+
+// newRunID returns a random tag so that a store shared across runs (a
+// persistent PostgreSQL database) never sees the same identifiers twice.
+func newRunID(t *testing.T) string {
+	b := make([]byte, 6)
+	if _, err := rand.Read(b); err != nil {
+		t.Fatalf("run id: %v", err)
+	}
+	return hex.EncodeToString(b)
+}
+
+// at is a fixed instant with millisecond precision (the least a store must
+// keep) in a zone other than UTC, so that a store returning the caller's
+// zone, or dropping the offset, is caught.
+func at(minute int) time.Time {
+	zone := time.FixedZone("UTC+5:30", 5*3600+30*60)
+	return time.Date(2025, time.March, 30, 1, minute, 7, 123_000_000, zone)
+}
+
+// diff compares records: times by instant (cmp uses time.Time.Equal) and
+// an empty toolset as equal to a nil one.
+func diff(want, got any) string {
+	return cmp.Diff(want, got, cmpopts.EquateEmpty())
+}
+
+// wantUTC fails unless every time is in UTC.
+func wantUTC(t *testing.T, what string, times ...time.Time) {
+	t.Helper()
+	for _, tm := range times {
+		if tm.Location() != time.UTC {
+			t.Errorf("%s: time %v is in %v, want UTC", what, tm, tm.Location())
+		}
+	}
+}
+
+// wantNotFound fails unless err wraps store.ErrNotFound.
+func wantNotFound(t *testing.T, what string, err error) {
+	t.Helper()
+	if !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("%s: err = %v, want store.ErrNotFound", what, err)
+	}
+}
