@@ -18,11 +18,7 @@ import (
 )
 
 // Definition is one tool as declared to a model.
-type Definition struct {
-	Name        string          `json:"name"`
-	Description string          `json:"description"`
-	Parameters  json.RawMessage `json:"parameters"`
-}
+type Definition = tool.Declaration
 
 // Sizes accounts what the prompt costs, in characters (Unicode code points).
 type Sizes struct {
@@ -57,9 +53,8 @@ func Assemble(f turn.Facts, ts registry.Toolset) (Request, error) {
 		Tools:   make([]Definition, 0, ts.Len()),
 	}
 	for _, t := range ts.Tools() {
-		d := Define(t)
-		n := DefinitionChars(d)
-		req.Tools = append(req.Tools, d)
+		n := t.DeclarationChars()
+		req.Tools = append(req.Tools, t.Declaration())
 		req.Sizes.DefinitionsChars += n
 		if t.Spec().AlwaysOn {
 			req.Sizes.AlwaysPaidChars += n
@@ -86,14 +81,9 @@ func System(a turn.Agent, ts registry.Toolset) string {
 	return strings.Join(parts, "\n\n")
 }
 
-// Define returns the tool's definition as a model sees it.
-func Define(t *tool.Tool) Definition {
-	s := t.Spec()
-	return Definition{Name: s.Name, Description: strings.TrimSpace(s.Description), Parameters: t.Schema()}
-}
-
-// DefinitionChars is the serialised size of one definition, the number the
-// definition ceilings are written in.
+// DefinitionChars is the serialised size of one definition, in characters:
+// the unit of the definition ceilings. For a registered tool,
+// tool.DeclarationChars gives the same number without serialising.
 func DefinitionChars(d Definition) int {
 	b, err := json.Marshal(d)
 	if err != nil {

@@ -32,8 +32,12 @@ type Toolset struct {
 func (c *Catalog) Select(f turn.Facts) Toolset {
 	var ts Toolset
 	var picked []int
+	allow := make(map[string]bool, len(f.Agent.Allow))
+	for _, a := range f.Agent.Allow {
+		allow[a] = true
+	}
 	for i, t := range c.tools {
-		if reason := exclusionReason(t, f); reason != "" {
+		if reason := exclusionReason(t, f, allow); reason != "" {
 			ts.left = append(ts.left, Exclusion{Name: t.Name(), Reason: reason})
 			continue
 		}
@@ -44,12 +48,12 @@ func (c *Catalog) Select(f turn.Facts) Toolset {
 	return ts
 }
 
-func exclusionReason(t *tool.Tool, f turn.Facts) string {
+func exclusionReason(t *tool.Tool, f turn.Facts, allow map[string]bool) string {
 	spec := t.Spec()
 	if !f.Model.Caps.Tools {
 		return fmt.Sprintf("model %s does not support tool calling", modelName(f.Model))
 	}
-	if !spec.AlwaysOn && !f.Agent.Allows(t.Name(), spec.Family) {
+	if !spec.AlwaysOn && !allow[t.Name()] && (spec.Family == "" || !allow[spec.Family]) {
 		return "not in the agent's allowlist"
 	}
 	if spec.Requires != nil {

@@ -8,7 +8,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"regexp"
+	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/quiverhq/quiver/turn"
@@ -122,6 +124,10 @@ type Tool struct {
 	schema   json.RawMessage
 	resolved *jsonschema.Resolved
 	handler  Handler
+	// decl is the provider-neutral declaration and declChars its size in
+	// characters, computed once: sizes are accounted on every turn.
+	decl      json.RawMessage
+	declChars int
 }
 
 var namePattern = regexp.MustCompile(`^[a-z][a-z0-9_]{0,63}$`)
@@ -155,10 +161,34 @@ func NewRaw(spec Spec, schema *jsonschema.Schema, h Handler) *Tool {
 	if spec.Timeout <= 0 {
 		spec.Timeout = DefaultTimeout
 	}
-	return &Tool{spec: spec, schema: raw, resolved: resolved, handler: h}
+	spec.Description = strings.TrimSpace(spec.Description)
+	decl, err := json.Marshal(Declaration{Name: spec.Name, Description: spec.Description, Parameters: raw})
+	if err != nil {
+		panic(fmt.Sprintf("tool %s: marshal declaration: %v", spec.Name, err))
+	}
+	return &Tool{spec: spec, schema: raw, resolved: resolved, handler: h, decl: decl, declChars: utf8.RuneCount(decl)}
 }
 
-// Spec returns the tool's spec (with Timeout defaulted).
+// Declaration is a tool as declared to a model, in provider-neutral form.
+// Its JSON serialisation is what definition sizes and ceilings measure.
+type Declaration struct {
+	Name        string          `json:"name"`
+	Description string          `json:"description"`
+	Parameters  json.RawMessage `json:"parameters"`
+}
+
+// Declaration returns the tool's declaration. Parameters shares the tool's
+// schema bytes: do not modify them.
+func (t *Tool) Declaration() Declaration {
+	return Declaration{Name: t.spec.Name, Description: t.spec.Description, Parameters: t.schema}
+}
+
+// DeclarationChars is the size, in characters (code points), of the tool's
+// serialised declaration.
+func (t *Tool) DeclarationChars() int { return t.declChars }
+
+// Spec returns the tool's spec (with Timeout defaulted and Description
+// trimmed).
 func (t *Tool) Spec() Spec { return t.spec }
 
 // Name returns the tool's function name.

@@ -3,8 +3,6 @@ package app
 import (
 	"fmt"
 	"io"
-
-	"github.com/quiverhq/quiver/prompt"
 )
 
 const toolsUsage = `Usage: quiver tools [--json]
@@ -45,7 +43,7 @@ func CatalogSizes() ToolsOutput {
 	}
 	for _, t := range NewCatalog(CatalogDeps{}).Tools() {
 		s := t.Spec()
-		n := prompt.DefinitionChars(prompt.Define(t))
+		n := t.DeclarationChars()
 		out.Tools = append(out.Tools, ToolInfo{Name: s.Name, Family: t.Family(), Access: s.Access.String(), AlwaysOn: s.AlwaysOn, DefinitionChars: n})
 		out.Widest.Chars += n
 		if s.AlwaysOn {
