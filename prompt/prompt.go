@@ -7,15 +7,20 @@
 package prompt
 
 import (
+	_ "embed"
 	"encoding/json"
 	"fmt"
 	"strings"
 	"unicode/utf8"
 
 	"github.com/quiverhq/quiver/registry"
+	"github.com/quiverhq/quiver/tmpl"
 	"github.com/quiverhq/quiver/tool"
 	"github.com/quiverhq/quiver/turn"
 )
+
+//go:embed defaults/system.md
+var defaultPrompt string
 
 // Definition is one tool as declared to a model.
 type Definition = tool.Declaration
@@ -38,6 +43,9 @@ type Request struct {
 	Context string       `json:"context"`
 	Tools   []Definition `json:"tools"`
 	Sizes   Sizes        `json:"sizes"`
+	// Warnings are the template warnings met rendering the system prompt,
+	// each once.
+	Warnings []string `json:"warnings"`
 }
 
 // Assemble builds the turn's request from its facts and toolset. It fails
@@ -47,10 +55,15 @@ func Assemble(f turn.Facts, ts registry.Toolset) (Request, error) {
 	if err != nil {
 		return Request{}, fmt.Errorf("assemble prompt: %w", err)
 	}
+	system, err := System(f, ts)
+	if err != nil {
+		return Request{}, fmt.Errorf("assemble prompt: %w", err)
+	}
 	req := Request{
-		System:  System(f.Agent, ts),
-		Context: ctxMsg,
-		Tools:   make([]Definition, 0, ts.Len()),
+		System:   system.Text,
+		Context:  ctxMsg,
+		Tools:    make([]Definition, 0, ts.Len()),
+		Warnings: system.Warnings,
 	}
 	for _, t := range ts.Tools() {
 		n := t.DeclarationChars()
@@ -65,20 +78,60 @@ func Assemble(f turn.Facts, ts registry.Toolset) (Request, error) {
 	return req, nil
 }
 
-// System returns the system prompt: the agent's authored prompt, then the
-// toolset's fragments, separated by blank lines. It depends on nothing but
-// the agent and the toolset.
-func System(a turn.Agent, ts registry.Toolset) string {
-	var parts []string
-	if p := strings.TrimSpace(a.Prompt.Text()); p != "" {
-		parts = append(parts, p)
+// System renders the system prompt: the agent's authored prompt (Quiver's
+// default prompt when the agent has none), then the toolset's fragments,
+// separated by blank lines. Both are authored text, rendered as templates
+// against the turn (capabilities, declared tools and families, macros).
+// The result depends only on the agent, the model's tool support and the
+// toolset — never on the caller or the clock — so it is the cache-stable
+// prefix of every request. It fails only on template limits.
+func System(f turn.Facts, ts registry.Toolset) (tmpl.Result, error) {
+	env := Env(f, ts)
+	src := f.Agent.Prompt
+	if strings.TrimSpace(src.Text()) == "" {
+		src = tmpl.Author(defaultPrompt)
 	}
-	for _, f := range ts.Fragments() {
-		if f = strings.TrimSpace(f); f != "" {
-			parts = append(parts, f)
+	out := tmpl.Result{Warnings: []string{}}
+	var parts []string
+	for i, a := range append([]tmpl.Authored{src}, authored(ts.Fragments())...) {
+		r, err := tmpl.Render(a, env)
+		if err != nil {
+			if i == 0 {
+				return tmpl.Result{}, fmt.Errorf("agent prompt: %w", err)
+			}
+			return tmpl.Result{}, fmt.Errorf("tool fragment: %w", err)
+		}
+		out.Warnings = append(out.Warnings, r.Warnings...)
+		if t := strings.TrimSpace(r.Text); t != "" {
+			parts = append(parts, t)
 		}
 	}
-	return strings.Join(parts, "\n\n")
+	out.Text = strings.Join(parts, "\n\n")
+	return out, nil
+}
+
+// authored marks fragments, which ship with Quiver's tools, as authored.
+func authored(frags []string) []tmpl.Authored {
+	out := make([]tmpl.Authored, len(frags))
+	for i, f := range frags {
+		out[i] = tmpl.Author(f)
+	}
+	return out
+}
+
+// Env describes the turn to the template language.
+func Env(f turn.Facts, ts registry.Toolset) tmpl.Env {
+	caps := map[string]bool{}
+	for _, name := range tmpl.KnownCapabilities() {
+		caps[name] = f.Agent.Switch(name)
+	}
+	on, set := f.Agent.Switches["tool_use"]
+	caps["tool_use"] = f.Model.Caps.Tools && (on || !set) && ts.Len() > 0
+	tools := make(map[string]bool, ts.Len())
+	for _, name := range ts.Names() {
+		tools[name] = true
+	}
+	return tmpl.Env{Capabilities: caps, Tools: tools, Families: ts.Families(), Macros: ts.Macros()}
 }
 
 // DefinitionChars is the serialised size of one definition, in characters:

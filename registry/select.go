@@ -2,6 +2,7 @@ package registry
 
 import (
 	"fmt"
+	"maps"
 
 	"github.com/quiverhq/quiver/tool"
 	"github.com/quiverhq/quiver/turn"
@@ -20,11 +21,17 @@ type Toolset struct {
 	tools     []*tool.Tool
 	left      []Exclusion
 	fragments []string
+	// macros maps the macro keys of every catalog tool to the tool that
+	// serves them, preferring a tool in the set; families maps every catalog
+	// family to whether a tool of it is in the set.
+	macros   map[string]string
+	families map[string]bool
 }
 
 // Select returns the turn's toolset, in registration order, and one reason
 // for every catalog tool left out. The rules, in order:
-//  1. a model without tool support gets no tools (and so no fragments);
+//  1. a model without tool support, or an agent whose tool_use switch is
+//     set off, gets no tools (and so no fragments);
 //  2. always-on tools (the workspace set and the five helpers) are in;
 //  3. an optional tool must be named, or have its family named, in the
 //     agent's allowlist — an empty allowlist gives no optional tools;
@@ -45,13 +52,37 @@ func (c *Catalog) Select(f turn.Facts) Toolset {
 		picked = append(picked, i)
 	}
 	ts.fragments = c.fragmentsOf(picked)
+	ts.macros, ts.families = c.macrosAndFamilies(ts.tools)
 	return ts
+}
+
+// macrosAndFamilies describes the set against the whole catalog, so that a
+// macro or family condition about a catalog tool left out of the set is
+// known (and false) rather than unknown.
+func (c *Catalog) macrosAndFamilies(in []*tool.Tool) (map[string]string, map[string]bool) {
+	declared := make(map[string]bool, len(in))
+	for _, t := range in {
+		declared[t.Name()] = true
+	}
+	macros, families := map[string]string{}, map[string]bool{}
+	for _, t := range c.tools {
+		families[t.Family()] = families[t.Family()] || declared[t.Name()]
+		for _, key := range t.Spec().Macros {
+			if cur, ok := macros[key]; !ok || (!declared[cur] && declared[t.Name()]) {
+				macros[key] = t.Name()
+			}
+		}
+	}
+	return macros, families
 }
 
 func exclusionReason(t *tool.Tool, f turn.Facts, allow map[string]bool) string {
 	spec := t.Spec()
 	if !f.Model.Caps.Tools {
 		return fmt.Sprintf("model %s does not support tool calling", modelName(f.Model))
+	}
+	if on, set := f.Agent.Switches["tool_use"]; set && !on {
+		return "tool use is switched off for this agent"
 	}
 	if !spec.AlwaysOn && !allow[t.Name()] && (spec.Family == "" || !allow[spec.Family]) {
 		return "not in the agent's allowlist"
@@ -138,5 +169,14 @@ func (s Toolset) Narrow(c *Catalog, keep func(*tool.Tool) (ok bool, reason strin
 		picked = append(picked, c.index[t.Name()])
 	}
 	out.fragments = c.fragmentsOf(picked)
+	out.macros, out.families = c.macrosAndFamilies(out.tools)
 	return out
 }
+
+// Macros returns, for every macro key a catalog tool declares, the name of
+// the tool serving it, preferring one in the set.
+func (s Toolset) Macros() map[string]string { return maps.Clone(s.macros) }
+
+// Families returns every catalog family with whether a tool of it is in
+// the set.
+func (s Toolset) Families() map[string]bool { return maps.Clone(s.families) }

@@ -37,6 +37,8 @@ type TurnOutput struct {
 	Sizes    prompt.Sizes         `json:"sizes"`
 	Ceilings Ceilings             `json:"ceilings"`
 	Excluded []registry.Exclusion `json:"excluded"`
+	// Warnings are template warnings from rendering the system prompt.
+	Warnings []string `json:"warnings"`
 }
 
 // Ceilings are the definition ceilings, reported beside the sizes.
@@ -79,6 +81,7 @@ func runTurn(args []string, env Env) error {
 		System: req.System, Context: req.Context, Tools: req.Tools, Sizes: req.Sizes,
 		Ceilings: Ceilings{AlwaysPaidChars: AlwaysPaidCeiling, WidestChars: WidestCeiling},
 		Excluded: ts.Excluded(),
+		Warnings: req.Warnings,
 	}
 	if out.Excluded == nil {
 		out.Excluded = []registry.Exclusion{}
@@ -103,6 +106,12 @@ func printTurn(w io.Writer, o TurnOutput) {
 	fmt.Fprintf(w, "\n── left out: %d\n", len(o.Excluded))
 	for _, e := range o.Excluded {
 		fmt.Fprintf(w, "  %-26s %s\n", e.Name, e.Reason)
+	}
+	if len(o.Warnings) > 0 {
+		fmt.Fprintf(w, "\n── template warnings: %d\n", len(o.Warnings))
+		for _, m := range o.Warnings {
+			fmt.Fprintf(w, "  %s\n", m)
+		}
 	}
 }
 
