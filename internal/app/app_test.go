@@ -164,7 +164,7 @@ func TestBadInput(t *testing.T) {
 }
 
 func TestHelp(t *testing.T) {
-	for _, cmd := range []string{"turn", "call", "tools"} {
+	for _, cmd := range []string{"turn", "call", "tools", "prompt"} {
 		code, out, _ := run(t, t.TempDir(), cmd, "--help")
 		if code != 0 || !strings.HasPrefix(out, "Usage: quiver "+cmd) || !strings.Contains(out, "--json") {
 			t.Errorf("%s --help: exit %d, output %q", cmd, code, out)
@@ -268,5 +268,63 @@ func TestCallRecordsTurnWithTimezone(t *testing.T) {
 	}
 	if got.Timezone != "Asia/Tokyo" || got.UserID != "ana" || got.Payer != "acme" || len(got.Tools) != 11 || !got.StartedAt.Equal(fixedNow) {
 		t.Errorf("stored turn %+v", got)
+	}
+}
+
+func runStdin(t *testing.T, stdin string, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code = app.Main(context.Background(), args, app.Env{Stdin: strings.NewReader(stdin), Stdout: &out, Stderr: &errb})
+	return code, out.String(), errb.String()
+}
+
+func TestPromptRender(t *testing.T) {
+	src := "Intro\n{{if capability:self_teaching}}\nUse {memory_tool}.\n{{else}}\nNo memory.\n{{/if}}\n{{if capability:fly}}x{{/if}}{{if}}y{{/if}}{calculator_tool} {\"a\":1}"
+	code, out, stderr := runStdin(t, src, "prompt", "render", "--capabilities", "self_teaching", "--tools", "save_memory,calculate")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if want := "Intro\nUse `save_memory`.\n`calculate` {\"a\":1}"; out != want {
+		t.Errorf("stdout %q, want %q (exactly, no added newline)", out, want)
+	}
+	wantErr := "warning: unknown capability \"fly\" in {{if capability:fly}}; treated as false\nwarning: line 7: {{if}}: empty condition; block dropped\n"
+	if diff := cmp.Diff(wantErr, stderr); diff != "" {
+		t.Errorf("stderr (-want +got):\n%s", diff)
+	}
+	code, out, _ = runStdin(t, src, "prompt", "render", "--json")
+	var got struct {
+		Text     string   `json:"text"`
+		Warnings []string `json:"warnings"`
+	}
+	if err := json.Unmarshal([]byte(out), &got); err != nil || code != 0 {
+		t.Fatalf("json: %v, exit %d", err, code)
+	}
+	if got.Text != "Intro\nNo memory.\nthe calculator tool, which is not available right now {\"a\":1}" || len(got.Warnings) != 2 {
+		t.Errorf("json output %+v", got)
+	}
+	code, _, stderr = runStdin(t, strings.Repeat("x", 64<<10+1), "prompt", "render")
+	if code != 2 || !strings.Contains(stderr, "over the limit of 65536 bytes") {
+		t.Errorf("oversized: exit %d, %q", code, stderr)
+	}
+	code, _, stderr = runStdin(t, "", "prompt", "draw")
+	if code != 2 || !strings.Contains(stderr, "the only subcommand is render") {
+		t.Errorf("unknown subcommand: exit %d, %q", code, stderr)
+	}
+}
+
+// TestChatMessageIsNotATemplate: the user's message reaches the model byte
+// for byte, directives and macros included.
+func TestChatMessageIsNotATemplate(t *testing.T) {
+	msg := "{{if capability:self_teaching}}hi{{/if}} {memory_tool} {{else}}"
+	code, out, stderr := run(t, t.TempDir(), "turn", "--agent", agentFile, "--user", "{memory_tool}", "--json", msg)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var got app.TurnOutput
+	if err := json.Unmarshal([]byte(out), &got); err != nil {
+		t.Fatal(err)
+	}
+	if got.Message != msg || !strings.Contains(got.Context, "{memory_tool}") {
+		t.Errorf("message %q / context %q changed", got.Message, got.Context)
 	}
 }

@@ -14,6 +14,8 @@ import (
 // Env is what a command runs with. Zero fields mean: Now = time.Now, Getenv =
 // os.Getenv, Logger discards.
 type Env struct {
+	// Stdin is read by commands that take input; nil means os.Stdin.
+	Stdin          io.Reader
 	Stdout, Stderr io.Writer
 	Now            func() time.Time
 	Getenv         func(string) string
@@ -45,6 +47,7 @@ Usage:
   quiver turn  --agent FILE [flags] MESSAGE   print the assembled request of a turn
   quiver call  TOOL --agent FILE --args JSON  run one tool call through dispatch
   quiver tools [--json]                       list tools, sizes and ceilings
+  quiver prompt render [flags] < TEMPLATE     render an authored prompt template
 
 Run "quiver COMMAND --help" for a command's flags.
 `
@@ -83,11 +86,13 @@ func dispatchCommand(ctx context.Context, args []string, env Env) error {
 		return runCall(ctx, args[1:], env)
 	case "tools":
 		return runTools(args[1:], env)
+	case "prompt":
+		return runPrompt(args[1:], env)
 	case "help", "-h", "--help", "-help":
 		fmt.Fprint(env.Stdout, usage)
 		return nil
 	}
-	return usagef("unknown command %q (commands: turn, call, tools)", args[0])
+	return usagef("unknown command %q (commands: turn, call, tools, prompt)", args[0])
 }
 
 // resultError reports that a tool call ran and returned an error result,
