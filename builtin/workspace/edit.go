@@ -80,6 +80,10 @@ func (w *workspaces) readForEdit(root *os.Root, t target) (string, error) {
 	if err != nil {
 		return "", fsError(t.name, err)
 	}
+	if int64(len(data)) > w.cfg.MaxFileBytes {
+		// It grew since t was taken: editing the part read would cut it.
+		return "", fmt.Errorf("per-file quota: %s is over %d bytes; the limit is %d bytes", t.name, w.cfg.MaxFileBytes, w.cfg.MaxFileBytes)
+	}
 	return string(data), nil
 }
 

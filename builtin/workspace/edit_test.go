@@ -1,6 +1,7 @@
 package workspace
 
 import (
+	"os"
 	"strings"
 	"testing"
 )
@@ -73,4 +74,21 @@ func TestEditFileQuotas(t *testing.T) {
 	_, err = e.call("edit_file", `{"path":"g.txt","old_string":"0","new_string":"0a"}`)
 	wantErr(t, err, "workspace quota")
 	e.mustCall("edit_file", `{"path":"big.txt","old_string":"xxxxx","new_string":"","replace_all":true}`)
+}
+
+// TestEditFileGrewSinceChecked stands for a file that grew past the
+// per-file quota after edit_file measured it: editing the part read would
+// write back a file cut short.
+func TestEditFileGrewSinceChecked(t *testing.T) {
+	e := newEnv(t, Config{MaxFileBytes: 10})
+	e.put("f.txt", strings.Repeat("a", 30))
+	root, err := os.OpenRoot(e.dir())
+	must(t, err)
+	defer root.Close()
+	ws := &workspaces{cfg: Config{Root: e.root, MaxFileBytes: 10}.withDefaults()}
+	text, err := ws.readForEdit(root, target{name: "f.txt", exists: true, size: 5})
+	if err == nil {
+		t.Fatalf("readForEdit gave %d bytes of a 30-byte file, want a refusal", len(text))
+	}
+	wantErr(t, err, "per-file quota: f.txt is over 10 bytes")
 }

@@ -40,7 +40,7 @@ func (w *workspaces) list(ctx context.Context, s tool.Scope, in listIn) (string,
 	}
 	var b strings.Builder
 	n := 0
-	err = fs.WalkDir(root.FS(), folder, func(p string, d fs.DirEntry, err error) error {
+	err = fs.WalkDir(dirFS{root}, folder, func(p string, d fs.DirEntry, err error) error {
 		if cerr := ctx.Err(); cerr != nil {
 			return cerr
 		}

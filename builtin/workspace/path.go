@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 
@@ -117,6 +118,34 @@ func openRegular(root *os.Root, name string) (*os.File, fs.FileInfo, error) {
 		return nil, nil, err
 	}
 	return f, fi, nil
+}
+
+// dirFS is a Root as an fs.FS for fs.WalkDir, serving folders only. Unlike
+// root.FS(), it opens a folder with O_DIRECTORY, so that a named pipe put in
+// its place between its listing and its opening is refused; a plain open
+// would block until a writer came.
+type dirFS struct{ root *os.Root }
+
+func (d dirFS) Open(name string) (fs.File, error) {
+	f, err := d.root.OpenFile(name, os.O_RDONLY|syscall.O_DIRECTORY, 0)
+	if err != nil {
+		return nil, err
+	}
+	return f, nil
+}
+
+func (d dirFS) Stat(name string) (fs.FileInfo, error) { return d.root.Stat(name) }
+
+// ReadDir lists the folder name sorted by file name, as fs.ReadDir does.
+func (d dirFS) ReadDir(name string) ([]fs.DirEntry, error) {
+	f, err := d.root.OpenFile(name, os.O_RDONLY|syscall.O_DIRECTORY, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	entries, err := f.ReadDir(-1)
+	slices.SortFunc(entries, func(a, b fs.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
+	return entries, err
 }
 
 // target is what a write would replace.

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -237,4 +238,49 @@ func FuzzPath(f *testing.F) {
 			t.Fatalf("cleanPath(%q) = %q reads the outside secret", p, got)
 		}
 	})
+}
+
+// returnsSoon runs f and fails the test if it has not returned within two
+// seconds, as when it blocks opening the named pipe fifo; opening the pipe
+// for writing then lets it go.
+func returnsSoon(t *testing.T, fifo string, f func() error) error {
+	t.Helper()
+	done := make(chan error, 1)
+	go func() { done <- f() }()
+	select {
+	case err := <-done:
+		return err
+	case <-time.After(2 * time.Second):
+		if fd, err := syscall.Open(fifo, syscall.O_WRONLY|syscall.O_NONBLOCK, 0); err == nil {
+			syscall.Close(fd)
+		}
+		<-done
+		t.Fatalf("blocked on the named pipe %s", filepath.Base(fifo))
+		return nil
+	}
+}
+
+// TestDirFSRefusesPipe stands for a folder swapped for a named pipe between
+// its listing and its opening by list_files or the quota walk: root.FS()
+// would block on it.
+func TestDirFSRefusesPipe(t *testing.T) {
+	e := newEnv(t, Config{})
+	fifo := filepath.Join(e.dir(), "fifo")
+	must(t, syscall.Mkfifo(fifo, 0o600))
+	root, err := os.OpenRoot(e.dir())
+	must(t, err)
+	defer root.Close()
+	fsys := dirFS{root}
+	if err := returnsSoon(t, fifo, func() error { _, err := fsys.ReadDir("fifo"); return err }); err == nil {
+		t.Error("ReadDir of a named pipe succeeded")
+	}
+	if err := returnsSoon(t, fifo, func() error {
+		f, err := fsys.Open("fifo")
+		if err == nil {
+			f.Close()
+		}
+		return err
+	}); err == nil {
+		t.Error("Open of a named pipe succeeded")
+	}
 }

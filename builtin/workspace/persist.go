@@ -2,6 +2,7 @@ package workspace
 
 import (
 	"crypto/rand"
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -24,18 +25,22 @@ type change struct {
 
 // usage is what a workspace holds now.
 type usage struct {
-	bytes int64 // total size of regular files
-	files int   // entries that are not folders
+	bytes   int64 // total size of regular files
+	files   int   // entries that are not folders
+	folders int   // folders, the workspace's own not counted
 }
 
 // measure walks the workspace without following links.
 func measure(root *os.Root) (usage, error) {
 	var u usage
-	err := fs.WalkDir(root.FS(), ".", func(p string, d fs.DirEntry, err error) error {
+	err := fs.WalkDir(dirFS{root}, ".", func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
 		if d.IsDir() {
+			if p != "." {
+				u.folders++
+			}
 			return nil
 		}
 		u.files++
@@ -81,7 +86,27 @@ func (w *workspaces) checkQuota(root *os.Root, changes []change) error {
 	if files > w.cfg.MaxFiles && files > u.files {
 		return fmt.Errorf("file-count quota: the workspace would hold %d files; the limit is %d files; delete files you no longer need", files, w.cfg.MaxFiles)
 	}
+	// Folders are bounded too: delete_file leaves them behind, so without
+	// this each call could add hundreds that no quota sees.
+	if folders := u.folders + newFolders(root, changes); folders > w.cfg.MaxFiles && folders > u.folders {
+		return fmt.Errorf("folder-count quota: the workspace would hold %d folders; the limit is %d folders; write into folders that exist", folders, w.cfg.MaxFiles)
+	}
 	return nil
+}
+
+// newFolders counts the folders writing changes would create: the missing
+// parents of their targets, each once.
+func newFolders(root *os.Root, changes []change) int {
+	missing := map[string]bool{}
+	for _, c := range changes {
+		for d := filepath.Dir(c.name); d != "." && !missing[d]; d = filepath.Dir(d) {
+			if _, err := root.Lstat(d); !errors.Is(err, fs.ErrNotExist) {
+				break
+			}
+			missing[d] = true
+		}
+	}
+	return len(missing)
 }
 
 // writeAtomic replaces or creates t.name with data: it writes a temporary

@@ -57,6 +57,7 @@ type scanResult struct {
 	limit   int
 	more    bool // more matches exist than limit
 	skipped int  // files over maxBytes
+	deep    int  // folders not searched for being nested too deep
 }
 
 func (sc *scanner) run(parent context.Context, folder, glob string) (*scanResult, error) {
@@ -65,8 +66,9 @@ func (sc *scanner) run(parent context.Context, folder, glob string) (*scanResult
 	jobs := make(chan searchJob, 256)
 	results := make(chan fileResult, 256)
 	var walkErr error
+	deep := 0
 	go func() {
-		walkErr = sc.walk(ctx, folder, glob, jobs)
+		deep, walkErr = sc.walk(ctx, folder, glob, jobs)
 		close(jobs)
 	}()
 	var wg sync.WaitGroup
@@ -85,6 +87,7 @@ func (sc *scanner) run(parent context.Context, folder, glob string) (*scanResult
 	if walkErr != nil && !errors.Is(walkErr, context.Canceled) {
 		return nil, tool.Infra(fmt.Errorf("search_files: walk: %w", walkErr))
 	}
+	res.deep = deep
 	return res, nil
 }
 

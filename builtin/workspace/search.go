@@ -133,6 +133,9 @@ func (r *scanResult) render(in searchIn, folder string, maxBytes int64) string {
 	if r.skipped > 0 {
 		notes = append(notes, fmt.Sprintf("[skipped %d files over %d bytes]", r.skipped, maxBytes))
 	}
+	if r.deep > 0 {
+		notes = append(notes, fmt.Sprintf("[skipped %d folders nested more than %d levels deep]", r.deep, maxDepth))
+	}
 	return strings.Join(append([]string{strings.Join(blocks, "\n\n")}, notes...), "\n")
 }
 

@@ -53,29 +53,44 @@ func openDirAt(dirfd int, name string) (int, error) {
 	return syscall.Openat(dirfd, name, syscall.O_RDONLY|syscall.O_DIRECTORY|syscall.O_NOFOLLOW|syscall.O_CLOEXEC, 0)
 }
 
+// walkState is what a walk counts as it goes.
+type walkState struct {
+	idx  int // files sent so far
+	deep int // folders left out for being nested over maxDepth levels
+}
+
 // walk sends every regular file under folder that passes glob, in lexical
 // order as fs.WalkDir would. Links are not followed and other kinds of file
-// never opened. An unreadable sub-folder is left out.
-func (sc *scanner) walk(ctx context.Context, folder, glob string, jobs chan<- searchJob) error {
-	top, err := sc.root.Open(folder)
+// never opened. An unreadable sub-folder is left out, and so is one nested
+// more than maxDepth levels deep in the workspace, as each level holds a
+// descriptor open until the walk leaves it; walk returns how many of those.
+func (sc *scanner) walk(ctx context.Context, folder, glob string, jobs chan<- searchJob) (int, error) {
+	// O_DIRECTORY: a named pipe put in the folder's place since openFolder
+	// looked at it is refused; a plain open would block on it.
+	top, err := sc.root.OpenFile(folder, os.O_RDONLY|syscall.O_DIRECTORY, 0)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	// A fresh descriptor, not tied to the Root: listing a Root's folder
 	// stats every entry, which the walk does not need.
 	fd, err := openDirAt(int(top.Fd()), ".")
 	top.Close()
 	if err != nil {
-		return err
+		return 0, err
 	}
-	idx := 0
-	return walkDir(ctx, newDirHandle(fd, folder), folder, glob, jobs, &idx)
+	var st walkState
+	err = walkDir(ctx, newDirHandle(fd, folder), folder, glob, jobs, &st)
+	return st.deep, err
 }
 
 // walkDir walks one folder, rel being its path in the workspace. It owns a
-// reference to h and releases it.
-func walkDir(ctx context.Context, h *dirHandle, rel, glob string, jobs chan<- searchJob, idx *int) error {
+// reference to h and releases it. It stops when ctx is done, even where no
+// file passes the glob.
+func walkDir(ctx context.Context, h *dirHandle, rel, glob string, jobs chan<- searchJob, st *walkState) error {
 	defer h.release()
+	if err := ctx.Err(); err != nil {
+		return err
+	}
 	entries, err := h.f.ReadDir(-1)
 	if err != nil {
 		return nil
@@ -84,19 +99,21 @@ func walkDir(ctx context.Context, h *dirHandle, rel, glob string, jobs chan<- se
 	for _, e := range entries {
 		p := path.Join(rel, e.Name())
 		switch {
+		case e.IsDir() && strings.Count(p, "/") >= maxDepth:
+			st.deep++
 		case e.IsDir():
 			fd, err := openDirAt(h.fd, e.Name())
 			if err != nil {
 				continue
 			}
-			if err := walkDir(ctx, newDirHandle(fd, p), p, glob, jobs, idx); err != nil {
+			if err := walkDir(ctx, newDirHandle(fd, p), p, glob, jobs, st); err != nil {
 				return err
 			}
 		case e.Type().IsRegular() && globMatch(glob, p):
 			h.refs.Add(1)
 			select {
-			case jobs <- searchJob{idx: *idx, path: p, dir: h, name: e.Name()}:
-				*idx++
+			case jobs <- searchJob{idx: st.idx, path: p, dir: h, name: e.Name()}:
+				st.idx++
 			case <-ctx.Done():
 				h.release()
 				return ctx.Err()

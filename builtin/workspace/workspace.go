@@ -40,6 +40,7 @@ const (
 	maxWriteFiles  = 3      // files in one write_file call
 	maxRewriteLen  = 3_000  // characters of an existing file write_file may replace
 	maxLineChars   = 300    // characters of one line search_files shows
+	maxDepth       = 64     // folder levels search_files goes down
 	binaryProbe    = 8 << 10
 )
 
@@ -57,7 +58,8 @@ type Config struct {
 	// workspace. Zero means 100 MiB.
 	MaxWorkspaceBytes int64
 	// MaxFiles caps the number of files (anything but a folder) in one
-	// workspace. Zero means 10,000.
+	// workspace, and separately the number of folders: a write that would
+	// create folders past it is refused. Zero means 10,000.
 	MaxFiles int
 }
 

@@ -2,6 +2,7 @@ package workspace
 
 import (
 	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -198,5 +199,39 @@ func TestWriteFailureCleansUp(t *testing.T) {
 	entries, _ := os.ReadDir(e.dir())
 	if len(entries) != 1 || entries[0].Name() != "t" {
 		t.Errorf("workspace holds %v, want only t", entries)
+	}
+}
+
+// TestFolderQuota: folders count against MaxFiles on their own, since
+// delete_file leaves them behind; missing parents shared by the files of a
+// call count once.
+func TestFolderQuota(t *testing.T) {
+	e := newEnv(t, Config{MaxFiles: 3})
+	e.mustCall("write_file", writeArgs(t, file{"p/q/1.txt", "1"}, file{"p/q/2.txt", "2"}))
+	e.mustCall("delete_file", `{"path":"p/q/1.txt"}`)
+	e.mustCall("write_file", writeArgs(t, file{"r/3.txt", "3"}))
+	_, err := e.call("write_file", writeArgs(t, file{"s/4.txt", "4"}))
+	wantErr(t, err, "nothing written", "folder-count quota: the workspace would hold 4 folders; the limit is 3 folders")
+	if got := e.get("s/4.txt"); got != "<missing>" {
+		t.Errorf("s/4.txt was written: %q", got)
+	}
+	e.mustCall("write_file", writeArgs(t, file{"p/4.txt", "4"})) // into a folder that exists
+}
+
+// TestWriteReplacesByRename checks that a write replaces the file by a new
+// one rather than rewriting it in place: a reader holding the old file still
+// sees the old content whole.
+func TestWriteReplacesByRename(t *testing.T) {
+	e := newEnv(t, Config{})
+	e.put("f.txt", "old content")
+	old, err := os.Open(filepath.Join(e.dir(), "f.txt"))
+	must(t, err)
+	defer old.Close()
+	e.mustCall("write_file", writeArgs(t, file{"f.txt", "new"}))
+	e.mustCall("edit_file", `{"path":"f.txt","old_string":"new","new_string":"newer"}`)
+	b, err := io.ReadAll(old)
+	must(t, err)
+	if string(b) != "old content" || e.get("f.txt") != "newer" {
+		t.Errorf("old file reads %q, new one %q; want %q and %q", b, e.get("f.txt"), "old content", "newer")
 	}
 }
