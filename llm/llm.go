@@ -1,0 +1,125 @@
+// Package llm is Quiver's provider-neutral view of a chat model: messages,
+// tool declarations, streaming events, usage and errors. Adapters in
+// llm/openai, llm/anthropic and llm/gemini translate it to each provider's
+// official SDK; the agent loop only ever sees this package.
+package llm
+
+import (
+	"context"
+	"encoding/json"
+	"iter"
+
+	"github.com/quiverhq/quiver/tool"
+)
+
+// Role is who wrote a message.
+type Role string
+
+// Roles of a conversation. The system prompt is not a message: it travels
+// in Request.System.
+const (
+	User      Role = "user"
+	Assistant Role = "assistant"
+	// Tool messages carry the results of the preceding assistant message's
+	// tool calls.
+	Tool Role = "tool"
+)
+
+// Image is an image given to a vision model.
+type Image struct {
+	MIME string // "image/png", "image/jpeg", ...
+	Data []byte
+}
+
+// ToolCall is one call the model asked for.
+type ToolCall struct {
+	ID   string          `json:"id"`
+	Name string          `json:"name"`
+	Args json.RawMessage `json:"args"`
+}
+
+// ToolResult answers one ToolCall.
+type ToolResult struct {
+	CallID  string `json:"call_id"`
+	Name    string `json:"name"`
+	Content string `json:"content"`
+	IsError bool   `json:"is_error,omitempty"`
+}
+
+// Message is one entry of the conversation sent to a model.
+//   - User: Text and optional Images.
+//   - Assistant: Text and/or ToolCalls.
+//   - Tool: Results, one per call of the preceding assistant message, in
+//     call order.
+type Message struct {
+	Role      Role
+	Text      string
+	Images    []Image
+	ToolCalls []ToolCall
+	Results   []ToolResult
+}
+
+// ToolDef is a tool as declared to a model.
+type ToolDef = tool.Declaration
+
+// Request is one model call.
+type Request struct {
+	// System is the system prompt: the cache-stable prefix.
+	System string
+	// Messages are the conversation, oldest first; the turn's context
+	// message is the first user message of the turn.
+	Messages []Message
+	// Tools are declared in this order.
+	Tools []ToolDef
+	// CacheKey groups requests that share a prefix (one per agent), for
+	// providers with a prompt-cache key. Empty means none.
+	CacheKey string
+	// MaxTokens bounds the reply; zero means the adapter's default.
+	MaxTokens int
+}
+
+// Usage is what one model call consumed, in tokens.
+type Usage struct {
+	InputTokens int64 `json:"input_tokens"`
+	// CachedInputTokens is the part of InputTokens read from the cache.
+	CachedInputTokens int64 `json:"cached_input_tokens"`
+	// CacheWriteTokens is the part of InputTokens written to the cache.
+	CacheWriteTokens int64 `json:"cache_write_tokens"`
+	OutputTokens     int64 `json:"output_tokens"`
+}
+
+// Add returns the sum of u and v.
+func (u Usage) Add(v Usage) Usage {
+	return Usage{
+		InputTokens:       u.InputTokens + v.InputTokens,
+		CachedInputTokens: u.CachedInputTokens + v.CachedInputTokens,
+		CacheWriteTokens:  u.CacheWriteTokens + v.CacheWriteTokens,
+		OutputTokens:      u.OutputTokens + v.OutputTokens,
+	}
+}
+
+// Capabilities are what a model can do.
+type Capabilities struct {
+	Tools            bool `json:"tools"`
+	ParallelTools    bool `json:"parallel_tools"`
+	Vision           bool `json:"vision"`
+	Video            bool `json:"video"`
+	StructuredOutput bool `json:"structured_output"`
+}
+
+// Model is a chat model behind some provider. Implementations are safe for
+// concurrent use.
+type Model interface {
+	// Ref returns the model's "provider:model" reference.
+	Ref() string
+	// Capabilities returns what the model can do.
+	Capabilities() Capabilities
+	// CheckTool reports, before any request, a declaration the provider
+	// cannot take (a schema outside its subset). Nil means it can.
+	CheckTool(ToolDef) error
+	// Stream sends req and yields its events in order, ending with exactly
+	// one EventDone — or with a non-nil error, after which nothing follows.
+	// Errors are *Error where the provider said something meaningful.
+	// Stopping the iteration early cancels the request.
+	Stream(ctx context.Context, req Request) iter.Seq2[Event, error]
+}

@@ -1,0 +1,244 @@
+// Package llmtest holds test doubles for models: a scripted in-process
+// Model, fake provider servers that speak each provider's real wire format
+// over httptest, and one behaviour suite every adapter passes against its
+// fake server.
+package llmtest
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"iter"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"testing"
+
+	"github.com/quiverhq/quiver/llm"
+)
+
+// Reply is one scripted model reply. A fake server streams it in the
+// provider's wire format; the scripted Model yields it as events.
+type Reply struct {
+	// Text is streamed as these deltas, in order.
+	Text []string
+	// ToolCalls are streamed after the text, each one's arguments split
+	// into several deltas where the wire format allows.
+	ToolCalls []llm.ToolCall
+	// Usage is reported at the end.
+	Usage llm.Usage
+	// Stop overrides the stop reason; empty means tool_calls when there are
+	// calls, else end.
+	Stop llm.StopReason
+	// Fail, when set, answers with this HTTP error instead of a reply.
+	Fail *Failure
+	// Truncate, when set, cuts the stream off after the first text delta,
+	// without the provider's end-of-stream marker.
+	Truncate bool
+}
+
+// Failure is an HTTP error answer.
+type Failure struct {
+	Status int
+	// RetryAfter is sent as the Retry-After header when non-empty.
+	RetryAfter string
+	// Kind selects the provider's error body for that kind of failure
+	// (context length, auth, ...); the fake maps it to the real body.
+	Kind    llm.ErrorKind
+	Message string
+}
+
+// StopReason returns the reply's stop reason.
+func (r Reply) StopReason() llm.StopReason {
+	switch {
+	case r.Stop != "":
+		return r.Stop
+	case len(r.ToolCalls) > 0:
+		return llm.StopToolCalls
+	}
+	return llm.StopEnd
+}
+
+// Seen is one request a fake server received, decoded back to neutral form
+// by the fake, with the headers it came with.
+type Seen struct {
+	Header http.Header
+	Req    llm.Request
+	// Raw is the request body as received.
+	Raw json.RawMessage
+}
+
+// Fake is a provider's fake server: it answers successive requests with the
+// scripted replies, in the provider's wire format, and decodes each request.
+type Fake interface {
+	// Name is the provider name ("openai", ...).
+	Name() string
+	// Handler answers requests; next returns the reply for the next request,
+	// and seen records each decoded request.
+	Handler(t *testing.T, next func() Reply, seen func(Seen)) http.Handler
+}
+
+// Server is a running fake provider server.
+type Server struct {
+	URL string
+
+	mu      sync.Mutex
+	replies []Reply
+	seen    []Seen
+}
+
+// Start starts fake on loopback answering with replies in order; a request
+// beyond the script fails the test. The server closes with the test.
+func Start(t *testing.T, fake Fake, replies ...Reply) *Server {
+	t.Helper()
+	s := &Server{replies: replies}
+	h := fake.Handler(t, s.next(t), s.record)
+	ts := httptest.NewServer(h)
+	t.Cleanup(ts.Close)
+	s.URL = ts.URL
+	return s
+}
+
+func (s *Server) next(t *testing.T) func() Reply {
+	return func() Reply {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if len(s.replies) == 0 {
+			t.Errorf("fake server: request beyond the script")
+			return Reply{Fail: &Failure{Status: 500, Kind: llm.ErrServer, Message: "script exhausted"}}
+		}
+		r := s.replies[0]
+		s.replies = s.replies[1:]
+		return r
+	}
+}
+
+func (s *Server) record(seen Seen) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.seen = append(s.seen, seen)
+}
+
+// Seen returns the requests received so far.
+func (s *Server) Seen() []Seen {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]Seen(nil), s.seen...)
+}
+
+// Model is a scripted in-process llm.Model: each Stream call answers with
+// the next reply. It records requests. Safe for concurrent use.
+type Model struct {
+	ModelRef string
+	Caps     llm.Capabilities
+	// Refuse, when set, is CheckTool's answer.
+	Refuse func(llm.ToolDef) error
+
+	mu       sync.Mutex
+	replies  []Reply
+	requests []llm.Request
+}
+
+// NewModel returns a scripted model with tool support answering replies.
+func NewModel(replies ...Reply) *Model {
+	return &Model{ModelRef: "fake:scripted", Caps: llm.Capabilities{Tools: true, ParallelTools: true}, replies: replies}
+}
+
+// Push appends replies to the script.
+func (m *Model) Push(replies ...Reply) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.replies = append(m.replies, replies...)
+}
+
+// Requests returns the requests received so far.
+func (m *Model) Requests() []llm.Request {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return append([]llm.Request(nil), m.requests...)
+}
+
+// Ref implements llm.Model.
+func (m *Model) Ref() string { return m.ModelRef }
+
+// Capabilities implements llm.Model.
+func (m *Model) Capabilities() llm.Capabilities { return m.Caps }
+
+// CheckTool implements llm.Model.
+func (m *Model) CheckTool(d llm.ToolDef) error {
+	if m.Refuse != nil {
+		return m.Refuse(d)
+	}
+	return nil
+}
+
+// Stream implements llm.Model.
+func (m *Model) Stream(ctx context.Context, req llm.Request) iter.Seq2[llm.Event, error] {
+	return func(yield func(llm.Event, error) bool) {
+		r, ok := m.take(req)
+		if !ok {
+			yield(llm.Event{}, &llm.Error{Kind: llm.ErrServer, Msg: "scripted model: no reply left"})
+			return
+		}
+		for ev, err := range Events(r) {
+			if ctx.Err() != nil {
+				yield(llm.Event{}, ctx.Err())
+				return
+			}
+			if !yield(ev, err) || err != nil {
+				return
+			}
+		}
+	}
+}
+
+func (m *Model) take(req llm.Request) (Reply, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.requests = append(m.requests, req)
+	if len(m.replies) == 0 {
+		return Reply{}, false
+	}
+	r := m.replies[0]
+	m.replies = m.replies[1:]
+	return r, true
+}
+
+// Events is the neutral event stream a reply stands for: what an adapter
+// must produce from the fake server's wire format.
+func Events(r Reply) iter.Seq2[llm.Event, error] {
+	return func(yield func(llm.Event, error) bool) {
+		if r.Fail != nil {
+			yield(llm.Event{}, &llm.Error{Kind: r.Fail.Kind, Status: r.Fail.Status, Msg: r.Fail.Message})
+			return
+		}
+		for i, d := range r.Text {
+			if !yield(llm.Event{Kind: llm.EventText, Text: d}, nil) {
+				return
+			}
+			if r.Truncate && i == 0 {
+				yield(llm.Event{}, &llm.Error{Kind: llm.ErrServer, Msg: "stream truncated"})
+				return
+			}
+		}
+		for _, c := range r.ToolCalls {
+			if !yield(llm.Event{Kind: llm.EventToolCallStart, ToolCall: llm.ToolCall{ID: c.ID, Name: c.Name}}, nil) ||
+				!yield(llm.Event{Kind: llm.EventToolCall, ToolCall: c}, nil) {
+				return
+			}
+		}
+		if !yield(llm.Event{Kind: llm.EventUsage, Usage: r.Usage}, nil) {
+			return
+		}
+		yield(llm.Event{Kind: llm.EventDone, Stop: r.StopReason()}, nil)
+	}
+}
+
+// Call is a convenience for scripts: a tool call with JSON arguments.
+func Call(id, name string, args any) llm.ToolCall {
+	b, err := json.Marshal(args)
+	if err != nil {
+		panic(fmt.Sprintf("llmtest.Call: %v", err))
+	}
+	return llm.ToolCall{ID: id, Name: name, Args: b}
+}
