@@ -16,12 +16,49 @@ var ErrNotFound = errors.New("not found")
 
 // Store is every repository together.
 type Store interface {
+	Conversations
 	Turns
 	Messages
 	Results
+	Usages
 	// Close releases the store's resources.
 	Close() error
 }
+
+// Conversation is a stored conversation, owned by one user.
+type Conversation struct {
+	ID     string
+	OrgID  string
+	UserID string
+	Agent  string
+	// Title is a short label for lists; empty until set.
+	Title     string
+	CreatedAt time.Time
+	UpdatedAt time.Time
+}
+
+// Conversations stores conversations.
+type Conversations interface {
+	// PutConversation inserts the conversation or replaces the stored one
+	// with the same ID in the same organisation.
+	PutConversation(ctx context.Context, c Conversation) error
+	// GetConversation returns the conversation with that ID in that
+	// organisation, or ErrNotFound.
+	GetConversation(ctx context.Context, orgID, id string) (Conversation, error)
+	// ListConversations returns the user's conversations in that
+	// organisation, most recently updated first, at most limit (all when
+	// limit <= 0).
+	ListConversations(ctx context.Context, orgID, userID string, limit int) ([]Conversation, error)
+}
+
+// Turn statuses.
+const (
+	TurnRunning     = "running"
+	TurnPaused      = "paused"
+	TurnDone        = "done"
+	TurnInterrupted = "interrupted"
+	TurnFailed      = "failed"
+)
 
 // Turn is a stored turn: who started it, in which zone, with which toolset.
 type Turn struct {
@@ -30,14 +67,25 @@ type Turn struct {
 	UserID         string
 	ConversationID string
 	Agent          string
+	// Model is the "provider:model" reference the turn runs on.
+	Model string
 	// Timezone is the IANA zone captured at turn start; "" means UTC.
 	Timezone string
 	// Payer is who is billed; data only.
 	Payer string
 	// Tools is the frozen toolset, in declaration order.
-	Tools     []string
-	Status    string // "running", "paused", "done", "interrupted"
+	Tools []string
+	// Status is one of the Turn… statuses.
+	Status string
+	// Question and Suggested hold the pending clarifying question of a
+	// paused turn; empty otherwise.
+	Question  string
+	Suggested string
+	// Steps is the number of model steps taken so far.
+	Steps     int
 	StartedAt time.Time
+	// EndedAt is zero while the turn runs or is paused.
+	EndedAt time.Time
 }
 
 // Turns stores turns.
@@ -54,14 +102,22 @@ type Message struct {
 	TurnID         string
 	// Seq orders messages within a conversation; AppendMessage assigns it.
 	Seq int64
-	// Role is "user", "assistant", "tool" or "context".
+	// Role is "user", "context", "assistant", "tool_call" or "tool".
+	// An assistant reply that calls tools is stored as an "assistant" message
+	// (its text, possibly empty) followed by one "tool_call" message per
+	// call, whose Content is the call's JSON arguments.
 	Role string
 	// Content is the text; for tool messages, the (possibly truncated) result.
 	Content string
 	// ToolName and ToolCallID are set on tool calls and tool results.
 	ToolName   string
 	ToolCallID string
-	CreatedAt  time.Time
+	// Ref names the full result body in the result store when Content was
+	// truncated (tool messages only).
+	Ref string
+	// IsError marks a tool result that reports a failure.
+	IsError   bool
+	CreatedAt time.Time
 }
 
 // Messages stores transcripts.
@@ -92,4 +148,46 @@ type Results interface {
 	// GetResult returns the result with that ref in that organisation and
 	// conversation, or ErrNotFound.
 	GetResult(ctx context.Context, orgID, conversationID, ref string) (Result, error)
+}
+
+// Usage is what one model call consumed, and what it cost.
+type Usage struct {
+	OrgID          string
+	ConversationID string
+	TurnID         string
+	// Payer is who is billed, copied from the turn.
+	Payer string
+	// Model is the "provider:model" reference called.
+	Model string
+	// Step numbers the model call within its turn, from 1.
+	Step              int
+	InputTokens       int64
+	CachedInputTokens int64
+	CacheWriteTokens  int64
+	OutputTokens      int64
+	// CostMicros is the cost in millionths of the configured currency unit
+	// (USD unless configured otherwise); zero when no price is configured.
+	CostMicros int64
+	CreatedAt  time.Time
+}
+
+// UsageTotal sums usage records.
+type UsageTotal struct {
+	Calls             int64
+	InputTokens       int64
+	CachedInputTokens int64
+	CacheWriteTokens  int64
+	OutputTokens      int64
+	CostMicros        int64
+}
+
+// Usages stores usage records.
+type Usages interface {
+	// PutUsage appends one record.
+	PutUsage(ctx context.Context, u Usage) error
+	// ListUsage returns the turn's records in that organisation, by Step.
+	ListUsage(ctx context.Context, orgID, turnID string) ([]Usage, error)
+	// SumUsage totals the payer's records in that organisation created in
+	// [from, to).
+	SumUsage(ctx context.Context, orgID, payer string, from, to time.Time) (UsageTotal, error)
 }
