@@ -196,3 +196,17 @@ func TestRegisterDuplicatePanics(t *testing.T) {
 	}()
 	c.Register(mk(tool.Spec{Name: "calculate"}))
 }
+
+func TestRestore(t *testing.T) {
+	c := catalog()
+	ts := c.Restore([]string{"fetch_url", "calculate", "gone_tool"})
+	if diff := cmp.Diff([]string{"fetch_url", "calculate"}, ts.Names()); diff != "" {
+		t.Errorf("restored (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]registry.Exclusion{{Name: "gone_tool", Reason: "no longer registered"}}, ts.Excluded()); diff != "" {
+		t.Errorf("excluded (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{"Cite sources."}, ts.Fragments()); diff != "" {
+		t.Errorf("fragments (-want +got):\n%s", diff)
+	}
+}

@@ -180,3 +180,24 @@ func (s Toolset) Macros() map[string]string { return maps.Clone(s.macros) }
 // Families returns every catalog family with whether a tool of it is in
 // the set.
 func (s Toolset) Families() map[string]bool { return maps.Clone(s.families) }
+
+// Restore rebuilds a stored toolset from its tool names, in that order, so
+// a resumed turn keeps the toolset it started with. A name that is no
+// longer registered (an MCP server removed meanwhile) is left out with a
+// reason; tools registered since are not added.
+func (c *Catalog) Restore(names []string) Toolset {
+	var ts Toolset
+	var picked []int
+	for _, name := range names {
+		i, ok := c.index[name]
+		if !ok {
+			ts.left = append(ts.left, Exclusion{Name: name, Reason: "no longer registered"})
+			continue
+		}
+		ts.tools = append(ts.tools, c.tools[i])
+		picked = append(picked, i)
+	}
+	ts.fragments = c.fragmentsOf(picked)
+	ts.macros, ts.families = c.macrosAndFamilies(ts.tools)
+	return ts
+}
