@@ -1,0 +1,128 @@
+// Package agent is the loop that runs a turn: a model step, then a dispatch
+// step, until the model answers, asks a clarifying question, hits the step
+// limit or the turn is cancelled. Everything is persisted as it happens, so
+// a crash mid-turn loses at most the step in flight.
+package agent
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"log/slog"
+	"time"
+
+	"github.com/quiverhq/quiver/dispatch"
+	"github.com/quiverhq/quiver/llm"
+	"github.com/quiverhq/quiver/prompt"
+	"github.com/quiverhq/quiver/registry"
+	"github.com/quiverhq/quiver/store"
+	"github.com/quiverhq/quiver/tool"
+	"github.com/quiverhq/quiver/turn"
+)
+
+// DefaultMaxSteps is the step limit when Config.MaxSteps is zero.
+const DefaultMaxSteps = 12
+
+// Config configures a Runner. Store and Dispatcher are required.
+type Config struct {
+	Store      store.Store
+	Dispatcher *dispatch.Dispatcher
+	// MaxSteps bounds the model steps of one turn; zero means 12.
+	MaxSteps int
+	// MaxHistory bounds the earlier messages sent with each model call;
+	// zero means 200.
+	MaxHistory int
+	// Prices gives per-model prices; a model without one costs zero.
+	Prices map[string]Price
+	// Retry is the retry policy for provider errors; zero means defaults.
+	Retry Retry
+	// Sleep waits d or until ctx ends; nil means a timer. Tests replace it so
+	// that no test sleeps.
+	Sleep func(ctx context.Context, d time.Duration) error
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+	// Logger; nil means slog.Default().
+	Logger *slog.Logger
+}
+
+// Runner runs turns. It is safe for concurrent use by many conversations.
+type Runner struct{ cfg Config }
+
+// New returns a Runner, panicking when Store or Dispatcher is missing.
+func New(cfg Config) *Runner {
+	if cfg.Store == nil || cfg.Dispatcher == nil {
+		panic("agent: Config.Store and Config.Dispatcher are required")
+	}
+	if cfg.MaxSteps <= 0 {
+		cfg.MaxSteps = DefaultMaxSteps
+	}
+	if cfg.MaxHistory <= 0 {
+		cfg.MaxHistory = 200
+	}
+	cfg.Retry = cfg.Retry.withDefaults()
+	if cfg.Sleep == nil {
+		cfg.Sleep = sleep
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	return &Runner{cfg: cfg}
+}
+
+func sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// Start is what a new turn needs: its facts (collected once), its frozen
+// toolset and assembled request, the model, and the user's message.
+type Start struct {
+	Facts   turn.Facts
+	Toolset registry.Toolset
+	Request prompt.Request
+	Model   llm.Model
+	Message string
+}
+
+// Outcome is how a turn ended.
+type Outcome struct {
+	TurnID string
+	// Stop is StopAnswer, StopPause, StopStepLimit, StopCancelled or
+	// StopError.
+	Stop  string
+	Text  string
+	Pause *tool.Pause
+	Usage llm.Usage
+	// CostMicros is the turn's cost so far, in millionths of the currency.
+	CostMicros int64
+}
+
+// Ways a turn stops.
+const (
+	StopAnswer    = "answer"
+	StopPause     = "pause"
+	StopStepLimit = "step_limit"
+	StopCancelled = "cancelled"
+	StopError     = "error"
+)
+
+// NewID returns a random id with the prefix ("turn_…").
+func NewID(prefix string) string {
+	b := make([]byte, 10)
+	_, _ = rand.Read(b) // crypto/rand.Read never fails
+	return prefix + hex.EncodeToString(b)
+}
+
+// scope is the dispatch scope of a turn, from its facts.
+func scope(f turn.Facts) tool.Scope {
+	return tool.Scope{OrgID: f.Place.OrgID, UserID: f.Caller.UserID, ConversationID: f.Place.ConversationID, TurnID: f.TurnID}
+}

@@ -1,0 +1,157 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/quiverhq/quiver/llm"
+	"github.com/quiverhq/quiver/store"
+)
+
+// loop runs model steps and dispatch steps until the turn stops.
+func (rn *run) loop(ctx context.Context) (Outcome, error) {
+	for {
+		if rn.rec.Steps >= rn.r.cfg.MaxSteps {
+			return rn.stepLimit(ctx)
+		}
+		resp, err := rn.modelStep(ctx)
+		if err != nil {
+			return rn.fail(ctx, err)
+		}
+		if len(resp.ToolCalls) == 0 {
+			rn.out.Text = resp.Text
+			return rn.finish(ctx, store.TurnDone, StopAnswer)
+		}
+		paused, err := rn.toolStep(ctx, resp.ToolCalls)
+		if err != nil {
+			return rn.fail(ctx, err)
+		}
+		if paused {
+			return rn.pause(ctx)
+		}
+	}
+}
+
+// modelStep calls the model (retrying failures that happened before any
+// output), streams its events out, and records the reply and its usage.
+func (rn *run) modelStep(ctx context.Context) (llm.Response, error) {
+	req := llm.Request{System: rn.req.System, Messages: rn.history, Tools: rn.req.Tools, CacheKey: rn.facts.Agent.Name}
+	var resp llm.Response
+	for attempt := 1; ; attempt++ {
+		produced := false
+		var err error
+		resp, err = llm.Collect(rn.model.Stream(ctx, req), func(ev llm.Event) {
+			produced = true
+			rn.relay(ev)
+		})
+		if err == nil {
+			break
+		}
+		wait, ok := rn.r.cfg.Retry.wait(err, attempt)
+		if produced || !ok || ctx.Err() != nil {
+			return resp, err
+		}
+		rn.r.cfg.Logger.Info("retrying model call", "model", rn.model.Ref(), "attempt", attempt, "wait", wait, "error", err)
+		if err := rn.r.cfg.Sleep(ctx, wait); err != nil {
+			return resp, err
+		}
+	}
+	rn.rec.Steps++
+	return resp, rn.recordReply(ctx, resp)
+}
+
+// relay forwards a model event to the surface.
+func (rn *run) relay(ev llm.Event) {
+	switch ev.Kind {
+	case llm.EventText:
+		rn.emit(Event{Kind: EventText, Text: ev.Text})
+	case llm.EventToolCall:
+		c := ev.ToolCall
+		rn.emit(Event{Kind: EventToolCall, Call: &c})
+	}
+}
+
+// recordReply persists the assistant's reply, one message per tool call,
+// the usage record and the turn's step count.
+func (rn *run) recordReply(ctx context.Context, resp llm.Response) error {
+	if err := rn.append(ctx, store.Message{Role: string(llm.Assistant), Content: resp.Text}); err != nil {
+		return err
+	}
+	for _, c := range resp.ToolCalls {
+		m := store.Message{Role: roleToolCall, ToolName: c.Name, ToolCallID: c.ID, Content: string(c.Args)}
+		if err := rn.append(ctx, m); err != nil {
+			return err
+		}
+	}
+	cost := rn.r.cfg.Prices[rn.model.Ref()].CostMicros(resp.Usage)
+	u := store.Usage{
+		OrgID: rn.facts.Place.OrgID, ConversationID: rn.facts.Place.ConversationID, TurnID: rn.facts.TurnID,
+		Payer: rn.facts.Payer, Model: rn.model.Ref(), Step: rn.rec.Steps,
+		InputTokens: resp.Usage.InputTokens, CachedInputTokens: resp.Usage.CachedInputTokens,
+		CacheWriteTokens: resp.Usage.CacheWriteTokens, OutputTokens: resp.Usage.OutputTokens,
+		CostMicros: cost, CreatedAt: rn.r.cfg.Now().UTC(),
+	}
+	if err := rn.r.cfg.Store.PutUsage(ctx, u); err != nil {
+		return fmt.Errorf("record usage: %w", err)
+	}
+	rn.out.Usage = rn.out.Usage.Add(resp.Usage)
+	rn.out.CostMicros += cost
+	usage := resp.Usage
+	rn.emit(Event{Kind: EventUsage, Usage: &usage, CostMicros: cost})
+	return rn.saveTurn(ctx)
+}
+
+// stepLimit ends a turn that used all its steps, telling the user so.
+func (rn *run) stepLimit(ctx context.Context) (Outcome, error) {
+	msg := fmt.Sprintf("I stopped after %d steps, the limit for one turn. Say \"continue\" if you want me to go on.", rn.r.cfg.MaxSteps)
+	if err := rn.append(ctx, store.Message{Role: string(llm.Assistant), Content: msg}); err != nil {
+		return rn.out, err
+	}
+	rn.emit(Event{Kind: EventText, Text: msg})
+	rn.out.Text = msg
+	return rn.finish(ctx, store.TurnDone, StopStepLimit)
+}
+
+// pause stores the turn as waiting for the user's answer.
+func (rn *run) pause(ctx context.Context) (Outcome, error) {
+	rn.rec.Question, rn.rec.Suggested = rn.out.Pause.Question, rn.out.Pause.Suggested
+	rn.emit(Event{Kind: EventPause, Pause: rn.out.Pause})
+	return rn.finish(ctx, store.TurnPaused, StopPause)
+}
+
+// fail ends the turn on err: cancelled turns are saved as interrupted,
+// others as failed with one clear message for the user.
+func (rn *run) fail(ctx context.Context, err error) (Outcome, error) {
+	status, stop := store.TurnFailed, StopError
+	if errors.Is(err, context.Canceled) || ctx.Err() != nil {
+		status, stop = store.TurnInterrupted, StopCancelled
+	}
+	rn.emit(Event{Kind: EventError, Error: userMessage(err)})
+	rn.r.cfg.Logger.Warn("turn ended early", "turn", rn.facts.TurnID, "error", err)
+	out, saveErr := rn.finish(ctx, status, stop)
+	if saveErr != nil {
+		return out, saveErr
+	}
+	if _, ok := llm.AsError(err); ok || stop == StopCancelled {
+		return out, nil
+	}
+	return out, err
+}
+
+// finish records the turn's final status (with a context that survives
+// cancellation) and emits done.
+func (rn *run) finish(ctx context.Context, status, stop string) (Outcome, error) {
+	dctx, cancel := detached(ctx)
+	defer cancel()
+	rn.rec.Status = status
+	if status != store.TurnPaused {
+		rn.rec.EndedAt = rn.r.cfg.Now().UTC()
+	}
+	rn.out.Stop = stop
+	if err := rn.saveTurn(dctx); err != nil {
+		return rn.out, err
+	}
+	rn.emit(Event{Kind: EventDone, Stop: stop, Usage: &rn.out.Usage, CostMicros: rn.out.CostMicros})
+	return rn.out, nil
+}

@@ -1,0 +1,160 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/quiverhq/quiver/llm"
+	"github.com/quiverhq/quiver/prompt"
+	"github.com/quiverhq/quiver/registry"
+	"github.com/quiverhq/quiver/store"
+	"github.com/quiverhq/quiver/turn"
+)
+
+// run is one turn in progress.
+type run struct {
+	r       *Runner
+	facts   turn.Facts
+	toolset registry.Toolset
+	req     prompt.Request
+	model   llm.Model
+	rec     store.Turn
+	history []llm.Message
+	emit    func(Event)
+	out     Outcome
+}
+
+// Run starts a new turn: it records the turn, its context message and the
+// user's message, then loops. emit (when non-nil) receives every event as
+// it happens, from the calling goroutine. The error return is for failures
+// the turn could not record; provider and tool failures end the turn with
+// Outcome.Stop StopError and an EventError, and a nil error.
+func (r *Runner) Run(ctx context.Context, s Start, emit func(Event)) (Outcome, error) {
+	if s.Facts.TurnID == "" {
+		s.Facts.TurnID = NewID("turn_")
+	}
+	rn := r.newRun(s, emit)
+	if err := rn.begin(ctx, s.Message); err != nil {
+		return rn.out, err
+	}
+	return rn.loop(ctx)
+}
+
+// Resume continues a paused turn with the user's answer. s must carry the
+// stored turn's id, timezone and restored toolset (see registry.Restore);
+// the turn must be paused.
+func (r *Runner) Resume(ctx context.Context, s Start, emit func(Event)) (Outcome, error) {
+	rn := r.newRun(s, emit)
+	rec, err := r.cfg.Store.GetTurn(ctx, s.Facts.Place.OrgID, s.Facts.TurnID)
+	if err != nil {
+		return rn.out, fmt.Errorf("resume turn: %w", err)
+	}
+	if rec.Status != store.TurnPaused {
+		return rn.out, fmt.Errorf("resume turn: turn %s is %s, not paused", rec.ID, rec.Status)
+	}
+	rn.rec = rec
+	rn.rec.Status, rn.rec.Question, rn.rec.Suggested = store.TurnRunning, "", ""
+	if err := rn.loadHistory(ctx); err != nil {
+		return rn.out, err
+	}
+	if err := rn.append(ctx, store.Message{Role: string(llm.User), Content: s.Message}); err != nil {
+		return rn.out, err
+	}
+	if err := rn.saveTurn(ctx); err != nil {
+		return rn.out, err
+	}
+	return rn.loop(ctx)
+}
+
+func (r *Runner) newRun(s Start, emit func(Event)) *run {
+	if emit == nil {
+		emit = func(Event) {}
+	}
+	rn := &run{r: r, facts: s.Facts, toolset: s.Toolset, req: s.Request, model: s.Model}
+	rn.emit = func(ev Event) {
+		ev.ConversationID, ev.TurnID = s.Facts.Place.ConversationID, s.Facts.TurnID
+		emit(ev)
+	}
+	rn.out.TurnID = s.Facts.TurnID
+	return rn
+}
+
+// begin records the conversation, the turn, the earlier history, the
+// context message and the user's message.
+func (rn *run) begin(ctx context.Context, message string) error {
+	f := rn.facts
+	if err := rn.touchConversation(ctx); err != nil {
+		return err
+	}
+	rn.rec = store.Turn{
+		ID: f.TurnID, OrgID: f.Place.OrgID, UserID: f.Caller.UserID, ConversationID: f.Place.ConversationID,
+		Agent: f.Agent.Name, Model: rn.model.Ref(), Timezone: f.Caller.Timezone, Payer: f.Payer,
+		Tools: rn.toolset.Names(), Status: store.TurnRunning, StartedAt: f.Start.UTC(),
+	}
+	if err := rn.saveTurn(ctx); err != nil {
+		return err
+	}
+	if err := rn.loadHistory(ctx); err != nil {
+		return err
+	}
+	if err := rn.append(ctx, store.Message{Role: roleContext, Content: rn.req.Context}); err != nil {
+		return err
+	}
+	return rn.append(ctx, store.Message{Role: string(llm.User), Content: message})
+}
+
+func (rn *run) touchConversation(ctx context.Context) error {
+	f := rn.facts
+	st := rn.r.cfg.Store
+	now := rn.r.cfg.Now().UTC()
+	c, err := st.GetConversation(ctx, f.Place.OrgID, f.Place.ConversationID)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		c = store.Conversation{ID: f.Place.ConversationID, OrgID: f.Place.OrgID, UserID: f.Caller.UserID, Agent: f.Agent.Name, CreatedAt: now}
+	case err != nil:
+		return fmt.Errorf("load conversation: %w", err)
+	case c.UserID != f.Caller.UserID:
+		return fmt.Errorf("conversation %s belongs to another user", c.ID)
+	}
+	c.UpdatedAt = now
+	if err := st.PutConversation(ctx, c); err != nil {
+		return fmt.Errorf("save conversation: %w", err)
+	}
+	return nil
+}
+
+// loadHistory reads the conversation so far into the model's view.
+func (rn *run) loadHistory(ctx context.Context) error {
+	msgs, err := rn.r.cfg.Store.ListMessages(ctx, rn.facts.Place.OrgID, rn.facts.Place.ConversationID, 0)
+	if err != nil {
+		return fmt.Errorf("load history: %w", err)
+	}
+	rn.history = toLLM(trimHistory(msgs, rn.r.cfg.MaxHistory), rn.facts.TurnID)
+	return nil
+}
+
+// append persists m as part of this turn and adds it to the history.
+func (rn *run) append(ctx context.Context, m store.Message) error {
+	m.ConversationID, m.TurnID = rn.facts.Place.ConversationID, rn.facts.TurnID
+	m.CreatedAt = rn.r.cfg.Now().UTC()
+	if _, err := rn.r.cfg.Store.AppendMessage(ctx, rn.facts.Place.OrgID, m); err != nil {
+		return fmt.Errorf("record %s message: %w", m.Role, err)
+	}
+	rn.history = addMessage(rn.history, m, rn.facts.TurnID)
+	return nil
+}
+
+func (rn *run) saveTurn(ctx context.Context) error {
+	if err := rn.r.cfg.Store.PutTurn(ctx, rn.rec); err != nil {
+		return fmt.Errorf("record turn: %w", err)
+	}
+	return nil
+}
+
+// detached is ctx without its cancellation, bounded, for the writes that
+// record how a cancelled turn ended.
+func detached(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+}
