@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"path/filepath"
+	"time"
 
 	"github.com/quiverhq/quiver/builtin/ask"
 	"github.com/quiverhq/quiver/builtin/calc"
@@ -74,5 +75,19 @@ func (closedStore) ListMessages(context.Context, string, string, int64) ([]store
 func (closedStore) PutResult(context.Context, store.Result) error { return errNoStore }
 func (closedStore) GetResult(context.Context, string, string, string) (store.Result, error) {
 	return store.Result{}, errNoStore
+}
+func (closedStore) PutConversation(context.Context, store.Conversation) error { return errNoStore }
+func (closedStore) GetConversation(context.Context, string, string) (store.Conversation, error) {
+	return store.Conversation{}, errNoStore
+}
+func (closedStore) ListConversations(context.Context, string, string, int) ([]store.Conversation, error) {
+	return nil, errNoStore
+}
+func (closedStore) PutUsage(context.Context, store.Usage) error { return errNoStore }
+func (closedStore) ListUsage(context.Context, string, string) ([]store.Usage, error) {
+	return nil, errNoStore
+}
+func (closedStore) SumUsage(context.Context, string, string, time.Time, time.Time) (store.UsageTotal, error) {
+	return store.UsageTotal{}, errNoStore
 }
 func (closedStore) Close() error { return nil }

@@ -1,6 +1,7 @@
 package sqlite
 
 import (
+	"database/sql"
 	"encoding/json"
 	"fmt"
 	"time"
@@ -23,6 +24,23 @@ func decodeTime(s string) (time.Time, error) {
 		return time.Time{}, fmt.Errorf("stored time %q: %w", s, err)
 	}
 	return t.UTC(), nil
+}
+
+// encodeOptionalTime is encodeTime for a column where NULL means "not
+// yet": the zero time is stored as NULL.
+func encodeOptionalTime(t time.Time) sql.NullString {
+	if t.IsZero() {
+		return sql.NullString{}
+	}
+	return sql.NullString{String: encodeTime(t), Valid: true}
+}
+
+// decodeOptionalTime reverses encodeOptionalTime: NULL is the zero time.
+func decodeOptionalTime(s sql.NullString) (time.Time, error) {
+	if !s.Valid {
+		return time.Time{}, nil
+	}
+	return decodeTime(s.String)
 }
 
 // encodeTools returns the toolset as a JSON array, order kept; nil is "[]".

@@ -17,13 +17,13 @@ func (s *Store) AppendMessage(ctx context.Context, orgID string, m store.Message
 	// inserting the next cannot interleave with another append, here or
 	// in another process, since the statement holds the write lock.
 	const q = `INSERT INTO messages (org_id, conversation_id, seq, turn_id, role,
-			content, tool_name, tool_call_id, created_at)
-		SELECT ?1, ?2, COALESCE(MAX(seq), 0) + 1, ?3, ?4, ?5, ?6, ?7, ?8
+			content, tool_name, tool_call_id, ref, is_error, created_at)
+		SELECT ?1, ?2, COALESCE(MAX(seq), 0) + 1, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10
 		FROM messages WHERE org_id = ?1 AND conversation_id = ?2
 		RETURNING seq`
 	var seq int64
 	err := s.writer.QueryRowContext(ctx, q, orgID, m.ConversationID, m.TurnID, m.Role,
-		m.Content, m.ToolName, m.ToolCallID, encodeTime(m.CreatedAt)).Scan(&seq)
+		m.Content, m.ToolName, m.ToolCallID, m.Ref, m.IsError, encodeTime(m.CreatedAt)).Scan(&seq)
 	if err != nil {
 		return 0, fmt.Errorf("sqlite: append message: %w", err)
 	}
@@ -38,7 +38,8 @@ func (s *Store) ListMessages(ctx context.Context, orgID, conversationID string, 
 	if beforeSeq <= 0 {
 		beforeSeq = math.MaxInt64
 	}
-	const q = `SELECT seq, turn_id, role, content, tool_name, tool_call_id, created_at
+	const q = `SELECT seq, turn_id, role, content, tool_name, tool_call_id, ref,
+			is_error, created_at
 		FROM messages WHERE org_id = ? AND conversation_id = ? AND seq < ?
 		ORDER BY seq`
 	rows, err := s.reader.QueryContext(ctx, q, orgID, conversationID, beforeSeq)
@@ -60,7 +61,7 @@ func scanMessages(rows *sql.Rows, conversationID string) ([]store.Message, error
 		m := store.Message{ConversationID: conversationID}
 		var createdAt string
 		err := rows.Scan(&m.Seq, &m.TurnID, &m.Role, &m.Content, &m.ToolName,
-			&m.ToolCallID, &createdAt)
+			&m.ToolCallID, &m.Ref, &m.IsError, &createdAt)
 		if err != nil {
 			return nil, err
 		}

@@ -1,10 +1,15 @@
 package sqlite
 
 import (
+	"fmt"
+	"path/filepath"
 	"testing"
 	"testing/fstest"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/quiverhq/quiver/store"
 )
 
 func TestParseMigrationName(t *testing.T) {
@@ -71,16 +76,13 @@ func TestLoadMigrationsRejectsBadSets(t *testing.T) {
 	}
 }
 
-// TestMigrateAppliesOnlyNewSteps adds a second migration to an opened
-// database and checks it alone runs, once, after the first.
+// TestMigrateAppliesOnlyNewSteps adds a migration after the embedded ones
+// to an opened database and checks it alone runs, once, after them.
 func TestMigrateAppliesOnlyNewSteps(t *testing.T) {
 	s := openTest(t, t.TempDir())
-	fsys := fstest.MapFS{
-		"migrations/0001_init.sql": {Data: mustRead(t, "migrations/0001_init.sql")},
-		"migrations/0002_index.sql": {Data: []byte(
-			"CREATE INDEX turns_by_conversation ON turns (org_id, conversation_id);")},
-	}
-	for i, want := range [][]int{{2}, nil} {
+	fsys, next := withExtraMigrations(t,
+		"CREATE INDEX turns_by_agent ON turns (org_id, agent);")
+	for i, want := range [][]int{{next}, nil} {
 		got, err := migrate(t.Context(), s.writer, fsys)
 		if err != nil {
 			t.Fatalf("migrate %d: %v", i, err)
@@ -89,8 +91,8 @@ func TestMigrateAppliesOnlyNewSteps(t *testing.T) {
 			t.Errorf("migrate %d applied (-want +got):\n%s", i, d)
 		}
 	}
-	if got := appliedRows(t, s.reader); !cmp.Equal(got, []int{1, 2}) {
-		t.Errorf("schema_migrations = %v, want [1 2]", got)
+	if want := append(allVersions(t), next); !cmp.Equal(appliedRows(t, s.reader), want) {
+		t.Errorf("schema_migrations = %v, want %v", appliedRows(t, s.reader), want)
 	}
 }
 
@@ -110,16 +112,14 @@ func TestMigrateRefusesNewerDatabase(t *testing.T) {
 // neither its own changes nor those of the steps before it in the run.
 func TestFailedMigrationRollsBack(t *testing.T) {
 	s := openTest(t, t.TempDir())
-	fsys := fstest.MapFS{
-		"migrations/0001_init.sql": {Data: mustRead(t, "migrations/0001_init.sql")},
-		"migrations/0002_ok.sql":   {Data: []byte("CREATE TABLE extra (x INTEGER);")},
-		"migrations/0003_bad.sql":  {Data: []byte("CREATE TABLE broken (;")},
-	}
+	fsys, _ := withExtraMigrations(t,
+		"CREATE TABLE extra (x INTEGER);",
+		"CREATE TABLE broken (;")
 	if _, err := migrate(t.Context(), s.writer, fsys); err == nil {
 		t.Fatalf("migrate with a broken step succeeded, want an error")
 	}
-	if got := appliedRows(t, s.reader); !cmp.Equal(got, []int{1}) {
-		t.Errorf("schema_migrations = %v, want [1]", got)
+	if got, want := appliedRows(t, s.reader), allVersions(t); !cmp.Equal(got, want) {
+		t.Errorf("schema_migrations = %v, want %v", got, want)
 	}
 	var n int
 	err := s.reader.QueryRowContext(t.Context(),
@@ -127,6 +127,26 @@ func TestFailedMigrationRollsBack(t *testing.T) {
 	if err != nil || n != 0 {
 		t.Errorf("table from the rolled-back run: count %d, err %v; want 0, nil", n, err)
 	}
+}
+
+// withExtraMigrations returns the embedded migrations followed by one step
+// per SQL text, numbered on from the last, and the first extra version.
+func withExtraMigrations(t *testing.T, sqls ...string) (fstest.MapFS, int) {
+	t.Helper()
+	fsys := fstest.MapFS{}
+	ms, err := loadMigrations(migrationFiles)
+	if err != nil {
+		t.Fatalf("loadMigrations: %v", err)
+	}
+	for _, m := range ms {
+		fsys[migrationDir+"/"+m.name] = &fstest.MapFile{Data: []byte(m.sql)}
+	}
+	next := len(ms) + 1
+	for i, q := range sqls {
+		name := fmt.Sprintf("%s/%04d_extra%d.sql", migrationDir, next+i, i)
+		fsys[name] = &fstest.MapFile{Data: []byte(q)}
+	}
+	return fsys, next
 }
 
 // mustRead reads an embedded migration.
@@ -137,4 +157,79 @@ func mustRead(t *testing.T, name string) []byte {
 		t.Fatalf("read %s: %v", name, err)
 	}
 	return b
+}
+
+// TestUpgradeFrom0001 writes a database as a build that knew only 0001
+// did, then opens it: Open must apply the later migrations and read the
+// old rows back with the new fields at their zero values.
+func TestUpgradeFrom0001(t *testing.T) {
+	dir := t.TempDir()
+	started := time.Date(2025, time.March, 30, 1, 2, 3, 456_000_000, time.UTC)
+	oldTurn := store.Turn{
+		ID: "t1", OrgID: "o1", UserID: "u1", ConversationID: "c1", Agent: "assistant",
+		Timezone: "Europe/Zurich", Payer: "org", Tools: []string{"b", "a"},
+		Status: store.TurnDone, StartedAt: started,
+	}
+	oldMsg := store.Message{
+		ConversationID: "c1", TurnID: "t1", Seq: 1, Role: "tool", Content: "42",
+		ToolName: "calculate", ToolCallID: "call_1", CreatedAt: started,
+	}
+	write0001(t, dir, oldTurn, oldMsg)
+
+	s := openTest(t, dir)
+	if got, want := appliedRows(t, s.reader), allVersions(t); !cmp.Equal(got, want) {
+		t.Errorf("schema_migrations after upgrade = %v, want %v", got, want)
+	}
+	gotTurn, err := s.GetTurn(t.Context(), "o1", "t1")
+	if err != nil {
+		t.Fatalf("GetTurn: %v", err)
+	}
+	if d := cmp.Diff(oldTurn, gotTurn); d != "" {
+		t.Errorf("turn from 0001 (-want +got):\n%s", d)
+	}
+	gotMsgs, err := s.ListMessages(t.Context(), "o1", "c1", 0)
+	if err != nil {
+		t.Fatalf("ListMessages: %v", err)
+	}
+	if d := cmp.Diff([]store.Message{oldMsg}, gotMsgs); d != "" {
+		t.Errorf("messages from 0001 (-want +got):\n%s", d)
+	}
+	seq, err := s.AppendMessage(t.Context(), "o1", store.Message{ConversationID: "c1", Role: "tool", IsError: true})
+	if err != nil || seq != 2 {
+		t.Errorf("AppendMessage after upgrade = %d, %v; want 2, nil", seq, err)
+	}
+}
+
+// write0001 creates dir/quiver.db with migration 0001 alone and inserts tu
+// and m with 0001's columns.
+func write0001(t *testing.T, dir string, tu store.Turn, m store.Message) {
+	t.Helper()
+	db, err := openDB(t.Context(), writerDSN(filepath.Join(dir, FileName)), 1)
+	if err != nil {
+		t.Fatalf("open: %v", err)
+	}
+	defer db.Close()
+	fsys := fstest.MapFS{"migrations/0001_init.sql": {Data: mustRead(t, "migrations/0001_init.sql")}}
+	if _, err := migrate(t.Context(), db, fsys); err != nil {
+		t.Fatalf("migrate to 0001: %v", err)
+	}
+	tools, err := encodeTools(tu.Tools)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = db.ExecContext(t.Context(), `INSERT INTO turns VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		tu.OrgID, tu.ID, tu.UserID, tu.ConversationID, tu.Agent, tu.Timezone, tu.Payer,
+		tools, tu.Status, encodeTime(tu.StartedAt))
+	if err != nil {
+		t.Fatalf("insert 0001 turn: %v", err)
+	}
+	_, err = db.ExecContext(t.Context(), `INSERT INTO messages VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		tu.OrgID, m.ConversationID, m.Seq, m.TurnID, m.Role, m.Content, m.ToolName,
+		m.ToolCallID, encodeTime(m.CreatedAt))
+	if err != nil {
+		t.Fatalf("insert 0001 message: %v", err)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatalf("close: %v", err)
+	}
 }

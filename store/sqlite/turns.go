@@ -18,19 +18,26 @@ func (s *Store) PutTurn(ctx context.Context, t store.Turn) error {
 		return fmt.Errorf("sqlite: put turn: %w", err)
 	}
 	const q = `INSERT INTO turns (org_id, id, user_id, conversation_id, agent,
-			timezone, payer, tools, status, started_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+			model, timezone, payer, tools, status, question, suggested, steps,
+			started_at, ended_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT (org_id, id) DO UPDATE SET
 			user_id = excluded.user_id,
 			conversation_id = excluded.conversation_id,
 			agent = excluded.agent,
+			model = excluded.model,
 			timezone = excluded.timezone,
 			payer = excluded.payer,
 			tools = excluded.tools,
 			status = excluded.status,
-			started_at = excluded.started_at`
+			question = excluded.question,
+			suggested = excluded.suggested,
+			steps = excluded.steps,
+			started_at = excluded.started_at,
+			ended_at = excluded.ended_at`
 	_, err = s.writer.ExecContext(ctx, q, t.OrgID, t.ID, t.UserID, t.ConversationID,
-		t.Agent, t.Timezone, t.Payer, tools, t.Status, encodeTime(t.StartedAt))
+		t.Agent, t.Model, t.Timezone, t.Payer, tools, t.Status, t.Question,
+		t.Suggested, t.Steps, encodeTime(t.StartedAt), encodeOptionalTime(t.EndedAt))
 	if err != nil {
 		return fmt.Errorf("sqlite: put turn: %w", err)
 	}
@@ -40,18 +47,20 @@ func (s *Store) PutTurn(ctx context.Context, t store.Turn) error {
 // GetTurn returns the turn with that ID in that organisation, or an error
 // wrapping store.ErrNotFound when there is none there.
 func (s *Store) GetTurn(ctx context.Context, orgID, id string) (store.Turn, error) {
-	const q = `SELECT user_id, conversation_id, agent, timezone, payer, tools,
-			status, started_at
+	const q = `SELECT user_id, conversation_id, agent, model, timezone, payer,
+			tools, status, question, suggested, steps, started_at, ended_at
 		FROM turns WHERE org_id = ? AND id = ?`
 	t := store.Turn{ID: id, OrgID: orgID}
 	var tools, startedAt string
+	var endedAt sql.NullString
 	err := s.reader.QueryRowContext(ctx, q, orgID, id).Scan(&t.UserID,
-		&t.ConversationID, &t.Agent, &t.Timezone, &t.Payer, &tools, &t.Status, &startedAt)
+		&t.ConversationID, &t.Agent, &t.Model, &t.Timezone, &t.Payer, &tools,
+		&t.Status, &t.Question, &t.Suggested, &t.Steps, &startedAt, &endedAt)
 	if errors.Is(err, sql.ErrNoRows) {
 		err = store.ErrNotFound
 	}
 	if err == nil {
-		t, err = decodeTurn(t, tools, startedAt)
+		t, err = decodeTurn(t, tools, startedAt, endedAt)
 	}
 	if err != nil {
 		return store.Turn{}, fmt.Errorf("sqlite: get turn: %w", err)
@@ -60,12 +69,15 @@ func (s *Store) GetTurn(ctx context.Context, orgID, id string) (store.Turn, erro
 }
 
 // decodeTurn fills t's encoded columns.
-func decodeTurn(t store.Turn, tools, startedAt string) (store.Turn, error) {
+func decodeTurn(t store.Turn, tools, startedAt string, endedAt sql.NullString) (store.Turn, error) {
 	var err error
 	if t.Tools, err = decodeTools(tools); err != nil {
 		return store.Turn{}, err
 	}
 	if t.StartedAt, err = decodeTime(startedAt); err != nil {
+		return store.Turn{}, err
+	}
+	if t.EndedAt, err = decodeOptionalTime(endedAt); err != nil {
 		return store.Turn{}, err
 	}
 	return t, nil

@@ -15,48 +15,90 @@ func contextCases() []suiteCase {
 	}
 }
 
+// written is one record of each kind that a cancelled write must not store.
+type written struct {
+	conv store.Conversation
+	turn store.Turn
+	msg  store.Message
+	res  store.Result
+	use  store.Usage
+}
+
 // testCancelled calls every method with a context cancelled beforehand and
 // checks that each fails with an error wrapping context.Canceled and that
 // no write took effect.
 func testCancelled(t *testing.T, f *fixture) {
 	cancelled, cancel := context.WithCancel(t.Context())
 	cancel()
-	tu, r := f.newTurn("org", "turn"), f.newResult("res")
-	m := f.transcript("conv")[0]
-	calls := []struct {
-		name string
-		call func(context.Context) error
-	}{
-		{"PutTurn", func(ctx context.Context) error { return f.PutTurn(ctx, tu) }},
-		{"GetTurn", func(ctx context.Context) error { _, err := f.GetTurn(ctx, tu.OrgID, tu.ID); return err }},
-		{"AppendMessage", func(ctx context.Context) error { _, err := f.AppendMessage(ctx, tu.OrgID, m); return err }},
-		{"ListMessages", func(ctx context.Context) error {
-			_, err := f.ListMessages(ctx, tu.OrgID, m.ConversationID, 0)
-			return err
-		}},
-		{"PutResult", func(ctx context.Context) error { return f.PutResult(ctx, r) }},
-		{"GetResult", func(ctx context.Context) error {
-			_, err := f.GetResult(ctx, r.OrgID, r.ConversationID, r.Ref)
-			return err
-		}},
+	w := written{
+		conv: f.newConversation("org", "conv", "user"),
+		turn: f.newTurn("org", "turn"),
+		msg:  f.transcript("conv")[0],
+		res:  f.newResult("res"),
+		use:  f.newUsage("org", 1, 1, at(10)),
 	}
-	for _, c := range calls {
+	for _, c := range cancelledCalls(f, w) {
 		t.Run(c.name, func(t *testing.T) {
 			if err := c.call(cancelled); !errors.Is(err, context.Canceled) {
 				t.Errorf("%s with a cancelled context: err = %v, want context.Canceled", c.name, err)
 			}
 		})
 	}
-	t.Run("NothingWritten", func(t *testing.T) { f.wantNothingWritten(t, tu, m, r) })
+	t.Run("NothingWritten", func(t *testing.T) { f.wantNothingWritten(t, w) })
+}
+
+// call is one method invoked on w's records.
+type call struct {
+	name string
+	call func(context.Context) error
+}
+
+// cancelledCalls returns a call of every store method.
+func cancelledCalls(f *fixture, w written) []call {
+	org := w.turn.OrgID
+	return []call{
+		{"PutConversation", func(ctx context.Context) error { return f.PutConversation(ctx, w.conv) }},
+		{"GetConversation", func(ctx context.Context) error {
+			_, err := f.GetConversation(ctx, org, w.conv.ID)
+			return err
+		}},
+		{"ListConversations", func(ctx context.Context) error {
+			_, err := f.ListConversations(ctx, org, w.conv.UserID, 0)
+			return err
+		}},
+		{"PutTurn", func(ctx context.Context) error { return f.PutTurn(ctx, w.turn) }},
+		{"GetTurn", func(ctx context.Context) error { _, err := f.GetTurn(ctx, org, w.turn.ID); return err }},
+		{"AppendMessage", func(ctx context.Context) error { _, err := f.AppendMessage(ctx, org, w.msg); return err }},
+		{"ListMessages", func(ctx context.Context) error {
+			_, err := f.ListMessages(ctx, org, w.msg.ConversationID, 0)
+			return err
+		}},
+		{"PutResult", func(ctx context.Context) error { return f.PutResult(ctx, w.res) }},
+		{"GetResult", func(ctx context.Context) error {
+			_, err := f.GetResult(ctx, w.res.OrgID, w.res.ConversationID, w.res.Ref)
+			return err
+		}},
+		{"PutUsage", func(ctx context.Context) error { return f.PutUsage(ctx, w.use) }},
+		{"ListUsage", func(ctx context.Context) error { _, err := f.ListUsage(ctx, org, w.use.TurnID); return err }},
+		{"SumUsage", func(ctx context.Context) error {
+			_, err := f.SumUsage(ctx, org, w.use.Payer, at(0), at(59))
+			return err
+		}},
+	}
 }
 
 // wantNothingWritten checks that the cancelled writes stored nothing.
-func (f *fixture) wantNothingWritten(t *testing.T, tu store.Turn, m store.Message, r store.Result) {
-	_, err := f.GetTurn(t.Context(), tu.OrgID, tu.ID)
+func (f *fixture) wantNothingWritten(t *testing.T, w written) {
+	_, err := f.GetConversation(t.Context(), w.conv.OrgID, w.conv.ID)
+	wantNotFound(t, "GetConversation after cancelled PutConversation", err)
+	_, err = f.GetTurn(t.Context(), w.turn.OrgID, w.turn.ID)
 	wantNotFound(t, "GetTurn after cancelled PutTurn", err)
-	if got := f.list(t, tu.OrgID, m.ConversationID, 0); len(got) != 0 {
+	if got := f.list(t, w.turn.OrgID, w.msg.ConversationID, 0); len(got) != 0 {
 		t.Errorf("cancelled AppendMessage stored %+v", got)
 	}
-	_, err = f.GetResult(t.Context(), r.OrgID, r.ConversationID, r.Ref)
+	_, err = f.GetResult(t.Context(), w.res.OrgID, w.res.ConversationID, w.res.Ref)
 	wantNotFound(t, "GetResult after cancelled PutResult", err)
+	if got := f.listUsage(t, w.use.OrgID, w.use.TurnID); len(got) != 0 {
+		t.Errorf("cancelled PutUsage stored %+v", got)
+	}
 }

@@ -20,14 +20,20 @@ func messageCases() []suiteCase {
 	}
 }
 
-// transcript returns one message of each kind, in conversation conv.
+// transcript returns one message of each kind, in conversation conv: an
+// assistant reply calling two tools, one result truncated into the result
+// store and one reporting a failure.
 func (f *fixture) transcript(conv string) []store.Message {
 	base := store.Message{ConversationID: f.id(conv), TurnID: f.id("turn")}
 	msgs := []store.Message{
 		{Role: "context", Content: "Today is Sunday."},
 		{Role: "user", Content: "Find flights to Zürich 🙂"},
-		{Role: "assistant", ToolName: "flights.search", ToolCallID: "call_1", Content: `{"to":"ZRH"}`},
-		{Role: "tool", ToolName: "flights.search", ToolCallID: "call_1", Content: "3 flights\n(truncated)"},
+		{Role: "assistant", Content: "Searching."},
+		{Role: "tool_call", ToolName: "flights.search", ToolCallID: "call_1", Content: `{"to":"ZRH"}`},
+		{Role: "tool_call", ToolName: "hotels.search", ToolCallID: "call_2", Content: `{}`},
+		{Role: "tool", ToolName: "flights.search", ToolCallID: "call_1", Content: "3 flights\n(truncated)",
+			Ref: f.id("res_1")},
+		{Role: "tool", ToolName: "hotels.search", ToolCallID: "call_2", Content: "error: no city", IsError: true},
 		{Role: "assistant", Content: ""},
 	}
 	for i := range msgs {

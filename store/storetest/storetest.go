@@ -7,8 +7,9 @@
 //
 // The suite checks the contract written on the store interfaces, plus what
 // Quiver relies on beyond it: organisation scoping never reveals a record,
-// times come back in UTC with at least millisecond precision, toolset order
-// survives, and Seqs are positive and increasing under concurrent appends.
+// times come back in UTC with at least millisecond precision (a zero
+// Turn.EndedAt as zero), toolset order survives, and Seqs are positive and
+// increasing under concurrent appends.
 package storetest
 
 import (
@@ -59,9 +60,11 @@ type suiteCase struct {
 // groups lists every check.
 func groups() []group {
 	return []group{
+		{"Conversations", conversationCases()},
 		{"Turns", turnCases()},
 		{"Messages", messageCases()},
 		{"Results", resultCases()},
+		{"Usage", usageCases()},
 		{"Context", contextCases()},
 	}
 }

@@ -2,6 +2,7 @@ package storetest
 
 import (
 	"testing"
+	"time"
 
 	"github.com/quiverhq/quiver/store"
 )
@@ -24,10 +25,12 @@ func (f *fixture) newTurn(org, id string) store.Turn {
 		UserID:         f.id("user"),
 		ConversationID: f.id("conv"),
 		Agent:          "assistant",
+		Model:          "anthropic:claude-sonnet",
 		Timezone:       "Asia/Kolkata",
 		Payer:          "org",
 		Tools:          []string{"web.search", "calendar.create", "files.read"},
-		Status:         "running",
+		Status:         store.TurnRunning,
+		Steps:          2,
 		StartedAt:      at(30),
 	}
 }
@@ -45,6 +48,15 @@ func testTurnRoundTrip(t *testing.T, f *fixture) {
 		{"NoTools", func(tu *store.Turn) { tu.Tools = nil }},
 		{"ZeroFields", func(tu *store.Turn) { *tu = store.Turn{ID: tu.ID, OrgID: tu.OrgID} }},
 		{"Unicode", func(tu *store.Turn) { tu.Agent, tu.Payer = "agent «ß»", "naïve 'quote\"" }},
+		{"Paused", func(tu *store.Turn) {
+			tu.Status, tu.Steps = store.TurnPaused, 4
+			tu.Question, tu.Suggested = "Which airport, «ZRH» or BSL? 🙂", "ZRH\nBSL"
+		}},
+		{"Done", func(tu *store.Turn) { tu.Status, tu.Steps, tu.EndedAt = store.TurnDone, 9, at(45) }},
+		{"Failed", func(tu *store.Turn) { tu.Status, tu.Steps, tu.EndedAt = store.TurnFailed, 0, at(31) }},
+		{"EndedInOtherZone", func(tu *store.Turn) {
+			tu.Status, tu.EndedAt = store.TurnInterrupted, at(50).In(time.FixedZone("UTC-10", -10*3600))
+		}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -61,29 +73,41 @@ func testTurnRoundTrip(t *testing.T, f *fixture) {
 				t.Errorf("GetTurn mismatch (-want +got):\n%s", d)
 			}
 			wantUTC(t, "StartedAt", got.StartedAt)
+			if !got.EndedAt.IsZero() { // a zero EndedAt is checked by diff
+				wantUTC(t, "EndedAt", got.EndedAt)
+			}
 		})
 	}
 }
 
+// testTurnReplace puts one turn through the states the agent loop stores
+// and checks that each put replaces every field of the one before,
+// including clearing a question and an EndedAt.
 func testTurnReplace(t *testing.T, f *fixture) {
-	first := f.newTurn("org", "turn")
-	if err := f.PutTurn(t.Context(), first); err != nil {
-		t.Fatalf("PutTurn first: %v", err)
-	}
-	second := first
-	second.Status = "paused"
-	second.Tools = []string{"files.read"}
-	second.Timezone = ""
-	second.StartedAt = at(31)
-	if err := f.PutTurn(t.Context(), second); err != nil {
-		t.Fatalf("PutTurn second: %v", err)
-	}
-	got, err := f.GetTurn(t.Context(), first.OrgID, first.ID)
-	if err != nil {
-		t.Fatalf("GetTurn: %v", err)
-	}
-	if d := diff(second, got); d != "" {
-		t.Errorf("GetTurn after replace (-want +got):\n%s", d)
+	running := f.newTurn("org", "turn")
+	paused := running
+	paused.Status, paused.Steps, paused.Tools, paused.Timezone = store.TurnPaused, 3, []string{"files.read"}, ""
+	paused.Model, paused.StartedAt = "openai:gpt-5", at(31)
+	paused.Question, paused.Suggested = "Which day?", "Monday"
+	done := paused
+	done.Status, done.Steps, done.Question, done.Suggested, done.EndedAt = store.TurnDone, 5, "", "", at(33)
+	rerun := done
+	rerun.Status, rerun.EndedAt = store.TurnRunning, time.Time{}
+	steps := []struct {
+		name string
+		turn store.Turn
+	}{{"Running", running}, {"Paused", paused}, {"Done", done}, {"Rerun", rerun}}
+	for _, step := range steps {
+		if err := f.PutTurn(t.Context(), step.turn); err != nil {
+			t.Fatalf("PutTurn %s: %v", step.name, err)
+		}
+		got, err := f.GetTurn(t.Context(), step.turn.OrgID, step.turn.ID)
+		if err != nil {
+			t.Fatalf("GetTurn %s: %v", step.name, err)
+		}
+		if d := diff(step.turn, got); d != "" {
+			t.Errorf("GetTurn after put %s (-want +got):\n%s", step.name, d)
+		}
 	}
 }
 
@@ -117,7 +141,8 @@ func testTurnSameIDInOtherOrg(t *testing.T, f *fixture) {
 		t.Fatalf("PutTurn mine: %v", err)
 	}
 	theirs := mine
-	theirs.OrgID, theirs.Status, theirs.Tools = f.id("other-org"), "done", nil
+	theirs.OrgID, theirs.Status, theirs.Tools = f.id("other-org"), store.TurnDone, nil
+	theirs.Model, theirs.Steps, theirs.EndedAt = "other:model", 7, at(59)
 	putErr := f.PutTurn(t.Context(), theirs)
 	got, err := f.GetTurn(t.Context(), mine.OrgID, mine.ID)
 	if err != nil {

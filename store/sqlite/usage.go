@@ -1,0 +1,87 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"time"
+
+	"github.com/quiverhq/quiver/store"
+)
+
+// PutUsage appends u. Records are never replaced: two calls with the same
+// fields store two records.
+func (s *Store) PutUsage(ctx context.Context, u store.Usage) error {
+	const q = `INSERT INTO usage (org_id, conversation_id, turn_id, payer, model,
+			step, input_tokens, cached_input_tokens, cache_write_tokens,
+			output_tokens, cost_micros, created_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+	_, err := s.writer.ExecContext(ctx, q, u.OrgID, u.ConversationID, u.TurnID,
+		u.Payer, u.Model, u.Step, u.InputTokens, u.CachedInputTokens,
+		u.CacheWriteTokens, u.OutputTokens, u.CostMicros, encodeTime(u.CreatedAt))
+	if err != nil {
+		return fmt.Errorf("sqlite: put usage: %w", err)
+	}
+	return nil
+}
+
+// ListUsage returns the turn's records in that organisation by Step, in
+// the order they were put among records with the same Step. A turn with
+// none there yields none and no error.
+func (s *Store) ListUsage(ctx context.Context, orgID, turnID string) ([]store.Usage, error) {
+	const q = `SELECT conversation_id, payer, model, step, input_tokens,
+			cached_input_tokens, cache_write_tokens, output_tokens, cost_micros,
+			created_at
+		FROM usage WHERE org_id = ? AND turn_id = ?
+		ORDER BY step, id`
+	rows, err := s.reader.QueryContext(ctx, q, orgID, turnID)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: list usage: %w", err)
+	}
+	defer rows.Close()
+	us, err := scanUsages(rows, orgID, turnID)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: list usage: %w", err)
+	}
+	return us, nil
+}
+
+// scanUsages reads every row of a ListUsage query.
+func scanUsages(rows *sql.Rows, orgID, turnID string) ([]store.Usage, error) {
+	var us []store.Usage
+	for rows.Next() {
+		u := store.Usage{OrgID: orgID, TurnID: turnID}
+		var createdAt string
+		err := rows.Scan(&u.ConversationID, &u.Payer, &u.Model, &u.Step,
+			&u.InputTokens, &u.CachedInputTokens, &u.CacheWriteTokens,
+			&u.OutputTokens, &u.CostMicros, &createdAt)
+		if err != nil {
+			return nil, err
+		}
+		if u.CreatedAt, err = decodeTime(createdAt); err != nil {
+			return nil, err
+		}
+		us = append(us, u)
+	}
+	return us, rows.Err()
+}
+
+// SumUsage totals the payer's records in that organisation with CreatedAt
+// in [from, to). No such record, or to not after from, is a zero total.
+func (s *Store) SumUsage(ctx context.Context, orgID, payer string, from, to time.Time) (store.UsageTotal, error) {
+	// Encoded times sort as the instants do, so the window is a text range
+	// the usage_by_payer index answers.
+	const q = `SELECT count(*), COALESCE(SUM(input_tokens), 0),
+			COALESCE(SUM(cached_input_tokens), 0), COALESCE(SUM(cache_write_tokens), 0),
+			COALESCE(SUM(output_tokens), 0), COALESCE(SUM(cost_micros), 0)
+		FROM usage
+		WHERE org_id = ? AND payer = ? AND created_at >= ? AND created_at < ?`
+	var t store.UsageTotal
+	err := s.reader.QueryRowContext(ctx, q, orgID, payer, encodeTime(from), encodeTime(to)).Scan(
+		&t.Calls, &t.InputTokens, &t.CachedInputTokens, &t.CacheWriteTokens,
+		&t.OutputTokens, &t.CostMicros)
+	if err != nil {
+		return store.UsageTotal{}, fmt.Errorf("sqlite: sum usage: %w", err)
+	}
+	return t, nil
+}

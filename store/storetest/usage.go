@@ -1,0 +1,230 @@
+package storetest
+
+import (
+	"math"
+	"testing"
+	"time"
+
+	"github.com/quiverhq/quiver/store"
+)
+
+// usageCases checks the Usages repository.
+func usageCases() []suiteCase {
+	return []suiteCase{
+		{"RoundTrip", testUsageRoundTrip},
+		{"ListByStep", testUsageListByStep},
+		{"ListScoped", testUsageListScoped},
+		{"SumWindow", testUsageSumWindow},
+		{"SumScoped", testUsageSumScoped},
+		{"SumEmpty", testUsageSumEmpty},
+	}
+}
+
+// newUsage returns a record of turn "turn" in org with every field set.
+// Its counts are multiples of weight, each field with its own factor, so
+// that sums over distinct powers of two say which records were summed.
+func (f *fixture) newUsage(org string, step int, weight int64, created time.Time) store.Usage {
+	return store.Usage{
+		OrgID:             f.id(org),
+		ConversationID:    f.id("conv"),
+		TurnID:            f.id("turn"),
+		Payer:             f.id("payer"),
+		Model:             "anthropic:claude-sonnet",
+		Step:              step,
+		InputTokens:       weight,
+		CachedInputTokens: 3 * weight,
+		CacheWriteTokens:  5 * weight,
+		OutputTokens:      7 * weight,
+		CostMicros:        11 * weight,
+		CreatedAt:         created,
+	}
+}
+
+// putUsage stores every record, failing the test on error.
+func (f *fixture) putUsage(t *testing.T, us ...store.Usage) {
+	t.Helper()
+	for _, u := range us {
+		if err := f.PutUsage(t.Context(), u); err != nil {
+			t.Fatalf("PutUsage step %d: %v", u.Step, err)
+		}
+	}
+}
+
+// listUsage returns ListUsage's answer, failing the test on error.
+func (f *fixture) listUsage(t *testing.T, org, turn string) []store.Usage {
+	t.Helper()
+	got, err := f.ListUsage(t.Context(), org, turn)
+	if err != nil {
+		t.Fatalf("ListUsage: %v", err)
+	}
+	return got
+}
+
+// sumUsage returns SumUsage's answer, failing the test on error.
+func (f *fixture) sumUsage(t *testing.T, org, payer string, from, to time.Time) store.UsageTotal {
+	t.Helper()
+	got, err := f.SumUsage(t.Context(), org, payer, from, to)
+	if err != nil {
+		t.Fatalf("SumUsage: %v", err)
+	}
+	return got
+}
+
+// total is what SumUsage must answer for exactly these records.
+func total(us ...store.Usage) store.UsageTotal {
+	var t store.UsageTotal
+	for _, u := range us {
+		t.Calls++
+		t.InputTokens += u.InputTokens
+		t.CachedInputTokens += u.CachedInputTokens
+		t.CacheWriteTokens += u.CacheWriteTokens
+		t.OutputTokens += u.OutputTokens
+		t.CostMicros += u.CostMicros
+	}
+	return t
+}
+
+func testUsageRoundTrip(t *testing.T, f *fixture) {
+	tests := []struct {
+		name string
+		edit func(*store.Usage)
+	}{
+		{"AllFields", func(*store.Usage) {}},
+		{"LargeCounts", func(u *store.Usage) {
+			u.InputTokens, u.OutputTokens, u.CostMicros = 1<<40, math.MaxInt64/4, math.MaxInt64
+		}},
+		{"NoPrice", func(u *store.Usage) { u.CostMicros = 0 }},
+		{"ZeroFields", func(u *store.Usage) { *u = store.Usage{OrgID: u.OrgID, TurnID: u.TurnID} }},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			want := f.newUsage("org", 1, 1, at(12))
+			want.TurnID = f.id(tc.name)
+			tc.edit(&want)
+			f.putUsage(t, want)
+			got := f.listUsage(t, want.OrgID, want.TurnID)
+			if d := diff([]store.Usage{want}, got); d != "" {
+				t.Errorf("ListUsage mismatch (-want +got):\n%s", d)
+			}
+			for _, u := range got {
+				wantUTC(t, "CreatedAt", u.CreatedAt)
+			}
+		})
+	}
+}
+
+// testUsageListByStep puts steps out of order, with CreatedAt against the
+// step order, and checks they are listed by Step.
+func testUsageListByStep(t *testing.T, f *fixture) {
+	var put []store.Usage
+	for i, step := range []int{3, 1, 4, 2} {
+		put = append(put, f.newUsage("org", step, int64(1)<<i, at(20-step)))
+	}
+	f.putUsage(t, put...)
+	want := []store.Usage{put[1], put[3], put[0], put[2]}
+	if d := diff(want, f.listUsage(t, f.id("org"), f.id("turn"))); d != "" {
+		t.Errorf("ListUsage (-want +got):\n%s", d)
+	}
+}
+
+// testUsageListScoped checks that a turn's records are listed only in its
+// organisation and only under its own ID.
+func testUsageListScoped(t *testing.T, f *fixture) {
+	mine := f.newUsage("org", 1, 1, at(1))
+	theirs := f.newUsage("other-org", 2, 2, at(2)) // same turn ID, other org
+	f.putUsage(t, mine, theirs)
+	tests := []struct {
+		name, org, turn string
+		want            []store.Usage
+	}{
+		{"Mine", mine.OrgID, mine.TurnID, []store.Usage{mine}},
+		{"UnknownOrg", f.id("unknown-org"), mine.TurnID, nil},
+		{"OtherTurn", mine.OrgID, f.id("other-turn"), nil},
+		{"EmptyOrg", "", mine.TurnID, nil},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if d := diff(tc.want, f.listUsage(t, tc.org, tc.turn)); d != "" {
+				t.Errorf("ListUsage (-want +got):\n%s", d)
+			}
+		})
+	}
+}
+
+// testUsageSumWindow checks that SumUsage counts exactly the records with
+// CreatedAt in [from, to), bounds compared as instants whatever their zone.
+func testUsageSumWindow(t *testing.T, f *fixture) {
+	us := []store.Usage{
+		f.newUsage("org", 1, 1, at(10)),
+		f.newUsage("org", 2, 2, at(20)),
+		f.newUsage("org", 3, 4, at(30)),
+	}
+	f.putUsage(t, us...)
+	ms := time.Millisecond
+	tests := []struct {
+		name     string
+		from, to time.Time
+		want     store.UsageTotal
+	}{
+		{"All", at(0), at(40), total(us...)},
+		{"FromInclusive", at(20), at(40), total(us[1:]...)},
+		{"ToExclusive", at(0), at(30), total(us[:2]...)},
+		{"JustAfterFrom", at(20).Add(ms), at(40), total(us[2])},
+		{"JustAfterTo", at(0), at(30).Add(ms), total(us...)},
+		{"OneInstant", at(20), at(20).Add(ms), total(us[1])},
+		{"EmptyWindow", at(20), at(20), store.UsageTotal{}},
+		{"Reversed", at(40), at(0), store.UsageTotal{}},
+		{"Before", at(0), at(10), store.UsageTotal{}},
+		{"UTCBounds", at(20).UTC(), at(30).UTC(), total(us[1])},
+		{"WestBounds", at(20).In(time.FixedZone("UTC-10", -10*3600)), at(31), total(us[1:]...)},
+	}
+	org, payer := f.id("org"), f.id("payer")
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if d := diff(tc.want, f.sumUsage(t, org, payer, tc.from, tc.to)); d != "" {
+				t.Errorf("SumUsage(%v, %v) (-want +got):\n%s", tc.from, tc.to, d)
+			}
+		})
+	}
+}
+
+// testUsageSumScoped checks that SumUsage counts only the payer's records
+// in that organisation: not another payer's in it, nor the same payer's
+// in another organisation.
+func testUsageSumScoped(t *testing.T, f *fixture) {
+	mine := f.newUsage("org", 1, 1, at(10))
+	otherPayer := f.newUsage("org", 2, 2, at(10))
+	otherPayer.Payer = f.id("other-payer")
+	otherOrg := f.newUsage("other-org", 3, 4, at(10))
+	f.putUsage(t, mine, otherPayer, otherOrg)
+	tests := []struct {
+		name, org, payer string
+		want             store.UsageTotal
+	}{
+		{"Mine", mine.OrgID, mine.Payer, total(mine)},
+		{"OtherPayer", mine.OrgID, otherPayer.Payer, total(otherPayer)},
+		{"OtherOrg", otherOrg.OrgID, mine.Payer, total(otherOrg)},
+		{"UnknownOrg", f.id("unknown-org"), mine.Payer, store.UsageTotal{}},
+		{"EmptyOrg", "", mine.Payer, store.UsageTotal{}},
+		{"EmptyPayer", mine.OrgID, "", store.UsageTotal{}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if d := diff(tc.want, f.sumUsage(t, tc.org, tc.payer, at(0), at(59))); d != "" {
+				t.Errorf("SumUsage (-want +got):\n%s", d)
+			}
+		})
+	}
+}
+
+// testUsageSumEmpty checks that a payer with no records sums to zero, with
+// no error, and that a turn with none lists none.
+func testUsageSumEmpty(t *testing.T, f *fixture) {
+	got := f.sumUsage(t, f.id("org"), f.id("payer"), time.Time{}, at(59))
+	if d := diff(store.UsageTotal{}, got); d != "" {
+		t.Errorf("SumUsage with no records (-want +got):\n%s", d)
+	}
+	if got := f.listUsage(t, f.id("org"), f.id("turn")); len(got) != 0 {
+		t.Errorf("ListUsage with no records = %+v, want none", got)
+	}
+}
