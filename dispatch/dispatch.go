@@ -101,6 +101,9 @@ func (d *Dispatcher) Call(ctx context.Context, t Turn, c Call) (tool.Result, err
 	if err != nil {
 		return d.classify(ctx, tl, err)
 	}
+	if tl.Spec().Unstored {
+		return res, nil
+	}
 	return d.store(ctx, t.Scope, tl.Name(), res)
 }
 

@@ -221,6 +221,26 @@ func TestLargeResultsAreStored(t *testing.T) {
 	}
 }
 
+// TestUnstoredResultsStayInline: a tool that bounds its own output (the
+// reader of stored results) is never stored again, or reading a page would
+// hand back a new reference instead of the text.
+func TestUnstoredResultsStayInline(t *testing.T) {
+	reader := tool.New(tool.Spec{Name: "reader", Description: "Reads.", Unstored: true},
+		func(context.Context, tool.Scope, struct{}) (string, error) { return strings.Repeat("x", 101), nil })
+	d, tn, rs := setup(t, dispatch.Config{Threshold: 100, Preview: 10})
+	tn.Toolset = oneTool(reader)
+	got, err := d.Call(context.Background(), tn, dispatch.Call{Name: "reader"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(tool.Result{Content: strings.Repeat("x", 101)}, got); diff != "" {
+		t.Errorf("result (-want +got):\n%s", diff)
+	}
+	if len(rs.m) != 0 {
+		t.Errorf("unstored result was stored: %v", rs.m)
+	}
+}
+
 func TestStoreFailureIsInfrastructure(t *testing.T) {
 	d, tn, _ := setup(t, dispatch.Config{Threshold: 10, Results: &results{fail: errors.New("disk full")}})
 	if _, err := d.Call(context.Background(), tn, dispatch.Call{Name: "behave", Args: []byte(`{"mode":"big","n":11}`)}); err == nil {

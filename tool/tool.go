@@ -72,6 +72,12 @@ type Spec struct {
 	Limits []Limit
 	// Timeout bounds one call; zero means DefaultTimeout.
 	Timeout time.Duration
+	// Unstored keeps the result inline whatever its size: dispatch never
+	// moves it to the result store. Set it only on a tool that bounds its own
+	// output, such as read_tool_result, whose page would otherwise come back
+	// as a new reference instead of the text asked for. False means a result
+	// over the dispatcher's threshold is stored and referenced.
+	Unstored bool
 	// Tune, when set, adjusts the schema inferred from the input type (enums,
 	// bounds, defaults). It runs once, at construction.
 	Tune func(*jsonschema.Schema)

@@ -41,6 +41,9 @@ func Tool(rs store.Results) *tool.Tool {
 		Macros:      []string{"tool_result_tool"},
 		Description: description,
 		AlwaysOn:    true,
+		// Its output is bounded by maxChars; storing it again would answer
+		// a read with a new reference instead of the text.
+		Unstored: true,
 		Limits: []tool.Limit{
 			{Name: "refs", Value: MaxRefs}, {Name: "maxChars_default", Value: DefaultMaxChars},
 			{Name: "maxChars_min", Value: MinMaxChars}, {Name: "maxChars_max", Value: MaxMaxChars},

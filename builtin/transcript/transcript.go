@@ -37,7 +37,10 @@ func Tool(ms store.Messages) *tool.Tool {
 		Macros:      []string{"transcript_tool"},
 		Description: description,
 		AlwaysOn:    true,
-		Limits:      []tool.Limit{{Name: "maxChars_default", Value: DefaultMaxChars}, {Name: "maxChars_max", Value: MaxMaxChars}},
+		// Its output is bounded by maxChars; storing it again would answer
+		// a read with a new reference instead of the text.
+		Unstored: true,
+		Limits:   []tool.Limit{{Name: "maxChars_default", Value: DefaultMaxChars}, {Name: "maxChars_max", Value: MaxMaxChars}},
 	}, func(ctx context.Context, s tool.Scope, in Input) (string, error) {
 		return read(ctx, ms, s, in)
 	})

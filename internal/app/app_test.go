@@ -14,6 +14,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/quiverhq/quiver/internal/app"
+	"github.com/quiverhq/quiver/store"
 	"github.com/quiverhq/quiver/store/sqlite"
 )
 
@@ -229,14 +230,47 @@ func TestCallLargeResultRoundTrip(t *testing.T) {
 	if !strings.HasPrefix(got.Ref, "res_") {
 		t.Fatalf("large result not stored: ref %q, %d chars", got.Ref, len(got.Content))
 	}
-	code, out, _ = run(t, data, "call", "read_tool_result", "--agent", agentFile, "--json", "--args", `{"refs":["`+got.Ref+`"],"maxChars":1024,"offset":1024}`)
+	ref := got.Ref
+	code, out, _ = run(t, data, "call", "read_tool_result", "--agent", agentFile, "--json", "--args", `{"refs":["`+ref+`"],"maxChars":1024,"offset":1024}`)
 	if err := json.Unmarshal([]byte(out), &got); err != nil || code != 0 || !strings.Contains(got.Content, "characters 1024–2048 of") {
 		t.Errorf("read_tool_result: %d %+v", code, got)
 	}
+	// The widest page allowed reaches the model whole: it is not stored
+	// again behind a new reference.
+	code, out, _ = run(t, data, "call", "read_tool_result", "--agent", agentFile, "--json", "--args", `{"refs":["`+ref+`"],"maxChars":20000}`)
+	var page app.CallOutput
+	if err := json.Unmarshal([]byte(out), &page); err != nil || code != 0 || page.Ref != "" || !strings.Contains(page.Content, "lines 1-1000 of 1000") || strings.Count(page.Content, "line of text") != 1000 {
+		t.Errorf("read_tool_result maxChars 20000: exit %d, ref %q, %d chars", code, page.Ref, len(page.Content))
+	}
 	// Another conversation cannot open the reference.
-	code, out, _ = run(t, data, "call", "read_tool_result", "--agent", agentFile, "--conversation", "other", "--json", "--args", `{"refs":["`+got.Ref+`"]}`)
-	if code != 1 || strings.Contains(out, "line of text") {
+	code, out, _ = run(t, data, "call", "read_tool_result", "--agent", agentFile, "--conversation", "other", "--json", "--args", `{"refs":["`+ref+`"]}`)
+	if code != 1 || strings.Contains(out, "line of text") || !strings.Contains(out, ref+": no such result in this conversation.") {
 		t.Errorf("other conversation read the result: %d %s", code, out)
+	}
+}
+
+// TestCallReadTranscriptIsNotStored: read_transcript's maxChars (up to
+// 20,000) is what the model gets, not a preview behind a new reference.
+func TestCallReadTranscriptIsNotStored(t *testing.T) {
+	data := t.TempDir()
+	st, err := sqlite.Open(context.Background(), data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 6 {
+		m := store.Message{ConversationID: "cli", TurnID: "t1", Role: "user", Content: fmt.Sprintf("%d:%s", i, strings.Repeat("x", 2990)), CreatedAt: fixedNow}
+		if _, err := st.AppendMessage(context.Background(), "default", m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	st.Close()
+	code, out, stderr := run(t, data, "call", "read_transcript", "--agent", agentFile, "--json", "--args", `{"maxChars":20000}`)
+	var got app.CallOutput
+	if err := json.Unmarshal([]byte(out), &got); err != nil || code != 0 {
+		t.Fatalf("exit %d: %s %s", code, out, stderr)
+	}
+	if got.Ref != "" || !strings.Contains(got.Content, "#1 user: 0:") || !strings.Contains(got.Content, "#6 user: 5:") {
+		t.Errorf("read_transcript maxChars 20000: ref %q, %d chars", got.Ref, len(got.Content))
 	}
 }
 
