@@ -97,6 +97,11 @@ func (d *Dispatcher) Call(ctx context.Context, t Turn, c Call) (tool.Result, err
 	if !ok {
 		return Refusal(c.Name), nil
 	}
+	// A turn that has ended runs nothing more: without this check the
+	// handler would start anyway and race the cancellation.
+	if err := ctx.Err(); err != nil {
+		return tool.Result{}, fmt.Errorf("dispatch %s: %w", tl.Name(), err)
+	}
 	res, err := d.run(ctx, tl, t.Scope, c.Args)
 	if err != nil {
 		return d.classify(ctx, tl, err)

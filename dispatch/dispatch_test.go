@@ -149,6 +149,33 @@ func TestInfrastructureFailuresReturnToCaller(t *testing.T) {
 	}
 }
 
+// TestCancelledTurnRunsNothing: a call on a turn whose context has ended
+// returns the cancellation and never starts the handler (a write tool must
+// not run after the turn was stopped).
+func TestCancelledTurnRunsNothing(t *testing.T) {
+	ran := make(chan struct{}, 1)
+	write := tool.New(tool.Spec{Name: "write", Description: "Writes.", Access: tool.Write},
+		func(context.Context, tool.Scope, struct{}) (string, error) {
+			ran <- struct{}{}
+			return "written", nil
+		})
+	d, tn, _ := setup(t, dispatch.Config{})
+	tn.Toolset = oneTool(write)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := d.Call(ctx, tn, dispatch.Call{Name: "write"}); !errors.Is(err, context.Canceled) {
+		t.Errorf("err = %v, want context.Canceled", err)
+	}
+	// A handler wrongly started on its own goroutine gets a moment to show
+	// itself; a correct dispatcher never starts it, so this wait only ends
+	// by the timer.
+	select {
+	case <-ran:
+		t.Error("handler ran on a cancelled turn")
+	case <-time.After(100 * time.Millisecond):
+	}
+}
+
 func TestCancelWhileRunning(t *testing.T) {
 	d, tn, _ := setup(t, dispatch.Config{})
 	block := make(chan struct{})
