@@ -10,6 +10,7 @@ import (
 	_ "embed"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -101,7 +102,12 @@ func System(f turn.Facts, ts registry.Toolset) (tmpl.Result, error) {
 			}
 			return tmpl.Result{}, fmt.Errorf("tool fragment: %w", err)
 		}
-		out.Warnings = append(out.Warnings, r.Warnings...)
+		for _, w := range r.Warnings {
+			// Once per distinct message, across the prompt and fragments.
+			if !slices.Contains(out.Warnings, w) {
+				out.Warnings = append(out.Warnings, w)
+			}
+		}
 		if t := strings.TrimSpace(r.Text); t != "" {
 			parts = append(parts, t)
 		}

@@ -90,6 +90,26 @@ func TestSystemRendersAuthoredText(t *testing.T) {
 	}
 }
 
+// TestWarningsOncePerRender: the agent prompt and the fragments are one
+// render, so a warning they share is reported once.
+func TestWarningsOncePerRender(t *testing.T) {
+	h := func(context.Context, tool.Scope, in) (string, error) { return "", nil }
+	c := registry.New()
+	c.Register(
+		tool.New(tool.Spec{Name: "a", Description: "A.", AlwaysOn: true, Fragments: []string{"{{if capability:flying}}A{{/if}}"}}, h),
+		tool.New(tool.Spec{Name: "b", Description: "B.", AlwaysOn: true, Fragments: []string{"{{if capability:flying}}B{{/if}}"}}, h),
+	)
+	f := turnFacts("{{if capability:flying}}P{{/if}}Plain.", nil, nil, true)
+	sys, err := prompt.System(f, c.Select(f))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{`unknown capability "flying" in {{if capability:flying}}; treated as false`}
+	if diff := cmp.Diff(want, sys.Warnings); diff != "" {
+		t.Errorf("warnings (-want +got):\n%s", diff)
+	}
+}
+
 // TestOnlyAuthoredTextIsTemplate: text that no admin authored (a caller's
 // name, tool descriptions, which later come from MCP servers) reaches the
 // model byte for byte.
