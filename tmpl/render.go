@@ -80,8 +80,27 @@ func (r *renderer) block(b *blockNode) {
 	}
 	if ok {
 		r.nodes(b.then)
+		r.malformed(b.els)
 	} else {
+		r.malformed(b.then)
 		r.nodes(b.els)
+	}
+}
+
+// malformed reports the malformed blocks of a branch not taken. They are
+// dropped either way, but the author hears of the typo whatever this turn
+// can do.
+func (r *renderer) malformed(ns []node) {
+	for _, n := range ns {
+		b, ok := n.(*blockNode)
+		switch {
+		case !ok:
+		case b.bad != "":
+			r.warnings = append(r.warnings, b.bad)
+		default:
+			r.malformed(b.then)
+			r.malformed(b.els)
+		}
 	}
 }
 

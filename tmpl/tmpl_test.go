@@ -72,6 +72,8 @@ func TestMalformed(t *testing.T) {
 		{"stray else removed alone", "a{{else}}b", "ab", "stray {{else}}"},
 		{"stray /if removed alone", "a{{ /IF }}b", "ab", "stray {{ /IF }}"},
 		{"unknown capability warns", "{{if capability:flying}}X{{/if}}", "", `unknown capability "flying"`},
+		{"malformed in the branch not taken still warns", "a{{if capability:voice_message}}{{if}}X{{/if}}{{/if}}b", "ab", "empty condition; block dropped"},
+		{"malformed in the else not taken still warns", "{{if capability:self_teaching}}A{{else}}{{if tool:x}}{{else}}{{else}}{{/if}}{{/if}}", "A", "second {{else}}"},
 		{"unknown family warns", "{{if tool_family:teleport}}X{{/if}}", "", `unknown tool family "teleport"`},
 	}
 	for _, tc := range tests {
