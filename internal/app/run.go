@@ -44,6 +44,8 @@ const usage = `Quiver is the tool layer of an LLM agent: it selects the tools a 
 use, assembles the prompt that goes with them, and runs tool calls safely.
 
 Usage:
+  quiver chat  --agent FILE [flags] [MESSAGE] talk with an agent through a real model
+  quiver transcript CONVERSATION_ID           print a stored conversation
   quiver turn  --agent FILE [flags] MESSAGE   print the assembled request of a turn
   quiver call  TOOL --agent FILE --args JSON  run one tool call through dispatch
   quiver tools [--json]                       list tools, sizes and ceilings
@@ -88,11 +90,15 @@ func dispatchCommand(ctx context.Context, args []string, env Env) error {
 		return runTools(args[1:], env)
 	case "prompt":
 		return runPrompt(args[1:], env)
+	case "chat":
+		return runChat(ctx, args[1:], env)
+	case "transcript":
+		return runTranscript(ctx, args[1:], env)
 	case "help", "-h", "--help", "-help":
 		fmt.Fprint(env.Stdout, usage)
 		return nil
 	}
-	return usagef("unknown command %q (commands: turn, call, tools, prompt)", args[0])
+	return usagef("unknown command %q (commands: chat, transcript, turn, call, tools, prompt)", args[0])
 }
 
 // resultError reports that a tool call ran and returned an error result,

@@ -1,0 +1,278 @@
+package app
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"strings"
+
+	"github.com/quiverhq/quiver/agent"
+	"github.com/quiverhq/quiver/dispatch"
+	"github.com/quiverhq/quiver/internal/config"
+	"github.com/quiverhq/quiver/llm"
+	"github.com/quiverhq/quiver/prompt"
+	"github.com/quiverhq/quiver/registry"
+	"github.com/quiverhq/quiver/store"
+	"github.com/quiverhq/quiver/store/sqlite"
+	"github.com/quiverhq/quiver/tool"
+	"github.com/quiverhq/quiver/turn"
+)
+
+const chatUsage = `Usage: quiver chat --agent FILE [flags] [MESSAGE]
+
+Talks with an agent through a real model. With MESSAGE, runs one turn and
+exits. Without it, reads messages: interactively on a terminal (streaming the
+answer, showing tool calls as they run, asking clarifying questions), or one
+message per line when standard input is not a terminal, all in the same
+conversation. A message sent to a conversation whose last turn paused on a
+clarifying question is the answer to it.
+
+Models: --model or the agent's model, as provider:model. Keys come from
+--config or OPENAI_API_KEY, ANTHROPIC_API_KEY, GEMINI_API_KEY,
+OPENROUTER_API_KEY; base URLs from OPENAI_BASE_URL, OLLAMA_HOST, ... With no
+provider configured, Quiver uses an Ollama server on localhost:11434.
+
+Flags:
+  --agent FILE        agent definition (YAML), required
+  --model P:NAME      override the agent's model
+  --conversation ID   continue this conversation (default: a new one)
+  --config FILE       deployment configuration (providers, prices, max_steps)
+  --user NAME         caller's display name
+  --org O             caller's organisation
+  --department D      caller's department
+  --tz ZONE           caller's IANA timezone
+  --data DIR          data folder (default $QUIVER_DATA, else ~/.local/share/quiver)
+  --json              print one JSON event per line (text, tool_call,
+                      tool_result, pause, next_actions, usage, done, error),
+                      each with the conversation id
+`
+
+type chatFlags struct {
+	in      TurnInput
+	config  string
+	data    string
+	asJSON  bool
+	message string
+}
+
+func parseChat(args []string, env Env) (chatFlags, error) {
+	fs := newFlags("chat")
+	var c chatFlags
+	fs.StringVar(&c.in.AgentFile, "agent", "", "")
+	fs.StringVar(&c.in.Model, "model", "", "")
+	fs.StringVar(&c.in.ConversationID, "conversation", "", "")
+	fs.StringVar(&c.config, "config", "", "")
+	fs.StringVar(&c.in.Caller.User, "user", "", "")
+	fs.StringVar(&c.in.Caller.Org, "org", "", "")
+	fs.StringVar(&c.in.Caller.Department, "department", "", "")
+	fs.StringVar(&c.in.Caller.Timezone, "tz", "", "")
+	fs.StringVar(&c.data, "data", "", "")
+	fs.BoolVar(&c.asJSON, "json", false, "")
+	pos, err := parse(fs, args, chatUsage, env.Stdout)
+	if err != nil {
+		return c, err
+	}
+	switch len(pos) {
+	case 0:
+	case 1:
+		c.message = pos[0]
+		if strings.TrimSpace(c.message) == "" {
+			return c, usagef("chat: MESSAGE is empty")
+		}
+	default:
+		return c, usagef("chat: give at most one MESSAGE argument (quote it)")
+	}
+	return c, nil
+}
+
+// session is one chat's world: store, catalog, runner, model.
+type session struct {
+	env    Env
+	st     *sqlite.Store
+	cat    *registry.Catalog
+	runner *agent.Runner
+	model  llm.Model
+	in     TurnInput
+	out    *chatPrinter
+}
+
+func runChat(ctx context.Context, args []string, env Env) error {
+	c, err := parseChat(args, env)
+	if err != nil {
+		return err
+	}
+	s, err := openSession(ctx, c, env)
+	if err != nil {
+		return err
+	}
+	defer s.st.Close()
+	if c.message != "" {
+		return s.say(ctx, c.message)
+	}
+	return s.readLoop(ctx)
+}
+
+func openSession(ctx context.Context, c chatFlags, env Env) (*session, error) {
+	cfg, err := config.LoadConfig(c.config)
+	if err != nil {
+		return nil, &UsageError{Msg: err.Error()}
+	}
+	c.in.Now = env.Now()
+	facts, err := collectFacts(c.in)
+	if err != nil {
+		return nil, err
+	}
+	ms := models{cfg: cfg, getenv: env.Getenv, http: &http.Client{}}
+	model, notice, err := ms.open(ctx, facts.Model)
+	if err != nil {
+		return nil, err
+	}
+	if notice != "" {
+		fmt.Fprintf(env.Stderr, "quiver: %s\n", notice)
+	}
+	dir, err := dataDir(c.data, env)
+	if err != nil {
+		return nil, err
+	}
+	st, err := sqlite.Open(ctx, dir)
+	if err != nil {
+		return nil, fmt.Errorf("open store: %w", err)
+	}
+	if c.in.ConversationID == "" {
+		c.in.ConversationID = agent.NewID("conv_")
+	}
+	s := &session{env: env, st: st, model: model, in: c.in, out: &chatPrinter{w: env.Stdout, errw: env.Stderr, json: c.asJSON}}
+	s.cat = NewCatalog(CatalogDeps{Store: st, DataDir: dir})
+	s.runner = agent.New(agent.Config{
+		Store: st, Dispatcher: dispatch.New(dispatch.Config{Results: st, Logger: env.Logger}),
+		MaxSteps: cfg.MaxSteps, Prices: prices(cfg), Now: env.Now, Logger: env.Logger,
+	})
+	return s, nil
+}
+
+func prices(cfg config.Config) map[string]agent.Price {
+	out := make(map[string]agent.Price, len(cfg.Prices))
+	for ref, p := range cfg.Prices {
+		out[ref] = agent.Price{Input: p.Input, CachedInput: p.CachedInput, CacheWrite: p.CacheWrite, Output: p.Output}
+	}
+	return out
+}
+
+// say runs one user message: a new turn, or the answer to a paused one.
+func (s *session) say(ctx context.Context, message string) error {
+	s.in.Now = s.env.Now()
+	facts, err := collectFacts(s.in)
+	if err != nil {
+		return err
+	}
+	facts.Model.Provider, facts.Model.Name, _ = strings.Cut(s.model.Ref(), ":")
+	paused, err := s.pausedTurn(ctx, facts.Place.OrgID)
+	if err != nil {
+		return err
+	}
+	var start agent.Start
+	if paused != nil {
+		facts.TurnID, facts.Caller.Timezone = paused.ID, paused.Timezone
+		start, err = s.prepare(facts, s.cat.Restore(paused.Tools), message)
+	} else {
+		facts.TurnID = agent.NewID("turn_")
+		start, err = s.prepare(facts, s.cat.Select(facts), message)
+	}
+	if err != nil {
+		return err
+	}
+	var out agent.Outcome
+	if paused != nil {
+		out, err = s.runner.Resume(ctx, start, s.out.event)
+	} else {
+		out, err = s.runner.Run(ctx, start, s.out.event)
+	}
+	if err != nil {
+		return err
+	}
+	if out.Stop == agent.StopError {
+		return resultError{}
+	}
+	return nil
+}
+
+// prepare assembles the turn's request, refusing declarations the model
+// cannot take before any request is sent.
+func (s *session) prepare(f turn.Facts, ts registry.Toolset, message string) (agent.Start, error) {
+	ts = ts.Narrow(s.cat, func(t *tool.Tool) (bool, string) {
+		if err := s.model.CheckTool(llm.ToolDef(t.Declaration())); err != nil {
+			return false, "the model cannot take its schema: " + err.Error()
+		}
+		return true, ""
+	})
+	req, err := prompt.Assemble(f, ts)
+	if err != nil {
+		return agent.Start{}, usagef("chat: %v", err)
+	}
+	for _, w := range req.Warnings {
+		fmt.Fprintf(s.env.Stderr, "quiver: prompt warning: %s\n", w)
+	}
+	return agent.Start{Facts: f, Toolset: ts, Request: req, Model: s.model, Message: message}, nil
+}
+
+// pausedTurn returns the conversation's last turn when it is paused.
+func (s *session) pausedTurn(ctx context.Context, orgID string) (*store.Turn, error) {
+	msgs, err := s.st.ListMessages(ctx, orgID, s.in.ConversationID, 0)
+	if err != nil || len(msgs) == 0 {
+		return nil, err
+	}
+	t, err := s.st.GetTurn(ctx, orgID, msgs[len(msgs)-1].TurnID)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, nil
+	}
+	if err != nil || t.Status != store.TurnPaused {
+		return nil, err
+	}
+	return &t, nil
+}
+
+// readLoop reads messages until end of input: a prompt on a terminal, one
+// message per line otherwise.
+func (s *session) readLoop(ctx context.Context) error {
+	in := s.env.Stdin
+	if in == nil {
+		in = os.Stdin
+	}
+	tty := isTerminal(in)
+	if tty && !s.out.json {
+		fmt.Fprintf(s.env.Stderr, "conversation %s — Ctrl-D to end\n", s.in.ConversationID)
+	}
+	sc := bufio.NewScanner(in)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	for {
+		if tty && !s.out.json {
+			fmt.Fprint(s.env.Stdout, s.out.promptText())
+		}
+		if !sc.Scan() {
+			return sc.Err()
+		}
+		line := strings.TrimSpace(sc.Text())
+		if line == "" {
+			continue
+		}
+		if err := s.say(ctx, line); err != nil && !errors.As(err, new(resultError)) {
+			return err
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+	}
+}
+
+func isTerminal(r io.Reader) bool {
+	f, ok := r.(*os.File)
+	if !ok {
+		return false
+	}
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+}

@@ -1,0 +1,120 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/quiverhq/quiver/store"
+	"github.com/quiverhq/quiver/store/sqlite"
+)
+
+const transcriptUsage = `Usage: quiver transcript CONVERSATION_ID [--user NAME] [--org O] [--data DIR] [--json]
+
+Prints a conversation's stored messages, oldest first: context messages, user
+and assistant messages, tool calls and (possibly truncated) tool results with
+the reference of the full body. Only the conversation's owner (--user, --org)
+can read it.
+
+Flags:
+  --user NAME   caller's display name (the conversation's owner)
+  --org O       caller's organisation
+  --data DIR    data folder (default $QUIVER_DATA, else ~/.local/share/quiver)
+  --json        print {"conversation_id", "messages": [...]}
+`
+
+// TranscriptMessage is one message of "quiver transcript --json".
+type TranscriptMessage struct {
+	Seq        int64     `json:"seq"`
+	TurnID     string    `json:"turn_id"`
+	Role       string    `json:"role"`
+	Content    string    `json:"content"`
+	ToolName   string    `json:"tool_name,omitempty"`
+	ToolCallID string    `json:"tool_call_id,omitempty"`
+	Ref        string    `json:"ref,omitempty"`
+	IsError    bool      `json:"is_error,omitempty"`
+	CreatedAt  time.Time `json:"created_at"`
+}
+
+func runTranscript(ctx context.Context, args []string, env Env) error {
+	fs := newFlags("transcript")
+	var user, org, data string
+	var asJSON bool
+	fs.StringVar(&user, "user", "", "")
+	fs.StringVar(&org, "org", "", "")
+	fs.StringVar(&data, "data", "", "")
+	fs.BoolVar(&asJSON, "json", false, "")
+	pos, err := parse(fs, args, transcriptUsage, env.Stdout)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 1 {
+		return usagef("transcript: give exactly one CONVERSATION_ID")
+	}
+	dir, err := dataDir(data, env)
+	if err != nil {
+		return err
+	}
+	st, err := sqlite.Open(ctx, dir)
+	if err != nil {
+		return fmt.Errorf("open store: %w", err)
+	}
+	defer st.Close()
+	orgID, userID := slug(org, "default"), slug(user, "cli")
+	msgs, err := ownedMessages(ctx, st, orgID, userID, pos[0])
+	if err != nil {
+		return err
+	}
+	if asJSON {
+		return writeJSON(env.Stdout, struct {
+			ConversationID string              `json:"conversation_id"`
+			Messages       []TranscriptMessage `json:"messages"`
+		}{pos[0], msgs})
+	}
+	printTranscript(env.Stdout, msgs)
+	return nil
+}
+
+// ownedMessages returns the conversation's messages when the caller owns it;
+// another user's or a missing conversation is the same "not found".
+func ownedMessages(ctx context.Context, st store.Store, orgID, userID, id string) ([]TranscriptMessage, error) {
+	c, err := st.GetConversation(ctx, orgID, id)
+	if errors.Is(err, store.ErrNotFound) || (err == nil && c.UserID != userID) {
+		return nil, usagef("transcript: no conversation %q for this user", id)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("load conversation: %w", err)
+	}
+	msgs, err := st.ListMessages(ctx, orgID, id, 0)
+	if err != nil {
+		return nil, fmt.Errorf("load messages: %w", err)
+	}
+	out := make([]TranscriptMessage, len(msgs))
+	for i, m := range msgs {
+		out[i] = TranscriptMessage{Seq: m.Seq, TurnID: m.TurnID, Role: m.Role, Content: m.Content, ToolName: m.ToolName,
+			ToolCallID: m.ToolCallID, Ref: m.Ref, IsError: m.IsError, CreatedAt: m.CreatedAt}
+	}
+	return out, nil
+}
+
+func printTranscript(w io.Writer, msgs []TranscriptMessage) {
+	for _, m := range msgs {
+		who := m.Role
+		switch m.Role {
+		case "tool_call":
+			who = "→ " + m.ToolName
+		case "tool":
+			who = "← " + m.ToolName
+			if m.IsError {
+				who = "✗ " + m.ToolName
+			}
+		}
+		fmt.Fprintf(w, "#%d %s %s\n%s\n", m.Seq, m.CreatedAt.Format(time.DateTime), who, m.Content)
+		if m.Ref != "" {
+			fmt.Fprintf(w, "(full result: %s)\n", m.Ref)
+		}
+		fmt.Fprintln(w)
+	}
+}

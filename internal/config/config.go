@@ -1,0 +1,109 @@
+package config
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"regexp"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// MaxConfigFileBytes bounds a configuration file.
+const MaxConfigFileBytes = 1 << 20
+
+// Config is Quiver's deployment configuration (quiver --config FILE). The
+// zero value is valid: providers come from the usual environment variables.
+type Config struct {
+	// Providers configures model providers by name ("openai", "anthropic",
+	// "gemini", "ollama", "openrouter", or any OpenAI-compatible name with a
+	// base_url). Unset fields fall back to the environment.
+	Providers map[string]Provider `yaml:"providers"`
+	// Prices are per-model prices per million tokens, by "provider:model".
+	Prices map[string]Price `yaml:"prices"`
+	// MaxSteps bounds the model steps of one turn; zero means the default.
+	MaxSteps int `yaml:"max_steps"`
+}
+
+// Provider is one model provider's connection.
+type Provider struct {
+	// APIKey is the key itself; prefer APIKeyEnv so the file holds no secret.
+	APIKey string `yaml:"api_key"`
+	// APIKeyEnv names the environment variable holding the key.
+	APIKeyEnv string `yaml:"api_key_env"`
+	// BaseURL overrides the provider's endpoint (OpenAI-compatible servers).
+	BaseURL string `yaml:"base_url"`
+}
+
+// Price is a model's price per million tokens. Zero CachedInput or
+// CacheWrite means the Input price.
+type Price struct {
+	Input       float64 `yaml:"input"`
+	CachedInput float64 `yaml:"cached_input"`
+	CacheWrite  float64 `yaml:"cache_write"`
+	Output      float64 `yaml:"output"`
+}
+
+var providerName = regexp.MustCompile(`^[a-z][a-z0-9_-]{0,31}$`)
+
+// LoadConfig reads and validates a configuration file. An empty path gives
+// the zero Config.
+func LoadConfig(path string) (Config, error) {
+	if path == "" {
+		return Config{}, nil
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return Config{}, fmt.Errorf("config file: %w", err)
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, MaxConfigFileBytes+1))
+	if err != nil {
+		return Config{}, fmt.Errorf("config file %s: %w", path, err)
+	}
+	if len(data) > MaxConfigFileBytes {
+		return Config{}, fmt.Errorf("config file %s: larger than %d bytes", path, MaxConfigFileBytes)
+	}
+	c, err := ParseConfig(data)
+	if err != nil {
+		return Config{}, fmt.Errorf("config file %s: %w", path, err)
+	}
+	return c, nil
+}
+
+// ParseConfig decodes and validates a configuration.
+func ParseConfig(data []byte) (Config, error) {
+	var c Config
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	dec.KnownFields(true)
+	if err := dec.Decode(&c); err != nil && !errors.Is(err, io.EOF) {
+		return Config{}, yamlError(err)
+	}
+	return c, c.Validate()
+}
+
+// Validate checks every field and returns the first problem found.
+func (c Config) Validate() error {
+	for name, p := range c.Providers {
+		if !providerName.MatchString(name) {
+			return fmt.Errorf("providers: %q is not a provider name", name)
+		}
+		if p.APIKey != "" && p.APIKeyEnv != "" {
+			return fmt.Errorf("providers.%s: set api_key or api_key_env, not both", name)
+		}
+	}
+	for ref, p := range c.Prices {
+		if _, err := ParseModelRef(ref); err != nil {
+			return fmt.Errorf("prices: %w", err)
+		}
+		if p.Input < 0 || p.CachedInput < 0 || p.CacheWrite < 0 || p.Output < 0 {
+			return fmt.Errorf("prices.%s: prices cannot be negative", ref)
+		}
+	}
+	if c.MaxSteps < 0 || c.MaxSteps > 1000 {
+		return fmt.Errorf("max_steps %d: use 1–1000, or 0 for the default", c.MaxSteps)
+	}
+	return nil
+}
