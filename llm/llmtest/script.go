@@ -81,6 +81,7 @@ type Fake interface {
 // Server is a running fake provider server.
 type Server struct {
 	URL string
+	ts  *httptest.Server
 
 	mu      sync.Mutex
 	replies []Reply
@@ -91,12 +92,24 @@ type Server struct {
 // beyond the script fails the test. The server closes with the test.
 func Start(t *testing.T, fake Fake, replies ...Reply) *Server {
 	t.Helper()
-	s := &Server{replies: replies}
-	h := fake.Handler(t, s.next(t), s.record)
-	ts := httptest.NewServer(h)
-	t.Cleanup(ts.Close)
-	s.URL = ts.URL
+	s := StartServer(t, fake, replies...)
+	t.Cleanup(s.Close)
 	return s
+}
+
+// StartServer is Start without tying the server's life to t: the caller
+// closes it (benchmarks that count goroutines after shutdown).
+func StartServer(t *testing.T, fake Fake, replies ...Reply) *Server {
+	s := &Server{replies: replies}
+	s.ts = httptest.NewServer(fake.Handler(t, s.next(t), s.record))
+	s.URL = s.ts.URL
+	return s
+}
+
+// Close shuts the server down, closing its connections.
+func (s *Server) Close() {
+	s.ts.CloseClientConnections()
+	s.ts.Close()
 }
 
 func (s *Server) next(t *testing.T) func() Reply {
