@@ -43,8 +43,8 @@ func (textNode) isNode()   {}
 func (*blockNode) isNode() {}
 
 // directive matches {{if …}}, {{else …}} and {{/if …}}, case-insensitively,
-// with whitespace inside the braces.
-var directive = regexp.MustCompile(`(?i)\{\{\s*(/?if\b[^{}]*?|else\b[^{}]*?)\s*\}\}`)
+// with whitespace inside the braces (also between / and if).
+var directive = regexp.MustCompile(`(?i)\{\{\s*(/\s*if\b[^{}]*?|if\b[^{}]*?|else\b[^{}]*?)\s*\}\}`)
 
 // Parse parses authored text. It fails only on limits (size, nesting
 // depth); malformed blocks are not errors: they are dropped at render time
@@ -134,8 +134,8 @@ var errTooDeep = errors.New("template nests {{if}} blocks deeper than 32")
 func (p *parser) directive(body, src string, line int) error {
 	lower := strings.ToLower(body)
 	switch {
-	case strings.HasPrefix(lower, "/if"):
-		p.close(strings.TrimSpace(body[3:]), src, line)
+	case strings.HasPrefix(lower, "/"):
+		p.close(strings.TrimSpace(strings.TrimSpace(body[1:])[2:]), src, line)
 	case strings.HasPrefix(lower, "if"):
 		if len(p.stack) >= MaxDepth {
 			return fmt.Errorf("line %d: %w", line, errTooDeep)

@@ -29,6 +29,7 @@ func TestConditions(t *testing.T) {
 		{"catalog family", "{{if tool_family:memory}}X{{/if}}", "X"},
 		{"case-insensitive keywords and names", "{{IF Capability:Self_Teaching}}X{{ELSE}}Y{{/If}}", "X"},
 		{"whitespace inside braces", "{{  if   !capability:voice_message  }}X{{ else }}Y{{ /if }}", "X"},
+		{"whitespace between / and if", "{{if capability:voice_message}}X{{else}}Y{{/ if}}Z{{if tool:save_memory}}W{{ / IF }}", "YZW"},
 		{"nesting", "{{if capability:self_teaching}}A{{if tool:update_memory}}B{{else}}C{{/if}}D{{/if}}", "ACD"},
 		{"nesting in else", "{{if capability:voice_message}}A{{else}}{{if tool:save_memory}}B{{/if}}{{/if}}", "B"},
 		{"unknown capability is false", "{{if capability:flying}}X{{else}}Y{{/if}}", "Y"},
