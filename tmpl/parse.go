@@ -69,8 +69,11 @@ type parser struct {
 }
 
 func (p *parser) run() error {
-	pos := 0
+	pos, line, counted := 0, 1, 0
 	for _, m := range directive.FindAllStringSubmatchIndex(p.src, -1) {
+		// Lines are counted as the scan goes, to keep parsing linear.
+		line += strings.Count(p.src[counted:m[0]], "\n")
+		counted = m[0]
 		start, end := standalone(p.src, m[0], m[1])
 		if start < pos { // shares a line with the previous directive
 			start, end = m[0], m[1]
@@ -78,7 +81,7 @@ func (p *parser) run() error {
 		p.text(p.src[pos:start])
 		// Warnings quote the directive on one line, however it was written.
 		quoted := strings.Join(strings.Fields(p.src[m[0]:m[1]]), " ")
-		if err := p.directive(p.src[m[2]:m[3]], quoted, lineOf(p.src, m[0])); err != nil {
+		if err := p.directive(p.src[m[2]:m[3]], quoted, line); err != nil {
 			return err
 		}
 		pos = end
@@ -93,21 +96,30 @@ func (p *parser) run() error {
 
 // standalone widens a directive alone on its line (with only spaces or tabs
 // around it) to the whole line and its newline, so it leaves no line behind.
+// It looks only at the blanks next to the directive, so that a template of
+// many directives on one long line is still parsed in linear time.
 func standalone(s string, start, end int) (int, int) {
-	ls := strings.LastIndexByte(s[:start], '\n') + 1
-	le := len(s)
-	if i := strings.IndexByte(s[end:], '\n'); i >= 0 {
-		le = end + i + 1
+	ls := start
+	for ls > 0 && blank(s[ls-1]) {
+		ls--
 	}
-	if blank(s[ls:start]) && blank(strings.TrimSuffix(s[end:le], "\n")) {
+	if ls > 0 && s[ls-1] != '\n' {
+		return start, end
+	}
+	le := end
+	for le < len(s) && blank(s[le]) {
+		le++
+	}
+	switch {
+	case le == len(s):
 		return ls, le
+	case s[le] == '\n':
+		return ls, le + 1
 	}
 	return start, end
 }
 
-func blank(s string) bool { return strings.Trim(s, " \t\r") == "" }
-
-func lineOf(s string, off int) int { return strings.Count(s[:off], "\n") + 1 }
+func blank(c byte) bool { return c == ' ' || c == '\t' || c == '\r' }
 
 func (p *parser) text(s string) {
 	if s != "" {

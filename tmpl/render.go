@@ -106,8 +106,10 @@ func (r *renderer) malformed(ns []node) {
 
 func dedupe(ws []string) []string {
 	out := []string{}
+	seen := make(map[string]bool, len(ws))
 	for _, w := range ws {
-		if !slices.Contains(out, w) {
+		if !seen[w] {
+			seen[w] = true
 			out = append(out, w)
 		}
 	}
