@@ -28,7 +28,7 @@ var description string
 // Input is the tool's arguments.
 type Input struct {
 	Refs     []string `json:"refs" jsonschema:"result references (res_…), at most 3"`
-	MaxChars int      `json:"maxChars,omitempty" jsonschema:"characters per reference, 1024–20000 (default 4000)"`
+	MaxChars *int     `json:"maxChars,omitempty" jsonschema:"characters per reference, 1024–20000 (default 4000)"`
 	Offset   int      `json:"offset,omitempty" jsonschema:"character offset to start from (default 0)"`
 }
 
@@ -58,11 +58,13 @@ func Tool(rs store.Results) *tool.Tool {
 }
 
 func read(ctx context.Context, rs store.Results, s tool.Scope, in Input) (string, error) {
-	if in.MaxChars == 0 {
-		in.MaxChars = DefaultMaxChars
+	// Absent means the default; an explicit 0 is out of range like any other.
+	maxChars := DefaultMaxChars
+	if in.MaxChars != nil {
+		maxChars = *in.MaxChars
 	}
-	if in.MaxChars < MinMaxChars || in.MaxChars > MaxMaxChars {
-		return "", fmt.Errorf("maxChars must be between %d and %d, got %d", MinMaxChars, MaxMaxChars, in.MaxChars)
+	if maxChars < MinMaxChars || maxChars > MaxMaxChars {
+		return "", fmt.Errorf("maxChars must be between %d and %d, got %d", MinMaxChars, MaxMaxChars, maxChars)
 	}
 	if in.Offset < 0 {
 		return "", fmt.Errorf("offset must be 0 or more, got %d", in.Offset)
@@ -79,7 +81,7 @@ func read(ctx context.Context, rs store.Results, s tool.Scope, in Input) (string
 			return "", tool.Infra(fmt.Errorf("read_tool_result: %w", err))
 		}
 		found++
-		parts = append(parts, page(ref, r.Body, in.Offset, in.MaxChars))
+		parts = append(parts, page(ref, r.Body, in.Offset, maxChars))
 	}
 	if found == 0 {
 		return "", errors.New(strings.Join(parts, "\n"))

@@ -70,6 +70,7 @@ func TestReadToolResult(t *testing.T) {
 		}},
 		{name: "four refs refused", args: `{"refs":["res_a","res_b","res_a","res_b"]}`, wantErr: `field "refs": maxItems`},
 		{name: "no refs refused", args: `{"refs":[]}`, wantErr: `field "refs": minItems`},
+		{name: "explicit maxChars 0 is out of range", args: `{"refs":["res_a"],"maxChars":0}`, wantErr: "maxChars must be between 1024 and 20000, got 0"},
 		{name: "maxChars below range", args: `{"refs":["res_a"],"maxChars":1023}`, wantErr: "maxChars must be between 1024 and 20000, got 1023"},
 		{name: "maxChars above range", args: `{"refs":["res_a"],"maxChars":20001}`, wantErr: "maxChars must be between 1024 and 20000, got 20001"},
 		{name: "negative offset", args: `{"refs":["res_a"],"offset":-1}`, wantErr: "offset must be 0 or more"},
