@@ -154,7 +154,7 @@ func TestBadInput(t *testing.T) {
 			if !strings.HasPrefix(last, "quiver: ") || !strings.Contains(last, tc.want) {
 				t.Errorf("stderr last line %q, want %q", last, tc.want)
 			}
-			if tc.args != nil && (len(lines) != 1 || out != "") {
+			if len(lines) != 1 || out != "" {
 				t.Errorf("want exactly one line on stderr and nothing on stdout; got %q / %q", stderr, out)
 			}
 			if _, err := os.Stat(data); !os.IsNotExist(err) {

@@ -78,8 +78,8 @@ func Main(ctx context.Context, args []string, env Env) int {
 
 func dispatchCommand(ctx context.Context, args []string, env Env) error {
 	if len(args) == 0 {
-		fmt.Fprint(env.Stderr, usage)
-		return usagef("no command given")
+		// Bad input is one line on stderr; the usage is one "quiver help" away.
+		return usagef(`no command given (run "quiver help")`)
 	}
 	switch args[0] {
 	case "turn":
