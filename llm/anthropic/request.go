@@ -1,0 +1,179 @@
+package anthropic
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+
+	"github.com/anthropics/anthropic-sdk-go/v2"
+
+	"github.com/quiverhq/quiver/llm"
+)
+
+// params translates a neutral request to the Messages API's. Prompt-cache
+// breakpoints go on the last tool and the last system block: Anthropic
+// caches the prefix up to each breakpoint, in the order tools, system,
+// messages, so the tool definitions and the system prompt — stable across
+// a conversation — are read from the cache on every step after the first.
+func (m *Model) params(req llm.Request) (anthropic.MessageNewParams, error) {
+	tools, err := toolParams(req.Tools)
+	if err != nil {
+		return anthropic.MessageNewParams{}, err
+	}
+	p := anthropic.MessageNewParams{
+		Model:     m.name,
+		MaxTokens: int64(m.maxTokens),
+		System:    systemBlocks(req.System),
+		Messages:  messageParams(req.Messages),
+		Tools:     tools,
+	}
+	if req.MaxTokens > 0 {
+		p.MaxTokens = int64(req.MaxTokens)
+	}
+	return p, nil
+}
+
+func systemBlocks(system string) []anthropic.TextBlockParam {
+	if system == "" {
+		return nil
+	}
+	return []anthropic.TextBlockParam{{Text: system, CacheControl: anthropic.NewCacheControlEphemeralParam()}}
+}
+
+// toolParams declares the tools in order, the last one carrying the cache
+// breakpoint that covers them all.
+func toolParams(defs []llm.ToolDef) ([]anthropic.ToolUnionParam, error) {
+	if len(defs) == 0 {
+		return nil, nil
+	}
+	out := make([]anthropic.ToolUnionParam, len(defs))
+	for i, d := range defs {
+		schema, err := inputSchema(d.Parameters)
+		if err != nil {
+			return nil, &llm.Error{Kind: llm.ErrUnsupportedTool, Msg: fmt.Sprintf("anthropic: tool %q: %v", d.Name, err)}
+		}
+		t := &anthropic.ToolParam{Name: d.Name, InputSchema: schema}
+		if d.Description != "" {
+			t.Description = anthropic.String(d.Description)
+		}
+		out[i] = anthropic.ToolUnionParam{OfTool: t}
+	}
+	out[len(out)-1].OfTool.CacheControl = anthropic.NewCacheControlEphemeralParam()
+	return out, nil
+}
+
+// inputSchema carries a JSON schema object over unchanged: properties and
+// required in their own fields, every other keyword as an extra field.
+// Values stay raw JSON, so nothing is reordered or reinterpreted.
+func inputSchema(params json.RawMessage) (anthropic.ToolInputSchemaParam, error) {
+	var s anthropic.ToolInputSchemaParam
+	if len(params) == 0 {
+		return s, nil
+	}
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(params, &fields); err != nil || fields == nil {
+		return s, fmt.Errorf("parameters are not a JSON object")
+	}
+	if t, ok := fields["type"]; ok && string(t) != `"object"` {
+		return s, fmt.Errorf("parameters have type %s, want \"object\"", t)
+	}
+	delete(fields, "type")
+	if p, ok := fields["properties"]; ok {
+		s.Properties = p
+		delete(fields, "properties")
+	}
+	if r, ok := fields["required"]; ok {
+		if err := json.Unmarshal(r, &s.Required); err != nil {
+			return s, fmt.Errorf("parameters: required is not a list of names")
+		}
+		delete(fields, "required")
+	}
+	if len(fields) > 0 {
+		s.ExtraFields = make(map[string]any, len(fields))
+		for k, v := range fields {
+			s.ExtraFields[k] = v
+		}
+	}
+	return s, nil
+}
+
+// messageParams translates the conversation, merging consecutive messages
+// of one wire role: Anthropic requires user and assistant to alternate,
+// and tool results travel in a user message.
+func messageParams(msgs []llm.Message) []anthropic.MessageParam {
+	var out []anthropic.MessageParam
+	var role llm.Role
+	var blocks []anthropic.ContentBlockParamUnion
+	flush := func() {
+		if len(blocks) == 0 {
+			return
+		}
+		if role == llm.Assistant {
+			out = append(out, anthropic.NewAssistantMessage(blocks...))
+		} else {
+			out = append(out, anthropic.NewUserMessage(blocks...))
+		}
+		blocks = nil
+	}
+	for _, msg := range msgs {
+		r := wireRole(msg.Role)
+		if r != role {
+			flush()
+			role = r
+		}
+		blocks = append(blocks, contentBlocks(msg)...)
+	}
+	flush()
+	return out
+}
+
+// wireRole is the role a message travels as: tool results are user content.
+func wireRole(r llm.Role) llm.Role {
+	if r == llm.Assistant {
+		return llm.Assistant
+	}
+	return llm.User
+}
+
+// contentBlocks translates one message. Empty text is left out: the API
+// refuses empty text blocks.
+func contentBlocks(msg llm.Message) []anthropic.ContentBlockParamUnion {
+	var out []anthropic.ContentBlockParamUnion
+	for _, r := range msg.Results {
+		out = append(out, toolResultBlock(r))
+	}
+	// Images go before the text that refers to them, as Anthropic advises.
+	for _, img := range msg.Images {
+		out = append(out, anthropic.NewImageBlockBase64(img.MIME, base64.StdEncoding.EncodeToString(img.Data)))
+	}
+	if msg.Text != "" {
+		out = append(out, anthropic.NewTextBlock(msg.Text))
+	}
+	for _, c := range msg.ToolCalls {
+		out = append(out, anthropic.NewToolUseBlock(c.ID, toolInput(c.Args), c.Name))
+	}
+	return out
+}
+
+func toolResultBlock(r llm.ToolResult) anthropic.ContentBlockParamUnion {
+	b := anthropic.ToolResultBlockParam{ToolUseID: r.CallID}
+	if r.Content != "" {
+		b.Content = []anthropic.ToolResultBlockParamContentUnion{{OfText: &anthropic.TextBlockParam{Text: r.Content}}}
+	}
+	if r.IsError {
+		b.IsError = anthropic.Bool(true)
+	}
+	return anthropic.ContentBlockParamUnion{OfToolResult: &b}
+}
+
+// toolInput is a call's arguments as the object tool_use.input must be;
+// arguments that are not a JSON object (a model's malformed call, stored
+// as given) are sent as an empty object rather than failing the request.
+func toolInput(args json.RawMessage) json.RawMessage {
+	trimmed := bytes.TrimSpace(args)
+	if len(trimmed) == 0 || trimmed[0] != '{' || !json.Valid(trimmed) {
+		return json.RawMessage(`{}`)
+	}
+	return trimmed
+}
