@@ -173,6 +173,30 @@ func TestHelp(t *testing.T) {
 	}
 }
 
+// TestCallHelpIsTrue: call --help names every field --json prints and
+// every place the data folder can come from.
+func TestCallHelpIsTrue(t *testing.T) {
+	_, help, _ := run(t, t.TempDir(), "call", "--help")
+	b, err := json.Marshal(app.CallOutput{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var fields map[string]any
+	if err := json.Unmarshal(b, &fields); err != nil {
+		t.Fatal(err)
+	}
+	for f := range fields {
+		if !strings.Contains(help, `"`+f+`"`) {
+			t.Errorf("call --help does not name the --json field %q", f)
+		}
+	}
+	for _, src := range []string{"$QUIVER_DATA", "$XDG_DATA_HOME", "~/.local/share/quiver"} {
+		if !strings.Contains(help, src) {
+			t.Errorf("call --help does not say the data folder may come from %s", src)
+		}
+	}
+}
+
 func TestCall(t *testing.T) {
 	data := t.TempDir()
 	callJSON := func(args ...string) (int, app.CallOutput) {

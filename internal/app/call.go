@@ -29,8 +29,9 @@ Flags:
   --tz ZONE           caller's IANA timezone
   --model P:NAME      override the agent's model (provider:model)
   --conversation ID   conversation the call belongs to (default "cli")
-  --data DIR          data folder (default $QUIVER_DATA, else ~/.local/share/quiver)
-  --json              print {"is_error", "content", "ref"}
+  --data DIR          data folder (default $QUIVER_DATA, else $XDG_DATA_HOME/quiver,
+                      else ~/.local/share/quiver)
+  --json              print {"is_error", "content", "ref", "effect"}
 `
 
 // CallOutput is what "quiver call --json" prints.
