@@ -71,7 +71,8 @@ func read(ctx context.Context, ms store.Messages, s tool.Scope, in Input) (strin
 
 // render keeps the newest messages that fit in max characters, oldest first,
 // and says how to page back when older ones were left out. A single message
-// longer than the budget is cut from its start.
+// longer than the budget keeps its start and says that the rest is cut, so
+// the model does not take a part for the whole.
 func render(msgs []store.Message, max int) string {
 	var lines []string
 	used := 0
@@ -81,7 +82,7 @@ func render(msgs []store.Message, max int) string {
 		n := utf8.RuneCountInString(line)
 		if used+n > max {
 			if len(lines) == 0 {
-				lines = append(lines, string([]rune(line)[:max]))
+				lines = append(lines, string([]rune(line)[:max])+fmt.Sprintf("\n[Cut: this message has %d characters; only the first %d are shown.]", n, max))
 				first = i
 			}
 			break

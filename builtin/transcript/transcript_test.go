@@ -90,6 +90,21 @@ func TestLimits(t *testing.T) {
 	}
 }
 
+// TestLongMessageSaysItIsCut: a message longer than maxChars is shown in
+// part, and says so.
+func TestLongMessageSaysItIsCut(t *testing.T) {
+	st := open(t)
+	add(t, st, "o1", store.Message{ConversationID: "c1", TurnID: "t1", Role: "user", Content: strings.Repeat("y", 3000)})
+	got, err := run(t, transcript.Tool(st), `{"maxChars":1000}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "#1 user: " + strings.Repeat("y", 991) + "\n[Cut: this message has 3009 characters; only the first 1000 are shown.]"
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+}
+
 func TestEmpty(t *testing.T) {
 	got, err := run(t, transcript.Tool(open(t)), `{}`)
 	if err != nil || got != "No earlier messages in this conversation." {
