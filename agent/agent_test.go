@@ -421,3 +421,16 @@ func TestProviderErrorIsOneClearMessage(t *testing.T) {
 		t.Errorf("turn status %s", rec.Status)
 	}
 }
+
+// TestChatMessageReachesTheModelVerbatim: a user's message is never a
+// template, whatever it contains.
+func TestChatMessageReachesTheModelVerbatim(t *testing.T) {
+	e := newEnv(t, agent.Config{})
+	msg := "{{if capability:self_teaching}}hi{{/if}} {memory_tool} {{else}} {calculator_tool}"
+	m := llmtest.NewModel(llmtest.Reply{Text: []string{"ok"}})
+	e.run(context.Background(), "c1", msg, m)
+	msgs := m.Requests()[0].Messages
+	if got := msgs[len(msgs)-1]; got.Role != llm.User || got.Text != msg {
+		t.Errorf("sent %+v, want the message byte for byte", got)
+	}
+}

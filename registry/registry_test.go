@@ -199,11 +199,14 @@ func TestRegisterDuplicatePanics(t *testing.T) {
 
 func TestRestore(t *testing.T) {
 	c := catalog()
-	ts := c.Restore([]string{"fetch_url", "calculate", "gone_tool"})
+	ts := c.Restore([]string{"fetch_url", "calculate", "gone_tool", "calculate"})
 	if diff := cmp.Diff([]string{"fetch_url", "calculate"}, ts.Names()); diff != "" {
 		t.Errorf("restored (-want +got):\n%s", diff)
 	}
-	if diff := cmp.Diff([]registry.Exclusion{{Name: "gone_tool", Reason: "no longer registered"}}, ts.Excluded()); diff != "" {
+	frozen := "not in the toolset this turn started with"
+	want := []registry.Exclusion{{Name: "gone_tool", Reason: "no longer registered"},
+		{"read_file", frozen}, {"web_search", frozen}, {"save_memory", frozen}, {"analyze_image", frozen}}
+	if diff := cmp.Diff(want, ts.Excluded()); diff != "" {
 		t.Errorf("excluded (-want +got):\n%s", diff)
 	}
 	if diff := cmp.Diff([]string{"Cite sources."}, ts.Fragments()); diff != "" {

@@ -184,18 +184,29 @@ func (s Toolset) Families() map[string]bool { return maps.Clone(s.families) }
 // Restore rebuilds a stored toolset from its tool names, in that order, so
 // a resumed turn keeps the toolset it started with. A name that is no
 // longer registered (an MCP server removed meanwhile) is left out with a
-// reason; tools registered since are not added.
+// reason, as is every catalog tool the stored set did not hold; a repeated
+// name counts once.
 func (c *Catalog) Restore(names []string) Toolset {
 	var ts Toolset
 	var picked []int
+	in := make(map[string]bool, len(names))
 	for _, name := range names {
 		i, ok := c.index[name]
-		if !ok {
+		switch {
+		case in[name]:
+			continue
+		case !ok:
 			ts.left = append(ts.left, Exclusion{Name: name, Reason: "no longer registered"})
 			continue
 		}
+		in[name] = true
 		ts.tools = append(ts.tools, c.tools[i])
 		picked = append(picked, i)
+	}
+	for _, t := range c.tools {
+		if !in[t.Name()] {
+			ts.left = append(ts.left, Exclusion{Name: t.Name(), Reason: "not in the toolset this turn started with"})
+		}
 	}
 	ts.fragments = c.fragmentsOf(picked)
 	ts.macros, ts.families = c.macrosAndFamilies(ts.tools)

@@ -45,7 +45,8 @@ Flags:
   --org O             caller's organisation
   --department D      caller's department
   --tz ZONE           caller's IANA timezone
-  --data DIR          data folder (default $QUIVER_DATA, else ~/.local/share/quiver)
+  --data DIR          data folder (default $QUIVER_DATA, else $XDG_DATA_HOME/quiver,
+                      else ~/.local/share/quiver)
   --json              print one JSON event per line (text, tool_call,
                       tool_result, pause, next_actions, usage, done, error),
                       each with the conversation id

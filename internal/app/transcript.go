@@ -21,7 +21,8 @@ can read it.
 Flags:
   --user NAME   caller's display name (the conversation's owner)
   --org O       caller's organisation
-  --data DIR    data folder (default $QUIVER_DATA, else ~/.local/share/quiver)
+  --data DIR    data folder (default $QUIVER_DATA, else $XDG_DATA_HOME/quiver,
+                else ~/.local/share/quiver)
   --json        print {"conversation_id", "messages": [...]}
 `
 
