@@ -1,0 +1,134 @@
+package openai
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+
+	sdk "github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/shared"
+
+	"github.com/quiverhq/quiver/llm"
+)
+
+// errorPrefix marks a failed tool's result: Chat Completions has no error
+// flag on tool messages, so the model reads it from the content.
+const errorPrefix = "Error: "
+
+// params translates req to a streaming Chat Completions request.
+func (m *Model) params(req llm.Request) (sdk.ChatCompletionNewParams, error) {
+	msgs, err := messages(req)
+	if err != nil {
+		return sdk.ChatCompletionNewParams{}, err
+	}
+	p := sdk.ChatCompletionNewParams{
+		Model:         m.cfg.Model,
+		Messages:      msgs,
+		Tools:         tools(req.Tools),
+		StreamOptions: sdk.ChatCompletionStreamOptionsParam{IncludeUsage: sdk.Bool(true)},
+	}
+	if req.CacheKey != "" {
+		p.PromptCacheKey = sdk.String(req.CacheKey)
+	}
+	if req.MaxTokens > 0 {
+		p.MaxCompletionTokens = sdk.Int(int64(req.MaxTokens))
+	}
+	return p, nil
+}
+
+// messages lays out the conversation: the system prompt first, then one
+// message per user or assistant message and one per tool result.
+func messages(req llm.Request) ([]sdk.ChatCompletionMessageParamUnion, error) {
+	out := make([]sdk.ChatCompletionMessageParamUnion, 0, len(req.Messages)+1)
+	if req.System != "" {
+		out = append(out, sdk.SystemMessage(req.System))
+	}
+	for i, msg := range req.Messages {
+		switch msg.Role {
+		case llm.User:
+			out = append(out, userMessage(msg))
+		case llm.Assistant:
+			out = append(out, assistantMessage(msg))
+		case llm.Tool:
+			for _, r := range msg.Results {
+				out = append(out, toolMessage(r))
+			}
+		default:
+			return nil, &llm.Error{Kind: llm.ErrBadRequest, Msg: fmt.Sprintf("message %d: unknown role %q", i, msg.Role)}
+		}
+	}
+	return out, nil
+}
+
+func userMessage(msg llm.Message) sdk.ChatCompletionMessageParamUnion {
+	if len(msg.Images) == 0 {
+		return sdk.UserMessage(msg.Text)
+	}
+	parts := make([]sdk.ChatCompletionContentPartUnionParam, 0, len(msg.Images)+1)
+	if msg.Text != "" {
+		parts = append(parts, sdk.TextContentPart(msg.Text))
+	}
+	for _, img := range msg.Images {
+		parts = append(parts, sdk.ImageContentPart(sdk.ChatCompletionContentPartImageImageURLParam{URL: dataURL(img)}))
+	}
+	return sdk.UserMessage(parts)
+}
+
+// dataURL inlines an image, so no file upload or public URL is needed.
+func dataURL(img llm.Image) string {
+	return "data:" + img.MIME + ";base64," + base64.StdEncoding.EncodeToString(img.Data)
+}
+
+func assistantMessage(msg llm.Message) sdk.ChatCompletionMessageParamUnion {
+	var a sdk.ChatCompletionAssistantMessageParam
+	if msg.Text != "" {
+		a.Content.OfString = sdk.String(msg.Text)
+	}
+	for _, c := range msg.ToolCalls {
+		a.ToolCalls = append(a.ToolCalls, sdk.ChatCompletionMessageToolCallUnionParam{
+			OfFunction: &sdk.ChatCompletionMessageFunctionToolCallParam{
+				ID:       c.ID,
+				Function: sdk.ChatCompletionMessageFunctionToolCallFunctionParam{Name: c.Name, Arguments: arguments(c.Args)},
+			},
+		})
+	}
+	return sdk.ChatCompletionMessageParamUnion{OfAssistant: &a}
+}
+
+// arguments is a call's arguments as the wire's JSON-in-a-string; a call
+// without any is an empty object.
+func arguments(args json.RawMessage) string {
+	if len(args) == 0 {
+		return "{}"
+	}
+	return string(args)
+}
+
+func toolMessage(r llm.ToolResult) sdk.ChatCompletionMessageParamUnion {
+	content := r.Content
+	if r.IsError {
+		content = errorPrefix + content
+	}
+	return sdk.ToolMessage(content, r.CallID)
+}
+
+// tools declares each tool as a function. The parameters schema is sent
+// byte for byte as declared, not re-encoded through a map, so the request
+// prefix stays what the prompt cache saw last time.
+func tools(defs []llm.ToolDef) []sdk.ChatCompletionToolUnionParam {
+	if len(defs) == 0 {
+		return nil
+	}
+	out := make([]sdk.ChatCompletionToolUnionParam, 0, len(defs))
+	for _, d := range defs {
+		fn := shared.FunctionDefinitionParam{Name: d.Name}
+		if d.Description != "" {
+			fn.Description = sdk.String(d.Description)
+		}
+		if len(d.Parameters) > 0 {
+			fn.SetExtraFields(map[string]any{"parameters": d.Parameters})
+		}
+		out = append(out, sdk.ChatCompletionFunctionTool(fn))
+	}
+	return out
+}
