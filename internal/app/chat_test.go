@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -157,5 +158,29 @@ func TestChatFallsBackToOllama(t *testing.T) {
 	app.Main(context.Background(), []string{"chat", "--agent", agentFile, "hi"}, env)
 	if !strings.Contains(errb.String(), "using ollama:qwen3:8b from "+ollama.URL) {
 		t.Errorf("stderr %q", errb.String())
+	}
+}
+
+// TestChatTextToolProtocol: a model listed under text_tools gets its tools
+// in the prompt and its <tool_call> blocks run like native calls.
+func TestChatTextToolProtocol(t *testing.T) {
+	srv := llmtest.Start(t, llmtest.OpenAI{},
+		llmtest.Reply{Text: []string{"Let me compute.\n<tool_", "call>{\"name\": \"calculate\", \"arguments\": {\"expression\": \"6*7\"}}</tool_call>"}},
+		llmtest.Reply{Text: []string{"It is 42."}},
+	)
+	data := t.TempDir()
+	cfgFile := filepath.Join(data, "quiver.yaml")
+	writeFile(t, cfgFile, "text_tools: [\"openai:gpt-4.1-mini\"]\n")
+	chat := chatEnv(t, data, srv, "")
+	code, out, stderr := chat("chat", "--agent", agentFile, "--config", cfgFile, "--conversation", "tp", "what is 6*7?")
+	if code != 0 || !strings.Contains(out, "It is 42.") {
+		t.Fatalf("exit %d: %s %s", code, out, stderr)
+	}
+	seen := srv.Seen()
+	if len(seen[0].Req.Tools) != 0 || !strings.Contains(seen[0].Req.System, `"name":"calculate"`) {
+		t.Errorf("first request: %d native tools, system prompt without definitions", len(seen[0].Req.Tools))
+	}
+	if last := seen[1].Req.Messages[len(seen[1].Req.Messages)-1]; !strings.Contains(last.Text, "42") || !strings.Contains(last.Text, "<tool_result") {
+		t.Errorf("the result did not go back as a tool_result block: %+v", last)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 
@@ -13,6 +14,7 @@ import (
 	"github.com/quiverhq/quiver/llm/anthropic"
 	"github.com/quiverhq/quiver/llm/gemini"
 	"github.com/quiverhq/quiver/llm/openai"
+	"github.com/quiverhq/quiver/llm/textproto"
 	"github.com/quiverhq/quiver/turn"
 )
 
@@ -89,7 +91,13 @@ func (ms models) open(ctx context.Context, m turn.Model) (llm.Model, string, err
 		return mod, notice, err
 	}
 	mod, err := ms.build(ctx, m, caps)
-	return mod, "", err
+	if err != nil {
+		return nil, "", err
+	}
+	if slices.Contains(ms.cfg.TextTools, mod.Ref()) {
+		mod = textproto.Wrap(mod)
+	}
+	return mod, "", nil
 }
 
 func (ms models) configured(provider string) bool {

@@ -25,6 +25,10 @@ type Config struct {
 	Prices map[string]Price `yaml:"prices"`
 	// MaxSteps bounds the model steps of one turn; zero means the default.
 	MaxSteps int `yaml:"max_steps"`
+	// TextTools lists "provider:model" references whose endpoints ignore
+	// native tool declarations: Quiver declares the tools in the prompt and
+	// parses calls from the reply instead (llm/textproto).
+	TextTools []string `yaml:"text_tools"`
 }
 
 // Provider is one model provider's connection.
@@ -100,6 +104,11 @@ func (c Config) Validate() error {
 		}
 		if p.Input < 0 || p.CachedInput < 0 || p.CacheWrite < 0 || p.Output < 0 {
 			return fmt.Errorf("prices.%s: prices cannot be negative", ref)
+		}
+	}
+	for i, ref := range c.TextTools {
+		if _, err := ParseModelRef(ref); err != nil {
+			return fmt.Errorf("text_tools[%d]: %w", i, err)
 		}
 	}
 	if c.MaxSteps < 0 || c.MaxSteps > 1000 {
