@@ -46,13 +46,13 @@ func loadRound(b *testing.B, n int) loadMetrics {
 	heapBefore := heap()
 	t := &testing.T{}
 	e := newEnv(t, agent.Config{})
-	replies := make([]llmtest.Reply, 0, 2*n)
-	for i := range n {
-		replies = append(replies,
-			llmtest.Reply{ToolCalls: []llm.ToolCall{llmtest.Call(fmt.Sprintf("c%d", i), "calculate", map[string]string{"expression": "6*7"})}},
-			llmtest.Reply{Text: []string{"42"}, Usage: llm.Usage{InputTokens: 100, OutputTokens: 2}})
-	}
-	srv := llmtest.StartServer(t, llmtest.OpenAI{}, replies...)
+	// Each conversation calls the calculator once, then answers.
+	srv := llmtest.StartFunc(t, llmtest.OpenAI{}, func(req llm.Request) llmtest.Reply {
+		if last := req.Messages[len(req.Messages)-1]; last.Role == llm.Tool {
+			return llmtest.Reply{Text: []string{"42"}, Usage: llm.Usage{InputTokens: 100, OutputTokens: 2}}
+		}
+		return llmtest.Reply{ToolCalls: []llm.ToolCall{llmtest.Call("c1", "calculate", map[string]string{"expression": "6*7"})}}
+	})
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 256}}
 	model, err := openai.New(openai.Config{APIKey: "k", BaseURL: srv.URL, Model: "bench", Caps: llm.Capabilities{Tools: true}, HTTPClient: client})
 	if err != nil {

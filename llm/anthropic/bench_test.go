@@ -21,7 +21,7 @@ func BenchmarkStream(b *testing.B) {
 	for i := range 3 {
 		reply.ToolCalls = append(reply.ToolCalls, llmtest.Call(fmt.Sprintf("toolu_%d", i), "read_file", map[string]any{"path": fmt.Sprintf("src/file%d.go", i), "limit": 200}))
 	}
-	srv := httptest.NewServer(llmtest.Anthropic{}.Handler(nil, func() llmtest.Reply { return reply }, func(llmtest.Seen) {}))
+	srv := httptest.NewServer(llmtest.Anthropic{}.Handler(nil, func(llmtest.Seen) llmtest.Reply { return reply }))
 	defer srv.Close()
 	m, err := New(Config{APIKey: "test-key", BaseURL: srv.URL, Model: "claude-test"})
 	if err != nil {

@@ -38,7 +38,7 @@ func TestFakeRefuses(t *testing.T) {
 		{name: "no max_tokens", messages: user(`"hi"`), extra: `,"max_tokens":0`},
 		{name: "not streaming", messages: user(`"hi"`), extra: `,"stream":false`},
 	}
-	srv := httptest.NewServer(llmtest.Anthropic{}.Handler(nil, func() llmtest.Reply { return llmtest.Reply{Text: []string{"ok"}} }, func(llmtest.Seen) {}))
+	srv := httptest.NewServer(llmtest.Anthropic{}.Handler(nil, func(llmtest.Seen) llmtest.Reply { return llmtest.Reply{Text: []string{"ok"}} }))
 	defer srv.Close()
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -68,7 +68,7 @@ func TestFakeRefuses(t *testing.T) {
 // does not send: string system and content.
 func TestFakeDecodes(t *testing.T) {
 	var got llm.Request
-	srv := httptest.NewServer(llmtest.Anthropic{}.Handler(nil, func() llmtest.Reply { return llmtest.Reply{Text: []string{"ok"}} }, func(s llmtest.Seen) { got = s.Req }))
+	srv := httptest.NewServer(llmtest.Anthropic{}.Handler(nil, func(s llmtest.Seen) llmtest.Reply { got = s.Req; return llmtest.Reply{Text: []string{"ok"}} }))
 	defer srv.Close()
 	body := `{"model":"m","max_tokens":10,"stream":true,"system":"Be brief.","messages":[{"role":"user","content":"hi"}],"tools":[{"name":"t","description":"d","input_schema":{"type":"object"}}]}`
 	req, _ := http.NewRequest(http.MethodPost, srv.URL+"/v1/messages", strings.NewReader(body))

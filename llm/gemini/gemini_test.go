@@ -366,7 +366,7 @@ func BenchmarkStream(b *testing.B) {
 	replies := make(chan llmtest.Reply, 1)
 	// The fake reports only protocol mistakes to its T, and Collect's
 	// checks below would fail on those anyway.
-	h := llmtest.Gemini{}.Handler(&testing.T{}, func() llmtest.Reply { return <-replies }, func(llmtest.Seen) {})
+	h := llmtest.Gemini{}.Handler(&testing.T{}, func(llmtest.Seen) llmtest.Reply { return <-replies })
 	srv := httptest.NewServer(h)
 	defer srv.Close()
 	m := newTestModel(b, srv.URL)

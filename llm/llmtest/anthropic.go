@@ -35,7 +35,7 @@ func (Anthropic) Name() string { return "anthropic" }
 
 // Handler implements Fake. t may be nil (benchmarks): violations are then
 // only answered with a 400.
-func (Anthropic) Handler(t *testing.T, next func() Reply, seen func(Seen)) http.Handler {
+func (Anthropic) Handler(t *testing.T, respond func(Seen) Reply) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodPost || r.URL.Path != "/v1/messages" {
 			anthropicError(w, http.StatusNotFound, "not_found_error", "no route "+r.Method+" "+r.URL.Path)
@@ -51,12 +51,13 @@ func (Anthropic) Handler(t *testing.T, next func() Reply, seen func(Seen)) http.
 			anthropicViolation(t, w, "request body: "+err.Error())
 			return
 		}
-		seen(Seen{Header: r.Header.Clone(), Req: wire.neutral(), Raw: raw})
+		seen := Seen{Header: r.Header.Clone(), Req: wire.neutral(), Raw: raw}
 		if msg := wire.violation(r.Header); msg != "" {
+			respond(seen) // recorded, and its scripted reply spent, as before
 			anthropicViolation(t, w, msg)
 			return
 		}
-		anthropicReply(w, wire.Model, next())
+		anthropicReply(w, wire.Model, respond(seen))
 	})
 }
 

@@ -25,7 +25,7 @@ type Gemini struct{}
 func (Gemini) Name() string { return "gemini" }
 
 // Handler implements Fake.
-func (Gemini) Handler(t *testing.T, next func() Reply, seen func(Seen)) http.Handler {
+func (Gemini) Handler(t *testing.T, respond func(Seen) Reply) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodPost || !strings.HasSuffix(r.URL.Path, ":streamGenerateContent") || r.URL.Query().Get("alt") != "sse" {
 			t.Errorf("gemini fake: unexpected %s %s", r.Method, r.URL)
@@ -47,8 +47,7 @@ func (Gemini) Handler(t *testing.T, next func() Reply, seen func(Seen)) http.Han
 			geminiError(w, &Failure{Status: 400, Kind: llm.ErrBadRequest, Message: err.Error()})
 			return
 		}
-		seen(Seen{Header: r.Header.Clone(), Req: req, Raw: raw})
-		reply := next()
+		reply := respond(Seen{Header: r.Header.Clone(), Req: req, Raw: raw})
 		if reply.Fail != nil {
 			geminiError(w, reply.Fail)
 			return

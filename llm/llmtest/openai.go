@@ -32,7 +32,7 @@ func (OpenAI) Name() string { return "openai" }
 
 // Handler implements Fake. A request the real API would refuse (not a
 // streaming request with usage, an undecodable body) fails the test.
-func (OpenAI) Handler(t *testing.T, next func() Reply, seen func(Seen)) http.Handler {
+func (OpenAI) Handler(t *testing.T, respond func(Seen) Reply) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodPost || (r.URL.Path != "/chat/completions" && r.URL.Path != "/v1/chat/completions") {
 			t.Errorf("openai fake: unexpected %s %s", r.Method, r.URL.Path)
@@ -53,8 +53,7 @@ func (OpenAI) Handler(t *testing.T, next func() Reply, seen func(Seen)) http.Han
 		if !wire.Stream || wire.StreamOptions == nil || !wire.StreamOptions.IncludeUsage {
 			t.Errorf("openai fake: request without stream: true and stream_options.include_usage: true")
 		}
-		seen(Seen{Header: r.Header.Clone(), Req: req, Raw: body})
-		reply := next()
+		reply := respond(Seen{Header: r.Header.Clone(), Req: req, Raw: body})
 		if reply.Fail != nil {
 			writeOpenAIError(w, *reply.Fail)
 			return

@@ -73,9 +73,9 @@ type Seen struct {
 type Fake interface {
 	// Name is the provider name ("openai", ...).
 	Name() string
-	// Handler answers requests; next returns the reply for the next request,
-	// and seen records each decoded request.
-	Handler(t *testing.T, next func() Reply, seen func(Seen)) http.Handler
+	// Handler answers requests: respond records each decoded request and
+	// returns the reply to stream for it.
+	Handler(t *testing.T, respond func(Seen) Reply) http.Handler
 }
 
 // Server is a running fake provider server.
@@ -86,6 +86,9 @@ type Server struct {
 	mu      sync.Mutex
 	replies []Reply
 	seen    []Seen
+	// reply, when set, answers each request from the request itself
+	// instead of from the script.
+	reply func(llm.Request) Reply
 }
 
 // Start starts fake on loopback answering with replies in order; a request
@@ -101,9 +104,30 @@ func Start(t *testing.T, fake Fake, replies ...Reply) *Server {
 // closes it (benchmarks that count goroutines after shutdown).
 func StartServer(t *testing.T, fake Fake, replies ...Reply) *Server {
 	s := &Server{replies: replies}
-	s.ts = httptest.NewServer(fake.Handler(t, s.next(t), s.record))
+	s.ts = httptest.NewServer(fake.Handler(t, s.respond(t)))
 	s.URL = s.ts.URL
 	return s
+}
+
+// StartFunc starts fake answering every request with reply(request), for
+// many concurrent conversations whose next reply depends on their own
+// history. The caller closes the server.
+func StartFunc(t *testing.T, fake Fake, reply func(llm.Request) Reply) *Server {
+	s := &Server{reply: reply}
+	s.ts = httptest.NewServer(fake.Handler(t, s.respond(t)))
+	s.URL = s.ts.URL
+	return s
+}
+
+func (s *Server) respond(t *testing.T) func(Seen) Reply {
+	next := s.next(t)
+	return func(seen Seen) Reply {
+		s.record(seen)
+		if s.reply != nil {
+			return s.reply(seen.Req)
+		}
+		return next()
+	}
 }
 
 // Close shuts the server down, closing its connections.

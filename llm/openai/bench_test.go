@@ -25,7 +25,7 @@ func BenchmarkStream(b *testing.B) {
 	// The fake reports a malformed request through t.Errorf, and a
 	// benchmark has no *testing.T; the zero T stands in (a report from it
 	// panics the handler, which fails the call and so the benchmark).
-	h := llmtest.OpenAI{}.Handler(new(testing.T), func() llmtest.Reply { return reply }, func(llmtest.Seen) {})
+	h := llmtest.OpenAI{}.Handler(new(testing.T), func(llmtest.Seen) llmtest.Reply { return reply })
 	srv := httptest.NewServer(h)
 	b.Cleanup(srv.Close)
 	m := newModel(b, srv.URL)
