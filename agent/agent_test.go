@@ -434,3 +434,18 @@ func TestChatMessageReachesTheModelVerbatim(t *testing.T) {
 		t.Errorf("sent %+v, want the message byte for byte", got)
 	}
 }
+
+// TestSignaturesTravelWithinTheTurn: an opaque call signature (Gemini's
+// thought signature) goes back to the model in the turn's next request.
+func TestSignaturesTravelWithinTheTurn(t *testing.T) {
+	e := newEnv(t, agent.Config{})
+	call := llmtest.Call("s1", "calculate", map[string]string{"expression": "1+1"})
+	call.Signature = []byte("opaque")
+	m := llmtest.NewModel(llmtest.Reply{ToolCalls: []llm.ToolCall{call}}, llmtest.Reply{Text: []string{"2"}})
+	e.run(context.Background(), "c1", "go", m)
+	msgs := m.Requests()[1].Messages
+	asst := msgs[len(msgs)-2]
+	if len(asst.ToolCalls) != 1 || string(asst.ToolCalls[0].Signature) != "opaque" {
+		t.Errorf("second request's assistant message %+v lost the signature", asst)
+	}
+}

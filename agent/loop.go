@@ -84,6 +84,7 @@ func (rn *run) recordReply(ctx context.Context, resp llm.Response) error {
 			return err
 		}
 	}
+	rn.keepSignatures(resp.ToolCalls)
 	cost := rn.r.cfg.Prices[rn.model.Ref()].CostMicros(resp.Usage)
 	u := store.Usage{
 		OrgID: rn.facts.Place.OrgID, ConversationID: rn.facts.Place.ConversationID, TurnID: rn.facts.TurnID,
@@ -154,4 +155,20 @@ func (rn *run) finish(ctx context.Context, status, stop string) (Outcome, error)
 	}
 	rn.emit(Event{Kind: EventDone, Stop: stop, Usage: &rn.out.Usage, CostMicros: rn.out.CostMicros})
 	return rn.out, nil
+}
+
+// keepSignatures puts the provider's opaque call signatures back on the
+// calls just added to the history: they are not stored, but the provider
+// needs them in the rest of this turn's requests.
+func (rn *run) keepSignatures(calls []llm.ToolCall) {
+	n := len(rn.history)
+	if n == 0 || rn.history[n-1].Role != llm.Assistant {
+		return
+	}
+	in := rn.history[n-1].ToolCalls
+	for i := range in {
+		if i < len(calls) && in[i].ID == calls[i].ID {
+			in[i].Signature = calls[i].Signature
+		}
+	}
 }

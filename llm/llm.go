@@ -36,6 +36,10 @@ type ToolCall struct {
 	ID   string          `json:"id"`
 	Name string          `json:"name"`
 	Args json.RawMessage `json:"args"`
+	// Signature is opaque provider data that must go back with the call in
+	// later requests of the same turn (Gemini's thought signature). Adapters
+	// that have none leave it nil and ignore it.
+	Signature []byte `json:"signature,omitempty"`
 }
 
 // ToolResult answers one ToolCall.

@@ -380,3 +380,29 @@ func BenchmarkStream(b *testing.B) {
 		}
 	}
 }
+
+// TestThoughtSignatureRoundTrip: the signature Gemini attaches to a function
+// call comes out on the call and goes back with it in the next request.
+func TestThoughtSignatureRoundTrip(t *testing.T) {
+	url := sseServer(t,
+		`{"candidates":[{"content":{"role":"model","parts":[{"functionCall":{"name":"read_file","args":{"path":"a"}},"thoughtSignature":"c2lnLTE="}]},"finishReason":"STOP"}],"usageMetadata":{"promptTokenCount":3,"candidatesTokenCount":1}}`)
+	resp, err := llm.Collect(newTestModel(t, url).Stream(context.Background(), llm.Request{Messages: []llm.Message{{Role: llm.User, Text: "hi"}}}), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(resp.ToolCalls) != 1 || string(resp.ToolCalls[0].Signature) != "sig-1" {
+		t.Fatalf("calls %+v, want the signature sig-1", resp.ToolCalls)
+	}
+	srv := llmtest.Start(t, llmtest.Gemini{}, llmtest.Reply{Text: []string{"ok"}})
+	req := llm.Request{Messages: []llm.Message{
+		{Role: llm.User, Text: "hi"},
+		{Role: llm.Assistant, ToolCalls: resp.ToolCalls},
+		{Role: llm.Tool, Results: []llm.ToolResult{{CallID: resp.ToolCalls[0].ID, Name: "read_file", Content: "x"}}},
+	}}
+	if _, err := llm.Collect(newTestModel(t, srv.URL).Stream(context.Background(), req), nil); err != nil {
+		t.Fatal(err)
+	}
+	if raw := string(srv.Seen()[0].Raw); !strings.Contains(raw, `"thoughtSignature":"c2lnLTE="`) {
+		t.Errorf("signature not sent back: %s", raw)
+	}
+}

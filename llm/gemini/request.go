@@ -114,7 +114,7 @@ func modelContent(msg llm.Message) (*genai.Content, error) {
 		if err != nil {
 			return nil, fmt.Errorf("tool call %s (%s): %w", call.ID, call.Name, err)
 		}
-		parts = append(parts, &genai.Part{FunctionCall: &genai.FunctionCall{ID: call.ID, Name: call.Name, Args: args}})
+		parts = append(parts, &genai.Part{FunctionCall: &genai.FunctionCall{ID: call.ID, Name: call.Name, Args: args}, ThoughtSignature: call.Signature})
 	}
 	return &genai.Content{Role: roleModel, Parts: parts}, nil
 }

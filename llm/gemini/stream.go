@@ -52,7 +52,7 @@ func (r *reply) chunk(c *genai.GenerateContentResponse, yield func(llm.Event, er
 // Thoughts are the model's own notes, not the reply, and are skipped.
 func (r *reply) part(p *genai.Part, yield func(llm.Event, error) bool) bool {
 	switch {
-	case p == nil || p.Thought:
+	case p == nil || (p.Thought && p.FunctionCall == nil):
 		return true
 	case p.FunctionCall != nil:
 		call, err := r.call(p.FunctionCall)
@@ -60,6 +60,7 @@ func (r *reply) part(p *genai.Part, yield func(llm.Event, error) bool) bool {
 			yield(llm.Event{}, err)
 			return false
 		}
+		call.Signature = p.ThoughtSignature
 		return yield(llm.Event{Kind: llm.EventToolCallStart, ToolCall: llm.ToolCall{ID: call.ID, Name: call.Name}}, nil) &&
 			yield(llm.Event{Kind: llm.EventToolCall, ToolCall: call}, nil)
 	case p.Text != "":
