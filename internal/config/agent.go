@@ -58,23 +58,30 @@ var (
 // model reference or allowlist entry, and an empty name are errors that name
 // the file.
 func LoadAgent(path string) (Agent, error) {
+	return load(path, "agent file", MaxAgentFileBytes, ParseAgent)
+}
+
+// load reads a YAML file of at most limit bytes and parses it, naming the
+// file (as what) in every error.
+func load[T any](path, what string, limit int, parse func([]byte) (T, error)) (T, error) {
+	var zero T
 	f, err := os.Open(path)
 	if err != nil {
-		return Agent{}, fmt.Errorf("agent file: %w", err)
+		return zero, fmt.Errorf("%s: %w", what, err)
 	}
 	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, MaxAgentFileBytes+1))
+	data, err := io.ReadAll(io.LimitReader(f, int64(limit)+1))
 	if err != nil {
-		return Agent{}, fmt.Errorf("agent file %s: %w", path, err)
+		return zero, fmt.Errorf("%s %s: %w", what, path, err)
 	}
-	if len(data) > MaxAgentFileBytes {
-		return Agent{}, fmt.Errorf("agent file %s: larger than %d bytes", path, MaxAgentFileBytes)
+	if len(data) > limit {
+		return zero, fmt.Errorf("%s %s: larger than %d bytes", what, path, limit)
 	}
-	a, err := ParseAgent(data)
+	v, err := parse(data)
 	if err != nil {
-		return Agent{}, fmt.Errorf("agent file %s: %w", path, err)
+		return zero, fmt.Errorf("%s %s: %w", what, path, err)
 	}
-	return a, nil
+	return v, nil
 }
 
 // ParseAgent decodes and validates one agent definition.

@@ -119,3 +119,36 @@ func FuzzParseAgent(f *testing.F) {
 		}
 	})
 }
+
+func TestParseConfig(t *testing.T) {
+	tests := []struct {
+		name, yaml, wantErr string
+	}{
+		{"empty", "", ""},
+		{"full", "providers:\n  openai: {api_key_env: OPENAI_API_KEY}\n  lmstudio: {base_url: 'http://127.0.0.1:1234/v1'}\nprices:\n  'openai:gpt-4.1-mini': {input: 0.4, output: 1.6}\nmax_steps: 20\ntext_tools: ['lmstudio:tiny']\n", ""},
+		{"unknown key", "max_step: 3\n", `unknown key "max_step"`},
+		{"key and env", "providers:\n  openai: {api_key: x, api_key_env: Y}\n", "not both"},
+		{"bad provider name", "providers:\n  'Open AI': {}\n", "not a provider name"},
+		{"bad price ref", "prices:\n  gpt4: {input: 1}\n", "provider:model"},
+		{"negative price", "prices:\n  'a:b': {input: -1}\n", "cannot be negative"},
+		{"max steps", "max_steps: 5000\n", "use 1–1000"},
+		{"bad text_tools", "text_tools: [nope]\n", "text_tools[0]"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := config.ParseConfig([]byte(tc.yaml))
+			if tc.wantErr == "" {
+				if err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+				t.Errorf("err = %v, want %q", err, tc.wantErr)
+			}
+		})
+	}
+	if _, err := config.LoadConfig(filepath.Join(t.TempDir(), "missing.yaml")); err == nil || !strings.Contains(err.Error(), "config file") {
+		t.Errorf("missing file: %v", err)
+	}
+}

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"regexp"
 
 	"go.yaml.in/yaml/v3"
@@ -58,23 +57,7 @@ func LoadConfig(path string) (Config, error) {
 	if path == "" {
 		return Config{}, nil
 	}
-	f, err := os.Open(path)
-	if err != nil {
-		return Config{}, fmt.Errorf("config file: %w", err)
-	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, MaxConfigFileBytes+1))
-	if err != nil {
-		return Config{}, fmt.Errorf("config file %s: %w", path, err)
-	}
-	if len(data) > MaxConfigFileBytes {
-		return Config{}, fmt.Errorf("config file %s: larger than %d bytes", path, MaxConfigFileBytes)
-	}
-	c, err := ParseConfig(data)
-	if err != nil {
-		return Config{}, fmt.Errorf("config file %s: %w", path, err)
-	}
-	return c, nil
+	return load(path, "config file", MaxConfigFileBytes, ParseConfig)
 }
 
 // ParseConfig decodes and validates a configuration.
