@@ -111,13 +111,16 @@ func validName(h string) bool {
 
 // safeHost returns h for an error message when it is a plain host name or
 // address, or "" when it could carry anything else.
+//
+// An IPv6 zone is free text, so it is dropped.
 func safeHost(h string) string {
+	h, _, _ = strings.Cut(h, "%")
 	if len(h) > 253 {
 		return ""
 	}
 	for _, r := range h {
 		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' ||
-			strings.ContainsRune("-_.:%", r)) {
+			strings.ContainsRune("-_.:", r)) {
 			return ""
 		}
 	}
