@@ -1,0 +1,100 @@
+package fetch
+
+import (
+	"context"
+	_ "embed"
+	"fmt"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/quiverhq/quiver/tool"
+)
+
+//go:embed fetch_url.md
+var fetchDescription string
+
+// fetchInput is fetch_url's arguments.
+type fetchInput struct {
+	URL        string `json:"url" jsonschema:"http(s) URL of the page"`
+	MaxLength  *int   `json:"max_length,omitempty" jsonschema:"characters to return, 1-50000 (default 20000)"`
+	StartIndex int    `json:"start_index,omitempty" jsonschema:"character offset to start from (default 0)"`
+}
+
+// FetchTool returns fetch_url: it GETs a page through cfg.Client (after the
+// Crawl4AI sidecar when one is configured) and answers with one slice of its
+// text, HTML converted to Markdown. Failures, including the guarded
+// client's "blocked: …" refusals, reach the model as one-line errors with no
+// query string. It panics when cfg.Check fails. The tool is safe for
+// concurrent use; its page cache is its own.
+func FetchTool(cfg Config) *tool.Tool {
+	f := newFetcher(cfg)
+	return tool.New(tool.Spec{
+		Name:        "fetch_url",
+		Family:      "url_fetch",
+		Macros:      []string{"url_fetch_tool", "url_metadata_tool"},
+		Description: fetchDescription,
+		Access:      tool.Read,
+		// Output is bounded by max_length and already paged by start_index;
+		// storing it again would page a page.
+		Unstored: true,
+		Limits: []tool.Limit{
+			{Name: "max_length_default", Value: DefaultMaxLength},
+			{Name: "max_length_max", Value: MaxMaxLength},
+			{Name: "body_bytes", Value: int(f.cfg.MaxBodyBytes)},
+		},
+	}, f.fetchURL)
+}
+
+func (f *fetcher) fetchURL(ctx context.Context, s tool.Scope, in fetchInput) (string, error) {
+	maxLen := DefaultMaxLength
+	if in.MaxLength != nil {
+		maxLen = *in.MaxLength
+	}
+	if maxLen < 1 || maxLen > MaxMaxLength {
+		return "", fmt.Errorf("max_length must be between 1 and %d, got %d", MaxMaxLength, maxLen)
+	}
+	if in.StartIndex < 0 {
+		return "", fmt.Errorf("start_index must be 0 or more, got %d", in.StartIndex)
+	}
+	u, err := parsePageURL(in.URL)
+	if err != nil {
+		return "", err
+	}
+	d, err := f.document(ctx, s, u)
+	if err != nil {
+		return "", err
+	}
+	return render(d, u.String(), in.StartIndex, maxLen)
+}
+
+// render answers with characters [start, start+max) of d.Text under a
+// header that says where the slice is and how to read on.
+func render(d document, requested string, start, max int) (string, error) {
+	total := utf8.RuneCountInString(d.Text)
+	if total == 0 {
+		return "", fmt.Errorf("the page at %s has no readable text", requested)
+	}
+	if start >= total {
+		return "", fmt.Errorf("start_index %d is past the end of the page (%d characters)", start, total)
+	}
+	runes := []rune(d.Text)
+	end := min(start+max, total)
+	var b strings.Builder
+	fmt.Fprintf(&b, "URL: %s\n", requested)
+	if d.URL != requested {
+		fmt.Fprintf(&b, "Redirected to: %s\n", redactString(d.URL))
+	}
+	if d.Title != "" {
+		fmt.Fprintf(&b, "Title: %s\n", d.Title)
+	}
+	fmt.Fprintf(&b, "Content (%s): characters %d–%d of %d", d.Format, start, end, total)
+	if d.Truncated {
+		b.WriteString("; the page was too long and was cut before conversion")
+	}
+	b.WriteString("\n\n")
+	b.WriteString(string(runes[start:end]))
+	if end < total {
+		fmt.Fprintf(&b, "\n\n[More: call fetch_url again with start_index=%d to read on.]", end)
+	}
+	return b.String(), nil
+}
