@@ -77,7 +77,10 @@ func ddgBlock(b *html.Node) (Result, bool) {
 		return true
 	})
 	u, ok := unwrapDDG(href)
-	if !ok || title == "" {
+	if ok {
+		u, ok = cleanURL(u)
+	}
+	if !ok || u == "" || title == "" {
 		return Result{}, false
 	}
 	return Result{Title: title, URL: u, Snippet: snippet, Source: "duckduckgo"}, true

@@ -11,7 +11,9 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-func date(y int, m time.Month, d int, h int) time.Time { return time.Date(y, m, d, h, 0, 0, 0, time.UTC) }
+func date(y int, m time.Month, d int, h int) time.Time {
+	return time.Date(y, m, d, h, 0, 0, 0, time.UTC)
+}
 
 // TestEngineFormats runs each engine against a fake answering in the
 // engine's real format and checks the normalised results and the request.
@@ -72,7 +74,7 @@ func TestEngineFormats(t *testing.T) {
 			name: "searxng text capped by count", fixture: "searxng.json", q: Query{Text: "go generics", Count: 1},
 			engine:   func(b string) Engine { return NewSearXNG(b, nil, nil, 0, 0) },
 			wantPath: "/search", wantArgs: url.Values{"q": {"go generics"}, "format": {"json"}, "categories": {"general"}, "safesearch": {"1"}},
-			want:     []Result{{Title: "Tutorial: Getting started with generics", URL: "https://go.dev/doc/tutorial/generics", Snippet: "This tutorial introduces the basics of generics in Go.", Source: "searxng"}},
+			want: []Result{{Title: "Tutorial: Getting started with generics", URL: "https://go.dev/doc/tutorial/generics", Snippet: "This tutorial introduces the basics of generics in Go.", Source: "searxng"}},
 		},
 		{
 			name: "duckduckgo results page", fixture: "ddg_results.html", q: Query{Text: "go generics", Count: 5},
