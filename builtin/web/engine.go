@@ -22,7 +22,7 @@ const (
 	Music  = "music"
 )
 
-// AllCategories lists every category in declaration order.
+// allCategories lists every category in declaration order.
 var allCategories = []string{Text, Image, Video, News, Papers, Code, Files, Music}
 
 // AllCategories returns every category any engine can answer, in the order
