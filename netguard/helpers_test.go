@@ -128,9 +128,13 @@ func okServer(t testing.TB) *httptest.Server {
 
 func get(t testing.TB, c *Client, raw string) (*http.Response, error) {
 	t.Helper()
-	req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, raw, nil)
+	req, err := newGet(t, raw)
 	if err != nil {
 		return nil, err
 	}
 	return c.Do(req)
+}
+
+func newGet(t testing.TB, raw string) (*http.Request, error) {
+	return http.NewRequestWithContext(t.Context(), http.MethodGet, raw, nil)
 }

@@ -5,6 +5,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"golang.org/x/net/idna"
 )
@@ -70,7 +71,7 @@ func parseHost(host string) (target, error) {
 		}
 		return target{ip: ip}, nil
 	}
-	h, err := idna.Lookup.ToASCII(host)
+	h, err := toASCII(host)
 	if err != nil {
 		return target{}, blocked("", "malformed")
 	}
@@ -89,6 +90,17 @@ func parseHost(host string) (target, error) {
 		return target{}, blocked("", "malformed")
 	}
 	return target{name: h}, nil
+}
+
+// toASCII maps a host exactly as net/http does before dialling: IDNA
+// (UTS #46 lookup profile) for non-ASCII hosts only.
+func toASCII(host string) (string, error) {
+	for i := 0; i < len(host); i++ {
+		if host[i] >= utf8.RuneSelf {
+			return idna.Lookup.ToASCII(host)
+		}
+	}
+	return host, nil
 }
 
 // validName accepts LDH host names (underscores allowed, as DNS has them).
