@@ -104,8 +104,8 @@ func TestTurnWithoutToolSupport(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &got); err != nil {
 		t.Fatal(err)
 	}
-	if len(got.Tools) != 0 || got.System != "Be brief." || len(got.Excluded) != 11 {
-		t.Errorf("tools %d, system %q, excluded %d; want no tools, no fragments, 11 reasons", len(got.Tools), got.System, len(got.Excluded))
+	if n := len(app.CatalogSizes().Tools); len(got.Tools) != 0 || got.System != "Be brief." || len(got.Excluded) != n {
+		t.Errorf("tools %d, system %q, excluded %d; want no tools, no fragments, %d reasons", len(got.Tools), got.System, len(got.Excluded), n)
 	}
 	if got.Model != "ollama:tiny:1b" || !strings.Contains(got.Excluded[0].Reason, "does not support tool calling") {
 		t.Errorf("model %q, reason %q", got.Model, got.Excluded[0].Reason)
@@ -304,7 +304,7 @@ func TestToolsJSON(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &got); err != nil || code != 0 {
 		t.Fatalf("exit %d: %v", code, err)
 	}
-	if got.AlwaysPaid.Ceiling != app.AlwaysPaidCeiling || got.Widest.Ceiling != app.WidestCeiling || len(got.Tools) != 11 {
+	if got.AlwaysPaid.Ceiling != app.AlwaysPaidCeiling || got.Widest.Ceiling != app.WidestCeiling || len(got.Tools) != 12 || got.Tools[11].Name != "web_search" || got.Tools[11].AlwaysOn {
 		t.Errorf("tools output %+v", got)
 	}
 }
@@ -384,5 +384,27 @@ func TestChatMessageIsNotATemplate(t *testing.T) {
 	}
 	if got.Message != msg || !strings.Contains(got.Context, "{memory_tool}") {
 		t.Errorf("message %q / context %q changed", got.Message, got.Context)
+	}
+}
+
+// TestTurnWithWebSearch: an agent that allows web_search declares it, and
+// the default prompt's web paragraph renders with the tool's name.
+func TestTurnWithWebSearch(t *testing.T) {
+	dir := t.TempDir()
+	agent := filepath.Join(dir, "a.yaml")
+	writeFile(t, agent, "name: researcher\ntools: [web_search]\n")
+	code, out, stderr := run(t, dir, "turn", "--agent", agent, "--json", "what happened today?")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var got app.TurnOutput
+	if err := json.Unmarshal([]byte(out), &got); err != nil {
+		t.Fatal(err)
+	}
+	if last := got.Tools[len(got.Tools)-1]; last.Name != "web_search" {
+		t.Errorf("last declared tool %q, want web_search", last.Name)
+	}
+	if !strings.Contains(got.System, "search with `web_search`") {
+		t.Errorf("system prompt lacks the web paragraph:\n%s", got.System)
 	}
 }

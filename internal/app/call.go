@@ -100,7 +100,7 @@ func runCall(ctx context.Context, args []string, env Env) error {
 		return fmt.Errorf("open store: %w", err)
 	}
 	defer st.Close()
-	cat := NewCatalog(CatalogDeps{Store: st, DataDir: dir})
+	cat := NewCatalog(CatalogDeps{Store: st, DataDir: dir, Getenv: env.Getenv})
 	d := dispatch.New(dispatch.Config{Results: st, Now: env.Now, Logger: env.Logger})
 	facts.TurnID = fmt.Sprintf("cli-%d", env.Now().UnixNano())
 	t := dispatch.Turn{

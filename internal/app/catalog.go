@@ -5,6 +5,7 @@ package app
 import (
 	"context"
 	"errors"
+	"net/http"
 	"path/filepath"
 	"time"
 
@@ -13,7 +14,10 @@ import (
 	"github.com/quiverhq/quiver/builtin/results"
 	"github.com/quiverhq/quiver/builtin/suggest"
 	"github.com/quiverhq/quiver/builtin/transcript"
+	"github.com/quiverhq/quiver/builtin/web"
 	"github.com/quiverhq/quiver/builtin/workspace"
+	"github.com/quiverhq/quiver/internal/config"
+	"github.com/quiverhq/quiver/netguard"
 	"github.com/quiverhq/quiver/registry"
 	"github.com/quiverhq/quiver/store"
 )
@@ -36,6 +40,10 @@ type CatalogDeps struct {
 	Store store.Store
 	// DataDir holds the workspaces (DataDir/workspaces/<org>/<user>).
 	DataDir string
+	// Config is the deployment configuration; the zero value means defaults.
+	Config config.Config
+	// Getenv reads keys named by the configuration; nil reads none.
+	Getenv func(string) string
 }
 
 // NewCatalog registers every built-in tool, in the order that fixes the
@@ -54,7 +62,39 @@ func NewCatalog(d CatalogDeps) *registry.Catalog {
 		ask.Tool(),
 		suggest.Tool(),
 	)
+	c.Register(web.Tool(webConfig(d)))
 	return c
+}
+
+// guarded is the one HTTP client for destinations a model or user chose.
+func guarded(cfg config.Config) *http.Client {
+	mode := netguard.Public
+	if cfg.Network.Mode == "self-hosted" {
+		mode = netguard.SelfHosted
+	}
+	return netguard.New(netguard.Config{Mode: mode}).HTTP()
+}
+
+// webConfig configures web_search from the deployment configuration, with
+// every engine request going through the guarded client.
+func webConfig(d CatalogDeps) web.Config {
+	getenv := d.Getenv
+	if getenv == nil {
+		getenv = func(string) string { return "" }
+	}
+	w := d.Config.Web
+	keyEnv := w.BraveKeyEnv
+	if keyEnv == "" {
+		keyEnv = "BRAVE_API_KEY"
+	}
+	cfg := web.Config{Disabled: w.Disabled, Client: guarded(d.Config)}
+	cfg.Brave.APIKey = getenv(keyEnv)
+	cfg.SearXNG.BaseURL = w.SearXNGURL
+	cfg.IAsk.BaseURL = w.IAskURL
+	if w.IAskKeyEnv != "" {
+		cfg.IAsk.APIKey = getenv(w.IAskKeyEnv)
+	}
+	return cfg
 }
 
 var errNoStore = errors.New("no store is open for this command")

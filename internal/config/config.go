@@ -28,6 +28,33 @@ type Config struct {
 	// native tool declarations: Quiver declares the tools in the prompt and
 	// parses calls from the reply instead (llm/textproto).
 	TextTools []string `yaml:"text_tools"`
+	// Network is the egress policy for destinations a model or user chose.
+	Network Network `yaml:"network"`
+	// Web configures web_search's engines and the URL reader.
+	Web Web `yaml:"web"`
+}
+
+// Network is the egress policy.
+type Network struct {
+	// Mode is "public" (the default: loopback, private and internal
+	// addresses refused, HTTPS required for MCP) or "self-hosted" (private
+	// and loopback allowed). Cloud metadata addresses are refused in both.
+	Mode string `yaml:"mode"`
+}
+
+// Web configures the web tools. Keys are read from the named environment
+// variables, so the file holds no secret.
+type Web struct {
+	// Disabled keeps web_search out of every turn.
+	Disabled bool `yaml:"disabled"`
+	// BraveKeyEnv names the variable with the Brave Search API key; empty
+	// means BRAVE_API_KEY.
+	BraveKeyEnv string `yaml:"brave_key_env"`
+	// SearXNGURL enables a SearXNG instance (self-hosted mode for a local one).
+	SearXNGURL string `yaml:"searxng_url"`
+	// IAskURL and IAskKeyEnv enable the IAsk engine over HTTP.
+	IAskURL    string `yaml:"iask_url"`
+	IAskKeyEnv string `yaml:"iask_key_env"`
 }
 
 // Provider is one model provider's connection.
@@ -93,6 +120,11 @@ func (c Config) Validate() error {
 		if _, err := ParseModelRef(ref); err != nil {
 			return fmt.Errorf("text_tools[%d]: %w", i, err)
 		}
+	}
+	switch c.Network.Mode {
+	case "", "public", "self-hosted":
+	default:
+		return fmt.Errorf("network.mode %q: use public or self-hosted", c.Network.Mode)
 	}
 	if c.MaxSteps < 0 || c.MaxSteps > 1000 {
 		return fmt.Errorf("max_steps %d: use 1–1000, or 0 for the default", c.MaxSteps)
