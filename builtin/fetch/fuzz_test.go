@@ -1,0 +1,30 @@
+package fetch
+
+import (
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+	"unicode/utf8"
+)
+
+// FuzzHTMLToMarkdown feeds arbitrary bytes through the HTML path (charset
+// detection, readability, whole-body fallback, Markdown conversion) and
+// checks that it never panics and always yields valid UTF-8, with a title
+// on one line. Seeds are in testdata/fuzz/FuzzHTMLToMarkdown.
+func FuzzHTMLToMarkdown(f *testing.F) {
+	fe := newFetcher(Config{Client: http.DefaultClient})
+	u, _ := url.Parse("https://example.com/a/b.html")
+	f.Fuzz(func(t *testing.T, body []byte, contentType string) {
+		title, md := fe.htmlToMarkdown(body, contentType, u)
+		if !utf8.ValidString(title) || !utf8.ValidString(md) {
+			t.Fatalf("invalid UTF-8: title %q, markdown %q", title, md)
+		}
+		if strings.ContainsAny(title, "\n\r") {
+			t.Fatalf("title %q spans lines", title)
+		}
+		if md != strings.TrimSpace(md) {
+			t.Fatalf("markdown %q has surrounding space", md)
+		}
+	})
+}
