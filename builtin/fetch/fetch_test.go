@@ -480,3 +480,25 @@ func TestFetchCancelledTurnIsInfra(t *testing.T) {
 
 // httpClientForTest is a plain client for loopback servers.
 var httpClientForTest = http.Client{}
+
+func TestFetchCacheIsPerConversation(t *testing.T) {
+	srv, hits := serve(t, map[string]page{"/p": {contentType: "text/plain", body: []byte("cached text")}})
+	tl := FetchTool(Config{Client: srv.Client()})
+	steps := []struct {
+		org, conv string
+		wantHits  int64
+	}{
+		{"o1", "c1", 1},
+		{"o1", "c1", 1}, // same conversation: from the cache
+		{"o1", "c2", 2}, // another conversation fetches again
+		{"o2", "c1", 3}, // another organisation too
+	}
+	for i, st := range steps {
+		if _, err := call(t, tl, tool.Scope{OrgID: st.org, ConversationID: st.conv}, map[string]any{"url": srv.URL + "/p"}); err != nil {
+			t.Fatal(err)
+		}
+		if got := hits.get("/p"); got != st.wantHits {
+			t.Errorf("step %d (%s/%s): server hits = %d, want %d", i, st.org, st.conv, got, st.wantHits)
+		}
+	}
+}

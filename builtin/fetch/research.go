@@ -194,7 +194,7 @@ func renderResearch(q string, pages []pageResult, unread []Hit, left int) string
 		out += "\nSkipped (could not be read):\n" + skipped.String()
 	}
 	if len(unread) > 0 {
-		out += "\nOther results, not read (fetch_url can read them):\n"
+		out += "\nOther results, not read:\n"
 		for _, h := range unread {
 			out += fmt.Sprintf("- %s — %s — %s\n", oneLine(h.Title), h.URL, clip(oneLine(h.Snippet), snippetChars))
 		}

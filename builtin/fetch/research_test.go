@@ -74,7 +74,7 @@ func TestResearchReadsAtMostThreePages(t *testing.T) {
 		"[1] Page A\nURL: " + base + "/a?utm=1\n\nKeepers wound the lens clockwork every four hours on winter nights.",
 		"[2] Page B\nURL: " + base + "/b?utm=1",
 		"[3] Page C\nURL: " + base + "/c?utm=1",
-		"Other results, not read (fetch_url can read them):\n- Hit /d — " + base + "/d?utm=1 — snippet for /d\n- Hit /e",
+		"Other results, not read:\n- Hit /d — " + base + "/d?utm=1 — snippet for /d\n- Hit /e",
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("answer lacks %q:\n%s", want, got)
