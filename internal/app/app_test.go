@@ -304,8 +304,17 @@ func TestToolsJSON(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &got); err != nil || code != 0 {
 		t.Fatalf("exit %d: %v", code, err)
 	}
-	if got.AlwaysPaid.Ceiling != app.AlwaysPaidCeiling || got.Widest.Ceiling != app.WidestCeiling || len(got.Tools) != 12 || got.Tools[11].Name != "web_search" || got.Tools[11].AlwaysOn {
-		t.Errorf("tools output %+v", got)
+	if got.AlwaysPaid.Ceiling != app.AlwaysPaidCeiling || got.Widest.Ceiling != app.WidestCeiling {
+		t.Errorf("ceilings %+v %+v", got.AlwaysPaid, got.Widest)
+	}
+	var optional []string
+	for _, tl := range got.Tools {
+		if !tl.AlwaysOn {
+			optional = append(optional, tl.Name)
+		}
+	}
+	if diff := cmp.Diff([]string{"web_search", "fetch_url", "research_web"}, optional); diff != "" {
+		t.Errorf("optional tools (-want +got):\n%s", diff)
 	}
 }
 
@@ -406,5 +415,21 @@ func TestTurnWithWebSearch(t *testing.T) {
 	}
 	if !strings.Contains(got.System, "search with `web_search`") {
 		t.Errorf("system prompt lacks the web paragraph:\n%s", got.System)
+	}
+}
+
+// TestFetchURLGoesThroughTheGuard: fetch_url reaches the network only
+// through netguard, which refuses loopback in public mode before dialling.
+func TestFetchURLGoesThroughTheGuard(t *testing.T) {
+	dir := t.TempDir()
+	agent := filepath.Join(dir, "a.yaml")
+	writeFile(t, agent, "name: reader\ntools: [url_fetch]\n")
+	code, out, _ := run(t, dir, "call", "fetch_url", "--agent", agent, "--json", "--args", `{"url":"http://127.0.0.1:9/secret?token=abc"}`)
+	var got app.CallOutput
+	if err := json.Unmarshal([]byte(out), &got); err != nil {
+		t.Fatal(err)
+	}
+	if code != 1 || !strings.Contains(got.Content, "blocked: address not allowed") || strings.Contains(got.Content, "abc") {
+		t.Errorf("exit %d, %+v", code, got)
 	}
 }

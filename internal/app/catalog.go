@@ -11,6 +11,7 @@ import (
 
 	"github.com/quiverhq/quiver/builtin/ask"
 	"github.com/quiverhq/quiver/builtin/calc"
+	"github.com/quiverhq/quiver/builtin/fetch"
 	"github.com/quiverhq/quiver/builtin/results"
 	"github.com/quiverhq/quiver/builtin/suggest"
 	"github.com/quiverhq/quiver/builtin/transcript"
@@ -62,8 +63,26 @@ func NewCatalog(d CatalogDeps) *registry.Catalog {
 		ask.Tool(),
 		suggest.Tool(),
 	)
-	c.Register(web.Tool(webConfig(d)))
+	client := guarded(d.Config)
+	search := web.New(webConfig(d, client))
+	pages := fetch.Config{Client: client, SelfHosted: d.Config.Network.Mode == "self-hosted"}
+	c.Register(search.Tool(), fetch.FetchTool(pages), fetch.ResearchTool(pages, chainSearcher{search.Chain()}))
 	return c
+}
+
+// chainSearcher lets research_web search with web_search's engine chain.
+type chainSearcher struct{ chain *web.Chain }
+
+func (s chainSearcher) Search(ctx context.Context, query string, count int) ([]fetch.Hit, error) {
+	out, err := s.chain.Search(ctx, web.Query{Text: query, Category: "text", Count: count})
+	if err != nil {
+		return nil, err
+	}
+	hits := make([]fetch.Hit, len(out.Results))
+	for i, r := range out.Results {
+		hits[i] = fetch.Hit{Title: r.Title, URL: r.URL, Snippet: r.Snippet}
+	}
+	return hits, nil
 }
 
 // guarded is the one HTTP client for destinations a model or user chose.
@@ -77,7 +96,7 @@ func guarded(cfg config.Config) *http.Client {
 
 // webConfig configures web_search from the deployment configuration, with
 // every engine request going through the guarded client.
-func webConfig(d CatalogDeps) web.Config {
+func webConfig(d CatalogDeps, client *http.Client) web.Config {
 	getenv := d.Getenv
 	if getenv == nil {
 		getenv = func(string) string { return "" }
@@ -87,7 +106,7 @@ func webConfig(d CatalogDeps) web.Config {
 	if keyEnv == "" {
 		keyEnv = "BRAVE_API_KEY"
 	}
-	cfg := web.Config{Disabled: w.Disabled, Client: guarded(d.Config)}
+	cfg := web.Config{Disabled: w.Disabled, Client: client}
 	cfg.Brave.APIKey = getenv(keyEnv)
 	cfg.SearXNG.BaseURL = w.SearXNGURL
 	cfg.IAsk.BaseURL = w.IAskURL
