@@ -1,7 +1,9 @@
 package fetch
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -94,5 +96,24 @@ func TestCrawl4AI(t *testing.T) {
 				t.Errorf("Authorization = %q, want the bearer token", auth)
 			}
 		})
+	}
+}
+
+// TestCrawl4AIAsksTheGuardFirst: the sidecar's browser dials outside the
+// guarded client, so a destination the guard refuses never reaches it.
+func TestCrawl4AIAsksTheGuardFirst(t *testing.T) {
+	fake := &fakeCrawl4AI{status: 200, body: `{"markdown":"metadata","success":true}`}
+	side := httptest.NewServer(fake)
+	t.Cleanup(side.Close)
+	refuse := func(_ context.Context, raw string) error {
+		return errors.New("blocked: address not allowed (169.254.169.254)")
+	}
+	tl := FetchTool(Config{Client: side.Client(), SelfHosted: true, Crawl4AIURL: side.URL, CheckURL: refuse, CacheEntries: -1, Logger: slog.New(slog.DiscardHandler)})
+	_, err := call(t, tl, tool.Scope{}, map[string]any{"url": "http://169.254.169.254/latest/meta-data/"})
+	if err == nil || !strings.Contains(err.Error(), "blocked: address not allowed") {
+		t.Errorf("err = %v, want the guard's refusal", err)
+	}
+	if n := fake.calls.Load(); n != 0 {
+		t.Errorf("sidecar asked %d times for a refused destination", n)
 	}
 }

@@ -55,6 +55,11 @@ type Config struct {
 	Crawl4AIURL string
 	// Crawl4AIToken, when set, is sent to the sidecar as a bearer token.
 	Crawl4AIToken string
+	// CheckURL approves a page's destination before the sidecar is asked
+	// for it, since the sidecar's browser dials outside the guarded client
+	// (netguard's CheckURL: metadata addresses stay refused in self-hosted
+	// mode too). Nil means no check.
+	CheckURL func(ctx context.Context, raw string) error
 	// Crawl4AITimeout bounds one sidecar request. Zero means
 	// DefaultCrawl4AITimeout.
 	Crawl4AITimeout time.Duration
@@ -141,6 +146,11 @@ func (f *fetcher) document(ctx context.Context, s tool.Scope, u *url.URL) (docum
 	var d document
 	var err error
 	if f.cfg.Crawl4AIURL != "" {
+		if f.cfg.CheckURL != nil {
+			if err := f.cfg.CheckURL(ctx, u.String()); err != nil {
+				return document{}, err
+			}
+		}
 		d, err = f.crawl4AI(ctx, u)
 		if err != nil {
 			f.log.Warn("crawl4ai failed; fetching directly", "host", u.Host, "err", err)

@@ -63,9 +63,12 @@ func NewCatalog(d CatalogDeps) *registry.Catalog {
 		ask.Tool(),
 		suggest.Tool(),
 	)
-	client := guarded(d.Config)
-	search := web.New(webConfig(d, client))
-	pages := fetch.Config{Client: client, SelfHosted: d.Config.Network.Mode == "self-hosted"}
+	guard := guarded(d.Config)
+	search := web.New(webConfig(d, guard.HTTP()))
+	pages := fetch.Config{
+		Client: guard.HTTP(), SelfHosted: d.Config.Network.Mode == "self-hosted",
+		Crawl4AIURL: d.Config.Web.Crawl4AIURL, CheckURL: guard.CheckURL,
+	}
 	c.Register(search.Tool(), fetch.FetchTool(pages), fetch.ResearchTool(pages, chainSearcher{search.Chain()}))
 	return c
 }
@@ -85,13 +88,13 @@ func (s chainSearcher) Search(ctx context.Context, query string, count int) ([]f
 	return hits, nil
 }
 
-// guarded is the one HTTP client for destinations a model or user chose.
-func guarded(cfg config.Config) *http.Client {
+// guarded is the one client for destinations a model or user chose.
+func guarded(cfg config.Config) *netguard.Client {
 	mode := netguard.Public
 	if cfg.Network.Mode == "self-hosted" {
 		mode = netguard.SelfHosted
 	}
-	return netguard.New(netguard.Config{Mode: mode}).HTTP()
+	return netguard.New(netguard.Config{Mode: mode})
 }
 
 // webConfig configures web_search from the deployment configuration, with
@@ -106,7 +109,7 @@ func webConfig(d CatalogDeps, client *http.Client) web.Config {
 	if keyEnv == "" {
 		keyEnv = "BRAVE_API_KEY"
 	}
-	cfg := web.Config{Disabled: w.Disabled, Client: client}
+	cfg := web.Config{Disabled: w.Disabled, Client: client, ExcludeProviders: w.ExcludeProviders}
 	cfg.Brave.APIKey = getenv(keyEnv)
 	cfg.SearXNG.BaseURL = w.SearXNGURL
 	cfg.IAsk.BaseURL = w.IAskURL

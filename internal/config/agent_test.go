@@ -133,6 +133,9 @@ func TestParseConfig(t *testing.T) {
 		{"negative price", "prices:\n  'a:b': {input: -1}\n", "cannot be negative"},
 		{"max steps", "max_steps: 5000\n", "use 1–1000"},
 		{"bad text_tools", "text_tools: [nope]\n", "text_tools[0]"},
+		{"bad network mode", "network: {mode: open}\n", "use public or self-hosted"},
+		{"crawl4ai needs self-hosted", "web: {crawl4ai_url: 'http://127.0.0.1:11235'}\n", "needs network.mode self-hosted"},
+		{"crawl4ai self-hosted", "network: {mode: self-hosted}\nweb: {crawl4ai_url: 'http://127.0.0.1:11235'}\n", ""},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

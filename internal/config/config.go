@@ -55,6 +55,12 @@ type Web struct {
 	// IAskURL and IAskKeyEnv enable the IAsk engine over HTTP.
 	IAskURL    string `yaml:"iask_url"`
 	IAskKeyEnv string `yaml:"iask_key_env"`
+	// Crawl4AIURL enables a Crawl4AI sidecar for fetch_url; allowed only in
+	// self-hosted mode, since its browser dials outside the guard.
+	Crawl4AIURL string `yaml:"crawl4ai_url"`
+	// ExcludeProviders names model providers that cannot use web_search
+	// well; their turns do not get it.
+	ExcludeProviders []string `yaml:"exclude_providers"`
 }
 
 // Provider is one model provider's connection.
@@ -125,6 +131,9 @@ func (c Config) Validate() error {
 	case "", "public", "self-hosted":
 	default:
 		return fmt.Errorf("network.mode %q: use public or self-hosted", c.Network.Mode)
+	}
+	if c.Web.Crawl4AIURL != "" && c.Network.Mode != "self-hosted" {
+		return errors.New("web.crawl4ai_url: a Crawl4AI sidecar needs network.mode self-hosted (its browser dials outside the guard)")
 	}
 	if c.MaxSteps < 0 || c.MaxSteps > 1000 {
 		return fmt.Errorf("max_steps %d: use 1–1000, or 0 for the default", c.MaxSteps)
