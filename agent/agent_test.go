@@ -4,15 +4,14 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"log/slog"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/quiverhq/quiver/internal/golden"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/quiverhq/quiver/agent"
@@ -29,8 +28,6 @@ import (
 	"github.com/quiverhq/quiver/tool"
 	"github.com/quiverhq/quiver/turn"
 )
-
-var update = flag.Bool("update", false, "rewrite golden files")
 
 var t0 = time.Date(2026, 11, 29, 23, 3, 0, 0, time.UTC)
 
@@ -176,23 +173,6 @@ func kinds(evs []agent.Event) []string {
 	return out
 }
 
-func golden(t *testing.T, name, got string) {
-	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("read golden (run with -update): %v", err)
-	}
-	if diff := cmp.Diff(string(want), got); diff != "" {
-		t.Errorf("%s (-want +got):\n%s", name, diff)
-	}
-}
-
 func TestAnswer(t *testing.T) {
 	e := newEnv(t, agent.Config{Prices: map[string]agent.Price{"fake:scripted": {Input: 2, CachedInput: 0.5, Output: 8}}})
 	m := llmtest.NewModel(llmtest.Reply{Text: []string{"Hi ", "Ana."}, Usage: llm.Usage{InputTokens: 1000, CachedInputTokens: 400, OutputTokens: 10}})
@@ -242,7 +222,7 @@ func TestToolCallsEndToEnd(t *testing.T) {
 	if out.Stop != agent.StopAnswer {
 		t.Fatalf("outcome %+v", out)
 	}
-	golden(t, "tool_calls.transcript", e.transcript("c1"))
+	golden.Check(t, "tool_calls.transcript", e.transcript("c1"))
 	// The second model call saw the first step's results, in call order.
 	reqs := m.Requests()
 	last := reqs[1].Messages[len(reqs[1].Messages)-1]
@@ -334,7 +314,7 @@ func TestCancelAnswersEveryCall(t *testing.T) {
 	if out.Stop != agent.StopCancelled {
 		t.Fatalf("outcome %+v", out)
 	}
-	golden(t, "cancelled.transcript", e.transcript("c1"))
+	golden.Check(t, "cancelled.transcript", e.transcript("c1"))
 	if got := kinds(evs); got[len(got)-1] != "done" || got[len(got)-2] != "error" {
 		t.Errorf("events %v", got)
 	}

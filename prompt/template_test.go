@@ -2,12 +2,11 @@ package prompt_test
 
 import (
 	"context"
-	"flag"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/quiverhq/quiver/internal/golden"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/quiverhq/quiver/prompt"
@@ -16,8 +15,6 @@ import (
 	"github.com/quiverhq/quiver/tool"
 	"github.com/quiverhq/quiver/turn"
 )
-
-var update = flag.Bool("update", false, "rewrite golden files")
 
 // richCatalog has tools behind several macros and families.
 func richCatalog() *registry.Catalog {
@@ -173,19 +170,7 @@ func TestDefaultPromptGolden(t *testing.T) {
 			if len(sys.Warnings) != 0 {
 				t.Errorf("default prompt warns: %q", sys.Warnings)
 			}
-			path := filepath.Join("testdata", "default."+s.name+".golden")
-			if *update {
-				if err := os.WriteFile(path, []byte(sys.Text), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			want, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatalf("read golden (run with -update): %v", err)
-			}
-			if diff := cmp.Diff(string(want), sys.Text); diff != "" {
-				t.Errorf("(-want +got):\n%s", diff)
-			}
+			golden.Check(t, "default."+s.name+".golden", sys.Text)
 		})
 	}
 }

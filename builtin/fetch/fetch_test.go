@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -16,14 +15,14 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/quiverhq/quiver/internal/golden"
+
 	"github.com/google/go-cmp/cmp"
 	"github.com/quiverhq/quiver/tool"
 	"golang.org/x/text/encoding"
 	"golang.org/x/text/encoding/charmap"
 	"golang.org/x/text/encoding/japanese"
 )
-
-var update = flag.Bool("update", false, "rewrite golden files in testdata")
 
 // page is one canned response of a loopback test server.
 type page struct {
@@ -185,16 +184,7 @@ func TestArticleGolden(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := "Title: " + d.Title + "\nFormat: " + d.Format + "\n\n" + d.Text + "\n"
-	golden := filepath.Join("testdata", "article.md")
-	if *update {
-		if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want := string(mustRead(t, "article.md"))
-	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("article conversion mismatch (-want +got):\n%s", diff)
-	}
+	golden.Check(t, "article.md", got)
 	for _, junk := range []string{"gtag", "dataLayer", "font-family", "Subscribe", "Advertisement", "CloudBoat", "Related stories", "All rights reserved", "Sign up"} {
 		if strings.Contains(d.Text, junk) {
 			t.Errorf("converted article contains boilerplate %q", junk)

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -12,13 +11,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/quiverhq/quiver/internal/golden"
+
 	"github.com/google/go-cmp/cmp"
 	"github.com/quiverhq/quiver/internal/app"
 	"github.com/quiverhq/quiver/store"
 	"github.com/quiverhq/quiver/store/sqlite"
 )
-
-var update = flag.Bool("update", false, "rewrite golden files")
 
 const agentFile = "../../examples/agents/assistant.yaml"
 
@@ -42,30 +41,13 @@ func run(t *testing.T, data string, args ...string) (code int, stdout, stderr st
 	return code, out.String(), errb.String()
 }
 
-func golden(t *testing.T, name, got string) {
-	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("read golden (run with -update to create): %v", err)
-	}
-	if diff := cmp.Diff(string(want), got); diff != "" {
-		t.Errorf("%s mismatch (-want +got):\n%s", name, diff)
-	}
-}
-
 func TestTurnJSON(t *testing.T) {
 	code, out, stderr := run(t, t.TempDir(), "turn", "--agent", agentFile, "--user", "Ana Lima", "--department", "Finance",
 		"--org", "Acme Corp", "--tz", "Asia/Ho_Chi_Minh", "--json", "What is 17.5% of 2,340?")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	golden(t, "turn.golden.json", out)
+	golden.Check(t, "turn.golden.json", out)
 	var got app.TurnOutput
 	if err := json.Unmarshal([]byte(out), &got); err != nil {
 		t.Fatal(err)
@@ -89,7 +71,7 @@ func TestTurnText(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	golden(t, "turn.golden.txt", out)
+	golden.Check(t, "turn.golden.txt", out)
 }
 
 func TestTurnWithoutToolSupport(t *testing.T) {

@@ -4,19 +4,16 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/quiverhq/quiver/internal/golden"
 
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/quiverhq/quiver/llm"
 	"github.com/quiverhq/quiver/llm/llmtest"
 )
-
-var update = flag.Bool("update", false, "rewrite golden files")
 
 var tools = []llm.ToolDef{
 	{Name: "web_search", Description: "Search the web.", Parameters: json.RawMessage(`{
@@ -26,24 +23,6 @@ var tools = []llm.ToolDef{
 	}`)},
 	{Name: "read_file", Description: "Read a file & show it.", Parameters: json.RawMessage(`{"type":"object","properties":{"path":{"type":"string"}}}`)},
 	{Name: "clock", Description: "The time."},
-}
-
-// golden compares got with testdata/name, rewriting it under -update.
-func golden(t *testing.T, name, got string) {
-	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run with -update to create it)", err)
-	}
-	if diff := cmp.Diff(string(want), got); diff != "" {
-		t.Errorf("%s (-want +got):\n%s", path, diff)
-	}
 }
 
 func stream(t *testing.T, m llm.Model, req llm.Request) (llm.Response, []llm.Event) {
@@ -75,7 +54,7 @@ func TestSystemPrompt(t *testing.T) {
 	if !strings.HasPrefix(seen[0].System, "You are Quiver.\n\n# Tools\n") {
 		t.Errorf("system prompt does not start with the caller's: %q", seen[0].System[:40])
 	}
-	golden(t, "system.golden", seen[0].System)
+	golden.Check(t, "system.golden", seen[0].System)
 }
 
 func TestNoToolsNoInstructions(t *testing.T) {
