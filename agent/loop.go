@@ -75,14 +75,12 @@ func (rn *run) relay(ev llm.Event) {
 // recordReply persists the assistant's reply, one message per tool call,
 // the usage record and the turn's step count.
 func (rn *run) recordReply(ctx context.Context, resp llm.Response) error {
-	if err := rn.append(ctx, store.Message{Role: string(llm.Assistant), Content: resp.Text}); err != nil {
-		return err
-	}
+	msgs := []store.Message{{Role: string(llm.Assistant), Content: resp.Text}}
 	for _, c := range resp.ToolCalls {
-		m := store.Message{Role: roleToolCall, ToolName: c.Name, ToolCallID: c.ID, Content: string(c.Args)}
-		if err := rn.append(ctx, m); err != nil {
-			return err
-		}
+		msgs = append(msgs, store.Message{Role: roleToolCall, ToolName: c.Name, ToolCallID: c.ID, Content: string(c.Args)})
+	}
+	if err := rn.append(ctx, msgs...); err != nil {
+		return err
 	}
 	rn.keepSignatures(resp.ToolCalls)
 	cost := rn.r.cfg.Prices[rn.model.Ref()].CostMicros(resp.Usage)

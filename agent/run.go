@@ -99,10 +99,7 @@ func (rn *run) begin(ctx context.Context, message string) error {
 	if err := rn.loadHistory(ctx); err != nil {
 		return err
 	}
-	if err := rn.append(ctx, store.Message{Role: roleContext, Content: rn.req.Context}); err != nil {
-		return err
-	}
-	return rn.append(ctx, store.Message{Role: string(llm.User), Content: message})
+	return rn.append(ctx, store.Message{Role: roleContext, Content: rn.req.Context}, store.Message{Role: string(llm.User), Content: message})
 }
 
 func (rn *run) touchConversation(ctx context.Context) error {
@@ -135,14 +132,22 @@ func (rn *run) loadHistory(ctx context.Context) error {
 	return nil
 }
 
-// append persists m as part of this turn and adds it to the history.
-func (rn *run) append(ctx context.Context, m store.Message) error {
-	m.ConversationID, m.TurnID = rn.facts.Place.ConversationID, rn.facts.TurnID
-	m.CreatedAt = rn.r.cfg.Now().UTC()
-	if _, err := rn.r.cfg.Store.AppendMessage(ctx, rn.facts.Place.OrgID, m); err != nil {
-		return fmt.Errorf("record %s message: %w", m.Role, err)
+// append persists ms as part of this turn, in one transaction, and adds
+// them to the history.
+func (rn *run) append(ctx context.Context, ms ...store.Message) error {
+	if len(ms) == 0 {
+		return nil
 	}
-	rn.history = addMessage(rn.history, m, rn.facts.TurnID)
+	now := rn.r.cfg.Now().UTC()
+	for i := range ms {
+		ms[i].ConversationID, ms[i].TurnID, ms[i].CreatedAt = rn.facts.Place.ConversationID, rn.facts.TurnID, now
+	}
+	if _, err := rn.r.cfg.Store.AppendMessages(ctx, rn.facts.Place.OrgID, ms); err != nil {
+		return fmt.Errorf("record %s message: %w", ms[0].Role, err)
+	}
+	for _, m := range ms {
+		rn.history = addMessage(rn.history, m, rn.facts.TurnID)
+	}
 	return nil
 }
 

@@ -27,18 +27,19 @@ func (rn *run) toolStep(ctx context.Context, calls []llm.ToolCall) (paused bool,
 	dctx, cancel := detached(ctx)
 	defer cancel()
 	var firstErr error
-	for i, c := range calls {
-		res := results[i]
+	for i := range calls {
 		if errs[i] != nil {
-			res = tool.Result{Content: cancelledResult, IsError: true}
+			results[i] = tool.Result{Content: cancelledResult, IsError: true}
 			if ctx.Err() == nil {
-				res.Content = "failed: an internal error stopped this call"
+				results[i].Content = "failed: an internal error stopped this call"
 			}
 			firstErr = firstNonNil(firstErr, errs[i])
 		}
-		if err := rn.recordResult(dctx, c, res); err != nil {
-			return false, err
-		}
+	}
+	if err := rn.recordResults(dctx, calls, results); err != nil {
+		return false, err
+	}
+	for _, res := range results {
 		paused = rn.applyEffect(res.Effect) || paused
 	}
 	if firstErr != nil {
@@ -96,14 +97,22 @@ func (rn *run) runBatch(ctx context.Context, calls []llm.ToolCall, batch []int, 
 	wg.Wait()
 }
 
-// recordResult persists one result (the model-visible body; dispatch has
-// already stored oversized ones under Ref) and tells the surface.
-func (rn *run) recordResult(ctx context.Context, c llm.ToolCall, res tool.Result) error {
-	m := store.Message{Role: string(llm.Tool), ToolName: c.Name, ToolCallID: c.ID, Content: res.Content, Ref: res.Ref, IsError: res.IsError}
-	if err := rn.append(ctx, m); err != nil {
+// recordResults persists the step's results in call order, in one
+// transaction (the model-visible bodies; dispatch has already stored
+// oversized ones under Ref), then tells the surface.
+func (rn *run) recordResults(ctx context.Context, calls []llm.ToolCall, results []tool.Result) error {
+	msgs := make([]store.Message, len(calls))
+	for i, c := range calls {
+		res := results[i]
+		msgs[i] = store.Message{Role: string(llm.Tool), ToolName: c.Name, ToolCallID: c.ID, Content: res.Content, Ref: res.Ref, IsError: res.IsError}
+	}
+	if err := rn.append(ctx, msgs...); err != nil {
 		return err
 	}
-	rn.emit(Event{Kind: EventToolResult, Result: &Result{CallID: c.ID, Name: c.Name, Content: res.Content, IsError: res.IsError, Ref: res.Ref}})
+	for i, c := range calls {
+		res := results[i]
+		rn.emit(Event{Kind: EventToolResult, Result: &Result{CallID: c.ID, Name: c.Name, Content: res.Content, IsError: res.IsError, Ref: res.Ref}})
+	}
 	return nil
 }
 

@@ -124,6 +124,9 @@ type Message struct {
 type Messages interface {
 	// AppendMessage appends m to its conversation and returns its Seq.
 	AppendMessage(ctx context.Context, orgID string, m Message) (int64, error)
+	// AppendMessages appends ms in order, all or none, and returns their
+	// Seqs. The messages may belong to different conversations.
+	AppendMessages(ctx context.Context, orgID string, ms []Message) ([]int64, error)
 	// ListMessages returns the conversation's messages with Seq < beforeSeq
 	// (all when beforeSeq <= 0), oldest first.
 	ListMessages(ctx context.Context, orgID, conversationID string, beforeSeq int64) ([]Message, error)

@@ -131,6 +131,9 @@ func (closedStore) GetTurn(context.Context, string, string) (store.Turn, error) 
 func (closedStore) AppendMessage(context.Context, string, store.Message) (int64, error) {
 	return 0, errNoStore
 }
+func (closedStore) AppendMessages(context.Context, string, []store.Message) ([]int64, error) {
+	return nil, errNoStore
+}
 func (closedStore) ListMessages(context.Context, string, string, int64) ([]store.Message, error) {
 	return nil, errNoStore
 }

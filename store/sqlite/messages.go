@@ -16,18 +16,50 @@ func (s *Store) AppendMessage(ctx context.Context, orgID string, m store.Message
 	// One statement is one transaction: reading the highest Seq and
 	// inserting the next cannot interleave with another append, here or
 	// in another process, since the statement holds the write lock.
+	seq, err := appendMessage(ctx, s.writer, orgID, m)
+	if err != nil {
+		return 0, fmt.Errorf("sqlite: append message: %w", err)
+	}
+	return seq, nil
+}
+
+// AppendMessages appends ms in one transaction: all are stored, in order,
+// or none. One commit instead of one per message is what makes recording a
+// whole model step cheap.
+func (s *Store) AppendMessages(ctx context.Context, orgID string, ms []store.Message) ([]int64, error) {
+	tx, err := s.writer.BeginTx(ctx, nil)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: append messages: %w", err)
+	}
+	defer tx.Rollback() //nolint:errcheck // a no-op after Commit
+	seqs := make([]int64, len(ms))
+	for i, m := range ms {
+		if seqs[i], err = appendMessage(ctx, tx, orgID, m); err != nil {
+			return nil, fmt.Errorf("sqlite: append messages: %w", err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return nil, fmt.Errorf("sqlite: append messages: %w", err)
+	}
+	return seqs, nil
+}
+
+// queryRower is a *sql.DB or a *sql.Tx.
+type queryRower interface {
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}
+
+// appendMessage inserts m with the conversation's next Seq.
+func appendMessage(ctx context.Context, db queryRower, orgID string, m store.Message) (int64, error) {
 	const q = `INSERT INTO messages (org_id, conversation_id, seq, turn_id, role,
 			content, tool_name, tool_call_id, ref, is_error, created_at)
 		SELECT ?1, ?2, COALESCE(MAX(seq), 0) + 1, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10
 		FROM messages WHERE org_id = ?1 AND conversation_id = ?2
 		RETURNING seq`
 	var seq int64
-	err := s.writer.QueryRowContext(ctx, q, orgID, m.ConversationID, m.TurnID, m.Role,
+	err := db.QueryRowContext(ctx, q, orgID, m.ConversationID, m.TurnID, m.Role,
 		m.Content, m.ToolName, m.ToolCallID, m.Ref, m.IsError, encodeTime(m.CreatedAt)).Scan(&seq)
-	if err != nil {
-		return 0, fmt.Errorf("sqlite: append message: %w", err)
-	}
-	return seq, nil
+	return seq, err
 }
 
 // ListMessages returns the messages of that conversation in that

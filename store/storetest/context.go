@@ -69,6 +69,10 @@ func cancelledCalls(f *fixture, w written) []call {
 		{"PutTurn", func(ctx context.Context) error { return f.PutTurn(ctx, w.turn) }},
 		{"GetTurn", func(ctx context.Context) error { _, err := f.GetTurn(ctx, org, w.turn.ID); return err }},
 		{"AppendMessage", func(ctx context.Context) error { _, err := f.AppendMessage(ctx, org, w.msg); return err }},
+		{"AppendMessages", func(ctx context.Context) error {
+			_, err := f.AppendMessages(ctx, org, []store.Message{w.msg, w.msg})
+			return err
+		}},
 		{"ListMessages", func(ctx context.Context) error {
 			_, err := f.ListMessages(ctx, org, w.msg.ConversationID, 0)
 			return err

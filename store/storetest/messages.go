@@ -17,6 +17,38 @@ func messageCases() []suiteCase {
 		{"BeforeSeq", testMessageBeforeSeq},
 		{"Scoped", testMessageScoped},
 		{"ConcurrentAppend", testMessageConcurrentAppend},
+		{"AppendBatch", testMessageAppendBatch},
+	}
+}
+
+// testMessageAppendBatch appends a transcript in one batch across two
+// conversations, after a single append, and checks order, Seqs and that an
+// empty batch stores nothing; a cancelled batch is checked with the other
+// cancelled writes.
+func testMessageAppendBatch(t *testing.T, f *fixture) {
+	org := f.id("org")
+	first := f.appendAll(t, org, f.transcript("a")[:1])
+	batch := append(f.transcript("a")[1:], f.transcript("b")...)
+	seqs, err := f.AppendMessages(t.Context(), org, batch)
+	if err != nil {
+		t.Fatalf("AppendMessages: %v", err)
+	}
+	n := len(f.transcript("a"))
+	want := append(slices.Clone(first), batch[:n-1]...)
+	for i := 1; i < n; i++ {
+		want[i].Seq = int64(i) + first[0].Seq
+	}
+	if got := seqs[:n-1]; !slices.Equal(got, seqsOf(want[1:])) {
+		t.Errorf("Seqs in a %v, want %v", got, seqsOf(want[1:]))
+	}
+	if d := diff(want, f.list(t, org, f.id("a"), 0)); d != "" {
+		t.Errorf("conversation a after the batch (-want +got):\n%s", d)
+	}
+	if got := seqsOf(f.list(t, org, f.id("b"), 0)); !slices.Equal(got, seqs[n-1:]) || got[0] != 1 {
+		t.Errorf("conversation b Seqs %v, want %v starting at 1", got, seqs[n-1:])
+	}
+	if seqs, err := f.AppendMessages(t.Context(), org, nil); err != nil || len(seqs) != 0 {
+		t.Errorf("empty batch: %v, %v", seqs, err)
 	}
 }
 
