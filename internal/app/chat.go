@@ -40,7 +40,9 @@ Flags:
   --agent FILE        agent definition (YAML), required
   --model P:NAME      override the agent's model
   --conversation ID   continue this conversation (default: a new one)
-  --config FILE       deployment configuration (providers, prices, max_steps)
+  --config FILE       deployment configuration: providers, prices, max_steps,
+                      text_tools, network mode, web engines (docs/models.md,
+                      docs/web.md)
   --user NAME         caller's display name
   --org O             caller's organisation
   --department D      caller's department
