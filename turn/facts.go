@@ -94,11 +94,6 @@ type Capabilities struct {
 // Switch reports whether the named switch is on.
 func (a Agent) Switch(name string) bool { return a.Switches[name] }
 
-// Allows reports whether the allowlist names the tool or its family.
-func (a Agent) Allows(name, family string) bool {
-	return slices.Contains(a.Allow, name) || (family != "" && slices.Contains(a.Allow, family))
-}
-
 // HasBackend reports whether the named key or backend is configured.
 func (f Facts) HasBackend(name string) bool { return slices.Contains(f.Backends, name) }
 

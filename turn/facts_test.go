@@ -30,25 +30,3 @@ func TestLocation(t *testing.T) {
 		t.Errorf("Asia/Tokyo: %v %v %v", loc, ok, err)
 	}
 }
-
-func TestAllows(t *testing.T) {
-	a := turn.Agent{Allow: []string{"web_search", "memory"}}
-	tests := []struct {
-		name, family string
-		want         bool
-	}{
-		{"web_search", "web", true},
-		{"save_memory", "memory", true},
-		{"fetch_url", "web", false},
-		{"memory", "", true},
-		{"x", "", false},
-	}
-	for _, tc := range tests {
-		if got := a.Allows(tc.name, tc.family); got != tc.want {
-			t.Errorf("Allows(%q, %q) = %v, want %v", tc.name, tc.family, got, tc.want)
-		}
-	}
-	if (turn.Agent{}).Allows("web_search", "web") {
-		t.Error("empty allowlist allowed a tool")
-	}
-}
