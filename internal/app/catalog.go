@@ -156,3 +156,25 @@ func (closedStore) SumUsage(context.Context, string, string, time.Time, time.Tim
 	return store.UsageTotal{}, errNoStore
 }
 func (closedStore) Close() error { return nil }
+
+func (closedStore) CreateMCPServer(context.Context, store.MCPServer, int) error { return errNoStore }
+func (closedStore) GetMCPServer(context.Context, string, string) (store.MCPServer, error) {
+	return store.MCPServer{}, errNoStore
+}
+func (closedStore) ListMCPServers(context.Context, string) ([]store.MCPServer, error) {
+	return nil, errNoStore
+}
+func (closedStore) ListEnabledMCPServers(context.Context, string) ([]store.MCPServer, error) {
+	return nil, errNoStore
+}
+func (closedStore) SetMCPServerEnabled(context.Context, string, string, bool, time.Time) error {
+	return errNoStore
+}
+func (closedStore) DeleteMCPServer(context.Context, string, string) error { return errNoStore }
+func (closedStore) SetMCPServerTools(context.Context, string, string, []string, time.Time) (bool, error) {
+	return false, errNoStore
+}
+func (closedStore) CountMCPTokens(context.Context) (int, error) { return 0, errNoStore }
+func (closedStore) RewrapMCPTokens(context.Context, func(store.MCPServer) (string, error)) (int, error) {
+	return 0, errNoStore
+}

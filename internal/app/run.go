@@ -50,6 +50,8 @@ Usage:
   quiver call  TOOL --agent FILE --args JSON  run one tool call through dispatch
   quiver tools [--json]                       list tools, sizes and ceilings
   quiver prompt render [flags] < TEMPLATE     render an authored prompt template
+  quiver mcp   add|list|enable|disable|remove|probe|serve
+                                              MCP servers: register remote ones, serve ours
 
 Run "quiver COMMAND --help" for a command's flags.
 `
@@ -94,11 +96,13 @@ func dispatchCommand(ctx context.Context, args []string, env Env) error {
 		return runChat(ctx, args[1:], env)
 	case "transcript":
 		return runTranscript(ctx, args[1:], env)
+	case "mcp":
+		return runMCP(ctx, args[1:], env)
 	case "help", "-h", "--help", "-help":
 		fmt.Fprint(env.Stdout, usage)
 		return nil
 	}
-	return usagef("unknown command %q (commands: chat, transcript, turn, call, tools, prompt)", args[0])
+	return usagef("unknown command %q (commands: chat, transcript, turn, call, tools, prompt, mcp)", args[0])
 }
 
 // resultError reports that a tool call ran and returned an error result,
