@@ -41,8 +41,9 @@ type Resolver interface {
 type Config struct {
 	// Mode is Public when empty. Any value other than SelfHosted is Public.
 	Mode Mode
-	// Timeout bounds a whole request, body read included. Zero or negative
-	// means DefaultTimeout (30 s).
+	// Timeout bounds a whole request, body read included. Zero means
+	// DefaultTimeout (30 s); negative means no overall bound, for long-lived
+	// streams (MCP) whose callers bound each exchange with a context.
 	Timeout time.Duration
 	// MaxBytes caps a response body; reading past it fails with ErrTooLarge.
 	// Zero or negative means DefaultMaxBytes (10 MiB).
@@ -106,8 +107,11 @@ func withDefaults(cfg Config) Config {
 	if cfg.Mode != SelfHosted {
 		cfg.Mode = Public
 	}
-	if cfg.Timeout <= 0 {
+	switch {
+	case cfg.Timeout == 0:
 		cfg.Timeout = DefaultTimeout
+	case cfg.Timeout < 0:
+		cfg.Timeout = 0 // http.Client: no timeout
 	}
 	if cfg.MaxBytes <= 0 {
 		cfg.MaxBytes = DefaultMaxBytes
@@ -124,11 +128,15 @@ func withDefaults(cfg Config) Config {
 // transport never uses an environment proxy: with a proxy the dialer would
 // only ever see the proxy's address.
 func (c *Client) transport() *http.Transport {
+	handshake := 10 * time.Second
+	if c.cfg.Timeout > 0 {
+		handshake = min(handshake, c.cfg.Timeout)
+	}
 	return &http.Transport{
 		Proxy:                  nil,
 		DialContext:            c.dialContext,
 		ForceAttemptHTTP2:      true,
-		TLSHandshakeTimeout:    min(10*time.Second, c.cfg.Timeout),
+		TLSHandshakeTimeout:    handshake,
 		ResponseHeaderTimeout:  c.cfg.Timeout,
 		MaxIdleConns:           64,
 		IdleConnTimeout:        90 * time.Second,

@@ -20,6 +20,43 @@ type Catalog struct {
 	fragments []string
 	fragIndex map[string]int
 	fragIDs   [][]int
+	// hidden are the tools an overlay took out, with its reasons; every
+	// Select reports them first.
+	hidden []Exclusion
+}
+
+// Overlay is what one organisation adds to the built-in catalog for a turn:
+// its MCP servers' tools, and the built-in tools they replace.
+type Overlay struct {
+	// Tools are appended after the catalog's tools, in this order.
+	Tools []*tool.Tool
+	// Hide maps a catalog tool's name to the reason it is left out of
+	// every toolset ("replaced by MCP server search-1").
+	Hide map[string]string
+	// Dropped explains tools the overlay could have added but did not (a
+	// name two servers offer, a server that is unavailable); every Select
+	// reports them with the hidden ones.
+	Dropped []Exclusion
+}
+
+// With returns a new catalog: c's tools minus the hidden ones, then the
+// overlay's tools. c is not changed, so one built-in catalog serves every
+// organisation. With panics, as Register does, when an overlay tool has the
+// name of a tool it keeps: resolving collisions is the overlay's job.
+// Hiding a name that is not registered is ignored.
+func (c *Catalog) With(o Overlay) *Catalog {
+	out := New()
+	out.hidden = append(out.hidden, c.hidden...)
+	for _, t := range c.tools {
+		if reason, ok := o.Hide[t.Name()]; ok {
+			out.hidden = append(out.hidden, Exclusion{Name: t.Name(), Reason: reason})
+			continue
+		}
+		out.Register(t)
+	}
+	out.hidden = append(out.hidden, o.Dropped...)
+	out.Register(o.Tools...)
+	return out
 }
 
 // New returns an empty catalog.

@@ -36,8 +36,12 @@ type Toolset struct {
 //  3. an optional tool must be named, or have its family named, in the
 //     agent's allowlist — an empty allowlist gives no optional tools;
 //  4. a tool whose requirement over the facts fails is out, with its reason.
+//
+// Tools an overlay hid (see [Catalog.With]) are left out first, with the
+// overlay's reason, whatever the rules above say.
 func (c *Catalog) Select(f turn.Facts) Toolset {
 	var ts Toolset
+	ts.left = append(ts.left, c.hidden...)
 	var picked []int
 	allow := make(map[string]bool, len(f.Agent.Allow))
 	for _, a := range f.Agent.Allow {
@@ -84,13 +88,27 @@ func exclusionReason(t *tool.Tool, f turn.Facts, allow map[string]bool) string {
 	if on, set := f.Agent.Switches["tool_use"]; set && !on {
 		return "tool use is switched off for this agent"
 	}
-	if !spec.AlwaysOn && !allow[t.Name()] && (spec.Family == "" || !allow[spec.Family]) {
+	if !spec.AlwaysOn && !allowed(spec, t.Name(), allow) {
 		return "not in the agent's allowlist"
 	}
 	if spec.Requires != nil {
 		return spec.Requires(f)
 	}
 	return ""
+}
+
+// allowed reports whether the allowlist names the tool, its family or one
+// of its AllowAs entries.
+func allowed(spec tool.Spec, name string, allow map[string]bool) bool {
+	if allow[name] || (spec.Family != "" && allow[spec.Family]) {
+		return true
+	}
+	for _, a := range spec.AllowAs {
+		if allow[a] {
+			return true
+		}
+	}
+	return false
 }
 
 func modelName(m turn.Model) string {

@@ -46,7 +46,9 @@ type Limit struct {
 // Spec describes a tool. Name, Description and a handler are required; the
 // zero value of every other field is documented on it.
 type Spec struct {
-	// Name is the function name the model calls: lower snake case.
+	// Name is the function name the model calls: lower snake case for
+	// built-in tools (New); NewRaw also accepts the names model providers
+	// accept for imported tools (letters, digits, '_' and '-', at most 64).
 	Name string
 	// Family groups tools that an allowlist may name at once ("workspace",
 	// "web_search"). Empty means the tool is its own family.
@@ -78,6 +80,10 @@ type Spec struct {
 	// as a new reference instead of the text asked for. False means a result
 	// over the dispatcher's threshold is stored and referenced.
 	Unstored bool
+	// AllowAs lists further allowlist entries that admit the tool besides
+	// its name and family: an MCP tool is admitted by "server/tool" and by
+	// "server/*". Nil means none.
+	AllowAs []string
 	// Tune, when set, adjusts the schema inferred from the input type (enums,
 	// bounds, defaults). It runs once, at construction.
 	Tune func(*jsonschema.Schema)
@@ -136,21 +142,42 @@ type Tool struct {
 	declChars int
 }
 
-var namePattern = regexp.MustCompile(`^[a-z][a-z0-9_]{0,63}$`)
+// namePattern is the name of a built-in tool; rawNamePattern the wider one
+// that every provider accepts, for tools imported at run time.
+var (
+	namePattern    = regexp.MustCompile(`^[a-z][a-z0-9_]{0,63}$`)
+	rawNamePattern = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`)
+)
+
+// ValidRawName reports whether name can be the name of a tool built with
+// NewRaw: every model provider accepts it.
+func ValidRawName(name string) bool { return rawNamePattern.MatchString(name) }
 
 // NewRaw builds a tool from an explicit object schema, for tools whose schema
 // is only known at run time (MCP imports, tests). It panics on a programming
 // error: an invalid name, a missing description, or a schema that is not an
-// object schema or does not resolve.
+// object schema or does not resolve. Use [Import] for schemas that come
+// from outside the program.
 func NewRaw(spec Spec, schema *jsonschema.Schema, h Handler) *Tool {
-	if !namePattern.MatchString(spec.Name) {
-		panic(fmt.Sprintf("tool: invalid name %q", spec.Name))
+	t, err := Import(spec, schema, h)
+	if err != nil {
+		panic(err.Error())
+	}
+	return t
+}
+
+// Import is NewRaw returning an error instead of panicking, for tools whose
+// name and schema were discovered at run time (an MCP server's). schema is
+// modified (simplified and tuned); pass a copy when it is shared.
+func Import(spec Spec, schema *jsonschema.Schema, h Handler) (*Tool, error) {
+	if !rawNamePattern.MatchString(spec.Name) {
+		return nil, fmt.Errorf("tool: invalid name %q", spec.Name)
 	}
 	if spec.Description == "" || h == nil {
-		panic(fmt.Sprintf("tool %s: description and handler are required", spec.Name))
+		return nil, fmt.Errorf("tool %s: description and handler are required", spec.Name)
 	}
 	if schema == nil || schema.Type != "object" {
-		panic(fmt.Sprintf("tool %s: input schema must be an object schema", spec.Name))
+		return nil, fmt.Errorf("tool %s: input schema must be an object schema", spec.Name)
 	}
 	simplify(schema)
 	if spec.Tune != nil {
@@ -158,11 +185,11 @@ func NewRaw(spec Spec, schema *jsonschema.Schema, h Handler) *Tool {
 	}
 	resolved, err := schema.Resolve(&jsonschema.ResolveOptions{ValidateDefaults: true})
 	if err != nil {
-		panic(fmt.Sprintf("tool %s: resolve schema: %v", spec.Name, err))
+		return nil, fmt.Errorf("tool %s: resolve schema: %v", spec.Name, err)
 	}
 	raw, err := json.Marshal(schema)
 	if err != nil {
-		panic(fmt.Sprintf("tool %s: marshal schema: %v", spec.Name, err))
+		return nil, fmt.Errorf("tool %s: marshal schema: %v", spec.Name, err)
 	}
 	if spec.Timeout <= 0 {
 		spec.Timeout = DefaultTimeout
@@ -170,9 +197,9 @@ func NewRaw(spec Spec, schema *jsonschema.Schema, h Handler) *Tool {
 	spec.Description = strings.TrimSpace(spec.Description)
 	decl, err := json.Marshal(Declaration{Name: spec.Name, Description: spec.Description, Parameters: raw})
 	if err != nil {
-		panic(fmt.Sprintf("tool %s: marshal declaration: %v", spec.Name, err))
+		return nil, fmt.Errorf("tool %s: marshal declaration: %v", spec.Name, err)
 	}
-	return &Tool{spec: spec, schema: raw, resolved: resolved, handler: h, decl: decl, declChars: utf8.RuneCount(decl)}
+	return &Tool{spec: spec, schema: raw, resolved: resolved, handler: h, decl: decl, declChars: utf8.RuneCount(decl)}, nil
 }
 
 // Declaration is a tool as declared to a model, in provider-neutral form.

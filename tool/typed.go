@@ -30,6 +30,9 @@ type Effector interface {
 // New panics on programming errors, as [NewRaw] does, and when In does not
 // infer to an object schema.
 func New[In, Out any](spec Spec, h func(ctx context.Context, s Scope, in In) (Out, error)) *Tool {
+	if !namePattern.MatchString(spec.Name) {
+		panic(fmt.Sprintf("tool: invalid name %q: built-in tools use lower snake case", spec.Name))
+	}
 	schema, err := jsonschema.For[In](nil)
 	if err != nil {
 		panic(fmt.Sprintf("tool %s: infer schema: %v", spec.Name, err))

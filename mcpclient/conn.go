@@ -1,0 +1,177 @@
+package mcpclient
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/quiverhq/quiver/netguard"
+	"github.com/quiverhq/quiver/secret"
+)
+
+// Target is a server to connect to.
+type Target struct {
+	URL   string
+	Token secret.Redacted
+}
+
+// Transport names how a connection was made.
+const (
+	TransportStreamable = "streamable-http"
+	TransportSSE        = "sse"
+)
+
+// Conn is a live session with one server and the tools it listed. It is
+// safe for concurrent use.
+type Conn struct {
+	session   *mcp.ClientSession
+	cancel    context.CancelFunc
+	transport string
+	server    mcp.Implementation
+
+	mu    sync.Mutex
+	tools []*mcp.Tool
+	// stale is set when the server announced that its tool list changed.
+	stale atomic.Bool
+	// lastUsed is the Unix nano time of the last call or listing.
+	lastUsed atomic.Int64
+}
+
+// dialer connects to servers.
+type dialer struct {
+	guarded *http.Client
+	logger  *slog.Logger
+	now     func() time.Time
+	version string
+}
+
+// dial connects to t, Streamable HTTP first and then SSE, each attempt with
+// a fresh client, and lists the server's tools; all within timeout. The
+// session outlives ctx: Close ends it.
+func (d *dialer) dial(ctx context.Context, t Target, timeout time.Duration) (*Conn, error) {
+	endpoint, err := url.Parse(t.URL)
+	if err != nil {
+		return nil, errors.New("invalid URL")
+	}
+	hc := httpClientFor(d.guarded, endpoint, t.Token)
+	c, errStream := d.attempt(ctx, TransportStreamable, &mcp.StreamableClientTransport{Endpoint: t.URL, HTTPClient: hc, MaxRetries: 2}, timeout)
+	if errStream == nil {
+		return c, nil
+	}
+	if errors.Is(errStream, netguard.ErrBlocked) || ctx.Err() != nil {
+		return nil, errStream
+	}
+	c, errSSE := d.attempt(ctx, TransportSSE, &mcp.SSEClientTransport{Endpoint: t.URL, HTTPClient: hc}, timeout)
+	if errSSE == nil {
+		return c, nil
+	}
+	if errors.Is(errSSE, netguard.ErrBlocked) {
+		return nil, errSSE
+	}
+	return nil, fmt.Errorf("streamable HTTP: %w; SSE: %v", errStream, errSSE)
+}
+
+// attempt makes one connection over tr and discovers its tools. The
+// connection's context is detached from ctx (the SSE transport ties its
+// stream to it) and cancelled when the attempt fails or times out, or when
+// the Conn is closed.
+func (d *dialer) attempt(ctx context.Context, name string, tr mcp.Transport, timeout time.Duration) (*Conn, error) {
+	connCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	stop := context.AfterFunc(ctx, cancel)
+	timer := time.AfterFunc(timeout, cancel)
+	defer timer.Stop()
+	defer stop()
+
+	c := &Conn{cancel: cancel, transport: name}
+	client := mcp.NewClient(&mcp.Implementation{Name: "quiver", Version: d.version}, &mcp.ClientOptions{
+		Logger:                 d.logger,
+		Capabilities:           &mcp.ClientCapabilities{},
+		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { c.stale.Store(true) },
+	})
+	session, err := client.Connect(connCtx, tr, nil)
+	if err != nil {
+		cancel()
+		return nil, d.timeoutOr(connCtx, ctx, timeout, fmt.Errorf("connect: %w", err))
+	}
+	c.session = session
+	if r := session.InitializeResult(); r != nil && r.ServerInfo != nil {
+		c.server = *r.ServerInfo
+	}
+	if err := c.refresh(connCtx); err != nil {
+		c.Close()
+		return nil, d.timeoutOr(connCtx, ctx, timeout, err)
+	}
+	c.touch(d.now())
+	return c, nil
+}
+
+// timeoutOr reports a timed-out attempt as such rather than as the
+// cancellation error the SDK returns.
+func (d *dialer) timeoutOr(connCtx, ctx context.Context, timeout time.Duration, err error) error {
+	if connCtx.Err() != nil && ctx.Err() == nil {
+		return fmt.Errorf("no answer within %s", timeout)
+	}
+	return err
+}
+
+// refresh lists the server's tools (every page) and keeps them.
+func (c *Conn) refresh(ctx context.Context) error {
+	var tools []*mcp.Tool
+	for t, err := range c.session.Tools(ctx, nil) {
+		if err != nil {
+			return fmt.Errorf("list tools: %w", err)
+		}
+		tools = append(tools, t)
+		if len(tools) > maxListedTools {
+			return fmt.Errorf("list tools: more than %d tools", maxListedTools)
+		}
+	}
+	c.mu.Lock()
+	c.tools = tools
+	c.mu.Unlock()
+	c.stale.Store(false)
+	return nil
+}
+
+// maxListedTools bounds one server's tool list.
+const maxListedTools = 500
+
+// Tools returns the tools the server listed last.
+func (c *Conn) Tools() []*mcp.Tool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.tools
+}
+
+// Server is the identity the server gave at initialisation.
+func (c *Conn) Server() mcp.Implementation { return c.server }
+
+// Transport is TransportStreamable or TransportSSE.
+func (c *Conn) Transport() string { return c.transport }
+
+// Call calls one tool.
+func (c *Conn) Call(ctx context.Context, name string, args any) (*mcp.CallToolResult, error) {
+	return c.session.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
+}
+
+func (c *Conn) touch(now time.Time) { c.lastUsed.Store(now.UnixNano()) }
+
+func (c *Conn) idleSince() time.Time { return time.Unix(0, c.lastUsed.Load()) }
+
+// Close ends the session and its streams.
+func (c *Conn) Close() error {
+	var err error
+	if c.session != nil {
+		err = c.session.Close()
+	}
+	c.cancel()
+	return err
+}

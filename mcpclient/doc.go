@@ -1,0 +1,22 @@
+// Package mcpclient connects user-registered remote MCP servers and offers
+// their tools to turns.
+//
+// A [Service] owns the registrations of every organisation (stored through
+// store.MCPServers, auth tokens sealed with a secret.Keyring) and a pool of
+// live connections. Adding a server is all-or-nothing: fields are validated,
+// the typed-family and slot rules checked, the URL checked against the
+// network policy, the server connected and its tools discovered, and only
+// then is the registration stored. Listing reads stored metadata only.
+//
+// At the start of a turn, [Service.Overlay] turns the organisation's enabled
+// servers into a registry.Overlay: their tools, named as the servers name
+// them, minus names two servers share and names a built-in reserves; and the
+// built-in tools that typed servers replace (web_search, fetch_url), which
+// never come back silently when the replacement is unavailable.
+//
+// Every request goes through the guarded client (netguard): redirects are
+// refused, the bearer token is sent only to the registered origin, and in
+// public mode only HTTPS to public addresses is allowed. Connect, call and
+// idle timeouts, a cooldown after a failed connect and a response size cap
+// keep a dead or hostile server from stalling turns.
+package mcpclient

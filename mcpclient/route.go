@@ -1,0 +1,223 @@
+package mcpclient
+
+import (
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/quiverhq/quiver/registry"
+	"github.com/quiverhq/quiver/store"
+	"github.com/quiverhq/quiver/tool"
+)
+
+// replacement describes the built-in tool a typed server stands in for.
+type replacement struct {
+	builtin string // the built-in tool's name, reserved for the family's own use
+	family  string // the built-in's family, given to the server's tools
+}
+
+var replacements = map[string]replacement{
+	store.MCPWebSearch:  {builtin: "web_search", family: "web_search"},
+	store.MCPURLFetcher: {builtin: "fetch_url", family: "url_fetch"},
+}
+
+// serverState is an enabled registration and its connection this turn.
+type serverState struct {
+	reg   store.MCPServer
+	conn  *Conn  // nil when unavailable
+	cause string // why it is unavailable, sanitised
+}
+
+// routed is one turn's view of an organisation's servers.
+type routed struct {
+	overlay registry.Overlay
+	// notices are problems an admin should fix (two enabled servers of one
+	// family), one line each.
+	notices []string
+}
+
+// route decides which listed tools a turn may be offered, and which
+// built-ins they replace. base is the built-in catalog: every name in it is
+// reserved. imp builds a tool for one server's listed tool.
+func route(states []serverState, base *registry.Catalog, imp func(st serverState, t mcpTool, family string, macros []string) (*tool.Tool, error)) routed {
+	var r routed
+	r.overlay.Hide = map[string]string{}
+	skip := familyConflicts(states, &r)
+	offers := map[string][]string{} // tool name → servers offering it
+	for _, st := range states {
+		if skip[st.reg.ID] || st.conn == nil {
+			continue
+		}
+		for _, name := range distinctNames(st.conn) {
+			offers[name] = append(offers[name], st.reg.Name)
+		}
+	}
+	for _, st := range states {
+		if skip[st.reg.ID] {
+			continue
+		}
+		rep, typed := replacements[st.reg.Type]
+		if typed {
+			reason := "replaced by MCP server " + st.reg.Name
+			if st.conn == nil {
+				reason += ", which is unavailable"
+			}
+			r.overlay.Hide[rep.builtin] = reason
+		}
+		if st.conn == nil {
+			r.overlay.Dropped = append(r.overlay.Dropped, registry.Exclusion{
+				Name: st.reg.Name + "/*", Reason: "MCP server unavailable: " + st.cause,
+			})
+			continue
+		}
+		names := distinctNames(st.conn)
+		macros := map[string][]string{}
+		if typed {
+			macros = familyMacros(st.reg.Type, names)
+		}
+		for _, t := range st.conn.Tools() {
+			if !slices.Contains(names, t.Name) {
+				continue // a repeated name within one listing counts once
+			}
+			names = slices.DeleteFunc(names, func(n string) bool { return n == t.Name })
+			full := st.reg.Name + "/" + t.Name
+			if by := offers[t.Name]; len(by) > 1 {
+				r.drop(full, "offered by more than one MCP server ("+strings.Join(by, ", ")+")")
+				continue
+			}
+			if _, reserved := base.Lookup(t.Name); reserved && !(typed && t.Name == rep.builtin) {
+				r.drop(full, "the name is reserved by a built-in tool")
+				continue
+			}
+			family := ""
+			if typed {
+				family = rep.family
+			}
+			imported, err := imp(st, mcpTool{t}, family, macros[t.Name])
+			if err != nil {
+				r.drop(full, err.Error())
+				continue
+			}
+			r.overlay.Tools = append(r.overlay.Tools, imported)
+		}
+	}
+	return r
+}
+
+func (r *routed) drop(name, reason string) {
+	r.overlay.Dropped = append(r.overlay.Dropped, registry.Exclusion{Name: name, Reason: reason})
+}
+
+// familyConflicts finds typed families with more than one enabled server:
+// those servers are skipped (the built-in stays) and the admin is told.
+func familyConflicts(states []serverState, r *routed) map[string]bool {
+	byType := map[string][]serverState{}
+	for _, st := range states {
+		if _, typed := replacements[st.reg.Type]; typed {
+			byType[st.reg.Type] = append(byType[st.reg.Type], st)
+		}
+	}
+	skip := map[string]bool{}
+	types := make([]string, 0, len(byType))
+	for t := range byType {
+		types = append(types, t)
+	}
+	sort.Strings(types)
+	for _, typ := range types {
+		sts := byType[typ]
+		if len(sts) < 2 {
+			continue
+		}
+		var names []string
+		for _, st := range sts {
+			skip[st.reg.ID] = true
+			names = append(names, st.reg.Name)
+		}
+		msg := fmt.Sprintf("%d enabled %s servers (%s): none is used; disable all but one", len(sts), typ, strings.Join(names, ", "))
+		r.notices = append(r.notices, msg)
+		for _, n := range names {
+			r.drop(n+"/*", msg)
+		}
+	}
+	return skip
+}
+
+// distinctNames returns the names a connection listed, each once, in order.
+func distinctNames(c *Conn) []string {
+	var out []string
+	for _, t := range c.Tools() {
+		if !slices.Contains(out, t.Name) {
+			out = append(out, t.Name)
+		}
+	}
+	return out
+}
+
+// familyMacros picks, for a typed server's tools, which tool each of the
+// replaced built-in's prompt macros names: the best-named one.
+func familyMacros(typ string, names []string) map[string][]string {
+	out := map[string][]string{}
+	add := func(macro, name string) {
+		if name != "" {
+			out[name] = append(out[name], macro)
+		}
+	}
+	switch typ {
+	case store.MCPWebSearch:
+		web := bestName(names, []string{"web", "search"}, []string{"image", "video", "news", "local", "fetch", "metadata", "summar", "preview"})
+		add("web_search_tool", web)
+		for _, kind := range []string{"image", "video", "news"} {
+			pick := bestName(names, []string{kind}, nil)
+			if !strings.Contains(strings.ToLower(pick), kind) {
+				pick = web
+			}
+			add(kind+"_search_tool", pick)
+		}
+	case store.MCPURLFetcher:
+		fetch := bestName(names, []string{"fetch", "read", "crawl", "page", "open", "visit", "url"}, []string{"metadata", "meta", "head"})
+		add("url_fetch_tool", fetch)
+		meta := bestName(names, []string{"metadata", "head", "headers", "preview", "info"}, nil)
+		if bestScore(meta, []string{"metadata", "head", "headers", "preview", "info"}, nil) <= 0 {
+			meta = fetch
+		}
+		add("url_metadata_tool", meta)
+	}
+	return out
+}
+
+// bestName returns the name scoring highest (+10 per preferred pattern it
+// contains, −10 per avoided one), ties broken alphabetically; when none
+// scores above zero, the alphabetically first name. "" for no names.
+func bestName(names, prefer, avoid []string) string {
+	sorted := slices.Sorted(slices.Values(names))
+	if len(sorted) == 0 {
+		return ""
+	}
+	best, bestAt := "", 0
+	for _, n := range sorted {
+		if s := bestScore(n, prefer, avoid); s > bestAt {
+			best, bestAt = n, s
+		}
+	}
+	if best == "" {
+		return sorted[0]
+	}
+	return best
+}
+
+func bestScore(name string, prefer, avoid []string) int {
+	lower := strings.ToLower(name)
+	score := 0
+	for _, p := range prefer {
+		if strings.Contains(lower, p) {
+			score += 10
+		}
+	}
+	for _, a := range avoid {
+		if strings.Contains(lower, a) {
+			score -= 10
+		}
+	}
+	return score
+}

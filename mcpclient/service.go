@@ -1,0 +1,471 @@
+package mcpclient
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/url"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/quiverhq/quiver/netguard"
+	"github.com/quiverhq/quiver/registry"
+	"github.com/quiverhq/quiver/secret"
+	"github.com/quiverhq/quiver/store"
+	"github.com/quiverhq/quiver/tool"
+)
+
+// Defaults of Limits.
+const (
+	DefaultSlots            = 10
+	DefaultConnectTimeout   = 15 * time.Second
+	DefaultCallTimeout      = 30 * time.Second
+	DefaultIdleClose        = 10 * time.Minute
+	DefaultCooldown         = 5 * time.Minute
+	DefaultMaxResponseBytes = 8 << 20
+)
+
+// Limits bound what registered servers may cost. Zero fields take the
+// defaults above.
+type Limits struct {
+	// Slots is how many servers one organisation may register, enabled or
+	// not.
+	Slots int
+	// ConnectTimeout bounds a connect plus the tool discovery.
+	ConnectTimeout time.Duration
+	// CallTimeout bounds one tool call.
+	CallTimeout time.Duration
+	// IdleClose closes a connection unused for this long.
+	IdleClose time.Duration
+	// Cooldown is how long a server that failed to connect is not retried.
+	Cooldown time.Duration
+	// MaxResponseBytes caps one HTTP response body (cumulative over an SSE
+	// stream).
+	MaxResponseBytes int64
+}
+
+func (l Limits) withDefaults() Limits {
+	def := func(v *time.Duration, d time.Duration) {
+		if *v <= 0 {
+			*v = d
+		}
+	}
+	if l.Slots <= 0 {
+		l.Slots = DefaultSlots
+	}
+	def(&l.ConnectTimeout, DefaultConnectTimeout)
+	def(&l.CallTimeout, DefaultCallTimeout)
+	def(&l.IdleClose, DefaultIdleClose)
+	def(&l.Cooldown, DefaultCooldown)
+	if l.MaxResponseBytes <= 0 {
+		l.MaxResponseBytes = DefaultMaxResponseBytes
+	}
+	return l
+}
+
+// Config configures a Service.
+type Config struct {
+	Store store.MCPServers
+	// Keyring seals auth tokens. Nil means no key is configured: a server
+	// with a token cannot be added, nor a stored token used.
+	Keyring *secret.Keyring
+	// Network is the guarded client's policy (mode, resolver, ports). The
+	// service sets its own redirect, time and size limits on top.
+	Network netguard.Config
+	Limits  Limits
+	// Version is sent as the client version at initialisation.
+	Version string
+	Now     func() time.Time
+	Logger  *slog.Logger
+	// NewID returns a registration ID; nil means 16 random hex digits.
+	NewID func() string
+}
+
+// Service manages registrations and connections. It is safe for
+// concurrent use; Close it when done.
+type Service struct {
+	cfg    Config
+	limits Limits
+	guard  *netguard.Client
+	pool   *pool
+	dialer *dialer
+	// refreshing holds registration IDs whose snapshot write is in flight.
+	refreshing sync.Map
+	bg         sync.WaitGroup
+}
+
+// New returns a Service.
+func New(cfg Config) *Service {
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.NewID == nil {
+		cfg.NewID = randomID
+	}
+	s := &Service{cfg: cfg, limits: cfg.Limits.withDefaults()}
+	nc := cfg.Network
+	nc.MaxRedirects = -1
+	nc.Timeout = -1
+	nc.MaxBytes = s.limits.MaxResponseBytes
+	s.guard = netguard.New(nc)
+	s.dialer = &dialer{guarded: s.guard.HTTP(), logger: cfg.Logger, now: cfg.Now, version: cfg.Version}
+	s.pool = newPool(func(ctx context.Context, t Target) (*Conn, error) {
+		return s.dialer.dial(ctx, t, s.limits.ConnectTimeout)
+	}, cfg.Now, s.limits.Cooldown, s.limits.IdleClose)
+	return s
+}
+
+func randomID() string {
+	var b [8]byte
+	rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// Limits returns the limits in force (defaults applied).
+func (s *Service) Limits() Limits { return s.limits }
+
+// Error is a refusal meant for the person registering a server: a field,
+// a rule or the server itself said no. Its message is sanitised.
+type Error struct{ Msg string }
+
+func (e *Error) Error() string { return e.Msg }
+
+func refusef(format string, args ...any) error { return &Error{Msg: fmt.Sprintf(format, args...)} }
+
+// tokenAAD binds a sealed token to its row.
+func tokenAAD(orgID, id string) []byte {
+	return []byte("mcp_server/" + orgID + "/" + id + "/token")
+}
+
+// checkURL applies the network policy to a server URL: in public mode only
+// HTTPS, and only public addresses.
+func (s *Service) checkURL(ctx context.Context, raw string) error {
+	if s.cfg.Network.Mode != netguard.SelfHosted {
+		if u, err := url.Parse(raw); err == nil && u.Scheme != "https" {
+			return refusef("url: public mode needs an https URL (local servers work only with network.mode self-hosted)")
+		}
+	}
+	if err := s.guard.CheckURL(ctx, raw); err != nil {
+		return refusef("url: %s", sanitise(err, raw, ""))
+	}
+	return nil
+}
+
+// Add registers a server for an organisation, all or nothing, in this
+// order: validate the fields; refuse a second enabled server of a typed
+// family; enforce the slot limit; check the URL against the network
+// policy; connect and discover the tools; store (the family and slot rules
+// are checked again in the store's transaction). The new server is
+// enabled. Refusals are *Error with sanitised messages.
+func (s *Service) Add(ctx context.Context, orgID string, r Registration) (store.MCPServer, error) {
+	r, err := r.normalise()
+	if err != nil {
+		return store.MCPServer{}, &Error{Msg: err.Error()}
+	}
+	if r.Token != "" && s.cfg.Keyring == nil {
+		return store.MCPServer{}, refusef("token: no encryption key is configured, so tokens cannot be stored (set secrets.key_file)")
+	}
+	existing, err := s.cfg.Store.ListMCPServers(ctx, orgID)
+	if err != nil {
+		return store.MCPServer{}, fmt.Errorf("list servers: %w", err)
+	}
+	if err := s.checkRules(existing, r); err != nil {
+		return store.MCPServer{}, err
+	}
+	if err := s.checkURL(ctx, r.URL); err != nil {
+		return store.MCPServer{}, err
+	}
+	conn, err := s.dialer.dial(ctx, Target{URL: r.URL, Token: secret.Redacted(r.Token)}, s.limits.ConnectTimeout)
+	if err != nil {
+		return store.MCPServer{}, refusef("could not connect to %s: %s", Origin(r.URL), sanitise(err, r.URL, r.Token))
+	}
+	defer conn.Close()
+	now := s.cfg.Now().UTC()
+	rec := store.MCPServer{
+		ID: s.cfg.NewID(), OrgID: orgID, Name: r.Name, URL: r.URL, Type: r.Type, Enabled: true,
+		Tools: boundSnapshot(distinctNames(conn)), CreatedAt: now, UpdatedAt: now, DiscoveredAt: now,
+	}
+	if r.Token != "" {
+		rec.Token, err = s.cfg.Keyring.Seal([]byte(r.Token), tokenAAD(orgID, rec.ID))
+		if err != nil {
+			return store.MCPServer{}, fmt.Errorf("seal token: %w", err)
+		}
+	}
+	if err := s.cfg.Store.CreateMCPServer(ctx, rec, s.limits.Slots); err != nil {
+		return store.MCPServer{}, storeRefusal(err, r.Name, r.Type, s.limits.Slots)
+	}
+	s.cfg.Logger.Info("mcp server added", "org", orgID, "server", rec.Name, "origin", Origin(rec.URL), "tools", len(rec.Tools))
+	return rec, nil
+}
+
+// checkRules applies the name, family and slot rules to a new registration
+// against the organisation's current ones.
+func (s *Service) checkRules(existing []store.MCPServer, r Registration) error {
+	for _, e := range existing {
+		if e.Name == r.Name {
+			return refusef("name: %q is already registered", r.Name)
+		}
+	}
+	if r.Type != store.MCPGeneral {
+		for _, e := range existing {
+			if e.Enabled && e.Type == r.Type {
+				return refusef("type: %s is already served by the enabled server %q; disable it first", r.Type, e.Name)
+			}
+		}
+	}
+	if len(existing) >= s.limits.Slots {
+		return refusef("limit: this organisation already has %d servers (the limit, disabled ones included); remove one first", s.limits.Slots)
+	}
+	return nil
+}
+
+// storeRefusal turns the store's rule errors into refusals.
+func storeRefusal(err error, name, typ string, slots int) error {
+	switch {
+	case errors.Is(err, store.ErrNameTaken):
+		return refusef("name: %q is already registered", name)
+	case errors.Is(err, store.ErrFamilyInUse):
+		return refusef("type: another enabled server already serves %s; disable it first", typ)
+	case errors.Is(err, store.ErrSlotsFull):
+		return refusef("limit: this organisation already has %d servers (the limit, disabled ones included); remove one first", slots)
+	case errors.Is(err, store.ErrNotFound):
+		return refusef("no server named %q", name)
+	}
+	return err
+}
+
+// List returns an organisation's registrations from stored metadata only;
+// it never contacts a server. Tokens are left sealed.
+func (s *Service) List(ctx context.Context, orgID string) ([]store.MCPServer, error) {
+	return s.cfg.Store.ListMCPServers(ctx, orgID)
+}
+
+// SetEnabled enables or disables a server. Disabling closes its connection
+// at once and clears its cooldown.
+func (s *Service) SetEnabled(ctx context.Context, orgID, name string, enabled bool) error {
+	rec, err := s.cfg.Store.GetMCPServer(ctx, orgID, name)
+	if err != nil {
+		return storeRefusal(err, name, "", s.limits.Slots)
+	}
+	if err := s.cfg.Store.SetMCPServerEnabled(ctx, orgID, name, enabled, s.cfg.Now().UTC()); err != nil {
+		return storeRefusal(err, name, rec.Type, s.limits.Slots)
+	}
+	if !enabled {
+		s.pool.drop(rec.ID)
+	}
+	return nil
+}
+
+// Remove deletes a server, closes its connection and frees its slot.
+// confirmed must be true: deleting is never implicit.
+func (s *Service) Remove(ctx context.Context, orgID, name string, confirmed bool) error {
+	if !confirmed {
+		return refusef("removing %q needs explicit confirmation", name)
+	}
+	rec, err := s.cfg.Store.GetMCPServer(ctx, orgID, name)
+	if err != nil {
+		return storeRefusal(err, name, "", s.limits.Slots)
+	}
+	if err := s.cfg.Store.DeleteMCPServer(ctx, orgID, name); err != nil {
+		return storeRefusal(err, name, "", s.limits.Slots)
+	}
+	s.pool.drop(rec.ID)
+	return nil
+}
+
+// Probe connects to a URL without registering it (the policy still
+// applies) and returns the live connection; the caller closes it.
+func (s *Service) Probe(ctx context.Context, rawURL, token string) (*Conn, error) {
+	r, err := Registration{Name: "probe", URL: rawURL, Token: token}.normalise()
+	if err != nil {
+		return nil, &Error{Msg: err.Error()}
+	}
+	if err := s.checkURL(ctx, r.URL); err != nil {
+		return nil, err
+	}
+	conn, err := s.dialer.dial(ctx, Target{URL: r.URL, Token: secret.Redacted(r.Token)}, s.limits.ConnectTimeout)
+	if err != nil {
+		return nil, refusef("could not connect to %s: %s", Origin(r.URL), sanitise(err, r.URL, r.Token))
+	}
+	return conn, nil
+}
+
+// Turn is what an organisation's servers give one turn.
+type Turn struct {
+	Overlay registry.Overlay
+	// Notices are configuration problems for an admin, one line each.
+	Notices []string
+}
+
+// Overlay connects (or reuses connections to) the organisation's enabled
+// servers and returns the tools a turn may be offered, routed against the
+// built-in catalog base. A server that cannot be reached costs at most the
+// connect timeout once, then its cooldown skips it at once. A changed tool
+// list is written to the stored snapshot in the background.
+func (s *Service) Overlay(ctx context.Context, orgID string, base *registry.Catalog) (Turn, error) {
+	regs, err := s.cfg.Store.ListEnabledMCPServers(ctx, orgID)
+	if err != nil {
+		return Turn{}, fmt.Errorf("list enabled servers: %w", err)
+	}
+	states := make([]serverState, len(regs))
+	var wg sync.WaitGroup
+	for i, reg := range regs {
+		states[i].reg = reg
+		wg.Go(func() { states[i].conn, states[i].cause = s.connect(ctx, reg) })
+	}
+	wg.Wait()
+	for _, st := range states {
+		if st.conn != nil {
+			s.refreshSnapshot(st.reg, distinctNames(st.conn))
+		}
+	}
+	r := route(states, base, s.importer())
+	return Turn{Overlay: r.overlay, Notices: r.notices}, nil
+}
+
+// connect returns a registration's live connection, or why there is none.
+func (s *Service) connect(ctx context.Context, reg store.MCPServer) (*Conn, string) {
+	token, err := s.openToken(reg)
+	if err != nil {
+		return nil, err.Error()
+	}
+	redact := func(err error) string { return sanitise(err, reg.URL, token.Reveal()) }
+	conn, err := s.pool.get(ctx, poolKey{id: reg.ID, url: reg.URL, sealedToken: reg.Token}, Target{URL: reg.URL, Token: token}, redact)
+	if err != nil {
+		var cd *cooldownError
+		if errors.As(err, &cd) {
+			return nil, cd.Error()
+		}
+		return nil, redact(err)
+	}
+	if conn.stale.Load() {
+		rctx, cancel := context.WithTimeout(ctx, s.limits.ConnectTimeout)
+		defer cancel()
+		if err := conn.refresh(rctx); err != nil {
+			s.cfg.Logger.Warn("mcp tool list refresh failed", "server", reg.Name, "err", redact(err))
+		}
+	}
+	return conn, ""
+}
+
+// openToken unseals a registration's token; "" when it has none.
+func (s *Service) openToken(reg store.MCPServer) (secret.Redacted, error) {
+	if reg.Token == "" {
+		return "", nil
+	}
+	if s.cfg.Keyring == nil {
+		return "", errors.New("its auth token cannot be read: no encryption key is configured")
+	}
+	pt, err := s.cfg.Keyring.Open(reg.Token, tokenAAD(reg.OrgID, reg.ID))
+	if err != nil {
+		return "", fmt.Errorf("its auth token cannot be read: %v", err)
+	}
+	return secret.Redacted(pt), nil
+}
+
+// refreshSnapshot writes a registration's discovered names in the
+// background when they differ from the stored ones. A failed write is
+// logged and changes nothing else.
+func (s *Service) refreshSnapshot(reg store.MCPServer, names []string) {
+	bounded := boundSnapshot(names)
+	if reg.Tools != nil && slices.Equal(reg.Tools, bounded) {
+		return
+	}
+	if _, busy := s.refreshing.LoadOrStore(reg.ID, true); busy {
+		return
+	}
+	s.bg.Go(func() {
+		defer s.refreshing.Delete(reg.ID)
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if _, err := s.cfg.Store.SetMCPServerTools(ctx, reg.OrgID, reg.ID, bounded, s.cfg.Now().UTC()); err != nil {
+			s.cfg.Logger.Warn("mcp snapshot write failed", "server", reg.Name, "err", err)
+		}
+	})
+}
+
+// importer builds the tool for one listed tool of a routed server.
+func (s *Service) importer() func(st serverState, t mcpTool, family string, macros []string) (*tool.Tool, error) {
+	return func(st serverState, t mcpTool, family string, macros []string) (*tool.Tool, error) {
+		reg, name := st.reg, t.Name
+		return importTool(t.Tool, importSpec{
+			server: reg.Name, family: family, macros: macros,
+			timeout:   s.limits.CallTimeout + 5*time.Second,
+			checkArgs: urlArgChecker(t.InputSchema, s.guard),
+			call: func(ctx context.Context, args json.RawMessage) (*mcp.CallToolResult, error) {
+				return s.call(ctx, reg, name, args)
+			},
+		})
+	}
+}
+
+// call runs one tool call on a registration's server, after checking that
+// the registration is still the enabled one the turn routed (a server
+// disabled or replaced meanwhile is refused, not silently used).
+func (s *Service) call(ctx context.Context, reg store.MCPServer, name string, args json.RawMessage) (*mcp.CallToolResult, error) {
+	cur, err := s.cfg.Store.GetMCPServer(ctx, reg.OrgID, reg.Name)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return nil, fmt.Errorf("the MCP server %s was removed", reg.Name)
+	case err != nil:
+		return nil, tool.Infra(fmt.Errorf("look up MCP server: %w", err))
+	case cur.ID != reg.ID || cur.URL != reg.URL || cur.Token != reg.Token || cur.Type != reg.Type:
+		return nil, fmt.Errorf("the MCP server %s changed since this turn started; ask again", reg.Name)
+	case !cur.Enabled:
+		return nil, fmt.Errorf("the MCP server %s is disabled", reg.Name)
+	}
+	conn, cause := s.connect(ctx, reg)
+	if conn == nil {
+		return nil, fmt.Errorf("the MCP server %s is unavailable: %s", reg.Name, cause)
+	}
+	cctx, cancel := context.WithTimeout(ctx, s.limits.CallTimeout)
+	defer cancel()
+	var argv any = args
+	if len(args) == 0 {
+		argv = map[string]any{}
+	}
+	res, err := conn.Call(cctx, name, argv)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		if cctx.Err() != nil {
+			return nil, fmt.Errorf("the MCP server %s did not answer within %s", reg.Name, s.limits.CallTimeout)
+		}
+		token, _ := s.openToken(reg)
+		return nil, fmt.Errorf("the MCP server %s failed: %s", reg.Name, sanitise(err, reg.URL, token.Reveal()))
+	}
+	conn.touch(s.cfg.Now())
+	return res, nil
+}
+
+// Run closes idle connections every minute until ctx ends.
+func (s *Service) Run(ctx context.Context) {
+	t := time.NewTicker(time.Minute)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			s.pool.sweep()
+		}
+	}
+}
+
+// Close closes every connection and waits for background snapshot writes.
+func (s *Service) Close() error {
+	s.pool.closeAll()
+	s.bg.Wait()
+	return nil
+}
