@@ -98,16 +98,18 @@ func (d *dialer) attempt(ctx context.Context, name string, tr mcp.Transport, tim
 	})
 	session, err := client.Connect(connCtx, tr, nil)
 	if err != nil {
+		err = d.timeoutOr(connCtx, ctx, timeout, fmt.Errorf("connect: %w", err))
 		cancel()
-		return nil, d.timeoutOr(connCtx, ctx, timeout, fmt.Errorf("connect: %w", err))
+		return nil, err
 	}
 	c.session = session
 	if r := session.InitializeResult(); r != nil && r.ServerInfo != nil {
 		c.server = *r.ServerInfo
 	}
 	if err := c.refresh(connCtx); err != nil {
+		err = d.timeoutOr(connCtx, ctx, timeout, err)
 		c.Close()
-		return nil, d.timeoutOr(connCtx, ctx, timeout, err)
+		return nil, err
 	}
 	c.touch(d.now())
 	return c, nil

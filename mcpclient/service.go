@@ -142,8 +142,10 @@ func (e *Error) Error() string { return e.Msg }
 
 func refusef(format string, args ...any) error { return &Error{Msg: fmt.Sprintf(format, args...)} }
 
-// tokenAAD binds a sealed token to its row.
-func tokenAAD(orgID, id string) []byte {
+// TokenAAD is the additional data that binds a sealed token to its row
+// (organisation and registration ID): a ciphertext copied to another row
+// does not open.
+func TokenAAD(orgID, id string) []byte {
 	return []byte("mcp_server/" + orgID + "/" + id + "/token")
 }
 
@@ -196,7 +198,7 @@ func (s *Service) Add(ctx context.Context, orgID string, r Registration) (store.
 		Tools: boundSnapshot(distinctNames(conn)), CreatedAt: now, UpdatedAt: now, DiscoveredAt: now,
 	}
 	if r.Token != "" {
-		rec.Token, err = s.cfg.Keyring.Seal([]byte(r.Token), tokenAAD(orgID, rec.ID))
+		rec.Token, err = s.cfg.Keyring.Seal([]byte(r.Token), TokenAAD(orgID, rec.ID))
 		if err != nil {
 			return store.MCPServer{}, fmt.Errorf("seal token: %w", err)
 		}
@@ -366,7 +368,7 @@ func (s *Service) openToken(reg store.MCPServer) (secret.Redacted, error) {
 	if s.cfg.Keyring == nil {
 		return "", errors.New("its auth token cannot be read: no encryption key is configured")
 	}
-	pt, err := s.cfg.Keyring.Open(reg.Token, tokenAAD(reg.OrgID, reg.ID))
+	pt, err := s.cfg.Keyring.Open(reg.Token, TokenAAD(reg.OrgID, reg.ID))
 	if err != nil {
 		return "", fmt.Errorf("its auth token cannot be read: %v", err)
 	}

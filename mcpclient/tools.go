@@ -105,6 +105,10 @@ func importSchema(in any) (*jsonschema.Schema, error) {
 	return &s, nil
 }
 
+// Render turns a call result into the text a model reads, as a tool of a
+// registered server would return it.
+func Render(name string, r *mcp.CallToolResult) tool.Result { return renderResult(name, r) }
+
 // renderResult turns a call result into the text the model reads: text
 // parts as they are, other parts as short bracketed notes, structured
 // content as JSON when there is no text. Capped at MaxResultChars.

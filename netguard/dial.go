@@ -4,6 +4,7 @@ import (
 	"context"
 	"net"
 	"net/netip"
+	"strings"
 	"syscall"
 	"time"
 )
@@ -73,6 +74,11 @@ func (c *Client) lookup(ctx context.Context, ipNet, host string) ([]netip.Addr, 
 	if err := c.pol.checkName(t.name); err != nil {
 		return nil, err
 	}
+	if isLocalhost(t.name) {
+		// RFC 6761: localhost names are loopback, never asked of DNS
+		// (checkName already refused them outside self-hosted mode).
+		return loopbackFor(ipNet), nil
+	}
 	ips, err := c.resolver.LookupNetIP(ctx, ipNet, t.name+".")
 	if err != nil {
 		return nil, err
@@ -83,10 +89,32 @@ func (c *Client) lookup(ctx context.Context, ipNet, host string) ([]netip.Addr, 
 	return ips, c.checkAll(t.name, ips)
 }
 
+// isLocalhost reports whether name is "localhost" or under it.
+func isLocalhost(name string) bool {
+	return name == "localhost" || strings.HasSuffix(name, ".localhost")
+}
+
+// loopbackFor returns the loopback addresses of an "ip", "ip4" or "ip6"
+// look-up.
+func loopbackFor(ipNet string) []netip.Addr {
+	v4, v6 := netip.AddrFrom4([4]byte{127, 0, 0, 1}), netip.IPv6Loopback()
+	switch ipNet {
+	case "ip4":
+		return []netip.Addr{v4}
+	case "ip6":
+		return []netip.Addr{v6}
+	}
+	return []netip.Addr{v4, v6}
+}
+
 // netDial is the real dial of a checked address. Its Control hook checks the
 // address once more right before connect(2), as defence in depth.
 func (c *Client) netDial(ctx context.Context, network string, ap netip.AddrPort) (net.Conn, error) {
-	d := net.Dialer{Timeout: min(10*time.Second, c.cfg.Timeout), KeepAlive: 30 * time.Second, Control: c.control}
+	timeout := 10 * time.Second
+	if c.cfg.Timeout > 0 {
+		timeout = min(timeout, c.cfg.Timeout)
+	}
+	d := net.Dialer{Timeout: timeout, KeepAlive: 30 * time.Second, Control: c.control}
 	return d.DialContext(ctx, network, ap.String())
 }
 

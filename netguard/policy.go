@@ -2,7 +2,6 @@ package netguard
 
 import (
 	"net/netip"
-	"strings"
 
 	"code.dny.dev/ssrf"
 )
@@ -107,7 +106,7 @@ func (p *policy) checkName(name string) error {
 	if metadataNames[name] {
 		return blocked(name, "metadata")
 	}
-	if p.mode != SelfHosted && (name == "localhost" || strings.HasSuffix(name, ".localhost")) {
+	if p.mode != SelfHosted && isLocalhost(name) {
 		return blocked(name, "loopback")
 	}
 	return nil

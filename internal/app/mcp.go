@@ -26,6 +26,18 @@ func runMCP(ctx context.Context, args []string, env Env) error {
 	switch args[0] {
 	case "serve":
 		return runMCPServe(ctx, args[1:], env)
+	case "add":
+		return runMCPAdd(ctx, args[1:], env)
+	case "list":
+		return runMCPList(ctx, args[1:], env)
+	case "enable":
+		return runMCPToggle(ctx, args[1:], env, true)
+	case "disable":
+		return runMCPToggle(ctx, args[1:], env, false)
+	case "remove":
+		return runMCPRemove(ctx, args[1:], env)
+	case "probe":
+		return runMCPProbe(ctx, args[1:], env)
 	case "help", "-h", "--help", "-help":
 		fmt.Fprint(env.Stdout, mcpUsage)
 		return nil

@@ -11,6 +11,9 @@ import (
 	"time"
 )
 
+// Version is Quiver's version, as servers and clients it talks to see it.
+const Version = "0.1.0-dev"
+
 // Env is what a command runs with. Zero fields mean: Now = time.Now, Getenv =
 // os.Getenv, Logger discards.
 type Env struct {
@@ -52,6 +55,7 @@ Usage:
   quiver prompt render [flags] < TEMPLATE     render an authored prompt template
   quiver mcp   add|list|enable|disable|remove|probe|serve
                                               MCP servers: register remote ones, serve ours
+  quiver secrets rotate [flags]               re-encrypt stored tokens under the primary key
 
 Run "quiver COMMAND --help" for a command's flags.
 `
@@ -98,11 +102,13 @@ func dispatchCommand(ctx context.Context, args []string, env Env) error {
 		return runTranscript(ctx, args[1:], env)
 	case "mcp":
 		return runMCP(ctx, args[1:], env)
+	case "secrets":
+		return runSecrets(ctx, args[1:], env)
 	case "help", "-h", "--help", "-help":
 		fmt.Fprint(env.Stdout, usage)
 		return nil
 	}
-	return usagef("unknown command %q (commands: chat, transcript, turn, call, tools, prompt, mcp)", args[0])
+	return usagef("unknown command %q (commands: chat, transcript, turn, call, tools, prompt, mcp, secrets)", args[0])
 }
 
 // resultError reports that a tool call ran and returned an error result,

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"regexp"
+	"time"
 
 	"go.yaml.in/yaml/v3"
 )
@@ -32,6 +33,10 @@ type Config struct {
 	Network Network `yaml:"network"`
 	// Web configures web_search's engines and the URL reader.
 	Web Web `yaml:"web"`
+	// Secrets says where the keys that encrypt stored tokens come from.
+	Secrets Secrets `yaml:"secrets"`
+	// MCP bounds user-registered MCP servers.
+	MCP MCP `yaml:"mcp"`
 }
 
 // Network is the egress policy.
@@ -64,6 +69,52 @@ type Web struct {
 }
 
 // Provider is one model provider's connection.
+// Secrets names the encryption keys for tokens at rest (MCP auth tokens).
+// Give at most one source. With none, Quiver refuses to store a token and
+// refuses to start while stored tokens exist.
+type Secrets struct {
+	// KeyFile is a file of "id:BASE64" lines, the first the primary key;
+	// it must not be readable by group or others.
+	KeyFile string `yaml:"key_file"`
+	// KeysEnv names an environment variable holding the same list,
+	// comma-separated.
+	KeysEnv string `yaml:"keys_env"`
+}
+
+// MCP bounds registered MCP servers. Zero values take the defaults
+// (10 servers, 15 s connect, 30 s call, 10 min idle close, 5 min cooldown,
+// 8 MiB responses).
+type MCP struct {
+	// Slots is how many servers an organisation may register.
+	Slots int `yaml:"slots"`
+	// ConnectTimeout bounds a connect plus tool discovery ("15s").
+	ConnectTimeout Duration `yaml:"connect_timeout"`
+	// CallTimeout bounds one tool call.
+	CallTimeout Duration `yaml:"call_timeout"`
+	// IdleClose closes a connection unused for this long.
+	IdleClose Duration `yaml:"idle_close"`
+	// Cooldown is how long a server that failed to connect is skipped.
+	Cooldown Duration `yaml:"cooldown"`
+	// MaxResponseBytes caps one response body.
+	MaxResponseBytes int64 `yaml:"max_response_bytes"`
+}
+
+// Duration is a time.Duration written as in Go ("30s", "10m").
+type Duration time.Duration
+
+// Std returns d as a time.Duration.
+func (d Duration) Std() time.Duration { return time.Duration(d) }
+
+// UnmarshalYAML parses a duration string.
+func (d *Duration) UnmarshalYAML(n *yaml.Node) error {
+	v, err := time.ParseDuration(n.Value)
+	if err != nil {
+		return fmt.Errorf("line %d: %q is not a duration (use forms like 30s or 10m)", n.Line, n.Value)
+	}
+	*d = Duration(v)
+	return nil
+}
+
 type Provider struct {
 	// APIKey is the key itself; prefer APIKeyEnv so the file holds no secret.
 	APIKey string `yaml:"api_key"`
@@ -135,8 +186,33 @@ func (c Config) Validate() error {
 	if c.Web.Crawl4AIURL != "" && c.Network.Mode != "self-hosted" {
 		return errors.New("web.crawl4ai_url: a Crawl4AI sidecar needs network.mode self-hosted (its browser dials outside the guard)")
 	}
+	if c.Secrets.KeyFile != "" && c.Secrets.KeysEnv != "" {
+		return errors.New("secrets: set key_file or keys_env, not both")
+	}
+	if err := c.MCP.validate(); err != nil {
+		return err
+	}
 	if c.MaxSteps < 0 || c.MaxSteps > 1000 {
 		return fmt.Errorf("max_steps %d: use 1–1000, or 0 for the default", c.MaxSteps)
+	}
+	return nil
+}
+
+func (m MCP) validate() error {
+	if m.Slots < 0 || m.Slots > 1000 {
+		return fmt.Errorf("mcp.slots %d: use 1–1000, or 0 for the default", m.Slots)
+	}
+	durations := []struct {
+		name string
+		d    Duration
+	}{{"connect_timeout", m.ConnectTimeout}, {"call_timeout", m.CallTimeout}, {"idle_close", m.IdleClose}, {"cooldown", m.Cooldown}}
+	for _, f := range durations {
+		if f.d < 0 || time.Duration(f.d) > 24*time.Hour {
+			return fmt.Errorf("mcp.%s: use a duration between 0 (the default) and 24h", f.name)
+		}
+	}
+	if m.MaxResponseBytes < 0 || m.MaxResponseBytes > 1<<30 {
+		return errors.New("mcp.max_response_bytes: use 0 (the default, 8 MiB) up to 1 GiB")
 	}
 	return nil
 }

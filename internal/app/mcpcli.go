@@ -1,0 +1,313 @@
+package app
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/url"
+	"os"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/quiverhq/quiver/internal/config"
+	"github.com/quiverhq/quiver/mcpclient"
+	"github.com/quiverhq/quiver/store"
+)
+
+const mcpAdminFlags = `  --org O          organisation the servers belong to (default "default")
+  --config FILE    deployment configuration (network.mode, secrets, mcp limits)
+  --data DIR       data folder (default $QUIVER_DATA, else $XDG_DATA_HOME/quiver,
+                   else ~/.local/share/quiver)
+`
+
+const mcpAddUsage = `Usage: quiver mcp add NAME URL [flags]
+
+Registers a remote MCP server, all or nothing: the fields are checked, then
+the type and slot rules, then the URL against the network policy; then Quiver
+connects (Streamable HTTP, else SSE), discovers the tools, and only then
+stores the registration, enabled. The token is stored encrypted and never
+shown again.
+
+NAME is 1–32 letters, digits or hyphens. URL is http(s), at most 500
+characters; in public network mode only https to public addresses.
+
+Flags:
+  --type T         general (default), web_search (replaces the built-in
+                   web_search) or url_fetcher (replaces fetch_url)
+  --token-env VAR  read the auth token from environment variable VAR
+  --token-stdin    read the auth token from the first line of standard input
+  --json           print the registration as JSON
+` + mcpAdminFlags
+
+const mcpListUsage = `Usage: quiver mcp list [flags]
+
+Lists the organisation's registered servers from stored metadata; it never
+contacts a server. TOOLS is the last successful discovery: "Discovery
+unknown" before one, "None discovered" when it found none.
+
+Flags:
+  --json           print JSON
+` + mcpAdminFlags
+
+const mcpToggleUsage = `Usage: quiver mcp enable|disable NAME [flags]
+
+Enables or disables a registered server. Disabling closes its connection at
+once; enabling a web_search or url_fetcher server fails while another enabled
+server has that type.
+
+Flags:
+` + mcpAdminFlags
+
+const mcpRemoveUsage = `Usage: quiver mcp remove NAME --yes [flags]
+
+Deletes a registered server, closes its connection and frees its slot.
+
+Flags:
+  --yes            confirm the deletion (required)
+` + mcpAdminFlags
+
+// mcpAdmin is what the registration subcommands share.
+type mcpAdmin struct {
+	org, config, data string
+}
+
+func (a *mcpAdmin) flags(fs interface {
+	StringVar(*string, string, string, string)
+}) {
+	fs.StringVar(&a.org, "org", "", "")
+	fs.StringVar(&a.config, "config", "", "")
+	fs.StringVar(&a.data, "data", "", "")
+}
+
+// open loads the configuration and opens the store and the MCP service.
+// The caller runs done.
+func (a *mcpAdmin) open(ctx context.Context, env Env) (svc *mcpclient.Service, st store.Store, orgID string, done func(), err error) {
+	cfg, err := config.LoadConfig(a.config)
+	if err != nil {
+		return nil, nil, "", nil, &UsageError{Msg: err.Error()}
+	}
+	dir, err := dataDir(a.data, env)
+	if err != nil {
+		return nil, nil, "", nil, err
+	}
+	sst, kr, err := openStore(ctx, dir, cfg, env)
+	if err != nil {
+		return nil, nil, "", nil, err
+	}
+	svc = mcpService(cfg, sst, kr, env)
+	return svc, sst, slug(a.org, "default"), func() { svc.Close(); sst.Close() }, nil
+}
+
+// mcpRefusal turns a service refusal into bad input (exit 2).
+func mcpRefusal(err error) error {
+	var re *mcpclient.Error
+	if errors.As(err, &re) {
+		return &UsageError{Msg: re.Msg}
+	}
+	return err
+}
+
+// ServerView is a registration as "quiver mcp list --json" prints it: the
+// token only as set or not set.
+type ServerView struct {
+	Name         string    `json:"name"`
+	Type         string    `json:"type"`
+	Enabled      bool      `json:"enabled"`
+	URL          string    `json:"url"`
+	Token        string    `json:"token"`
+	Tools        []string  `json:"tools"`
+	Discovery    string    `json:"discovery"`
+	CreatedAt    time.Time `json:"created_at"`
+	UpdatedAt    time.Time `json:"updated_at"`
+	DiscoveredAt time.Time `json:"discovered_at,omitzero"`
+}
+
+func viewOf(s store.MCPServer) ServerView {
+	token := "not set"
+	if s.Token != "" {
+		token = "set"
+	}
+	return ServerView{
+		Name: s.Name, Type: s.Type, Enabled: s.Enabled, URL: displayURL(s.URL), Token: token,
+		Tools: s.Tools, Discovery: mcpclient.Snapshot(s.Tools),
+		CreatedAt: s.CreatedAt, UpdatedAt: s.UpdatedAt, DiscoveredAt: s.DiscoveredAt,
+	}
+}
+
+// displayURL shows a server URL without its query (which may carry keys).
+func displayURL(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return mcpclient.Origin(raw)
+	}
+	if u.RawQuery != "" {
+		u.RawQuery = "…"
+	}
+	return u.String()
+}
+
+func runMCPAdd(ctx context.Context, args []string, env Env) error {
+	fs := newFlags("mcp add")
+	var a mcpAdmin
+	a.flags(fs)
+	var typ, tokenEnv string
+	var tokenStdin, asJSON bool
+	fs.StringVar(&typ, "type", "general", "")
+	fs.StringVar(&tokenEnv, "token-env", "", "")
+	fs.BoolVar(&tokenStdin, "token-stdin", false, "")
+	fs.BoolVar(&asJSON, "json", false, "")
+	pos, err := parse(fs, args, mcpAddUsage, env.Stdout)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 2 {
+		return usagef("mcp add: give NAME and URL")
+	}
+	token, err := readToken(tokenEnv, tokenStdin, env)
+	if err != nil {
+		return err
+	}
+	svc, _, org, done, err := a.open(ctx, env)
+	if err != nil {
+		return err
+	}
+	defer done()
+	rec, err := svc.Add(ctx, org, mcpclient.Registration{Name: pos[0], URL: pos[1], Token: token, Type: typ})
+	if err != nil {
+		return mcpRefusal(err)
+	}
+	if asJSON {
+		return writeJSON(env.Stdout, viewOf(rec))
+	}
+	fmt.Fprintf(env.Stdout, "added %s (%s, %s): %s\n", rec.Name, rec.Type, mcpclient.Origin(rec.URL), mcpclient.Snapshot(rec.Tools))
+	return nil
+}
+
+// readToken reads an auth token from an environment variable or the first
+// line of standard input; never from the command line, where other users
+// of the machine could read it.
+func readToken(envVar string, fromStdin bool, env Env) (string, error) {
+	switch {
+	case envVar != "" && fromStdin:
+		return "", usagef("give --token-env or --token-stdin, not both")
+	case envVar != "":
+		t := env.Getenv(envVar)
+		if t == "" {
+			return "", usagef("--token-env: $%s is empty", envVar)
+		}
+		return t, nil
+	case fromStdin:
+		in := env.Stdin
+		if in == nil {
+			in = os.Stdin
+		}
+		line, err := bufio.NewReader(io.LimitReader(in, 4096)).ReadString('\n')
+		if err != nil && !errors.Is(err, io.EOF) {
+			return "", fmt.Errorf("read token: %w", err)
+		}
+		if t := strings.TrimSpace(line); t != "" {
+			return t, nil
+		}
+		return "", usagef("--token-stdin: standard input held no token")
+	}
+	return "", nil
+}
+
+func runMCPList(ctx context.Context, args []string, env Env) error {
+	fs := newFlags("mcp list")
+	var a mcpAdmin
+	a.flags(fs)
+	var asJSON bool
+	fs.BoolVar(&asJSON, "json", false, "")
+	pos, err := parse(fs, args, mcpListUsage, env.Stdout)
+	if err != nil {
+		return err
+	}
+	if len(pos) > 0 {
+		return usagef("mcp list: takes no arguments")
+	}
+	svc, _, org, done, err := a.open(ctx, env)
+	if err != nil {
+		return err
+	}
+	defer done()
+	recs, err := svc.List(ctx, org)
+	if err != nil {
+		return err
+	}
+	views := make([]ServerView, len(recs))
+	for i, r := range recs {
+		views[i] = viewOf(r)
+	}
+	if asJSON {
+		return writeJSON(env.Stdout, views)
+	}
+	if len(views) == 0 {
+		fmt.Fprintf(env.Stdout, "no MCP servers registered for %s\n", org)
+		return nil
+	}
+	tw := tabwriter.NewWriter(env.Stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "NAME\tTYPE\tENABLED\tTOKEN\tURL\tTOOLS")
+	for _, v := range views {
+		fmt.Fprintf(tw, "%s\t%s\t%t\t%s\t%s\t%s\n", v.Name, v.Type, v.Enabled, v.Token, v.URL, v.Discovery)
+	}
+	return tw.Flush()
+}
+
+func runMCPToggle(ctx context.Context, args []string, env Env, enable bool) error {
+	name := "mcp disable"
+	if enable {
+		name = "mcp enable"
+	}
+	fs := newFlags(name)
+	var a mcpAdmin
+	a.flags(fs)
+	pos, err := parse(fs, args, mcpToggleUsage, env.Stdout)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 1 {
+		return usagef("%s: give one NAME", name)
+	}
+	svc, _, org, done, err := a.open(ctx, env)
+	if err != nil {
+		return err
+	}
+	defer done()
+	if err := svc.SetEnabled(ctx, org, pos[0], enable); err != nil {
+		return mcpRefusal(err)
+	}
+	fmt.Fprintf(env.Stdout, "%s %sd\n", pos[0], strings.TrimPrefix(name, "mcp "))
+	return nil
+}
+
+func runMCPRemove(ctx context.Context, args []string, env Env) error {
+	fs := newFlags("mcp remove")
+	var a mcpAdmin
+	a.flags(fs)
+	var yes bool
+	fs.BoolVar(&yes, "yes", false, "")
+	pos, err := parse(fs, args, mcpRemoveUsage, env.Stdout)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 1 {
+		return usagef("mcp remove: give one NAME")
+	}
+	if !yes {
+		return usagef("mcp remove: deleting %s needs --yes", pos[0])
+	}
+	svc, _, org, done, err := a.open(ctx, env)
+	if err != nil {
+		return err
+	}
+	defer done()
+	if err := svc.Remove(ctx, org, pos[0], true); err != nil {
+		return mcpRefusal(err)
+	}
+	fmt.Fprintf(env.Stdout, "%s removed\n", pos[0])
+	return nil
+}

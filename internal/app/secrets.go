@@ -1,0 +1,161 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/quiverhq/quiver/internal/config"
+	"github.com/quiverhq/quiver/mcpclient"
+	"github.com/quiverhq/quiver/netguard"
+	"github.com/quiverhq/quiver/secret"
+	"github.com/quiverhq/quiver/store"
+	"github.com/quiverhq/quiver/store/sqlite"
+)
+
+const secretsUsage = `Usage: quiver secrets rotate [flags]
+
+Re-encrypts every stored secret (MCP auth tokens) under the primary key, the
+first key of the configured key list. To rotate keys: put the new key first
+and keep the old one after it, run this, then remove the old key.
+
+Flags:
+  --config FILE  deployment configuration (secrets.key_file or secrets.keys_env)
+  --data DIR     data folder (default $QUIVER_DATA, else $XDG_DATA_HOME/quiver,
+                 else ~/.local/share/quiver)
+`
+
+// loadKeyring returns the configured keyring, or nil when no key source is
+// configured. A configured source that cannot be read is an error.
+func loadKeyring(cfg config.Config, getenv func(string) string) (*secret.Keyring, error) {
+	switch {
+	case cfg.Secrets.KeyFile != "":
+		kr, err := secret.LoadKeyFile(cfg.Secrets.KeyFile)
+		if err != nil {
+			return nil, &UsageError{Msg: "secrets.key_file: " + err.Error()}
+		}
+		return kr, nil
+	case cfg.Secrets.KeysEnv != "":
+		spec := getenv(cfg.Secrets.KeysEnv)
+		if spec == "" {
+			return nil, usagef("secrets.keys_env: $%s is empty", cfg.Secrets.KeysEnv)
+		}
+		kr, err := secret.ParseKeys(spec)
+		if err != nil {
+			return nil, usagef("secrets.keys_env $%s: %v", cfg.Secrets.KeysEnv, err)
+		}
+		return kr, nil
+	}
+	return nil, nil
+}
+
+// errNoKey is the refusal to start with stored tokens and no key.
+var errNoKey = errors.New("stored MCP auth tokens exist but no encryption key is configured (set secrets.key_file or secrets.keys_env in the config); refusing to start")
+
+// openStore opens the data folder's store and the keyring, refusing to go
+// on when tokens are stored and no key is configured to read them.
+func openStore(ctx context.Context, dir string, cfg config.Config, env Env) (*sqlite.Store, *secret.Keyring, error) {
+	kr, err := loadKeyring(cfg, env.Getenv)
+	if err != nil {
+		return nil, nil, err
+	}
+	st, err := sqlite.Open(ctx, dir)
+	if err != nil {
+		return nil, nil, fmt.Errorf("open store: %w", err)
+	}
+	if err := checkTokens(ctx, st, kr); err != nil {
+		st.Close()
+		return nil, nil, err
+	}
+	return st, kr, nil
+}
+
+// checkTokens refuses a store holding tokens when there is no keyring.
+func checkTokens(ctx context.Context, st store.MCPServers, kr *secret.Keyring) error {
+	if kr != nil {
+		return nil
+	}
+	n, err := st.CountMCPTokens(ctx)
+	if err != nil {
+		return fmt.Errorf("count stored tokens: %w", err)
+	}
+	if n > 0 {
+		return errNoKey
+	}
+	return nil
+}
+
+// mcpService builds the MCP client service from the configuration.
+func mcpService(cfg config.Config, st store.MCPServers, kr *secret.Keyring, env Env) *mcpclient.Service {
+	mode := netguard.Public
+	if cfg.Network.Mode == "self-hosted" {
+		mode = netguard.SelfHosted
+	}
+	m := cfg.MCP
+	return mcpclient.New(mcpclient.Config{
+		Store: st, Keyring: kr, Network: netguard.Config{Mode: mode},
+		Limits: mcpclient.Limits{
+			Slots: m.Slots, ConnectTimeout: m.ConnectTimeout.Std(), CallTimeout: m.CallTimeout.Std(),
+			IdleClose: m.IdleClose.Std(), Cooldown: m.Cooldown.Std(), MaxResponseBytes: m.MaxResponseBytes,
+		},
+		Version: Version, Now: env.Now, Logger: env.Logger,
+	})
+}
+
+// runSecrets runs "quiver secrets rotate".
+func runSecrets(ctx context.Context, args []string, env Env) error {
+	if len(args) == 0 {
+		return usagef(`secrets: no subcommand given (run "quiver secrets --help")`)
+	}
+	switch args[0] {
+	case "help", "-h", "--help", "-help":
+		fmt.Fprint(env.Stdout, secretsUsage)
+		return nil
+	case "rotate":
+	default:
+		return usagef("secrets: unknown subcommand %q (rotate)", args[0])
+	}
+	fs := newFlags("secrets rotate")
+	var cfgPath, data string
+	fs.StringVar(&cfgPath, "config", "", "")
+	fs.StringVar(&data, "data", "", "")
+	pos, err := parse(fs, args[1:], secretsUsage, env.Stdout)
+	if err != nil {
+		return err
+	}
+	if len(pos) > 0 {
+		return usagef("secrets rotate: takes no arguments")
+	}
+	cfg, err := config.LoadConfig(cfgPath)
+	if err != nil {
+		return &UsageError{Msg: err.Error()}
+	}
+	kr, err := loadKeyring(cfg, env.Getenv)
+	if err != nil {
+		return err
+	}
+	if kr == nil {
+		return usagef("secrets rotate: no key is configured (set secrets.key_file or secrets.keys_env in --config)")
+	}
+	dir, err := dataDir(data, env)
+	if err != nil {
+		return err
+	}
+	st, err := sqlite.Open(ctx, dir)
+	if err != nil {
+		return fmt.Errorf("open store: %w", err)
+	}
+	defer st.Close()
+	n, err := st.RewrapMCPTokens(ctx, func(s store.MCPServer) (string, error) {
+		out, err := kr.Rotate(s.Token, mcpclient.TokenAAD(s.OrgID, s.ID))
+		if err != nil {
+			return "", fmt.Errorf("server %q of %q: %w", s.Name, s.OrgID, err)
+		}
+		return out, nil
+	})
+	if err != nil {
+		return fmt.Errorf("rotate: %w (nothing was changed)", err)
+	}
+	fmt.Fprintf(env.Stdout, "re-encrypted %d token(s) under key %s\n", n, kr.PrimaryID())
+	return nil
+}
