@@ -63,3 +63,32 @@ func decodeTools(s string) ([]string, error) {
 	}
 	return tools, nil
 }
+
+// encodeOptionalTools is encodeTools for a column where NULL means "never
+// discovered": nil is NULL, an empty slice "[]".
+func encodeOptionalTools(tools []string) (sql.NullString, error) {
+	if tools == nil {
+		return sql.NullString{}, nil
+	}
+	b, err := json.Marshal(tools)
+	if err != nil {
+		return sql.NullString{}, err
+	}
+	return sql.NullString{String: string(b), Valid: true}, nil
+}
+
+// decodeOptionalTools reverses encodeOptionalTools: NULL is nil, "[]" an
+// empty non-nil slice.
+func decodeOptionalTools(s sql.NullString) ([]string, error) {
+	if !s.Valid {
+		return nil, nil
+	}
+	tools := []string{}
+	if err := json.Unmarshal([]byte(s.String), &tools); err != nil {
+		return nil, fmt.Errorf("stored tools: %w", err)
+	}
+	if tools == nil { // a stored JSON null; never written, read as none
+		tools = []string{}
+	}
+	return tools, nil
+}

@@ -157,6 +157,23 @@ func checkWAL(ctx context.Context, db *sql.DB) error {
 	return nil
 }
 
+// inWriteTx runs fn in a transaction on the writer and commits when fn
+// returns nil; otherwise nothing fn wrote is kept. With one writer
+// connection and _txlock=immediate the transaction holds SQLite's write
+// lock from BEGIN, so a rule fn reads before it writes (a unique name, a
+// limit) cannot be raced by another writer, here or in another process.
+func (s *Store) inWriteTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
+	tx, err := s.writer.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback() //nolint:errcheck // a no-op after Commit
+	if err := fn(tx); err != nil {
+		return err
+	}
+	return tx.Commit()
+}
+
 // Close closes every connection. The Store must not be used afterwards.
 func (s *Store) Close() error {
 	// The writer closes last: the last connection to close checkpoints

@@ -22,6 +22,7 @@ type written struct {
 	msg  store.Message
 	res  store.Result
 	use  store.Usage
+	mcp  store.MCPServer
 }
 
 // testCancelled calls every method with a context cancelled beforehand and
@@ -36,6 +37,7 @@ func testCancelled(t *testing.T, f *fixture) {
 		msg:  f.transcript("conv")[0],
 		res:  f.newResult("res"),
 		use:  f.newUsage("org", 1, 1, at(10)),
+		mcp:  f.newMCPServer("org", "mcp"),
 	}
 	for _, c := range cancelledCalls(f, w) {
 		t.Run(c.name, func(t *testing.T) {
@@ -55,6 +57,12 @@ type call struct {
 
 // cancelledCalls returns a call of every store method.
 func cancelledCalls(f *fixture, w written) []call {
+	return append(recordCalls(f, w), mcpCalls(f, w.mcp)...)
+}
+
+// recordCalls returns a call of every method of the transcript and
+// accounting repositories.
+func recordCalls(f *fixture, w written) []call {
 	org := w.turn.OrgID
 	return []call{
 		{"PutConversation", func(ctx context.Context) error { return f.PutConversation(ctx, w.conv) }},
@@ -91,6 +99,32 @@ func cancelledCalls(f *fixture, w written) []call {
 	}
 }
 
+// mcpCalls returns a call of every MCPServers method on s.
+func mcpCalls(f *fixture, s store.MCPServer) []call {
+	return []call{
+		{"CreateMCPServer", func(ctx context.Context) error { return f.CreateMCPServer(ctx, s, 0) }},
+		{"GetMCPServer", func(ctx context.Context) error { _, err := f.GetMCPServer(ctx, s.OrgID, s.Name); return err }},
+		{"ListMCPServers", func(ctx context.Context) error { _, err := f.ListMCPServers(ctx, s.OrgID); return err }},
+		{"ListEnabledMCPServers", func(ctx context.Context) error {
+			_, err := f.ListEnabledMCPServers(ctx, s.OrgID)
+			return err
+		}},
+		{"SetMCPServerEnabled", func(ctx context.Context) error {
+			return f.SetMCPServerEnabled(ctx, s.OrgID, s.Name, false, at(50))
+		}},
+		{"DeleteMCPServer", func(ctx context.Context) error { return f.DeleteMCPServer(ctx, s.OrgID, s.Name) }},
+		{"SetMCPServerTools", func(ctx context.Context) error {
+			_, err := f.SetMCPServerTools(ctx, s.OrgID, s.ID, []string{"x"}, at(50))
+			return err
+		}},
+		{"CountMCPTokens", func(ctx context.Context) error { _, err := f.CountMCPTokens(ctx); return err }},
+		{"RewrapMCPTokens", func(ctx context.Context) error {
+			_, err := f.RewrapMCPTokens(ctx, func(s store.MCPServer) (string, error) { return s.Token, nil })
+			return err
+		}},
+	}
+}
+
 // wantNothingWritten checks that the cancelled writes stored nothing.
 func (f *fixture) wantNothingWritten(t *testing.T, w written) {
 	_, err := f.GetConversation(t.Context(), w.conv.OrgID, w.conv.ID)
@@ -105,4 +139,6 @@ func (f *fixture) wantNothingWritten(t *testing.T, w written) {
 	if got := f.listUsage(t, w.use.OrgID, w.use.TurnID); len(got) != 0 {
 		t.Errorf("cancelled PutUsage stored %+v", got)
 	}
+	_, err = f.GetMCPServer(t.Context(), w.mcp.OrgID, w.mcp.Name)
+	wantNotFound(t, "GetMCPServer after cancelled CreateMCPServer", err)
 }

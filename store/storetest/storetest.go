@@ -8,8 +8,9 @@
 // The suite checks the contract written on the store interfaces, plus what
 // Quiver relies on beyond it: organisation scoping never reveals a record,
 // times come back in UTC with at least millisecond precision (a zero
-// Turn.EndedAt as zero), toolset order survives, and Seqs are positive and
-// increasing under concurrent appends.
+// Turn.EndedAt as zero), toolset order survives, Seqs are positive and
+// increasing under concurrent appends, and an MCP server's nil and empty
+// Tools stay distinct.
 package storetest
 
 import (
@@ -26,15 +27,25 @@ import (
 )
 
 // Run runs the suite as named subtests of t (Turns/RoundTrip, ...), in
-// parallel with each other. open is called once per subtest with that
+// parallel with each other, except the checks that count rows in every
+// organisation, which run alone. open is called once per subtest with that
 // subtest's t and returns a store to test; it may return a new store or one
 // shared between calls (the suite uses identifiers unique to the run and
-// subtest, so it needs no empty database). Run never calls Close: open
+// subtest, so it needs no empty database, only no writer outside the suite
+// while a check that runs alone does). Run never calls Close: open
 // registers any cleanup with t.Cleanup.
 func Run(t *testing.T, open func(t *testing.T) store.Store) {
 	run := newRunID(t)
 	for _, g := range groups() {
 		t.Run(g.name, func(t *testing.T) {
+			// A check that does not call t.Parallel runs at once, while
+			// the parallel ones wait for the group's function to return,
+			// and groups run one after another: so it runs alone.
+			for _, c := range g.alone {
+				t.Run(c.name, func(t *testing.T) {
+					c.test(t, &fixture{Store: open(t), prefix: run + "-" + t.Name()})
+				})
+			}
 			for _, c := range g.cases {
 				t.Run(c.name, func(t *testing.T) {
 					t.Parallel()
@@ -49,6 +60,9 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 type group struct {
 	name  string
 	cases []suiteCase
+	// alone are checks that must run while no other check does, because
+	// they count rows in every organisation.
+	alone []suiteCase
 }
 
 // suiteCase is one named conformance check.
@@ -60,12 +74,13 @@ type suiteCase struct {
 // groups lists every check.
 func groups() []group {
 	return []group{
-		{"Conversations", conversationCases()},
-		{"Turns", turnCases()},
-		{"Messages", messageCases()},
-		{"Results", resultCases()},
-		{"Usage", usageCases()},
-		{"Context", contextCases()},
+		{name: "Conversations", cases: conversationCases()},
+		{name: "Turns", cases: turnCases()},
+		{name: "Messages", cases: messageCases()},
+		{name: "Results", cases: resultCases()},
+		{name: "Usage", cases: usageCases()},
+		{name: "MCPServers", cases: mcpServerCases(), alone: mcpServerAloneCases()},
+		{name: "Context", cases: contextCases()},
 	}
 }
 
