@@ -7,8 +7,8 @@ import (
 	"strings"
 
 	"github.com/quiverhq/quiver/dispatch"
+	"github.com/quiverhq/quiver/internal/config"
 	"github.com/quiverhq/quiver/store"
-	"github.com/quiverhq/quiver/store/sqlite"
 	"github.com/quiverhq/quiver/tool"
 	"github.com/quiverhq/quiver/turn"
 )
@@ -31,6 +31,9 @@ Flags:
   --conversation ID   conversation the call belongs to (default "cli")
   --data DIR          data folder (default $QUIVER_DATA, else $XDG_DATA_HOME/quiver,
                       else ~/.local/share/quiver)
+  --config FILE       deployment configuration (web engines, network mode, secrets,
+                      MCP limits); the organisation's enabled MCP servers' tools
+                      join the built-ins
   --json              print {"is_error", "content", "ref", "effect"}
 `
 
@@ -46,6 +49,7 @@ type callFlags struct {
 	in       TurnInput
 	args     string
 	data     string
+	config   string
 	asJSON   bool
 	toolName string
 }
@@ -62,6 +66,7 @@ func parseCall(args []string, env Env) (callFlags, error) {
 	fs.StringVar(&c.in.Model, "model", "", "")
 	fs.StringVar(&c.in.ConversationID, "conversation", "cli", "")
 	fs.StringVar(&c.data, "data", "", "")
+	fs.StringVar(&c.config, "config", "", "")
 	fs.BoolVar(&c.asJSON, "json", false, "")
 	pos, err := parse(fs, args, callUsage, env.Stdout)
 	if err != nil {
@@ -94,13 +99,20 @@ func runCall(ctx context.Context, args []string, env Env) error {
 	if err != nil {
 		return err
 	}
-	// Everything is validated; from here on the data folder may be written.
-	st, err := sqlite.Open(ctx, dir)
+	cfg, err := config.LoadConfig(c.config)
 	if err != nil {
-		return fmt.Errorf("open store: %w", err)
+		return &UsageError{Msg: err.Error()}
+	}
+	// Everything is validated; from here on the data folder may be written.
+	st, kr, err := openStore(ctx, dir, cfg, env)
+	if err != nil {
+		return err
 	}
 	defer st.Close()
-	cat := NewCatalog(CatalogDeps{Store: st, DataDir: dir, Getenv: env.Getenv})
+	svc := mcpService(cfg, st, kr, env)
+	defer svc.Close()
+	base := NewCatalog(CatalogDeps{Store: st, DataDir: dir, Config: cfg, Getenv: env.Getenv})
+	cat := turnCatalog(ctx, base, svc, facts.Place.OrgID, env)
 	d := dispatch.New(dispatch.Config{Results: st, Now: env.Now, Logger: env.Logger})
 	facts.TurnID = fmt.Sprintf("cli-%d", env.Now().UnixNano())
 	t := dispatch.Turn{

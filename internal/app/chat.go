@@ -14,6 +14,7 @@ import (
 	"github.com/quiverhq/quiver/dispatch"
 	"github.com/quiverhq/quiver/internal/config"
 	"github.com/quiverhq/quiver/llm"
+	"github.com/quiverhq/quiver/mcpclient"
 	"github.com/quiverhq/quiver/prompt"
 	"github.com/quiverhq/quiver/registry"
 	"github.com/quiverhq/quiver/store"
@@ -97,6 +98,7 @@ type session struct {
 	env    Env
 	st     *sqlite.Store
 	cat    *registry.Catalog
+	mcp    *mcpclient.Service
 	runner *agent.Runner
 	model  llm.Model
 	in     TurnInput
@@ -112,7 +114,7 @@ func runChat(ctx context.Context, args []string, env Env) error {
 	if err != nil {
 		return err
 	}
-	defer s.st.Close()
+	defer s.close()
 	if c.message != "" {
 		return s.say(ctx, c.message)
 	}
@@ -141,20 +143,27 @@ func openSession(ctx context.Context, c chatFlags, env Env) (*session, error) {
 	if err != nil {
 		return nil, err
 	}
-	st, err := sqlite.Open(ctx, dir)
+	st, kr, err := openStore(ctx, dir, cfg, env)
 	if err != nil {
-		return nil, fmt.Errorf("open store: %w", err)
+		return nil, err
 	}
 	if c.in.ConversationID == "" {
 		c.in.ConversationID = agent.NewID("conv_")
 	}
 	s := &session{env: env, st: st, model: model, in: c.in, out: &chatPrinter{w: env.Stdout, errw: env.Stderr, json: c.asJSON}}
 	s.cat = NewCatalog(CatalogDeps{Store: st, DataDir: dir, Config: cfg, Getenv: env.Getenv})
+	s.mcp = mcpService(cfg, st, kr, env)
 	s.runner = agent.New(agent.Config{
 		Store: st, Dispatcher: dispatch.New(dispatch.Config{Results: st, Logger: env.Logger}),
 		MaxSteps: cfg.MaxSteps, Prices: prices(cfg), Now: env.Now, Logger: env.Logger,
 	})
 	return s, nil
+}
+
+// close releases the session's connections and store.
+func (s *session) close() {
+	s.mcp.Close()
+	s.st.Close()
 }
 
 func prices(cfg config.Config) map[string]agent.Price {
@@ -177,13 +186,14 @@ func (s *session) say(ctx context.Context, message string) error {
 	if err != nil {
 		return err
 	}
+	cat := turnCatalog(ctx, s.cat, s.mcp, facts.Place.OrgID, s.env)
 	var start agent.Start
 	if paused != nil {
 		facts.TurnID, facts.Caller.Timezone = paused.ID, paused.Timezone
-		start, err = s.prepare(facts, s.cat.Restore(paused.Tools), message)
+		start, err = s.prepare(cat, facts, cat.Restore(paused.Tools), message)
 	} else {
 		facts.TurnID = agent.NewID("turn_")
-		start, err = s.prepare(facts, s.cat.Select(facts), message)
+		start, err = s.prepare(cat, facts, cat.Select(facts), message)
 	}
 	if err != nil {
 		return err
@@ -205,8 +215,8 @@ func (s *session) say(ctx context.Context, message string) error {
 
 // prepare assembles the turn's request, refusing declarations the model
 // cannot take before any request is sent.
-func (s *session) prepare(f turn.Facts, ts registry.Toolset, message string) (agent.Start, error) {
-	ts = ts.Narrow(s.cat, func(t *tool.Tool) (bool, string) {
+func (s *session) prepare(cat *registry.Catalog, f turn.Facts, ts registry.Toolset, message string) (agent.Start, error) {
+	ts = ts.Narrow(cat, func(t *tool.Tool) (bool, string) {
 		if err := s.model.CheckTool(llm.ToolDef(t.Declaration())); err != nil {
 			return false, "the model cannot take its schema: " + err.Error()
 		}

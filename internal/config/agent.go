@@ -52,6 +52,9 @@ const DefaultModel = "openai:gpt-4.1-mini"
 var (
 	agentName = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,63}$`)
 	entryName = regexp.MustCompile(`^[a-z][a-z0-9_]{0,63}$`)
+	// mcpEntry names one tool of a registered MCP server ("server/tool")
+	// or all of them ("server/*").
+	mcpEntry = regexp.MustCompile(`^[a-zA-Z0-9][a-zA-Z0-9-]{0,31}/([a-zA-Z0-9_-]{1,64}|\*)$`)
 )
 
 // LoadAgent reads and validates an agent file. Unknown keys, a malformed
@@ -110,8 +113,8 @@ func (a Agent) Validate() error {
 		return err
 	}
 	for i, e := range a.Tools {
-		if !entryName.MatchString(e) {
-			return fmt.Errorf("tools[%d] %q: not a tool or family name", i, e)
+		if !entryName.MatchString(e) && !mcpEntry.MatchString(e) {
+			return fmt.Errorf("tools[%d] %q: not a tool or family name, nor an MCP server's server/tool or server/*", i, e)
 		}
 	}
 	for k := range a.Switches {

@@ -1,0 +1,30 @@
+package app
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/quiverhq/quiver/mcpclient"
+	"github.com/quiverhq/quiver/registry"
+)
+
+// turnCatalog is the catalog one turn selects from: the built-ins plus the
+// organisation's MCP servers' tools, minus the built-ins they replace. When
+// the registrations cannot be read, the built-ins a replacement may stand
+// in for are left out too (fail closed: the replacement cannot be ruled
+// out, and a silent fallback would bypass it).
+func turnCatalog(ctx context.Context, base *registry.Catalog, svc *mcpclient.Service, orgID string, env Env) *registry.Catalog {
+	if svc == nil {
+		return base
+	}
+	t, err := svc.Overlay(ctx, orgID, base)
+	if err != nil {
+		env.Logger.Error("mcp servers could not be read; web_search and fetch_url are left out", "org", orgID, "err", err)
+		reason := "MCP servers could not be read, so a replacement cannot be ruled out"
+		return base.With(registry.Overlay{Hide: map[string]string{"web_search": reason, "fetch_url": reason}})
+	}
+	for _, n := range t.Notices {
+		fmt.Fprintf(env.Stderr, "quiver: mcp: %s\n", n)
+	}
+	return base.With(t.Overlay)
+}
