@@ -471,3 +471,39 @@ func (s *Service) Close() error {
 	s.bg.Wait()
 	return nil
 }
+
+// CallFixed calls a tool of a server the deployment configures (not a
+// user registration), such as an MCP-served search backend. It shares the
+// pool, its cooldown and the call timeout; key names the server in the
+// pool and in errors.
+func (s *Service) CallFixed(ctx context.Context, key string, t Target, name string, args any) (*mcp.CallToolResult, error) {
+	if err := s.checkURL(ctx, t.URL); err != nil {
+		return nil, err
+	}
+	redact := func(err error) string { return sanitise(err, t.URL, t.Token.Reveal()) }
+	conn, err := s.pool.get(ctx, poolKey{id: "fixed:" + key, url: t.URL}, t, redact)
+	if err != nil {
+		var cd *cooldownError
+		if errors.As(err, &cd) {
+			return nil, fmt.Errorf("%s: %w", key, cd)
+		}
+		return nil, fmt.Errorf("%s: %s", key, redact(err))
+	}
+	cctx, cancel := context.WithTimeout(ctx, s.limits.CallTimeout)
+	defer cancel()
+	res, err := conn.Call(cctx, name, args)
+	if err != nil {
+		if cctx.Err() != nil && ctx.Err() == nil {
+			return nil, fmt.Errorf("%s: no answer within %s: %w", key, s.limits.CallTimeout, context.DeadlineExceeded)
+		}
+		return nil, fmt.Errorf("%s: %s", key, redact(err))
+	}
+	conn.touch(s.cfg.Now())
+	return res, nil
+}
+
+// IsCooldown reports whether err is a server skipped during its cooldown.
+func IsCooldown(err error) bool {
+	var cd *cooldownError
+	return errors.As(err, &cd)
+}

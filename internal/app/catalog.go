@@ -18,6 +18,7 @@ import (
 	"github.com/quiverhq/quiver/builtin/web"
 	"github.com/quiverhq/quiver/builtin/workspace"
 	"github.com/quiverhq/quiver/internal/config"
+	"github.com/quiverhq/quiver/mcpclient"
 	"github.com/quiverhq/quiver/netguard"
 	"github.com/quiverhq/quiver/registry"
 	"github.com/quiverhq/quiver/store"
@@ -45,6 +46,9 @@ type CatalogDeps struct {
 	Config config.Config
 	// Getenv reads keys named by the configuration; nil reads none.
 	Getenv func(string) string
+	// MCP serves engines the configuration puts on an MCP server (IAsk);
+	// nil leaves them out.
+	MCP *mcpclient.Service
 }
 
 // NewCatalog registers every built-in tool, in the order that fixes the
@@ -112,9 +116,17 @@ func webConfig(d CatalogDeps, client *http.Client) web.Config {
 	cfg := web.Config{Disabled: w.Disabled, Client: client, ExcludeProviders: w.ExcludeProviders}
 	cfg.Brave.APIKey = getenv(keyEnv)
 	cfg.SearXNG.BaseURL = w.SearXNGURL
+	cfg.DuckDuckGo.Disabled = w.DuckDuckGoDisabled
 	cfg.IAsk.BaseURL = w.IAskURL
 	if w.IAskKeyEnv != "" {
 		cfg.IAsk.APIKey = getenv(w.IAskKeyEnv)
+	}
+	if w.IAskMCPURL != "" && d.MCP != nil {
+		name := w.IAskMCPTool
+		if name == "" {
+			name = "iask_search"
+		}
+		cfg.IAsk.Backend = &iaskMCP{svc: d.MCP, target: iaskTarget(w.IAskMCPURL, w.IAskMCPTokenEnv, getenv), tool: name}
 	}
 	return cfg
 }

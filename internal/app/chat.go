@@ -151,8 +151,8 @@ func openSession(ctx context.Context, c chatFlags, env Env) (*session, error) {
 		c.in.ConversationID = agent.NewID("conv_")
 	}
 	s := &session{env: env, st: st, model: model, in: c.in, out: &chatPrinter{w: env.Stdout, errw: env.Stderr, json: c.asJSON}}
-	s.cat = NewCatalog(CatalogDeps{Store: st, DataDir: dir, Config: cfg, Getenv: env.Getenv})
 	s.mcp = mcpService(cfg, st, kr, env)
+	s.cat = NewCatalog(CatalogDeps{Store: st, DataDir: dir, Config: cfg, Getenv: env.Getenv, MCP: s.mcp})
 	s.runner = agent.New(agent.Config{
 		Store: st, Dispatcher: dispatch.New(dispatch.Config{Results: st, Logger: env.Logger}),
 		MaxSteps: cfg.MaxSteps, Prices: prices(cfg), Now: env.Now, Logger: env.Logger,

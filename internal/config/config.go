@@ -60,6 +60,15 @@ type Web struct {
 	// IAskURL and IAskKeyEnv enable the IAsk engine over HTTP.
 	IAskURL    string `yaml:"iask_url"`
 	IAskKeyEnv string `yaml:"iask_key_env"`
+	// IAskMCPURL is an MCP server whose tool serves the IAsk engine
+	// instead of the HTTP endpoint; IAskMCPTool names the tool (default
+	// "iask_search") and IAskMCPTokenEnv the environment variable holding
+	// its bearer token.
+	// DuckDuckGoDisabled takes DuckDuckGo out of the engine chain.
+	DuckDuckGoDisabled bool   `yaml:"duckduckgo_disabled"`
+	IAskMCPURL         string `yaml:"iask_mcp_url"`
+	IAskMCPTool        string `yaml:"iask_mcp_tool"`
+	IAskMCPTokenEnv    string `yaml:"iask_mcp_token_env"`
 	// Crawl4AIURL enables a Crawl4AI sidecar for fetch_url; allowed only in
 	// self-hosted mode, since its browser dials outside the guard.
 	Crawl4AIURL string `yaml:"crawl4ai_url"`
@@ -185,6 +194,9 @@ func (c Config) Validate() error {
 	}
 	if c.Web.Crawl4AIURL != "" && c.Network.Mode != "self-hosted" {
 		return errors.New("web.crawl4ai_url: a Crawl4AI sidecar needs network.mode self-hosted (its browser dials outside the guard)")
+	}
+	if c.Web.IAskURL != "" && c.Web.IAskMCPURL != "" {
+		return errors.New("web: set iask_url or iask_mcp_url, not both")
 	}
 	if c.Secrets.KeyFile != "" && c.Secrets.KeysEnv != "" {
 		return errors.New("secrets: set key_file or keys_env, not both")
