@@ -3,6 +3,7 @@ package registry
 import (
 	"fmt"
 	"maps"
+	"slices"
 
 	"github.com/quiverhq/quiver/tool"
 	"github.com/quiverhq/quiver/turn"
@@ -229,4 +230,15 @@ func (c *Catalog) Restore(names []string) Toolset {
 	ts.fragments = c.fragmentsOf(picked)
 	ts.macros, ts.families = c.macrosAndFamilies(ts.tools)
 	return ts
+}
+
+// Arrange returns the toolset with its tools stably sorted by rank (lower
+// first): a caller that opens groups of tools over a conversation can keep
+// earlier groups first, so the declared prefix stays byte-identical for a
+// provider's prompt cache. Exclusions, fragments and macros are unchanged.
+func (s Toolset) Arrange(rank func(*tool.Tool) int) Toolset {
+	out := s
+	out.tools = s.Tools()
+	slices.SortStableFunc(out.tools, func(a, b *tool.Tool) int { return rank(a) - rank(b) })
+	return out
 }

@@ -1,0 +1,338 @@
+package intent
+
+import (
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+	"unicode/utf8"
+)
+
+// Attachment kinds a message may carry.
+const (
+	AttachImage    = "image"
+	AttachDocument = "document"
+	AttachAudio    = "audio"
+	AttachVideo    = "video"
+)
+
+// Roles of history messages.
+const (
+	RoleUser      = "user"
+	RoleAssistant = "assistant"
+)
+
+// Limits of the mode.
+const (
+	// FollowupWindow is how many recent messages a follow-up looks back.
+	FollowupWindow = 8
+	// MaxHistoryTurns bounds how many recent user messages are re-scanned.
+	MaxHistoryTurns = 10
+	// DefaultHistoryTurns is the default re-scan depth.
+	DefaultHistoryTurns = 4
+)
+
+// Message is an earlier message of the conversation.
+type Message struct {
+	Role string
+	Text string
+	// Attachments are the kinds of files it carried (image, document,
+	// audio, video): what an assistant sent tells a follow-up what to
+	// repeat.
+	Attachments []string
+}
+
+// Input is what Detect reads.
+type Input struct {
+	// Text is the triggering message.
+	Text string
+	// Attachments are the kinds of files on the triggering message.
+	Attachments []string
+	// History holds earlier messages, oldest first, without Text.
+	History []Message
+	// HistoryTurns is how many of the most recent user messages in
+	// History are re-scanned (0–10).
+	HistoryTurns int
+	// Custom are the community's triggers; nil means none.
+	Custom *Custom
+}
+
+// Match is one reason a target opened.
+type Match struct {
+	Target  string `json:"family"`
+	Trigger string `json:"trigger"`
+	// Source is pack, custom, follow-up, history, attachment or always.
+	Source string `json:"source"`
+	// Lang is the pack's language, for pack matches.
+	Lang string `json:"lang,omitempty"`
+}
+
+// Result is what Detect found.
+type Result struct {
+	// Targets are the opened targets, in documentation order.
+	Targets []string
+	// Matches explain them: the first match per target and source.
+	Matches []Match
+}
+
+// Has reports whether target is open.
+func (r Result) Has(target string) bool { return slices.Contains(r.Targets, target) }
+
+// Detector finds the targets a message opens. It is immutable and safe for
+// concurrent use.
+type Detector struct {
+	packs *matcher
+}
+
+// New returns a Detector over packs (see BuiltinPacks).
+func New(packs []Pack) *Detector { return &Detector{packs: newMatcher(packs, SourcePack)} }
+
+// youtubeLink finds YouTube video links.
+var youtubeLink = regexp.MustCompile(`(?i)(?:youtube\.com/(?:watch\?|shorts/|live/)|youtu\.be/)`)
+
+// Detect returns the targets in opens, with their matches.
+func (d *Detector) Detect(in Input) Result {
+	var c collector
+	direct, followup := d.direct(in.Text, in.Custom)
+	c.add(direct...)
+	for _, a := range in.Attachments {
+		if a == AttachImage || a == AttachDocument || a == AttachVideo {
+			c.add(Match{Target: MediaAnalysis, Trigger: a + " attachment", Source: SourceAttachment})
+		}
+	}
+	if youtubeLink.MatchString(in.Text) {
+		c.add(Match{Target: MediaAnalysis, Trigger: "YouTube link", Source: SourceAttachment})
+	}
+	if followup != "" {
+		c.add(d.followUp(in, followup)...)
+	}
+	c.add(d.recent(in)...)
+	if in.Custom != nil {
+		for _, t := range in.Custom.always {
+			c.add(Match{Target: t, Trigger: "^", Source: SourceAlways})
+		}
+	}
+	return c.result()
+}
+
+// collector keeps the first match per target and source.
+type collector struct {
+	matches []Match
+}
+
+func (c *collector) add(ms ...Match) {
+	for _, m := range ms {
+		dup := slices.ContainsFunc(c.matches, func(x Match) bool { return x.Target == m.Target && x.Source == m.Source })
+		if !dup {
+			c.matches = append(c.matches, m)
+		}
+	}
+}
+
+func (c *collector) result() Result {
+	var r Result
+	for _, t := range Targets {
+		if slices.ContainsFunc(c.matches, func(m Match) bool { return m.Target == t }) {
+			r.Targets = append(r.Targets, t)
+		}
+	}
+	r.Matches = c.matches
+	return r
+}
+
+// direct returns the matches of one message's own words (packs and custom
+// triggers, combos, ignore spans, capability suppression) and the
+// follow-up phrase it holds, if any.
+func (d *Detector) direct(text string, custom *Custom) (ms []Match, followup string) {
+	norm := Normalise(text)
+	if norm == "" {
+		return nil, ""
+	}
+	fs := d.packs.scan(norm)
+	if custom != nil && custom.m != nil {
+		fs = append(fs, custom.m.scan(norm)...)
+	}
+	fs = dropIgnored(fs)
+	fs = dropContained(fs)
+	ms = append(ms, triggerMatches(fs)...)
+	ms = append(ms, comboMatches(norm, fs, d.packs.combos)...)
+	if slices.ContainsFunc(ms, func(m Match) bool { return m.Target == Capabilities }) {
+		// "why can't you search?" asks about search, it does not ask
+		// for one.
+		ms = slices.DeleteFunc(ms, func(m Match) bool { return m.Target == Search || m.Target == Memory })
+	}
+	for _, f := range fs {
+		if f.e.kind == kindFollowup {
+			followup = f.e.raw
+			break
+		}
+	}
+	return ms, followup
+}
+
+// dropIgnored removes every phrase that lies inside an ignore phrase.
+func dropIgnored(fs []found) []found {
+	var spans [][2]int
+	for _, f := range fs {
+		if f.e.kind == kindIgnore {
+			spans = append(spans, [2]int{f.start, f.end})
+		}
+	}
+	if len(spans) == 0 {
+		return fs
+	}
+	return slices.DeleteFunc(fs, func(f found) bool {
+		if f.e.kind == kindIgnore {
+			return true
+		}
+		for _, s := range spans {
+			if f.start >= s[0] && f.end <= s[1] {
+				return true
+			}
+		}
+		return false
+	})
+}
+
+// dropContained removes a trigger lying strictly inside a longer trigger of
+// another target: the longer phrase says more about what is asked.
+func dropContained(fs []found) []found {
+	keep := fs[:0:0]
+	for i, f := range fs {
+		inside := false
+		if f.e.kind == kindTrigger {
+			for j, g := range fs {
+				if i != j && g.e.kind == kindTrigger && g.e.target != f.e.target &&
+					g.start <= f.start && g.end >= f.end && g.end-g.start > f.end-f.start {
+					inside = true
+					break
+				}
+			}
+		}
+		if !inside {
+			keep = append(keep, f)
+		}
+	}
+	return keep
+}
+
+func triggerMatches(fs []found) []Match {
+	var ms []Match
+	for _, f := range fs {
+		if f.e.kind == kindTrigger {
+			ms = append(ms, Match{Target: f.e.target, Trigger: f.e.raw, Source: f.e.source, Lang: f.e.lang})
+		}
+	}
+	return ms
+}
+
+// comboMatches opens a combo's target when one of its verbs and one of its
+// nouns fall in the same sentence.
+func comboMatches(text string, fs []found, combos []Combo) []Match {
+	bounds := sentenceBounds(text)
+	sentence := func(pos int) int {
+		i, _ := slices.BinarySearch(bounds, pos+1)
+		return i
+	}
+	type key struct{ combo, sentence int }
+	verbs, nouns := map[key]*entry{}, map[key]*entry{}
+	for _, f := range fs {
+		k := key{f.e.combo, sentence(f.start)}
+		switch f.e.kind {
+		case kindVerb:
+			if verbs[k] == nil {
+				verbs[k] = f.e
+			}
+		case kindNoun:
+			if nouns[k] == nil {
+				nouns[k] = f.e
+			}
+		}
+	}
+	var ms []Match
+	for k, v := range verbs {
+		if n := nouns[k]; n != nil {
+			ms = append(ms, Match{Target: combos[k.combo].Target, Trigger: v.raw + " … " + n.raw, Source: v.source, Lang: v.lang})
+		}
+	}
+	slices.SortFunc(ms, func(a, b Match) int { return strings.Compare(a.Target+a.Trigger, b.Target+b.Trigger) })
+	return ms
+}
+
+// sentenceBounds returns the byte offsets just after each sentence end.
+func sentenceBounds(text string) []int {
+	var out []int
+	for i, r := range text {
+		switch r {
+		case '.', '!', '?', ';', '\n', '。', '！', '？', '；':
+			out = append(out, i+utf8.RuneLen(r))
+		}
+	}
+	return out
+}
+
+// followUp re-opens the targets of the most recent affordance in the last
+// FollowupWindow messages: a user request's targets, or what an assistant
+// sent (audio → voice, image → image, video → video). Nothing to follow
+// opens nothing.
+func (d *Detector) followUp(in Input, phrase string) []Match {
+	h := in.History
+	for i := len(h) - 1; i >= 0 && i >= len(h)-FollowupWindow; i-- {
+		m := h[i]
+		var targets []string
+		switch m.Role {
+		case RoleUser:
+			ms, _ := d.direct(m.Text, in.Custom)
+			for _, x := range ms {
+				targets = append(targets, x.Target)
+			}
+		case RoleAssistant:
+			for _, a := range m.Attachments {
+				switch a {
+				case AttachAudio:
+					targets = append(targets, Voice)
+				case AttachImage:
+					targets = append(targets, Image)
+				case AttachVideo:
+					targets = append(targets, Video)
+				}
+			}
+		}
+		if len(targets) > 0 {
+			var out []Match
+			for _, t := range targets {
+				out = append(out, Match{Target: t, Trigger: fmt.Sprintf("%s (after %q)", phrase, excerpt(m.Text)), Source: SourceFollowUp})
+			}
+			return out
+		}
+	}
+	return nil
+}
+
+// recent re-scans the last HistoryTurns user messages, so a target stays
+// open while its request is recent.
+func (d *Detector) recent(in Input) []Match {
+	n := min(max(in.HistoryTurns, 0), MaxHistoryTurns)
+	var out []Match
+	for i := len(in.History) - 1; i >= 0 && n > 0; i-- {
+		m := in.History[i]
+		if m.Role != RoleUser {
+			continue
+		}
+		n--
+		ms, _ := d.direct(m.Text, in.Custom)
+		for _, x := range ms {
+			out = append(out, Match{Target: x.Target, Trigger: fmt.Sprintf("%s (recent message %q)", x.Trigger, excerpt(m.Text)), Source: SourceHistory, Lang: x.Lang})
+		}
+	}
+	return out
+}
+
+// excerpt shortens a message for a match's explanation.
+func excerpt(s string) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if utf8.RuneCountInString(s) > 60 {
+		return string([]rune(s)[:59]) + "…"
+	}
+	return s
+}

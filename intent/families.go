@@ -1,0 +1,98 @@
+package intent
+
+import "github.com/quiverhq/quiver/tool"
+
+// Targets: the families Deliberate Tool Mode opens.
+const (
+	Search        = "search"
+	Reminder      = "reminder"
+	Memory        = "memory"
+	Image         = "image"
+	Video         = "video"
+	Voice         = "voice"
+	MediaAnalysis = "media-analysis"
+	MessageAction = "message-action"
+	CrossChannel  = "cross-channel"
+	Thread        = "thread"
+	UserBlocking  = "user-blocking"
+	UserInfo      = "user-info"
+	Capabilities  = "capabilities"
+	Calculator    = "calculator"
+	Files         = "files"
+)
+
+// Targets lists every target in documentation order.
+var Targets = []string{
+	Search, Reminder, Memory, Image, Video, Voice, MediaAnalysis, MessageAction,
+	CrossChannel, Thread, UserBlocking, UserInfo, Capabilities, Calculator, Files,
+}
+
+// targetTools maps each target to the built-in tools it opens.
+var targetTools = map[string][]string{
+	// read_tool_result comes with the targets whose results are often
+	// long enough to be stored and referenced.
+	Search:        {"web_search", "fetch_url", "research_web", "read_tool_result"},
+	Reminder:      {"schedule_task", "update_scheduled_task"},
+	Memory:        {"save_memory", "update_memory", "forget_memory", "search_memory", "update_short_term_memory"},
+	Image:         {"generate_image", "generate_anime_image"},
+	Video:         {"generate_video"},
+	Voice:         {"send_voice_message"},
+	MediaAnalysis: {"analyze_image", "view_profile_picture", "analyze_youtube_video", "read_document"},
+	MessageAction: {"interact_with_message", "manage_message", "message_metadata"},
+	CrossChannel:  {"cross_channel_message"},
+	Thread:        {"create_thread"},
+	UserBlocking:  {"block_user", "unblock_user"},
+	UserInfo:      {"update_user_info"},
+	// The URL reader comes with capabilities, so the model can read
+	// Quiver's own documentation when asked what it can do.
+	Capabilities: {"review_capabilities", "fetch_url"},
+	Calculator:   {"calculate"},
+	Files:        {"list_files", "search_files", "read_file", "write_file", "edit_file", "delete_file", "read_tool_result"},
+}
+
+// familyTargets maps tool families to targets, for tools not named in
+// targetTools: MCP replacements of web_search and fetch_url carry those
+// families.
+var familyTargets = map[string]string{
+	"web_search": Search,
+	"url_fetch":  Search,
+	"research":   Search,
+	"workspace":  Files,
+}
+
+// TargetTools returns the built-in tools a target opens.
+func TargetTools(target string) []string { return append([]string(nil), targetTools[target]...) }
+
+// toolTargets is the reverse of targetTools: tool name → targets.
+var toolTargets = func() map[string][]string {
+	m := map[string][]string{}
+	for _, t := range Targets {
+		for _, name := range targetTools[t] {
+			m[name] = append(m[name], t)
+		}
+	}
+	return m
+}()
+
+// TargetsOf returns the targets that open t: by its name, else by its
+// family (an MCP server's replacement tools). Nil means no target opens it,
+// so the mode never declares it.
+func TargetsOf(t *tool.Tool) []string {
+	if ts, ok := toolTargets[t.Name()]; ok {
+		return ts
+	}
+	if target, ok := familyTargets[t.Family()]; ok {
+		out := []string{target}
+		if t.Family() == "url_fetch" {
+			out = append(out, Capabilities)
+		}
+		return out
+	}
+	return nil
+}
+
+// validTarget reports whether name is a target.
+func validTarget(name string) bool {
+	_, ok := targetTools[name]
+	return ok
+}
