@@ -3,6 +3,7 @@ package storetest
 import (
 	"context"
 	"errors"
+	"slices"
 	"testing"
 
 	"github.com/quiverhq/quiver/store"
@@ -17,12 +18,13 @@ func contextCases() []suiteCase {
 
 // written is one record of each kind that a cancelled write must not store.
 type written struct {
-	conv store.Conversation
-	turn store.Turn
-	msg  store.Message
-	res  store.Result
-	use  store.Usage
-	mcp  store.MCPServer
+	conv    store.Conversation
+	turn    store.Turn
+	msg     store.Message
+	res     store.Result
+	use     store.Usage
+	mcp     store.MCPServer
+	intents intentWrites
 }
 
 // testCancelled calls every method with a context cancelled beforehand and
@@ -32,12 +34,13 @@ func testCancelled(t *testing.T, f *fixture) {
 	cancelled, cancel := context.WithCancel(t.Context())
 	cancel()
 	w := written{
-		conv: f.newConversation("org", "conv", "user"),
-		turn: f.newTurn("org", "turn"),
-		msg:  f.transcript("conv")[0],
-		res:  f.newResult("res"),
-		use:  f.newUsage("org", 1, 1, at(10)),
-		mcp:  f.newMCPServer("org", "mcp"),
+		conv:    f.newConversation("org", "conv", "user"),
+		turn:    f.newTurn("org", "turn"),
+		msg:     f.transcript("conv")[0],
+		res:     f.newResult("res"),
+		use:     f.newUsage("org", 1, 1, at(10)),
+		mcp:     f.newMCPServer("org", "mcp"),
+		intents: f.newIntentWrites("org"),
 	}
 	for _, c := range cancelledCalls(f, w) {
 		t.Run(c.name, func(t *testing.T) {
@@ -57,7 +60,7 @@ type call struct {
 
 // cancelledCalls returns a call of every store method.
 func cancelledCalls(f *fixture, w written) []call {
-	return append(recordCalls(f, w), mcpCalls(f, w.mcp)...)
+	return slices.Concat(recordCalls(f, w), mcpCalls(f, w.mcp), intentCalls(f, w.intents))
 }
 
 // recordCalls returns a call of every method of the transcript and
@@ -141,4 +144,5 @@ func (f *fixture) wantNothingWritten(t *testing.T, w written) {
 	}
 	_, err = f.GetMCPServer(t.Context(), w.mcp.OrgID, w.mcp.Name)
 	wantNotFound(t, "GetMCPServer after cancelled CreateMCPServer", err)
+	f.wantNoIntentWritten(t, w.intents)
 }

@@ -9,8 +9,10 @@
 // Quiver relies on beyond it: organisation scoping never reveals a record,
 // times come back in UTC with at least millisecond precision (a zero
 // Turn.EndedAt as zero), toolset order survives, Seqs are positive and
-// increasing under concurrent appends, and an MCP server's nil and empty
-// Tools stay distinct.
+// increasing under concurrent appends, an MCP server's nil and empty Tools
+// stay distinct, a user intent mode other than off, follow and on is
+// refused, and every answer of concurrent OpenIntentTargets calls is a
+// prefix of the conversation's final list.
 package storetest
 
 import (
@@ -80,6 +82,7 @@ func groups() []group {
 		{name: "Results", cases: resultCases()},
 		{name: "Usage", cases: usageCases()},
 		{name: "MCPServers", cases: mcpServerCases(), alone: mcpServerAloneCases()},
+		{name: "Intents", cases: intentCases()},
 		{name: "Context", cases: contextCases()},
 	}
 }
