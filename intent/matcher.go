@@ -31,12 +31,16 @@ type entry struct {
 	combo  int // index into matcher.combos for verbs and nouns
 	phrase string
 	// raw is the phrase as written, for reporting.
-	raw     string
-	prefix  bool // written with a trailing '*'
-	spaced  bool // needs word boundaries
-	lang    string
-	source  string
-	pattern string // what the automaton searches: normalised, no '*'
+	raw    string
+	prefix bool // written with a trailing '*'
+	spaced bool // needs word boundaries
+	// wordStart and wordEnd say whether the phrase begins and ends with a
+	// word rune: only such an edge needs a boundary ("send it to #"
+	// matches "send it to #general", "% of" matches "15% of").
+	wordStart, wordEnd bool
+	lang               string
+	source             string
+	pattern            string // what the automaton searches: normalised, no '*'
 }
 
 // matcher finds the entries of a set of packs in normalised text.
@@ -57,6 +61,12 @@ func newMatcher(packs []Pack, source string) *matcher {
 			e.prefix, p = true, strings.TrimSuffix(p, "*")
 		}
 		e.phrase, e.pattern, e.spaced = p, p, !hasUnspaced(p)
+		if first, _ := utf8.DecodeRuneInString(p); wordRune(first) {
+			e.wordStart = true
+		}
+		if last, _ := utf8.DecodeLastRuneInString(p); wordRune(last) {
+			e.wordEnd = true
+		}
 		m.entries = append(m.entries, e)
 		m.lengths = append(m.lengths, len(p))
 	}
@@ -103,7 +113,7 @@ func (m *matcher) scan(text string) []found {
 	var out []found
 	m.ac.find(text, m.lengths, func(h hit) {
 		e := &m.entries[h.pattern]
-		if e.spaced && !boundaryOK(text, h.start, h.end, e.prefix) {
+		if e.spaced && !boundaryOK(text, h.start, h.end, e.wordStart, e.wordEnd && !e.prefix) {
 			return
 		}
 		end := h.end
@@ -115,21 +125,27 @@ func (m *matcher) scan(text string) []found {
 	return out
 }
 
-// boundaryOK reports whether [start, end) starts a word and, unless the
-// phrase is a prefix, ends one.
-func boundaryOK(text string, start, end int, prefix bool) bool {
-	if start > 0 {
+// boundaryOK reports whether [start, end) starts a word (when atStart) and
+// ends one (when atEnd). A rune of an unspaced script counts as a boundary,
+// so "pdf" matches in "送ったpdf読んで".
+func boundaryOK(text string, start, end int, atStart, atEnd bool) bool {
+	if atStart && start > 0 {
 		r, _ := utf8.DecodeLastRuneInString(text[:start])
-		if wordRune(r) {
+		if spacedWordRune(r) {
 			return false
 		}
 	}
-	if prefix || end >= len(text) {
-		return true
+	if atEnd && end < len(text) {
+		r, _ := utf8.DecodeRuneInString(text[end:])
+		if spacedWordRune(r) {
+			return false
+		}
 	}
-	r, _ := utf8.DecodeRuneInString(text[end:])
-	return !wordRune(r)
+	return true
 }
+
+// spacedWordRune reports whether r continues a word of a spaced script.
+func spacedWordRune(r rune) bool { return wordRune(r) && !unspaced(r) }
 
 // wordEnd returns the end of the word containing byte offset i.
 func wordEnd(text string, i int) int {

@@ -98,13 +98,19 @@ type Turns interface {
 	GetTurn(ctx context.Context, orgID, id string) (Turn, error)
 }
 
+// RoleThought marks a thought-log entry: a note for the people who run the
+// agent (why a tool was available), never sent to a model nor shown by
+// read_transcript.
+const RoleThought = "thought"
+
 // Message is one transcript entry.
 type Message struct {
 	ConversationID string
 	TurnID         string
 	// Seq orders messages within a conversation; AppendMessage assigns it.
 	Seq int64
-	// Role is "user", "context", "assistant", "tool_call" or "tool".
+	// Role is "user", "context", "assistant", "tool_call", "tool" or
+	// RoleThought.
 	// An assistant reply that calls tools is stored as an "assistant" message
 	// (its text, possibly empty) followed by one "tool_call" message per
 	// call, whose Content is the call's JSON arguments.

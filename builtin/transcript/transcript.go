@@ -59,7 +59,7 @@ func read(ctx context.Context, ms store.Messages, s tool.Scope, in Input) (strin
 	}
 	var earlier []store.Message
 	for _, m := range msgs {
-		if m.TurnID != s.TurnID && m.Role != "context" {
+		if m.TurnID != s.TurnID && m.Role != "context" && m.Role != store.RoleThought {
 			earlier = append(earlier, m)
 		}
 	}

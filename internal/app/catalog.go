@@ -190,3 +190,26 @@ func (closedStore) CountMCPTokens(context.Context) (int, error) { return 0, errN
 func (closedStore) RewrapMCPTokens(context.Context, func(store.MCPServer) (string, error)) (int, error) {
 	return 0, errNoStore
 }
+
+func (closedStore) GetIntentSettings(context.Context, string) (store.IntentSettings, error) {
+	return store.IntentSettings{}, errNoStore
+}
+func (closedStore) PutIntentSettings(context.Context, store.IntentSettings) error { return errNoStore }
+func (closedStore) AddIntentTrigger(context.Context, store.IntentTrigger, int) error {
+	return errNoStore
+}
+func (closedStore) RemoveIntentTrigger(context.Context, string, string, string) error {
+	return errNoStore
+}
+func (closedStore) ListIntentTriggers(context.Context, string) ([]store.IntentTrigger, error) {
+	return nil, errNoStore
+}
+func (closedStore) GetUserIntentMode(context.Context, string, string) (string, error) {
+	return "", errNoStore
+}
+func (closedStore) SetUserIntentMode(context.Context, string, string, string) error {
+	return errNoStore
+}
+func (closedStore) OpenIntentTargets(context.Context, string, string, []string) ([]string, error) {
+	return nil, errNoStore
+}

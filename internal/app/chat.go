@@ -12,6 +12,7 @@ import (
 
 	"github.com/quiverhq/quiver/agent"
 	"github.com/quiverhq/quiver/dispatch"
+	"github.com/quiverhq/quiver/intent"
 	"github.com/quiverhq/quiver/internal/config"
 	"github.com/quiverhq/quiver/llm"
 	"github.com/quiverhq/quiver/mcpclient"
@@ -50,6 +51,9 @@ Flags:
   --tz ZONE           caller's IANA timezone
   --data DIR          data folder (default $QUIVER_DATA, else $XDG_DATA_HOME/quiver,
                       else ~/.local/share/quiver)
+  --dtm MODE          Deliberate Tool Mode for this session: on, off, or follow
+                      (the default: the community's setting and your stored
+                      override; see "quiver triggers" and docs/intent.md)
   --json              print one JSON event per line (text, tool_call,
                       tool_result, pause, next_actions, usage, done, error),
                       each with the conversation id
@@ -57,6 +61,7 @@ Flags:
 
 type chatFlags struct {
 	in      TurnInput
+	dtm     string
 	config  string
 	data    string
 	asJSON  bool
@@ -75,10 +80,22 @@ func parseChat(args []string, env Env) (chatFlags, error) {
 	fs.StringVar(&c.in.Caller.Department, "department", "", "")
 	fs.StringVar(&c.in.Caller.Timezone, "tz", "", "")
 	fs.StringVar(&c.data, "data", "", "")
+	fs.StringVar(&c.dtm, "dtm", "", "")
 	fs.BoolVar(&c.asJSON, "json", false, "")
 	pos, err := parse(fs, args, chatUsage, env.Stdout)
 	if err != nil {
 		return c, err
+	}
+	if c.dtm != "" {
+		// "follow" defers to the stored override, so it is no override.
+		m, err := intent.ParseUserMode(c.dtm)
+		if err != nil {
+			return c, usagef("--dtm: %v", err)
+		}
+		if m == intent.UserFollow {
+			m = ""
+		}
+		c.dtm = m
 	}
 	switch len(pos) {
 	case 0:
@@ -99,6 +116,7 @@ type session struct {
 	st     *sqlite.Store
 	cat    *registry.Catalog
 	mcp    *mcpclient.Service
+	dtm    *deliberate
 	runner *agent.Runner
 	model  llm.Model
 	in     TurnInput
@@ -143,6 +161,10 @@ func openSession(ctx context.Context, c chatFlags, env Env) (*session, error) {
 	if err != nil {
 		return nil, err
 	}
+	det, err := loadDetector(cfg)
+	if err != nil {
+		return nil, err
+	}
 	st, kr, err := openStore(ctx, dir, cfg, env)
 	if err != nil {
 		return nil, err
@@ -152,6 +174,7 @@ func openSession(ctx context.Context, c chatFlags, env Env) (*session, error) {
 	}
 	s := &session{env: env, st: st, model: model, in: c.in, out: &chatPrinter{w: env.Stdout, errw: env.Stderr, json: c.asJSON}}
 	s.mcp = mcpService(cfg, st, kr, env)
+	s.dtm = &deliberate{detector: det, st: st, userMode: c.dtm, logger: env.Logger}
 	s.cat = NewCatalog(CatalogDeps{Store: st, DataDir: dir, Config: cfg, Getenv: env.Getenv, MCP: s.mcp})
 	s.runner = agent.New(agent.Config{
 		Store: st, Dispatcher: dispatch.New(dispatch.Config{Results: st, Logger: env.Logger}),
@@ -188,21 +211,28 @@ func (s *session) say(ctx context.Context, message string) error {
 	}
 	cat := turnCatalog(ctx, s.cat, s.mcp, facts.Place.OrgID, s.env)
 	var start agent.Start
+	emit := s.out.event
 	if paused != nil {
 		facts.TurnID, facts.Caller.Timezone = paused.ID, paused.Timezone
 		start, err = s.prepare(cat, facts, cat.Restore(paused.Tools), message)
 	} else {
 		facts.TurnID = agent.NewID("turn_")
-		start, err = s.prepare(cat, facts, cat.Select(facts), message)
+		var g gated
+		g, err = s.dtm.gate(ctx, cat, facts, cat.Select(facts), message)
+		if err != nil {
+			return err
+		}
+		emit = g.thoughtLog(ctx, s.st, facts.Place.OrgID, s.env.Logger, emit)
+		start, err = s.prepare(cat, facts, g.Toolset, message)
 	}
 	if err != nil {
 		return err
 	}
 	var out agent.Outcome
 	if paused != nil {
-		out, err = s.runner.Resume(ctx, start, s.out.event)
+		out, err = s.runner.Resume(ctx, start, emit)
 	} else {
-		out, err = s.runner.Run(ctx, start, s.out.event)
+		out, err = s.runner.Run(ctx, start, emit)
 	}
 	if err != nil {
 		return err

@@ -56,6 +56,8 @@ Usage:
   quiver mcp   add|list|enable|disable|remove|probe|serve
                                               MCP servers: register remote ones, serve ours
   quiver secrets rotate [flags]               re-encrypt stored tokens under the primary key
+  quiver intent [flags] MESSAGE               what Deliberate Tool Mode opens for a message
+  quiver triggers list|add|remove|mode|user   a community's Deliberate Tool Mode settings
 
 Run "quiver COMMAND --help" for a command's flags.
 `
@@ -104,11 +106,15 @@ func dispatchCommand(ctx context.Context, args []string, env Env) error {
 		return runMCP(ctx, args[1:], env)
 	case "secrets":
 		return runSecrets(ctx, args[1:], env)
+	case "intent":
+		return runIntent(ctx, args[1:], env)
+	case "triggers":
+		return runTriggers(ctx, args[1:], env)
 	case "help", "-h", "--help", "-help":
 		fmt.Fprint(env.Stdout, usage)
 		return nil
 	}
-	return usagef("unknown command %q (commands: chat, transcript, turn, call, tools, prompt, mcp, secrets)", args[0])
+	return usagef("unknown command %q (commands: chat, transcript, turn, call, tools, prompt, mcp, secrets, intent, triggers)", args[0])
 }
 
 // resultError reports that a tool call ran and returned an error result,

@@ -37,6 +37,8 @@ type Config struct {
 	Secrets Secrets `yaml:"secrets"`
 	// MCP bounds user-registered MCP servers.
 	MCP MCP `yaml:"mcp"`
+	// Intent configures Deliberate Tool Mode.
+	Intent Intent `yaml:"intent"`
 }
 
 // Network is the egress policy.
@@ -106,6 +108,13 @@ type MCP struct {
 	Cooldown Duration `yaml:"cooldown"`
 	// MaxResponseBytes caps one response body.
 	MaxResponseBytes int64 `yaml:"max_response_bytes"`
+}
+
+// Intent configures Deliberate Tool Mode.
+type Intent struct {
+	// PacksDir holds extra keyword packs (*.yaml, the format of
+	// intent/packs), loaded after the built-in ones and validated at start.
+	PacksDir string `yaml:"packs_dir"`
 }
 
 // Duration is a time.Duration written as in Go ("30s", "10m").
