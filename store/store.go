@@ -273,7 +273,7 @@ type MCPServers interface {
 	// DeleteMCPServer removes a server, or returns ErrNotFound.
 	DeleteMCPServer(ctx context.Context, orgID, name string) error
 	// SetMCPServerTools records a discovery of the server with that ID:
-	// tools (non-nil; at most 100 names) and DiscoveredAt = at. It reports
+	// tools (non-nil, or it is refused; at most 100 names) and DiscoveredAt = at. It reports
 	// whether anything changed: the same names in the same order write
 	// nothing. A server deleted meanwhile is not an error (changed=false).
 	SetMCPServerTools(ctx context.Context, orgID, id string, tools []string, at time.Time) (changed bool, err error)
@@ -323,26 +323,30 @@ type Intents interface {
 	// never saved any gets {OrgID, Enabled: false, HistoryTurns: -1} and no
 	// error.
 	GetIntentSettings(ctx context.Context, orgID string) (IntentSettings, error)
-	// PutIntentSettings inserts or replaces the community's settings.
+	// PutIntentSettings inserts or replaces the community's settings;
+	// HistoryTurns outside -1..10 is refused, writing nothing.
 	PutIntentSettings(ctx context.Context, s IntentSettings) error
 	// AddIntentTrigger stores a trigger. It fails, writing nothing, with
-	// ErrTriggerExists for the same (target, phrase) and ErrTriggerLimit
-	// when the target already has limit triggers (limit <= 0: no limit),
-	// both checked in the write's transaction.
+	// ErrTriggerExists for the same (target, phrase) and otherwise with
+	// ErrTriggerLimit when the target already has limit triggers (limit
+	// <= 0: no limit), both checked in the write's transaction. An empty
+	// target or phrase is refused.
 	AddIntentTrigger(ctx context.Context, t IntentTrigger, limit int) error
 	// RemoveIntentTrigger deletes a trigger or returns ErrNotFound.
 	RemoveIntentTrigger(ctx context.Context, orgID, target, phrase string) error
 	// ListIntentTriggers returns the community's triggers ordered by
-	// target, then phrase.
+	// target, then phrase, in byte order.
 	ListIntentTriggers(ctx context.Context, orgID string) ([]IntentTrigger, error)
 	// GetUserIntentMode returns a user's override ("off", "follow", "on");
 	// "follow" when none is stored.
 	GetUserIntentMode(ctx context.Context, orgID, userID string) (string, error)
-	// SetUserIntentMode stores a user's override.
+	// SetUserIntentMode stores a user's override: "off", "follow" or
+	// "on"; anything else (including "") is refused, writing nothing.
 	SetUserIntentMode(ctx context.Context, orgID, userID, mode string) error
 	// OpenIntentTargets appends to the conversation's open targets those
 	// of targets it does not hold yet, in the given order, atomically, and
 	// returns the full list in the order the targets first opened. With
-	// targets empty it only reads. A conversation never seen starts empty.
+	// targets empty it only reads; a target repeated in one call opens
+	// once. A conversation never seen starts empty.
 	OpenIntentTargets(ctx context.Context, orgID, conversationID string, targets []string) ([]string, error)
 }
