@@ -2,7 +2,6 @@ package app_test
 
 import (
 	"encoding/json"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -147,5 +146,4 @@ func TestIntentCommand(t *testing.T) {
 	if code != 2 || !strings.Contains(stderr, "line 1") {
 		t.Errorf("bad jsonl: %d %q", code, stderr)
 	}
-	_ = filepath.Join
 }

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -166,20 +167,11 @@ func nonNil(s []string) []string {
 func dedupe(s []string) []string {
 	var out []string
 	for _, x := range s {
-		if !contains(out, x) {
+		if !slices.Contains(out, x) {
 			out = append(out, x)
 		}
 	}
 	return out
-}
-
-func contains(s []string, x string) bool {
-	for _, e := range s {
-		if e == x {
-			return true
-		}
-	}
-	return false
 }
 
 // communityIntent reads a community's custom triggers and history depth;
