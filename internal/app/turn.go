@@ -6,6 +6,8 @@ import (
 	"io"
 	"strings"
 
+	"github.com/quiverhq/quiver/intent"
+	"github.com/quiverhq/quiver/internal/config"
 	"github.com/quiverhq/quiver/prompt"
 	"github.com/quiverhq/quiver/registry"
 )
@@ -23,6 +25,9 @@ Flags:
   --org O             caller's organisation
   --tz ZONE           caller's IANA timezone (e.g. Asia/Ho_Chi_Minh); default UTC
   --model P:NAME      override the agent's model (provider:model)
+  --dtm               apply Deliberate Tool Mode to MESSAGE alone (no history,
+                      no custom triggers): the tools it would declare, and
+                      the matches that opened them
   --json              print one JSON object
 `
 
@@ -39,6 +44,8 @@ type TurnOutput struct {
 	Excluded []registry.Exclusion `json:"excluded"`
 	// Warnings are template warnings from rendering the system prompt.
 	Warnings []string `json:"warnings"`
+	// Intent is what Deliberate Tool Mode matched, with --dtm.
+	Intent []intent.Match `json:"intent,omitempty"`
 }
 
 // Ceilings are the definition ceilings, reported beside the sizes.
@@ -50,7 +57,8 @@ type Ceilings struct {
 func runTurn(args []string, env Env) error {
 	fs := newFlags("turn")
 	var in TurnInput
-	var asJSON bool
+	var asJSON, dtm bool
+	fs.BoolVar(&dtm, "dtm", false, "")
 	fs.StringVar(&in.AgentFile, "agent", "", "")
 	fs.StringVar(&in.Caller.User, "user", "", "")
 	fs.StringVar(&in.Caller.Department, "department", "", "")
@@ -72,6 +80,18 @@ func runTurn(args []string, env Env) error {
 	}
 	cat := NewCatalog(CatalogDeps{})
 	ts := cat.Select(facts)
+	var matches []intent.Match
+	if dtm {
+		det, err := loadDetector(config.Config{})
+		if err != nil {
+			return err
+		}
+		res := det.Detect(intent.Input{Text: pos[0]})
+		ts, matches = intent.Gate(ts, cat, res.Targets), res.Matches
+		if matches == nil {
+			matches = []intent.Match{}
+		}
+	}
 	req, err := prompt.Assemble(facts, ts)
 	if err != nil {
 		return usagef("turn: %v", err)
@@ -82,6 +102,7 @@ func runTurn(args []string, env Env) error {
 		Ceilings: Ceilings{AlwaysPaidChars: AlwaysPaidCeiling, WidestChars: WidestCeiling},
 		Excluded: ts.Excluded(),
 		Warnings: req.Warnings,
+		Intent:   matches,
 	}
 	if out.Excluded == nil {
 		out.Excluded = []registry.Exclusion{}
@@ -106,6 +127,12 @@ func printTurn(w io.Writer, o TurnOutput) {
 	fmt.Fprintf(w, "\n── left out: %d\n", len(o.Excluded))
 	for _, e := range o.Excluded {
 		fmt.Fprintf(w, "  %-26s %s\n", e.Name, e.Reason)
+	}
+	if o.Intent != nil {
+		fmt.Fprintf(w, "\n── deliberate tool mode: %d matches\n", len(o.Intent))
+		for _, m := range o.Intent {
+			fmt.Fprintf(w, "  %-26s %q (%s)\n", m.Target, m.Trigger, m.Source)
+		}
 	}
 	if len(o.Warnings) > 0 {
 		fmt.Fprintf(w, "\n── template warnings: %d\n", len(o.Warnings))
