@@ -3,6 +3,7 @@ package fetch
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"mime"
 	"net/http"
@@ -56,10 +57,7 @@ func newConverter() *converter.Converter {
 type binaryError struct{ mediaType string }
 
 func (e binaryError) Error() string {
-	if e.mediaType == "application/pdf" {
-		return "PDF reading is not available yet (application/pdf); look for an HTML version of the document"
-	}
-	return fmt.Sprintf("cannot read %s content: fetch_url reads HTML, plain text and JSON only", e.mediaType)
+	return fmt.Sprintf("cannot read %s content: fetch_url reads HTML, PDF, plain text and JSON only", e.mediaType)
 }
 
 // mediaType returns the lower-case media type of a response, sniffing the
@@ -74,18 +72,24 @@ func mediaType(header string, body []byte) string {
 
 // declaredType returns the media type a Content-Type header names, or ""
 // when it names none worth trusting (absent, malformed, octet-stream).
+// The old "application/x-pdf" is read as "application/pdf".
 func declaredType(header string) string {
 	mt, _, err := mime.ParseMediaType(header)
 	if err != nil || mt == "application/octet-stream" {
 		return ""
 	}
-	return strings.ToLower(mt)
+	if mt = strings.ToLower(mt); mt == "application/x-pdf" {
+		return pdfType
+	}
+	return mt
 }
 
 // format names how content of media type mt is shown: "markdown" for HTML,
-// "json", "text" for other textual types, "" for binary types.
+// "json", "text" for PDF and other textual types, "" for binary types.
 func format(mt string) string {
 	switch {
+	case mt == pdfType:
+		return "text"
 	case mt == "text/html" || mt == "application/xhtml+xml":
 		return "markdown"
 	case mt == "application/json" || strings.HasSuffix(mt, "+json"):
@@ -101,10 +105,21 @@ func format(mt string) string {
 func textual(mt string) bool { return format(mt) != "" }
 
 // convert turns a response body into a document according to its content
-// type. Binary types give a binaryError.
+// type. Binary types give a binaryError; a PDF that cannot be read gives
+// an error saying why.
 func (f *fetcher) convert(body []byte, contentType string, page *url.URL) (document, error) {
 	mt := mediaType(contentType, body)
 	d := document{URL: page.String(), Format: format(mt)}
+	if mt == pdfType {
+		var err error
+		if d.Title, d.Text, err = pdfText(body); err != nil {
+			if cause := errors.Unwrap(err); cause != nil {
+				f.log.Info("pdf not read", "host", page.Host, "err", cause)
+			}
+			return document{}, err
+		}
+		return d, nil
+	}
 	switch d.Format {
 	case "markdown":
 		d.Title, d.Text = f.htmlToMarkdown(body, contentType, page)

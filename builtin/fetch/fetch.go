@@ -183,8 +183,15 @@ func (f *fetcher) direct(ctx context.Context, u *url.URL) (document, error) {
 		return document{}, fmt.Errorf("fetch %s: HTTP %s", redact(u), resp.Status)
 	}
 	final := resp.Request.URL
-	if mt := declaredType(resp.Header.Get("Content-Type")); mt != "" && !textual(mt) {
-		return document{}, binaryError{mediaType: mt}
+	ct := resp.Header.Get("Content-Type")
+	declared := declaredType(ct)
+	if declared != "" && !textual(declared) {
+		return document{}, binaryError{mediaType: declared}
+	}
+	// A PDF cut at the cap cannot be parsed: refuse one that says it is too
+	// long before reading it.
+	if declared == pdfType && resp.ContentLength > f.cfg.MaxBodyBytes {
+		return document{}, pdfTooLarge(f.cfg.MaxBodyBytes)
 	}
 	body, err := io.ReadAll(io.LimitReader(resp.Body, f.cfg.MaxBodyBytes+1))
 	if err != nil {
@@ -193,8 +200,34 @@ func (f *fetcher) direct(ctx context.Context, u *url.URL) (document, error) {
 	truncated := int64(len(body)) > f.cfg.MaxBodyBytes
 	if truncated {
 		body = body[:f.cfg.MaxBodyBytes]
+		if mediaType(ct, body) == pdfType {
+			return document{}, pdfTooLarge(f.cfg.MaxBodyBytes)
+		}
 	}
-	d, err := f.convert(body, resp.Header.Get("Content-Type"), final)
+	d, err := f.convertWithin(ctx, body, ct, final)
 	d.Truncated = truncated
 	return d, err
+}
+
+// convertWithin converts body as convert does but answers when ctx ends
+// even if the conversion has not: a hostile PDF can keep the parser busy
+// past the call's budget, and the turn must not wait for it. The
+// conversion then finishes, or not, on its own; its work is bounded by
+// the PDF reader's budgets.
+func (f *fetcher) convertWithin(ctx context.Context, body []byte, ct string, page *url.URL) (document, error) {
+	type result struct {
+		d   document
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		d, err := f.convert(body, ct, page)
+		done <- result{d, err}
+	}()
+	select {
+	case r := <-done:
+		return r.d, r.err
+	case <-ctx.Done():
+		return document{}, requestError(ctx, page, ctx.Err())
+	}
 }

@@ -3,6 +3,7 @@ package fetch
 import (
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -25,6 +26,31 @@ func FuzzHTMLToMarkdown(f *testing.F) {
 		}
 		if md != strings.TrimSpace(md) {
 			t.Fatalf("markdown %q has surrounding space", md)
+		}
+	})
+}
+
+// FuzzPDFText feeds arbitrary bytes to the PDF reader and checks that it
+// never panics out, always yields valid UTF-8 with a one-line title, and
+// fails only with one of its own messages, which never quote the file.
+// Seeds are in testdata/fuzz/FuzzPDFText, written from pdfFixtures.
+func FuzzPDFText(f *testing.F) {
+	f.Fuzz(func(t *testing.T, body []byte) {
+		title, text, err := pdfText(body)
+		if !utf8.ValidString(title) || !utf8.ValidString(text) {
+			t.Fatalf("invalid UTF-8: title %q, text %q", title, text)
+		}
+		if strings.ContainsAny(title, "\n\r") {
+			t.Fatalf("title %q spans lines", title)
+		}
+		if err != nil {
+			if !slices.Contains([]string{pdfUnreadable, pdfEncrypted, pdfTooComplex, pdfNoText}, err.Error()) {
+				t.Fatalf("error %q is not one of pdfText's messages", err)
+			}
+			return
+		}
+		if strings.TrimSpace(text) == "" || len(text) > maxPDFText+200 {
+			t.Fatalf("text of %d bytes: %.200q", len(text), text)
 		}
 	})
 }
