@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -56,11 +57,55 @@ func (b *Brave) Search(ctx context.Context, q Query) ([]Result, error) {
 	}
 	req.Header.Set("Accept", "application/json")
 	req.Header.Set("X-Subscription-Token", b.key)
-	body, err := get(ctx, b.client, req, b.now)
+	body, err := getWith(ctx, b.client, req, b.now, braveReset)
 	if err != nil {
 		return nil, err
 	}
 	return decodeBrave(body, category(q))
+}
+
+// braveReset reads how long a rate-limited Brave asks us to wait when it
+// sends no Retry-After. X-RateLimit-Reset gives, for each quota window
+// (per second first, per month last), the seconds until it resets, and
+// X-RateLimit-Remaining the requests left in each. The wait is until the
+// last exhausted window resets, or, when none shows exhausted, the
+// soonest reset; at least a second and at most MaxCooldown. Zero, for the
+// chain's default, when the reset header is absent or unreadable.
+func braveReset(h http.Header) time.Duration {
+	resets, ok := headerInts(h.Get("X-RateLimit-Reset"))
+	if !ok {
+		return 0
+	}
+	wait := slices.Min(resets)
+	if left, ok := headerInts(h.Get("X-RateLimit-Remaining")); ok && len(left) == len(resets) {
+		exhausted := int64(-1)
+		for i, n := range left {
+			if n == 0 {
+				exhausted = max(exhausted, resets[i])
+			}
+		}
+		if exhausted >= 0 {
+			wait = exhausted
+		}
+	}
+	return max(seconds(wait), time.Second)
+}
+
+// headerInts parses a comma-separated list of non-negative integers
+// ("1, 1419704"); ok is false when the list is empty or any value is not
+// one.
+func headerInts(v string) (nums []int64, ok bool) {
+	if strings.TrimSpace(v) == "" {
+		return nil, false
+	}
+	for _, f := range strings.Split(v, ",") {
+		n, err := strconv.ParseInt(strings.TrimSpace(f), 10, 64)
+		if err != nil || n < 0 {
+			return nil, false
+		}
+		nums = append(nums, n)
+	}
+	return nums, true
 }
 
 // braveResult is the union of the fields the four endpoints give a hit.

@@ -15,7 +15,8 @@ import (
 const (
 	DefaultTimeout  = 5 * time.Second
 	DefaultCooldown = 60 * time.Second
-	// MaxCooldown caps how long a Retry-After can bench an engine.
+	// MaxCooldown caps how long an engine's own wait (Retry-After, or
+	// Brave's rate-limit reset) can bench it.
 	MaxCooldown = time.Hour
 )
 
@@ -27,8 +28,9 @@ var ErrUnavailable = errors.New("web search is unavailable right now")
 type ChainOptions struct {
 	// Timeout bounds one engine's attempt; zero means DefaultTimeout.
 	Timeout time.Duration
-	// Cooldown is how long a failing engine is skipped when it gave no
-	// Retry-After; zero means DefaultCooldown.
+	// Cooldown is how long a failing engine is skipped when it asked for
+	// no wait of its own (Retry-After, Brave's X-RateLimit-Reset); zero
+	// means DefaultCooldown.
 	Cooldown time.Duration
 	// Now is the clock for cooldowns; nil means time.Now.
 	Now func() time.Time
@@ -177,8 +179,8 @@ func (c *Chain) coolingDown(name string) bool {
 	return c.now().Before(c.until[name])
 }
 
-// benchFor starts name's cooldown: the engine's Retry-After when it gave
-// one (capped at MaxCooldown), else the chain's cooldown.
+// benchFor starts name's cooldown: the wait the engine asked for when it
+// gave one (capped at MaxCooldown), else the chain's cooldown.
 func (c *Chain) benchFor(name string, retryAfter time.Duration) {
 	d := c.cooldown
 	if retryAfter > 0 {

@@ -215,6 +215,39 @@ func TestCooldownCap(t *testing.T) {
 	}
 }
 
+// TestBraveResetCooldown steps a fake clock through the cooldowns Brave's
+// rate-limit headers ask for when it sends no Retry-After: the per-second
+// window's reset, then an exhausted month, capped at MaxCooldown.
+func TestBraveResetCooldown(t *testing.T) {
+	f := newFakes(t)
+	c := New(f.config()).Chain()
+	steps := []struct {
+		name      string
+		reply     reply
+		advance   time.Duration
+		wantBy    string
+		wantFails []Failure
+		wantHits  int // brave's hits so far
+	}{
+		{"per-second window exhausted, reset in 30 s", braveLimited("0, 9000", "30, 1419704"), 0, "searxng", []Failure{{"brave", RateLimited}}, 1},
+		{"skipped until the reset", ok(t, "brave_web.json"), 29 * time.Second, "searxng", []Failure{{"brave", CoolingDown}}, 1},
+		{"asked again after it", ok(t, "brave_web.json"), time.Second, "brave", nil, 2},
+		{"month exhausted", braveLimited("1, 0", "1, 1419704"), 0, "searxng", []Failure{{"brave", RateLimited}}, 3},
+		{"skipped for MaxCooldown", ok(t, "brave_web.json"), MaxCooldown - time.Second, "searxng", []Failure{{"brave", CoolingDown}}, 3},
+		{"asked again after MaxCooldown", ok(t, "brave_web.json"), time.Second, "brave", nil, 4},
+	}
+	for _, st := range steps {
+		f.brave.set(st.reply)
+		f.clock.Advance(st.advance)
+		o, err := c.Search(context.Background(), Query{Text: "go"})
+		hits, _ := f.brave.counts()
+		if err != nil || o.Engine != st.wantBy || !cmp.Equal(o.Failures, st.wantFails) || hits != st.wantHits {
+			t.Errorf("%s: served by %q, failures %v, brave hits %d, err %v; want %q, %v, %d",
+				st.name, o.Engine, o.Failures, hits, err, st.wantBy, st.wantFails, st.wantHits)
+		}
+	}
+}
+
 // TestCancelledTurn checks that a cancelled turn returns the context's
 // error and benches no engine.
 func TestCancelledTurn(t *testing.T) {

@@ -109,7 +109,8 @@ func (k Kind) String() string {
 }
 
 // EngineError is an engine's failure with its kind. RetryAfter, when
-// positive, is how long the engine asked us to wait (Retry-After).
+// positive, is how long the engine asked us to wait (Retry-After, or
+// Brave's X-RateLimit-Reset), at most MaxCooldown.
 // Err may hold URLs or bodies and is never shown to the model.
 type EngineError struct {
 	Kind       Kind

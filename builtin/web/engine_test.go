@@ -3,6 +3,7 @@ package web
 import (
 	"context"
 	"errors"
+	"net/http"
 	"net/url"
 	"strings"
 	"testing"
@@ -212,6 +213,40 @@ func TestEngineFailures(t *testing.T) {
 	}
 }
 
+// TestBraveRateLimitReset checks the wait Brave's 429 asks for when it
+// sends no Retry-After: until the exhausted window resets, else the
+// soonest reset, within a second and MaxCooldown.
+func TestBraveRateLimitReset(t *testing.T) {
+	tests := []struct {
+		name  string
+		reply reply
+		want  time.Duration
+	}{
+		{"per-second window exhausted", braveLimited("0, 9000", "1, 1419704"), time.Second},
+		{"monthly window exhausted, capped", braveLimited("1, 0", "1, 1419704"), MaxCooldown},
+		{"both exhausted: the later reset", braveLimited("0, 0", "1, 1200"), 20 * time.Minute},
+		{"none shows exhausted: the soonest reset", braveLimited("1, 9000", "30, 1419704"), 30 * time.Second},
+		{"no remaining header: the soonest reset", braveLimited("", "30, 1419704"), 30 * time.Second},
+		{"remaining unreadable: the soonest reset", braveLimited("lots", "30, 1419704"), 30 * time.Second},
+		{"reset of zero waits a second", braveLimited("0, 10", "0, 100"), time.Second},
+		{"one window only", braveLimited("0", "45"), 45 * time.Second},
+		{"unreadable reset: the chain's default", braveLimited("0, 10", "soon"), 0},
+		{"negative reset: the chain's default", braveLimited("0, 10", "-1, 100"), 0},
+		{"huge reset does not overflow", braveLimited("0, 10", "99999999999999, 1"), MaxCooldown},
+		{"Retry-After wins", reply{status: http.StatusTooManyRequests, header: map[string]string{"Retry-After": "120", "X-RateLimit-Remaining": "1, 0", "X-RateLimit-Reset": "1, 1419704"}}, 120 * time.Second},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFake(t, tc.reply)
+			_, err := NewBrave(braveKey, f.srv.URL, nil, nil).Search(context.Background(), Query{Text: "x", Count: 5})
+			var ee *EngineError
+			if !errors.As(err, &ee) || ee.Kind != RateLimited || ee.RetryAfter != tc.want {
+				t.Errorf("error = %v (%#v), want rate limited with retry %v", err, ee, tc.want)
+			}
+		})
+	}
+}
+
 func TestRetryAfter(t *testing.T) {
 	now := date(2026, 3, 1, 12)
 	tests := []struct {
@@ -224,6 +259,7 @@ func TestRetryAfter(t *testing.T) {
 		{"http date", now.Add(90 * time.Second).Format(httpTimeFormat), 90 * time.Second},
 		{"past date", now.Add(-time.Minute).Format(httpTimeFormat), 0},
 		{"garbage", "soon", 0},
+		{"huge, capped without overflow", "9999999999999", MaxCooldown},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -168,3 +168,13 @@ func (f *fakes) config() Config {
 		Now:        f.clock.Now,
 	}
 }
+
+// braveLimited is Brave's 429 without Retry-After: the requests left and
+// the seconds to reset per quota window, per second first, per month last.
+func braveLimited(remaining, reset string) reply {
+	h := map[string]string{"X-RateLimit-Limit": "1, 15000", "X-RateLimit-Reset": reset}
+	if remaining != "" {
+		h["X-RateLimit-Remaining"] = remaining
+	}
+	return reply{status: http.StatusTooManyRequests, header: h, body: `{"type":"ErrorResponse"}`}
+}

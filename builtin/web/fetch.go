@@ -18,6 +18,13 @@ const MaxBody = 1 << 20
 // (both are how bot checks answer), any other non-200 is Failed. now reads
 // an HTTP-date Retry-After.
 func get(ctx context.Context, c *http.Client, req *http.Request, now func() time.Time) ([]byte, error) {
+	return getWith(ctx, c, req, now, nil)
+}
+
+// getWith is get for an engine that says how long to wait in headers of
+// its own: when a 429 carries no usable Retry-After, limitWait reads the
+// wait from its headers (zero for none). A nil limitWait reads nothing.
+func getWith(ctx context.Context, c *http.Client, req *http.Request, now func() time.Time, limitWait func(http.Header) time.Duration) ([]byte, error) {
 	resp, err := c.Do(req.WithContext(ctx))
 	if err != nil {
 		if ctx.Err() != nil {
@@ -29,8 +36,11 @@ func get(ctx context.Context, c *http.Client, req *http.Request, now func() time
 	switch resp.StatusCode {
 	case http.StatusOK:
 	case http.StatusTooManyRequests:
-		return nil, &EngineError{Kind: RateLimited, RetryAfter: retryAfter(resp.Header.Get("Retry-After"), now()),
-			Err: fmt.Errorf("status %d", resp.StatusCode)}
+		wait := retryAfter(resp.Header.Get("Retry-After"), now())
+		if wait == 0 && limitWait != nil {
+			wait = limitWait(resp.Header)
+		}
+		return nil, &EngineError{Kind: RateLimited, RetryAfter: wait, Err: fmt.Errorf("status %d", resp.StatusCode)}
 	case http.StatusAccepted, http.StatusForbidden:
 		return nil, engineErr(Challenged, "status %d", resp.StatusCode)
 	default:
@@ -49,20 +59,24 @@ func get(ctx context.Context, c *http.Client, req *http.Request, now func() time
 	return body, nil
 }
 
-// retryAfter parses a Retry-After value, in seconds or as an HTTP date;
-// zero means absent or unreadable.
+// retryAfter parses a Retry-After value, in seconds or as an HTTP date,
+// capped at MaxCooldown; zero means absent or unreadable.
 func retryAfter(v string, now time.Time) time.Duration {
 	if v == "" {
 		return 0
 	}
-	if s, err := strconv.Atoi(v); err == nil {
-		if s < 0 {
-			return 0
-		}
-		return time.Duration(s) * time.Second
+	if s, err := strconv.ParseInt(v, 10, 64); err == nil {
+		return seconds(s)
 	}
 	if t, err := http.ParseTime(v); err == nil && t.After(now) {
 		return t.Sub(now)
 	}
 	return 0
+}
+
+// seconds converts a count of seconds from a header to a wait capped at
+// MaxCooldown (capping first, so that a huge count cannot overflow); a
+// negative count is zero.
+func seconds(s int64) time.Duration {
+	return time.Duration(min(max(s, 0), int64(MaxCooldown/time.Second))) * time.Second
 }

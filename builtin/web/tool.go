@@ -42,7 +42,8 @@ type Config struct {
 	// Timeout bounds each engine's attempt; zero means DefaultTimeout.
 	Timeout time.Duration
 	// Cooldown is how long a failing engine is skipped when it named no
-	// Retry-After; zero means DefaultCooldown.
+	// wait of its own (Retry-After, Brave's X-RateLimit-Reset); zero means
+	// DefaultCooldown.
 	Cooldown time.Duration
 	// Now is the clock for cooldowns and probe caching; nil means time.Now.
 	Now func() time.Time
