@@ -36,6 +36,9 @@ type Conn struct {
 	cancel    context.CancelFunc
 	transport string
 	server    mcp.Implementation
+	// origin is the HTTP transport of the session; nil in tests that build
+	// a Conn by hand.
+	origin *originTransport
 
 	mu    sync.Mutex
 	tools []*mcp.Tool
@@ -54,22 +57,27 @@ type dialer struct {
 }
 
 // dial connects to t, Streamable HTTP first and then SSE, each attempt with
-// a fresh client, and lists the server's tools; all within timeout. The
-// session outlives ctx: Close ends it.
+// a fresh client, and lists the server's tools; all within timeout, shared
+// by both attempts. A Streamable HTTP attempt that timed out is not
+// followed by an SSE one: the server is not answering, and trying again
+// would double what a dead server costs. The session outlives ctx: Close
+// ends it.
 func (d *dialer) dial(ctx context.Context, t Target, timeout time.Duration) (*Conn, error) {
 	endpoint, err := url.Parse(t.URL)
 	if err != nil {
 		return nil, errors.New("invalid URL")
 	}
+	deadline := time.Now().Add(timeout)
 	hc := httpClientFor(d.guarded, endpoint, t.Token)
-	c, errStream := d.attempt(ctx, TransportStreamable, &mcp.StreamableClientTransport{Endpoint: t.URL, HTTPClient: hc, MaxRetries: 2}, timeout)
+	c, errStream := d.attempt(ctx, TransportStreamable, &mcp.StreamableClientTransport{Endpoint: t.URL, HTTPClient: hc, MaxRetries: 2}, hc, deadline, timeout)
 	if errStream == nil {
 		return c, nil
 	}
-	if errors.Is(errStream, netguard.ErrBlocked) || ctx.Err() != nil {
+	if errors.Is(errStream, netguard.ErrBlocked) || errors.Is(errStream, errNoAnswer) || ctx.Err() != nil {
 		return nil, errStream
 	}
-	c, errSSE := d.attempt(ctx, TransportSSE, &mcp.SSEClientTransport{Endpoint: t.URL, HTTPClient: hc}, timeout)
+	hc = httpClientFor(d.guarded, endpoint, t.Token)
+	c, errSSE := d.attempt(ctx, TransportSSE, &mcp.SSEClientTransport{Endpoint: t.URL, HTTPClient: hc}, hc, deadline, timeout)
 	if errSSE == nil {
 		return c, nil
 	}
@@ -79,18 +87,23 @@ func (d *dialer) dial(ctx context.Context, t Target, timeout time.Duration) (*Co
 	return nil, fmt.Errorf("streamable HTTP: %w; SSE: %v", errStream, errSSE)
 }
 
-// attempt makes one connection over tr and discovers its tools. The
-// connection's context is detached from ctx (the SSE transport ties its
-// stream to it) and cancelled when the attempt fails or times out, or when
-// the Conn is closed.
-func (d *dialer) attempt(ctx context.Context, name string, tr mcp.Transport, timeout time.Duration) (*Conn, error) {
+// attempt makes one connection over tr and discovers its tools by
+// deadline. The connection's context is detached from ctx (the SSE
+// transport ties its stream to it) and cancelled when the attempt fails or
+// times out, or when the Conn is closed.
+func (d *dialer) attempt(ctx context.Context, name string, tr mcp.Transport, hc *http.Client, deadline time.Time, timeout time.Duration) (*Conn, error) {
 	connCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	stop := context.AfterFunc(ctx, cancel)
-	timer := time.AfterFunc(timeout, cancel)
+	origin := hc.Transport.(*originTransport)
+	// An attempt given up sends nothing more: the SDK would otherwise
+	// notify the server of the cancelled request and wait up to 5 s for a
+	// server that is not answering.
+	abandon := func() { origin.abandoned.Store(true); cancel() }
+	stop := context.AfterFunc(ctx, abandon)
+	timer := time.AfterFunc(time.Until(deadline), abandon)
 	defer timer.Stop()
 	defer stop()
 
-	c := &Conn{cancel: cancel, transport: name}
+	c := &Conn{cancel: cancel, transport: name, origin: origin}
 	client := mcp.NewClient(&mcp.Implementation{Name: "quiver", Version: d.version}, &mcp.ClientOptions{
 		Logger:                 d.logger,
 		Capabilities:           &mcp.ClientCapabilities{},
@@ -107,7 +120,7 @@ func (d *dialer) attempt(ctx context.Context, name string, tr mcp.Transport, tim
 		c.server = *r.ServerInfo
 	}
 	if err := c.refresh(connCtx); err != nil {
-		err = d.timeoutOr(connCtx, ctx, timeout, err)
+		err = d.timeoutOr(connCtx, ctx, timeout, c.explain(err))
 		c.Close()
 		return nil, err
 	}
@@ -115,11 +128,14 @@ func (d *dialer) attempt(ctx context.Context, name string, tr mcp.Transport, tim
 	return c, nil
 }
 
+// errNoAnswer reports an attempt that timed out.
+var errNoAnswer = errors.New("no answer")
+
 // timeoutOr reports a timed-out attempt as such rather than as the
 // cancellation error the SDK returns.
 func (d *dialer) timeoutOr(connCtx, ctx context.Context, timeout time.Duration, err error) error {
 	if connCtx.Err() != nil && ctx.Err() == nil {
-		return fmt.Errorf("no answer within %s", timeout)
+		return fmt.Errorf("%w within %s", errNoAnswer, timeout)
 	}
 	return err
 }
@@ -161,7 +177,23 @@ func (c *Conn) Transport() string { return c.transport }
 
 // Call calls one tool.
 func (c *Conn) Call(ctx context.Context, name string, args any) (*mcp.CallToolResult, error) {
-	return c.session.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
+	res, err := c.session.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
+	if err != nil {
+		return nil, c.explain(err)
+	}
+	return res, nil
+}
+
+// errOverCap reports a response past the size cap.
+var errOverCap = errors.New("the server's response is larger than the response size cap")
+
+// explain names the cause of a failed exchange that the SDK reports only
+// as a stream that ended early: a response body past the size cap.
+func (c *Conn) explain(err error) error {
+	if c.origin != nil && c.origin.overCap.Swap(false) {
+		return fmt.Errorf("%w: %w", errOverCap, err)
+	}
+	return err
 }
 
 func (c *Conn) touch(now time.Time) { c.lastUsed.Store(now.UnixNano()) }

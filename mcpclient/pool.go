@@ -94,15 +94,21 @@ func (p *pool) connect(key poolKey, t Target, pd *pendingDial, redact func(error
 	c, err := p.dial(context.Background(), t)
 	p.mu.Lock()
 	delete(p.pending, key)
+	var superseded []*Conn
 	if err != nil {
 		p.failed[key.id] = failure{until: p.now().Add(p.cooldown), msg: redact(err)}
 	} else {
 		delete(p.failed, key.id)
-		p.dropLocked(key.id)
+		superseded = p.dropLocked(key.id)
 		p.conns[key] = c
 		go p.watch(key, c)
 	}
 	p.mu.Unlock()
+	// A connection made with an older URL or token is closed, not just
+	// forgotten: its session and streams would otherwise stay open.
+	for _, old := range superseded {
+		old.Close()
+	}
 	pd.conn, pd.err = c, err
 	close(pd.done)
 }

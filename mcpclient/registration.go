@@ -141,13 +141,10 @@ func Origin(raw string) string {
 }
 
 // sanitise turns an error about a server into a message safe to show: the
-// token is replaced by [redacted], the URL (and any URL on the same host)
+// token (or a cut-off start of it) is replaced by [redacted], the URL (and any URL on the same host)
 // reduced to its origin, and the text capped at 500 characters.
 func sanitise(err error, rawURL, token string) string {
-	msg := err.Error()
-	if token != "" {
-		msg = strings.ReplaceAll(msg, token, "[redacted]")
-	}
+	msg := redactToken(err.Error(), token)
 	if rawURL != "" {
 		msg = strings.ReplaceAll(msg, rawURL, Origin(rawURL))
 		msg = stripURLs(msg)
@@ -157,6 +154,36 @@ func sanitise(err error, rawURL, token string) string {
 		msg = string([]rune(msg)[:maxErrorChars-1]) + "…"
 	}
 	return msg
+}
+
+// minTokenPrefix is the shortest start of a token that redactToken
+// removes when the token is not there whole.
+const minTokenPrefix = 4
+
+// redactToken replaces the token with [redacted], and also any cut-off
+// start of it: errors that quote a response body shorten the quote
+// ("…: Bearer s3cr3t-T0KE..."), which would otherwise show most of the
+// token.
+func redactToken(msg, token string) string {
+	if token == "" {
+		return msg
+	}
+	least := min(len(token), minTokenPrefix)
+	var b strings.Builder
+	for i := 0; i < len(msg); {
+		n := 0
+		for n < len(token) && i+n < len(msg) && msg[i+n] == token[n] {
+			n++
+		}
+		if n >= least {
+			b.WriteString("[redacted]")
+			i += n
+			continue
+		}
+		b.WriteByte(msg[i])
+		i++
+	}
+	return b.String()
 }
 
 var urlInText = regexp.MustCompile(`https?://[^\s"'<>]+`)

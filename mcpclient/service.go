@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/quiverhq/quiver/netguard"
@@ -342,7 +343,7 @@ func (s *Service) connect(ctx context.Context, reg store.MCPServer) (*Conn, stri
 		return nil, err.Error()
 	}
 	redact := func(err error) string { return sanitise(err, reg.URL, token.Reveal()) }
-	conn, err := s.pool.get(ctx, poolKey{id: reg.ID, url: reg.URL, sealedToken: reg.Token}, Target{URL: reg.URL, Token: token}, redact)
+	conn, err := s.pool.get(ctx, regKey(reg), Target{URL: reg.URL, Token: token}, redact)
 	if err != nil {
 		var cd *cooldownError
 		if errors.As(err, &cd) {
@@ -358,6 +359,22 @@ func (s *Service) connect(ctx context.Context, reg store.MCPServer) (*Conn, stri
 		}
 	}
 	return conn, ""
+}
+
+// regKey is a registration's key in the pool.
+func regKey(reg store.MCPServer) poolKey {
+	return poolKey{id: reg.ID, url: reg.URL, sealedToken: reg.Token}
+}
+
+// forgetBroken closes and forgets conn when a call on it failed on the
+// wire (a stream cut mid-answer, a body that is not JSON-RPC, the session
+// gone), so the next call connects afresh instead of reusing a session
+// that may be dead. A JSON-RPC error — the server's answer, or the SDK's
+// verdict that only this request failed — keeps the connection.
+func (s *Service) forgetBroken(key poolKey, conn *Conn, err error) {
+	if _, answered := errors.AsType[*jsonrpc.Error](err); !answered {
+		s.pool.forget(key, conn)
+	}
 }
 
 // openToken unseals a registration's token; "" when it has none.
@@ -444,6 +461,7 @@ func (s *Service) call(ctx context.Context, reg store.MCPServer, name string, ar
 		if cctx.Err() != nil {
 			return nil, fmt.Errorf("the MCP server %s did not answer within %s", reg.Name, s.limits.CallTimeout)
 		}
+		s.forgetBroken(regKey(reg), conn, err)
 		token, _ := s.openToken(reg)
 		return nil, fmt.Errorf("the MCP server %s failed: %s", reg.Name, sanitise(err, reg.URL, token.Reveal()))
 	}
@@ -481,7 +499,8 @@ func (s *Service) CallFixed(ctx context.Context, key string, t Target, name stri
 		return nil, err
 	}
 	redact := func(err error) string { return sanitise(err, t.URL, t.Token.Reveal()) }
-	conn, err := s.pool.get(ctx, poolKey{id: "fixed:" + key, url: t.URL}, t, redact)
+	pk := poolKey{id: "fixed:" + key, url: t.URL}
+	conn, err := s.pool.get(ctx, pk, t, redact)
 	if err != nil {
 		var cd *cooldownError
 		if errors.As(err, &cd) {
@@ -496,6 +515,7 @@ func (s *Service) CallFixed(ctx context.Context, key string, t Target, name stri
 		if cctx.Err() != nil && ctx.Err() == nil {
 			return nil, fmt.Errorf("%s: no answer within %s: %w", key, s.limits.CallTimeout, context.DeadlineExceeded)
 		}
+		s.forgetBroken(pk, conn, err)
 		return nil, fmt.Errorf("%s: %s", key, redact(err))
 	}
 	conn.touch(s.cfg.Now())

@@ -1,0 +1,473 @@
+package mcpclient
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/quiverhq/quiver/store"
+)
+
+func isGet(s seen) bool    { return s.Method == http.MethodGet }
+func isDelete(s seen) bool { return s.Method == http.MethodDelete }
+
+func TestTransports(t *testing.T) {
+	tests := []struct {
+		name string
+		sse  bool
+		want string
+	}{
+		{"streamable HTTP first", false, TransportStreamable},
+		{"SSE-only server through the fallback", true, TransportSSE},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t, nil)
+			p := startPeer(t, "peer-"+tc.want, peerOpts{sse: tc.sse})
+			addEcho(p.srv, "echo")
+			c, err := e.svc.Probe(context.Background(), p.URL, "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			if c.Transport() != tc.want || c.Server().Name != "peer-"+tc.want {
+				t.Errorf("transport %q, server %q; want %q, %q", c.Transport(), c.Server().Name, tc.want, "peer-"+tc.want)
+			}
+			if got := distinctNames(c); !cmp.Equal(got, []string{"echo"}) {
+				t.Errorf("tools %v", got)
+			}
+			// A registered server on this transport answers calls.
+			e.add(Registration{Name: "a", URL: p.URL})
+			ts := builtins().With(e.overlay(builtins()).Overlay).Select(facts("a/*"))
+			res, err := run(t, ts, "echo", `{"text":"over `+tc.want+`"}`)
+			if err != nil || res.Content != "echo: over "+tc.want {
+				t.Errorf("call = %+v, %v", res, err)
+			}
+		})
+	}
+}
+
+// TestBearerOnlyToRegisteredOrigin: an SSE server whose endpoint event
+// sends the client to another origin gets nothing sent there, token or
+// not.
+func TestBearerOnlyToRegisteredOrigin(t *testing.T) {
+	e := newEnv(t, nil)
+	var elsewhere atomic.Int32
+	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		elsewhere.Add(1)
+		w.WriteHeader(http.StatusAccepted)
+	}))
+	defer other.Close()
+	var auth sync.Map
+	first := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		auth.Store(r.Method, r.Header.Get("Authorization"))
+		if r.Method != http.MethodGet {
+			http.Error(w, "SSE only", http.StatusMethodNotAllowed)
+			return
+		}
+		w.Header().Set("Content-Type", "text/event-stream")
+		fmt.Fprintf(w, "event: endpoint\ndata: %s/messages?sessionid=1\n\n", other.URL)
+		w.(http.Flusher).Flush()
+		<-r.Context().Done()
+	}))
+	defer first.Close()
+	defer first.CloseClientConnections()
+
+	_, err := e.svc.Add(context.Background(), org, Registration{Name: "a", URL: first.URL + "/sse", Token: secretToken})
+	msg := refusal(t, err, "request to another origin refused")
+	wantNotContains(t, "refusal", msg, secretToken, "/messages")
+	if n := elsewhere.Load(); n != 0 {
+		t.Errorf("the other origin got %d requests", n)
+	}
+	for _, m := range []string{http.MethodPost, http.MethodGet} {
+		if got, _ := auth.Load(m); got != "Bearer "+secretToken {
+			t.Errorf("%s to the registered origin carried Authorization %q", m, got)
+		}
+	}
+}
+
+func TestRedirectRefused(t *testing.T) {
+	e := newEnv(t, nil)
+	target := startPeer(t, "target", peerOpts{})
+	addEcho(target.srv, "echo")
+	var hits atomic.Int32
+	red := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hits.Add(1)
+		http.Redirect(w, r, target.URL, http.StatusTemporaryRedirect)
+	}))
+	defer red.Close()
+	_, err := e.svc.Add(context.Background(), org, Registration{Name: "a", URL: red.URL + "/old-path", Token: secretToken})
+	msg := refusal(t, err, "redirects are refused")
+	wantContains(t, "refusal", msg, "307", "streamable HTTP:", "SSE:")
+	wantNotContains(t, "refusal", msg, secretToken, "/old-path", target.ts.URL)
+	if n := len(target.requests()); n != 0 {
+		t.Errorf("the redirect target got %d requests", n)
+	}
+	if hits.Load() == 0 {
+		t.Error("the redirecting server was never asked")
+	}
+}
+
+func TestResponseCap(t *testing.T) {
+	const limit = 64 << 10
+	e := newEnv(t, func(c *Config) { c.Limits.MaxResponseBytes = limit })
+	p := startPeer(t, "p", peerOpts{})
+	addRaw(p.srv, &mcp.Tool{Name: "big", Description: "Answers too much."}, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: strings.Repeat("x", 3*limit)}}}, nil
+	})
+	addEcho(p.srv, "echo")
+	e.add(Registration{Name: "a", URL: p.URL})
+	ts := builtins().With(e.overlay(builtins()).Overlay).Select(facts("a/*"))
+	_, err := run(t, ts, "big", `{}`)
+	wantContains(t, "error", errString(err), "the MCP server a failed", "larger than the response size cap")
+	res, err := run(t, ts, "echo", `{"text":"still here"}`)
+	if err != nil || res.Content != "echo: still here" {
+		t.Errorf("call after the oversized answer = %+v, %v", res, err)
+	}
+
+	// A tool listing over the cap fails the connect.
+	huge := startPeer(t, "huge", peerOpts{})
+	for i := range 40 {
+		addRaw(huge.srv, &mcp.Tool{Name: fmt.Sprintf("t%d", i), Description: strings.Repeat("d", 2048)}, nil)
+	}
+	_, err = e.svc.Add(context.Background(), org, Registration{Name: "huge", URL: huge.URL})
+	refusal(t, err, "larger than the response size cap")
+}
+
+// hang makes every request to p block until the test ends.
+func hang(t *testing.T, p *peer) {
+	block := make(chan struct{})
+	t.Cleanup(func() { close(block) })
+	p.setIntercept(func(w http.ResponseWriter, r *http.Request, _ rpcPeek) bool {
+		select {
+		case <-block:
+		case <-r.Context().Done():
+		}
+		return true
+	})
+}
+
+func TestHangingServerTimesOutOnce(t *testing.T) {
+	e := newEnv(t, func(c *Config) { c.Limits.ConnectTimeout = 100 * time.Millisecond })
+	p := startPeer(t, "p", peerOpts{})
+	hang(t, p)
+	_, err := e.svc.Add(context.Background(), org, Registration{Name: "a", URL: p.URL})
+	refusal(t, err, "no answer within 100ms")
+	// The timeout covers the whole connect: no SSE attempt follows a
+	// Streamable HTTP attempt that got no answer, and the attempt given up
+	// sends nothing more (the SDK would notify the cancellation and wait
+	// seconds for the hanging server to take it).
+	if n := p.count(isGet); n != 0 {
+		t.Errorf("%d SSE requests after the timeout", n)
+	}
+	if n := len(p.requests()); n != 1 {
+		t.Errorf("the hanging server got %d requests, want 1: %v", n, p.requests())
+	}
+}
+
+func TestHangingServerCooldown(t *testing.T) {
+	e := newEnv(t, func(c *Config) {
+		c.Limits.ConnectTimeout = 100 * time.Millisecond
+		c.Limits.Cooldown = 5 * time.Minute
+	})
+	p := startPeer(t, "p", peerOpts{})
+	addEcho(p.srv, "echo")
+	e.add(Registration{Name: "a", URL: p.URL})
+	hang(t, p)
+
+	before := len(p.requests())
+	ts := builtins().With(e.overlay(builtins()).Overlay).Select(facts("a/*"))
+	wantContains(t, "exclusion", excluded(ts, "a/*"), "MCP server unavailable: ", "no answer within 100ms")
+	tried := len(p.requests())
+	if tried != before+1 {
+		t.Errorf("the connect sent %d requests to the hanging server, want 1: %v", tried-before, p.requests()[before:])
+	}
+
+	// Within the cooldown the server is skipped without a request.
+	e.clock.Advance(5*time.Minute - time.Second)
+	ts = builtins().With(e.overlay(builtins()).Overlay).Select(facts("a/*"))
+	wantContains(t, "exclusion", excluded(ts, "a/*"), "not retried before 09:05:00 after a failed connect (", "no answer within 100ms")
+	if n := len(p.requests()); n != tried {
+		t.Errorf("%d requests during the cooldown", n-tried)
+	}
+	// A call of a tool routed earlier is refused the same way.
+	e.clock.Advance(time.Second - time.Nanosecond)
+	if _, err := e.svc.call(context.Background(), e.list()[0], "echo", nil); err == nil || !strings.Contains(err.Error(), "is unavailable: not retried before") {
+		t.Errorf("call during the cooldown: %v", err)
+	}
+	if n := len(p.requests()); n != tried {
+		t.Errorf("%d requests during the cooldown", n-tried)
+	}
+
+	// After it, one more try.
+	e.clock.Advance(time.Nanosecond)
+	ts = builtins().With(e.overlay(builtins()).Overlay).Select(facts("a/*"))
+	wantContains(t, "exclusion", excluded(ts, "a/*"), "no answer within 100ms")
+	if n := len(p.requests()); n == tried {
+		t.Error("no request after the cooldown ended")
+	}
+}
+
+func TestCooldownClearedByDisable(t *testing.T) {
+	e := newEnv(t, nil)
+	p := startPeer(t, "p", peerOpts{})
+	addEcho(p.srv, "echo")
+	e.add(Registration{Name: "a", URL: p.URL})
+	p.setIntercept(func(w http.ResponseWriter, r *http.Request, _ rpcPeek) bool {
+		http.Error(w, "down", http.StatusServiceUnavailable)
+		return true
+	})
+	ts := builtins().With(e.overlay(builtins()).Overlay).Select(facts("a/*"))
+	wantContains(t, "exclusion", excluded(ts, "a/*"), "Service Unavailable")
+	p.setIntercept(nil)
+	// An admin who fixed the server disables and enables it to retry at once.
+	for _, on := range []bool{false, true} {
+		if err := e.svc.SetEnabled(context.Background(), org, "a", on); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ts = builtins().With(e.overlay(builtins()).Overlay).Select(facts("a/*"))
+	if _, ok := ts.Lookup("echo"); !ok {
+		t.Errorf("echo not offered after re-enabling: %v", ts.Excluded())
+	}
+}
+
+func TestCallTimeout(t *testing.T) {
+	e := newEnv(t, func(c *Config) { c.Limits.CallTimeout = 100 * time.Millisecond })
+	p := startPeer(t, "p", peerOpts{})
+	release := make(chan struct{})
+	t.Cleanup(func() { close(release) })
+	addRaw(p.srv, &mcp.Tool{Name: "slow"}, func(ctx context.Context, _ *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		select {
+		case <-release:
+		case <-ctx.Done():
+		}
+		return &mcp.CallToolResult{}, nil
+	})
+	e.add(Registration{Name: "a", URL: p.URL})
+	ts := builtins().With(e.overlay(builtins()).Overlay).Select(facts("a/*"))
+	_, err := run(t, ts, "slow", `{}`)
+	wantContains(t, "error", errString(err), "the MCP server a did not answer within 100ms")
+	if got := ts.Tools()[1].Spec().Timeout; got <= 100*time.Millisecond {
+		t.Errorf("tool timeout %v leaves dispatch no room above the call timeout", got)
+	}
+}
+
+// TestDropMidStream: the connection is cut while the answer streams; the
+// call fails and the next turn connects afresh.
+func TestDropMidStream(t *testing.T) {
+	e := newEnv(t, nil)
+	p := startPeer(t, "p", peerOpts{})
+	addEcho(p.srv, "echo")
+	addEcho(p.srv, "drop")
+	e.add(Registration{Name: "a", URL: p.URL})
+	p.setIntercept(func(w http.ResponseWriter, r *http.Request, rpc rpcPeek) bool {
+		if rpc.Params.Name != "drop" {
+			return false
+		}
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.WriteHeader(http.StatusOK)
+		fmt.Fprint(w, "event: message\ndata: {\"jsonrpc\":\"2.0\",\"result\":{\"cont")
+		w.(http.Flusher).Flush()
+		c, _, err := http.NewResponseController(w).Hijack()
+		if err == nil {
+			c.Close()
+		}
+		return true
+	})
+	ts := builtins().With(e.overlay(builtins()).Overlay).Select(facts("a/*"))
+	inits := p.rpcs("initialize")
+	_, err := run(t, ts, "drop", `{"text":"x"}`)
+	wantContains(t, "error", errString(err), "the MCP server a failed: ")
+
+	ts = builtins().With(e.overlay(builtins()).Overlay).Select(facts("a/*"))
+	if got := p.rpcs("initialize"); got != inits+1 {
+		t.Errorf("%d new sessions after the drop, want 1", got-inits)
+	}
+	res, err := run(t, ts, "echo", `{"text":"again"}`)
+	if err != nil || res.Content != "echo: again" {
+		t.Errorf("call after the drop = %+v, %v", res, err)
+	}
+}
+
+// TestDropBeforeAnswer: the connection is cut before any answer; the call
+// fails and the next one works.
+func TestDropBeforeAnswer(t *testing.T) {
+	e := newEnv(t, nil)
+	p := startPeer(t, "p", peerOpts{})
+	addEcho(p.srv, "echo")
+	e.add(Registration{Name: "a", URL: p.URL})
+	var once sync.Once
+	p.setIntercept(func(w http.ResponseWriter, r *http.Request, rpc rpcPeek) bool {
+		dropped := false
+		if rpc.Method == "tools/call" {
+			once.Do(func() {
+				if c, _, err := http.NewResponseController(w).Hijack(); err == nil {
+					c.Close()
+					dropped = true
+				}
+			})
+		}
+		return dropped
+	})
+	ts := builtins().With(e.overlay(builtins()).Overlay).Select(facts("a/*"))
+	_, err := run(t, ts, "echo", `{"text":"lost"}`)
+	wantContains(t, "error", errString(err), "the MCP server a failed: ", "EOF")
+	ts = builtins().With(e.overlay(builtins()).Overlay).Select(facts("a/*"))
+	res, err := run(t, ts, "echo", `{"text":"again"}`)
+	if err != nil || res.Content != "echo: again" {
+		t.Errorf("call after the drop = %+v, %v", res, err)
+	}
+}
+
+func TestMalformedResult(t *testing.T) {
+	e := newEnv(t, nil)
+	p := startPeer(t, "p", peerOpts{})
+	addEcho(p.srv, "echo")
+	addEcho(p.srv, "bad")
+	e.add(Registration{Name: "a", URL: p.URL})
+	p.setIntercept(func(w http.ResponseWriter, r *http.Request, rpc rpcPeek) bool {
+		if rpc.Params.Name != "bad" {
+			return false
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.Write([]byte(`{"jsonrpc": "2.0", "result": garbage`))
+		return true
+	})
+	ts := builtins().With(e.overlay(builtins()).Overlay).Select(facts("a/*"))
+	inits := p.rpcs("initialize")
+	_, err := run(t, ts, "bad", `{"text":"x"}`)
+	wantContains(t, "error", errString(err), "the MCP server a failed: ", "failed to decode response")
+
+	ts = builtins().With(e.overlay(builtins()).Overlay).Select(facts("a/*"))
+	if got := p.rpcs("initialize"); got != inits+1 {
+		t.Errorf("%d new sessions after the malformed answer, want 1", got-inits)
+	}
+	res, err := run(t, ts, "echo", `{"text":"again"}`)
+	if err != nil || res.Content != "echo: again" {
+		t.Errorf("call after the malformed answer = %+v, %v", res, err)
+	}
+}
+
+func TestMalformedServer(t *testing.T) {
+	e := newEnv(t, nil)
+	garbage := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.Write([]byte("<html>not MCP</html>"))
+	}))
+	defer garbage.Close()
+	_, err := e.svc.Add(context.Background(), org, Registration{Name: "a", URL: garbage.URL})
+	msg := refusal(t, err, "could not connect to "+garbage.URL)
+	wantContains(t, "refusal", msg, "streamable HTTP: ", "failed to decode response", "SSE: ", "malformed")
+}
+
+// TestJSONRPCErrorKeepsConnection: a call the server answers with a
+// JSON-RPC error is the server's answer; the session stays.
+func TestJSONRPCErrorKeepsConnection(t *testing.T) {
+	e := newEnv(t, nil)
+	p := startPeer(t, "p", peerOpts{})
+	addEcho(p.srv, "echo")
+	e.add(Registration{Name: "a", URL: p.URL})
+	ts := builtins().With(e.overlay(builtins()).Overlay).Select(facts("a/*"))
+	inits := p.rpcs("initialize")
+	if _, err := e.svc.call(context.Background(), e.list()[0], "no_such_tool", nil); err == nil {
+		t.Fatal("a call of an unknown tool succeeded")
+	}
+	res, err := run(t, ts, "echo", `{"text":"same session"}`)
+	if err != nil || res.Content != "echo: same session" {
+		t.Errorf("call = %+v, %v", res, err)
+	}
+	if got := p.rpcs("initialize"); got != inits {
+		t.Errorf("%d new sessions after a JSON-RPC error, want 0", got-inits)
+	}
+}
+
+func TestIdleSweep(t *testing.T) {
+	e := newEnv(t, func(c *Config) { c.Limits.IdleClose = 10 * time.Minute })
+	p := startPeer(t, "p", peerOpts{})
+	addEcho(p.srv, "echo")
+	e.add(Registration{Name: "a", URL: p.URL})
+	ts := builtins().With(e.overlay(builtins()).Overlay).Select(facts("a/*"))
+	deletes := p.count(isDelete)
+
+	e.clock.Advance(9 * time.Minute)
+	if _, err := run(t, ts, "echo", `{"text":"keeps it warm"}`); err != nil {
+		t.Fatal(err)
+	}
+	e.clock.Advance(9 * time.Minute) // 18 minutes after connecting, 9 after the call
+	if n := e.svc.pool.sweep(); n != 0 {
+		t.Errorf("sweep closed %d connections used 9 minutes ago", n)
+	}
+	e.clock.Advance(time.Minute + time.Nanosecond)
+	if n := e.svc.pool.sweep(); n != 1 {
+		t.Errorf("sweep closed %d connections idle past the limit, want 1", n)
+	}
+	if got := p.count(isDelete); got != deletes+1 {
+		t.Errorf("the server saw %d session ends, want 1", got-deletes)
+	}
+	if e.svc.pool.live() != 0 {
+		t.Errorf("%d live connections after the sweep", e.svc.pool.live())
+	}
+	inits := p.rpcs("initialize")
+	e.overlay(builtins())
+	if got := p.rpcs("initialize"); got != inits+1 {
+		t.Errorf("%d new sessions after the sweep, want 1", got-inits)
+	}
+}
+
+// TestConcurrentOverlaysShareOneConnect: turns starting together for one
+// organisation open one session per server.
+func TestConcurrentOverlaysShareOneConnect(t *testing.T) {
+	e := newEnv(t, nil)
+	p := startPeer(t, "p", peerOpts{})
+	addEcho(p.srv, "echo")
+	e.add(Registration{Name: "a", URL: p.URL})
+	inits := p.rpcs("initialize")
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Go(func() {
+			tr, err := e.svc.Overlay(context.Background(), org, builtins())
+			if err != nil || len(tr.Overlay.Tools) != 1 {
+				t.Errorf("Overlay = %+v, %v", tr, err)
+			}
+		})
+	}
+	wg.Wait()
+	if got := p.rpcs("initialize"); got != inits+1 {
+		t.Errorf("8 concurrent turns opened %d sessions, want 1", got-inits)
+	}
+}
+
+// TestRotatedTokenReplacesConnection: re-sealing a token (key rotation)
+// changes the pool key; the connection made with the old one is closed,
+// not left open beside the new one.
+func TestRotatedTokenReplacesConnection(t *testing.T) {
+	e := newEnv(t, nil)
+	p := startPeer(t, "p", peerOpts{})
+	addEcho(p.srv, "echo")
+	e.add(Registration{Name: "a", URL: p.URL, Token: secretToken})
+	e.overlay(builtins())
+	deletes := p.count(isDelete)
+	n, err := e.st.RewrapMCPTokens(context.Background(), func(s store.MCPServer) (string, error) {
+		return e.cfg.Keyring.Seal([]byte(secretToken), TokenAAD(s.OrgID, s.ID))
+	})
+	if err != nil || n != 1 {
+		t.Fatalf("rewrap: %d, %v", n, err)
+	}
+	e.overlay(builtins())
+	if got := p.count(isDelete); got != deletes+1 {
+		t.Errorf("the old session was ended %d times, want 1", got-deletes)
+	}
+	if e.svc.pool.live() != 1 {
+		t.Errorf("%d live connections, want 1", e.svc.pool.live())
+	}
+}

@@ -1,0 +1,498 @@
+package mcpclient
+
+import (
+	"context"
+	"errors"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/quiverhq/quiver/netguard"
+	"github.com/quiverhq/quiver/store"
+)
+
+// refusal asserts that err is an *Error containing want.
+func refusal(t *testing.T, err error, want string) string {
+	t.Helper()
+	var re *Error
+	if !errors.As(err, &re) {
+		t.Fatalf("error = %v (%T), want an *Error containing %q", err, err, want)
+	}
+	wantContains(t, "refusal", re.Msg, want)
+	return re.Msg
+}
+
+func (e *env) list() []store.MCPServer {
+	e.t.Helper()
+	recs, err := e.svc.List(context.Background(), org)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return recs
+}
+
+func (e *env) names() []string {
+	var out []string
+	for _, r := range e.list() {
+		out = append(out, r.Name)
+	}
+	return out
+}
+
+func TestAddInvalidFieldStoresNothingContactsNothing(t *testing.T) {
+	e := newEnv(t, nil)
+	p := startPeer(t, "p", peerOpts{})
+	addEcho(p.srv, "echo")
+	tests := []struct {
+		name string
+		reg  Registration
+		want string
+	}{
+		{"bad name", Registration{Name: "bad_name", URL: p.URL, Token: secretToken}, "name:"},
+		{"long URL", Registration{Name: "a", URL: p.URL + "?" + strings.Repeat("q", 500), Token: secretToken}, "url: at most 500"},
+		{"scheme", Registration{Name: "a", URL: strings.Replace(p.URL, "http:", "ws:", 1), Token: secretToken}, "url: give an http or https URL"},
+		{"long token", Registration{Name: "a", URL: p.URL, Token: strings.Repeat("t", 501)}, "token: at most 500"},
+		{"two-line token", Registration{Name: "a", URL: p.URL, Token: secretToken + "\nX"}, "token: must be one line"},
+		{"type", Registration{Name: "a", URL: p.URL, Token: secretToken, Type: "crawler"}, `type "crawler"`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := e.svc.Add(context.Background(), org, tc.reg)
+			msg := refusal(t, err, tc.want)
+			wantNotContains(t, "refusal", msg, secretToken)
+		})
+	}
+	if got := e.list(); len(got) != 0 {
+		t.Errorf("stored %v after refusals", got)
+	}
+	if got := p.requests(); len(got) != 0 {
+		t.Errorf("the server was contacted: %v", got)
+	}
+}
+
+func TestAddDuplicateName(t *testing.T) {
+	e := newEnv(t, nil)
+	a, b := startPeer(t, "a", peerOpts{}), startPeer(t, "b", peerOpts{})
+	addEcho(a.srv, "echo")
+	e.add(Registration{Name: "srv", URL: a.URL})
+	_, err := e.svc.Add(context.Background(), org, Registration{Name: " srv ", URL: b.URL})
+	refusal(t, err, `name: "srv" is already registered`)
+	if n := len(b.requests()); n != 0 {
+		t.Errorf("the second server got %d requests", n)
+	}
+	// Another organisation may use the name.
+	if _, err := e.svc.Add(context.Background(), "org2", Registration{Name: "srv", URL: a.URL}); err != nil {
+		t.Errorf("same name in another organisation: %v", err)
+	}
+}
+
+func TestAddSecondTypedFamilyRefusedBeforeConnecting(t *testing.T) {
+	e := newEnv(t, nil)
+	first, second := startPeer(t, "first", peerOpts{}), startPeer(t, "second", peerOpts{})
+	addEcho(first.srv, "search")
+	addEcho(second.srv, "search")
+	e.add(Registration{Name: "ws1", URL: first.URL, Type: "web_search"})
+
+	_, err := e.svc.Add(context.Background(), org, Registration{Name: "ws2", URL: second.URL, Type: "web_search"})
+	refusal(t, err, `type: web_search is already served by the enabled server "ws1"`)
+	if n := len(second.requests()); n != 0 {
+		t.Errorf("the second server got %d requests before the refusal", n)
+	}
+	// Another family and the general type are not affected.
+	e.add(Registration{Name: "fetcher", URL: second.URL, Type: "url_fetcher"})
+	e.add(Registration{Name: "plain", URL: second.URL})
+
+	// A disabled server of the family no longer blocks a new one.
+	if err := e.svc.SetEnabled(context.Background(), org, "ws1", false); err != nil {
+		t.Fatal(err)
+	}
+	e.add(Registration{Name: "ws2", URL: second.URL, Type: "web_search"})
+	// ...but it cannot be enabled beside it.
+	err = e.svc.SetEnabled(context.Background(), org, "ws1", true)
+	refusal(t, err, "type: another enabled server already serves web_search")
+	if diff := cmp.Diff([]string{"fetcher", "plain", "ws1", "ws2"}, e.names()); diff != "" {
+		t.Errorf("stored (-want +got):\n%s", diff)
+	}
+}
+
+func TestAddSlotLimitCountsDisabled(t *testing.T) {
+	e := newEnv(t, func(c *Config) { c.Limits.Slots = 2 })
+	p, third := startPeer(t, "p", peerOpts{}), startPeer(t, "third", peerOpts{})
+	addEcho(p.srv, "echo")
+	addEcho(third.srv, "echo")
+	e.add(Registration{Name: "a", URL: p.URL})
+	e.add(Registration{Name: "b", URL: p.URL})
+	if err := e.svc.SetEnabled(context.Background(), org, "b", false); err != nil {
+		t.Fatal(err)
+	}
+	_, err := e.svc.Add(context.Background(), org, Registration{Name: "c", URL: third.URL})
+	refusal(t, err, "limit: this organisation already has 2 servers")
+	if n := len(third.requests()); n != 0 {
+		t.Errorf("the server over the limit got %d requests", n)
+	}
+	if err := e.svc.Remove(context.Background(), org, "b", true); err != nil {
+		t.Fatal(err)
+	}
+	e.add(Registration{Name: "c", URL: third.URL})
+	if diff := cmp.Diff([]string{"a", "c"}, e.names()); diff != "" {
+		t.Errorf("stored (-want +got):\n%s", diff)
+	}
+}
+
+func TestAddPublicModeRefusesLocalWithoutContact(t *testing.T) {
+	e := newEnv(t, func(c *Config) { c.Network = netguard.Config{Mode: netguard.Public} })
+	p := startPeer(t, "local", peerOpts{})
+	addEcho(p.srv, "echo")
+	port := p.ts.Listener.Addr().(*net.TCPAddr).Port
+	tests := []struct {
+		url, want string
+	}{
+		{p.URL, "url: public mode needs an https URL"},
+		{strings.Replace(p.URL, "http:", "https:", 1), "blocked"},
+		{"https://localhost:" + strconv.Itoa(port) + "/mcp", "blocked"},
+		{"https://10.1.2.3/mcp", "blocked"},
+		{"https://169.254.169.254/latest", "blocked"},
+		{"https://[::1]/mcp", "blocked"},
+	}
+	for _, tc := range tests {
+		_, err := e.svc.Add(context.Background(), org, Registration{Name: "a", URL: tc.url})
+		msg := refusal(t, err, tc.want)
+		wantNotContains(t, "refusal", msg, "/mcp", "/latest")
+	}
+	if n := len(p.requests()); n != 0 {
+		t.Errorf("the loopback server got %d requests in public mode", n)
+	}
+	if got := e.list(); len(got) != 0 {
+		t.Errorf("stored %v", got)
+	}
+}
+
+func TestAddConnectFailureSanitised(t *testing.T) {
+	e := newEnv(t, nil)
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed := l.Addr().String()
+	l.Close()
+
+	echoing := startPeer(t, "echoing", peerOpts{})
+	// A broken server that answers with garbage quoting the request's
+	// Authorization header, as a debugging proxy might.
+	echoing.setIntercept(func(w http.ResponseWriter, r *http.Request, _ rpcPeek) bool {
+		w.Header().Set("Content-Type", "application/json")
+		w.Write([]byte("unauthorised: " + r.Header.Get("Authorization")))
+		return true
+	})
+	tests := []struct {
+		name, url, origin string
+		wants             []string
+	}{
+		{"nothing listening", "http://" + closed + "/mcp/private-path?key=q1", "http://" + closed, []string{"connection refused"}},
+		{"garbage quoting the token", echoing.URL + "/private-path?key=q1", echoing.ts.URL, []string{"[redacted]", "SSE:"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := e.svc.Add(context.Background(), org, Registration{Name: "a", URL: tc.url, Token: secretToken})
+			msg := refusal(t, err, "could not connect to "+tc.origin+": ")
+			wantContains(t, "refusal", msg, tc.wants...)
+			wantNotContains(t, "refusal", msg, secretToken, "private-path", "key=q1")
+			if len([]rune(msg)) > maxErrorChars+len("could not connect to "+tc.origin+": ") {
+				t.Errorf("refusal of %d characters", len([]rune(msg)))
+			}
+		})
+	}
+	if got := e.list(); len(got) != 0 {
+		t.Errorf("stored %v", got)
+	}
+}
+
+func TestAddStoresSnapshotAndSealedToken(t *testing.T) {
+	e := newEnv(t, nil)
+	p := startPeer(t, "p", peerOpts{})
+	addEcho(p.srv, "zeta")
+	addEcho(p.srv, "alpha")
+	rec, err := e.svc.Add(context.Background(), org, Registration{Name: "my server", URL: p.URL, Token: " " + secretToken + " "})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := store.MCPServer{ID: "id1", OrgID: org, Name: "my-server", URL: p.URL, Type: "general", Enabled: true,
+		Tools: []string{"alpha", "zeta"}, CreatedAt: t0, UpdatedAt: t0, DiscoveredAt: t0}
+	if diff := cmp.Diff(want, rec, cmpIgnoreToken); diff != "" {
+		t.Errorf("Add returned (-want +got):\n%s", diff)
+	}
+	stored := e.list()
+	if len(stored) != 1 {
+		t.Fatalf("stored %d rows", len(stored))
+	}
+	if diff := cmp.Diff(rec, stored[0]); diff != "" {
+		t.Errorf("stored row differs from the returned one (-returned +stored):\n%s", diff)
+	}
+	sealed := stored[0].Token
+	if sealed == "" || strings.Contains(sealed, secretToken) {
+		t.Fatalf("stored token %q is not sealed", sealed)
+	}
+	pt, err := e.cfg.Keyring.Open(sealed, TokenAAD(org, "id1"))
+	if err != nil || string(pt) != secretToken {
+		t.Errorf("the sealed token opens to %q, %v; want the trimmed plaintext", pt, err)
+	}
+	if _, err := e.cfg.Keyring.Open(sealed, TokenAAD(org, "id2")); err == nil {
+		t.Error("the sealed token opens with another row's binding")
+	}
+	if _, err := e.cfg.Keyring.Open(sealed, TokenAAD("org2", "id1")); err == nil {
+		t.Error("the sealed token opens with another organisation's binding")
+	}
+	// Every request carried the token, and Add closed its session.
+	for _, r := range p.requests() {
+		if r.Auth != "Bearer "+secretToken {
+			t.Errorf("%s %s sent Authorization %q", r.Method, r.RPC, r.Auth)
+		}
+	}
+	if n := p.count(func(s seen) bool { return s.Method == http.MethodDelete }); n != 1 {
+		t.Errorf("Add ended %d sessions, want 1 (it keeps no connection)", n)
+	}
+}
+
+var cmpIgnoreToken = cmp.FilterPath(func(p cmp.Path) bool { return p.String() == "Token" }, cmp.Ignore())
+
+func TestAddZeroToolsIsNoneDiscovered(t *testing.T) {
+	e := newEnv(t, nil)
+	p := startPeer(t, "empty", peerOpts{})
+	rec, err := e.svc.Add(context.Background(), org, Registration{Name: "empty", URL: p.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := Snapshot(e.list()[0].Tools); got != "None discovered" || Snapshot(rec.Tools) != got {
+		t.Errorf("snapshot %q (returned %q), want None discovered", got, Snapshot(rec.Tools))
+	}
+}
+
+func TestAddTokenNeedsKeyring(t *testing.T) {
+	e := newEnv(t, func(c *Config) { c.Keyring = nil })
+	p := startPeer(t, "p", peerOpts{})
+	addEcho(p.srv, "echo")
+	_, err := e.svc.Add(context.Background(), org, Registration{Name: "a", URL: p.URL, Token: secretToken})
+	msg := refusal(t, err, "token: no encryption key is configured")
+	wantNotContains(t, "refusal", msg, secretToken)
+	if n := len(p.requests()); n != 0 {
+		t.Errorf("the server got %d requests", n)
+	}
+	e.add(Registration{Name: "a", URL: p.URL})
+}
+
+// TestStoredTokenWithoutKeyring: a service started without the key that
+// sealed a stored token reports the server unavailable and sends nothing.
+func TestStoredTokenWithoutKeyring(t *testing.T) {
+	e := newEnv(t, nil)
+	p := startPeer(t, "p", peerOpts{})
+	addEcho(p.srv, "echo")
+	e.add(Registration{Name: "a", URL: p.URL, Token: secretToken})
+	before := len(p.requests())
+	keyless := New(Config{Store: e.st, Network: e.cfg.Network, Now: e.clock.Now})
+	defer keyless.Close()
+	tr, err := keyless.Overlay(context.Background(), org, builtins())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := builtins().With(tr.Overlay).Select(facts("a/*"))
+	wantContains(t, "exclusion", excluded(ts, "a/*"), "MCP server unavailable", "no encryption key")
+	if n := len(p.requests()); n != before {
+		t.Errorf("%d requests without the key", n-before)
+	}
+}
+
+func TestRemove(t *testing.T) {
+	e := newEnv(t, func(c *Config) { c.Limits.Slots = 1 })
+	p := startPeer(t, "p", peerOpts{})
+	addEcho(p.srv, "echo")
+	e.add(Registration{Name: "a", URL: p.URL})
+
+	refusal(t, e.svc.Remove(context.Background(), org, "a", false), `removing "a" needs explicit confirmation`)
+	if diff := cmp.Diff([]string{"a"}, e.names()); diff != "" {
+		t.Fatalf("unconfirmed remove changed the store (-want +got):\n%s", diff)
+	}
+	refusal(t, e.svc.Remove(context.Background(), org, "nope", true), `no server named "nope"`)
+
+	e.overlay(builtins()) // opens the pooled connection
+	if e.svc.pool.live() != 1 {
+		t.Fatalf("%d live connections after Overlay, want 1", e.svc.pool.live())
+	}
+	deletes := func() int { return p.count(func(s seen) bool { return s.Method == http.MethodDelete }) }
+	before := deletes()
+	if err := e.svc.Remove(context.Background(), org, "a", true); err != nil {
+		t.Fatal(err)
+	}
+	if got := deletes(); got != before+1 {
+		t.Errorf("the server saw %d session ends on Remove, want 1", got-before)
+	}
+	if e.svc.pool.live() != 0 {
+		t.Errorf("%d live connections after Remove", e.svc.pool.live())
+	}
+	if got := e.list(); len(got) != 0 {
+		t.Errorf("stored %v after Remove", got)
+	}
+	e.add(Registration{Name: "b", URL: p.URL}) // the slot is free
+}
+
+func TestDisableClosesAndHides(t *testing.T) {
+	e := newEnv(t, nil)
+	p := startPeer(t, "p", peerOpts{})
+	addEcho(p.srv, "echo")
+	e.add(Registration{Name: "a", URL: p.URL})
+	ts := builtins().With(e.overlay(builtins()).Overlay).Select(facts("a/*"))
+	if _, ok := ts.Lookup("echo"); !ok {
+		t.Fatalf("echo not offered: %v", ts.Excluded())
+	}
+	before := p.count(func(s seen) bool { return s.Method == http.MethodDelete })
+	if err := e.svc.SetEnabled(context.Background(), org, "a", false); err != nil {
+		t.Fatal(err)
+	}
+	if got := p.count(func(s seen) bool { return s.Method == http.MethodDelete }); got != before+1 {
+		t.Errorf("disabling ended %d sessions, want 1", got-before)
+	}
+	ts = builtins().With(e.overlay(builtins()).Overlay).Select(facts("a/*"))
+	if _, ok := ts.Lookup("echo"); ok {
+		t.Error("a disabled server's tool is offered")
+	}
+	if err := e.svc.SetEnabled(context.Background(), org, "a", true); err != nil {
+		t.Fatal(err)
+	}
+	ts = builtins().With(e.overlay(builtins()).Overlay).Select(facts("a/*"))
+	if _, ok := ts.Lookup("echo"); !ok {
+		t.Errorf("re-enabled server's tool not offered: %v", ts.Excluded())
+	}
+	refusal(t, e.svc.SetEnabled(context.Background(), org, "nope", true), `no server named "nope"`)
+}
+
+func TestListNeverContactsServers(t *testing.T) {
+	e := newEnv(t, nil)
+	p := startPeer(t, "p", peerOpts{})
+	addEcho(p.srv, "echo")
+	e.add(Registration{Name: "a", URL: p.URL})
+	before := len(p.requests())
+	p.ts.Close() // listing must work with the server gone
+	recs := e.list()
+	if len(recs) != 1 || Snapshot(recs[0].Tools) != "echo" {
+		t.Errorf("List = %+v", recs)
+	}
+	if n := len(p.requests()); n != before {
+		t.Errorf("List sent %d requests", n-before)
+	}
+}
+
+// TestSnapshotRefreshOnReconnect: the stored snapshot is rewritten in the
+// background when a connection lists other tools than the stored ones.
+func TestSnapshotRefreshOnReconnect(t *testing.T) {
+	e := newEnv(t, nil)
+	p := startPeer(t, "p", peerOpts{})
+	addEcho(p.srv, "a")
+	e.add(Registration{Name: "s", URL: p.URL})
+	addEcho(p.srv, "b") // changed while no connection is open
+	e.clock.Advance(time.Hour)
+	e.overlay(builtins())
+	e.svc.Close() // waits for the background write
+	rec := e.list()[0]
+	if diff := cmp.Diff([]string{"a", "b"}, rec.Tools); diff != "" {
+		t.Errorf("snapshot (-want +got):\n%s", diff)
+	}
+	if !rec.DiscoveredAt.Equal(t0.Add(time.Hour)) {
+		t.Errorf("DiscoveredAt = %v, want the refresh time", rec.DiscoveredAt)
+	}
+}
+
+// TestSnapshotRefreshOnListChanged: a live connection whose server
+// announces a changed tool list lists again at the next Overlay and stores
+// the new snapshot.
+func TestSnapshotRefreshOnListChanged(t *testing.T) {
+	e := newEnv(t, nil)
+	notified := make(chan struct{}, 1)
+	p := startPeer(t, "p", peerOpts{
+		// A legacy protocol version puts the notification and the ping
+		// below on the same stream, so the ping's answer proves that the
+		// client has handled the notification.
+		versions: []string{"2025-11-25"},
+		sending: func(next mcp.MethodHandler) mcp.MethodHandler {
+			return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+				res, err := next(ctx, method, req)
+				if method == "notifications/tools/list_changed" {
+					notified <- struct{}{}
+				}
+				return res, err
+			}
+		},
+	})
+	addEcho(p.srv, "a")
+	e.add(Registration{Name: "s", URL: p.URL})
+	e.overlay(builtins())
+	lists := p.rpcs("tools/list")
+
+	p.srv.RemoveTools("a")
+	addEcho(p.srv, "c")
+	<-notified
+	for ss := range p.srv.Sessions() {
+		if err := ss.Ping(context.Background(), nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tr := e.overlay(builtins())
+	if got := p.rpcs("tools/list"); got != lists+1 {
+		t.Errorf("%d tool listings after the change, want 1", got-lists)
+	}
+	if got := p.rpcs("initialize"); got != 2 {
+		t.Errorf("%d initializations, want 2 (Add's and the pooled one reused)", got)
+	}
+	ts := builtins().With(tr.Overlay).Select(facts("s/*"))
+	if diff := cmp.Diff([]string{"calculate", "c"}, ts.Names()); diff != "" {
+		t.Errorf("toolset after the change (-want +got):\n%s", diff)
+	}
+	e.svc.Close()
+	if diff := cmp.Diff([]string{"c"}, e.list()[0].Tools); diff != "" {
+		t.Errorf("stored snapshot (-want +got):\n%s", diff)
+	}
+}
+
+func TestCallReverifiesRegistration(t *testing.T) {
+	e := newEnv(t, nil)
+	p := startPeer(t, "p", peerOpts{})
+	addEcho(p.srv, "echo")
+	e.add(Registration{Name: "a", URL: p.URL})
+	ts := builtins().With(e.overlay(builtins()).Overlay).Select(facts("a/echo"))
+	res, err := run(t, ts, "echo", `{"text":"hi"}`)
+	if err != nil || res.Content != "echo: hi" {
+		t.Fatalf("call = %+v, %v", res, err)
+	}
+	calls := p.rpcs("tools/call")
+
+	if err := e.svc.SetEnabled(context.Background(), org, "a", false); err != nil {
+		t.Fatal(err)
+	}
+	_, err = run(t, ts, "echo", `{"text":"hi"}`)
+	wantContains(t, "error", errString(err), "the MCP server a is disabled")
+
+	if err := e.svc.Remove(context.Background(), org, "a", true); err != nil {
+		t.Fatal(err)
+	}
+	_, err = run(t, ts, "echo", `{"text":"hi"}`)
+	wantContains(t, "error", errString(err), "the MCP server a was removed")
+
+	e.add(Registration{Name: "a", URL: p.URL}) // same name, new row
+	_, err = run(t, ts, "echo", `{"text":"hi"}`)
+	wantContains(t, "error", errString(err), "changed since this turn started")
+
+	if got := p.rpcs("tools/call"); got != calls {
+		t.Errorf("the server got %d calls after the registration changed", got-calls)
+	}
+}
+
+func errString(err error) string {
+	if err == nil {
+		return "<nil>"
+	}
+	return err.Error()
+}
