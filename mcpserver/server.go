@@ -51,10 +51,12 @@ type Config struct {
 	// Logger receives infrastructure failures, with detail the client never
 	// sees; nil discards.
 	Logger *slog.Logger
-	// NewConversation returns the id of a new session's conversation, which
-	// is also the id of the one turn the session's calls belong to. Nil means
-	// "mcp_" and 26 random characters.
+	// NewConversation returns the id of a new session's conversation; nil
+	// means "mcp_" and 26 random characters.
 	NewConversation func() string
+	// NewTurn returns the id of the one turn a new session's calls belong
+	// to; nil means "turn_" and 26 random characters.
+	NewTurn func() string
 	// StartTurn is called once per session, before its first tools/call runs,
 	// with the scope every call of that session uses; the caller records the
 	// turn there (a session's stored results are read by conversation). Nil
@@ -102,6 +104,9 @@ func New(cfg Config) *Server {
 	}
 	if cfg.NewConversation == nil {
 		cfg.NewConversation = func() string { return "mcp_" + strings.ToLower(rand.Text()) }
+	}
+	if cfg.NewTurn == nil {
+		cfg.NewTurn = func() string { return "turn_" + strings.ToLower(rand.Text()) }
 	}
 	s := &Server{cfg: cfg, sessions: map[*mcp.ServerSession]*session{}, work: newInflight()}
 	s.stop, s.cancelStop = context.WithCancel(context.Background())
@@ -198,8 +203,8 @@ func (s *Server) scopeOf(ctx context.Context, ss *mcp.ServerSession) (tool.Scope
 	if sess.started {
 		return sess.scope, nil
 	}
-	conv := s.cfg.NewConversation()
-	scope := tool.Scope{OrgID: s.cfg.OrgID, UserID: s.cfg.UserID, ConversationID: conv, TurnID: conv}
+	scope := tool.Scope{OrgID: s.cfg.OrgID, UserID: s.cfg.UserID,
+		ConversationID: s.cfg.NewConversation(), TurnID: s.cfg.NewTurn()}
 	if s.cfg.StartTurn != nil {
 		if err := s.cfg.StartTurn(ctx, scope); err != nil {
 			return tool.Scope{}, err

@@ -70,6 +70,7 @@ type fixture struct {
 	entered chan struct{}
 	release chan struct{}
 	counter atomic.Int64
+	turns2  atomic.Int64
 }
 
 type syncBuffer struct {
@@ -130,6 +131,7 @@ func newFixture(t testing.TB) *fixture {
 		Toolset: f.ts, Dispatcher: f.d, OrgID: "acme", UserID: "ana", Version: "1.2.3",
 		Logger:          slog.New(slog.NewTextHandler(f.logs, nil)),
 		NewConversation: func() string { return fmt.Sprintf("conv%d", f.counter.Add(1)) },
+		NewTurn:         func() string { return fmt.Sprintf("turn%d", f.turns2.Add(1)) },
 		StartTurn: func(_ context.Context, s tool.Scope) error {
 			f.turns <- s
 			return nil
@@ -350,8 +352,8 @@ func TestSessionScope(t *testing.T) {
 	whoA, _ := callText(t, a, "whoami", nil)
 	whoB, _ := callText(t, b, "whoami", nil)
 	want := []string{
-		`{"OrgID":"acme","UserID":"ana","ConversationID":"conv1","TurnID":"conv1"}`,
-		`{"OrgID":"acme","UserID":"ana","ConversationID":"conv2","TurnID":"conv2"}`,
+		`{"OrgID":"acme","UserID":"ana","ConversationID":"conv1","TurnID":"turn1"}`,
+		`{"OrgID":"acme","UserID":"ana","ConversationID":"conv2","TurnID":"turn2"}`,
 	}
 	if diff := cmp.Diff(want, []string{whoA, whoB}); diff != "" {
 		t.Errorf("scopes (-want +got):\n%s", diff)
