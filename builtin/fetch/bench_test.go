@@ -2,6 +2,7 @@ package fetch
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -41,7 +42,7 @@ func BenchmarkConvertLargePage(b *testing.B) {
 	b.SetBytes(int64(len(body)))
 	b.ReportAllocs()
 	for b.Loop() {
-		d, err := f.convert(body, "text/html; charset=utf-8", u)
+		d, err := f.convert(context.Background(), body, "text/html; charset=utf-8", u)
 		if err != nil || len(d.Text) < 100<<10 {
 			b.Fatalf("convert: %d characters, %v", len(d.Text), err)
 		}

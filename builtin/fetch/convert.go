@@ -2,6 +2,7 @@ package fetch
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -107,12 +108,16 @@ func textual(mt string) bool { return format(mt) != "" }
 // convert turns a response body into a document according to its content
 // type. Binary types give a binaryError; a PDF that cannot be read gives
 // an error saying why.
-func (f *fetcher) convert(body []byte, contentType string, page *url.URL) (document, error) {
+func (f *fetcher) convert(ctx context.Context, body []byte, contentType string, page *url.URL) (document, error) {
 	mt := mediaType(contentType, body)
 	d := document{URL: page.String(), Format: format(mt)}
 	if mt == pdfType {
+		read := f.cfg.ReadPDF
+		if read == nil {
+			read = func(_ context.Context, body []byte) (string, string, error) { return ReadPDF(body) }
+		}
 		var err error
-		if d.Title, d.Text, err = pdfText(body); err != nil {
+		if d.Title, d.Text, err = read(ctx, body); err != nil {
 			if cause := errors.Unwrap(err); cause != nil {
 				f.log.Info("pdf not read", "host", page.Host, "err", cause)
 			}

@@ -72,6 +72,11 @@ type Config struct {
 	// PagesPerTurn caps the pages research_web reads in one turn, across
 	// calls with the same Scope.TurnID. Zero means 9.
 	PagesPerTurn int
+	// ReadPDF extracts a PDF's title and text. Nil means in this process
+	// (ReadPDF below); production runs it in a resource-limited child
+	// process, since a hostile file can crash or hang the PDF parser in
+	// ways recover cannot catch. An error's message is shown to the model.
+	ReadPDF func(ctx context.Context, body []byte) (title, text string, err error)
 	// Logger receives sidecar failures. Nil means slog.Default().
 	Logger *slog.Logger
 }
@@ -221,7 +226,7 @@ func (f *fetcher) convertWithin(ctx context.Context, body []byte, ct string, pag
 	}
 	done := make(chan result, 1)
 	go func() {
-		d, err := f.convert(body, ct, page)
+		d, err := f.convert(ctx, body, ct, page)
 		done <- result{d, err}
 	}()
 	select {

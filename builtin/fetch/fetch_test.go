@@ -179,7 +179,7 @@ func errString(err error) string {
 func TestArticleGolden(t *testing.T) {
 	f := newFetcher(Config{Client: http.DefaultClient})
 	u, _ := url.Parse("https://coastal.example/history/lighthouse-time")
-	d, err := f.convert(mustRead(t, "article.html"), "text/html; charset=utf-8", u)
+	d, err := f.convert(context.Background(), mustRead(t, "article.html"), "text/html; charset=utf-8", u)
 	if err != nil {
 		t.Fatal(err)
 	}

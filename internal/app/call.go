@@ -111,7 +111,7 @@ func runCall(ctx context.Context, args []string, env Env) error {
 	defer st.Close()
 	svc := mcpService(cfg, st, kr, env)
 	defer svc.Close()
-	base := NewCatalog(CatalogDeps{Store: st, DataDir: dir, Config: cfg, Getenv: env.Getenv, MCP: svc})
+	base := NewCatalog(CatalogDeps{Store: st, DataDir: dir, Config: cfg, Getenv: env.Getenv, MCP: svc, Executable: selfExecutable()})
 	cat := turnCatalog(ctx, base, svc, facts.Place.OrgID, env)
 	d := dispatch.New(dispatch.Config{Results: st, Now: env.Now, Logger: env.Logger})
 	facts.TurnID = fmt.Sprintf("cli-%d", env.Now().UnixNano())

@@ -49,6 +49,9 @@ type CatalogDeps struct {
 	// MCP serves engines the configuration puts on an MCP server (IAsk);
 	// nil leaves them out.
 	MCP *mcpclient.Service
+	// Executable is the quiver binary fetch_url runs to read PDFs in a
+	// child process; "" reads them in this process.
+	Executable string
 }
 
 // NewCatalog registers every built-in tool, in the order that fixes the
@@ -72,6 +75,9 @@ func NewCatalog(d CatalogDeps) *registry.Catalog {
 	pages := fetch.Config{
 		Client: guard.HTTP(), SelfHosted: d.Config.Network.Mode == "self-hosted",
 		Crawl4AIURL: d.Config.Web.Crawl4AIURL, CheckURL: guard.CheckURL,
+	}
+	if d.Executable != "" {
+		pages.ReadPDF = pdfReader(d.Executable)
 	}
 	c.Register(search.Tool(), fetch.FetchTool(pages), fetch.ResearchTool(pages, chainSearcher{search.Chain()}))
 	return c

@@ -175,7 +175,7 @@ func openSession(ctx context.Context, c chatFlags, env Env) (*session, error) {
 	s := &session{env: env, st: st, model: model, in: c.in, out: &chatPrinter{w: env.Stdout, errw: env.Stderr, json: c.asJSON}}
 	s.mcp = mcpService(cfg, st, kr, env)
 	s.dtm = &deliberate{detector: det, st: st, userMode: c.dtm, logger: env.Logger}
-	s.cat = NewCatalog(CatalogDeps{Store: st, DataDir: dir, Config: cfg, Getenv: env.Getenv, MCP: s.mcp})
+	s.cat = NewCatalog(CatalogDeps{Store: st, DataDir: dir, Config: cfg, Getenv: env.Getenv, MCP: s.mcp, Executable: selfExecutable()})
 	s.runner = agent.New(agent.Config{
 		Store: st, Dispatcher: dispatch.New(dispatch.Config{Results: st, Logger: env.Logger}),
 		MaxSteps: cfg.MaxSteps, Prices: prices(cfg), Now: env.Now, Logger: env.Logger,

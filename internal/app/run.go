@@ -110,6 +110,8 @@ func dispatchCommand(ctx context.Context, args []string, env Env) error {
 		return runIntent(ctx, args[1:], env)
 	case "triggers":
 		return runTriggers(ctx, args[1:], env)
+	case pdfCommand:
+		return runReadPDF(env)
 	case "help", "-h", "--help", "-help":
 		fmt.Fprint(env.Stdout, usage)
 		return nil
