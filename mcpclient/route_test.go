@@ -1,0 +1,457 @@
+package mcpclient
+
+import (
+	"context"
+	"encoding/json"
+	"net"
+	"net/netip"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+	"unicode/utf8"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/quiverhq/quiver/netguard"
+	"github.com/quiverhq/quiver/registry"
+	"github.com/quiverhq/quiver/store"
+	"github.com/quiverhq/quiver/tool"
+)
+
+// overlaid returns the catalog a turn would select from (the built-ins with
+// the organisation's overlay) and the overlay itself.
+func (e *env) overlaid() (*registry.Catalog, Turn) {
+	e.t.Helper()
+	tr := e.overlay(builtins())
+	return builtins().With(tr.Overlay), tr
+}
+
+func TestMCPToolsAreOptionalAndAllowlisted(t *testing.T) {
+	e := newEnv(t, nil)
+	p := startPeer(t, "p", peerOpts{})
+	addEcho(p.srv, "echo")
+	addRaw(p.srv, &mcp.Tool{Name: "peek", Description: "Reads.", Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}}, nil)
+	e.add(Registration{Name: "srv", URL: p.URL})
+	cat, _ := e.overlaid()
+	tests := []struct {
+		allow []string
+		want  []string
+	}{
+		{nil, []string{"calculate"}},
+		{[]string{"srv/echo"}, []string{"calculate", "echo"}},
+		{[]string{"srv/*"}, []string{"calculate", "echo", "peek"}},
+		{[]string{"srv/peek", "lookup"}, []string{"calculate", "lookup", "peek"}},
+		{[]string{"other/*", "srv/nope", "srv"}, []string{"calculate"}},
+	}
+	for _, tc := range tests {
+		ts := cat.Select(facts(tc.allow...))
+		if diff := cmp.Diff(tc.want, ts.Names()); diff != "" {
+			t.Errorf("allow %v (-want +got):\n%s", tc.allow, diff)
+		}
+		if _, in := ts.Lookup("echo"); !in && excluded(ts, "echo") != "not in the agent's allowlist" {
+			t.Errorf("allow %v: echo excluded with %q", tc.allow, excluded(ts, "echo"))
+		}
+	}
+	echo, _ := cat.Lookup("echo")
+	peek, _ := cat.Lookup("peek")
+	spec := echo.Spec()
+	if diff := cmp.Diff([]string{"srv/echo", "srv/*"}, spec.AllowAs); diff != "" {
+		t.Errorf("AllowAs (-want +got):\n%s", diff)
+	}
+	if spec.Access != tool.Write || peek.Spec().Access != tool.Read {
+		t.Errorf("access echo %v, peek %v; want write (no hint), read (read-only hint)", spec.Access, peek.Spec().Access)
+	}
+	if spec.Timeout != DefaultCallTimeout+5*time.Second || spec.AlwaysOn || spec.Family != "" {
+		t.Errorf("spec %+v", spec)
+	}
+	if peek.Spec().Description != "Reads." || !strings.Contains(string(echo.Schema()), `"text"`) {
+		t.Errorf("declaration %s / %s", echo.Schema(), peek.Spec().Description)
+	}
+}
+
+func TestNameOfferedByTwoServersDropped(t *testing.T) {
+	e := newEnv(t, nil)
+	a, b := startPeer(t, "a", peerOpts{}), startPeer(t, "b", peerOpts{})
+	addEcho(a.srv, "search")
+	addEcho(a.srv, "only_a")
+	addEcho(b.srv, "search")
+	e.add(Registration{Name: "alpha", URL: a.URL})
+	e.add(Registration{Name: "beta", URL: b.URL})
+	cat, tr := e.overlaid()
+	want := []registry.Exclusion{
+		{Name: "alpha/search", Reason: "offered by more than one MCP server (alpha, beta)"},
+		{Name: "beta/search", Reason: "offered by more than one MCP server (alpha, beta)"},
+	}
+	if diff := cmp.Diff(want, tr.Overlay.Dropped); diff != "" {
+		t.Errorf("dropped (-want +got):\n%s", diff)
+	}
+	ts := cat.Select(facts("alpha/*", "beta/*", "search"))
+	if diff := cmp.Diff([]string{"calculate", "only_a"}, ts.Names()); diff != "" {
+		t.Errorf("toolset (-want +got):\n%s", diff)
+	}
+	if excluded(ts, "alpha/search") == "" || excluded(ts, "beta/search") == "" {
+		t.Errorf("Excluded() lacks the collision: %v", ts.Excluded())
+	}
+}
+
+func TestBuiltinNamesReserved(t *testing.T) {
+	e := newEnv(t, nil)
+	general, searcher, fetcher := startPeer(t, "g", peerOpts{}), startPeer(t, "s", peerOpts{}), startPeer(t, "f", peerOpts{})
+	for _, n := range []string{"calculate", "mine", "web_search"} {
+		addEcho(general.srv, n)
+	}
+	addEcho(searcher.srv, "web_search") // its family's own name
+	addEcho(searcher.srv, "lookup")     // another built-in's
+	addEcho(fetcher.srv, "fetch_url")   // its family's own name
+	e.add(Registration{Name: "gen", URL: general.URL})
+	e.add(Registration{Name: "srch", URL: searcher.URL, Type: "web_search"})
+	e.add(Registration{Name: "ftch", URL: fetcher.URL, Type: "url_fetcher"})
+	_, tr := e.overlaid()
+
+	reserved := "the name is reserved by a built-in tool"
+	collision := "offered by more than one MCP server (gen, srch)"
+	want := []registry.Exclusion{
+		{Name: "gen/calculate", Reason: reserved},
+		{Name: "gen/web_search", Reason: collision},
+		{Name: "srch/lookup", Reason: reserved},
+		{Name: "srch/web_search", Reason: collision},
+	}
+	if diff := cmp.Diff(want, tr.Overlay.Dropped); diff != "" {
+		t.Errorf("dropped (-want +got):\n%s", diff)
+	}
+	cat := builtins().With(tr.Overlay)
+	ts := cat.Select(facts("gen/*", "srch/*", "ftch/*"))
+	if diff := cmp.Diff([]string{"calculate", "fetch_url", "mine"}, ts.Names()); diff != "" {
+		t.Errorf("toolset (-want +got):\n%s", diff)
+	}
+
+	// Without the general server, the web_search server keeps its own name.
+	if err := e.svc.SetEnabled(context.Background(), org, "gen", false); err != nil {
+		t.Fatal(err)
+	}
+	cat, _ = e.overlaid()
+	ts = cat.Select(facts("srch/*", "ftch/*"))
+	if diff := cmp.Diff([]string{"calculate", "fetch_url", "web_search"}, ts.Names()); diff != "" {
+		t.Errorf("toolset (-want +got):\n%s", diff)
+	}
+	if got := excluded(ts, "srch/lookup"); got != reserved {
+		t.Errorf("srch/lookup excluded with %q", got)
+	}
+	for name, want := range map[string]string{"web_search": "web_search: q", "fetch_url": "fetch_url: q"} {
+		res, err := run(t, ts, name, `{"text":"q"}`)
+		if err != nil || res.Content != want {
+			t.Errorf("%s ran %+v, %v; want the MCP server's, not the built-in", name, res, err)
+		}
+	}
+}
+
+func TestWebSearchServerReplacesBuiltin(t *testing.T) {
+	e := newEnv(t, nil)
+	p := startPeer(t, "brave", peerOpts{})
+	for _, n := range []string{"brave_web_search", "image_search", "fetch_page"} {
+		addEcho(p.srv, n)
+	}
+	e.add(Registration{Name: "brave", URL: p.URL, Type: "web_search"})
+	cat, tr := e.overlaid()
+	if diff := cmp.Diff(map[string]string{"web_search": "replaced by MCP server brave"}, tr.Overlay.Hide); diff != "" {
+		t.Errorf("hidden (-want +got):\n%s", diff)
+	}
+	ts := cat.Select(facts("web_search"))
+	if diff := cmp.Diff([]string{"calculate", "brave_web_search", "fetch_page", "image_search"}, ts.Names()); diff != "" {
+		t.Errorf("the family allowlist entry admits (-want +got):\n%s", diff)
+	}
+	if got := ts.Excluded()[0]; got != (registry.Exclusion{Name: "web_search", Reason: "replaced by MCP server brave"}) {
+		t.Errorf("first exclusion %+v", got)
+	}
+	wantMacros := map[string]string{
+		"web_search_tool": "brave_web_search", "image_search_tool": "image_search",
+		"video_search_tool": "brave_web_search", "news_search_tool": "brave_web_search",
+		"url_fetch_tool": "fetch_url", "url_metadata_tool": "fetch_url",
+	}
+	if diff := cmp.Diff(wantMacros, ts.Macros()); diff != "" {
+		t.Errorf("macros (-want +got):\n%s", diff)
+	}
+	if !ts.Families()["web_search"] {
+		t.Errorf("families %v: web_search is served", ts.Families())
+	}
+	for _, tl := range ts.Tools()[1:] {
+		if tl.Family() != "web_search" {
+			t.Errorf("%s has family %q", tl.Name(), tl.Family())
+		}
+	}
+}
+
+func TestURLFetcherServerReplacesBuiltin(t *testing.T) {
+	e := newEnv(t, nil)
+	p := startPeer(t, "reader", peerOpts{})
+	for _, n := range []string{"search", "read_page", "get_metadata"} {
+		addEcho(p.srv, n)
+	}
+	e.add(Registration{Name: "reader", URL: p.URL, Type: "url_fetcher"})
+	cat, tr := e.overlaid()
+	if got := tr.Overlay.Hide["fetch_url"]; got != "replaced by MCP server reader" {
+		t.Errorf("fetch_url hidden with %q", got)
+	}
+	ts := cat.Select(facts("url_fetch"))
+	if diff := cmp.Diff([]string{"calculate", "get_metadata", "read_page", "search"}, ts.Names()); diff != "" {
+		t.Errorf("toolset (-want +got):\n%s", diff)
+	}
+	macros := ts.Macros()
+	if macros["url_fetch_tool"] != "read_page" || macros["url_metadata_tool"] != "get_metadata" || macros["web_search_tool"] != "web_search" {
+		t.Errorf("macros %v", macros)
+	}
+}
+
+func TestUnavailableReplacementNeverFallsBack(t *testing.T) {
+	e := newEnv(t, nil)
+	p := startPeer(t, "brave", peerOpts{})
+	addEcho(p.srv, "brave_web_search")
+	e.add(Registration{Name: "brave", URL: p.URL, Type: "web_search"})
+	p.ts.Close()
+	cat, tr := e.overlaid()
+	ts := cat.Select(facts("web_search"))
+	if diff := cmp.Diff([]string{"calculate"}, ts.Names()); diff != "" {
+		t.Errorf("toolset (-want +got):\n%s", diff)
+	}
+	if got := excluded(ts, "web_search"); got != "replaced by MCP server brave, which is unavailable" {
+		t.Errorf("web_search excluded with %q", got)
+	}
+	wantContains(t, "exclusion", excluded(ts, "brave/*"), "MCP server unavailable: ", "connection refused")
+	if len(tr.Overlay.Tools) != 0 {
+		t.Errorf("overlay tools %v", tr.Overlay.Tools)
+	}
+}
+
+// TestInvalidToolsDropped: names a provider would refuse and schemas that
+// are not object schemas are dropped with a reason; long descriptions are
+// cut.
+func TestInvalidToolsDropped(t *testing.T) {
+	e := newEnv(t, nil)
+	// The SDK refuses to register a non-object schema, so the server's
+	// listing is edited on the way out, as a server in another language
+	// could send it.
+	p := startPeer(t, "p", peerOpts{receiving: func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			res, err := next(ctx, method, req)
+			if lr, ok := res.(*mcp.ListToolsResult); ok && err == nil {
+				lr.Tools = append(lr.Tools,
+					&mcp.Tool{Name: "flat", Description: "String root.", InputSchema: map[string]any{"type": "string"}},
+					&mcp.Tool{Name: "huge", Description: "Big schema.", InputSchema: map[string]any{"type": "object", "description": strings.Repeat("s", MaxSchemaBytes)}},
+				)
+			}
+			return res, err
+		}
+	}})
+	addEcho(p.srv, "has.dot")
+	addEcho(p.srv, "has space")
+	addEcho(p.srv, strings.Repeat("n", 65))
+	addEcho(p.srv, "ok")
+	addRaw(p.srv, &mcp.Tool{Name: "wordy", Description: strings.Repeat("ü", 5000)}, nil)
+	e.add(Registration{Name: "srv", URL: p.URL})
+	cat, tr := e.overlaid()
+
+	badName := "name is not usable by model providers (letters, digits, _ and -, at most 64)"
+	want := []registry.Exclusion{
+		{Name: "srv/has.dot", Reason: badName},
+		{Name: "srv/has space", Reason: badName},
+		{Name: "srv/" + strings.Repeat("n", 65), Reason: badName},
+		{Name: "srv/flat", Reason: "input schema root is not an object schema"},
+		{Name: "srv/huge", Reason: "input schema is larger than 16384 bytes"},
+	}
+	sortEx := func(x []registry.Exclusion) []registry.Exclusion {
+		out := append([]registry.Exclusion(nil), x...)
+		slices.SortFunc(out, func(a, b registry.Exclusion) int { return strings.Compare(a.Name, b.Name) })
+		return out
+	}
+	if diff := cmp.Diff(sortEx(want), sortEx(tr.Overlay.Dropped)); diff != "" {
+		t.Errorf("dropped (-want +got):\n%s", diff)
+	}
+	ts := cat.Select(facts("srv/*"))
+	if diff := cmp.Diff([]string{"calculate", "ok", "wordy"}, ts.Names()); diff != "" {
+		t.Errorf("toolset (-want +got):\n%s", diff)
+	}
+	wordy, _ := ts.Lookup("wordy")
+	if n := utf8.RuneCountInString(wordy.Spec().Description); n != MaxDescriptionChars {
+		t.Errorf("description of %d characters, want %d", n, MaxDescriptionChars)
+	}
+}
+
+func TestResultsRendered(t *testing.T) {
+	e := newEnv(t, nil)
+	p := startPeer(t, "p", peerOpts{})
+	size := int64(99)
+	results := map[string]*mcp.CallToolResult{
+		"text": {Content: []mcp.Content{&mcp.TextContent{Text: "one"}, &mcp.TextContent{Text: "two"}}},
+		"image": {Content: []mcp.Content{&mcp.TextContent{Text: "a chart:"},
+			&mcp.ImageContent{MIMEType: "image/png", Data: []byte("12345")}}},
+		"audio": {Content: []mcp.Content{&mcp.AudioContent{MIMEType: "audio/wav", Data: []byte("123")}}},
+		"resource": {Content: []mcp.Content{&mcp.EmbeddedResource{Resource: &mcp.ResourceContents{
+			URI: "file:///notes.txt", MIMEType: "text/plain", Text: "remember {{.secret}}"}}}},
+		"blob": {Content: []mcp.Content{&mcp.EmbeddedResource{Resource: &mcp.ResourceContents{
+			URI: "file:///a.bin", MIMEType: "application/octet-stream", Blob: []byte("1234")}}}},
+		"link": {Content: []mcp.Content{&mcp.ResourceLink{URI: "https://example.com/r", Name: "report", Size: &size}}},
+		"structured": {StructuredContent: map[string]any{"b": 2, "a": 1}},
+		"empty":      {Content: []mcp.Content{}},
+		"failed":     {IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: "quota exceeded"}}},
+		"silent":     {IsError: true},
+		"long":       {Content: []mcp.Content{&mcp.TextContent{Text: strings.Repeat("x", MaxResultChars+10)}}},
+	}
+	for name, r := range results {
+		addRaw(p.srv, &mcp.Tool{Name: name}, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) { return r, nil })
+	}
+	e.add(Registration{Name: "srv", URL: p.URL})
+	cat, _ := e.overlaid()
+	ts := cat.Select(facts("srv/*"))
+	want := map[string]tool.Result{
+		"text":       {Content: "one\n\ntwo"},
+		"image":      {Content: "a chart:\n\n[image: image/png, 5 bytes]"},
+		"audio":      {Content: "[audio: audio/wav, 3 bytes]"},
+		"resource":   {Content: "[resource file:///notes.txt]\nremember {{.secret}}"},
+		"blob":       {Content: "[resource file:///a.bin: application/octet-stream, 4 bytes]"},
+		"link":       {Content: "[resource: report <https://example.com/r>]"},
+		"structured": {Content: `{"a":1,"b":2}`},
+		"empty":      {Content: "(no content)"},
+		"failed":     {Content: "quota exceeded", IsError: true},
+		"silent":     {Content: "silent failed without saying why", IsError: true},
+		"long":       {Content: strings.Repeat("x", MaxResultChars) + "\n[result cut at 200000 characters]"},
+	}
+	for name, w := range want {
+		got, err := run(t, ts, name, `{}`)
+		if err != nil {
+			t.Errorf("%s: %v", name, err)
+			continue
+		}
+		if diff := cmp.Diff(w, got, cmp.FilterPath(func(p cmp.Path) bool { return p.Last().String() == ".Effect" }, cmp.Ignore())); diff != "" {
+			t.Errorf("%s (-want +got):\n%.600s", name, diff)
+		}
+	}
+}
+
+// fixedResolver answers every look-up with one public address, so that
+// public-mode checks of host names need no DNS.
+type fixedResolver struct{}
+
+func (fixedResolver) LookupNetIP(context.Context, string, string) ([]netip.Addr, error) {
+	return []netip.Addr{netip.MustParseAddr("93.184.216.34")}, nil
+}
+
+// TestURLArgumentsVetted: in public mode, a URL argument naming a local
+// address is refused before the server sees the call. The server itself is
+// reachable here only through an allow-listed prefix and port.
+func TestURLArgumentsVetted(t *testing.T) {
+	p := startPeer(t, "p", peerOpts{})
+	port := uint16(p.ts.Listener.Addr().(*net.TCPAddr).Port)
+	e := newEnv(t, func(c *Config) {
+		c.Network = netguard.Config{Mode: netguard.Public, Resolver: fixedResolver{},
+			Allow: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}, Ports: []uint16{port}}
+	})
+	type fetchIn struct {
+		URL   string   `json:"url"`
+		Links []string `json:"links,omitempty" jsonschema:"pages to read"`
+		Note  string   `json:"note,omitempty"`
+	}
+	mcp.AddTool(p.srv, &mcp.Tool{Name: "fetch", Description: "Fetches."}, func(_ context.Context, _ *mcp.CallToolRequest, in fetchIn) (*mcp.CallToolResult, any, error) {
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "fetched " + in.URL}}}, nil, nil
+	})
+	// Public mode refuses to register an http URL; the row is written as
+	// an older or self-hosted deployment would have.
+	if err := e.st.CreateMCPServer(context.Background(), store.MCPServer{ID: "r1", OrgID: org, Name: "srv", URL: p.URL, Type: "general", Enabled: true, CreatedAt: t0, UpdatedAt: t0}, 0); err != nil {
+		t.Fatal(err)
+	}
+	cat, _ := e.overlaid()
+	ts := cat.Select(facts("srv/*"))
+	for _, bad := range []string{"http://[::1]/admin", "http://localhost:8080/", "http://169.254.169.254/latest/meta-data", "http://10.0.0.1/", "file:///etc/passwd"} {
+		_, err := run(t, ts, "fetch", `{"url":"`+bad+`"}`)
+		wantContains(t, "error for "+bad, errString(err), "url: ", "blocked")
+	}
+	if n := p.rpcs("tools/call"); n != 0 {
+		t.Errorf("the server got %d calls with refused URLs", n)
+	}
+	res, err := run(t, ts, "fetch", `{"url":"https://example.com/page","note":"http://127.0.0.2/ is only text"}`)
+	if err != nil || res.Content != "fetched https://example.com/page" {
+		t.Errorf("public URL: %+v, %v", res, err)
+	}
+}
+
+func TestURLFields(t *testing.T) {
+	schema := map[string]any{"type": "object", "properties": map[string]any{
+		"url":    map[string]any{"type": "string"},
+		"URI":    map[string]any{"type": "string"},
+		"urls":   map[string]any{"type": "array"},
+		"target": map[string]any{"type": "string", "format": "uri"},
+		"pages":  map[string]any{"type": "array", "items": map[string]any{"type": "string", "format": "uri"}},
+		"query":  map[string]any{"type": "string"},
+		"nested": map[string]any{"type": "object", "properties": map[string]any{"url": map[string]any{"type": "string"}}},
+	}}
+	if diff := cmp.Diff([]string{"URI", "pages", "target", "url", "urls"}, urlFields(schema)); diff != "" {
+		t.Errorf("urlFields (-want +got):\n%s", diff)
+	}
+	if urlArgChecker(map[string]any{"type": "object", "properties": map[string]any{"q": map[string]any{"type": "string"}}}, nil) != nil {
+		t.Error("a checker for a schema without URL properties")
+	}
+}
+
+// TestFamilyConflict: two enabled servers of one typed family (a store
+// written before the rule, or edited by hand) are both skipped, the
+// built-in stays, and the admin is told.
+func TestFamilyConflict(t *testing.T) {
+	conn := func(names ...string) *Conn {
+		c := &Conn{}
+		for _, n := range names {
+			c.tools = append(c.tools, &mcp.Tool{Name: n, InputSchema: map[string]any{"type": "object"}})
+		}
+		return c
+	}
+	states := []serverState{
+		{reg: store.MCPServer{ID: "1", Name: "brave", Type: store.MCPWebSearch}, conn: conn("brave_search")},
+		{reg: store.MCPServer{ID: "2", Name: "exa", Type: store.MCPWebSearch}, conn: conn("exa_search")},
+		{reg: store.MCPServer{ID: "3", Name: "plain", Type: store.MCPGeneral}, conn: conn("mine")},
+	}
+	imp := func(st serverState, t mcpTool, family string, macros []string) (*tool.Tool, error) {
+		return importTool(t.Tool, importSpec{server: st.reg.Name, family: family, macros: macros,
+			call: func(context.Context, json.RawMessage) (*mcp.CallToolResult, error) { return &mcp.CallToolResult{}, nil }})
+	}
+	r := route(states, builtins(), imp)
+	msg := "2 enabled web_search servers (brave, exa): none is used; disable all but one"
+	if diff := cmp.Diff([]string{msg}, r.notices); diff != "" {
+		t.Errorf("notices (-want +got):\n%s", diff)
+	}
+	wantDropped := []registry.Exclusion{{Name: "brave/*", Reason: msg}, {Name: "exa/*", Reason: msg}}
+	if diff := cmp.Diff(wantDropped, r.overlay.Dropped); diff != "" {
+		t.Errorf("dropped (-want +got):\n%s", diff)
+	}
+	if len(r.overlay.Hide) != 0 {
+		t.Errorf("hidden %v: the built-in must stay", r.overlay.Hide)
+	}
+	ts := builtins().With(r.overlay).Select(facts("web_search", "plain/*"))
+	if diff := cmp.Diff([]string{"calculate", "web_search", "mine"}, ts.Names()); diff != "" {
+		t.Errorf("toolset (-want +got):\n%s", diff)
+	}
+}
+
+func TestBestName(t *testing.T) {
+	tests := []struct {
+		typ   string
+		names []string
+		want  map[string][]string
+	}{
+		{store.MCPWebSearch, []string{"brave_web_search", "image_search", "fetch_page"},
+			map[string][]string{"brave_web_search": {"web_search_tool", "video_search_tool", "news_search_tool"}, "image_search": {"image_search_tool"}}},
+		{store.MCPWebSearch, []string{"news_search", "search", "video_search", "local_search"},
+			map[string][]string{"search": {"web_search_tool", "image_search_tool"}, "video_search": {"video_search_tool"}, "news_search": {"news_search_tool"}}},
+		{store.MCPWebSearch, []string{"zeta", "alpha"},
+			map[string][]string{"alpha": {"web_search_tool", "image_search_tool", "video_search_tool", "news_search_tool"}}},
+		{store.MCPURLFetcher, []string{"crawl", "page_metadata"},
+			map[string][]string{"crawl": {"url_fetch_tool"}, "page_metadata": {"url_metadata_tool"}}},
+		{store.MCPURLFetcher, []string{"read_url"},
+			map[string][]string{"read_url": {"url_fetch_tool", "url_metadata_tool"}}},
+		{store.MCPWebSearch, nil, map[string][]string{}},
+	}
+	for _, tc := range tests {
+		if diff := cmp.Diff(tc.want, familyMacros(tc.typ, tc.names)); diff != "" {
+			t.Errorf("%s %v (-want +got):\n%s", tc.typ, tc.names, diff)
+		}
+	}
+}
