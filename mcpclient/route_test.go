@@ -291,7 +291,7 @@ func TestResultsRendered(t *testing.T) {
 			URI: "file:///notes.txt", MIMEType: "text/plain", Text: "remember {{.secret}}"}}}},
 		"blob": {Content: []mcp.Content{&mcp.EmbeddedResource{Resource: &mcp.ResourceContents{
 			URI: "file:///a.bin", MIMEType: "application/octet-stream", Blob: []byte("1234")}}}},
-		"link": {Content: []mcp.Content{&mcp.ResourceLink{URI: "https://example.com/r", Name: "report", Size: &size}}},
+		"link":       {Content: []mcp.Content{&mcp.ResourceLink{URI: "https://example.com/r", Name: "report", Size: &size}}},
 		"structured": {StructuredContent: map[string]any{"b": 2, "a": 1}},
 		"empty":      {Content: []mcp.Content{}},
 		"failed":     {IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: "quota exceeded"}}},
