@@ -1,8 +1,290 @@
 package app
 
-import "context"
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/netip"
+	"os"
+	"strconv"
+	"strings"
+	"time"
 
-// runMCPServe serves an agent's toolset over MCP. (Being written.)
+	"github.com/quiverhq/quiver/dispatch"
+	"github.com/quiverhq/quiver/internal/config"
+	"github.com/quiverhq/quiver/mcpserver"
+	"github.com/quiverhq/quiver/secret"
+	"github.com/quiverhq/quiver/store"
+	"github.com/quiverhq/quiver/tool"
+	"github.com/quiverhq/quiver/turn"
+)
+
+const mcpServeUsage = `Usage: quiver mcp serve --agent FILE (--stdio | --http ADDR) [flags]
+
+Serves the agent's toolset as an MCP server. The toolset is selected once, at
+start, exactly as for a turn; every tools/call runs through dispatch as a
+model's call would: the same refusal for tools outside the set, argument
+validation, scope, limits, timeouts, and storing of long results (read them
+with read_tool_result in the same session). Scope comes from the flags,
+never from a client: each MCP session is one conversation of --user in
+--org. See docs/mcp-serve.md.
+
+--stdio serves one session on standard input and output. --http ADDR serves
+Streamable HTTP at http://ADDR/mcp, each session (Mcp-Session-Id) its own
+conversation; the URL is printed on standard error (ADDR may end in :0).
+Requests whose Host is not this server (loopback names, the address they
+arrived at, --allow-host) or whose Origin is not its own (or --allow-origin)
+are refused with 403: this defeats DNS rebinding. Ctrl-C answers the calls
+already sent, then stops.
+
+Flags:
+  --agent FILE          agent definition (YAML), required
+  --stdio               serve over standard input and output
+  --http ADDR           serve Streamable HTTP on ADDR (host:port); the host must
+                        be a loopback address or localhost unless --public
+  --public              allow --http on a non-loopback or every address (":8080");
+                        needs --token-env
+  --token-env VAR       require "Authorization: Bearer $VAR" on every HTTP request
+  --allow-host HOST     also accept this Host header (name or address, optionally
+                        with :port), e.g. behind a reverse proxy; repeatable
+  --allow-origin URL    also accept this Origin (scheme://host[:port]); repeatable
+  --conversation ID     conversation of the --stdio session (default: a new one)
+  --user NAME           caller's display name (scopes the workspace)
+  --org O               caller's organisation (scopes the workspace)
+  --department D        caller's department
+  --tz ZONE             caller's IANA timezone
+  --model P:NAME        override the agent's model (a model without tool
+                        support gets no tools)
+  --data DIR            data folder (default $QUIVER_DATA, else $XDG_DATA_HOME/quiver,
+                        else ~/.local/share/quiver)
+  --config FILE         deployment configuration (web engines, network mode, secrets,
+                        MCP limits); the organisation's enabled MCP servers' tools
+                        join the built-ins
+`
+
+// shutdownGrace bounds how long stopping waits for calls already sent.
+const shutdownGrace = 10 * time.Second
+
+type serveFlags struct {
+	in       TurnInput
+	stdio    bool
+	addr     string
+	public   bool
+	tokenEnv string
+	http     mcpserver.HTTPConfig
+	data     string
+	config   string
+}
+
+// listFlag collects a repeatable flag.
+type listFlag []string
+
+func (l *listFlag) String() string     { return strings.Join(*l, ",") }
+func (l *listFlag) Set(v string) error { *l = append(*l, v); return nil }
+
+func parseServe(args []string, env Env) (serveFlags, error) {
+	fs := newFlags("mcp serve")
+	var c serveFlags
+	var hosts, origins listFlag
+	fs.StringVar(&c.in.AgentFile, "agent", "", "")
+	fs.BoolVar(&c.stdio, "stdio", false, "")
+	fs.StringVar(&c.addr, "http", "", "")
+	fs.BoolVar(&c.public, "public", false, "")
+	fs.StringVar(&c.tokenEnv, "token-env", "", "")
+	fs.Var(&hosts, "allow-host", "")
+	fs.Var(&origins, "allow-origin", "")
+	fs.StringVar(&c.in.ConversationID, "conversation", "", "")
+	fs.StringVar(&c.in.Caller.User, "user", "", "")
+	fs.StringVar(&c.in.Caller.Org, "org", "", "")
+	fs.StringVar(&c.in.Caller.Department, "department", "", "")
+	fs.StringVar(&c.in.Caller.Timezone, "tz", "", "")
+	fs.StringVar(&c.in.Model, "model", "", "")
+	fs.StringVar(&c.data, "data", "", "")
+	fs.StringVar(&c.config, "config", "", "")
+	pos, err := parse(fs, args, mcpServeUsage, env.Stdout)
+	if err != nil {
+		return c, err
+	}
+	if len(pos) > 0 {
+		return c, usagef("mcp serve: unexpected argument %q", pos[0])
+	}
+	c.http = mcpserver.HTTPConfig{AllowedHosts: hosts, AllowedOrigins: origins}
+	if err := c.checkMode(); err != nil {
+		return c, err
+	}
+	if c.tokenEnv != "" {
+		tok := env.Getenv(c.tokenEnv)
+		if tok == "" {
+			return c, usagef("--token-env: $%s is empty", c.tokenEnv)
+		}
+		c.http.Token = secret.Redacted(tok)
+	}
+	return c, nil
+}
+
+// checkMode validates the transport flags: one transport, HTTP on loopback
+// unless --public (and then with a token), HTTP-only flags only with HTTP.
+func (c serveFlags) checkMode() error {
+	switch {
+	case c.stdio == (c.addr != ""):
+		return usagef("mcp serve: give exactly one of --stdio and --http ADDR")
+	case c.stdio && (c.public || c.tokenEnv != "" || len(c.http.AllowedHosts) > 0 || len(c.http.AllowedOrigins) > 0):
+		return usagef("mcp serve: --public, --token-env, --allow-host and --allow-origin go with --http")
+	case c.stdio:
+		return nil
+	case c.in.ConversationID != "":
+		return usagef("mcp serve: --conversation goes with --stdio; over HTTP each session is its own conversation")
+	}
+	if err := checkListen(c.addr, c.public); err != nil {
+		return err
+	}
+	if c.public && c.tokenEnv == "" {
+		return usagef("--public: also give --token-env VAR; without a token anyone who reaches the port can run the agent's tools")
+	}
+	if err := c.http.Validate(); err != nil {
+		return usagef("mcp serve: %v", err)
+	}
+	return nil
+}
+
+// checkListen accepts host:port whose host is loopback (an address or
+// "localhost"); any other host, or none (every interface), needs public.
+func checkListen(addr string, public bool) error {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return usagef("--http: %q is not host:port", addr)
+	}
+	if n, err := strconv.Atoi(port); err != nil || n < 0 || n > 65535 {
+		return usagef("--http: port %q is not a number from 0 to 65535", port)
+	}
+	if public {
+		return nil
+	}
+	if host == "localhost" {
+		return nil
+	}
+	if ip, err := netip.ParseAddr(host); err == nil && ip.IsLoopback() {
+		return nil
+	}
+	where := fmt.Sprintf("%q", host)
+	if host == "" {
+		where = "every interface"
+	}
+	return usagef("--http: %s is not a loopback address; use 127.0.0.1:PORT, or add --public (with --token-env) to serve the network", where)
+}
+
 func runMCPServe(ctx context.Context, args []string, env Env) error {
-	return usagef("mcp serve: not built yet")
+	c, err := parseServe(args, env)
+	if err != nil {
+		return err
+	}
+	c.in.Now = env.Now()
+	facts, err := collectFacts(c.in)
+	if err != nil {
+		return err
+	}
+	dir, err := dataDir(c.data, env)
+	if err != nil {
+		return err
+	}
+	cfg, err := config.LoadConfig(c.config)
+	if err != nil {
+		return &UsageError{Msg: err.Error()}
+	}
+	// Everything is validated; from here on the data folder may be written.
+	st, kr, err := openStore(ctx, dir, cfg, env)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	svc := mcpService(cfg, st, kr, env)
+	defer svc.Close()
+	base := NewCatalog(CatalogDeps{Store: st, DataDir: dir, Config: cfg, Getenv: env.Getenv, MCP: svc})
+	toolset := turnCatalog(ctx, base, svc, facts.Place.OrgID, env).Select(facts)
+	srvCfg := mcpserver.Config{
+		Toolset:    toolset,
+		Dispatcher: dispatch.New(dispatch.Config{Results: st, Now: env.Now, Logger: env.Logger}),
+		OrgID:      facts.Place.OrgID, UserID: facts.Caller.UserID,
+		Version: Version, Logger: env.Logger,
+		StartTurn: func(ctx context.Context, s tool.Scope) error {
+			return st.PutTurn(ctx, sessionTurn(facts, s, toolset.Names(), env.Now()))
+		},
+	}
+	if c.in.ConversationID != "" {
+		srvCfg.NewConversation = func() string { return c.in.ConversationID }
+	}
+	srv := mcpserver.New(srvCfg)
+	if c.stdio {
+		fmt.Fprintf(env.Stderr, "quiver: serving %d tools of agent %s over stdio\n", toolset.Len(), facts.Agent.Name)
+		return serveStdio(ctx, srv, env)
+	}
+	return serveHTTP(ctx, srv, c, env)
+}
+
+// sessionTurn is the turn record of one MCP session: its frozen toolset,
+// the caller's timezone, the session's conversation.
+func sessionTurn(f turn.Facts, s tool.Scope, tools []string, now time.Time) store.Turn {
+	f.TurnID, f.Place.ConversationID, f.Start = s.TurnID, s.ConversationID, now
+	return storedTurn(f, tools)
+}
+
+// serveStdio serves until the client closes standard input or ctx ends;
+// then the calls already sent are answered before it returns.
+func serveStdio(ctx context.Context, srv *mcpserver.Server, env Env) error {
+	var in io.Reader = os.Stdin
+	if env.Stdin != nil {
+		in = env.Stdin
+	}
+	done := make(chan error, 1)
+	go func() { done <- srv.ServeStdio(context.Background(), in, env.Stdout) }()
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+	}
+	grace, cancel := context.WithTimeout(context.Background(), shutdownGrace)
+	defer cancel()
+	if err := srv.Shutdown(grace); err != nil {
+		env.Logger.Warn("mcp serve: calls cancelled at shutdown", "error", err)
+	}
+	return <-done
+}
+
+// serveHTTP listens, prints the URL, and serves until ctx ends; then it
+// stops listening, answers the requests already sent, closes the sessions
+// and returns.
+func serveHTTP(ctx context.Context, srv *mcpserver.Server, c serveFlags, env Env) error {
+	ln, err := net.Listen("tcp", c.addr)
+	if err != nil {
+		return fmt.Errorf("mcp serve: %w", err)
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/mcp", srv.Handler(c.http))
+	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	served := make(chan error, 1)
+	go func() { served <- hs.Serve(ln) }()
+	fmt.Fprintf(env.Stderr, "quiver: serving MCP at http://%s/mcp\n", ln.Addr())
+
+	select {
+	case err := <-served:
+		return fmt.Errorf("mcp serve: %w", err)
+	case <-ctx.Done():
+	}
+	grace, cancel := context.WithTimeout(context.Background(), shutdownGrace)
+	defer cancel()
+	stopped := make(chan error, 1)
+	go func() { stopped <- hs.Shutdown(grace) }()
+	if err := srv.Shutdown(grace); err != nil {
+		env.Logger.Warn("mcp serve: calls cancelled at shutdown", "error", err)
+	}
+	if err := <-stopped; err != nil {
+		hs.Close()
+	}
+	if err := <-served; !errors.Is(err, http.ErrServerClosed) {
+		return fmt.Errorf("mcp serve: %w", err)
+	}
+	return nil
 }
