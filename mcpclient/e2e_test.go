@@ -190,4 +190,3 @@ func TestEverythingEndToEnd(t *testing.T) {
 		wantContains(t, "transcript", transcript.String(), "tool echo: Echo: from the model", "The server said it back.")
 	})
 }
-
