@@ -260,12 +260,18 @@ func comboMatches(text string, fs []found, combos []Combo) []Match {
 }
 
 // sentenceBounds returns the byte offsets just after each sentence end.
+// ASCII '.', '!', '?' and ';' end a sentence only before a space or the end
+// of the text, so "todo.txt", "2.400.000" and a URL's "?v=" stay in one.
 func sentenceBounds(text string) []int {
 	var out []int
 	for i, r := range text {
 		switch r {
-		case '.', '!', '?', ';', '\n', '。', '！', '？', '；':
+		case '\n', '。', '！', '？', '；':
 			out = append(out, i+utf8.RuneLen(r))
+		case '.', '!', '?', ';':
+			if next := i + 1; next == len(text) || text[next] == ' ' {
+				out = append(out, next)
+			}
 		}
 	}
 	return out

@@ -14,14 +14,30 @@ var folder = cases.Fold()
 // matches "can't".
 var quotes = strings.NewReplacer("\u2019", "'", "\u2018", "'", "\u02bc", "'", "\uff07", "'", "\u201c", "\"", "\u201d", "\"")
 
-// Normalise returns text as triggers are matched against it: NFKC,
-// case-folded, typographic quotes made ASCII, every run of whitespace one
-// space, trimmed.
+// Normalise returns text as triggers are matched against it: invalid UTF-8
+// replaced by U+FFFD, NFKC, case-folded, typographic quotes made ASCII,
+// every run of whitespace one space, trimmed. The result is valid UTF-8
+// and Normalise(Normalise(s)) == Normalise(s).
 func Normalise(s string) string {
+	s = strings.ToValidUTF8(s, "\uFFFD")
 	s = norm.NFKC.String(s)
-	s = folder.String(s)
+	s = strings.Map(foldCherokee, folder.String(s))
 	s = quotes.Replace(s)
 	return strings.Join(strings.FieldsFunc(s, unicode.IsSpace), " ")
+}
+
+// foldCherokee maps Cherokee letters to the capitals CaseFolding.txt folds
+// them to. x/text's Fold turns capitals into small letters and small letters
+// into capitals, so without this Normalise would flip between the two and
+// not be idempotent.
+func foldCherokee(r rune) rune {
+	switch {
+	case r >= 0xAB70 && r <= 0xABBF: // small letters a–mo
+		return r - 0xAB70 + 0x13A0
+	case r >= 0x13F8 && r <= 0x13FD: // small letters ye–mv
+		return r - 8
+	}
+	return r
 }
 
 // wordRune reports whether r is part of a word for boundary checks:

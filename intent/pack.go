@@ -102,7 +102,7 @@ func parsePack(name string, data []byte) (Pack, error) {
 	kdec := yaml.NewDecoder(bytes.NewReader(data))
 	kdec.KnownFields(true)
 	if err := kdec.Decode(&p); err != nil {
-		return Pack{}, &PackError{File: name, Line: yamlLine(err), Msg: firstLine(err.Error())}
+		return Pack{}, &PackError{File: name, Line: yamlLine(err), Msg: yamlMessage(err)}
 	}
 	if err := validatePack(name, &root, p); err != nil {
 		return Pack{}, err
@@ -188,6 +188,23 @@ func yamlLine(err error) int {
 		fmt.Sscanf(msg[i+5:], "%d", &n)
 	}
 	return max(n, 1)
+}
+
+// yamlMessage returns the first problem of a decoding error without its
+// "line N:" prefix (the PackError carries the line). A *yaml.TypeError's
+// first line is only "yaml: unmarshal errors:"; the problems follow it.
+func yamlMessage(err error) string {
+	var te *yaml.TypeError
+	if errors.As(err, &te) && len(te.Errors) > 0 {
+		msg := strings.TrimSpace(te.Errors[0])
+		if rest, ok := strings.CutPrefix(msg, "line "); ok {
+			if _, after, found := strings.Cut(rest, ": "); found {
+				msg = after
+			}
+		}
+		return msg
+	}
+	return firstLine(err.Error())
 }
 
 func firstLine(s string) string {
