@@ -337,41 +337,107 @@ func (fixedResolver) LookupNetIP(context.Context, string, string) ([]netip.Addr,
 	return []netip.Addr{netip.MustParseAddr("93.184.216.34")}, nil
 }
 
-// TestURLArgumentsVetted: in public mode, a URL argument naming a local
-// address is refused before the server sees the call. The server itself is
-// reachable here only through an allow-listed prefix and port.
-func TestURLArgumentsVetted(t *testing.T) {
-	p := startPeer(t, "p", peerOpts{})
-	port := uint16(p.ts.Listener.Addr().(*net.TCPAddr).Port)
-	e := newEnv(t, func(c *Config) {
-		c.Network = netguard.Config{Mode: netguard.Public, Resolver: fixedResolver{},
-			Allow: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}, Ports: []uint16{port}}
-	})
-	type fetchIn struct {
-		URL   string   `json:"url"`
-		Links []string `json:"links,omitempty" jsonschema:"pages to read"`
-		Note  string   `json:"note,omitempty"`
-	}
-	mcp.AddTool(p.srv, &mcp.Tool{Name: "fetch", Description: "Fetches."}, func(_ context.Context, _ *mcp.CallToolRequest, in fetchIn) (*mcp.CallToolResult, any, error) {
+type fetchIn struct {
+	URL   string   `json:"url"`
+	URLs  []string `json:"urls,omitempty" jsonschema:"more pages to read"`
+	Note  string   `json:"note,omitempty"`
+}
+
+func addFetch(s *mcp.Server) {
+	mcp.AddTool(s, &mcp.Tool{Name: "fetch", Description: "Fetches."}, func(_ context.Context, _ *mcp.CallToolRequest, in fetchIn) (*mcp.CallToolResult, any, error) {
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "fetched " + in.URL}}}, nil, nil
 	})
-	// Public mode refuses to register an http URL; the row is written as
-	// an older or self-hosted deployment would have.
-	if err := e.st.CreateMCPServer(context.Background(), store.MCPServer{ID: "r1", OrgID: org, Name: "srv", URL: p.URL, Type: "general", Enabled: true, CreatedAt: t0, UpdatedAt: t0}, 0); err != nil {
-		t.Fatal(err)
-	}
+}
+
+// TestURLArgumentsVetted: a URL argument the policy refuses is refused
+// before the server sees the call. The server runs on loopback, so the
+// service is self-hosted here and the refused addresses are those every
+// mode refuses; TestURLArgumentsVettedPublic covers loopback arguments.
+func TestURLArgumentsVetted(t *testing.T) {
+	e := newEnv(t, func(c *Config) { c.Network.Resolver = fixedResolver{} })
+	p := startPeer(t, "p", peerOpts{})
+	addFetch(p.srv)
+	e.add(Registration{Name: "srv", URL: p.URL})
 	cat, _ := e.overlaid()
 	ts := cat.Select(facts("srv/*"))
-	for _, bad := range []string{"http://[::1]/admin", "http://localhost:8080/", "http://169.254.169.254/latest/meta-data", "http://10.0.0.1/", "file:///etc/passwd"} {
-		_, err := run(t, ts, "fetch", `{"url":"`+bad+`"}`)
-		wantContains(t, "error for "+bad, errString(err), "url: ", "blocked")
+	refused := []string{
+		`{"url":"http://169.254.169.254/latest/meta-data"}`,
+		`{"url":"http://metadata.google.internal/computeMetadata/v1/"}`,
+		`{"url":"file:///etc/passwd"}`,
+		`{"url":"https://example.com/","urls":["https://example.org/","http://[fd00:ec2::254]/"]}`,
+	}
+	for _, args := range refused {
+		_, err := run(t, ts, "fetch", args)
+		wantContains(t, "error for "+args, errString(err), "blocked")
 	}
 	if n := p.rpcs("tools/call"); n != 0 {
 		t.Errorf("the server got %d calls with refused URLs", n)
 	}
-	res, err := run(t, ts, "fetch", `{"url":"https://example.com/page","note":"http://127.0.0.2/ is only text"}`)
-	if err != nil || res.Content != "fetched https://example.com/page" {
-		t.Errorf("public URL: %+v, %v", res, err)
+	res, err := run(t, ts, "fetch", `{"url":"http://127.0.0.1:9/page","note":"http://169.254.169.254/ is only text"}`)
+	if err != nil || res.Content != "fetched http://127.0.0.1:9/page" {
+		t.Errorf("allowed URL: %+v, %v", res, err)
+	}
+}
+
+// TestURLArgumentsVettedPublic: in public mode the same check refuses
+// loopback and private addresses, in any field that holds URLs.
+func TestURLArgumentsVettedPublic(t *testing.T) {
+	e := newEnv(t, func(c *Config) { c.Network = netguard.Config{Mode: netguard.Public, Resolver: fixedResolver{}} })
+	schema := map[string]any{"type": "object", "properties": map[string]any{
+		"url":   map[string]any{"type": "string"},
+		"links": map[string]any{"type": "array", "items": map[string]any{"type": "string", "format": "uri"}},
+		"note":  map[string]any{"type": "string"},
+	}}
+	check := urlArgChecker(schema, e.svc.guard)
+	tests := []struct {
+		args, want string
+	}{
+		{`{"url":"http://127.0.0.1:8080/admin"}`, "url: blocked"},
+		{`{"url":"http://[::1]/"}`, "url: blocked"},
+		{`{"url":"http://localhost/"}`, "url: blocked"},
+		{`{"url":"https://10.0.0.1/"}`, "url: blocked"},
+		{`{"links":["https://example.com/","http://192.168.1.1/"]}`, "links: blocked"},
+		{`{"url":"https://example.com/","note":"http://127.0.0.1/ is only text"}`, ""},
+	}
+	for _, tc := range tests {
+		err := check(context.Background(), json.RawMessage(tc.args))
+		if tc.want == "" {
+			if err != nil {
+				t.Errorf("%s: %v", tc.args, err)
+			}
+			continue
+		}
+		wantContains(t, "error for "+tc.args, errString(err), tc.want)
+	}
+}
+
+// TestPublicModeRefusesStoredHTTP: a registration stored with an http URL
+// (while the deployment was self-hosted) is not connected in public mode,
+// so its token never travels in clear text.
+func TestPublicModeRefusesStoredHTTP(t *testing.T) {
+	p := startPeer(t, "p", peerOpts{})
+	addEcho(p.srv, "echo")
+	port := uint16(p.ts.Listener.Addr().(*net.TCPAddr).Port)
+	e := newEnv(t, func(c *Config) {
+		// The address and port are allowed: only the scheme is wrong.
+		c.Network = netguard.Config{Mode: netguard.Public, Allow: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}, Ports: []uint16{port}}
+	})
+	sealed, err := e.cfg.Keyring.Seal([]byte(secretToken), TokenAAD(org, "r1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg := store.MCPServer{ID: "r1", OrgID: org, Name: "srv", URL: p.URL, Token: sealed, Type: store.MCPGeneral, Enabled: true, CreatedAt: t0, UpdatedAt: t0}
+	if err := e.st.CreateMCPServer(context.Background(), reg, 0); err != nil {
+		t.Fatal(err)
+	}
+	cat, _ := e.overlaid()
+	ts := cat.Select(facts("srv/*"))
+	wantContains(t, "exclusion", excluded(ts, "srv/*"), "public mode needs an https URL")
+	if _, err := e.svc.call(context.Background(), reg, "echo", nil); err == nil {
+		t.Error("a call went through")
+	}
+	if n := len(p.requests()); n != 0 {
+		t.Errorf("the server got %d requests: %v", n, p.requests())
 	}
 }
 

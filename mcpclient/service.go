@@ -153,13 +153,24 @@ func TokenAAD(orgID, id string) []byte {
 // checkURL applies the network policy to a server URL: in public mode only
 // HTTPS, and only public addresses.
 func (s *Service) checkURL(ctx context.Context, raw string) error {
+	if err := s.checkScheme(raw); err != nil {
+		return err
+	}
+	if err := s.guard.CheckURL(ctx, raw); err != nil {
+		return refusef("url: %s", sanitise(err, raw, ""))
+	}
+	return nil
+}
+
+// checkScheme refuses a URL other than https in public mode. The guarded
+// client speaks plain http too (for fetches), so the rule is applied here,
+// on registration and again before every connect: a row stored while the
+// deployment was self-hosted must not send its token in clear text.
+func (s *Service) checkScheme(raw string) error {
 	if s.cfg.Network.Mode != netguard.SelfHosted {
 		if u, err := url.Parse(raw); err == nil && u.Scheme != "https" {
 			return refusef("url: public mode needs an https URL (local servers work only with network.mode self-hosted)")
 		}
-	}
-	if err := s.guard.CheckURL(ctx, raw); err != nil {
-		return refusef("url: %s", sanitise(err, raw, ""))
 	}
 	return nil
 }
@@ -338,6 +349,9 @@ func (s *Service) Overlay(ctx context.Context, orgID string, base *registry.Cata
 
 // connect returns a registration's live connection, or why there is none.
 func (s *Service) connect(ctx context.Context, reg store.MCPServer) (*Conn, string) {
+	if err := s.checkScheme(reg.URL); err != nil {
+		return nil, err.Error()
+	}
 	token, err := s.openToken(reg)
 	if err != nil {
 		return nil, err.Error()
