@@ -338,9 +338,9 @@ func (fixedResolver) LookupNetIP(context.Context, string, string) ([]netip.Addr,
 }
 
 type fetchIn struct {
-	URL   string   `json:"url"`
-	URLs  []string `json:"urls,omitempty" jsonschema:"more pages to read"`
-	Note  string   `json:"note,omitempty"`
+	URL  string   `json:"url"`
+	URLs []string `json:"urls,omitempty" jsonschema:"more pages to read"`
+	Note string   `json:"note,omitempty"`
 }
 
 func addFetch(s *mcp.Server) {
