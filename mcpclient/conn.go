@@ -54,6 +54,8 @@ type dialer struct {
 	logger  *slog.Logger
 	now     func() time.Time
 	version string
+	// maxBytes caps a response body or one event of a stream.
+	maxBytes int64
 }
 
 // dial connects to t, Streamable HTTP first and then SSE, each attempt with
@@ -68,7 +70,7 @@ func (d *dialer) dial(ctx context.Context, t Target, timeout time.Duration) (*Co
 		return nil, errors.New("invalid URL")
 	}
 	deadline := time.Now().Add(timeout)
-	hc := httpClientFor(d.guarded, endpoint, t.Token)
+	hc := httpClientFor(d.guarded, endpoint, t.Token, d.maxBytes)
 	c, errStream := d.attempt(ctx, TransportStreamable, &mcp.StreamableClientTransport{Endpoint: t.URL, HTTPClient: hc, MaxRetries: 2}, hc, deadline, timeout)
 	if errStream == nil {
 		return c, nil
@@ -76,7 +78,7 @@ func (d *dialer) dial(ctx context.Context, t Target, timeout time.Duration) (*Co
 	if errors.Is(errStream, netguard.ErrBlocked) || errors.Is(errStream, errNoAnswer) || ctx.Err() != nil {
 		return nil, errStream
 	}
-	hc = httpClientFor(d.guarded, endpoint, t.Token)
+	hc = httpClientFor(d.guarded, endpoint, t.Token, d.maxBytes)
 	c, errSSE := d.attempt(ctx, TransportSSE, &mcp.SSEClientTransport{Endpoint: t.URL, HTTPClient: hc}, hc, deadline, timeout)
 	if errSSE == nil {
 		return c, nil

@@ -2,18 +2,22 @@ package mcpclient
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/iotest"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/quiverhq/quiver/netguard"
 	"github.com/quiverhq/quiver/store"
 )
 
@@ -119,28 +123,76 @@ func TestRedirectRefused(t *testing.T) {
 
 func TestResponseCap(t *testing.T) {
 	const limit = 64 << 10
-	e := newEnv(t, func(c *Config) { c.Limits.MaxResponseBytes = limit })
-	p := startPeer(t, "p", peerOpts{})
-	addRaw(p.srv, &mcp.Tool{Name: "big", Description: "Answers too much."}, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: strings.Repeat("x", 3*limit)}}}, nil
-	})
-	addEcho(p.srv, "echo")
-	e.add(Registration{Name: "a", URL: p.URL})
-	ts := builtins().With(e.overlay(builtins()).Overlay).Select(facts("a/*"))
-	_, err := run(t, ts, "big", `{}`)
-	wantContains(t, "error", errString(err), "the MCP server a failed", "larger than the response size cap")
-	res, err := run(t, ts, "echo", `{"text":"still here"}`)
-	if err != nil || res.Content != "echo: still here" {
-		t.Errorf("call after the oversized answer = %+v, %v", res, err)
+	for name, o := range map[string]peerOpts{
+		"streamable event streams": {},
+		"streamable JSON bodies":   {jsonResponse: true},
+		"SSE":                      {sse: true},
+	} {
+		t.Run(name, func(t *testing.T) {
+			e := newEnv(t, func(c *Config) { c.Limits.MaxResponseBytes = limit })
+			p := startPeer(t, "p", o)
+			answer := func(n int) mcp.ToolHandler {
+				return func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+					return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: strings.Repeat("x", n)}}}, nil
+				}
+			}
+			addRaw(p.srv, &mcp.Tool{Name: "big", Description: "Answers too much."}, answer(3*limit))
+			addRaw(p.srv, &mcp.Tool{Name: "mid", Description: "Answers a third of the cap."}, answer(limit/3))
+			e.add(Registration{Name: "a", URL: p.URL})
+			ts := builtins().With(e.overlay(builtins()).Overlay).Select(facts("a/*"))
+
+			// The cap is per answer, not per session: an SSE session
+			// carries every answer on one stream.
+			for i := range 8 {
+				if res, err := run(t, ts, "mid", `{}`); err != nil || len(res.Content) != limit/3 {
+					t.Fatalf("answer %d under the cap: %d characters, %v", i, len(res.Content), err)
+				}
+			}
+			_, err := run(t, ts, "big", `{}`)
+			wantContains(t, "error", errString(err), "the MCP server a failed", "larger than the response size cap")
+			if res, err := run(t, ts, "mid", `{}`); err != nil || len(res.Content) != limit/3 {
+				t.Errorf("call after the oversized answer: %d characters, %v", len(res.Content), err)
+			}
+		})
 	}
 
 	// A tool listing over the cap fails the connect.
+	e := newEnv(t, func(c *Config) { c.Limits.MaxResponseBytes = limit })
 	huge := startPeer(t, "huge", peerOpts{})
 	for i := range 40 {
 		addRaw(huge.srv, &mcp.Tool{Name: fmt.Sprintf("t%d", i), Description: strings.Repeat("d", 2048)}, nil)
 	}
-	_, err = e.svc.Add(context.Background(), org, Registration{Name: "huge", URL: huge.URL})
+	_, err := e.svc.Add(context.Background(), org, Registration{Name: "huge", URL: huge.URL})
 	refusal(t, err, "larger than the response size cap")
+}
+
+func TestCapBody(t *testing.T) {
+	tests := []struct {
+		name     string
+		body     string
+		perEvent bool
+		wantErr  bool
+	}{
+		{"body at the cap", strings.Repeat("x", 10), false, false},
+		{"body over the cap", strings.Repeat("x", 11), false, true},
+		{"events each at the cap", "data: 12\n\ndata: 45\n\ndata: 78\n\n", true, false},
+		{"CRLF events each at the cap", "data:1\r\n\r\ndata:4\r\n\r\n", true, false},
+		{"one event over the cap", "data: 1\n\ndata: 45\ndata: 8\n\n", true, true},
+		{"stream counted whole", "data: 1\n\ndata: 4\n\n", false, true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var hit atomic.Bool
+			b := &capBody{rc: io.NopCloser(strings.NewReader(tc.body)), max: 10, perEvent: tc.perEvent, hit: &hit}
+			got, err := io.ReadAll(iotest.OneByteReader(b))
+			if tc.wantErr != errors.Is(err, netguard.ErrTooLarge) || tc.wantErr != hit.Load() {
+				t.Fatalf("read %q, %v (noted %v); want the cap error %v", got, err, hit.Load(), tc.wantErr)
+			}
+			if !tc.wantErr && string(got) != tc.body {
+				t.Errorf("read %q, want %q", got, tc.body)
+			}
+		})
+	}
 }
 
 // hang makes every request to p block until the test ends.

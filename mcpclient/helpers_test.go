@@ -150,6 +150,9 @@ type rpcPeek struct {
 
 type peerOpts struct {
 	sse bool // serve the 2024-11-05 SSE transport instead of Streamable HTTP
+	// jsonResponse answers Streamable HTTP requests with application/json
+	// bodies instead of event streams.
+	jsonResponse bool
 	// versions restricts the protocol versions the server negotiates.
 	versions []string
 	// middleware wraps the server's outgoing messages.
@@ -173,7 +176,7 @@ func startPeer(t testing.TB, name string, o peerOpts) *peer {
 	if o.sse {
 		h = mcp.NewSSEHandler(func(*http.Request) *mcp.Server { return p.srv }, nil)
 	} else {
-		h = mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return p.srv }, nil)
+		h = mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return p.srv }, &mcp.StreamableHTTPOptions{JSONResponse: o.jsonResponse})
 	}
 	p.ts = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		var rpc rpcPeek

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"mime"
 	"net/http"
 	"net/url"
 	"sync/atomic"
@@ -26,9 +27,11 @@ type originTransport struct {
 	scheme, host string
 	token        secret.Redacted
 	base         *http.Client
-	// overCap is set when a response body went past the guarded client's
-	// byte cap. The SDK reports such a body as a stream that ended early;
-	// Conn.Call uses this to say what happened.
+	// maxBytes caps a response body, or each event of an event stream.
+	maxBytes int64
+	// overCap is set when a response went past maxBytes. The SDK reports
+	// such a body as a stream that ended early; Conn.Call uses this to say
+	// what happened.
 	overCap atomic.Bool
 	// abandoned is set when the connect attempt using this transport was
 	// given up; every later request fails at once.
@@ -37,9 +40,9 @@ type originTransport struct {
 
 // httpClientFor returns the client one connection uses: guarded, bound to
 // the origin of endpoint, bearer token on every request.
-func httpClientFor(guarded *http.Client, endpoint *url.URL, token secret.Redacted) *http.Client {
+func httpClientFor(guarded *http.Client, endpoint *url.URL, token secret.Redacted, maxBytes int64) *http.Client {
 	return &http.Client{
-		Transport: &originTransport{scheme: endpoint.Scheme, host: endpoint.Host, token: token, base: guarded},
+		Transport: &originTransport{scheme: endpoint.Scheme, host: endpoint.Host, token: token, base: guarded, maxBytes: maxBytes},
 		// Redirects are refused below; never follow one here either.
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 	}
@@ -71,20 +74,41 @@ func (t *originTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		resp.Body.Close()
 		return nil, fmt.Errorf("server answered with a redirect (%d); redirects are refused: register the final URL", resp.StatusCode)
 	}
-	resp.Body = &capWatch{ReadCloser: resp.Body, hit: &t.overCap}
+	mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+	resp.Body = &capBody{rc: resp.Body, max: t.maxBytes, perEvent: mt == "text/event-stream", hit: &t.overCap}
 	return resp, nil
 }
 
-// capWatch notes a read that failed on the byte cap.
-type capWatch struct {
-	io.ReadCloser
-	hit *atomic.Bool
+// capBody fails a read with netguard.ErrTooLarge once more than max bytes
+// came: of the whole body, or with perEvent of one server-sent event (the
+// count restarts at each blank line). It notes the failure in hit.
+type capBody struct {
+	rc       io.ReadCloser
+	max      int64
+	perEvent bool
+	hit      *atomic.Bool
+
+	n    int64
+	prev byte // last byte read other than '\r'
 }
 
-func (b *capWatch) Read(p []byte) (int, error) {
-	n, err := b.ReadCloser.Read(p)
-	if errors.Is(err, netguard.ErrTooLarge) {
-		b.hit.Store(true)
+func (b *capBody) Read(p []byte) (int, error) {
+	n, err := b.rc.Read(p)
+	for i, c := range p[:n] {
+		b.n++
+		if b.n > b.max {
+			b.hit.Store(true)
+			return i, netguard.ErrTooLarge
+		}
+		if c == '\r' {
+			continue
+		}
+		if b.perEvent && c == '\n' && b.prev == '\n' {
+			b.n = 0
+		}
+		b.prev = c
 	}
 	return n, err
 }
+
+func (b *capBody) Close() error { return b.rc.Close() }

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"net/url"
 	"slices"
 	"sync"
@@ -47,8 +48,9 @@ type Limits struct {
 	IdleClose time.Duration
 	// Cooldown is how long a server that failed to connect is not retried.
 	Cooldown time.Duration
-	// MaxResponseBytes caps one HTTP response body (cumulative over an SSE
-	// stream).
+	// MaxResponseBytes caps one HTTP response body, and each event of an
+	// event stream (an SSE session carries every answer on one stream, so
+	// a cap on the stream's total would fail calls of a long session).
 	MaxResponseBytes int64
 }
 
@@ -117,9 +119,12 @@ func New(cfg Config) *Service {
 	nc := cfg.Network
 	nc.MaxRedirects = -1
 	nc.Timeout = -1
-	nc.MaxBytes = s.limits.MaxResponseBytes
+	// The cap is applied per response or per event by the origin
+	// transport; the guarded client's cap is per body, which for a stream
+	// would be its whole life.
+	nc.MaxBytes = math.MaxInt64 / 2
 	s.guard = netguard.New(nc)
-	s.dialer = &dialer{guarded: s.guard.HTTP(), logger: cfg.Logger, now: cfg.Now, version: cfg.Version}
+	s.dialer = &dialer{guarded: s.guard.HTTP(), logger: cfg.Logger, now: cfg.Now, version: cfg.Version, maxBytes: s.limits.MaxResponseBytes}
 	s.pool = newPool(func(ctx context.Context, t Target) (*Conn, error) {
 		return s.dialer.dial(ctx, t, s.limits.ConnectTimeout)
 	}, cfg.Now, s.limits.Cooldown, s.limits.IdleClose)
