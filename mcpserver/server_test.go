@@ -69,8 +69,8 @@ type fixture struct {
 	logs    *syncBuffer
 	entered chan struct{}
 	release chan struct{}
-	counter atomic.Int64
-	turns2  atomic.Int64
+	convSeq atomic.Int64
+	turnSeq atomic.Int64
 }
 
 type syncBuffer struct {
@@ -130,8 +130,8 @@ func newFixture(t testing.TB) *fixture {
 	f.srv = mcpserver.New(mcpserver.Config{
 		Toolset: f.ts, Dispatcher: f.d, OrgID: "acme", UserID: "ana", Version: "1.2.3",
 		Logger:          slog.New(slog.NewTextHandler(f.logs, nil)),
-		NewConversation: func() string { return fmt.Sprintf("conv%d", f.counter.Add(1)) },
-		NewTurn:         func() string { return fmt.Sprintf("turn%d", f.turns2.Add(1)) },
+		NewConversation: func() string { return fmt.Sprintf("conv%d", f.convSeq.Add(1)) },
+		NewTurn:         func() string { return fmt.Sprintf("turn%d", f.turnSeq.Add(1)) },
 		StartTurn: func(_ context.Context, s tool.Scope) error {
 			f.turns <- s
 			return nil
