@@ -142,22 +142,26 @@ func (d *dialer) timeoutOr(connCtx, ctx context.Context, timeout time.Duration, 
 	return err
 }
 
-// refresh lists the server's tools (every page) and keeps them.
+// refresh lists the server's tools (every page) and keeps them. The stale
+// mark is cleared before listing, so that a change announced while the
+// listing is under way marks the result stale again instead of being lost.
 func (c *Conn) refresh(ctx context.Context) error {
+	c.stale.Store(false)
 	var tools []*mcp.Tool
 	for t, err := range c.session.Tools(ctx, nil) {
 		if err != nil {
+			c.stale.Store(true)
 			return fmt.Errorf("list tools: %w", err)
 		}
 		tools = append(tools, t)
 		if len(tools) > maxListedTools {
+			c.stale.Store(true)
 			return fmt.Errorf("list tools: more than %d tools", maxListedTools)
 		}
 	}
 	c.mu.Lock()
 	c.tools = tools
 	c.mu.Unlock()
-	c.stale.Store(false)
 	return nil
 }
 

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -454,6 +455,57 @@ func TestSnapshotRefreshOnListChanged(t *testing.T) {
 	e.svc.Close()
 	if diff := cmp.Diff([]string{"c"}, e.list()[0].Tools); diff != "" {
 		t.Errorf("stored snapshot (-want +got):\n%s", diff)
+	}
+}
+
+// TestListChangedDuringListing: a change announced while the tools are
+// being listed is not lost when the (older) listing arrives.
+func TestListChangedDuringListing(t *testing.T) {
+	e := newEnv(t, nil)
+	notified := make(chan struct{}, 1)
+	var p *peer
+	var lists atomic.Int32
+	p = startPeer(t, "p", peerOpts{
+		versions: []string{"2025-11-25"}, // notification and ping on one stream, as above
+		sending: func(next mcp.MethodHandler) mcp.MethodHandler {
+			return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+				res, err := next(ctx, method, req)
+				if method == "notifications/tools/list_changed" {
+					notified <- struct{}{}
+				}
+				return res, err
+			}
+		},
+		receiving: func(next mcp.MethodHandler) mcp.MethodHandler {
+			return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+				res, err := next(ctx, method, req)
+				// The pooled connection's first listing (Add's is the
+				// first of all): the tools change after the list was made
+				// and before it is sent, and the client has taken the
+				// notification when the listing arrives.
+				if method == "tools/list" && lists.Add(1) == 2 {
+					addEcho(p.srv, "late")
+					<-notified
+					if err := req.GetSession().(*mcp.ServerSession).Ping(context.WithoutCancel(ctx), nil); err != nil {
+						t.Errorf("ping: %v", err)
+					}
+				}
+				return res, err
+			}
+		},
+	})
+	addEcho(p.srv, "early")
+	e.add(Registration{Name: "s", URL: p.URL})
+	// The connection comes back marked stale, so the same Overlay lists
+	// again.
+	for i := range 2 {
+		ts := builtins().With(e.overlay(builtins()).Overlay).Select(facts("s/*"))
+		if diff := cmp.Diff([]string{"calculate", "early", "late"}, ts.Names()); diff != "" {
+			t.Errorf("toolset %d after the announced change (-want +got):\n%s", i, diff)
+		}
+	}
+	if got := p.rpcs("tools/list"); got != 3 {
+		t.Errorf("%d listings, want 3 (Add's, the connect's, the one after the change)", got)
 	}
 }
 
