@@ -202,7 +202,7 @@ func runMCPServe(ctx context.Context, args []string, env Env) error {
 	defer st.Close()
 	svc := mcpService(cfg, st, kr, env)
 	defer svc.Close()
-	base := NewCatalog(CatalogDeps{Store: st, DataDir: dir, Config: cfg, Getenv: env.Getenv, MCP: svc})
+	base := NewCatalog(CatalogDeps{Store: st, DataDir: dir, Config: cfg, Getenv: env.Getenv, MCP: svc, Executable: selfExecutable()})
 	toolset := turnCatalog(ctx, base, svc, facts.Place.OrgID, env).Select(facts)
 	srvCfg := mcpserver.Config{
 		Toolset:    toolset,
