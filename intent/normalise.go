@@ -2,13 +2,24 @@ package intent
 
 import (
 	"strings"
+	"sync"
 	"unicode"
 
 	"golang.org/x/text/cases"
 	"golang.org/x/text/unicode/norm"
 )
 
-var folder = cases.Fold()
+// folders holds case folders: x/text documents a Caser as possibly
+// stateful and not for concurrent use, so each call takes its own.
+var folders = sync.Pool{New: func() any { return cases.Fold() }}
+
+// fold case-folds s.
+func fold(s string) string {
+	c := folders.Get().(cases.Caser)
+	defer folders.Put(c)
+	c.Reset()
+	return c.String(s)
+}
 
 // quotes maps typographic apostrophes and quotes to ASCII, so "can’t"
 // matches "can't".
@@ -21,7 +32,7 @@ var quotes = strings.NewReplacer("\u2019", "'", "\u2018", "'", "\u02bc", "'", "\
 func Normalise(s string) string {
 	s = strings.ToValidUTF8(s, "\uFFFD")
 	s = norm.NFKC.String(s)
-	s = strings.Map(foldCherokee, folder.String(s))
+	s = strings.Map(foldCherokee, fold(s))
 	s = quotes.Replace(s)
 	return strings.Join(strings.FieldsFunc(s, unicode.IsSpace), " ")
 }
