@@ -2,6 +2,7 @@ package mcpclient
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -28,6 +29,9 @@ type pool struct {
 	// failed holds, per registration ID, when its cooldown ends and the
 	// failure that started it.
 	failed map[string]failure
+	// closed is set by closeAll: connects finishing later close their
+	// connection at once.
+	closed bool
 }
 
 type pendingDial struct {
@@ -40,6 +44,9 @@ type failure struct {
 	until time.Time
 	msg   string
 }
+
+// errPoolClosed answers a connect that finished after the pool closed.
+var errPoolClosed = errors.New("the MCP client is shutting down")
 
 // cooldownError reports a server skipped because it failed recently.
 type cooldownError struct {
@@ -95,9 +102,17 @@ func (p *pool) connect(key poolKey, t Target, pd *pendingDial, redact func(error
 	p.mu.Lock()
 	delete(p.pending, key)
 	var superseded []*Conn
-	if err != nil {
+	if err == nil && p.closed {
+		// The pool was closed while this connect ran: nobody will close
+		// the connection later, so it is closed now.
+		superseded, c, err = []*Conn{c}, nil, errPoolClosed
+	}
+	switch {
+	case errors.Is(err, errPoolClosed):
+		// Not the server's failure: no cooldown.
+	case err != nil:
 		p.failed[key.id] = failure{until: p.now().Add(p.cooldown), msg: redact(err)}
-	} else {
+	default:
 		delete(p.failed, key.id)
 		superseded = p.dropLocked(key.id)
 		p.conns[key] = c
@@ -179,6 +194,7 @@ func (p *pool) sweep() int {
 // closeAll closes every connection.
 func (p *pool) closeAll() {
 	p.mu.Lock()
+	p.closed = true
 	conns := p.conns
 	p.conns = map[poolKey]*Conn{}
 	p.mu.Unlock()

@@ -135,7 +135,7 @@ func TestAllowAs(t *testing.T) {
 		{[]string{"srv/*"}, []string{"echo", "sum"}},
 		{[]string{"srv/echo", "other/*"}, []string{"echo", "ping"}},
 		{[]string{"net"}, []string{"ping"}},
-		{[]string{"sum"}, []string{"sum"}},
+		{[]string{"sum"}, nil}, // a bare name never admits a server's tool
 		{[]string{"srv", "srv/", "*", "srv/ech", "other/echo"}, nil},
 	}
 	for _, tc := range tests {

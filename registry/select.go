@@ -99,9 +99,11 @@ func exclusionReason(t *tool.Tool, f turn.Facts, allow map[string]bool) string {
 }
 
 // allowed reports whether the allowlist names the tool, its family or one
-// of its AllowAs entries.
+// of its AllowAs entries. A tool with AllowAs entries (an MCP server's) is
+// not admitted by its bare name: "echo" in an allowlist means a built-in,
+// never whatever some registered server calls echo.
 func allowed(spec tool.Spec, name string, allow map[string]bool) bool {
-	if allow[name] || (spec.Family != "" && allow[spec.Family]) {
+	if (allow[name] && len(spec.AllowAs) == 0) || (spec.Family != "" && allow[spec.Family]) {
 		return true
 	}
 	for _, a := range spec.AllowAs {

@@ -80,9 +80,10 @@ type Spec struct {
 	// as a new reference instead of the text asked for. False means a result
 	// over the dispatcher's threshold is stored and referenced.
 	Unstored bool
-	// AllowAs lists further allowlist entries that admit the tool besides
-	// its name and family: an MCP tool is admitted by "server/tool" and by
-	// "server/*". Nil means none.
+	// AllowAs lists the allowlist entries that admit the tool besides its
+	// family: an MCP tool is admitted by "server/tool" and by "server/*".
+	// A tool with AllowAs entries is not admitted by its bare name. Nil
+	// means none (the name and family admit the tool).
 	AllowAs []string
 	// Tune, when set, adjusts the schema inferred from the input type (enums,
 	// bounds, defaults). It runs once, at construction.
