@@ -23,6 +23,8 @@ type Store interface {
 	Usages
 	MCPServers
 	Intents
+	Accounts
+	Agents
 	// Close releases the store's resources.
 	Close() error
 }
@@ -349,4 +351,128 @@ type Intents interface {
 	// targets empty it only reads; a target repeated in one call opens
 	// once. A conversation never seen starts empty.
 	OpenIntentTargets(ctx context.Context, orgID, conversationID string, targets []string) ([]string, error)
+}
+
+// Roles a user may hold in an organisation.
+const (
+	RoleAdmin  = "admin"
+	RoleMember = "member"
+)
+
+// Credential kinds.
+const (
+	// CredAPIToken is a bearer token for the HTTP API.
+	CredAPIToken = "api_token"
+	// CredSession is a web UI session (cookie), with its CSRF token.
+	CredSession = "session"
+	// CredLoginLink is a one-time login link, consumed on use.
+	CredLoginLink = "login_link"
+)
+
+// ErrExists reports a record whose key is already taken.
+var ErrExists = errors.New("already exists")
+
+// Org is an organisation (a community): every other record is scoped to one.
+type Org struct {
+	ID        string
+	Name      string
+	CreatedAt time.Time
+}
+
+// User is a person in one organisation.
+type User struct {
+	ID          string
+	OrgID       string
+	DisplayName string
+	Department  string
+	// Timezone is the user's IANA zone; "" means none set.
+	Timezone string
+	// Role is RoleAdmin or RoleMember.
+	Role      string
+	CreatedAt time.Time
+	UpdatedAt time.Time
+}
+
+// Credential is a secret that authenticates a user: only its SHA-256 hash
+// is stored, never the secret.
+type Credential struct {
+	// Hash is the lower-case hex SHA-256 of the secret; unique per Kind.
+	Hash   string
+	Kind   string
+	OrgID  string
+	UserID string
+	// Label names an API token for people ("ci", "laptop"); empty otherwise.
+	Label string
+	// CSRF is a session's anti-forgery token (stored as is: it is not a
+	// credential on its own); empty for other kinds.
+	CSRF      string
+	CreatedAt time.Time
+	// ExpiresAt is when it stops working; zero means never.
+	ExpiresAt time.Time
+}
+
+// Accounts stores organisations, users and their credentials.
+type Accounts interface {
+	// CreateOrg inserts an organisation; an ID in use gives ErrExists.
+	CreateOrg(ctx context.Context, o Org) error
+	// GetOrg returns an organisation or ErrNotFound.
+	GetOrg(ctx context.Context, id string) (Org, error)
+	// CountOrgs returns how many organisations exist (0 on first start).
+	CountOrgs(ctx context.Context) (int, error)
+	// CreateUser inserts a user; an ID in use in the organisation gives
+	// ErrExists, a missing organisation ErrNotFound. Role must be RoleAdmin
+	// or RoleMember.
+	CreateUser(ctx context.Context, u User) error
+	// GetUser returns the user with that ID in that organisation, or
+	// ErrNotFound.
+	GetUser(ctx context.Context, orgID, id string) (User, error)
+	// ListUsers returns the organisation's users ordered by ID.
+	ListUsers(ctx context.Context, orgID string) ([]User, error)
+	// UpdateUser replaces a user's display name, department, timezone and
+	// role, stamping UpdatedAt; an unknown user gives ErrNotFound.
+	UpdateUser(ctx context.Context, u User) error
+	// PutCredential stores a credential; a Hash in use for that Kind gives
+	// ErrExists.
+	PutCredential(ctx context.Context, c Credential) error
+	// LookupCredential returns the credential of that kind and hash that
+	// has not expired at now, or ErrNotFound.
+	LookupCredential(ctx context.Context, kind, hash string, now time.Time) (Credential, error)
+	// ConsumeCredential returns the unexpired credential and deletes it,
+	// atomically: of two concurrent calls exactly one succeeds, the other
+	// gets ErrNotFound (one-time login links).
+	ConsumeCredential(ctx context.Context, kind, hash string, now time.Time) (Credential, error)
+	// DeleteCredential removes a credential; an unknown one gives
+	// ErrNotFound.
+	DeleteCredential(ctx context.Context, kind, hash string) error
+	// ListCredentials returns a user's credentials of one kind, newest
+	// first (hashes included; they are not secrets).
+	ListCredentials(ctx context.Context, orgID, userID, kind string) ([]Credential, error)
+	// DeleteExpiredCredentials removes every credential expired at now and
+	// returns how many.
+	DeleteExpiredCredentials(ctx context.Context, now time.Time) (int, error)
+}
+
+// StoredAgent is an agent definition saved in an organisation: the YAML an
+// admin authored, validated before it is stored.
+type StoredAgent struct {
+	OrgID string
+	// Name is unique per organisation.
+	Name string
+	// Definition is the agent file's YAML, as authored.
+	Definition []byte
+	CreatedAt  time.Time
+	UpdatedAt  time.Time
+}
+
+// Agents stores agent definitions.
+type Agents interface {
+	// PutAgent inserts the agent or replaces the definition stored under
+	// its name (keeping CreatedAt, stamping UpdatedAt).
+	PutAgent(ctx context.Context, a StoredAgent) error
+	// GetAgent returns an agent or ErrNotFound.
+	GetAgent(ctx context.Context, orgID, name string) (StoredAgent, error)
+	// ListAgents returns the organisation's agents ordered by name.
+	ListAgents(ctx context.Context, orgID string) ([]StoredAgent, error)
+	// DeleteAgent removes an agent or returns ErrNotFound.
+	DeleteAgent(ctx context.Context, orgID, name string) error
 }
