@@ -98,6 +98,11 @@ type Turns interface {
 	PutTurn(ctx context.Context, t Turn) error
 	// GetTurn returns the turn with that ID in that organisation.
 	GetTurn(ctx context.Context, orgID, id string) (Turn, error)
+	// InterruptTurns marks every running turn, in every organisation,
+	// started before startedBefore as TurnInterrupted ended at `at`, and
+	// returns how many: a server starting records the turns a crash cut
+	// short. Paused and finished turns are left alone.
+	InterruptTurns(ctx context.Context, startedBefore, at time.Time) (int, error)
 }
 
 // RoleThought marks a thought-log entry: a note for the people who run the

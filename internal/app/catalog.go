@@ -143,6 +143,9 @@ var errNoStore = errors.New("no store is open for this command")
 type closedStore struct{}
 
 func (closedStore) PutTurn(context.Context, store.Turn) error { return errNoStore }
+func (closedStore) InterruptTurns(context.Context, time.Time, time.Time) (int, error) {
+	return 0, errNoStore
+}
 func (closedStore) GetTurn(context.Context, string, string) (store.Turn, error) {
 	return store.Turn{}, errNoStore
 }
@@ -219,3 +222,42 @@ func (closedStore) SetUserIntentMode(context.Context, string, string, string) er
 func (closedStore) OpenIntentTargets(context.Context, string, string, []string) ([]string, error) {
 	return nil, errNoStore
 }
+
+func (closedStore) CreateOrg(context.Context, store.Org) error { return errNoStore }
+func (closedStore) GetOrg(context.Context, string) (store.Org, error) {
+	return store.Org{}, errNoStore
+}
+func (closedStore) CountOrgs(context.Context) (int, error)       { return 0, errNoStore }
+func (closedStore) CreateUser(context.Context, store.User) error { return errNoStore }
+func (closedStore) GetUser(context.Context, string, string) (store.User, error) {
+	return store.User{}, errNoStore
+}
+func (closedStore) ListUsers(context.Context, string) ([]store.User, error) {
+	return nil, errNoStore
+}
+func (closedStore) UpdateUser(context.Context, store.User) error { return errNoStore }
+func (closedStore) PutCredential(context.Context, store.Credential) error {
+	return errNoStore
+}
+func (closedStore) LookupCredential(context.Context, string, string, time.Time) (store.Credential, error) {
+	return store.Credential{}, errNoStore
+}
+func (closedStore) ConsumeCredential(context.Context, string, string, time.Time) (store.Credential, error) {
+	return store.Credential{}, errNoStore
+}
+func (closedStore) DeleteCredential(context.Context, string, string) error { return errNoStore }
+func (closedStore) ListCredentials(context.Context, string, string, string) ([]store.Credential, error) {
+	return nil, errNoStore
+}
+func (closedStore) DeleteExpiredCredentials(context.Context, time.Time) (int, error) {
+	return 0, errNoStore
+}
+
+func (closedStore) PutAgent(context.Context, store.StoredAgent) error { return errNoStore }
+func (closedStore) GetAgent(context.Context, string, string) (store.StoredAgent, error) {
+	return store.StoredAgent{}, errNoStore
+}
+func (closedStore) ListAgents(context.Context, string) ([]store.StoredAgent, error) {
+	return nil, errNoStore
+}
+func (closedStore) DeleteAgent(context.Context, string, string) error { return errNoStore }

@@ -16,12 +16,7 @@ import (
 	"github.com/quiverhq/quiver/internal/config"
 	"github.com/quiverhq/quiver/llm"
 	"github.com/quiverhq/quiver/mcpclient"
-	"github.com/quiverhq/quiver/prompt"
-	"github.com/quiverhq/quiver/registry"
-	"github.com/quiverhq/quiver/store"
 	"github.com/quiverhq/quiver/store/sqlite"
-	"github.com/quiverhq/quiver/tool"
-	"github.com/quiverhq/quiver/turn"
 )
 
 const chatUsage = `Usage: quiver chat --agent FILE [flags] [MESSAGE]
@@ -112,15 +107,13 @@ func parseChat(args []string, env Env) (chatFlags, error) {
 
 // session is one chat's world: store, catalog, runner, model.
 type session struct {
-	env    Env
-	st     *sqlite.Store
-	cat    *registry.Catalog
-	mcp    *mcpclient.Service
-	dtm    *deliberate
-	runner *agent.Runner
-	model  llm.Model
-	in     TurnInput
-	out    *chatPrinter
+	env   Env
+	st    *sqlite.Store
+	eng   *engine
+	mcp   *mcpclient.Service
+	model llm.Model
+	in    TurnInput
+	out   *chatPrinter
 }
 
 func runChat(ctx context.Context, args []string, env Env) error {
@@ -174,12 +167,15 @@ func openSession(ctx context.Context, c chatFlags, env Env) (*session, error) {
 	}
 	s := &session{env: env, st: st, model: model, in: c.in, out: &chatPrinter{w: env.Stdout, errw: env.Stderr, json: c.asJSON}}
 	s.mcp = mcpService(cfg, st, kr, env)
-	s.dtm = &deliberate{detector: det, st: st, userMode: c.dtm, logger: env.Logger}
-	s.cat = NewCatalog(CatalogDeps{Store: st, DataDir: dir, Config: cfg, Getenv: env.Getenv, MCP: s.mcp, Executable: selfExecutable()})
-	s.runner = agent.New(agent.Config{
-		Store: st, Dispatcher: dispatch.New(dispatch.Config{Results: st, Logger: env.Logger}),
-		MaxSteps: cfg.MaxSteps, Prices: prices(cfg), Now: env.Now, Logger: env.Logger,
-	})
+	s.eng = &engine{
+		st: st, mcp: s.mcp, logger: env.Logger,
+		dtm: &deliberate{detector: det, st: st, userMode: c.dtm, logger: env.Logger},
+		cat: NewCatalog(CatalogDeps{Store: st, DataDir: dir, Config: cfg, Getenv: env.Getenv, MCP: s.mcp, Executable: selfExecutable()}),
+		runner: agent.New(agent.Config{
+			Store: st, Dispatcher: dispatch.New(dispatch.Config{Results: st, Logger: env.Logger}),
+			MaxSteps: cfg.MaxSteps, Prices: prices(cfg), Now: env.Now, Logger: env.Logger,
+		}),
+	}
 	return s, nil
 }
 
@@ -204,36 +200,14 @@ func (s *session) say(ctx context.Context, message string) error {
 	if err != nil {
 		return err
 	}
-	facts.Model.Provider, facts.Model.Name, _ = strings.Cut(s.model.Ref(), ":")
-	paused, err := s.pausedTurn(ctx, facts.Place.OrgID)
+	p, warnings, err := s.eng.prepare(ctx, TurnRequest{Facts: facts, Model: s.model, Message: message})
 	if err != nil {
 		return err
 	}
-	cat := turnCatalog(ctx, s.cat, s.mcp, facts.Place.OrgID, s.env)
-	var start agent.Start
-	emit := s.out.event
-	if paused != nil {
-		facts.TurnID, facts.Caller.Timezone = paused.ID, paused.Timezone
-		start, err = s.prepare(cat, facts, cat.Restore(paused.Tools), message)
-	} else {
-		facts.TurnID = agent.NewID("turn_")
-		var g gated
-		g, err = s.dtm.gate(ctx, cat, facts, cat.Select(facts), message)
-		if err != nil {
-			return err
-		}
-		emit = g.thoughtLog(ctx, s.st, facts.Place.OrgID, s.env.Logger, emit)
-		start, err = s.prepare(cat, facts, g.Toolset, message)
+	for _, w := range warnings {
+		fmt.Fprintf(s.env.Stderr, "quiver: prompt warning: %s\n", w)
 	}
-	if err != nil {
-		return err
-	}
-	var out agent.Outcome
-	if paused != nil {
-		out, err = s.runner.Resume(ctx, start, emit)
-	} else {
-		out, err = s.runner.Run(ctx, start, emit)
-	}
+	out, err := s.eng.run(ctx, p, s.out.event)
 	if err != nil {
 		return err
 	}
@@ -241,41 +215,6 @@ func (s *session) say(ctx context.Context, message string) error {
 		return resultError{}
 	}
 	return nil
-}
-
-// prepare assembles the turn's request, refusing declarations the model
-// cannot take before any request is sent.
-func (s *session) prepare(cat *registry.Catalog, f turn.Facts, ts registry.Toolset, message string) (agent.Start, error) {
-	ts = ts.Narrow(cat, func(t *tool.Tool) (bool, string) {
-		if err := s.model.CheckTool(llm.ToolDef(t.Declaration())); err != nil {
-			return false, "the model cannot take its schema: " + err.Error()
-		}
-		return true, ""
-	})
-	req, err := prompt.Assemble(f, ts)
-	if err != nil {
-		return agent.Start{}, usagef("chat: %v", err)
-	}
-	for _, w := range req.Warnings {
-		fmt.Fprintf(s.env.Stderr, "quiver: prompt warning: %s\n", w)
-	}
-	return agent.Start{Facts: f, Toolset: ts, Request: req, Model: s.model, Message: message}, nil
-}
-
-// pausedTurn returns the conversation's last turn when it is paused.
-func (s *session) pausedTurn(ctx context.Context, orgID string) (*store.Turn, error) {
-	msgs, err := s.st.ListMessages(ctx, orgID, s.in.ConversationID, 0)
-	if err != nil || len(msgs) == 0 {
-		return nil, err
-	}
-	t, err := s.st.GetTurn(ctx, orgID, msgs[len(msgs)-1].TurnID)
-	if errors.Is(err, store.ErrNotFound) {
-		return nil, nil
-	}
-	if err != nil || t.Status != store.TurnPaused {
-		return nil, err
-	}
-	return &t, nil
 }
 
 // readLoop reads messages until end of input: a prompt on a terminal, one

@@ -94,7 +94,10 @@ func history(msgs []store.Message) []intent.Message {
 // opens targets; they join the conversation's open targets, which stay open
 // for the rest of the conversation in the order they opened, and the
 // toolset is narrowed to them.
-func (d *deliberate) gate(ctx context.Context, cat *registry.Catalog, f turn.Facts, ts registry.Toolset, message string) (gated, error) {
+//
+// With dryRun the conversation's open targets are read, not written: the
+// result is what the turn would declare.
+func (d *deliberate) gate(ctx context.Context, cat *registry.Catalog, f turn.Facts, ts registry.Toolset, message string, dryRun bool) (gated, error) {
 	set, err := d.settings(ctx, f.Place.OrgID, f.Caller.UserID)
 	if err != nil || !set.Active() {
 		return gated{Toolset: ts}, err
@@ -108,9 +111,20 @@ func (d *deliberate) gate(ctx context.Context, cat *registry.Catalog, f turn.Fac
 		return gated{}, fmt.Errorf("read conversation: %w", err)
 	}
 	res := d.detector.Detect(intent.Input{Text: message, History: history(msgs), HistoryTurns: set.HistoryTurns, Custom: custom})
-	open, err := d.st.OpenIntentTargets(ctx, f.Place.OrgID, f.Place.ConversationID, res.Targets)
+	record := res.Targets
+	if dryRun {
+		record = nil
+	}
+	open, err := d.st.OpenIntentTargets(ctx, f.Place.OrgID, f.Place.ConversationID, record)
 	if err != nil {
 		return gated{}, fmt.Errorf("record open targets: %w", err)
+	}
+	if dryRun {
+		for _, t := range res.Targets {
+			if !slices.Contains(open, t) {
+				open = append(open, t)
+			}
+		}
 	}
 	g := gated{Toolset: intent.Gate(ts, cat, open), Active: true, Result: res, Open: open, openBy: map[string]intent.Match{}}
 	for _, t := range g.Toolset.Tools() {

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/quiverhq/quiver/store"
 )
@@ -81,4 +82,21 @@ func decodeTurn(t store.Turn, tools, startedAt string, endedAt sql.NullString) (
 		return store.Turn{}, err
 	}
 	return t, nil
+}
+
+// InterruptTurns marks running turns started before startedBefore as
+// interrupted, in one statement.
+func (s *Store) InterruptTurns(ctx context.Context, startedBefore, at time.Time) (int, error) {
+	const q = `UPDATE turns SET status = ?, ended_at = ?
+		WHERE status = ? AND started_at < ?`
+	res, err := s.writer.ExecContext(ctx, q, store.TurnInterrupted, encodeTime(at),
+		store.TurnRunning, encodeTime(startedBefore))
+	if err != nil {
+		return 0, fmt.Errorf("sqlite: interrupt turns: %w", err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return 0, fmt.Errorf("sqlite: interrupt turns: %w", err)
+	}
+	return int(n), nil
 }

@@ -14,6 +14,47 @@ func turnCases() []suiteCase {
 		{"Replace", testTurnReplace},
 		{"NotFound", testTurnNotFound},
 		{"SameIDInOtherOrg", testTurnSameIDInOtherOrg},
+		{"Interrupt", testTurnInterrupt},
+	}
+}
+
+// testTurnInterrupt: running turns started before the cutoff become
+// interrupted; later running turns, paused and finished ones stay. The
+// turns start in 2001 so that no other check's turns (which start later)
+// fall before the cutoff on a shared store.
+func testTurnInterrupt(t *testing.T, f *fixture) {
+	old := time.Date(2001, 1, 1, 0, 0, 0, 0, time.UTC)
+	cutoff, now := old.Add(time.Hour), old.Add(2*time.Hour)
+	mk := func(id, status string, start time.Time) store.Turn {
+		tu := f.newTurn("org", id)
+		tu.Status, tu.StartedAt, tu.EndedAt, tu.Question, tu.Suggested = status, start, time.Time{}, "", ""
+		if status == store.TurnPaused {
+			tu.Question = "Which day?"
+		}
+		if err := f.PutTurn(t.Context(), tu); err != nil {
+			t.Fatalf("PutTurn: %v", err)
+		}
+		return tu
+	}
+	stale := mk("stale", store.TurnRunning, old)
+	fresh := mk("fresh", store.TurnRunning, cutoff.Add(time.Minute))
+	paused := mk("paused", store.TurnPaused, old)
+	n, err := f.InterruptTurns(t.Context(), cutoff, now)
+	if err != nil {
+		t.Fatalf("InterruptTurns: %v", err)
+	}
+	if n < 1 {
+		t.Fatalf("InterruptTurns reported %d turns, want at least the stale one", n)
+	}
+	got, err := f.GetTurn(t.Context(), stale.OrgID, stale.ID)
+	if err != nil || got.Status != store.TurnInterrupted || !got.EndedAt.Equal(now) {
+		t.Errorf("stale turn: %+v, %v; want interrupted, ended %v", got, err, now)
+	}
+	for _, keep := range []store.Turn{fresh, paused} {
+		got, err := f.GetTurn(t.Context(), keep.OrgID, keep.ID)
+		if err != nil || got.Status != keep.Status || !got.EndedAt.IsZero() {
+			t.Errorf("turn %s changed: %+v, %v", keep.ID, got, err)
+		}
 	}
 }
 

@@ -1,0 +1,197 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/quiverhq/quiver/agent"
+	"github.com/quiverhq/quiver/httpapi"
+	"github.com/quiverhq/quiver/internal/config"
+	"github.com/quiverhq/quiver/llm"
+	"github.com/quiverhq/quiver/prompt"
+	"github.com/quiverhq/quiver/registry"
+	"github.com/quiverhq/quiver/store"
+	"github.com/quiverhq/quiver/turn"
+)
+
+// apiEngine is httpapi.Engine over the turn engine: agents come from the
+// store, callers from their credentials, models from the configuration.
+type apiEngine struct {
+	eng    *engine
+	st     store.Store
+	models models
+	now    func() time.Time
+
+	mu     sync.Mutex
+	opened map[string]llm.Model // by "provider:model", opened once
+}
+
+var _ httpapi.Engine = (*apiEngine)(nil)
+
+// agentFor loads and parses the conversation's stored agent.
+func (a *apiEngine) agentFor(ctx context.Context, orgID, conversationID string) (config.Agent, error) {
+	conv, err := a.st.GetConversation(ctx, orgID, conversationID)
+	if errors.Is(err, store.ErrNotFound) {
+		return config.Agent{}, &httpapi.BadRequest{Msg: "no such conversation"}
+	}
+	if err != nil {
+		return config.Agent{}, err
+	}
+	stored, err := a.st.GetAgent(ctx, orgID, conv.Agent)
+	if errors.Is(err, store.ErrNotFound) {
+		return config.Agent{}, &httpapi.BadRequest{Msg: fmt.Sprintf("the conversation's agent %q no longer exists", conv.Agent)}
+	}
+	if err != nil {
+		return config.Agent{}, err
+	}
+	ag, err := config.ParseAgent(stored.Definition)
+	if err != nil {
+		return config.Agent{}, fmt.Errorf("stored agent %s: %w", conv.Agent, err)
+	}
+	return ag, nil
+}
+
+// facts builds a turn's facts for a caller.
+func (a *apiEngine) facts(c httpapi.Caller, ag config.Agent, conversationID string) (turn.Facts, error) {
+	m, err := ag.TurnModel("")
+	if err != nil {
+		return turn.Facts{}, err
+	}
+	return turn.Facts{
+		Start: a.now(),
+		Caller: turn.Caller{
+			UserID: c.UserID, DisplayName: c.DisplayName, Department: c.Department,
+			Organisation: c.OrgID, Timezone: c.Timezone,
+		},
+		Place: turn.Place{OrgID: c.OrgID, ConversationID: conversationID},
+		Agent: ag.TurnAgent(),
+		Model: m,
+		Payer: c.OrgID,
+	}, nil
+}
+
+// model opens (once) the model a turn runs on.
+func (a *apiEngine) model(ctx context.Context, m turn.Model) (llm.Model, error) {
+	key := m.Provider + ":" + m.Name
+	a.mu.Lock()
+	mod, ok := a.opened[key]
+	a.mu.Unlock()
+	if ok {
+		return mod, nil
+	}
+	mod, _, err := a.models.open(ctx, m)
+	if err != nil {
+		return nil, &httpapi.BadRequest{Msg: "no model is connected: " + err.Error()}
+	}
+	a.mu.Lock()
+	if a.opened == nil {
+		a.opened = map[string]llm.Model{}
+	}
+	a.opened[key] = mod
+	a.mu.Unlock()
+	return mod, nil
+}
+
+// request prepares a turn of message for the caller.
+func (a *apiEngine) request(ctx context.Context, c httpapi.Caller, conversationID, message string, dry bool) (Prepared, []string, error) {
+	ag, err := a.agentFor(ctx, c.OrgID, conversationID)
+	if err != nil {
+		return Prepared{}, nil, err
+	}
+	f, err := a.facts(c, ag, conversationID)
+	if err != nil {
+		return Prepared{}, nil, err
+	}
+	mod, err := a.model(ctx, f.Model)
+	if err != nil && !dry {
+		return Prepared{}, nil, err
+	}
+	return a.eng.prepare(ctx, TurnRequest{Facts: f, Model: mod, Message: message, DryRun: dry})
+}
+
+// Send implements httpapi.Engine.
+func (a *apiEngine) Send(ctx context.Context, c httpapi.Caller, conversationID, message string, emit func(agent.Event)) error {
+	p, _, err := a.request(ctx, c, conversationID, message, false)
+	if err != nil {
+		return err
+	}
+	_, err = a.eng.run(ctx, p, emit)
+	return err
+}
+
+// Inspect implements httpapi.Engine: the request a message would send now,
+// or the stored turn's toolset; nothing runs and nothing is written.
+func (a *apiEngine) Inspect(ctx context.Context, c httpapi.Caller, conversationID, turnID, message string) (httpapi.Inspection, error) {
+	p, warnings, err := a.request(ctx, c, conversationID, message, true)
+	if err != nil {
+		return httpapi.Inspection{}, err
+	}
+	start := p.Start
+	if turnID != "" {
+		t, err := a.st.GetTurn(ctx, c.OrgID, turnID)
+		if errors.Is(err, store.ErrNotFound) || (err == nil && t.ConversationID != conversationID) {
+			return httpapi.Inspection{}, &httpapi.BadRequest{Msg: "no such turn in this conversation"}
+		}
+		if err != nil {
+			return httpapi.Inspection{}, err
+		}
+		start.Toolset = p.Catalog.Restore(t.Tools)
+		start.Facts.TurnID, start.Facts.Caller.Timezone = t.ID, t.Timezone
+		if start.Request, err = prompt.Assemble(start.Facts, start.Toolset); err != nil {
+			return httpapi.Inspection{}, err
+		}
+		warnings = start.Request.Warnings
+	}
+	out := httpapi.Inspection{
+		TurnID: start.Facts.TurnID, Agent: start.Facts.Agent.Name,
+		Model:  start.Facts.Model.Provider + ":" + start.Facts.Model.Name,
+		System: start.Request.System, Context: start.Request.Context, Tools: start.Request.Tools,
+		Sizes: start.Request.Sizes, Excluded: start.Toolset.Excluded(), Warnings: warnings,
+		Intent: []httpapi.IntentMatch{},
+	}
+	if out.Excluded == nil {
+		out.Excluded = []registry.Exclusion{}
+	}
+	for _, m := range p.Intent.Result.Matches {
+		out.Intent = append(out.Intent, httpapi.IntentMatch{Family: m.Target, Trigger: m.Trigger, Source: m.Source})
+	}
+	return out, nil
+}
+
+// ValidateAgent implements httpapi.Engine: the definition parses, and its
+// prompt renders against the widest toolset it could get.
+func (a *apiEngine) ValidateAgent(definition []byte) (string, []string, error) {
+	ag, err := config.ParseAgent(definition)
+	if err != nil {
+		return "", nil, &httpapi.BadRequest{Msg: err.Error()}
+	}
+	f, err := a.facts(httpapi.Caller{OrgID: "validate", UserID: "validate"}, ag, "validate")
+	if err != nil {
+		return "", nil, &httpapi.BadRequest{Msg: err.Error()}
+	}
+	req, err := prompt.Assemble(f, a.eng.cat.Select(f))
+	if err != nil {
+		return "", nil, &httpapi.BadRequest{Msg: err.Error()}
+	}
+	return ag.Name, req.Warnings, nil
+}
+
+// Catalog implements httpapi.Engine.
+func (a *apiEngine) Catalog() httpapi.Catalog {
+	s := CatalogSizes()
+	out := httpapi.Catalog{
+		AlwaysPaidChars: s.AlwaysPaid.Chars, AlwaysPaidCeiling: s.AlwaysPaid.Ceiling,
+		WidestChars: s.Widest.Chars, WidestCeiling: s.Widest.Ceiling,
+	}
+	for _, t := range a.eng.cat.Tools() {
+		sp := t.Spec()
+		out.Tools = append(out.Tools, httpapi.ToolView{
+			Name: sp.Name, Family: t.Family(), Description: sp.Description, Access: sp.Access.String(),
+			AlwaysOn: sp.AlwaysOn, Chars: t.DeclarationChars(),
+		})
+	}
+	return out
+}
