@@ -1,0 +1,154 @@
+package httpapi
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/danielgtaylor/huma/v2"
+
+	"github.com/quiverhq/quiver/store"
+)
+
+func (s *server) agentRoutes() {
+	tags := []string{"agents"}
+	register(s, huma.Operation{
+		OperationID: "list-agents", Method: http.MethodGet, Path: "/api/agents", Tags: tags,
+		Summary: "The organisation's agents, by name",
+	}, signedIn, s.listAgents)
+	register(s, huma.Operation{
+		OperationID: "get-agent", Method: http.MethodGet, Path: "/api/agents/{name}", Tags: tags,
+		Summary: "An agent with its definition",
+		Errors:  []int{http.StatusNotFound},
+	}, signedIn, s.getAgent)
+	register(s, huma.Operation{
+		OperationID: "put-agent", Method: http.MethodPut, Path: "/api/agents/{name}", Tags: tags,
+		Summary: "Create or replace an agent",
+		Description: "The definition is the agent's YAML. It is parsed and its prompt rendered once before anything " +
+			"is stored; its name must equal the path's. Returns the template's warnings. 201 when created, 200 when replaced.",
+	}, adminOnly, s.putAgent)
+	register(s, huma.Operation{
+		OperationID: "delete-agent", Method: http.MethodDelete, Path: "/api/agents/{name}", Tags: tags,
+		Summary:       "Delete an agent",
+		Description:   "Its conversations remain; new turns in them fail until an agent of that name exists again.",
+		DefaultStatus: http.StatusNoContent,
+		Errors:        []int{http.StatusNotFound},
+	}, adminOnly, s.deleteAgent)
+}
+
+// AgentSummary is an agent as listed.
+type AgentSummary struct {
+	Name      string    `json:"name"`
+	CreatedAt time.Time `json:"created_at"`
+	UpdatedAt time.Time `json:"updated_at"`
+}
+
+// Agent is an agent with its authored definition.
+type Agent struct {
+	Name       string    `json:"name"`
+	Definition string    `json:"definition" doc:"The agent's YAML, as authored."`
+	CreatedAt  time.Time `json:"created_at"`
+	UpdatedAt  time.Time `json:"updated_at"`
+	Warnings   []string  `json:"warnings,omitempty" doc:"The template's warnings (PUT only)."`
+}
+
+type agentsOutput struct {
+	Body struct {
+		Agents []AgentSummary `json:"agents"`
+	}
+}
+
+func (s *server) listAgents(ctx context.Context, _ *struct{}) (*agentsOutput, error) {
+	a := authFrom(ctx)
+	as, err := s.st.ListAgents(ctx, a.OrgID)
+	if err != nil {
+		return nil, err
+	}
+	out := &agentsOutput{}
+	out.Body.Agents = make([]AgentSummary, 0, len(as))
+	for _, ag := range as {
+		out.Body.Agents = append(out.Body.Agents, AgentSummary{Name: ag.Name, CreatedAt: ag.CreatedAt, UpdatedAt: ag.UpdatedAt})
+	}
+	return out, nil
+}
+
+type agentPath struct {
+	Name string `path:"name" doc:"The agent's name."`
+}
+
+type agentOutput struct {
+	Status int
+	Body   Agent
+}
+
+func agentView(ag store.StoredAgent) Agent {
+	return Agent{Name: ag.Name, Definition: string(ag.Definition), CreatedAt: ag.CreatedAt, UpdatedAt: ag.UpdatedAt}
+}
+
+func (s *server) getAgent(ctx context.Context, in *agentPath) (*agentOutput, error) {
+	a := authFrom(ctx)
+	ag, err := s.st.GetAgent(ctx, a.OrgID, in.Name)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, notFound("no such agent")
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &agentOutput{Status: http.StatusOK, Body: agentView(ag)}, nil
+}
+
+type putAgentInput struct {
+	Name string `path:"name"`
+	Body struct {
+		Definition string `json:"definition" minLength:"1" doc:"The agent's YAML."`
+	}
+}
+
+func (s *server) putAgent(ctx context.Context, in *putAgentInput) (*agentOutput, error) {
+	a := authFrom(ctx)
+	def := []byte(in.Body.Definition)
+	name, warnings, err := s.eng.ValidateAgent(def)
+	if err != nil {
+		// Validation reads nothing but the definition: every failure is
+		// the definition's.
+		var br *BadRequest
+		if errors.As(err, &br) {
+			return nil, apiErr(http.StatusBadRequest, "invalid_agent", br.Msg)
+		}
+		return nil, apiErr(http.StatusBadRequest, "invalid_agent", err.Error())
+	}
+	if name != in.Name {
+		return nil, apiErr(http.StatusBadRequest, "name_mismatch",
+			"the definition names the agent "+strconv.Quote(name)+", the path "+strconv.Quote(in.Name))
+	}
+	status := http.StatusOK
+	if _, err := s.st.GetAgent(ctx, a.OrgID, name); errors.Is(err, store.ErrNotFound) {
+		status = http.StatusCreated
+	} else if err != nil {
+		return nil, err
+	}
+	now := s.now()
+	if err := s.st.PutAgent(ctx, store.StoredAgent{OrgID: a.OrgID, Name: name, Definition: def, CreatedAt: now, UpdatedAt: now}); err != nil {
+		return nil, err
+	}
+	stored, err := s.st.GetAgent(ctx, a.OrgID, name)
+	if err != nil {
+		return nil, err
+	}
+	v := agentView(stored)
+	v.Warnings = warnings
+	return &agentOutput{Status: status, Body: v}, nil
+}
+
+func (s *server) deleteAgent(ctx context.Context, in *agentPath) (*struct{}, error) {
+	a := authFrom(ctx)
+	if err := s.st.DeleteAgent(ctx, a.OrgID, in.Name); err != nil {
+		if errors.Is(err, store.ErrNotFound) {
+			return nil, notFound("no such agent")
+		}
+		return nil, err
+	}
+	return nil, nil
+}

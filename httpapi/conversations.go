@@ -1,0 +1,247 @@
+package httpapi
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/danielgtaylor/huma/v2"
+
+	"github.com/quiverhq/quiver/agent"
+	"github.com/quiverhq/quiver/store"
+)
+
+func (s *server) conversationRoutes() {
+	tags := []string{"conversations"}
+	register(s, huma.Operation{
+		OperationID: "create-conversation", Method: http.MethodPost, Path: "/api/conversations", Tags: tags,
+		Summary:       "Start a conversation with an agent",
+		Description:   "The agent must be one of the organisation's (GET /api/agents); the conversation belongs to the caller.",
+		DefaultStatus: http.StatusCreated,
+	}, signedIn, s.createConversation)
+	register(s, huma.Operation{
+		OperationID: "list-conversations", Method: http.MethodGet, Path: "/api/conversations", Tags: tags,
+		Summary: "The caller's conversations, most recently updated first",
+	}, signedIn, s.listConversations)
+	register(s, huma.Operation{
+		OperationID: "get-conversation", Method: http.MethodGet, Path: "/api/conversations/{id}", Tags: tags,
+		Summary:     "One of the caller's conversations",
+		Description: "With whether a turn is running in this server and, when its last turn is paused, the pending question.",
+		Errors:      []int{http.StatusNotFound},
+	}, signedIn, s.getConversation)
+	register(s, huma.Operation{
+		OperationID: "list-messages", Method: http.MethodGet, Path: "/api/conversations/{id}/messages", Tags: tags,
+		Summary:     "The conversation's transcript, oldest first",
+		Description: "Thought-log entries (role \"thought\") are included for admins only.",
+		Errors:      []int{http.StatusNotFound},
+	}, signedIn, s.listMessages)
+	register(s, huma.Operation{
+		OperationID: "inspect-turn", Method: http.MethodGet, Path: "/api/conversations/{id}/inspect", Tags: tags,
+		Summary: "The request a turn sends the model",
+		Description: "Without turn: what message would send now. With turn: that stored turn's toolset, assembled again. " +
+			"Nothing runs and nothing is written.",
+		Errors: []int{http.StatusNotFound},
+	}, signedIn, s.inspect)
+}
+
+// Conversation is a conversation as the API shows it.
+type Conversation struct {
+	ID        string    `json:"id"`
+	Agent     string    `json:"agent"`
+	Title     string    `json:"title"`
+	CreatedAt time.Time `json:"created_at"`
+	UpdatedAt time.Time `json:"updated_at"`
+	Running   bool      `json:"running" doc:"A turn of this conversation is running in this server."`
+	Pause     *PendingPause    `json:"pause,omitempty" doc:"The pending clarifying question when the last turn is paused (GET one conversation only)."`
+}
+
+// PendingPause is a paused turn's question, answered with POST .../answer.
+type PendingPause struct {
+	TurnID    string `json:"turn_id"`
+	Question  string `json:"question"`
+	Suggested string `json:"suggested,omitempty"`
+}
+
+func (s *server) conversationView(c store.Conversation) Conversation {
+	return Conversation{
+		ID: c.ID, Agent: c.Agent, Title: c.Title, CreatedAt: c.CreatedAt, UpdatedAt: c.UpdatedAt,
+		Running: s.turns.running(turnKey(c.OrgID, c.ID)),
+	}
+}
+
+// ownConversation returns the caller's conversation; another user's, or
+// another organisation's, is as absent as a missing one.
+func (s *server) ownConversation(ctx context.Context, a *auth, id string) (store.Conversation, error) {
+	c, err := s.st.GetConversation(ctx, a.OrgID, id)
+	if errors.Is(err, store.ErrNotFound) || err == nil && c.UserID != a.UserID {
+		return store.Conversation{}, notFound("no such conversation")
+	}
+	return c, err
+}
+
+type createConversationInput struct {
+	Body struct {
+		Agent string `json:"agent" minLength:"1" doc:"The agent's name."`
+		Title string `json:"title,omitempty" maxLength:"200"`
+	}
+}
+
+type conversationOutput struct{ Body Conversation }
+
+func (s *server) createConversation(ctx context.Context, in *createConversationInput) (*conversationOutput, error) {
+	a := authFrom(ctx)
+	if _, err := s.st.GetAgent(ctx, a.OrgID, in.Body.Agent); err != nil {
+		if errors.Is(err, store.ErrNotFound) {
+			return nil, apiErr(http.StatusBadRequest, "unknown_agent", "no agent named "+strconv.Quote(in.Body.Agent))
+		}
+		return nil, err
+	}
+	now := s.now()
+	c := store.Conversation{
+		ID: agent.NewID("conv_"), OrgID: a.OrgID, UserID: a.UserID, Agent: in.Body.Agent,
+		Title: in.Body.Title, CreatedAt: now, UpdatedAt: now,
+	}
+	if err := s.st.PutConversation(ctx, c); err != nil {
+		return nil, err
+	}
+	return &conversationOutput{Body: s.conversationView(c)}, nil
+}
+
+type listConversationsInput struct {
+	Limit int `query:"limit" minimum:"1" maximum:"500" default:"100"`
+}
+
+type conversationsOutput struct {
+	Body struct {
+		Conversations []Conversation `json:"conversations"`
+	}
+}
+
+func (s *server) listConversations(ctx context.Context, in *listConversationsInput) (*conversationsOutput, error) {
+	a := authFrom(ctx)
+	cs, err := s.st.ListConversations(ctx, a.OrgID, a.UserID, in.Limit)
+	if err != nil {
+		return nil, err
+	}
+	out := &conversationsOutput{}
+	out.Body.Conversations = make([]Conversation, 0, len(cs))
+	for _, c := range cs {
+		out.Body.Conversations = append(out.Body.Conversations, s.conversationView(c))
+	}
+	return out, nil
+}
+
+type conversationPath struct {
+	ID string `path:"id" doc:"The conversation's id."`
+}
+
+func (s *server) getConversation(ctx context.Context, in *conversationPath) (*conversationOutput, error) {
+	a := authFrom(ctx)
+	c, err := s.ownConversation(ctx, a, in.ID)
+	if err != nil {
+		return nil, err
+	}
+	v := s.conversationView(c)
+	if v.Pause, err = s.pendingPause(ctx, a.OrgID, c.ID); err != nil {
+		return nil, err
+	}
+	return &conversationOutput{Body: v}, nil
+}
+
+// pendingPause is the question of the conversation's last turn when that
+// turn is paused; nil otherwise.
+func (s *server) pendingPause(ctx context.Context, orgID, conversationID string) (*PendingPause, error) {
+	ms, err := s.st.ListMessages(ctx, orgID, conversationID, 0)
+	if err != nil {
+		return nil, err
+	}
+	for i := len(ms) - 1; i >= 0; i-- {
+		if ms[i].TurnID == "" {
+			continue
+		}
+		t, err := s.st.GetTurn(ctx, orgID, ms[i].TurnID)
+		if errors.Is(err, store.ErrNotFound) {
+			return nil, nil
+		}
+		if err != nil || t.Status != store.TurnPaused {
+			return nil, err
+		}
+		return &PendingPause{TurnID: t.ID, Question: t.Question, Suggested: t.Suggested}, nil
+	}
+	return nil, nil
+}
+
+// Message is one transcript entry.
+type Message struct {
+	Seq        int64     `json:"seq"`
+	TurnID     string    `json:"turn_id,omitempty"`
+	Role       string    `json:"role" enum:"user,context,assistant,tool_call,tool,thought"`
+	Content    string    `json:"content"`
+	ToolName   string    `json:"tool_name,omitempty"`
+	ToolCallID string    `json:"tool_call_id,omitempty"`
+	Ref        string    `json:"ref,omitempty" doc:"The full result's reference when content was truncated."`
+	IsError    bool      `json:"is_error,omitempty"`
+	CreatedAt  time.Time `json:"created_at"`
+}
+
+type listMessagesInput struct {
+	ID     string `path:"id"`
+	Before int64  `query:"before" minimum:"0" doc:"Only entries with seq below this (the first seq of the previous page); 0: up to the newest."`
+	Limit  int    `query:"limit" minimum:"1" maximum:"1000" default:"200" doc:"At most this many entries, the newest of the range."`
+}
+
+type messagesOutput struct {
+	Body struct {
+		Messages []Message `json:"messages"`
+		More     bool      `json:"more" doc:"Older entries exist: ask again with before = the first seq."`
+	}
+}
+
+func (s *server) listMessages(ctx context.Context, in *listMessagesInput) (*messagesOutput, error) {
+	a := authFrom(ctx)
+	if _, err := s.ownConversation(ctx, a, in.ID); err != nil {
+		return nil, err
+	}
+	ms, err := s.st.ListMessages(ctx, a.OrgID, in.ID, in.Before)
+	if err != nil {
+		return nil, err
+	}
+	views := make([]Message, 0, len(ms))
+	for _, m := range ms {
+		if m.Role == store.RoleThought && !a.admin() {
+			continue
+		}
+		views = append(views, Message{
+			Seq: m.Seq, TurnID: m.TurnID, Role: m.Role, Content: m.Content, ToolName: m.ToolName,
+			ToolCallID: m.ToolCallID, Ref: m.Ref, IsError: m.IsError, CreatedAt: m.CreatedAt,
+		})
+	}
+	out := &messagesOutput{}
+	if len(views) > in.Limit {
+		views, out.Body.More = views[len(views)-in.Limit:], true
+	}
+	out.Body.Messages = views
+	return out, nil
+}
+
+type inspectInput struct {
+	ID      string `path:"id"`
+	Message string `query:"message" doc:"The message to inspect a new turn for."`
+	Turn    string `query:"turn" doc:"A stored turn of this conversation to inspect instead."`
+}
+
+type inspectOutput struct{ Body Inspection }
+
+func (s *server) inspect(ctx context.Context, in *inspectInput) (*inspectOutput, error) {
+	a := authFrom(ctx)
+	if _, err := s.ownConversation(ctx, a, in.ID); err != nil {
+		return nil, err
+	}
+	ins, err := s.eng.Inspect(ctx, a.Caller, in.ID, in.Turn, in.Message)
+	if err != nil {
+		return nil, err
+	}
+	return &inspectOutput{Body: ins}, nil
+}

@@ -1,0 +1,163 @@
+package httpapi
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"net/http"
+	"strings"
+
+	"github.com/danielgtaylor/huma/v2"
+)
+
+// Error is the body of every failed response:
+// {"error": {"code": "...", "message": "..."}}. Its message is written for
+// the caller; internal details are logged, never put here.
+type Error struct {
+	status int
+	Detail ErrorInfo `json:"error"`
+}
+
+// ErrorInfo says what went wrong.
+type ErrorInfo struct {
+	Code    string `json:"code" doc:"Stable machine-readable reason, e.g. not_found, csrf, rate_limited." example:"not_found"`
+	Message string `json:"message" doc:"What went wrong, in words for people." example:"no such conversation"`
+}
+
+func (e *Error) Error() string { return e.Detail.Code + ": " + e.Detail.Message }
+
+// GetStatus is the response status (huma.StatusError).
+func (e *Error) GetStatus() int { return e.status }
+
+// apiErr is an error with its own code.
+func apiErr(status int, code, msg string) *Error {
+	return &Error{status: status, Detail: ErrorInfo{Code: code, Message: msg}}
+}
+
+var errInternal = apiErr(http.StatusInternalServerError, "internal", "internal error; it has been logged")
+
+func notFound(msg string) *Error   { return apiErr(http.StatusNotFound, "not_found", msg) }
+func badRequest(msg string) *Error { return apiErr(http.StatusBadRequest, "invalid_request", msg) }
+
+// codes is the default code of a status, for errors huma raises itself
+// (validation, body size, content type).
+var codes = map[int]string{
+	http.StatusBadRequest:            "invalid_request",
+	http.StatusUnauthorized:          "unauthorized",
+	http.StatusForbidden:             "forbidden",
+	http.StatusNotFound:              "not_found",
+	http.StatusMethodNotAllowed:      "method_not_allowed",
+	http.StatusNotAcceptable:         "not_acceptable",
+	http.StatusRequestTimeout:        "timeout",
+	http.StatusConflict:              "conflict",
+	http.StatusRequestEntityTooLarge: "body_too_large",
+	http.StatusUnsupportedMediaType:  "unsupported_media_type",
+	http.StatusTooManyRequests:       "rate_limited",
+	http.StatusNotImplemented:        "not_configured",
+	http.StatusServiceUnavailable:    "unavailable",
+}
+
+// newHumaError replaces huma.NewError: every error huma writes has our
+// shape. A validation failure (huma's 422) is a 400; a 5xx never carries
+// its details (huma puts the Go error there).
+func newHumaError(status int, msg string, errs ...error) huma.StatusError {
+	if status == http.StatusUnprocessableEntity {
+		status = http.StatusBadRequest
+	}
+	if status >= 500 {
+		if status == http.StatusInternalServerError {
+			return errInternal
+		}
+		return apiErr(status, codes[status], strings.ToLower(http.StatusText(status)))
+	}
+	code, ok := codes[status]
+	if !ok {
+		code = "error"
+	}
+	var details []string
+	for _, e := range errs {
+		var d *huma.ErrorDetail
+		switch {
+		case e == nil:
+			continue
+		case errors.As(e, &d):
+			// Location and message only: Value echoes the request.
+			if d.Location != "" {
+				details = append(details, d.Location+": "+d.Message)
+			} else {
+				details = append(details, d.Message)
+			}
+		default:
+			details = append(details, e.Error())
+		}
+	}
+	if len(details) > 0 {
+		msg += ": " + strings.Join(details, "; ")
+	}
+	return apiErr(status, code, msg)
+}
+
+// init routes huma's error constructors to ours. huma offers no per-API
+// hook; these variables are set once, before any API registers an
+// operation (huma reads NewError at registration to document errors).
+func init() {
+	huma.NewError = newHumaError
+	huma.NewErrorWithContext = func(_ huma.Context, status int, msg string, errs ...error) huma.StatusError {
+		return newHumaError(status, msg, errs...)
+	}
+}
+
+// publicError turns a handler's error into what the caller may see:
+// status errors pass unchanged (with any headers huma.ErrorWithHeaders
+// added), the rest go through toError.
+func (s *server) publicError(ctx context.Context, op string, err error) error {
+	var se huma.StatusError
+	if errors.As(err, &se) {
+		return err
+	}
+	return s.toError(ctx, op, err)
+}
+
+// toError is err in our shape: an Engine's *BadRequest is a 400 with its
+// message; anything that is not a status error is logged and answered 500.
+func (s *server) toError(ctx context.Context, op string, err error) *Error {
+	var e *Error
+	if errors.As(err, &e) {
+		return e
+	}
+	var br *BadRequest
+	if errors.As(err, &br) {
+		return badRequest(br.Msg)
+	}
+	var se huma.StatusError
+	if errors.As(err, &se) {
+		return newHumaError(se.GetStatus(), se.Error()).(*Error)
+	}
+	s.internal(ctx, op, err)
+	return errInternal
+}
+
+// internal logs an error whose detail the caller must not see.
+func (s *server) internal(ctx context.Context, op string, err error) {
+	level := slog.LevelError
+	if errors.Is(err, context.Canceled) {
+		level = slog.LevelInfo // the client went away
+	}
+	s.log.Log(ctx, level, "httpapi: request failed", "op", op, "err", err)
+}
+
+// writeError writes e outside huma (middleware, fallback routes).
+func writeError(w http.ResponseWriter, e *Error) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(e.status)
+	_ = json.NewEncoder(w).Encode(e)
+}
+
+// writeHumaError writes e from a huma middleware, before the handler ran.
+func writeHumaError(ctx huma.Context, e *Error) {
+	ctx.SetHeader("Content-Type", "application/json")
+	ctx.SetStatus(e.status)
+	_ = json.NewEncoder(ctx.BodyWriter()).Encode(e)
+}

@@ -1,0 +1,231 @@
+// Package httpapi is Quiver's HTTP API: JSON endpoints and Server-Sent
+// Events over net/http, described by an OpenAPI document that huma
+// generates from the Go types. It authenticates callers (bearer API tokens
+// for programs, session cookies with a CSRF token for browsers), scopes
+// every query to the caller's organisation, and hands turns to an Engine.
+package httpapi
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/danielgtaylor/huma/v2"
+	"github.com/danielgtaylor/huma/v2/adapters/humago"
+
+	"github.com/quiverhq/quiver/store"
+)
+
+// Config configures the API. Store and Engine are required; every other
+// zero value means the default documented on its field.
+type Config struct {
+	Store  store.Store
+	Engine Engine
+	// MCP administers MCP servers (add with a connection test, enable,
+	// disable, remove); nil answers those endpoints 501. Listing reads
+	// the store and never needs it.
+	MCP MCPAdmin
+	// UI serves every path outside the API (/api/, /login, /healthz,
+	// /openapi.*); nil answers them 404.
+	UI http.Handler
+	// Logger receives one line per request and every internal error;
+	// nil discards.
+	Logger *slog.Logger
+	// Now is the clock for credentials and rate limits; nil means
+	// time.Now.
+	Now func() time.Time
+	// RateLimit limits how often one user may send messages.
+	RateLimit RateLimit
+	// MaxBody caps a request body in bytes (413 above it); 0 means 1 MiB.
+	MaxBody int64
+	// SessionTTL is how long a browser session lasts; 0 means 30 days.
+	SessionTTL time.Duration
+	// SecureCookies marks the session cookie Secure even on plain-HTTP
+	// requests (TLS terminated by a proxy); it is always Secure over TLS.
+	SecureCookies bool
+	// Heartbeat is how often an event stream with nothing to say sends an
+	// SSE comment, so proxies keep it open; 0 means 15s, negative never.
+	Heartbeat time.Duration
+}
+
+// Defaults of Config's zero values.
+const (
+	DefaultMaxBody    = 1 << 20
+	DefaultSessionTTL = 30 * 24 * time.Hour
+	DefaultHeartbeat  = 15 * time.Second
+)
+
+// APIVersion is the OpenAPI document's info.version.
+const APIVersion = "1.0.0"
+
+// server holds the API's dependencies; handlers are its methods.
+type server struct {
+	st            store.Store
+	eng           Engine
+	mcp           MCPAdmin
+	log           *slog.Logger
+	now           func() time.Time
+	maxBody       int64
+	sessionTTL    time.Duration
+	secureCookies bool
+	heartbeat     time.Duration
+	limiter       *limiter
+	turns         *runningTurns
+	api           huma.API
+	mux           *http.ServeMux
+}
+
+// New builds the API's handler. It panics when Store or Engine is nil or
+// an operation cannot be registered: both are programming mistakes that
+// must stop start-up. The handler is safe for concurrent use; running
+// turns are tracked in it, so cancel reaches only turns this handler runs.
+func New(cfg Config) http.Handler {
+	if cfg.Store == nil || cfg.Engine == nil {
+		panic("httpapi: Config.Store and Config.Engine are required")
+	}
+	s := &server{
+		st: cfg.Store, eng: cfg.Engine, mcp: cfg.MCP, log: cfg.Logger, now: cfg.Now,
+		maxBody: cfg.MaxBody, sessionTTL: cfg.SessionTTL, secureCookies: cfg.SecureCookies,
+		heartbeat: cfg.Heartbeat, turns: newRunningTurns(), mux: http.NewServeMux(),
+	}
+	if s.log == nil {
+		s.log = slog.New(slog.DiscardHandler)
+	}
+	if s.now == nil {
+		s.now = time.Now
+	}
+	if s.maxBody <= 0 {
+		s.maxBody = DefaultMaxBody
+	}
+	if s.sessionTTL <= 0 {
+		s.sessionTTL = DefaultSessionTTL
+	}
+	if s.heartbeat == 0 {
+		s.heartbeat = DefaultHeartbeat
+	}
+	s.limiter = newLimiter(cfg.RateLimit, s.now)
+	s.api = humago.New(s.mux, apiConfig())
+	s.api.UseMiddleware(s.authenticate)
+	s.routes()
+	tidyDocument(s.api.OpenAPI())
+	s.mux.Handle("/", s.fallback(cfg.UI))
+	return s.middleware(s.mux)
+}
+
+// apiConfig is huma's configuration: JSON only, the document at
+// /openapi.json (and .yaml), no docs page (it loads scripts from a CDN)
+// and no $schema links in bodies.
+func apiConfig() huma.Config {
+	return huma.Config{
+		OpenAPI: &huma.OpenAPI{
+			OpenAPI: "3.1.0",
+			Info: &huma.Info{
+				Title:       "Quiver",
+				Version:     APIVersion,
+				Description: "Quiver's HTTP API. See docs/http-api.md for the authentication model, the event stream and limits.",
+			},
+			Components: &huma.Components{
+				Schemas: huma.NewMapRegistry("#/components/schemas/", huma.DefaultSchemaNamer),
+				SecuritySchemes: map[string]*huma.SecurityScheme{
+					securityBearer: {
+						Type: "http", Scheme: "bearer",
+						Description: "An API token from POST /api/tokens.",
+					},
+					securitySession: {
+						Type: "apiKey", In: "cookie", Name: sessionCookie,
+						Description: "A browser session from GET /login. Unsafe methods also need the X-CSRF-Token header (GET /api/me returns it).",
+					},
+				},
+			},
+		},
+		OpenAPIPath:   "/openapi",
+		Formats:       map[string]huma.Format{"application/json": huma.DefaultJSONFormat, "json": huma.DefaultJSONFormat},
+		DefaultFormat: "application/json",
+	}
+}
+
+// routes registers every operation.
+func (s *server) routes() {
+	s.healthRoutes()
+	s.sessionRoutes()
+	s.tokenRoutes()
+	s.conversationRoutes()
+	s.streamRoutes()
+	s.agentRoutes()
+	s.mcpRoutes()
+	s.toolRoutes()
+}
+
+// tidyDocument makes the document say what the server does: a validation
+// failure is a 400 here, never huma's 422.
+func tidyDocument(doc *huma.OpenAPI) {
+	for _, item := range doc.Paths {
+		for _, op := range []*huma.Operation{item.Get, item.Put, item.Post, item.Delete, item.Patch} {
+			if op == nil {
+				continue
+			}
+			if r, ok := op.Responses["422"]; ok {
+				delete(op.Responses, "422")
+				if _, ok := op.Responses["400"]; !ok {
+					r.Description = http.StatusText(http.StatusBadRequest)
+					op.Responses["400"] = r
+				}
+			}
+		}
+	}
+}
+
+// fallback answers paths no operation matched: the UI when there is one,
+// else a 404 (405 when the path exists under another method), always in
+// the error shape for API paths.
+func (s *server) fallback(ui http.Handler) http.Handler {
+	methods := []string{http.MethodGet, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if ui != nil && !isAPIPath(r.URL.Path) {
+			ui.ServeHTTP(w, r)
+			return
+		}
+		for _, m := range methods {
+			probe := r.Clone(r.Context())
+			probe.Method = m
+			if _, pattern := s.mux.Handler(probe); pattern != "/" && pattern != "" {
+				writeError(w, apiErr(http.StatusMethodNotAllowed, "method_not_allowed", r.Method+" is not allowed here"))
+				return
+			}
+		}
+		writeError(w, notFound("no such endpoint"))
+	})
+}
+
+func isAPIPath(p string) bool {
+	switch p {
+	case "/login", "/healthz", "/api":
+		return true
+	}
+	return len(p) >= 5 && p[:5] == "/api/" || len(p) >= 8 && p[:8] == "/openapi"
+}
+
+// healthRoutes registers GET /healthz.
+func (s *server) healthRoutes() {
+	register(s, huma.Operation{
+		OperationID: "health", Method: http.MethodGet, Path: "/healthz", Tags: []string{"server"},
+		Summary:     "Liveness and store reachability",
+		Description: "200 when the server runs and its store answers; 503 otherwise.",
+		Errors:      []int{http.StatusServiceUnavailable},
+	}, public, func(ctx context.Context, _ *struct{}) (*healthOutput, error) {
+		if _, err := s.st.CountOrgs(ctx); err != nil {
+			s.internal(ctx, "health", err)
+			return nil, apiErr(http.StatusServiceUnavailable, "unavailable", "the store does not answer")
+		}
+		out := &healthOutput{}
+		out.Body.Status = "ok"
+		return out, nil
+	})
+}
+
+type healthOutput struct {
+	Body struct {
+		Status string `json:"status" example:"ok"`
+	}
+}

@@ -1,0 +1,237 @@
+package httpapi
+
+import (
+	"context"
+	"errors"
+	"math"
+	"net/http"
+	"strconv"
+	"sync"
+
+	"github.com/danielgtaylor/huma/v2"
+	"github.com/danielgtaylor/huma/v2/adapters/humago"
+
+	"github.com/quiverhq/quiver/agent"
+)
+
+func (s *server) streamRoutes() {
+	tags := []string{"conversations"}
+	register(s, huma.Operation{
+		OperationID: "send-message", Method: http.MethodPost, Path: "/api/conversations/{id}/messages", Tags: tags,
+		Summary: "Send a message; the turn streams back as Server-Sent Events",
+		Description: "Runs a turn (or answers the paused one) and streams its events until done or error. " +
+			"Errors found before the first event are JSON errors with their status; later ones are an error event. " +
+			"Closing the stream cancels the turn. Rate-limited per user (429 with Retry-After).",
+		Errors:    []int{http.StatusNotFound, http.StatusConflict, http.StatusTooManyRequests},
+		Responses: eventStreamResponses(s.api),
+	}, signedIn, s.sendMessage)
+	register(s, huma.Operation{
+		OperationID: "answer-pause", Method: http.MethodPost, Path: "/api/conversations/{id}/answer", Tags: tags,
+		Summary:     "Answer the paused turn's question; the turn resumes as Server-Sent Events",
+		Description: "As send-message, for a conversation whose last turn is paused (409 otherwise).",
+		Errors:      []int{http.StatusNotFound, http.StatusConflict, http.StatusTooManyRequests},
+		Responses:   eventStreamResponses(s.api),
+	}, signedIn, s.answerPause)
+	register(s, huma.Operation{
+		OperationID: "cancel-turn", Method: http.MethodPost, Path: "/api/conversations/{id}/cancel", Tags: tags,
+		Summary: "Cancel the conversation's running turn",
+		Description: "Cancels the turn this server runs for the conversation; it is recorded as interrupted and its " +
+			"stream ends. 409 when none runs here.",
+		DefaultStatus: http.StatusAccepted,
+		Errors:        []int{http.StatusNotFound, http.StatusConflict},
+	}, signedIn, s.cancelTurn)
+}
+
+// eventKinds are the SSE event names, one per agent.EventKind.
+var eventKinds = []agent.EventKind{
+	agent.EventText, agent.EventToolCall, agent.EventToolResult, agent.EventPause,
+	agent.EventNextActions, agent.EventUsage, agent.EventDone, agent.EventError,
+}
+
+// eventStreamResponses documents the 200 response: a text/event-stream
+// of agent.Event messages, one SSE event name per kind.
+func eventStreamResponses(api huma.API) map[string]*huma.Response {
+	data := api.OpenAPI().Components.Schemas.Schema(reflectEvent, true, "Event")
+	var kinds []*huma.Schema
+	for _, k := range eventKinds {
+		kinds = append(kinds, &huma.Schema{
+			Title: "Event " + string(k),
+			Type:  huma.TypeObject,
+			Properties: map[string]*huma.Schema{
+				"id":    {Type: huma.TypeInteger, Description: "Position in this stream, from 1."},
+				"event": {Type: huma.TypeString, Enum: []any{string(k)}, Description: "The event name, equal to data.type."},
+				"data":  data,
+			},
+			Required: []string{"id", "event", "data"},
+		})
+	}
+	return map[string]*huma.Response{
+		"200": {
+			Description: "The turn's events, each `id: N`, `event: <type>`, `data: <Event JSON>`; comments (`: keep-alive`) may come between them. The last is done or error.",
+			Content: map[string]*huma.MediaType{
+				"text/event-stream": {Schema: &huma.Schema{
+					Title: "Server-Sent Events",
+					Type:  huma.TypeArray,
+					Items: &huma.Schema{OneOf: kinds},
+				}},
+			},
+		},
+	}
+}
+
+type sendInput struct {
+	ID   string `path:"id"`
+	Body struct {
+		Message string `json:"message" minLength:"1" doc:"The user's message."`
+	}
+}
+
+type answerInput struct {
+	ID   string `path:"id"`
+	Body struct {
+		Answer string `json:"answer" minLength:"1" doc:"The answer to the pending question (its suggested answer, or the user's own)."`
+	}
+}
+
+func (s *server) sendMessage(ctx context.Context, in *sendInput) (*huma.StreamResponse, error) {
+	return s.startTurn(ctx, in.ID, in.Body.Message, false)
+}
+
+func (s *server) answerPause(ctx context.Context, in *answerInput) (*huma.StreamResponse, error) {
+	return s.startTurn(ctx, in.ID, in.Body.Answer, true)
+}
+
+// startTurn checks everything that can still be a JSON error (ownership,
+// the pending pause, a turn already running, the rate limit), then
+// registers the turn as running and returns the stream that runs it.
+func (s *server) startTurn(ctx context.Context, id, text string, answer bool) (*huma.StreamResponse, error) {
+	a := authFrom(ctx)
+	if _, err := s.ownConversation(ctx, a, id); err != nil {
+		return nil, err
+	}
+	if answer {
+		p, err := s.pendingPause(ctx, a.OrgID, id)
+		if err != nil {
+			return nil, err
+		}
+		if p == nil {
+			return nil, apiErr(http.StatusConflict, "not_paused", "the conversation has no question waiting for an answer")
+		}
+	}
+	key := turnKey(a.OrgID, id)
+	if s.turns.running(key) {
+		return nil, errTurnRunning
+	}
+	if wait, ok := s.limiter.take(a.OrgID + "\x00" + a.UserID); !ok {
+		secs := strconv.Itoa(int(math.Ceil(wait.Seconds())))
+		return nil, huma.ErrorWithHeaders(
+			apiErr(http.StatusTooManyRequests, "rate_limited", "too many messages; try again in "+secs+"s"),
+			http.Header{"Retry-After": {secs}})
+	}
+	turnCtx, cancel := context.WithCancel(ctx)
+	rt, ok := s.turns.start(key, cancel)
+	if !ok {
+		cancel()
+		return nil, errTurnRunning
+	}
+	return &huma.StreamResponse{Body: func(hctx huma.Context) {
+		defer s.turns.done(key, rt)
+		defer cancel()
+		s.runTurn(turnCtx, hctx, a.Caller, id, text)
+	}}, nil
+}
+
+var errTurnRunning = apiErr(http.StatusConflict, "turn_running", "a turn of this conversation is already running")
+
+// runTurn runs the turn, streaming its events, and ends the stream: an
+// error before any event is a JSON error response; after, an error event
+// unless the engine already ended with done or error.
+func (s *server) runTurn(ctx context.Context, hctx huma.Context, c Caller, conversationID, text string) {
+	_, w := humago.Unwrap(hctx)
+	es := newEventStream(w)
+	stop := es.heartbeats(s.heartbeat)
+	err := s.eng.Send(ctx, c, conversationID, text, es.send)
+	stop()
+	var e *Error
+	if err != nil {
+		if errors.Is(err, context.Canceled) && ctx.Err() != nil {
+			e = apiErr(http.StatusConflict, "cancelled", "the turn was cancelled")
+		} else {
+			e = s.toError(ctx, "send-message", err)
+		}
+	}
+	if !es.close(conversationID, e) {
+		writeHumaError(hctx, e)
+	}
+}
+
+// runningTurns are the turns this server runs, by organisation and
+// conversation: one at a time per conversation, cancellable.
+type runningTurns struct {
+	mu sync.Mutex
+	m  map[string]*runningTurn
+}
+
+type runningTurn struct{ cancel context.CancelFunc }
+
+func newRunningTurns() *runningTurns { return &runningTurns{m: map[string]*runningTurn{}} }
+
+func turnKey(orgID, conversationID string) string { return orgID + "\x00" + conversationID }
+
+func (t *runningTurns) running(key string) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.m[key] != nil
+}
+
+// start registers a turn; false when one already runs under key.
+func (t *runningTurns) start(key string, cancel context.CancelFunc) (*runningTurn, bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.m[key] != nil {
+		return nil, false
+	}
+	rt := &runningTurn{cancel: cancel}
+	t.m[key] = rt
+	return rt, true
+}
+
+// cancel cancels the turn under key; false when none runs.
+func (t *runningTurns) cancel(key string) bool {
+	t.mu.Lock()
+	rt := t.m[key]
+	t.mu.Unlock()
+	if rt == nil {
+		return false
+	}
+	rt.cancel()
+	return true
+}
+
+// done forgets rt, if it is still the turn under key.
+func (t *runningTurns) done(key string, rt *runningTurn) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.m[key] == rt {
+		delete(t.m, key)
+	}
+}
+
+type cancelOutput struct {
+	Body struct {
+		Cancelled bool `json:"cancelled"`
+	}
+}
+
+func (s *server) cancelTurn(ctx context.Context, in *conversationPath) (*cancelOutput, error) {
+	a := authFrom(ctx)
+	if _, err := s.ownConversation(ctx, a, in.ID); err != nil {
+		return nil, err
+	}
+	if !s.turns.cancel(turnKey(a.OrgID, in.ID)) {
+		return nil, apiErr(http.StatusConflict, "not_running", "no turn of this conversation is running in this server")
+	}
+	out := &cancelOutput{}
+	out.Body.Cancelled = true
+	return out, nil
+}
