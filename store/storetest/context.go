@@ -18,13 +18,14 @@ func contextCases() []suiteCase {
 
 // written is one record of each kind that a cancelled write must not store.
 type written struct {
-	conv    store.Conversation
-	turn    store.Turn
-	msg     store.Message
-	res     store.Result
-	use     store.Usage
-	mcp     store.MCPServer
-	intents intentWrites
+	conv     store.Conversation
+	turn     store.Turn
+	msg      store.Message
+	res      store.Result
+	use      store.Usage
+	mcp      store.MCPServer
+	intents  intentWrites
+	accounts accountWrites
 }
 
 // testCancelled calls every method with a context cancelled beforehand and
@@ -34,13 +35,14 @@ func testCancelled(t *testing.T, f *fixture) {
 	cancelled, cancel := context.WithCancel(t.Context())
 	cancel()
 	w := written{
-		conv:    f.newConversation("org", "conv", "user"),
-		turn:    f.newTurn("org", "turn"),
-		msg:     f.transcript("conv")[0],
-		res:     f.newResult("res"),
-		use:     f.newUsage("org", 1, 1, at(10)),
-		mcp:     f.newMCPServer("org", "mcp"),
-		intents: f.newIntentWrites("org"),
+		conv:     f.newConversation("org", "conv", "user"),
+		turn:     f.newTurn("org", "turn"),
+		msg:      f.transcript("conv")[0],
+		res:      f.newResult("res"),
+		use:      f.newUsage("org", 1, 1, at(10)),
+		mcp:      f.newMCPServer("org", "mcp"),
+		intents:  f.newIntentWrites("org"),
+		accounts: f.newAccountWrites(t, "org"),
 	}
 	for _, c := range cancelledCalls(f, w) {
 		t.Run(c.name, func(t *testing.T) {
@@ -60,7 +62,8 @@ type call struct {
 
 // cancelledCalls returns a call of every store method.
 func cancelledCalls(f *fixture, w written) []call {
-	return slices.Concat(recordCalls(f, w), mcpCalls(f, w.mcp), intentCalls(f, w.intents))
+	return slices.Concat(recordCalls(f, w), mcpCalls(f, w.mcp), intentCalls(f, w.intents),
+		accountCalls(f, w.accounts), agentCalls(f, w.accounts))
 }
 
 // recordCalls returns a call of every method of the transcript and
@@ -145,4 +148,5 @@ func (f *fixture) wantNothingWritten(t *testing.T, w written) {
 	_, err = f.GetMCPServer(t.Context(), w.mcp.OrgID, w.mcp.Name)
 	wantNotFound(t, "GetMCPServer after cancelled CreateMCPServer", err)
 	f.wantNoIntentWritten(t, w.intents)
+	f.wantNoAccountWritten(t, w.accounts)
 }

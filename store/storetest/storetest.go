@@ -11,8 +11,10 @@
 // Turn.EndedAt as zero), toolset order survives, Seqs are positive and
 // increasing under concurrent appends, an MCP server's nil and empty Tools
 // stay distinct, a user intent mode other than off, follow and on is
-// refused, and every answer of concurrent OpenIntentTargets calls is a
-// prefix of the conversation's final list.
+// refused, every answer of concurrent OpenIntentTargets calls is a prefix
+// of the conversation's final list, a credential stops working at its
+// ExpiresAt (not an instant later), and UpdateUser and PutAgent stamp the
+// UpdatedAt they are given.
 package storetest
 
 import (
@@ -83,6 +85,8 @@ func groups() []group {
 		{name: "Usage", cases: usageCases()},
 		{name: "MCPServers", cases: mcpServerCases(), alone: mcpServerAloneCases()},
 		{name: "Intents", cases: intentCases()},
+		{name: "Accounts", cases: accountCases(), alone: accountAloneCases()},
+		{name: "Agents", cases: agentCases()},
 		{name: "Context", cases: contextCases()},
 	}
 }

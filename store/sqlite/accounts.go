@@ -1,0 +1,212 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+
+	"github.com/quiverhq/quiver/store"
+)
+
+// userColumns are the columns scanUser reads, in its order.
+const userColumns = `org_id, id, display_name, department, timezone, role,
+	created_at, updated_at`
+
+// CreateOrg inserts o, or returns an error wrapping store.ErrExists when
+// its ID is taken, leaving the stored organisation unchanged. An empty ID
+// is an error.
+func (s *Store) CreateOrg(ctx context.Context, o store.Org) error {
+	if o.ID == "" {
+		return errors.New("sqlite: create org: empty id")
+	}
+	const q = `INSERT INTO orgs (id, name, created_at) VALUES (?, ?, ?)
+		ON CONFLICT (id) DO NOTHING`
+	res, err := s.writer.ExecContext(ctx, q, o.ID, o.Name, encodeTime(o.CreatedAt))
+	if err == nil {
+		err = changedOr(res, store.ErrExists)
+	}
+	if err != nil {
+		return fmt.Errorf("sqlite: create org: %w", err)
+	}
+	return nil
+}
+
+// changedOr returns nil when res changed a row, and otherwise none: the
+// sentinel of a statement that found its key taken or its row missing.
+func changedOr(res sql.Result, none error) error {
+	n, err := res.RowsAffected()
+	if err != nil {
+		return err
+	}
+	if n == 0 {
+		return none
+	}
+	return nil
+}
+
+// GetOrg returns the organisation with that ID, or an error wrapping
+// store.ErrNotFound.
+func (s *Store) GetOrg(ctx context.Context, id string) (store.Org, error) {
+	const q = `SELECT name, created_at FROM orgs WHERE id = ?`
+	o := store.Org{ID: id}
+	var createdAt string
+	err := s.reader.QueryRowContext(ctx, q, id).Scan(&o.Name, &createdAt)
+	if errors.Is(err, sql.ErrNoRows) {
+		err = store.ErrNotFound
+	}
+	if err == nil {
+		o.CreatedAt, err = decodeTime(createdAt)
+	}
+	if err != nil {
+		return store.Org{}, fmt.Errorf("sqlite: get org: %w", err)
+	}
+	return o, nil
+}
+
+// CountOrgs returns how many organisations exist.
+func (s *Store) CountOrgs(ctx context.Context) (int, error) {
+	var n int
+	if err := s.reader.QueryRowContext(ctx, `SELECT count(*) FROM orgs`).Scan(&n); err != nil {
+		return 0, fmt.Errorf("sqlite: count orgs: %w", err)
+	}
+	return n, nil
+}
+
+// CreateUser inserts u, or writes nothing and returns, wrapped,
+// store.ErrNotFound when u.OrgID is not an organisation, then
+// store.ErrExists when u.ID is taken in it. An empty ID, or a role other
+// than store.RoleAdmin and store.RoleMember, is an error.
+func (s *Store) CreateUser(ctx context.Context, u store.User) error {
+	if u.ID == "" {
+		return errors.New("sqlite: create user: empty id")
+	}
+	if err := checkRole(u.Role); err != nil {
+		return fmt.Errorf("sqlite: create user: %w", err)
+	}
+	err := s.inWriteTx(ctx, func(tx *sql.Tx) error {
+		if err := checkCreateUser(ctx, tx, u); err != nil {
+			return err
+		}
+		const q = `INSERT INTO users (` + userColumns + `) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`
+		_, err := tx.ExecContext(ctx, q, u.OrgID, u.ID, u.DisplayName, u.Department,
+			u.Timezone, u.Role, encodeTime(u.CreatedAt), encodeTime(u.UpdatedAt))
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("sqlite: create user: %w", err)
+	}
+	return nil
+}
+
+// checkRole refuses a role other than the store's two.
+func checkRole(role string) error {
+	if role != store.RoleAdmin && role != store.RoleMember {
+		return fmt.Errorf("role %q, want %s or %s", role, store.RoleAdmin, store.RoleMember)
+	}
+	return nil
+}
+
+// checkCreateUser returns the sentinel error of the first rule u would
+// break, or nil.
+func checkCreateUser(ctx context.Context, tx *sql.Tx, u store.User) error {
+	const q = `SELECT
+			EXISTS (SELECT 1 FROM orgs WHERE id = ?1),
+			EXISTS (SELECT 1 FROM users WHERE org_id = ?1 AND id = ?2)`
+	var org, taken bool
+	if err := tx.QueryRowContext(ctx, q, u.OrgID, u.ID).Scan(&org, &taken); err != nil {
+		return err
+	}
+	if !org {
+		return fmt.Errorf("organisation %q: %w", u.OrgID, store.ErrNotFound)
+	}
+	if taken {
+		return store.ErrExists
+	}
+	return nil
+}
+
+// GetUser returns the user with that ID in that organisation, or an error
+// wrapping store.ErrNotFound when there is none there.
+func (s *Store) GetUser(ctx context.Context, orgID, id string) (store.User, error) {
+	const q = `SELECT ` + userColumns + ` FROM users WHERE org_id = ? AND id = ?`
+	u, err := scanUser(s.reader.QueryRowContext(ctx, q, orgID, id))
+	if errors.Is(err, sql.ErrNoRows) {
+		err = store.ErrNotFound
+	}
+	if err != nil {
+		return store.User{}, fmt.Errorf("sqlite: get user: %w", err)
+	}
+	return u, nil
+}
+
+// ListUsers returns the organisation's users ordered by ID, byte by byte;
+// none and no error for an organisation without users, or none at all.
+func (s *Store) ListUsers(ctx context.Context, orgID string) ([]store.User, error) {
+	us, err := s.listUsers(ctx, orgID)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: list users: %w", err)
+	}
+	return us, nil
+}
+
+// listUsers reads the organisation's users on the readers.
+func (s *Store) listUsers(ctx context.Context, orgID string) ([]store.User, error) {
+	const q = `SELECT ` + userColumns + ` FROM users WHERE org_id = ? ORDER BY id`
+	rows, err := s.reader.QueryContext(ctx, q, orgID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var us []store.User
+	for rows.Next() {
+		u, err := scanUser(rows)
+		if err != nil {
+			return nil, err
+		}
+		us = append(us, u)
+	}
+	return us, rows.Err()
+}
+
+// UpdateUser replaces the display name, department, timezone and role of
+// the user u.ID in u.OrgID and sets UpdatedAt to u.UpdatedAt (the caller's
+// clock, as every time the store keeps); CreatedAt is left alone. An
+// unknown user gives an error wrapping store.ErrNotFound, and a role
+// other than store.RoleAdmin and store.RoleMember an error; both write
+// nothing.
+func (s *Store) UpdateUser(ctx context.Context, u store.User) error {
+	if err := checkRole(u.Role); err != nil {
+		return fmt.Errorf("sqlite: update user: %w", err)
+	}
+	const q = `UPDATE users SET display_name = ?, department = ?, timezone = ?,
+			role = ?, updated_at = ?
+		WHERE org_id = ? AND id = ?`
+	res, err := s.writer.ExecContext(ctx, q, u.DisplayName, u.Department, u.Timezone,
+		u.Role, encodeTime(u.UpdatedAt), u.OrgID, u.ID)
+	if err == nil {
+		err = changedOr(res, store.ErrNotFound)
+	}
+	if err != nil {
+		return fmt.Errorf("sqlite: update user: %w", err)
+	}
+	return nil
+}
+
+// scanUser reads one row of userColumns.
+func scanUser(row scanner) (store.User, error) {
+	var u store.User
+	var createdAt, updatedAt string
+	err := row.Scan(&u.OrgID, &u.ID, &u.DisplayName, &u.Department, &u.Timezone,
+		&u.Role, &createdAt, &updatedAt)
+	if err != nil {
+		return store.User{}, err
+	}
+	if u.CreatedAt, err = decodeTime(createdAt); err != nil {
+		return store.User{}, err
+	}
+	if u.UpdatedAt, err = decodeTime(updatedAt); err != nil {
+		return store.User{}, err
+	}
+	return u, nil
+}
