@@ -30,9 +30,9 @@ const (
 type access int
 
 const (
-	public   access = iota // anyone
-	signedIn               // any user of an organisation
-	adminOnly              // an admin of the organisation
+	public    access = iota // anyone
+	signedIn                // any user of an organisation
+	adminOnly               // an admin of the organisation
 )
 
 // auth is an authenticated request: the caller and how it proved who it is.

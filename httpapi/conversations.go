@@ -48,13 +48,13 @@ func (s *server) conversationRoutes() {
 
 // Conversation is a conversation as the API shows it.
 type Conversation struct {
-	ID        string    `json:"id"`
-	Agent     string    `json:"agent"`
-	Title     string    `json:"title"`
-	CreatedAt time.Time `json:"created_at"`
-	UpdatedAt time.Time `json:"updated_at"`
-	Running   bool      `json:"running" doc:"A turn of this conversation is running in this server."`
-	Pause     *PendingPause    `json:"pause,omitempty" doc:"The pending clarifying question when the last turn is paused (GET one conversation only)."`
+	ID        string        `json:"id"`
+	Agent     string        `json:"agent"`
+	Title     string        `json:"title"`
+	CreatedAt time.Time     `json:"created_at"`
+	UpdatedAt time.Time     `json:"updated_at"`
+	Running   bool          `json:"running" doc:"A turn of this conversation is running in this server."`
+	Pause     *PendingPause `json:"pause,omitempty" doc:"The pending clarifying question when the last turn is paused (GET one conversation only)."`
 }
 
 // PendingPause is a paused turn's question, answered with POST .../answer.

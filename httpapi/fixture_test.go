@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -52,6 +53,7 @@ type sendCall struct {
 // fakeEngine scripts turns by message:
 //
 //	"block"     one text event, then waits for ctx and returns its error
+//	"silent"    waits for ctx without an event and returns its error
 //	"bad"       a *BadRequest before any event
 //	"boom"      an internal error before any event
 //	"late-boom" one text event, then an internal error
@@ -87,6 +89,10 @@ func (f *fakeEngine) Send(ctx context.Context, c httpapi.Caller, conv, message s
 		<-ctx.Done()
 		f.blocked <- ctx.Err()
 		return ctx.Err()
+	case "silent":
+		<-ctx.Done()
+		f.blocked <- ctx.Err()
+		return ctx.Err()
 	case "bad":
 		return &httpapi.BadRequest{Msg: "no model is connected"}
 	case "boom":
@@ -117,7 +123,7 @@ func (f *fakeEngine) Inspect(_ context.Context, c httpapi.Caller, conv, turnID, 
 	}
 	return httpapi.Inspection{
 		TurnID: turnID, Agent: "helper", Model: "fake:model", System: "You help.",
-		Context: "caller " + c.UserID + " in " + c.Timezone + ": " + message,
+		Context:  "caller " + c.UserID + " in " + c.Timezone + ": " + message,
 		Excluded: nil, Intent: nil, Warnings: nil,
 	}, nil
 }
@@ -306,8 +312,11 @@ type response struct {
 	body []byte
 }
 
+// json decodes the body into v, zeroed first (a reused variable keeps
+// nothing of an earlier response).
 func (r response) json(t *testing.T, v any) {
 	t.Helper()
+	reflect.ValueOf(v).Elem().SetZero()
 	if err := json.Unmarshal(r.body, v); err != nil {
 		t.Fatalf("decoding %s: %v", r.body, err)
 	}

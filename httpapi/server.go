@@ -158,12 +158,19 @@ func (s *server) routes() {
 }
 
 // tidyDocument makes the document say what the server does: a validation
-// failure is a 400 here, never huma's 422.
+// failure is a 400 here, never huma's 422, and a 429 comes with
+// Retry-After.
 func tidyDocument(doc *huma.OpenAPI) {
 	for _, item := range doc.Paths {
 		for _, op := range []*huma.Operation{item.Get, item.Put, item.Post, item.Delete, item.Patch} {
 			if op == nil {
 				continue
+			}
+			if r, ok := op.Responses["429"]; ok {
+				r.Headers = map[string]*huma.Param{"Retry-After": {
+					Description: "Seconds until the next message is allowed.",
+					Schema:      &huma.Schema{Type: huma.TypeInteger},
+				}}
 			}
 			if r, ok := op.Responses["422"]; ok {
 				delete(op.Responses, "422")

@@ -1,0 +1,72 @@
+package httpapi_test
+
+import (
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/quiverhq/quiver/httpapi"
+)
+
+func TestAgents(t *testing.T) {
+	f := newFixture(t, nil)
+	def := "name: writer\nprompt: \"Write {{nope}}\"\n"
+
+	var a httpapi.Agent
+	f.ok(f.do(f.alice, "PUT", "/api/agents/writer", map[string]any{"definition": def}), http.StatusCreated, &a)
+	want := httpapi.Agent{Name: "writer", Definition: def, CreatedAt: start, UpdatedAt: start, Warnings: []string{"prompt: unknown macro"}}
+	if diff := cmp.Diff(want, a); diff != "" {
+		t.Errorf("created (-want +got):\n%s", diff)
+	}
+
+	f.clock.Advance(time.Hour)
+	def2 := "name: writer\nprompt: Write well.\n"
+	f.ok(f.do(f.alice, "PUT", "/api/agents/writer", map[string]any{"definition": def2}), http.StatusOK, &a)
+	want = httpapi.Agent{Name: "writer", Definition: def2, CreatedAt: start, UpdatedAt: start.Add(time.Hour)}
+	if diff := cmp.Diff(want, a); diff != "" {
+		t.Errorf("replaced (-want +got):\n%s", diff)
+	}
+
+	// Members read agents (they choose one to talk to); only admins write.
+	f.ok(f.do(f.bob, "GET", "/api/agents/writer", nil), http.StatusOK, &a)
+	want.Warnings = nil
+	if diff := cmp.Diff(want, a); diff != "" {
+		t.Errorf("read (-want +got):\n%s", diff)
+	}
+	var list struct{ Agents []httpapi.AgentSummary }
+	f.ok(f.do(f.bob, "GET", "/api/agents", nil), http.StatusOK, &list)
+	var names []string
+	for _, ag := range list.Agents {
+		names = append(names, ag.Name)
+	}
+	if diff := cmp.Diff([]string{"helper", "only-a", "writer"}, names); diff != "" {
+		t.Errorf("org_a's agents (-want +got):\n%s", diff)
+	}
+	f.ok(f.do(f.dave, "GET", "/api/agents", nil), http.StatusOK, &list)
+	if len(list.Agents) != 1 || list.Agents[0].Name != "helper" {
+		t.Errorf("org_b sees %+v", list.Agents)
+	}
+
+	wantError(t, f.do(f.alice, "PUT", "/api/agents/other", map[string]any{"definition": def2}), http.StatusBadRequest, "name_mismatch")
+	wantError(t, f.do(f.alice, "PUT", "/api/agents/writer", map[string]any{"definition": "name: [unclosed"}), http.StatusBadRequest, "invalid_agent")
+	wantError(t, f.do(f.alice, "PUT", "/api/agents/writer", map[string]any{"definition": "prompt: hi\n"}), http.StatusBadRequest, "invalid_agent")
+	wantError(t, f.do(f.alice, "PUT", "/api/agents/writer", map[string]any{}), http.StatusBadRequest, "invalid_request")
+	f.ok(f.do(f.alice, "GET", "/api/agents/writer", nil), http.StatusOK, &a)
+	if a.Definition != def2 {
+		t.Errorf("a refused PUT changed the stored definition to %q", a.Definition)
+	}
+
+	// A second organisation's agent of the same name is its own.
+	f.ok(f.do(f.dave, "PUT", "/api/agents/writer", map[string]any{"definition": "name: writer\n"}), http.StatusCreated, nil)
+	f.ok(f.do(f.alice, "GET", "/api/agents/writer", nil), http.StatusOK, &a)
+	if a.Definition != def2 {
+		t.Error("org_b's PUT changed org_a's agent")
+	}
+
+	f.ok(f.do(f.alice, "DELETE", "/api/agents/writer", nil), http.StatusNoContent, nil)
+	wantError(t, f.do(f.alice, "GET", "/api/agents/writer", nil), http.StatusNotFound, "not_found")
+	wantError(t, f.do(f.alice, "DELETE", "/api/agents/writer", nil), http.StatusNotFound, "not_found")
+	f.ok(f.do(f.dave, "GET", "/api/agents/writer", nil), http.StatusOK, nil)
+}

@@ -1,0 +1,140 @@
+package httpapi_test
+
+import (
+	"net/http"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/quiverhq/quiver/httpapi"
+	"github.com/quiverhq/quiver/store"
+)
+
+func TestCreateAndListConversations(t *testing.T) {
+	f := newFixture(t, nil)
+
+	var c httpapi.Conversation
+	f.ok(f.do(f.bob, "POST", "/api/conversations", map[string]any{"agent": "helper", "title": "Units"}), http.StatusCreated, &c)
+	want := httpapi.Conversation{ID: c.ID, Agent: "helper", Title: "Units", CreatedAt: start, UpdatedAt: start}
+	if diff := cmp.Diff(want, c); diff != "" || len(c.ID) < 10 {
+		t.Errorf("created (-want +got):\n%s", diff)
+	}
+	stored, err := f.st.GetConversation(f.ctx, "org_a", c.ID)
+	f.must(err)
+	if stored.UserID != "bob" {
+		t.Errorf("stored owner %q, want bob", stored.UserID)
+	}
+
+	f.clock.Advance(time.Minute)
+	var c2 httpapi.Conversation
+	f.ok(f.do(f.bob, "POST", "/api/conversations", map[string]any{"agent": "only-a"}), http.StatusCreated, &c2)
+
+	var list struct{ Conversations []httpapi.Conversation }
+	f.ok(f.do(f.bob, "GET", "/api/conversations", nil), 200, &list)
+	if len(list.Conversations) != 2 || list.Conversations[0].ID != c2.ID {
+		t.Errorf("list %+v: want the newer first", list.Conversations)
+	}
+	f.ok(f.do(f.bob, "GET", "/api/conversations?limit=1", nil), 200, &list)
+	if len(list.Conversations) != 1 {
+		t.Errorf("limit=1 gave %d", len(list.Conversations))
+	}
+
+	// An agent of another organisation is as unknown as a made-up one.
+	a := f.do(f.dave, "POST", "/api/conversations", map[string]any{"agent": "only-a"})
+	wantError(t, a, http.StatusBadRequest, "unknown_agent")
+	wantError(t, f.do(f.bob, "POST", "/api/conversations", map[string]any{"agent": "nope"}), http.StatusBadRequest, "unknown_agent")
+	wantError(t, f.do(f.bob, "POST", "/api/conversations", map[string]any{}), http.StatusBadRequest, "invalid_request")
+	wantError(t, f.do(f.bob, "POST", "/api/conversations", map[string]any{"agent": "helper", "owner": "alice"}), http.StatusBadRequest, "invalid_request")
+	wantError(t, f.do(f.bob, "POST", "/api/conversations", "{not json"), http.StatusBadRequest, "invalid_request")
+}
+
+func TestGetConversationShowsPause(t *testing.T) {
+	f := newFixture(t, nil)
+	f.conversation("org_a", "bob", "conv_bob")
+
+	var c httpapi.Conversation
+	f.ok(f.do(f.bob, "GET", "/api/conversations/conv_bob", nil), 200, &c)
+	if c.Pause != nil || c.Running {
+		t.Errorf("fresh conversation %+v: want no pause, not running", c)
+	}
+	f.pause("org_a", "bob", "conv_bob")
+	f.ok(f.do(f.bob, "GET", "/api/conversations/conv_bob", nil), 200, &c)
+	want := &httpapi.PendingPause{TurnID: "turn_p", Question: "Which unit?", Suggested: "metres"}
+	if diff := cmp.Diff(want, c.Pause); diff != "" {
+		t.Errorf("pause (-want +got):\n%s", diff)
+	}
+}
+
+func TestTranscript(t *testing.T) {
+	f := newFixture(t, nil)
+	f.conversation("org_a", "bob", "conv_bob")
+	f.conversation("org_a", "alice", "conv_alice")
+	for _, conv := range []string{"conv_bob", "conv_alice"} {
+		_, err := f.st.AppendMessages(f.ctx, "org_a", []store.Message{
+			{ConversationID: conv, TurnID: "t1", Role: "user", Content: "hi", CreatedAt: start},
+			{ConversationID: conv, TurnID: "t1", Role: store.RoleThought, Content: "calculator: always on", CreatedAt: start},
+			{ConversationID: conv, TurnID: "t1", Role: "assistant", Content: "", CreatedAt: start},
+			{ConversationID: conv, TurnID: "t1", Role: "tool_call", ToolName: "calculate", ToolCallID: "c1", Content: `{"expression":"1+1"}`, CreatedAt: start},
+			{ConversationID: conv, TurnID: "t1", Role: "tool", ToolName: "calculate", ToolCallID: "c1", Content: "2", Ref: "res_1", CreatedAt: start},
+			{ConversationID: conv, TurnID: "t1", Role: "assistant", Content: "It is 2.", CreatedAt: start},
+		})
+		f.must(err)
+	}
+	roles := func(ms []httpapi.Message) []string {
+		var rs []string
+		for _, m := range ms {
+			rs = append(rs, m.Role)
+		}
+		return rs
+	}
+	var page struct {
+		Messages []httpapi.Message
+		More     bool
+	}
+	f.ok(f.do(f.bob, "GET", "/api/conversations/conv_bob/messages", nil), 200, &page)
+	if diff := cmp.Diff([]string{"user", "assistant", "tool_call", "tool", "assistant"}, roles(page.Messages)); diff != "" || page.More {
+		t.Errorf("member's transcript roles (-want +got):\n%s more=%v", diff, page.More)
+	}
+	tool := page.Messages[3]
+	if tool.ToolName != "calculate" || tool.ToolCallID != "c1" || tool.Ref != "res_1" || tool.Content != "2" || tool.TurnID != "t1" {
+		t.Errorf("tool message %+v", tool)
+	}
+
+	f.ok(f.do(f.alice, "GET", "/api/conversations/conv_alice/messages", nil), 200, &page)
+	if diff := cmp.Diff([]string{"user", "thought", "assistant", "tool_call", "tool", "assistant"}, roles(page.Messages)); diff != "" {
+		t.Errorf("admin's transcript roles (-want +got):\n%s", diff)
+	}
+
+	f.ok(f.do(f.alice, "GET", "/api/conversations/conv_alice/messages?limit=2", nil), 200, &page)
+	if len(page.Messages) != 2 || !page.More || page.Messages[1].Content != "It is 2." {
+		t.Fatalf("limit=2: %+v more=%v", page.Messages, page.More)
+	}
+	before := page.Messages[0].Seq
+	f.ok(f.do(f.alice, "GET", "/api/conversations/conv_alice/messages?limit=10&before="+strconv.FormatInt(before, 10), nil), 200, &page)
+	if len(page.Messages) != 4 || page.More || page.Messages[3].Seq >= before {
+		t.Errorf("the page before %d: %+v more=%v", before, page.Messages, page.More)
+	}
+	wantError(t, f.do(f.bob, "GET", "/api/conversations/conv_bob/messages?limit=0", nil), http.StatusBadRequest, "invalid_request")
+}
+
+func TestInspect(t *testing.T) {
+	f := newFixture(t, nil)
+	f.conversation("org_a", "bob", "conv_bob")
+
+	var ins httpapi.Inspection
+	f.ok(f.do(f.bob, "GET", "/api/conversations/conv_bob/inspect?message=weather%3F", nil, "X-Timezone: Asia/Tokyo"), 200, &ins)
+	if ins.Context != "caller bob in Asia/Tokyo: weather?" || ins.System != "You help." {
+		t.Errorf("inspection %+v", ins)
+	}
+	f.ok(f.do(f.bob, "GET", "/api/conversations/conv_bob/inspect?turn=turn_7", nil), 200, &ins)
+	if ins.TurnID != "turn_7" || ins.Context != "caller bob in Europe/Paris: " {
+		t.Errorf("inspection of a stored turn %+v", ins)
+	}
+	r := f.do(f.bob, "GET", "/api/conversations/conv_bob/inspect?turn=turn_missing", nil)
+	wantError(t, r, http.StatusBadRequest, "invalid_request")
+	if got := string(r.body); got != `{"error":{"code":"invalid_request","message":"no such turn in this conversation"}}`+"\n" {
+		t.Errorf("body %s", got)
+	}
+}

@@ -1,0 +1,137 @@
+package httpapi_test
+
+import (
+	"encoding/json"
+	"io"
+	"net/http"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/quiverhq/quiver/httpapi"
+)
+
+func TestOpenAPIDocument(t *testing.T) {
+	f := newFixture(t, nil)
+	r := f.do(nil, "GET", "/openapi.json", nil)
+	f.ok(r, http.StatusOK, nil)
+	var doc struct {
+		OpenAPI    string `json:"openapi"`
+		Paths      map[string]map[string]json.RawMessage
+		Components struct {
+			Schemas         map[string]json.RawMessage
+			SecuritySchemes map[string]json.RawMessage `json:"securitySchemes"`
+		}
+	}
+	if err := json.Unmarshal(r.body, &doc); err != nil {
+		t.Fatalf("/openapi.json is not JSON: %v", err)
+	}
+	var ops []string
+	for path, item := range doc.Paths {
+		for method := range item {
+			ops = append(ops, strings.ToUpper(method)+" "+path)
+		}
+	}
+	sort.Strings(ops)
+	want := []string{
+		"DELETE /api/agents/{name}", "DELETE /api/mcp-servers/{name}", "DELETE /api/tokens/{id}",
+		"GET /api/agents", "GET /api/agents/{name}", "GET /api/conversations", "GET /api/conversations/{id}",
+		"GET /api/conversations/{id}/inspect", "GET /api/conversations/{id}/messages", "GET /api/mcp-servers",
+		"GET /api/mcp-servers/{name}", "GET /api/me", "GET /api/tokens", "GET /api/tools", "GET /healthz", "GET /login",
+		"POST /api/conversations", "POST /api/conversations/{id}/answer", "POST /api/conversations/{id}/cancel",
+		"POST /api/conversations/{id}/messages", "POST /api/logout", "POST /api/mcp-servers",
+		"POST /api/mcp-servers/{name}/disable", "POST /api/mcp-servers/{name}/enable", "POST /api/tokens",
+		"PUT /api/agents/{name}",
+	}
+	if diff := cmp.Diff(want, ops); diff != "" {
+		t.Errorf("operations (-want +got):\n%s", diff)
+	}
+	for _, name := range []string{"Error", "ErrorInfo", "Event", "Conversation", "Inspection", "Catalog", "MCPServer"} {
+		if doc.Components.Schemas[name] == nil {
+			t.Errorf("no schema %s", name)
+		}
+	}
+	if doc.Components.SecuritySchemes["bearer"] == nil || doc.Components.SecuritySchemes["session"] == nil {
+		t.Errorf("security schemes %v", doc.Components.SecuritySchemes)
+	}
+	send := string(doc.Paths["/api/conversations/{id}/messages"]["post"])
+	for _, s := range []string{"text/event-stream", `"tool_result"`, `"next_actions"`, `"done"`, "#/components/schemas/Event", "Retry-After"} {
+		if !strings.Contains(send, s) {
+			t.Errorf("send-message does not mention %s", s)
+		}
+	}
+	if strings.Contains(string(r.body), `"422"`) {
+		t.Error("the document promises 422s; validation failures are 400s")
+	}
+}
+
+func TestHealthAndTools(t *testing.T) {
+	f := newFixture(t, nil)
+	var h struct{ Status string }
+	f.ok(f.do(nil, "GET", "/healthz", nil), http.StatusOK, &h)
+	if h.Status != "ok" {
+		t.Errorf("health %+v", h)
+	}
+	var cat httpapi.Catalog
+	f.ok(f.do(f.bob, "GET", "/api/tools", nil), http.StatusOK, &cat)
+	if diff := cmp.Diff(f.eng.Catalog(), cat); diff != "" {
+		t.Errorf("catalog (-want +got):\n%s", diff)
+	}
+	f.st.Close()
+	wantError(t, f.do(nil, "GET", "/healthz", nil), http.StatusServiceUnavailable, "unavailable")
+}
+
+func TestUnknownRoutes(t *testing.T) {
+	f := newFixture(t, nil)
+	wantError(t, f.do(f.bob, "GET", "/api/nope", nil), http.StatusNotFound, "not_found")
+	wantError(t, f.do(nil, "GET", "/", nil), http.StatusNotFound, "not_found")
+	wantError(t, f.do(f.bob, "PATCH", "/api/conversations", nil), http.StatusMethodNotAllowed, "method_not_allowed")
+	wantError(t, f.do(f.bob, "DELETE", "/api/me", nil), http.StatusMethodNotAllowed, "method_not_allowed")
+
+	ui := newFixture(t, func(c *httpapi.Config) {
+		c.UI = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "page "+r.URL.Path) })
+	})
+	r := ui.do(nil, "GET", "/chat", nil)
+	ui.ok(r, http.StatusOK, nil)
+	if string(r.body) != "page /chat" {
+		t.Errorf("UI answered %q", r.body)
+	}
+	wantError(t, ui.do(nil, "GET", "/api/nope", nil), http.StatusNotFound, "not_found")
+}
+
+func TestBodyCap(t *testing.T) {
+	f := newFixture(t, func(c *httpapi.Config) { c.MaxBody = 1024 })
+	big := `{"agent":"helper","title":"` + strings.Repeat("x", 2000) + `"}`
+	wantError(t, f.do(f.bob, "POST", "/api/conversations", big), http.StatusRequestEntityTooLarge, "body_too_large")
+	// Without a Content-Length (chunked), the cap applies while reading.
+	chunked := io.MultiReader(strings.NewReader(big))
+	wantError(t, f.do(f.bob, "POST", "/api/conversations", chunked), http.StatusRequestEntityTooLarge, "body_too_large")
+	wantError(t, f.do(f.bob, "POST", "/api/conversations/c/messages", io.MultiReader(strings.NewReader(`{"message":"`+strings.Repeat("y", 5000)+`"}`))), http.StatusRequestEntityTooLarge, "body_too_large")
+
+	exact := `{"agent":"helper","title":"` + strings.Repeat("x", 1024-len(`{"agent":"helper","title":""}`)) + `"}`
+	if len(exact) != 1024 {
+		t.Fatalf("exact body is %d bytes", len(exact))
+	}
+	// A body of exactly the cap passes the cap (the title is too long).
+	wantError(t, f.do(f.bob, "POST", "/api/conversations", exact), http.StatusBadRequest, "invalid_request")
+	wantError(t, f.do(f.bob, "POST", "/api/conversations", io.MultiReader(strings.NewReader(exact))), http.StatusBadRequest, "invalid_request")
+}
+
+func TestRequestLog(t *testing.T) {
+	f := newFixture(t, nil)
+	f.conversation("org_a", "bob", "conv_bob")
+	f.ok(f.do(f.bob, "GET", "/api/conversations/conv_bob/inspect?message=my+private+words", nil), http.StatusOK, nil)
+	logs := f.logs.String()
+	for _, want := range []string{"method=GET", "path=/api/conversations/conv_bob/inspect", "status=200", "org=org_a", "user=bob"} {
+		if !strings.Contains(logs, want) {
+			t.Errorf("the log lacks %q:\n%s", want, logs)
+		}
+	}
+	for _, secret := range []string{"private", f.bob.token} {
+		if strings.Contains(logs, secret) {
+			t.Errorf("the log holds %q", secret)
+		}
+	}
+}
