@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"strconv"
 	"sync"
+	"time"
 
 	"github.com/danielgtaylor/huma/v2"
 	"github.com/danielgtaylor/huma/v2/adapters/humago"
@@ -161,6 +162,7 @@ func (s *server) runTurn(ctx context.Context, hctx huma.Context, c Caller, conve
 		}
 	}
 	if !es.close(conversationID, e) {
+		_ = es.rc.SetWriteDeadline(time.Now().Add(streamWriteTimeout))
 		writeHumaError(hctx, e)
 	}
 }

@@ -246,7 +246,9 @@ func TestCancelBeforeAnyEvent(t *testing.T) {
 	f := newFixture(t, nil)
 	f.conversation("org_a", "bob", "conv_bob")
 	done := make(chan response)
-	go func() { done <- f.do(f.bob, "POST", "/api/conversations/conv_bob/messages", map[string]any{"message": "silent"}) }()
+	go func() {
+		done <- f.do(f.bob, "POST", "/api/conversations/conv_bob/messages", map[string]any{"message": "silent"})
+	}()
 	// The turn is registered before the engine is called, so retrying
 	// the cancel until it lands is a wait on the server, not a sleep.
 	for {
