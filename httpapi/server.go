@@ -9,6 +9,7 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/danielgtaylor/huma/v2"
@@ -210,7 +211,7 @@ func isAPIPath(p string) bool {
 	case "/login", "/healthz", "/api":
 		return true
 	}
-	return len(p) >= 5 && p[:5] == "/api/" || len(p) >= 8 && p[:8] == "/openapi"
+	return strings.HasPrefix(p, "/api/") || strings.HasPrefix(p, "/openapi")
 }
 
 // healthRoutes registers GET /healthz.
