@@ -142,9 +142,18 @@ func (s *Service) Limits() Limits { return s.limits }
 
 // Error is a refusal meant for the person registering a server: a field,
 // a rule or the server itself said no. Its message is sanitised.
-type Error struct{ Msg string }
+type Error struct {
+	Msg string
+	// Err is the store rule behind the refusal (store.ErrNameTaken,
+	// ErrFamilyInUse, ErrSlotsFull, ErrNotFound), for errors.Is; nil for
+	// other refusals.
+	Err error
+}
 
 func (e *Error) Error() string { return e.Msg }
+
+// Unwrap returns the store rule behind the refusal, if any.
+func (e *Error) Unwrap() error { return e.Err }
 
 func refusef(format string, args ...any) error { return &Error{Msg: fmt.Sprintf(format, args...)} }
 
@@ -232,33 +241,36 @@ func (s *Service) Add(ctx context.Context, orgID string, r Registration) (store.
 func (s *Service) checkRules(existing []store.MCPServer, r Registration) error {
 	for _, e := range existing {
 		if e.Name == r.Name {
-			return refusef("name: %q is already registered", r.Name)
+			return &Error{Msg: fmt.Sprintf("name: %q is already registered", r.Name), Err: store.ErrNameTaken}
 		}
 	}
 	if r.Type != store.MCPGeneral {
 		for _, e := range existing {
 			if e.Enabled && e.Type == r.Type {
-				return refusef("type: %s is already served by the enabled server %q; disable it first", r.Type, e.Name)
+				return &Error{Msg: fmt.Sprintf("type: %s is already served by the enabled server %q; disable it first", r.Type, e.Name), Err: store.ErrFamilyInUse}
 			}
 		}
 	}
 	if len(existing) >= s.limits.Slots {
-		return refusef("limit: this organisation already has %d servers (the limit, disabled ones included); remove one first", s.limits.Slots)
+		return &Error{Msg: fmt.Sprintf("limit: this organisation already has %d servers (the limit, disabled ones included); remove one first", s.limits.Slots), Err: store.ErrSlotsFull}
 	}
 	return nil
 }
 
 // storeRefusal turns the store's rule errors into refusals.
 func storeRefusal(err error, name, typ string, slots int) error {
+	rule := func(sentinel error, format string, args ...any) error {
+		return &Error{Msg: fmt.Sprintf(format, args...), Err: sentinel}
+	}
 	switch {
 	case errors.Is(err, store.ErrNameTaken):
-		return refusef("name: %q is already registered", name)
+		return rule(store.ErrNameTaken, "name: %q is already registered", name)
 	case errors.Is(err, store.ErrFamilyInUse):
-		return refusef("type: another enabled server already serves %s; disable it first", typ)
+		return rule(store.ErrFamilyInUse, "type: another enabled server already serves %s; disable it first", typ)
 	case errors.Is(err, store.ErrSlotsFull):
-		return refusef("limit: this organisation already has %d servers (the limit, disabled ones included); remove one first", slots)
+		return rule(store.ErrSlotsFull, "limit: this organisation already has %d servers (the limit, disabled ones included); remove one first", slots)
 	case errors.Is(err, store.ErrNotFound):
-		return refusef("no server named %q", name)
+		return rule(store.ErrNotFound, "no server named %q", name)
 	}
 	return err
 }

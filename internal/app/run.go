@@ -47,6 +47,8 @@ const usage = `Quiver is the tool layer of an LLM agent: it selects the tools a 
 use, assembles the prompt that goes with them, and runs tool calls safely.
 
 Usage:
+  quiver serve [flags]                        run the server: HTTP API and web pages
+  quiver login-link [--user ID]               print a one-time login link for the server
   quiver chat  --agent FILE [flags] [MESSAGE] talk with an agent through a real model
   quiver transcript CONVERSATION_ID           print a stored conversation
   quiver turn  --agent FILE [flags] MESSAGE   print the assembled request of a turn
@@ -106,6 +108,10 @@ func dispatchCommand(ctx context.Context, args []string, env Env) error {
 		return runMCP(ctx, args[1:], env)
 	case "secrets":
 		return runSecrets(ctx, args[1:], env)
+	case "serve":
+		return runServe(ctx, args[1:], env)
+	case "login-link":
+		return runLoginLink(ctx, args[1:], env)
 	case "intent":
 		return runIntent(ctx, args[1:], env)
 	case "triggers":
@@ -116,7 +122,7 @@ func dispatchCommand(ctx context.Context, args []string, env Env) error {
 		fmt.Fprint(env.Stdout, usage)
 		return nil
 	}
-	return usagef("unknown command %q (commands: chat, transcript, turn, call, tools, prompt, mcp, secrets, intent, triggers)", args[0])
+	return usagef("unknown command %q (commands: serve, login-link, chat, transcript, turn, call, tools, prompt, mcp, secrets, intent, triggers)", args[0])
 }
 
 // resultError reports that a tool call ran and returned an error result,

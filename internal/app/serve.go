@@ -1,0 +1,281 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/netip"
+	"time"
+
+	"github.com/quiverhq/quiver/agent"
+	"github.com/quiverhq/quiver/dispatch"
+	"github.com/quiverhq/quiver/httpapi"
+	"github.com/quiverhq/quiver/internal/config"
+	"github.com/quiverhq/quiver/store"
+)
+
+const serveUsage = `Usage: quiver serve [flags]
+
+Runs Quiver as a server: the HTTP API (JSON and Server-Sent Events, described
+at /openapi.json) and the web pages, over the embedded SQLite database in the
+data folder. On first start it creates the organisation "default", an admin
+user and an example agent, and prints a one-time login link; "quiver
+login-link" prints a new one later.
+
+Turns still running when Quiver stopped are recorded as interrupted at start.
+SIGINT or SIGTERM stops it gracefully: no new requests, running turns get up
+to --grace to finish, then they are cancelled and recorded as interrupted.
+
+Flags:
+  --addr HOST:PORT   listen address (default 127.0.0.1:8080); a non-loopback
+                     address needs --public
+  --public           allow listening on a non-loopback address
+  --secure-cookies   mark session cookies Secure behind a TLS-terminating proxy
+  --grace D          how long running turns may finish at shutdown (default 30s)
+  --config FILE      deployment configuration (docs/models.md, docs/web.md,
+                     docs/mcp.md)
+  --data DIR         data folder (default $QUIVER_DATA, else $XDG_DATA_HOME/quiver,
+                     else ~/.local/share/quiver)
+`
+
+// defaultAgent is the agent a new installation starts with.
+const defaultAgent = `name: assistant
+model: openai:gpt-4.1-mini
+prompt: |
+  You are a helpful assistant. Answer briefly and plainly.
+  When numbers matter, compute them with {calculator_tool} instead of estimating.
+tools: [web_search, fetch_url]
+`
+
+type httpServeFlags struct {
+	addr, config, data string
+	public, secure     bool
+	grace              time.Duration
+}
+
+func parseHTTPServe(args []string, env Env) (httpServeFlags, error) {
+	fs := newFlags("serve")
+	var c httpServeFlags
+	fs.StringVar(&c.addr, "addr", "127.0.0.1:8080", "")
+	fs.BoolVar(&c.public, "public", false, "")
+	fs.BoolVar(&c.secure, "secure-cookies", false, "")
+	fs.DurationVar(&c.grace, "grace", 30*time.Second, "")
+	fs.StringVar(&c.config, "config", "", "")
+	fs.StringVar(&c.data, "data", "", "")
+	pos, err := parse(fs, args, serveUsage, env.Stdout)
+	if err != nil {
+		return c, err
+	}
+	if len(pos) > 0 {
+		return c, usagef("serve: unexpected argument %q", pos[0])
+	}
+	if c.grace < 0 {
+		return c, usagef("--grace: must not be negative")
+	}
+	return c, serveListen(c.addr, c.public)
+}
+
+// serveListen accepts a loopback host:port, or any with public.
+func serveListen(addr string, public bool) error {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return usagef("--addr %q: give HOST:PORT, e.g. 127.0.0.1:8080", addr)
+	}
+	if public {
+		return nil
+	}
+	if ip, err := netip.ParseAddr(host); err == nil && ip.IsLoopback() || host == "localhost" {
+		return nil
+	}
+	return usagef("--addr %s is not a loopback address; use 127.0.0.1:PORT, or add --public to serve the network", addr)
+}
+
+func runServe(ctx context.Context, args []string, env Env) error {
+	c, err := parseHTTPServe(args, env)
+	if err != nil {
+		return err
+	}
+	cfg, err := config.LoadConfig(c.config)
+	if err != nil {
+		return &UsageError{Msg: err.Error()}
+	}
+	det, err := loadDetector(cfg)
+	if err != nil {
+		return err
+	}
+	dir, err := dataDir(c.data, env)
+	if err != nil {
+		return err
+	}
+	st, kr, err := openStore(ctx, dir, cfg, env)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	now := env.Now()
+	if n, err := st.InterruptTurns(ctx, now, now); err != nil {
+		return fmt.Errorf("record interrupted turns: %w", err)
+	} else if n > 0 {
+		env.Logger.Warn("turns cut short by the last stop recorded as interrupted", "turns", n)
+	}
+	svc := mcpService(cfg, st, kr, env)
+	defer svc.Close()
+	eng := &engine{
+		st: st, mcp: svc, logger: env.Logger,
+		dtm: &deliberate{detector: det, st: st, logger: env.Logger},
+		cat: NewCatalog(CatalogDeps{Store: st, DataDir: dir, Config: cfg, Getenv: env.Getenv, MCP: svc, Executable: selfExecutable()}),
+		runner: agent.New(agent.Config{
+			Store: st, Dispatcher: dispatch.New(dispatch.Config{Results: st, Logger: env.Logger}),
+			MaxSteps: cfg.MaxSteps, Prices: prices(cfg), Now: env.Now, Logger: env.Logger,
+		}),
+	}
+	api := &apiEngine{eng: eng, st: st, models: models{cfg: cfg, getenv: env.Getenv, http: &http.Client{Timeout: 5 * time.Second}}, now: env.Now}
+	handler := httpapi.New(httpapi.Config{
+		Store: st, Engine: api, MCP: apiMCP{svc}, UI: uiHandler(), Logger: env.Logger, Now: env.Now,
+		SecureCookies: c.secure,
+	})
+	ln, err := net.Listen("tcp", c.addr)
+	if err != nil {
+		return fmt.Errorf("listen: %w", err)
+	}
+	base := "http://" + ln.Addr().String()
+	if err := bootstrap(ctx, st, env, base); err != nil {
+		ln.Close()
+		return err
+	}
+	fmt.Fprintf(env.Stderr, "quiver: serving %s\n", base)
+	return serveUntilDone(ctx, ln, handler, c.grace, svc.Run, env)
+}
+
+// serveUntilDone serves until ctx ends, then shuts down gracefully: new
+// requests are refused, running requests (turns) get grace to finish, and
+// are then cancelled, which records their turns as interrupted.
+func serveUntilDone(ctx context.Context, ln net.Listener, h http.Handler, grace time.Duration, background func(context.Context), env Env) error {
+	turns, cancelTurns := context.WithCancel(context.WithoutCancel(ctx))
+	defer cancelTurns()
+	srv := &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: 10 * time.Second,
+		BaseContext:       func(net.Listener) context.Context { return turns },
+	}
+	go background(turns)
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return fmt.Errorf("serve: %w", err)
+	case <-ctx.Done():
+	}
+	fmt.Fprintln(env.Stderr, "quiver: stopping; running turns may finish")
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), grace)
+	defer cancel()
+	err := srv.Shutdown(sctx)
+	cancelTurns()
+	if errors.Is(err, context.DeadlineExceeded) {
+		// Turns past the grace were cancelled above; give their records
+		// a moment to be written, then close what is left.
+		cctx, ccancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer ccancel()
+		srv.Shutdown(cctx)
+		srv.Close()
+		return nil
+	}
+	return err
+}
+
+// bootstrap prepares a new installation: the default organisation, an
+// admin, the example agent, and a one-time login link printed to stderr.
+// An installation that has an organisation is left alone.
+func bootstrap(ctx context.Context, st store.Store, env Env, base string) error {
+	n, err := st.CountOrgs(ctx)
+	if err != nil || n > 0 {
+		return err
+	}
+	now := env.Now().UTC()
+	if err := st.CreateOrg(ctx, store.Org{ID: "default", Name: "Default", CreatedAt: now}); err != nil {
+		return fmt.Errorf("create organisation: %w", err)
+	}
+	if err := st.CreateUser(ctx, store.User{ID: "admin", OrgID: "default", DisplayName: "Admin", Role: store.RoleAdmin, CreatedAt: now, UpdatedAt: now}); err != nil {
+		return fmt.Errorf("create admin: %w", err)
+	}
+	if err := st.PutAgent(ctx, store.StoredAgent{OrgID: "default", Name: "assistant", Definition: []byte(defaultAgent), CreatedAt: now, UpdatedAt: now}); err != nil {
+		return fmt.Errorf("create example agent: %w", err)
+	}
+	link, err := newLoginLink(ctx, st, "default", "admin", now)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(env.Stderr, "quiver: first start: log in as admin at %s/login?token=%s (valid 24 hours, once)\n", base, link)
+	return nil
+}
+
+// loginLinkTTL is how long a login link works.
+const loginLinkTTL = 24 * time.Hour
+
+// newLoginLink stores a one-time login link for a user and returns its
+// secret.
+func newLoginLink(ctx context.Context, st store.Accounts, orgID, userID string, now time.Time) (string, error) {
+	secret := httpapi.NewSecret()
+	err := st.PutCredential(ctx, store.Credential{
+		Hash: httpapi.HashSecret(secret), Kind: store.CredLoginLink, OrgID: orgID, UserID: userID,
+		CreatedAt: now, ExpiresAt: now.Add(loginLinkTTL),
+	})
+	if err != nil {
+		return "", fmt.Errorf("store login link: %w", err)
+	}
+	return secret, nil
+}
+
+const loginLinkUsage = `Usage: quiver login-link [--user ID] [--org ID] [--addr HOST:PORT] [--data DIR] [--config FILE]
+
+Prints a one-time login link (valid 24 hours) for a user of a running or
+stopped quiver serve: the way back in when the first link is lost.
+
+Flags:
+  --user ID        user (default "admin")
+  --org ID         organisation (default "default")
+  --addr HOST:PORT the server's address, for the printed URL (default 127.0.0.1:8080)
+`
+
+func runLoginLink(ctx context.Context, args []string, env Env) error {
+	fs := newFlags("login-link")
+	var user, org, addr, data, cfgPath string
+	fs.StringVar(&user, "user", "admin", "")
+	fs.StringVar(&org, "org", "default", "")
+	fs.StringVar(&addr, "addr", "127.0.0.1:8080", "")
+	fs.StringVar(&data, "data", "", "")
+	fs.StringVar(&cfgPath, "config", "", "")
+	pos, err := parse(fs, args, loginLinkUsage, env.Stdout)
+	if err != nil {
+		return err
+	}
+	if len(pos) > 0 {
+		return usagef("login-link: unexpected argument %q", pos[0])
+	}
+	cfg, err := config.LoadConfig(cfgPath)
+	if err != nil {
+		return &UsageError{Msg: err.Error()}
+	}
+	dir, err := dataDir(data, env)
+	if err != nil {
+		return err
+	}
+	st, _, err := openStore(ctx, dir, cfg, env)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	if _, err := st.GetUser(ctx, org, user); errors.Is(err, store.ErrNotFound) {
+		return usagef("login-link: no user %q in organisation %q", user, org)
+	} else if err != nil {
+		return err
+	}
+	secret, err := newLoginLink(ctx, st, org, user, env.Now().UTC())
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(env.Stdout, "http://%s/login?token=%s\n", addr, secret)
+	return nil
+}
