@@ -1,0 +1,102 @@
+// Agents: the organisation's agents, and an editor for one agent's YAML
+// (admins save and delete; members read).
+import { h, heading, errorBox, when, confirm, replace } from './dom.js';
+
+const enc = encodeURIComponent;
+
+const TEMPLATE = `# An agent: see examples/agents/assistant.yaml for every field.
+name: helper
+model: openai:gpt-4.1-mini
+prompt: |
+  You are a helpful assistant. Answer briefly and plainly.
+# tools: the allowlist of optional tools or families; none when empty.
+tools: []
+`;
+
+export async function render(ctx) {
+  if (ctx.args[0]) {
+    await editor(ctx, ctx.args[0] === 'new' ? null : ctx.args[0]);
+    return;
+  }
+  const { api, me, main } = ctx;
+  const list = (await api.get('/api/agents'))?.agents ?? [];
+  main.append(heading('Agents'),
+    h('p', { class: 'lede' }, 'An agent is an authored prompt, a model, and the allowlist of tools its turns may use.'),
+    me.role === 'admin' ? h('p', null, h('a', { class: 'button primary', href: '#/agents/new' }, 'New agent')) : null,
+    list.length
+      ? h('ul', { class: 'agent-list' }, list.map((a) => h('li', null,
+        h('a', { href: `#/agents/${enc(a.name)}` }, h('code', null, a.name)),
+        h('span', { class: 'muted' }, ` updated ${when(a.updated_at)}`))))
+      : h('p', null, 'No agents yet.'));
+}
+
+// yamlName finds the definition's top-level name: line.
+function yamlName(text) {
+  const m = /^name:[ \t]*["']?([^\s"'#]+)["']?[ \t]*(#.*)?$/m.exec(text);
+  return m ? m[1] : '';
+}
+
+async function editor({ api, me, main }, name) {
+  const admin = me.role === 'admin';
+  let current = name;
+  const agent = name ? await api.get(`/api/agents/${enc(name)}`) : { definition: TEMPLATE };
+  const title = heading(name ? `Agent ${name}` : 'New agent');
+  const text = h('textarea', {
+    id: 'definition', name: 'definition', rows: 22, class: 'code', spellcheck: 'false',
+    autocapitalize: 'off', autocomplete: 'off', value: agent.definition ?? '', readonly: !admin,
+    'aria-describedby': 'definition-help',
+  });
+  const status = h('div', { class: 'form-status', 'aria-live': 'polite' });
+  const del = h('button', { type: 'button', class: 'danger', id: 'delete-agent', hidden: !admin || !name }, 'Delete agent');
+  const form = h('form', { class: 'agent-form' },
+    h('label', { for: 'definition' }, 'Definition (YAML)'),
+    h('p', { id: 'definition-help', class: 'muted' },
+      admin ? 'Saving parses the definition and renders its prompt once; nothing is stored when it is invalid.'
+        : 'Only admins change agents.'),
+    text,
+    h('div', { class: 'row' },
+      admin ? h('button', { type: 'submit', class: 'primary' }, 'Save') : null,
+      del, h('a', { href: '#/agents' }, 'All agents')),
+    status);
+  form.addEventListener('submit', async (e) => {
+    e.preventDefault();
+    replace(status);
+    const target = yamlName(text.value);
+    if (!target) {
+      status.append(errorBox('The definition needs a top-level name: line.', 'Not saved'));
+      return;
+    }
+    try {
+      const saved = await api.put(`/api/agents/${enc(target)}`, { definition: text.value });
+      const renamed = current && current !== target;
+      current = target;
+      title.textContent = `Agent ${target}`;
+      history.replaceState(null, '', `#/agents/${enc(target)}`);
+      del.hidden = false;
+      const warnings = saved?.warnings ?? [];
+      status.append(h('p', { class: 'ok' }, renamed
+        ? `Saved as a new agent “${target}”; the agent “${name}” still exists.`
+        : `Saved “${target}”.`));
+      if (warnings.length) {
+        status.append(h('div', { class: 'warnings-box', role: 'status' },
+          h('p', { class: 'label' }, `Template warnings (${warnings.length})`),
+          h('ul', { class: 'warnings' }, warnings.map((w) => h('li', null, w)))));
+      }
+    } catch (err) {
+      status.append(errorBox(err, 'Not saved'));
+    }
+  });
+  del.addEventListener('click', async () => {
+    if (!current || !(await confirm(`Delete the agent “${current}”? Its conversations remain, but new turns in them fail.`, 'Delete agent'))) {
+      del.focus();
+      return;
+    }
+    try {
+      await api.del(`/api/agents/${enc(current)}`);
+      location.hash = '#/agents';
+    } catch (err) {
+      replace(status, errorBox(err, 'Not deleted'));
+    }
+  });
+  main.append(title, form);
+}

@@ -1,0 +1,145 @@
+// The client of Quiver's HTTP API (docs/http-api.md). Every request sends
+// the browser's IANA timezone; unsafe ones send the session's CSRF token.
+
+// ApiError is a failed request: the HTTP status and the API's
+// {"error": {"code", "message"}}.
+export class ApiError extends Error {
+  constructor(status, code, message) {
+    super(message);
+    this.status = status;
+    this.code = code;
+  }
+}
+
+const SAFE = new Set(['GET', 'HEAD', 'OPTIONS']);
+
+export class Api {
+  constructor() {
+    // csrf is set from GET /api/me once signed in.
+    this.csrf = '';
+    // timezone goes with every request as X-Timezone; "" sends none (the
+    // server then uses the user's stored zone). ICU says Etc/Unknown when
+    // it cannot tell.
+    const zone = Intl.DateTimeFormat().resolvedOptions().timeZone;
+    this.timezone = zone && zone !== 'Etc/Unknown' ? zone : '';
+    // onUnauthorized runs when a request answers 401 (the session ended).
+    this.onUnauthorized = null;
+  }
+
+  headers(method, extra) {
+    const hd = { Accept: 'application/json', ...extra };
+    if (this.timezone) hd['X-Timezone'] = this.timezone;
+    if (!SAFE.has(method) && this.csrf) hd['X-CSRF-Token'] = this.csrf;
+    return hd;
+  }
+
+  // request sends a JSON request and returns the decoded body (null when
+  // there is none); a failure throws ApiError.
+  async request(method, path, body) {
+    const res = await this.fetch(path, () => {
+      const init = { method, headers: this.headers(method), credentials: 'same-origin' };
+      if (body !== undefined) {
+        init.headers['Content-Type'] = 'application/json';
+        init.body = JSON.stringify(body);
+      }
+      return init;
+    });
+    const text = await res.text();
+    return text ? JSON.parse(text) : null;
+  }
+
+  // fetch sends a request built by init and returns the response, or
+  // throws ApiError. A server that cannot read the browser's zone refuses
+  // the request before acting on it; it is sent again without the zone.
+  async fetch(path, init) {
+    let res = await fetch(path, init());
+    if (!res.ok) {
+      const err = await this.failure(res);
+      if (err.code !== 'bad_timezone' || !this.timezone) throw err;
+      this.timezone = '';
+      res = await fetch(path, init());
+      if (!res.ok) throw await this.failure(res);
+    }
+    return res;
+  }
+
+  get(path) { return this.request('GET', path); }
+  post(path, body) { return this.request('POST', path, body ?? {}); }
+  put(path, body) { return this.request('PUT', path, body); }
+  del(path) { return this.request('DELETE', path); }
+
+  // stream POSTs body and calls onEvent with each Server-Sent Event's JSON
+  // as it arrives; it resolves when the stream ends. A refused request
+  // throws ApiError before any event.
+  async stream(path, body, onEvent, signal) {
+    const res = await this.fetch(path, () => ({
+      method: 'POST',
+      headers: this.headers('POST', { Accept: 'text/event-stream', 'Content-Type': 'application/json' }),
+      credentials: 'same-origin',
+      body: JSON.stringify(body),
+      signal,
+    }));
+    await readEvents(res.body, onEvent);
+  }
+
+  async failure(res) {
+    let code = 'http_' + res.status;
+    let message = res.statusText || `HTTP ${res.status}`;
+    try {
+      const e = (await res.json())?.error;
+      if (e?.message) {
+        code = e.code ?? code;
+        message = e.message;
+      }
+    } catch {
+      // not our error shape: keep the status line
+    }
+    if (res.status === 401 && this.onUnauthorized) this.onUnauthorized();
+    return new ApiError(res.status, code, message);
+  }
+}
+
+// readEvents parses a text/event-stream body (the WHATWG rules: lines end
+// in \n, \r\n or \r; "data:" lines join with \n; ":" starts a comment; a
+// blank line ends an event). An event's data is JSON; its "type" comes
+// from the data, else from the "event:" field.
+export async function readEvents(body, onEvent) {
+  const reader = body.pipeThrough(new TextDecoderStream()).getReader();
+  let buf = '';
+  let data = [];
+  let name = '';
+  const line = (l) => {
+    if (l === '') {
+      if (data.length) {
+        const ev = JSON.parse(data.join('\n'));
+        if (ev && typeof ev === 'object' && !ev.type && name) ev.type = name;
+        onEvent(ev);
+      }
+      data = [];
+      name = '';
+      return;
+    }
+    if (l.startsWith(':')) return;
+    const colon = l.indexOf(':');
+    const field = colon < 0 ? l : l.slice(0, colon);
+    let value = colon < 0 ? '' : l.slice(colon + 1);
+    if (value.startsWith(' ')) value = value.slice(1);
+    if (field === 'data') data.push(value);
+    else if (field === 'event') name = value;
+  };
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    buf += value;
+    for (;;) {
+      const i = buf.search(/[\r\n]/);
+      // A trailing \r may be the first half of \r\n: wait for more.
+      if (i < 0 || (buf[i] === '\r' && i === buf.length - 1)) break;
+      const step = buf[i] === '\r' && buf[i + 1] === '\n' ? 2 : 1;
+      line(buf.slice(0, i));
+      buf = buf.slice(i + step);
+    }
+  }
+  if (buf !== '') line(buf);
+  line('');
+}

@@ -1,0 +1,186 @@
+// Chat: the conversation list, a new-conversation form, and one
+// conversation's transcript with a composer that streams turns.
+import { h, heading, errorBox, when, replace } from './dom.js';
+import { Turn, transcriptItems, pauseBlock, noModelHelp } from './turn.js';
+
+const enc = encodeURIComponent;
+
+export async function render({ api, main, args }) {
+  const id = args[0];
+  const [list, agents] = await Promise.all([api.get('/api/conversations'), agentNames(api)]);
+  const aside = sidebar(api, list?.conversations ?? [], agents, id);
+  if (!id) {
+    main.append(h('div', { class: 'chat' },
+      h('section', { class: 'thread empty' }, heading('Chat'),
+        h('p', null, agents.length
+          ? 'Pick a conversation, or start a new one with an agent.'
+          : ['No agents yet. ', h('a', { href: '#/agents/new' }, 'Create one'), ' to start chatting.'])),
+      aside));
+    return;
+  }
+  const [conv, msgs] = await Promise.all([
+    api.get(`/api/conversations/${enc(id)}`),
+    api.get(`/api/conversations/${enc(id)}/messages`),
+  ]);
+  const thread = new Thread(api, conv);
+  thread.load(msgs?.messages ?? []);
+  main.append(h('div', { class: 'chat' }, thread.el, aside));
+  return thread.input;
+}
+
+// agentNames lists the organisation's agents; an error leaves it empty
+// (the chat still works for existing conversations).
+async function agentNames(api) {
+  try {
+    const res = await api.get('/api/agents');
+    return (res?.agents ?? []).map((a) => a.name).sort();
+  } catch {
+    return [];
+  }
+}
+
+function sidebar(api, conversations, agents, current) {
+  const select = h('select', { id: 'new-agent', name: 'agent', required: true },
+    agents.map((n) => h('option', { value: n }, n)));
+  const status = h('div', { class: 'form-status' });
+  const form = h('form', { class: 'new-conv', 'aria-label': 'New conversation' },
+    h('label', { for: 'new-agent' }, 'Agent'),
+    h('div', { class: 'row' }, select, h('button', { type: 'submit', class: 'primary', disabled: !agents.length }, 'New conversation')),
+    status);
+  form.addEventListener('submit', async (e) => {
+    e.preventDefault();
+    replace(status);
+    try {
+      const c = await api.post('/api/conversations', { agent: select.value });
+      location.hash = `#/chat/${enc(c.id)}`;
+    } catch (err) {
+      status.append(errorBox(err, 'Could not start a conversation'));
+    }
+  });
+  const items = conversations.map((c) => h('li', null,
+    h('a', { href: `#/chat/${enc(c.id)}`, 'aria-current': c.id === current ? 'page' : null },
+      h('span', { class: 'conv-title' }, c.title || `Chat with ${c.agent}`),
+      h('span', { class: 'conv-meta' }, `${c.agent} · ${when(c.updated_at)}`))));
+  return h('aside', { class: 'convs', 'aria-labelledby': 'convs-h' },
+    h('h2', { id: 'convs-h' }, 'Conversations'),
+    form,
+    items.length ? h('ul', { class: 'conv-list' }, items) : h('p', { class: 'muted' }, 'No conversations yet.'));
+}
+
+// Thread is one conversation on screen: its transcript, the question it
+// is paused on, suggestion chips, and the composer.
+class Thread {
+  constructor(api, conv) {
+    this.api = api;
+    this.conv = conv;
+    this.base = `/api/conversations/${enc(conv.id)}`;
+    this.paused = Boolean(conv.pause);
+    this.turn = null;
+    this.log = h('ol', { class: 'transcript', role: 'log', 'aria-live': 'polite', 'aria-label': 'Transcript' });
+    this.extras = h('div', { class: 'extras' });
+    this.input = h('textarea', {
+      id: 'message', name: 'message', rows: 3, autocomplete: 'off',
+      placeholder: 'Write a message… (Enter sends, Shift+Enter adds a line)',
+      onkeydown: (e) => {
+        if (e.key === 'Enter' && !e.shiftKey && !e.isComposing) {
+          e.preventDefault();
+          this.form.requestSubmit();
+        }
+      },
+    });
+    this.sendButton = h('button', { type: 'submit', class: 'primary', id: 'send' }, 'Send');
+    this.cancelButton = h('button', { type: 'button', id: 'cancel', hidden: true, onclick: () => this.cancel() }, 'Cancel turn');
+    this.usage = h('p', { class: 'usage', id: 'usage', 'aria-live': 'polite' });
+    this.form = h('form', { class: 'composer', onsubmit: (e) => { e.preventDefault(); this.send(this.input.value); } },
+      h('label', { for: 'message' }, this.paused ? 'Your answer' : 'Message'),
+      this.input,
+      h('div', { class: 'row' }, this.sendButton, this.cancelButton,
+        h('button', { type: 'button', class: 'secondary', onclick: () => this.inspectDraft() }, 'Inspect draft')));
+    this.el = h('section', { class: 'thread', 'aria-labelledby': 'thread-h' },
+      h('div', { class: 'thread-head' },
+        h('h1', { id: 'thread-h', tabindex: '-1' }, conv.title || `Chat with ${conv.agent}`),
+        h('a', { href: `#/inspect/${enc(conv.id)}` }, 'Inspector')),
+      conv.running ? h('p', { class: 'notice' }, 'A turn of this conversation is still running; reload to see its answer.') : null,
+      this.log, this.extras, this.form, this.usage);
+  }
+
+  load(messages) {
+    this.log.append(...transcriptItems(messages, this.conv.id));
+    if (this.conv.pause) this.showPause(this.conv.pause);
+  }
+
+  showPause(pause) {
+    this.paused = true;
+    this.form.querySelector('label').textContent = 'Your answer';
+    this.extras.append(pauseBlock(pause, this.log, (answer) => this.send(answer, true)));
+  }
+
+  showChips(actions) {
+    if (!actions?.length) return;
+    this.extras.append(h('div', { class: 'chips', role: 'group', 'aria-label': 'Suggested next messages' },
+      actions.map((a) => h('button', { type: 'button', class: 'chip', onclick: () => this.send(a, false) }, a))));
+  }
+
+  // send runs one turn: a new message, or the answer to the paused question.
+  async send(text, answer = this.paused) {
+    text = text.trim();
+    if (!text || this.turn) return;
+    replace(this.extras);
+    this.input.value = '';
+    this.paused = false;
+    this.form.querySelector('label').textContent = 'Message';
+    this.turn = new Turn(this.log, this.conv.id, {
+      pause: (p) => this.showPause(p),
+      actions: (a) => this.showChips(a),
+      usage: (text) => { this.usage.textContent = text; },
+    });
+    this.turn.user(text);
+    this.busy(true);
+    const path = answer ? `${this.base}/answer` : `${this.base}/messages`;
+    const body = answer ? { answer: text } : { message: text };
+    try {
+      await this.api.stream(path, body, (ev) => this.turn.event(ev), this.turn.abort.signal);
+      this.turn.finish();
+    } catch (err) {
+      if (this.turn.abort.signal.aborted) {
+        this.turn.finish('cancelled');
+      } else {
+        this.turn.fail(err.message);
+      }
+    } finally {
+      if (this.turn.noModel) this.extras.append(noModelHelp(this.conv.id, text));
+      this.turn = null;
+      this.busy(false);
+      this.input.focus();
+    }
+  }
+
+  busy(on) {
+    this.sendButton.disabled = on;
+    this.cancelButton.hidden = !on;
+    this.log.setAttribute('aria-busy', on ? 'true' : 'false');
+  }
+
+  // cancel asks the server to stop the turn (it answers every pending tool
+  // call and ends the stream); when that fails, dropping the stream stops
+  // the turn too.
+  async cancel() {
+    const t = this.turn;
+    if (!t) return;
+    t.cancelling = true;
+    this.cancelButton.disabled = true;
+    try {
+      await this.api.post(`${this.base}/cancel`);
+    } catch {
+      t.abort.abort();
+    } finally {
+      this.cancelButton.disabled = false;
+    }
+  }
+
+  inspectDraft() {
+    const q = new URLSearchParams();
+    if (this.input.value.trim()) q.set('message', this.input.value.trim());
+    location.hash = `#/inspect/${enc(this.conv.id)}${q.size ? '?' + q : ''}`;
+  }
+}

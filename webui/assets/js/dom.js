@@ -1,0 +1,118 @@
+// Small DOM helpers. Text always goes in as text nodes, never as HTML, so
+// nothing the model, a tool or a user wrote can become markup.
+
+// h builds an element. attrs: "class", "for", aria-* and other attributes
+// as strings; on* functions become event listeners; "value", "checked",
+// "disabled", "hidden", "selected" are set as properties; null, undefined
+// and false are skipped. children: nodes, strings, arrays, or null.
+export function h(tag, attrs, ...children) {
+  const el = document.createElement(tag);
+  for (const [key, val] of Object.entries(attrs ?? {})) {
+    if (val == null || val === false) continue;
+    if (key.startsWith('on') && typeof val === 'function') {
+      el.addEventListener(key.slice(2), val);
+    } else if (PROPS.has(key)) {
+      el[key] = val;
+    } else if (key === 'class') {
+      el.className = val;
+    } else {
+      el.setAttribute(key, val === true ? '' : String(val));
+    }
+  }
+  append(el, children);
+  return el;
+}
+
+const PROPS = new Set(['value', 'checked', 'disabled', 'hidden', 'selected']);
+
+// append adds children (nodes, strings, numbers, nested arrays) to el.
+export function append(el, children) {
+  for (const c of children.flat(Infinity)) {
+    if (c == null || c === false) continue;
+    el.append(c instanceof Node ? c : document.createTextNode(String(c)));
+  }
+  return el;
+}
+
+// replace swaps el's children for children (as append takes them).
+export function replace(el, ...children) {
+  el.replaceChildren();
+  return append(el, children);
+}
+
+// pretty formats JSON (a value, or a string holding JSON) for a <pre>;
+// anything that is not JSON comes back as it is.
+export function pretty(v) {
+  if (typeof v === 'string') {
+    try {
+      v = JSON.parse(v);
+    } catch {
+      return v;
+    }
+  }
+  return v === undefined ? '' : JSON.stringify(v, null, 2);
+}
+
+// chars counts Unicode code points, as the server's sizes do.
+export function chars(s) {
+  let n = 0;
+  for (const _ of s ?? '') n++;
+  return n;
+}
+
+// number formats an integer for people.
+export function number(n) {
+  return new Intl.NumberFormat().format(n ?? 0);
+}
+
+// when formats a timestamp briefly in the browser's zone.
+export function when(iso) {
+  if (!iso) return '';
+  const d = new Date(iso);
+  if (Number.isNaN(d.getTime())) return '';
+  return d.toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'short' });
+}
+
+// meter shows used against a ceiling: a <meter> with a text equivalent.
+export function meter(label, used, ceiling) {
+  const over = ceiling > 0 && used > ceiling;
+  return h('div', { class: over ? 'gauge over' : 'gauge' },
+    h('span', { class: 'gauge-label' }, label),
+    ceiling > 0
+      ? h('meter', { min: 0, max: ceiling, high: ceiling * 0.85, optimum: 0, value: Math.min(used, ceiling), 'aria-hidden': 'true' })
+      : null,
+    h('span', { class: 'gauge-text' },
+      ceiling > 0 ? `${number(used)} of ${number(ceiling)} characters` : `${number(used)} characters`,
+      over ? ' — over the ceiling' : ''));
+}
+
+// confirm asks a yes/no question in a modal <dialog> (focus stays inside
+// it; Escape answers no) and resolves true only for the confirm button.
+export function confirm(question, confirmLabel) {
+  return new Promise((resolve) => {
+    const yes = h('button', { type: 'submit', value: 'yes', class: 'danger' }, confirmLabel);
+    const no = h('button', { type: 'submit', value: 'no' }, 'Keep it');
+    const dlg = h('dialog', { class: 'confirm', 'aria-labelledby': 'confirm-q' },
+      h('form', { method: 'dialog' },
+        h('p', { id: 'confirm-q' }, question),
+        h('div', { class: 'row' }, no, yes)));
+    dlg.addEventListener('close', () => {
+      dlg.remove();
+      resolve(dlg.returnValue === 'yes');
+    });
+    document.body.append(dlg);
+    dlg.showModal();
+    no.focus();
+  });
+}
+
+// errorBox is an alert with an error's message.
+export function errorBox(err, prefix) {
+  const msg = err?.message ?? String(err);
+  return h('p', { class: 'alert', role: 'alert' }, prefix ? `${prefix}: ${msg}` : msg);
+}
+
+// heading is a page's <h1>; route changes move focus to it.
+export function heading(text) {
+  return h('h1', { tabindex: '-1' }, text);
+}

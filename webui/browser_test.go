@@ -1,0 +1,594 @@
+package webui_test
+
+import (
+	"context"
+	"fmt"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/emulation"
+	"github.com/chromedp/cdproto/log"
+	"github.com/chromedp/cdproto/network"
+	"github.com/chromedp/cdproto/runtime"
+	"github.com/chromedp/chromedp"
+	"github.com/google/go-cmp/cmp"
+)
+
+// The browser tests drive the pages in a real headless Chromium against
+// stubAPI (stub_test.go). Every test fails on a JavaScript exception, a
+// Content-Security-Policy violation or a request that leaves the test
+// server, and saves screenshots to $QUIVER_ARTIFACTS/webui (default: the
+// test's temporary directory).
+
+// testZone is the browser's emulated timezone; every API request must
+// carry it in X-Timezone.
+const testZone = "Europe/Paris"
+
+// chromiumPath finds Chromium. Without it the test skips, unless
+// QUIVER_REQUIRE_PEERS=1 (scripts/test), where a missing peer is a failure.
+func chromiumPath(t *testing.T) string {
+	t.Helper()
+	for _, name := range []string{"chromium", "chromium-browser", "/usr/bin/chromium", "google-chrome"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	if os.Getenv("QUIVER_REQUIRE_PEERS") == "1" {
+		t.Fatal("chromium not found (Debian package chromium) and QUIVER_REQUIRE_PEERS=1")
+	}
+	t.Skip("chromium not found; install the Debian package chromium to run the browser tests")
+	return ""
+}
+
+// browser is one headless Chromium tab signed in to a stub server.
+type browser struct {
+	t   *testing.T
+	ctx context.Context
+	srv *httptest.Server
+	api *stubAPI
+	dir string
+
+	mu       sync.Mutex
+	urls     []string // every request the page made
+	problems []string // exceptions and CSP violations
+}
+
+// newBrowser starts Chromium on a fresh profile and a stub server; width
+// and height set the window (0: 1280×900).
+func newBrowser(t *testing.T, api *stubAPI) *browser {
+	t.Helper()
+	exe := chromiumPath(t)
+	srv := httptest.NewServer(api)
+	t.Cleanup(srv.Close) // after the browser is gone: Close waits for open streams
+	b := &browser{t: t, srv: srv, api: api, dir: artifactDir(t)}
+
+	root, cancelRoot := context.WithTimeout(context.Background(), 2*time.Minute)
+	opts := []chromedp.ExecAllocatorOption{
+		chromedp.ExecPath(exe),
+		chromedp.Headless,
+		chromedp.NoSandbox,
+		chromedp.DisableGPU,
+		chromedp.NoFirstRun,
+		chromedp.NoDefaultBrowserCheck,
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.Flag("disable-extensions", true),
+		chromedp.Flag("disable-dev-shm-usage", true),
+		chromedp.Flag("lang", "en-US"), // number formats in assertions
+		chromedp.UserDataDir(t.TempDir()),
+		chromedp.WindowSize(1280, 900),
+	}
+	allocCtx, cancelAlloc := chromedp.NewExecAllocator(root, opts...)
+	ctx, cancelTab := chromedp.NewContext(allocCtx)
+	t.Cleanup(func() {
+		cancelTab()
+		cancelAlloc()
+		cancelRoot()
+	})
+	b.ctx = ctx
+	if err := chromedp.Do(ctx); err != nil { // starts the browser and the tab
+		t.Fatalf("start chromium: %v", err)
+	}
+	if err := chromedp.Listen(ctx, b.listen); err != nil {
+		t.Fatalf("listen: %v", err)
+	}
+	t.Cleanup(b.check) // runs before the browser closes
+	if _, err := chromedp.Call(ctx, emulation.SetTimezoneOverride, emulation.SetTimezoneOverrideParams{TimezoneID: testZone}); err != nil {
+		t.Fatalf("timezone override: %v", err)
+	}
+	return b
+}
+
+// listen runs in the tab's event loop: record, return fast.
+func (b *browser) listen(ev any) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	switch ev := ev.(type) {
+	case *network.EventRequestWillBeSent:
+		b.urls = append(b.urls, ev.Request.URL)
+	case *runtime.EventExceptionThrown:
+		d := ev.ExceptionDetails
+		msg := d.Text
+		if d.Exception != nil {
+			msg += " " + d.Exception.Description
+		}
+		b.problems = append(b.problems, fmt.Sprintf("exception at %s:%d: %s", d.URL, d.LineNumber+1, msg))
+	case *log.EventEntryAdded:
+		if ev.Entry.Source == log.EntrySourceSecurity || strings.Contains(ev.Entry.Text, "Content Security Policy") {
+			b.problems = append(b.problems, "security: "+ev.Entry.Text)
+		}
+	}
+}
+
+// check fails the test on page errors and on requests to other origins.
+func (b *browser) check() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for _, p := range b.problems {
+		b.t.Errorf("page: %s", p)
+	}
+	for _, u := range b.urls {
+		if !strings.HasPrefix(u, b.srv.URL+"/") && !strings.HasPrefix(u, "data:") {
+			b.t.Errorf("request left the origin: %s", u)
+		}
+	}
+}
+
+// artifactDir is where screenshots go: $QUIVER_ARTIFACTS/webui, else the
+// test's temporary directory.
+func artifactDir(t *testing.T) string {
+	t.Helper()
+	d := os.Getenv("QUIVER_ARTIFACTS")
+	if d == "" {
+		return t.TempDir()
+	}
+	d = filepath.Join(d, "webui")
+	if err := os.MkdirAll(d, 0o755); err != nil {
+		t.Fatalf("artifacts: %v", err)
+	}
+	return d
+}
+
+// stepTimeout bounds one step of a test, so a missing element fails fast
+// with what was awaited instead of at the test's deadline.
+const stepTimeout = 20 * time.Second
+
+// step is the context of one step: the tab's, with stepTimeout.
+func (b *browser) step() (context.Context, context.CancelFunc) {
+	return context.WithTimeout(b.ctx, stepTimeout)
+}
+
+var unsafeName = regexp.MustCompile(`[^A-Za-z0-9_.-]+`)
+
+// shot saves a full-page screenshot as <test>-<name>.png.
+func (b *browser) shot(name string) {
+	b.t.Helper()
+	ctx, cancel := b.step()
+	defer cancel()
+	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+	if err != nil {
+		b.t.Fatalf("screenshot %s: %v", name, err)
+	}
+	file := filepath.Join(b.dir, unsafeName.ReplaceAllString(b.t.Name()+"-"+name, "_")+".png")
+	if err := os.WriteFile(file, png, 0o644); err != nil {
+		b.t.Fatalf("screenshot %s: %v", name, err)
+	}
+}
+
+// do runs actions, failing the test with what was being done.
+func (b *browser) do(what string, actions ...chromedp.Action[chromedp.Void]) {
+	b.t.Helper()
+	ctx, cancel := b.step()
+	defer cancel()
+	if err := chromedp.Do(ctx, actions...); err != nil {
+		b.shot("failed")
+		b.t.Fatalf("%s: %v", what, err)
+	}
+}
+
+// eval returns a JavaScript expression's value.
+func eval[T any](b *browser, expr string) T {
+	b.t.Helper()
+	ctx, cancel := b.step()
+	defer cancel()
+	v, err := chromedp.Run(ctx, chromedp.Evaluate[T](expr))
+	if err != nil {
+		b.t.Fatalf("evaluate %s: %v", expr, err)
+	}
+	return v
+}
+
+// waitText waits until the first element matching sel contains text.
+func (b *browser) waitText(sel, text string) {
+	b.t.Helper()
+	ctx, cancel := b.step()
+	defer cancel()
+	_, err := chromedp.Run(ctx, chromedp.PollFunction[bool](
+		`(sel, text) => { const el = document.querySelector(sel); return !!el && el.textContent.includes(text); }`,
+		chromedp.WithPollingArgs(sel, text), chromedp.WithPollingMutation(), chromedp.WithPollingTimeout(stepTimeout)))
+	if err != nil {
+		got := eval[string](b, fmt.Sprintf(`document.querySelector(%q)?.textContent ?? '(no element)'`, sel))
+		b.shot("failed")
+		b.t.Fatalf("waiting for %q in %s: %v; it holds %q", text, sel, err, got)
+	}
+}
+
+// login signs in through the stub's login link and waits for the app.
+func (b *browser) login() {
+	b.t.Helper()
+	b.do("sign in", chromedp.Navigate(b.srv.URL+"/login?token=login-link"),
+		chromedp.WaitVisible(chromedp.CSS(`#nav`)))
+}
+
+// open routes the app to hash and waits for sel.
+func (b *browser) open(hash, sel string) {
+	b.t.Helper()
+	b.do("open "+hash, chromedp.Evaluate[chromedp.Void](fmt.Sprintf(`location.hash = %q`, hash)),
+		chromedp.WaitVisible(chromedp.CSS(sel)))
+	if n := eval[int](b, `document.querySelectorAll('main h1').length`); n != 1 {
+		b.shot("headings")
+		b.t.Fatalf("%s: %d page headings, want 1 (pages rendered on top of each other?)", hash, n)
+	}
+}
+
+// send types a message in the open conversation and sends it.
+func (b *browser) send(text string) {
+	b.t.Helper()
+	b.do("send "+text, chromedp.SetValue(chromedp.CSS(`#message`), text), chromedp.Click(chromedp.CSS(`#send`)))
+}
+
+// requests returns the recorded API requests to method+path.
+func (b *browser) requests(method, path string) []request {
+	var out []request
+	for _, r := range b.api.recorded() {
+		if r.Method == method && r.Path == path {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// sent returns the single recorded request to method+path.
+func (b *browser) sent(method, path string) request {
+	b.t.Helper()
+	rs := b.requests(method, path)
+	if len(rs) != 1 {
+		b.t.Fatalf("%s %s sent %d times, want once", method, path, len(rs))
+	}
+	return rs[0]
+}
+
+// checkHeaders asserts every API request carried the browser's zone and,
+// when unsafe, the session's CSRF token.
+func (b *browser) checkHeaders() {
+	b.t.Helper()
+	for _, r := range b.api.recorded() {
+		if r.Timezone != testZone {
+			b.t.Errorf("%s %s: X-Timezone %q, want %q", r.Method, r.Path, r.Timezone, testZone)
+		}
+		if r.Method != "GET" && r.CSRF != stubCSRF {
+			b.t.Errorf("%s %s: X-CSRF-Token %q, want the session's", r.Method, r.Path, r.CSRF)
+		}
+	}
+}
+
+// scriptedTurn opens the conversation, sends the scripted message and
+// waits until the turn has paused on its question.
+func (b *browser) scriptedTurn() {
+	b.t.Helper()
+	b.open("#/chat/"+stubConv, `#message`)
+	b.send(msgScripted)
+	b.do("turn ends", chromedp.WaitVisible(chromedp.CSS(`button.suggested`)), chromedp.WaitNotVisible(chromedp.CSS(`#cancel`)))
+}
+
+var convPath = "/api/conversations/" + stubConv
+
+func TestSignedOutPage(t *testing.T) {
+	b := newBrowser(t, newStubAPI())
+	b.do("open", chromedp.Navigate(b.srv.URL+"/"))
+	b.waitText(`main h1`, "Sign in to Quiver")
+	b.waitText(`main`, "one-time login link")
+	if eval[bool](b, `!document.getElementById('nav').hidden`) {
+		t.Error("navigation shown to a signed-out visitor")
+	}
+	b.shot("signed-out")
+}
+
+func TestChatStreamsTurnWithToolCards(t *testing.T) {
+	api := newStubAPI()
+	release := make(chan struct{})
+	api.released = release
+	b := newBrowser(t, api)
+	b.login()
+	b.open("#/chat/"+stubConv, `#message`)
+	b.waitText(`.transcript`, "Hello Ana. How can I help?") // the stored transcript
+
+	b.send(msgScripted)
+	// The first delta is on screen while the turn still runs.
+	b.waitText(`.transcript .msg.assistant:last-child .text`, "Let me")
+	b.do("cancel shown while running", chromedp.WaitVisible(chromedp.CSS(`#cancel`)))
+	if got := eval[string](b, `document.querySelector('.transcript').textContent`); strings.Contains(got, "work that out") {
+		t.Fatalf("text after the held delta is already shown: %q", got)
+	}
+	if !eval[bool](b, `document.getElementById('send').disabled`) {
+		t.Error("Send is enabled while a turn runs")
+	}
+	b.shot("streaming")
+	close(release)
+
+	b.waitText(`.tool-card[data-call-id="call_1"] .badge`, "done")
+	b.waitText(`.tool-card[data-call-id="call_2"] .badge`, "error")
+	b.waitText(`#usage`, "1,200 input tokens (1,000 cached)")
+	b.do("turn ends", chromedp.WaitNotVisible(chromedp.CSS(`#cancel`)), chromedp.WaitVisible(chromedp.CSS(`button.suggested`)))
+
+	type card struct{ Name, Args, Result, Badge string }
+	cards := eval[[]card](b, `[...document.querySelectorAll('.tool-card')].map(c => ({
+		Name: c.querySelector('.tool-name').textContent,
+		Args: c.querySelector('pre.args').textContent,
+		Result: c.querySelector('.tool-result pre').textContent,
+		Badge: c.querySelector('.badge').textContent }))`)
+	want := []card{
+		{Name: "calculate", Args: "{\n  \"expression\": \"2+2\"\n}", Result: "4", Badge: "done"},
+		{Name: "fetch_url", Args: "{\n  \"url\": \"http://10.0.0.1/\"\n}", Result: "fetch_url: blocked address 10.0.0.1", Badge: "error"},
+	}
+	if d := cmp.Diff(want, cards); d != "" {
+		t.Errorf("tool cards (-want +got):\n%s", d)
+	}
+	if !eval[bool](b, `document.querySelector('.tool-card[data-call-id="call_2"]').classList.contains('error')`) {
+		t.Error("the failed call's card is not marked as an error")
+	}
+	texts := eval[[]string](b, `[...document.querySelectorAll('.transcript .msg .text')].map(e => e.textContent)`)
+	wantTexts := []string{"Hi there", "Hello Ana. How can I help?", msgScripted, "Let me work that out.", "2 + 2 = 4.", "Which currency should I use?"}
+	if d := cmp.Diff(wantTexts, texts); d != "" {
+		t.Errorf("transcript (-want +got):\n%s", d)
+	}
+	if got := eval[string](b, `document.querySelector('main').textContent`); strings.Contains(got, "null") || strings.Contains(got, "undefined") {
+		t.Errorf("the page shows a missing value: %q", got)
+	}
+	if got := eval[string](b, `document.querySelector('.transcript').getAttribute('aria-live')`); got != "polite" {
+		t.Errorf("transcript aria-live = %q", got)
+	}
+	b.shot("turn")
+	if got := b.sent("POST", convPath+"/messages").Body["message"]; got != msgScripted {
+		t.Errorf("message body = %v", got)
+	}
+	b.checkHeaders()
+}
+
+func TestSuggestedAnswerPostsToAnswer(t *testing.T) {
+	b := newBrowser(t, newStubAPI())
+	b.login()
+	b.scriptedTurn()
+	b.waitText(`button.suggested`, "EUR")
+	b.do("click the suggested answer", chromedp.Click(chromedp.CSS(`button.suggested`)))
+	b.waitText(`.transcript`, "Using EUR: 4.00.")
+	b.do("pause block gone", chromedp.WaitNotPresent(chromedp.CSS(`.pause`)))
+	r := b.sent("POST", convPath+"/answer")
+	if d := cmp.Diff(request{Method: "POST", Path: convPath + "/answer", CSRF: stubCSRF, Timezone: testZone,
+		Body: map[string]any{"answer": "EUR"}}, r); d != "" {
+		t.Errorf("answer request (-want +got):\n%s", d)
+	}
+	b.shot("answered")
+	b.checkHeaders()
+}
+
+func TestNextActionChipSendsItsText(t *testing.T) {
+	b := newBrowser(t, newStubAPI())
+	b.login()
+	b.scriptedTurn()
+	chips := eval[[]string](b, `[...document.querySelectorAll('.chips button')].map(c => c.textContent)`)
+	if d := cmp.Diff([]string{"Show the steps", "Convert it to EUR"}, chips); d != "" {
+		t.Fatalf("chips (-want +got):\n%s", d)
+	}
+	b.do("click a chip", chromedp.Click(chromedp.CSS(`.chips button:nth-child(2)`)))
+	b.waitText(`.transcript`, "You said: Convert it to EUR")
+	var bodies []any
+	for _, r := range b.requests("POST", convPath+"/messages") {
+		bodies = append(bodies, r.Body["message"])
+	}
+	if d := cmp.Diff([]any{msgScripted, "Convert it to EUR"}, bodies); d != "" {
+		t.Errorf("messages sent (-want +got):\n%s", d)
+	}
+	if n := len(b.requests("POST", convPath+"/answer")); n != 0 {
+		t.Errorf("a chip went to /answer (%d requests)", n)
+	}
+
+	// Keyboard: Enter in the message box sends.
+	b.do("type and press Enter", chromedp.Focus(chromedp.CSS(`#message`)), chromedp.SendKeys(chromedp.CSS(`#message`), "Thanks\n"))
+	b.waitText(`.transcript`, "You said: Thanks")
+	b.checkHeaders()
+}
+
+func TestCancelStopsRunningTurn(t *testing.T) {
+	b := newBrowser(t, newStubAPI())
+	b.login()
+	b.open("#/chat/"+stubConv, `#message`)
+	b.send(msgSlow)
+	b.waitText(`.transcript`, "Working on it…")
+	b.do("cancel", chromedp.Click(chromedp.CSS(`#cancel`)))
+	b.waitText(`.transcript`, "Turn cancelled.")
+	b.do("composer back", chromedp.WaitNotVisible(chromedp.CSS(`#cancel`)), chromedp.WaitEnabled(chromedp.CSS(`#send`)))
+	b.sent("POST", convPath+"/cancel")
+	b.checkHeaders()
+}
+
+func TestNoModelSaysHowToConnectOne(t *testing.T) {
+	b := newBrowser(t, newStubAPI())
+	b.login()
+	b.open("#/chat/"+stubConv, `#message`)
+	b.send(msgNoModel)
+	b.do("help shown", chromedp.WaitVisible(chromedp.CSS(`.no-model`)))
+	for _, want := range []string{"OPENAI_API_KEY", "ollama pull", "localhost:11434", "docs/models.md"} {
+		b.waitText(`.no-model`, want)
+	}
+	href := eval[string](b, `document.querySelector('.no-model a').getAttribute('href')`)
+	if want := "#/inspect/" + stubConv + "?message=Hello%3F"; href != want {
+		t.Errorf("inspector link %q, want %q", href, want)
+	}
+	b.shot("no-model")
+}
+
+func TestInspectorShowsExcludedToolWithReason(t *testing.T) {
+	b := newBrowser(t, newStubAPI())
+	b.login()
+	b.open("#/inspect/"+stubConv+"?message="+url.QueryEscape("what is 2+2"), `table.excluded`)
+	type row struct{ Name, Reason string }
+	rows := eval[[]row](b, `[...document.querySelectorAll('table.excluded tbody tr')].map(r => ({
+		Name: r.cells[0].textContent, Reason: r.cells[1].textContent }))`)
+	want := []row{
+		{"web_search", "Deliberate Tool Mode: the message asks for no web search"},
+		{"memory_save", "memory: switch off"},
+	}
+	if d := cmp.Diff(want, rows); d != "" {
+		t.Errorf("excluded tools (-want +got):\n%s", d)
+	}
+	b.waitText(`#ins-tools`, "Declared tools (1)")
+	b.waitText(`.tools-table`, "calculate")
+	b.waitText(`.inspection`, "what is")                                    // the Deliberate Tool Mode match
+	b.waitText(`.inspection`, "{user_department} is empty for this caller") // a warning
+	b.waitText(`.inspection`, "2,400 of 3,000 characters")                  // always-on against its ceiling
+	b.waitText(`.inspection`, "You are Acme's internal assistant.")
+	if got := b.sent("GET", convPath+"/inspect").Query; got != "message=what+is+2%2B2" {
+		t.Errorf("inspect query %q", got)
+	}
+	b.shot("draft")
+
+	// A past turn instead of a draft.
+	b.do("pick a past turn", chromedp.SetValue(chromedp.CSS(`#turn`), "turn_0"),
+		chromedp.Click(chromedp.CSS(`.inspect-form button[type=submit]`)))
+	b.waitText(`.inspection`, "turn_0")
+	if rs := b.requests("GET", convPath+"/inspect"); len(rs) != 2 || rs[1].Query != "turn=turn_0" {
+		t.Errorf("inspect requests %+v, want a second one for turn_0", rs)
+	}
+	b.checkHeaders()
+}
+
+func TestMCPServersAddEnableDelete(t *testing.T) {
+	b := newBrowser(t, newStubAPI())
+	b.login()
+	b.open("#/mcp", `tr[data-server="docs"]`)
+	b.waitText(`tr[data-server="docs"]`, "search_docs")
+	type row struct{ Status, Token, Tools string }
+	rowOf := func(name string) row {
+		return eval[row](b, fmt.Sprintf(`(() => { const r = document.querySelector('tr[data-server=%q]');
+			const cell = (l) => r.querySelector('[data-label="' + l + '"]').textContent.replace(l, '');
+			return { Status: cell('Status'), Token: cell('Token'), Tools: r.querySelector('[data-label="Tools"] ul, [data-label="Tools"] span').textContent }; })()`, name))
+	}
+	if d := cmp.Diff(row{"Enabled", "Set", "search_docsread_page"}, rowOf("docs")); d != "" {
+		t.Errorf("docs row (-want +got):\n%s", d)
+	}
+	if d := cmp.Diff(row{"Disabled", "Not set", "Discovery unknown"}, rowOf("legacy")); d != "" {
+		t.Errorf("legacy row (-want +got):\n%s", d)
+	}
+
+	// Add.
+	b.do("fill the add form",
+		chromedp.SetValue(chromedp.CSS(`#mcp-name`), "tracker"),
+		chromedp.SetValue(chromedp.CSS(`#mcp-url`), "https://tracker.example/mcp"),
+		chromedp.SetValue(chromedp.CSS(`#mcp-token`), "s3cret-token"),
+		chromedp.SetValue(chromedp.CSS(`#mcp-type`), "general"),
+		chromedp.Click(chromedp.CSS(`#mcp-add button[type=submit]`)),
+		chromedp.WaitVisible(chromedp.CSS(`tr[data-server="tracker"]`)))
+	b.waitText(`.form-status`, "Added “tracker”: no tools discovered.")
+	if d := cmp.Diff(row{"Enabled", "Set", "None discovered"}, rowOf("tracker")); d != "" {
+		t.Errorf("tracker row (-want +got):\n%s", d)
+	}
+	add := b.sent("POST", "/api/mcp-servers")
+	if d := cmp.Diff(map[string]any{"name": "tracker", "url": "https://tracker.example/mcp", "token": "s3cret-token", "type": "general"}, add.Body); d != "" {
+		t.Errorf("add body (-want +got):\n%s", d)
+	}
+	if got := eval[string](b, `document.getElementById('mcp-token').value`); got != "" {
+		t.Error("the token stays in the form after adding")
+	}
+	b.shot("added")
+
+	// Enable.
+	b.do("enable legacy", chromedp.Click(chromedp.CSS(`tr[data-server="legacy"] td.actions button:first-child`)))
+	b.waitText(`tr[data-server="legacy"] [data-label="Status"]`, "Enabled")
+	b.sent("POST", "/api/mcp-servers/legacy/enable")
+
+	// Delete, first changing our mind, then confirming.
+	b.do("delete docs, keep it",
+		chromedp.Click(chromedp.CSS(`tr[data-server="docs"] button.danger`)),
+		chromedp.WaitVisible(chromedp.CSS(`dialog.confirm`)),
+		chromedp.Click(chromedp.CSS(`dialog.confirm button[value="no"]`)),
+		chromedp.WaitNotPresent(chromedp.CSS(`dialog.confirm`)))
+	if n := len(b.requests("DELETE", "/api/mcp-servers/docs")); n != 0 {
+		t.Fatalf("kept server deleted (%d requests)", n)
+	}
+	b.do("delete tracker",
+		chromedp.Click(chromedp.CSS(`tr[data-server="tracker"] button.danger`)),
+		chromedp.WaitVisible(chromedp.CSS(`dialog.confirm`)))
+	b.waitText(`dialog.confirm`, "Delete the MCP server “tracker”?")
+	b.shot("confirm-delete")
+	b.do("confirm", chromedp.Click(chromedp.CSS(`dialog.confirm button[value="yes"]`)),
+		chromedp.WaitNotPresent(chromedp.CSS(`tr[data-server="tracker"]`)))
+	b.waitText(`.form-status`, "Deleted “tracker”.")
+	if got := b.sent("DELETE", "/api/mcp-servers/tracker").Query; got != "confirm=true" {
+		t.Errorf("delete query %q", got)
+	}
+	b.do("docs still listed", chromedp.WaitVisible(chromedp.CSS(`tr[data-server="docs"]`)))
+	b.shot("deleted")
+	b.checkHeaders()
+}
+
+func TestAgentEditorSavesAndDeletes(t *testing.T) {
+	b := newBrowser(t, newStubAPI())
+	b.login()
+	b.open("#/agents/assistant", `#definition`)
+	def := eval[string](b, `document.getElementById('definition').value`)
+	if !strings.HasPrefix(def, "name: assistant\n") {
+		t.Fatalf("definition %q", def)
+	}
+	save := chromedp.Click(chromedp.CSS(`.agent-form button[type=submit]`))
+	b.do("save with an unknown macro",
+		chromedp.SetValue(chromedp.CSS(`#definition`), strings.Replace(def, "assistant.\n", "assistant for {user_nam}.\n", 1)), save)
+	b.waitText(`.form-status`, "Saved “assistant”.")
+	b.waitText(`.form-status`, "prompt: unknown macro {user_nam}")
+	b.do("save an invalid definition", chromedp.SetValue(chromedp.CSS(`#definition`), def+"colour: red\n"), save)
+	b.waitText(`.form-status .alert`, "field colour not found")
+	b.shot("invalid")
+	b.do("delete",
+		chromedp.Click(chromedp.CSS(`#delete-agent`)),
+		chromedp.WaitVisible(chromedp.CSS(`dialog.confirm`)),
+		chromedp.Click(chromedp.CSS(`dialog.confirm button[value="yes"]`)))
+	b.waitText(`main`, "No agents yet.")
+	b.sent("DELETE", "/api/agents/assistant")
+	b.checkHeaders()
+}
+
+func TestPhoneWidthHasNoHorizontalScroll(t *testing.T) {
+	const width, height = 375, 740
+	b := newBrowser(t, newStubAPI())
+	b.do("phone viewport", chromedp.EmulateViewport(width, height, chromedp.EmulateMobile, chromedp.EmulateTouch))
+	b.login()
+	b.scriptedTurn()
+	pages := []struct{ name, hash, ready string }{
+		{"chat", "#/chat/" + stubConv, `button.suggested`},
+		{"chat-list", "#/chat", `.new-conv`},
+		{"inspector", "#/inspect/" + stubConv + "?message=what+is+2%2B2", `table.excluded`},
+		{"agents", "#/agents/assistant", `#definition`},
+		{"tools", "#/tools", `table.catalog`},
+		{"mcp", "#/mcp", `tr[data-server="docs"]`},
+	}
+	for _, p := range pages {
+		if p.name != "chat" {
+			b.open(p.hash, p.ready)
+		}
+		type dims struct{ Scroll, Inner int }
+		got := eval[dims](b, `({ Scroll: document.documentElement.scrollWidth, Inner: window.innerWidth })`)
+		if got.Inner != width || got.Scroll > width {
+			t.Errorf("%s: page %dpx wide in a %dpx window (viewport %dpx)", p.name, got.Scroll, got.Inner, width)
+		}
+		b.shot(p.name)
+	}
+}

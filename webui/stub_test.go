@@ -1,0 +1,464 @@
+package webui_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/quiverhq/quiver/webui"
+)
+
+// The stub stands in for package httpapi in the browser tests: the same
+// paths, shapes, cookie session and CSRF rule, with fixtures instead of a
+// store and scripted turns instead of a model.
+const (
+	stubSession = "sess-secret"
+	stubCSRF    = "csrf-token-123"
+	stubConv    = "conv_1"
+)
+
+// Messages that choose a scripted turn.
+const (
+	msgScripted = "What is 2+2?"   // the full turn: text, tools, usage, chips, pause
+	msgSlow     = "Take your time" // text, then waits until cancelled
+	msgNoModel  = "Hello?"         // refused: no model is connected
+)
+
+// request is one API request the page sent.
+type request struct {
+	Method, Path, Query string
+	CSRF, Timezone      string
+	Body                map[string]any
+}
+
+type stubServer struct {
+	Name         string   `json:"name"`
+	URL          string   `json:"url"`
+	Type         string   `json:"type"`
+	Enabled      bool     `json:"enabled"`
+	Token        string   `json:"token"`
+	Discovery    string   `json:"discovery"`
+	Tools        []string `json:"tools"`
+	CreatedAt    string   `json:"created_at"`
+	UpdatedAt    string   `json:"updated_at"`
+	DiscoveredAt string   `json:"discovered_at,omitempty"`
+}
+
+type stubAPI struct {
+	mux *http.ServeMux
+
+	mu       sync.Mutex
+	requests []request
+	servers  []stubServer
+	agents   map[string]string
+	paused   bool
+	// released, when set, holds the scripted turn after its first text
+	// delta until the test closes it.
+	released chan struct{}
+	// cancel ends the running slow turn.
+	cancel chan struct{}
+}
+
+func newStubAPI() *stubAPI {
+	s := &stubAPI{
+		mux: http.NewServeMux(),
+		servers: []stubServer{
+			{Name: "docs", URL: "https://docs.example/mcp", Type: "general", Enabled: true, Token: "set",
+				Discovery: "discovered", Tools: []string{"search_docs", "read_page"},
+				CreatedAt: "2026-01-02T10:00:00Z", UpdatedAt: "2026-01-02T10:00:00Z", DiscoveredAt: "2026-01-02T10:00:00Z"},
+			{Name: "legacy", URL: "http://10.0.0.7:9000/mcp", Type: "web_search", Enabled: false, Token: "not set",
+				Discovery: "unknown", Tools: []string{}, CreatedAt: "2026-01-03T10:00:00Z", UpdatedAt: "2026-01-03T10:00:00Z"},
+		},
+		agents: map[string]string{
+			"assistant": "name: assistant\nmodel: openai:gpt-4.1-mini\nprompt: |\n  You are Acme's internal assistant.\ntools: [web_search]\n",
+		},
+		cancel: make(chan struct{}, 1),
+	}
+	api := func(pattern string, h http.HandlerFunc) { s.mux.Handle(pattern, s.auth(h)) }
+	s.mux.HandleFunc("GET /login", s.login)
+	api("GET /api/me", s.me)
+	api("POST /api/logout", func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusNoContent) })
+	api("GET /api/conversations", s.listConversations)
+	api("POST /api/conversations", s.createConversation)
+	api("GET /api/conversations/{id}", s.getConversation)
+	api("GET /api/conversations/{id}/messages", s.listMessages)
+	api("POST /api/conversations/{id}/messages", s.send)
+	api("POST /api/conversations/{id}/answer", s.answer)
+	api("POST /api/conversations/{id}/cancel", s.cancelTurn)
+	api("GET /api/conversations/{id}/inspect", s.inspect)
+	api("GET /api/agents", s.listAgents)
+	api("GET /api/agents/{name}", s.getAgent)
+	api("PUT /api/agents/{name}", s.putAgent)
+	api("DELETE /api/agents/{name}", s.deleteAgent)
+	api("GET /api/tools", s.tools)
+	api("GET /api/mcp-servers", s.listServers)
+	api("POST /api/mcp-servers", s.addServer)
+	api("POST /api/mcp-servers/{name}/{verb}", s.toggleServer)
+	api("DELETE /api/mcp-servers/{name}", s.deleteServer)
+	s.mux.Handle("/", webui.Handler())
+	return s
+}
+
+func (s *stubAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.mux.ServeHTTP(w, r) }
+
+// recorded returns the API requests so far, in order.
+func (s *stubAPI) recorded() []request {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.requests)
+}
+
+// auth applies httpapi's rules: the session cookie, and X-CSRF-Token on
+// unsafe methods. It records every request it admits or refuses.
+func (s *stubAPI) auth(next http.HandlerFunc) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		rec := request{Method: r.Method, Path: r.URL.Path, Query: r.URL.RawQuery,
+			CSRF: r.Header.Get("X-CSRF-Token"), Timezone: r.Header.Get("X-Timezone")}
+		if r.Body != nil && r.ContentLength != 0 {
+			_ = json.NewDecoder(r.Body).Decode(&rec.Body)
+		}
+		s.mu.Lock()
+		s.requests = append(s.requests, rec)
+		s.mu.Unlock()
+		if c, err := r.Cookie("quiver_session"); err != nil || c.Value != stubSession {
+			writeErr(w, http.StatusUnauthorized, "unauthorized", "sign in with a login link, or send an API token")
+			return
+		}
+		if r.Method != http.MethodGet && rec.CSRF != stubCSRF {
+			writeErr(w, http.StatusForbidden, "csrf", "missing or wrong X-CSRF-Token header (GET /api/me returns it)")
+			return
+		}
+		r = r.WithContext(context.WithValue(r.Context(), bodyKey{}, rec.Body))
+		next(w, r)
+	})
+}
+
+type bodyKey struct{}
+
+func body(r *http.Request) map[string]any {
+	b, _ := r.Context().Value(bodyKey{}).(map[string]any)
+	return b
+}
+
+func str(m map[string]any, k string) string {
+	v, _ := m[k].(string)
+	return v
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+func writeErr(w http.ResponseWriter, status int, code, msg string) {
+	writeJSON(w, status, map[string]any{"error": map[string]string{"code": code, "message": msg}})
+}
+
+func (s *stubAPI) login(w http.ResponseWriter, r *http.Request) {
+	if r.URL.Query().Get("token") != "login-link" {
+		writeErr(w, http.StatusUnauthorized, "invalid_link", "this login link is invalid, already used or expired")
+		return
+	}
+	http.SetCookie(w, &http.Cookie{Name: "quiver_session", Value: stubSession, Path: "/", HttpOnly: true, SameSite: http.SameSiteLaxMode})
+	http.Redirect(w, r, "/", http.StatusSeeOther)
+}
+
+func (s *stubAPI) me(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, http.StatusOK, map[string]any{
+		"user_id": "u1", "org_id": "o1", "org_name": "Acme", "display_name": "Ana Lima",
+		"department": "Finance", "timezone": r.Header.Get("X-Timezone"), "role": "admin",
+		"auth": "session", "csrf_token": stubCSRF,
+	})
+}
+
+func conversation(id string, pause map[string]any) map[string]any {
+	c := map[string]any{"id": id, "agent": "assistant", "title": "", "running": false,
+		"created_at": "2026-01-05T09:00:00Z", "updated_at": "2026-01-05T09:30:00Z"}
+	if pause != nil {
+		c["pause"] = pause
+	}
+	return c
+}
+
+func (s *stubAPI) listConversations(w http.ResponseWriter, _ *http.Request) {
+	writeJSON(w, http.StatusOK, map[string]any{"conversations": []any{conversation(stubConv, nil)}})
+}
+
+func (s *stubAPI) createConversation(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, http.StatusCreated, conversation("conv_2", nil))
+}
+
+func (s *stubAPI) getConversation(w http.ResponseWriter, r *http.Request) {
+	if id := r.PathValue("id"); id != stubConv && id != "conv_2" {
+		writeErr(w, http.StatusNotFound, "not_found", "no such conversation")
+		return
+	}
+	writeJSON(w, http.StatusOK, conversation(r.PathValue("id"), nil))
+}
+
+// listMessages answers a stored transcript of one earlier turn.
+func (s *stubAPI) listMessages(w http.ResponseWriter, r *http.Request) {
+	at := "2026-01-05T09:00:00Z"
+	writeJSON(w, http.StatusOK, map[string]any{"more": false, "messages": []any{
+		map[string]any{"seq": 1, "turn_id": "turn_0", "role": "context", "content": "Caller: Ana Lima", "created_at": at},
+		map[string]any{"seq": 2, "turn_id": "turn_0", "role": "user", "content": "Hi there", "created_at": at},
+		map[string]any{"seq": 3, "turn_id": "turn_0", "role": "assistant", "content": "Hello Ana. How can I help?", "created_at": at},
+	}})
+}
+
+// events streams evs as httpapi does: id, event and data lines, flushed
+// one by one.
+type sse struct {
+	w   http.ResponseWriter
+	seq int
+}
+
+func newSSE(w http.ResponseWriter) *sse {
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(http.StatusOK)
+	return &sse{w: w}
+}
+
+func (e *sse) send(ev map[string]any) {
+	ev["conversation_id"] = stubConv
+	ev["turn_id"] = "turn_1"
+	data, _ := json.Marshal(ev)
+	e.seq++
+	fmt.Fprintf(e.w, "id: %d\nevent: %s\ndata: %s\n\n", e.seq, ev["type"], data)
+	e.w.(http.Flusher).Flush()
+}
+
+func (s *stubAPI) send(w http.ResponseWriter, r *http.Request) {
+	msg := str(body(r), "message")
+	switch msg {
+	case msgNoModel:
+		writeErr(w, http.StatusBadRequest, "invalid_request",
+			"no model is connected: no model connected: set OPENAI_API_KEY, ANTHROPIC_API_KEY or GEMINI_API_KEY (or a provider in --config), or start Ollama on localhost:11434")
+	case msgScripted:
+		s.scripted(r.Context(), newSSE(w))
+	case msgSlow:
+		e := newSSE(w)
+		e.send(map[string]any{"type": "text", "text": "Working on it…"})
+		select {
+		case <-s.cancel:
+			e.send(map[string]any{"type": "done", "stop": "cancelled"})
+		case <-r.Context().Done():
+		}
+	default:
+		e := newSSE(w)
+		e.send(map[string]any{"type": "text", "text": "You said: " + msg})
+		e.send(map[string]any{"type": "done", "stop": "answer"})
+	}
+}
+
+// scripted streams the full turn: text deltas (held after the first when
+// released is set), a successful and a failed tool call, more text,
+// usage, next actions, and a clarifying question with a suggested answer.
+func (s *stubAPI) scripted(ctx context.Context, e *sse) {
+	s.mu.Lock()
+	hold := s.released
+	s.paused = true
+	s.mu.Unlock()
+	e.send(map[string]any{"type": "text", "text": "Let me "})
+	if hold != nil {
+		select {
+		case <-hold:
+		case <-ctx.Done():
+			return
+		}
+	}
+	e.send(map[string]any{"type": "text", "text": "work that out."})
+	e.send(map[string]any{"type": "tool_call", "call": map[string]any{"id": "call_1", "name": "calculate", "args": map[string]any{"expression": "2+2"}}})
+	e.send(map[string]any{"type": "tool_result", "result": map[string]any{"call_id": "call_1", "name": "calculate", "content": "4"}})
+	e.send(map[string]any{"type": "tool_call", "call": map[string]any{"id": "call_2", "name": "fetch_url", "args": map[string]any{"url": "http://10.0.0.1/"}}})
+	e.send(map[string]any{"type": "tool_result", "result": map[string]any{"call_id": "call_2", "name": "fetch_url", "content": "fetch_url: blocked address 10.0.0.1", "is_error": true}})
+	e.send(map[string]any{"type": "text", "text": "2 + 2 = 4."})
+	e.send(map[string]any{"type": "usage", "usage": map[string]any{"input_tokens": 1200, "cached_input_tokens": 1000, "output_tokens": 42}, "cost_micros": 310})
+	e.send(map[string]any{"type": "next_actions", "actions": []string{"Show the steps", "Convert it to EUR"}})
+	e.send(map[string]any{"type": "pause", "pause": map[string]any{"question": "Which currency should I use?", "suggested": "EUR"}})
+	e.send(map[string]any{"type": "done", "stop": "pause"})
+}
+
+func (s *stubAPI) answer(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	paused := s.paused
+	s.paused = false
+	s.mu.Unlock()
+	if !paused {
+		writeErr(w, http.StatusConflict, "not_paused", "the conversation has no question waiting for an answer")
+		return
+	}
+	e := newSSE(w)
+	e.send(map[string]any{"type": "text", "text": "Using " + str(body(r), "answer") + ": 4.00."})
+	e.send(map[string]any{"type": "done", "stop": "answer"})
+}
+
+func (s *stubAPI) cancelTurn(w http.ResponseWriter, _ *http.Request) {
+	select {
+	case s.cancel <- struct{}{}:
+		writeJSON(w, http.StatusAccepted, map[string]any{"cancelled": true})
+	default:
+		writeErr(w, http.StatusConflict, "not_running", "no turn of this conversation is running in this server")
+	}
+}
+
+func (s *stubAPI) inspect(w http.ResponseWriter, r *http.Request) {
+	params := json.RawMessage(`{"type":"object","properties":{"expression":{"type":"string"}},"required":["expression"]}`)
+	writeJSON(w, http.StatusOK, map[string]any{
+		"turn_id": r.URL.Query().Get("turn"), "agent": "assistant", "model": "openai:gpt-4.1-mini",
+		"system":  "You are Acme's internal assistant.\n\nWhen numbers matter, use the calculator.",
+		"context": "Caller: Ana Lima (Finance, Acme)\nTime: 2026-01-05 16:00 Asia/Ho_Chi_Minh",
+		"tools": []any{
+			map[string]any{"name": "calculate", "description": "Evaluate an arithmetic expression exactly.", "parameters": params},
+		},
+		"sizes": map[string]any{"definitions_chars": 2900, "always_paid_chars": 2400, "system_chars": 64, "context_chars": 70},
+		"excluded": []any{
+			map[string]any{"name": "web_search", "reason": "Deliberate Tool Mode: the message asks for no web search"},
+			map[string]any{"name": "memory_save", "reason": "memory: switch off"},
+		},
+		"intent":   []any{map[string]any{"family": "calc", "trigger": "what is", "source": "en"}},
+		"warnings": []string{"prompt: {user_department} is empty for this caller"},
+	})
+}
+
+func (s *stubAPI) listAgents(w http.ResponseWriter, _ *http.Request) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	list := []any{}
+	for _, n := range slices.Sorted(maps.Keys(s.agents)) {
+		list = append(list, map[string]any{"name": n, "created_at": "2026-01-01T00:00:00Z", "updated_at": "2026-01-04T00:00:00Z"})
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"agents": list})
+}
+
+func (s *stubAPI) getAgent(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	def, ok := s.agents[r.PathValue("name")]
+	s.mu.Unlock()
+	if !ok {
+		writeErr(w, http.StatusNotFound, "not_found", "no such agent")
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"name": r.PathValue("name"), "definition": def,
+		"created_at": "2026-01-01T00:00:00Z", "updated_at": "2026-01-04T00:00:00Z"})
+}
+
+// putAgent validates like the engine, roughly: the name line must match
+// the path; an unknown macro is a warning, an unknown key an error.
+func (s *stubAPI) putAgent(w http.ResponseWriter, r *http.Request) {
+	def := str(body(r), "definition")
+	name := r.PathValue("name")
+	if strings.Contains(def, "colour:") {
+		writeErr(w, http.StatusBadRequest, "invalid_agent", "line 3: field colour not found in type config.Agent")
+		return
+	}
+	if !strings.Contains(def, "name: "+name+"\n") {
+		writeErr(w, http.StatusBadRequest, "name_mismatch", "the definition names another agent than the path "+name)
+		return
+	}
+	var warnings []string
+	if strings.Contains(def, "{user_nam}") {
+		warnings = append(warnings, "prompt: unknown macro {user_nam}")
+	}
+	s.mu.Lock()
+	s.agents[name] = def
+	s.mu.Unlock()
+	writeJSON(w, http.StatusOK, map[string]any{"name": name, "definition": def, "warnings": warnings,
+		"created_at": "2026-01-01T00:00:00Z", "updated_at": time.Now().UTC().Format(time.RFC3339)})
+}
+
+func (s *stubAPI) deleteAgent(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	delete(s.agents, r.PathValue("name"))
+	s.mu.Unlock()
+	w.WriteHeader(http.StatusNoContent)
+}
+
+func (s *stubAPI) tools(w http.ResponseWriter, _ *http.Request) {
+	tool := func(name, family, access string, always bool, size int, desc string) map[string]any {
+		return map[string]any{"name": name, "family": family, "access": access, "always_on": always, "definition_chars": size, "description": desc}
+	}
+	writeJSON(w, http.StatusOK, map[string]any{
+		"tools": []any{
+			tool("calculate", "calc", "read", true, 520, "Evaluate an arithmetic expression exactly."),
+			tool("ask_clarifying_question", "ask", "read", true, 610, "Ask the user one question when the request is ambiguous."),
+			tool("web_search", "web", "read", false, 880, "Search the web. Do not use it for facts you already know."),
+			tool("write_file", "workspace", "write", false, 700, "Write a file in the user's workspace."),
+		},
+		"always_paid_chars": 2400, "always_paid_ceiling": 3000, "widest_chars": 9100, "widest_ceiling": 12000,
+	})
+}
+
+func (s *stubAPI) listServers(w http.ResponseWriter, _ *http.Request) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	writeJSON(w, http.StatusOK, map[string]any{"servers": slices.Clone(s.servers)})
+}
+
+func (s *stubAPI) addServer(w http.ResponseWriter, r *http.Request) {
+	b := body(r)
+	u, err := url.Parse(str(b, "url"))
+	if err != nil || u.Host == "" {
+		writeErr(w, http.StatusBadRequest, "invalid_request", "url: not an http(s) URL")
+		return
+	}
+	srv := stubServer{Name: str(b, "name"), URL: u.String(), Type: str(b, "type"), Enabled: true, Token: "not set",
+		Discovery: "none", Tools: []string{}, CreatedAt: "2026-01-06T10:00:00Z", UpdatedAt: "2026-01-06T10:00:00Z",
+		DiscoveredAt: "2026-01-06T10:00:00Z"}
+	if str(b, "token") != "" {
+		srv.Token = "set"
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, x := range s.servers {
+		if x.Name == srv.Name {
+			writeErr(w, http.StatusConflict, "name_taken", "an MCP server of that name is already registered")
+			return
+		}
+	}
+	s.servers = append(s.servers, srv)
+	writeJSON(w, http.StatusCreated, srv)
+}
+
+func (s *stubAPI) toggleServer(w http.ResponseWriter, r *http.Request) {
+	verb := r.PathValue("verb")
+	if verb != "enable" && verb != "disable" {
+		writeErr(w, http.StatusNotFound, "not_found", "no such endpoint")
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for i := range s.servers {
+		if s.servers[i].Name == r.PathValue("name") {
+			s.servers[i].Enabled = verb == "enable"
+			w.WriteHeader(http.StatusNoContent)
+			return
+		}
+	}
+	writeErr(w, http.StatusNotFound, "not_found", "no such MCP server")
+}
+
+func (s *stubAPI) deleteServer(w http.ResponseWriter, r *http.Request) {
+	if r.URL.Query().Get("confirm") != "true" {
+		writeErr(w, http.StatusBadRequest, "confirmation_required", "add ?confirm=true to delete the server")
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := len(s.servers)
+	s.servers = slices.DeleteFunc(s.servers, func(x stubServer) bool { return x.Name == r.PathValue("name") })
+	if len(s.servers) == n {
+		writeErr(w, http.StatusNotFound, "not_found", "no such MCP server")
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
