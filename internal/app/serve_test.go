@@ -1,0 +1,208 @@
+package app_test
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/cookiejar"
+	"net/url"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/quiverhq/quiver/internal/app"
+	"github.com/quiverhq/quiver/llm"
+	"github.com/quiverhq/quiver/llm/llmtest"
+	"github.com/quiverhq/quiver/store"
+	"github.com/quiverhq/quiver/store/sqlite"
+)
+
+// serving is a running "quiver serve" and its first-start login link.
+type serving struct {
+	base, login string
+	stop        func() int
+}
+
+// startServe runs "quiver serve" on a free loopback port with the fake
+// model server behind OPENAI_BASE_URL, and waits for the lines it prints.
+func startServe(t *testing.T, data string, model *llmtest.Server) serving {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	pr, pw := io.Pipe()
+	env := app.Env{
+		Stdout: io.Discard, Stderr: pw, Now: time.Now,
+		Getenv: func(k string) string {
+			switch k {
+			case "QUIVER_DATA":
+				return data
+			case "OPENAI_API_KEY":
+				return "test-key"
+			case "OPENAI_BASE_URL":
+				return model.URL
+			}
+			return ""
+		},
+	}
+	done := make(chan int, 1)
+	go func() {
+		done <- app.Main(ctx, []string{"serve", "--addr", "127.0.0.1:0"}, env)
+		pw.Close()
+	}()
+	var s serving
+	linkRe := regexp.MustCompile(`(http://\S+)/login\?token=(\S+)`)
+	servingRe := regexp.MustCompile(`serving (http://\S+)`)
+	sc := bufio.NewScanner(pr)
+	for s.base == "" && sc.Scan() {
+		if m := linkRe.FindStringSubmatch(sc.Text()); m != nil {
+			s.login = m[1] + "/login?token=" + m[2]
+		}
+		if m := servingRe.FindStringSubmatch(sc.Text()); m != nil {
+			s.base = m[1]
+		}
+	}
+	if s.base == "" {
+		cancel()
+		t.Fatalf("serve printed no address (exit %d)", <-done)
+	}
+	go io.Copy(io.Discard, pr)
+	s.stop = func() int { cancel(); return <-done }
+	t.Cleanup(func() { cancel() })
+	return s
+}
+
+func TestServeEndToEnd(t *testing.T) {
+	model := llmtest.Start(t, llmtest.OpenAI{},
+		llmtest.Reply{ToolCalls: []llm.ToolCall{llmtest.Call("c1", "calculate", map[string]string{"expression": "17% * 240"})}},
+		llmtest.Reply{Text: []string{"It is ", "40.8."}},
+	)
+	data := t.TempDir()
+	s := startServe(t, data, model)
+	if s.login == "" {
+		t.Fatal("first start printed no login link")
+	}
+	jar, _ := cookiejar.New(nil)
+	c := &http.Client{Jar: jar}
+	resp, err := c.Get(s.login)
+	if err != nil || resp.StatusCode != http.StatusOK && resp.StatusCode != http.StatusNotFound {
+		t.Fatalf("login: %v %v", resp, err)
+	}
+	resp.Body.Close()
+	u, _ := url.Parse(s.base)
+	if len(jar.Cookies(u)) == 0 {
+		t.Fatal("login set no session cookie")
+	}
+	var me struct {
+		ID   string `json:"user_id"`
+		Role string `json:"role"`
+		CSRF string `json:"csrf_token"`
+	}
+	getJSON(t, c, s.base+"/api/me", &me)
+	if me.ID != "admin" || me.Role != store.RoleAdmin || me.CSRF == "" {
+		t.Fatalf("me: %+v", me)
+	}
+	// The login link works once; an anonymous caller gets 401.
+	anon := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	if r, err := anon.Get(s.login); err != nil || r.StatusCode == http.StatusSeeOther {
+		t.Errorf("second use of the login link: %v %v", r, err)
+	} else {
+		r.Body.Close()
+	}
+	if r, err := anon.Get(s.base + "/api/me"); err != nil || r.StatusCode != http.StatusUnauthorized {
+		t.Errorf("anonymous /api/me: %v %v", r, err)
+	} else {
+		r.Body.Close()
+	}
+
+	post := func(path, body string) *http.Response {
+		req, _ := http.NewRequest(http.MethodPost, s.base+path, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("X-CSRF-Token", me.CSRF)
+		req.Header.Set("X-Timezone", "Asia/Ho_Chi_Minh")
+		resp, err := c.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp
+	}
+	resp = post("/api/conversations", `{"agent":"assistant"}`)
+	var conv struct {
+		ID string `json:"id"`
+	}
+	json.NewDecoder(resp.Body).Decode(&conv)
+	resp.Body.Close()
+	if resp.StatusCode/100 != 2 || conv.ID == "" {
+		t.Fatalf("create conversation: %d %+v", resp.StatusCode, conv)
+	}
+	resp = post("/api/conversations/"+conv.ID+"/messages", `{"message":"What is 17% of 240?"}`)
+	if ct := resp.Header.Get("Content-Type"); !strings.HasPrefix(ct, "text/event-stream") {
+		b, _ := io.ReadAll(resp.Body)
+		t.Fatalf("send: %d %s %s", resp.StatusCode, ct, b)
+	}
+	var types []string
+	var text strings.Builder
+	sc := bufio.NewScanner(resp.Body)
+	for sc.Scan() {
+		line, ok := strings.CutPrefix(sc.Text(), "data: ")
+		if !ok {
+			continue
+		}
+		var ev struct {
+			Type string `json:"type"`
+			Text string `json:"text"`
+		}
+		if err := json.Unmarshal([]byte(line), &ev); err != nil {
+			t.Fatalf("event %q: %v", line, err)
+		}
+		types = append(types, ev.Type)
+		if ev.Type == "text" {
+			text.WriteString(ev.Text)
+		}
+	}
+	resp.Body.Close()
+	got := strings.Join(types, " ")
+	for _, want := range []string{"tool_call", "tool_result", "text", "done"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("events %q lack %s", got, want)
+		}
+	}
+	if text.String() != "It is 40.8." {
+		t.Errorf("streamed text %q", text.String())
+	}
+	// The browser's timezone reached the turn's context message.
+	seen := model.Seen()
+	if len(seen) == 0 || !strings.Contains(seen[0].Req.Messages[0].Text, "Asia/Ho_Chi_Minh") {
+		t.Errorf("the context message does not carry the browser's zone")
+	}
+	if code := s.stop(); code != 0 {
+		t.Fatalf("serve exited %d", code)
+	}
+	// A restart is not a first start: no new link, and the turn is done.
+	st, err := sqlite.Open(context.Background(), data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	n, err := st.CountOrgs(context.Background())
+	if err != nil || n != 1 {
+		t.Fatalf("orgs after first start: %d %v", n, err)
+	}
+}
+
+func getJSON(t *testing.T, c *http.Client, url string, v any) {
+	t.Helper()
+	resp, err := c.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		b, _ := io.ReadAll(resp.Body)
+		t.Fatalf("GET %s: %d %s", url, resp.StatusCode, b)
+	}
+	if err := json.NewDecoder(resp.Body).Decode(v); err != nil {
+		t.Fatal(err)
+	}
+}
