@@ -144,7 +144,7 @@ func (c *collector) result() Result {
 // triggers, combos, ignore spans, capability suppression) and the
 // follow-up phrase it holds, if any.
 func (d *Detector) direct(text string, custom *Custom) (ms []Match, followup string) {
-	norm := Normalise(text)
+	norm := scanText(text)
 	if norm == "" {
 		return nil, ""
 	}
@@ -153,6 +153,7 @@ func (d *Detector) direct(text string, custom *Custom) (ms []Match, followup str
 		fs = append(fs, custom.m.scan(norm)...)
 	}
 	fs = dropIgnored(fs)
+	fs = firstPerEntry(fs)
 	fs = dropContained(fs)
 	ms = append(ms, triggerMatches(fs)...)
 	ms = append(ms, comboMatches(norm, fs, d.packs.combos)...)
@@ -168,6 +169,45 @@ func (d *Detector) direct(text string, custom *Custom) (ms []Match, followup str
 		}
 	}
 	return ms, followup
+}
+
+// MaxScanBytes bounds how much of a message is matched: requests come
+// early, and the work stays small whatever a message's length.
+const MaxScanBytes = 16 << 10
+
+// scanText is the normalised text of a message that is matched: at most
+// MaxScanBytes, cut on a character boundary. (Normalising collapses line
+// breaks too, so a phrase may span lines and a line break does not end a
+// sentence for combos.)
+func scanText(text string) string {
+	if len(text) > 4*MaxScanBytes {
+		text = text[:4*MaxScanBytes] // normalising may grow or shrink text; cut twice
+	}
+	out := Normalise(text)
+	if len(out) > MaxScanBytes {
+		cut := MaxScanBytes
+		for cut > 0 && !utf8.RuneStart(out[cut]) {
+			cut--
+		}
+		out = out[:cut]
+	}
+	return out
+}
+
+// firstPerEntry keeps each entry's first occurrence outside the ignore
+// spans: later ones add nothing to what a message opens, and keeping them
+// all would make the containment check quadratic in a long, repetitive
+// message.
+func firstPerEntry(fs []found) []found {
+	seen := make(map[*entry]bool, len(fs))
+	out := fs[:0]
+	for _, f := range fs {
+		if !seen[f.e] {
+			seen[f.e] = true
+			out = append(out, f)
+		}
+	}
+	return out
 }
 
 // dropIgnored removes every phrase that lies inside an ignore phrase.
@@ -266,7 +306,7 @@ func sentenceBounds(text string) []int {
 	var out []int
 	for i, r := range text {
 		switch r {
-		case '\n', '。', '！', '？', '；':
+		case '。', '！', '？', '；':
 			out = append(out, i+utf8.RuneLen(r))
 		case '.', '!', '?', ';':
 			if next := i + 1; next == len(text) || text[next] == ' ' {

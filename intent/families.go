@@ -1,6 +1,10 @@
 package intent
 
-import "github.com/quiverhq/quiver/tool"
+import (
+	"strings"
+
+	"github.com/quiverhq/quiver/tool"
+)
 
 // Targets: the families Deliberate Tool Mode opens.
 const (
@@ -19,12 +23,15 @@ const (
 	Capabilities  = "capabilities"
 	Calculator    = "calculator"
 	Files         = "files"
+	// Apps is the tools of an organisation's general MCP servers. No pack
+	// opens it: a community opens it with custom triggers (or "^").
+	Apps = "apps"
 )
 
 // Targets lists every target in documentation order.
 var Targets = []string{
 	Search, Reminder, Memory, Image, Video, Voice, MediaAnalysis, MessageAction,
-	CrossChannel, Thread, UserBlocking, UserInfo, Capabilities, Calculator, Files,
+	CrossChannel, Thread, UserBlocking, UserInfo, Capabilities, Calculator, Files, Apps,
 }
 
 // targetTools maps each target to the built-in tools it opens.
@@ -48,6 +55,7 @@ var targetTools = map[string][]string{
 	Capabilities: {"review_capabilities", "fetch_url"},
 	Calculator:   {"calculate"},
 	Files:        {"list_files", "search_files", "read_file", "write_file", "edit_file", "delete_file", "read_tool_result"},
+	Apps:         {},
 }
 
 // familyTargets maps tool families to targets, for tools not named in
@@ -80,6 +88,9 @@ var toolTargets = func() map[string][]string {
 func TargetsOf(t *tool.Tool) []string {
 	if ts, ok := toolTargets[t.Name()]; ok {
 		return ts
+	}
+	if strings.HasPrefix(t.Family(), "mcp:") {
+		return []string{Apps}
 	}
 	if target, ok := familyTargets[t.Family()]; ok {
 		out := []string{target}

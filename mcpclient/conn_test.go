@@ -46,7 +46,7 @@ func TestTransports(t *testing.T) {
 			if c.Transport() != tc.want || c.Server().Name != "peer-"+tc.want {
 				t.Errorf("transport %q, server %q; want %q, %q", c.Transport(), c.Server().Name, tc.want, "peer-"+tc.want)
 			}
-			if got := distinctNames(c); !cmp.Equal(got, []string{"echo"}) {
+			if got := distinctNames(c.Tools()); !cmp.Equal(got, []string{"echo"}) {
 				t.Errorf("tools %v", got)
 			}
 			// A registered server on this transport answers calls.

@@ -6,10 +6,15 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/quiverhq/quiver/registry"
 	"github.com/quiverhq/quiver/store"
 	"github.com/quiverhq/quiver/tool"
 )
+
+// GeneralFamilyPrefix starts the family of a general server's tools:
+// "mcp:<server>".
+const GeneralFamilyPrefix = "mcp:"
 
 // replacement describes the built-in tool a typed server stands in for.
 type replacement struct {
@@ -27,6 +32,9 @@ type serverState struct {
 	reg   store.MCPServer
 	conn  *Conn  // nil when unavailable
 	cause string // why it is unavailable, sanitised
+	// tools is the connection's tool list, read once for the whole
+	// routing: another turn may refresh the connection's list meanwhile.
+	tools []*mcp.Tool
 }
 
 // routed is one turn's view of an organisation's servers.
@@ -43,13 +51,20 @@ type routed struct {
 func route(states []serverState, base *registry.Catalog, imp func(st serverState, t mcpTool, family string, macros []string) (*tool.Tool, error)) routed {
 	var r routed
 	r.overlay.Hide = map[string]string{}
+	states = slices.Clone(states)
+	for i := range states {
+		if states[i].conn != nil && states[i].tools == nil {
+			states[i].tools = states[i].conn.Tools()
+		}
+	}
 	skip := familyConflicts(states, &r)
 	offers := map[string][]string{} // tool name → servers offering it
+	taken := map[string]bool{}      // names imported so far
 	for _, st := range states {
 		if skip[st.reg.ID] || st.conn == nil {
 			continue
 		}
-		for _, name := range distinctNames(st.conn) {
+		for _, name := range distinctNames(st.tools) {
 			offers[name] = append(offers[name], st.reg.Name)
 		}
 	}
@@ -71,12 +86,12 @@ func route(states []serverState, base *registry.Catalog, imp func(st serverState
 			})
 			continue
 		}
-		names := distinctNames(st.conn)
+		names := distinctNames(st.tools)
 		macros := map[string][]string{}
 		if typed {
 			macros = familyMacros(st.reg.Type, names)
 		}
-		for _, t := range st.conn.Tools() {
+		for _, t := range st.tools {
 			if !slices.Contains(names, t.Name) {
 				continue // a repeated name within one listing counts once
 			}
@@ -90,15 +105,24 @@ func route(states []serverState, base *registry.Catalog, imp func(st serverState
 				r.drop(full, "the name is reserved by a built-in tool")
 				continue
 			}
-			family := ""
+			// A general server's tools get a family of their own, so a
+			// server cannot claim a built-in family ("workspace").
+			family := GeneralFamilyPrefix + st.reg.Name
 			if typed {
 				family = rep.family
+			}
+			if taken[t.Name] {
+				// Unreachable with one tool list per server; server data
+				// must never reach the catalog's duplicate-name panic.
+				r.drop(full, "offered twice")
+				continue
 			}
 			imported, err := imp(st, mcpTool{t}, family, macros[t.Name])
 			if err != nil {
 				r.drop(full, err.Error())
 				continue
 			}
+			taken[t.Name] = true
 			r.overlay.Tools = append(r.overlay.Tools, imported)
 		}
 	}
@@ -143,10 +167,10 @@ func familyConflicts(states []serverState, r *routed) map[string]bool {
 	return skip
 }
 
-// distinctNames returns the names a connection listed, each once, in order.
-func distinctNames(c *Conn) []string {
+// distinctNames returns the names of a tool list, each once, in order.
+func distinctNames(tools []*mcp.Tool) []string {
 	var out []string
-	for _, t := range c.Tools() {
+	for _, t := range tools {
 		if !slices.Contains(out, t.Name) {
 			out = append(out, t.Name)
 		}

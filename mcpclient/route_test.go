@@ -63,7 +63,7 @@ func TestMCPToolsAreOptionalAndAllowlisted(t *testing.T) {
 	if spec.Access != tool.Write || peek.Spec().Access != tool.Read {
 		t.Errorf("access echo %v, peek %v; want write (no hint), read (read-only hint)", spec.Access, peek.Spec().Access)
 	}
-	if spec.Timeout != DefaultCallTimeout+5*time.Second || spec.AlwaysOn || spec.Family != "" {
+	if spec.Timeout != DefaultCallTimeout+5*time.Second || spec.AlwaysOn || spec.Family != "mcp:srv" {
 		t.Errorf("spec %+v", spec)
 	}
 	if peek.Spec().Description != "Reads." || !strings.Contains(string(echo.Schema()), `"text"`) {
@@ -520,4 +520,39 @@ func TestBestName(t *testing.T) {
 			t.Errorf("%s %v (-want +got):\n%s", tc.typ, tc.names, diff)
 		}
 	}
+}
+
+// TestRouteReadsEachToolListOnce: a server's tool list changing while a
+// turn routes (another turn refreshed the shared connection) cannot make
+// two servers offer one name to the catalog, which would panic.
+func TestRouteReadsEachToolListOnce(t *testing.T) {
+	conn := func(names ...string) *Conn {
+		c := &Conn{}
+		for _, n := range names {
+			c.tools = append(c.tools, &mcp.Tool{Name: n, InputSchema: map[string]any{"type": "object"}})
+		}
+		return c
+	}
+	a, b := conn("alpha"), conn("shared")
+	states := []serverState{
+		{reg: store.MCPServer{ID: "1", Name: "a", Type: store.MCPGeneral}, conn: a},
+		{reg: store.MCPServer{ID: "2", Name: "b", Type: store.MCPGeneral}, conn: b},
+	}
+	imp := func(st serverState, t mcpTool, family string, macros []string) (*tool.Tool, error) {
+		// While routing, server a's connection now lists "shared" too.
+		a.mu.Lock()
+		a.tools = []*mcp.Tool{{Name: "shared", InputSchema: map[string]any{"type": "object"}}}
+		a.mu.Unlock()
+		return importTool(t.Tool, importSpec{server: st.reg.Name, family: family, macros: macros,
+			call: func(context.Context, json.RawMessage) (*mcp.CallToolResult, error) { return &mcp.CallToolResult{}, nil }})
+	}
+	r := route(states, builtins(), imp)
+	var names []string
+	for _, tl := range r.overlay.Tools {
+		names = append(names, tl.Name())
+	}
+	if diff := cmp.Diff([]string{"alpha", "shared"}, names); diff != "" {
+		t.Errorf("routed tools (-want +got):\n%s", diff)
+	}
+	builtins().With(r.overlay) // must not panic
 }

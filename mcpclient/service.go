@@ -221,7 +221,7 @@ func (s *Service) Add(ctx context.Context, orgID string, r Registration) (store.
 	now := s.cfg.Now().UTC()
 	rec := store.MCPServer{
 		ID: s.cfg.NewID(), OrgID: orgID, Name: r.Name, URL: r.URL, Type: r.Type, Enabled: true,
-		Tools: boundSnapshot(distinctNames(conn)), CreatedAt: now, UpdatedAt: now, DiscoveredAt: now,
+		Tools: boundSnapshot(distinctNames(conn.Tools())), CreatedAt: now, UpdatedAt: now, DiscoveredAt: now,
 	}
 	if r.Token != "" {
 		rec.Token, err = s.cfg.Keyring.Seal([]byte(r.Token), TokenAAD(orgID, rec.ID))
@@ -352,12 +352,17 @@ func (s *Service) Overlay(ctx context.Context, orgID string, base *registry.Cata
 	var wg sync.WaitGroup
 	for i, reg := range regs {
 		states[i].reg = reg
-		wg.Go(func() { states[i].conn, states[i].cause = s.connect(ctx, reg) })
+		wg.Go(func() {
+			states[i].conn, states[i].cause = s.connect(ctx, reg)
+			if states[i].conn != nil {
+				states[i].tools = states[i].conn.Tools()
+			}
+		})
 	}
 	wg.Wait()
 	for _, st := range states {
 		if st.conn != nil {
-			s.refreshSnapshot(st.reg, distinctNames(st.conn))
+			s.refreshSnapshot(st.reg, distinctNames(st.tools))
 		}
 	}
 	r := route(states, base, s.importer())
