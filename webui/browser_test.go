@@ -1,14 +1,19 @@
 package webui_test
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -48,12 +53,82 @@ func chromiumPath(t *testing.T) string {
 	return ""
 }
 
-// browser is one headless Chromium tab signed in to a stub server.
+// request is one API request the page sent, and the status it got (0
+// until the response starts).
+type request struct {
+	Method, Path, Query string
+	CSRF, Timezone      string
+	Body                map[string]any
+	Status              int
+}
+
+// recorder passes requests to next and keeps every API request.
+type recorder struct {
+	next     http.Handler
+	mu       sync.Mutex
+	requests []request
+}
+
+func (rc *recorder) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if !strings.HasPrefix(r.URL.Path, "/api/") {
+		rc.next.ServeHTTP(w, r)
+		return
+	}
+	rec := request{Method: r.Method, Path: r.URL.Path, Query: r.URL.RawQuery,
+		CSRF: r.Header.Get("X-CSRF-Token"), Timezone: r.Header.Get("X-Timezone")}
+	if r.Body != nil {
+		raw, _ := io.ReadAll(r.Body)
+		r.Body = io.NopCloser(bytes.NewReader(raw))
+		_ = json.Unmarshal(raw, &rec.Body)
+	}
+	rc.mu.Lock()
+	rc.requests = append(rc.requests, rec)
+	i := len(rc.requests) - 1
+	rc.mu.Unlock()
+	rc.next.ServeHTTP(&statusWriter{ResponseWriter: w, rc: rc, i: i}, r)
+}
+
+// statusWriter notes the response's status in the recorded request.
+type statusWriter struct {
+	http.ResponseWriter
+	rc      *recorder
+	i       int
+	written bool
+}
+
+func (w *statusWriter) WriteHeader(code int) {
+	if !w.written {
+		w.written = true
+		w.rc.mu.Lock()
+		w.rc.requests[w.i].Status = code
+		w.rc.mu.Unlock()
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *statusWriter) Write(b []byte) (int, error) {
+	if !w.written {
+		w.WriteHeader(http.StatusOK)
+	}
+	return w.ResponseWriter.Write(b)
+}
+
+// Flush and Unwrap keep event streams streaming.
+func (w *statusWriter) Flush()                      { http.NewResponseController(w.ResponseWriter).Flush() }
+func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+func (rc *recorder) recorded() []request {
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	return slices.Clone(rc.requests)
+}
+
+// browser is one headless Chromium tab on a test server.
 type browser struct {
 	t   *testing.T
 	ctx context.Context
 	srv *httptest.Server
-	api *stubAPI
+	rec *recorder
 	dir string
 
 	mu       sync.Mutex
@@ -61,14 +136,15 @@ type browser struct {
 	problems []string // exceptions and CSP violations
 }
 
-// newBrowser starts Chromium on a fresh profile and a stub server; width
-// and height set the window (0: 1280×900).
-func newBrowser(t *testing.T, api *stubAPI) *browser {
+// newBrowser starts Chromium on a fresh profile and a test server that
+// serves h, recording its API requests.
+func newBrowser(t *testing.T, h http.Handler) *browser {
 	t.Helper()
 	exe := chromiumPath(t)
-	srv := httptest.NewServer(api)
+	rec := &recorder{next: h}
+	srv := httptest.NewServer(rec)
 	t.Cleanup(srv.Close) // after the browser is gone: Close waits for open streams
-	b := &browser{t: t, srv: srv, api: api, dir: artifactDir(t)}
+	b := &browser{t: t, srv: srv, rec: rec, dir: artifactDir(t)}
 
 	root, cancelRoot := context.WithTimeout(context.Background(), 2*time.Minute)
 	opts := []chromedp.ExecAllocatorOption{
@@ -249,7 +325,7 @@ func (b *browser) send(text string) {
 // requests returns the recorded API requests to method+path.
 func (b *browser) requests(method, path string) []request {
 	var out []request
-	for _, r := range b.api.recorded() {
+	for _, r := range b.rec.recorded() {
 		if r.Method == method && r.Path == path {
 			out = append(out, r)
 		}
@@ -268,15 +344,15 @@ func (b *browser) sent(method, path string) request {
 }
 
 // checkHeaders asserts every API request carried the browser's zone and,
-// when unsafe, the session's CSRF token.
-func (b *browser) checkHeaders() {
+// when unsafe, the session's CSRF token csrf.
+func (b *browser) checkHeaders(csrf string) {
 	b.t.Helper()
-	for _, r := range b.api.recorded() {
+	for _, r := range b.rec.recorded() {
 		if r.Timezone != testZone {
 			b.t.Errorf("%s %s: X-Timezone %q, want %q", r.Method, r.Path, r.Timezone, testZone)
 		}
-		if r.Method != "GET" && r.CSRF != stubCSRF {
-			b.t.Errorf("%s %s: X-CSRF-Token %q, want the session's", r.Method, r.Path, r.CSRF)
+		if r.Method != "GET" && r.CSRF != csrf {
+			b.t.Errorf("%s %s: X-CSRF-Token %q, want the session's %q", r.Method, r.Path, r.CSRF, csrf)
 		}
 	}
 }
@@ -361,7 +437,25 @@ func TestChatStreamsTurnWithToolCards(t *testing.T) {
 	if got := b.sent("POST", convPath+"/messages").Body["message"]; got != msgScripted {
 		t.Errorf("message body = %v", got)
 	}
-	b.checkHeaders()
+	b.checkHeaders(stubCSRF)
+}
+
+func TestOlderMessagesLoadOnRequest(t *testing.T) {
+	b := newBrowser(t, newStubAPI())
+	b.login()
+	b.open("#/chat/"+stubConv, `.older button`)
+	b.do("show older", chromedp.Click(chromedp.CSS(`.older button`)), chromedp.WaitNotPresent(chromedp.CSS(`.older`)))
+	texts := eval[[]string](b, `[...document.querySelectorAll('.transcript .msg .text')].map(e => e.textContent)`)
+	if d := cmp.Diff([]string{"Earlier question", "Earlier answer", "Hi there", "Hello Ana. How can I help?"}, texts); d != "" {
+		t.Errorf("transcript (-want +got):\n%s", d)
+	}
+	var queries []string
+	for _, r := range b.requests("GET", convPath+"/messages") {
+		queries = append(queries, r.Query)
+	}
+	if d := cmp.Diff([]string{"", "before=11"}, queries); d != "" {
+		t.Errorf("transcript requests (-want +got):\n%s", d)
+	}
 }
 
 func TestSuggestedAnswerPostsToAnswer(t *testing.T) {
@@ -374,11 +468,11 @@ func TestSuggestedAnswerPostsToAnswer(t *testing.T) {
 	b.do("pause block gone", chromedp.WaitNotPresent(chromedp.CSS(`.pause`)))
 	r := b.sent("POST", convPath+"/answer")
 	if d := cmp.Diff(request{Method: "POST", Path: convPath + "/answer", CSRF: stubCSRF, Timezone: testZone,
-		Body: map[string]any{"answer": "EUR"}}, r); d != "" {
+		Body: map[string]any{"answer": "EUR"}, Status: 200}, r); d != "" {
 		t.Errorf("answer request (-want +got):\n%s", d)
 	}
 	b.shot("answered")
-	b.checkHeaders()
+	b.checkHeaders(stubCSRF)
 }
 
 func TestNextActionChipSendsItsText(t *testing.T) {
@@ -405,7 +499,7 @@ func TestNextActionChipSendsItsText(t *testing.T) {
 	// Keyboard: Enter in the message box sends.
 	b.do("type and press Enter", chromedp.Focus(chromedp.CSS(`#message`)), chromedp.SendKeys(chromedp.CSS(`#message`), "Thanks\n"))
 	b.waitText(`.transcript`, "You said: Thanks")
-	b.checkHeaders()
+	b.checkHeaders(stubCSRF)
 }
 
 func TestCancelStopsRunningTurn(t *testing.T) {
@@ -418,7 +512,7 @@ func TestCancelStopsRunningTurn(t *testing.T) {
 	b.waitText(`.transcript`, "Turn cancelled.")
 	b.do("composer back", chromedp.WaitNotVisible(chromedp.CSS(`#cancel`)), chromedp.WaitEnabled(chromedp.CSS(`#send`)))
 	b.sent("POST", convPath+"/cancel")
-	b.checkHeaders()
+	b.checkHeaders(stubCSRF)
 }
 
 func TestNoModelSaysHowToConnectOne(t *testing.T) {
@@ -469,7 +563,7 @@ func TestInspectorShowsExcludedToolWithReason(t *testing.T) {
 	if rs := b.requests("GET", convPath+"/inspect"); len(rs) != 2 || rs[1].Query != "turn=turn_0" {
 		t.Errorf("inspect requests %+v, want a second one for turn_0", rs)
 	}
-	b.checkHeaders()
+	b.checkHeaders(stubCSRF)
 }
 
 func TestMCPServersAddEnableDelete(t *testing.T) {
@@ -538,7 +632,7 @@ func TestMCPServersAddEnableDelete(t *testing.T) {
 	}
 	b.do("docs still listed", chromedp.WaitVisible(chromedp.CSS(`tr[data-server="docs"]`)))
 	b.shot("deleted")
-	b.checkHeaders()
+	b.checkHeaders(stubCSRF)
 }
 
 func TestAgentEditorSavesAndDeletes(t *testing.T) {
@@ -563,7 +657,7 @@ func TestAgentEditorSavesAndDeletes(t *testing.T) {
 		chromedp.Click(chromedp.CSS(`dialog.confirm button[value="yes"]`)))
 	b.waitText(`main`, "No agents yet.")
 	b.sent("DELETE", "/api/agents/assistant")
-	b.checkHeaders()
+	b.checkHeaders(stubCSRF)
 }
 
 func TestPhoneWidthHasNoHorizontalScroll(t *testing.T) {

@@ -31,13 +31,6 @@ const (
 	msgNoModel  = "Hello?"         // refused: no model is connected
 )
 
-// request is one API request the page sent.
-type request struct {
-	Method, Path, Query string
-	CSRF, Timezone      string
-	Body                map[string]any
-}
-
 type stubServer struct {
 	Name         string   `json:"name"`
 	URL          string   `json:"url"`
@@ -54,11 +47,10 @@ type stubServer struct {
 type stubAPI struct {
 	mux *http.ServeMux
 
-	mu       sync.Mutex
-	requests []request
-	servers  []stubServer
-	agents   map[string]string
-	paused   bool
+	mu      sync.Mutex
+	servers []stubServer
+	agents  map[string]string
+	paused  bool
 	// released, when set, holds the scripted turn after its first text
 	// delta until the test closes it.
 	released chan struct{}
@@ -108,35 +100,23 @@ func newStubAPI() *stubAPI {
 
 func (s *stubAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.mux.ServeHTTP(w, r) }
 
-// recorded returns the API requests so far, in order.
-func (s *stubAPI) recorded() []request {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return slices.Clone(s.requests)
-}
-
 // auth applies httpapi's rules: the session cookie, and X-CSRF-Token on
-// unsafe methods. It records every request it admits or refuses.
+// unsafe methods. Handlers read the decoded JSON body with body(r).
 func (s *stubAPI) auth(next http.HandlerFunc) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		rec := request{Method: r.Method, Path: r.URL.Path, Query: r.URL.RawQuery,
-			CSRF: r.Header.Get("X-CSRF-Token"), Timezone: r.Header.Get("X-Timezone")}
+		var b map[string]any
 		if r.Body != nil && r.ContentLength != 0 {
-			_ = json.NewDecoder(r.Body).Decode(&rec.Body)
+			_ = json.NewDecoder(r.Body).Decode(&b)
 		}
-		s.mu.Lock()
-		s.requests = append(s.requests, rec)
-		s.mu.Unlock()
 		if c, err := r.Cookie("quiver_session"); err != nil || c.Value != stubSession {
 			writeErr(w, http.StatusUnauthorized, "unauthorized", "sign in with a login link, or send an API token")
 			return
 		}
-		if r.Method != http.MethodGet && rec.CSRF != stubCSRF {
+		if r.Method != http.MethodGet && r.Header.Get("X-CSRF-Token") != stubCSRF {
 			writeErr(w, http.StatusForbidden, "csrf", "missing or wrong X-CSRF-Token header (GET /api/me returns it)")
 			return
 		}
-		r = r.WithContext(context.WithValue(r.Context(), bodyKey{}, rec.Body))
-		next(w, r)
+		next(w, r.WithContext(context.WithValue(r.Context(), bodyKey{}, b)))
 	})
 }
 
@@ -204,13 +184,23 @@ func (s *stubAPI) getConversation(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, conversation(r.PathValue("id"), nil))
 }
 
-// listMessages answers a stored transcript of one earlier turn.
+// listMessages answers a stored transcript in two pages: the newest
+// (one turn, more: true), and before it an older turn.
 func (s *stubAPI) listMessages(w http.ResponseWriter, r *http.Request) {
 	at := "2026-01-05T09:00:00Z"
-	writeJSON(w, http.StatusOK, map[string]any{"more": false, "messages": []any{
-		map[string]any{"seq": 1, "turn_id": "turn_0", "role": "context", "content": "Caller: Ana Lima", "created_at": at},
-		map[string]any{"seq": 2, "turn_id": "turn_0", "role": "user", "content": "Hi there", "created_at": at},
-		map[string]any{"seq": 3, "turn_id": "turn_0", "role": "assistant", "content": "Hello Ana. How can I help?", "created_at": at},
+	msg := func(seq int, turn, role, content string) map[string]any {
+		return map[string]any{"seq": seq, "turn_id": turn, "role": role, "content": content, "created_at": at}
+	}
+	if r.URL.Query().Get("before") == "11" {
+		writeJSON(w, http.StatusOK, map[string]any{"more": false, "messages": []any{
+			msg(1, "turn_a", "user", "Earlier question"), msg(2, "turn_a", "assistant", "Earlier answer"),
+		}})
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"more": true, "messages": []any{
+		msg(11, "turn_0", "context", "Caller: Ana Lima"),
+		msg(12, "turn_0", "user", "Hi there"),
+		msg(13, "turn_0", "assistant", "Hello Ana. How can I help?"),
 	}})
 }
 

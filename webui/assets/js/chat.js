@@ -23,7 +23,7 @@ export async function render({ api, main, args }) {
     api.get(`/api/conversations/${enc(id)}/messages`),
   ]);
   const thread = new Thread(api, conv);
-  thread.load(msgs?.messages ?? []);
+  thread.load(msgs?.messages ?? [], Boolean(msgs?.more));
   main.append(h('div', { class: 'chat' }, thread.el, aside));
   return thread.input;
 }
@@ -104,9 +104,31 @@ class Thread {
       this.log, this.extras, this.form, this.usage);
   }
 
-  load(messages) {
+  load(messages, more) {
     this.log.append(...transcriptItems(messages, this.conv.id));
+    if (more) this.olderButton(messages[0]?.seq);
     if (this.conv.pause) this.showPause(this.conv.pause);
+  }
+
+  // olderButton offers the transcript's previous page (the API sends the
+  // newest entries first).
+  olderButton(before) {
+    const item = h('li', { class: 'older' });
+    const button = h('button', { type: 'button', class: 'secondary' }, 'Show older messages');
+    button.addEventListener('click', async () => {
+      button.disabled = true;
+      try {
+        const res = await this.api.get(`${this.base}/messages?before=${before}`);
+        const page = res?.messages ?? [];
+        item.replaceWith(...transcriptItems(page, this.conv.id));
+        if (res?.more && page.length) this.olderButton(page[0].seq);
+      } catch (err) {
+        button.disabled = false;
+        replace(item, button, errorBox(err, 'Could not load older messages'));
+      }
+    });
+    item.append(button);
+    this.log.prepend(item);
   }
 
   showPause(pause) {

@@ -1,0 +1,234 @@
+package webui_test
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/quiverhq/quiver/agent"
+	"github.com/quiverhq/quiver/httpapi"
+	"github.com/quiverhq/quiver/internal/config"
+	"github.com/quiverhq/quiver/llm"
+	"github.com/quiverhq/quiver/registry"
+	"github.com/quiverhq/quiver/store"
+	"github.com/quiverhq/quiver/store/sqlite"
+	"github.com/quiverhq/quiver/tool"
+	"github.com/quiverhq/quiver/webui"
+)
+
+// TestPagesAgainstHTTPAPI runs the pages against package httpapi itself
+// (SQLite store, sessions, CSRF, huma's validation, the real event
+// stream), with a scripted Engine instead of a model: it catches any
+// difference between the shapes the pages expect and the ones the API
+// sends.
+func TestPagesAgainstHTTPAPI(t *testing.T) {
+	ctx := context.Background()
+	st, err := sqlite.Open(ctx, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	now := time.Now().UTC()
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	must(st.CreateOrg(ctx, store.Org{ID: "org_a", Name: "Acme", CreatedAt: now}))
+	must(st.CreateUser(ctx, store.User{ID: "ana", OrgID: "org_a", DisplayName: "Ana Lima", Department: "Finance",
+		Role: store.RoleAdmin, CreatedAt: now, UpdatedAt: now}))
+	must(st.PutAgent(ctx, store.StoredAgent{OrgID: "org_a", Name: "assistant", CreatedAt: now, UpdatedAt: now,
+		Definition: []byte("name: assistant\nmodel: openai:gpt-4.1-mini\nprompt: |\n  You help.\ntools: []\n")}))
+	link, err := httpapi.IssueCredential(ctx, st, store.Credential{Kind: store.CredLoginLink, OrgID: "org_a", UserID: "ana",
+		CreatedAt: now, ExpiresAt: now.Add(24 * time.Hour)})
+	must(err)
+	h := httpapi.New(httpapi.Config{Store: st, Engine: &scriptedEngine{st: st}, MCP: &storeMCP{st: st},
+		UI: webui.Handler(), Heartbeat: -1})
+
+	b := newBrowser(t, h)
+	b.do("sign in", chromedp.Navigate(b.srv.URL+"/login?token="+link), chromedp.WaitVisible(chromedp.CSS(`#nav`)))
+
+	// Chat: a new conversation, a streamed turn, the suggested answer, a chip.
+	b.do("new conversation", chromedp.WaitVisible(chromedp.CSS(`.new-conv button`)),
+		chromedp.Click(chromedp.CSS(`.new-conv button`)), chromedp.WaitVisible(chromedp.CSS(`#message`)))
+	b.send(msgScripted)
+	b.waitText(`.tool-card .badge`, "done")
+	b.do("paused", chromedp.WaitVisible(chromedp.CSS(`button.suggested`)), chromedp.WaitNotVisible(chromedp.CSS(`#cancel`)))
+	b.do("answer", chromedp.Click(chromedp.CSS(`button.suggested`)))
+	b.waitText(`.transcript`, "Using EUR: 4.00.")
+	b.shot("chat")
+	b.do("reload the conversation", chromedp.Reload(), chromedp.WaitVisible(chromedp.CSS(`.tool-card`)))
+	b.waitText(`.transcript`, "Using EUR: 4.00.") // the stored transcript
+	b.waitText(`.tool-card .tool-result pre`, "4")
+
+	// Inspector, tools, agents.
+	b.open("#/inspect/"+eval[string](b, `location.hash.split('/')[2]`)+"?message=hi", `table.excluded`)
+	b.waitText(`table.excluded`, "memory: switch off")
+	b.open("#/tools", `table.catalog`)
+	b.waitText(`.gauges`, "2,400 of 3,000 characters")
+	b.open("#/agents/assistant", `#definition`)
+	b.do("save an invalid agent", chromedp.SetValue(chromedp.CSS(`#definition`), "name: assistant\ncolour: red\n"),
+		chromedp.Click(chromedp.CSS(`.agent-form button[type=submit]`)))
+	b.waitText(`.form-status .alert`, "colour")
+	b.do("save a valid agent", chromedp.SetValue(chromedp.CSS(`#definition`), "name: assistant\nprompt: Hi {user_nam}\n"),
+		chromedp.Click(chromedp.CSS(`.agent-form button[type=submit]`)))
+	b.waitText(`.form-status`, "unknown macro {user_nam}")
+
+	// MCP servers: add, disable, delete.
+	b.open("#/mcp", `#mcp-add`)
+	b.do("add", chromedp.SetValue(chromedp.CSS(`#mcp-name`), "tracker"),
+		chromedp.SetValue(chromedp.CSS(`#mcp-url`), "https://tracker.example/mcp"),
+		chromedp.SetValue(chromedp.CSS(`#mcp-token`), "s3cret"),
+		chromedp.Click(chromedp.CSS(`#mcp-add button[type=submit]`)),
+		chromedp.WaitVisible(chromedp.CSS(`tr[data-server="tracker"]`)))
+	b.waitText(`tr[data-server="tracker"] [data-label="Tools"]`, "lookup")
+	b.waitText(`tr[data-server="tracker"] [data-label="Token"]`, "Set")
+	b.do("disable", chromedp.Click(chromedp.CSS(`tr[data-server="tracker"] td.actions button:first-child`)))
+	b.waitText(`tr[data-server="tracker"] [data-label="Status"]`, "Disabled")
+	b.do("delete", chromedp.Click(chromedp.CSS(`tr[data-server="tracker"] button.danger`)),
+		chromedp.Click(chromedp.CSS(`dialog.confirm button[value="yes"]`)),
+		chromedp.WaitNotPresent(chromedp.CSS(`tr[data-server="tracker"]`)))
+
+	// Sign out: the one session ends.
+	sessions, err := st.ListCredentials(ctx, "org_a", "ana", store.CredSession)
+	must(err)
+	if len(sessions) != 1 {
+		t.Fatalf("%d sessions after signing in, want 1", len(sessions))
+	}
+	b.do("sign out", chromedp.Click(chromedp.CSS(`#logout`)))
+	b.waitText(`main h1`, "Sign in to Quiver")
+
+	// Every request succeeded except the invalid agent: the API accepted
+	// every body, and the session's CSRF token (the API refuses a wrong one).
+	var failed []string
+	for _, r := range b.rec.recorded() {
+		if r.Status >= 400 {
+			failed = append(failed, r.Method+" "+r.Path)
+		}
+	}
+	if d := cmp.Diff([]string{"PUT /api/agents/assistant"}, failed); d != "" {
+		t.Errorf("failed requests (-want +got):\n%s", d)
+	}
+	if left, err := st.ListCredentials(ctx, "org_a", "ana", store.CredSession); err != nil || len(left) != 0 {
+		t.Errorf("after signing out: %d sessions, %v", len(left), err)
+	}
+	b.checkHeaders(sessions[0].CSRF)
+}
+
+// scriptedEngine answers msgScripted with the stub's turn (a tool call, a
+// pause stored as a paused turn) and the answer with one line.
+type scriptedEngine struct {
+	st store.Store
+	mu sync.Mutex
+}
+
+func (e *scriptedEngine) Send(ctx context.Context, c httpapi.Caller, conv, message string, emit func(agent.Event)) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	at := time.Now()
+	ev := func(k agent.EventKind) agent.Event {
+		return agent.Event{Kind: k, ConversationID: conv, TurnID: "turn_1"}
+	}
+	turn := store.Turn{ID: "turn_1", OrgID: c.OrgID, UserID: c.UserID, ConversationID: conv, Agent: "assistant",
+		Model: "fake:model", Timezone: c.Timezone, Status: store.TurnDone, StartedAt: at, EndedAt: at}
+	msgs := []store.Message{{ConversationID: conv, TurnID: "turn_1", Role: "user", Content: message, CreatedAt: at}}
+	if message != msgScripted {
+		text := "Using " + message + ": 4.00."
+		emit(agent.Event{Kind: agent.EventText, ConversationID: conv, TurnID: "turn_1", Text: text})
+		msgs = append(msgs, store.Message{ConversationID: conv, TurnID: "turn_1", Role: "assistant", Content: text, CreatedAt: at})
+		if err := e.record(ctx, c.OrgID, turn, msgs); err != nil {
+			return err
+		}
+		d := ev(agent.EventDone)
+		d.Stop = agent.StopAnswer
+		emit(d)
+		return nil
+	}
+	for _, x := range []agent.Event{
+		{Kind: agent.EventText, Text: "Let me work that out."},
+		{Kind: agent.EventToolCall, Call: &llm.ToolCall{ID: "call_1", Name: "calculate", Args: json.RawMessage(`{"expression":"2+2"}`)}},
+		{Kind: agent.EventToolResult, Result: &agent.Result{CallID: "call_1", Name: "calculate", Content: "4"}},
+		{Kind: agent.EventUsage, Usage: &llm.Usage{InputTokens: 100, OutputTokens: 7}, CostMicros: 12},
+		{Kind: agent.EventNextActions, Actions: []string{"Show the steps"}},
+		{Kind: agent.EventPause, Pause: &tool.Pause{Question: "Which currency should I use?", Suggested: "EUR"}},
+		{Kind: agent.EventDone, Stop: agent.StopPause},
+	} {
+		x.ConversationID, x.TurnID = conv, "turn_1"
+		emit(x)
+	}
+	turn.Status, turn.Question, turn.Suggested, turn.EndedAt = store.TurnPaused, "Which currency should I use?", "EUR", time.Time{}
+	msgs = append(msgs,
+		store.Message{ConversationID: conv, TurnID: "turn_1", Role: "assistant", Content: "Let me work that out.", CreatedAt: at},
+		store.Message{ConversationID: conv, TurnID: "turn_1", Role: "tool_call", ToolName: "calculate", ToolCallID: "call_1", Content: `{"expression":"2+2"}`, CreatedAt: at},
+		store.Message{ConversationID: conv, TurnID: "turn_1", Role: "tool", ToolName: "calculate", ToolCallID: "call_1", Content: "4", CreatedAt: at})
+	return e.record(ctx, c.OrgID, turn, msgs)
+}
+
+func (e *scriptedEngine) record(ctx context.Context, org string, t store.Turn, msgs []store.Message) error {
+	if err := e.st.PutTurn(ctx, t); err != nil {
+		return err
+	}
+	_, err := e.st.AppendMessages(ctx, org, msgs)
+	return err
+}
+
+func (e *scriptedEngine) Inspect(_ context.Context, c httpapi.Caller, conv, turnID, message string) (httpapi.Inspection, error) {
+	return httpapi.Inspection{
+		TurnID: turnID, Agent: "assistant", Model: "fake:model", System: "You help.",
+		Context:  "Caller: " + c.DisplayName + "; message: " + message,
+		Tools:    []tool.Declaration{{Name: "calculate", Description: "Evaluate arithmetic.", Parameters: json.RawMessage(`{"type":"object"}`)}},
+		Excluded: []registry.Exclusion{{Name: "memory_save", Reason: "memory: switch off"}},
+		Intent:   []httpapi.IntentMatch{}, Warnings: []string{},
+	}, nil
+}
+
+func (e *scriptedEngine) ValidateAgent(def []byte) (string, []string, error) {
+	a, err := config.ParseAgent(def)
+	if err != nil {
+		return "", nil, &httpapi.BadRequest{Msg: err.Error()}
+	}
+	var warnings []string
+	if strings.Contains(a.Prompt, "{user_nam}") {
+		warnings = []string{"prompt: unknown macro {user_nam}"}
+	}
+	return a.Name, warnings, nil
+}
+
+func (e *scriptedEngine) Catalog() httpapi.Catalog {
+	return httpapi.Catalog{
+		Tools:           []httpapi.ToolView{{Name: "calculate", Family: "calc", Description: "Evaluate arithmetic.", Access: "read", AlwaysOn: true, Chars: 2400}},
+		AlwaysPaidChars: 2400, AlwaysPaidCeiling: 3000, WidestChars: 2400, WidestCeiling: 12000,
+	}
+}
+
+// storeMCP registers servers straight into the store, discovering one
+// tool, as internal/app would after a connection test.
+type storeMCP struct{ st store.Store }
+
+func (m *storeMCP) Add(ctx context.Context, orgID, name, url, token, typ string) (store.MCPServer, error) {
+	now := time.Now()
+	s := store.MCPServer{ID: "mcp_" + name, OrgID: orgID, Name: name, URL: url, Type: typ, Enabled: true,
+		Tools: []string{"lookup"}, CreatedAt: now, UpdatedAt: now, DiscoveredAt: now}
+	if token != "" {
+		s.Token = "sealed"
+	}
+	if err := m.st.CreateMCPServer(ctx, s, 0); err != nil {
+		return store.MCPServer{}, err
+	}
+	return m.st.GetMCPServer(ctx, orgID, name)
+}
+
+func (m *storeMCP) SetEnabled(ctx context.Context, orgID, name string, on bool) error {
+	return m.st.SetMCPServerEnabled(ctx, orgID, name, on, time.Now())
+}
+
+func (m *storeMCP) Remove(ctx context.Context, orgID, name string) error {
+	return m.st.DeleteMCPServer(ctx, orgID, name)
+}
