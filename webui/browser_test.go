@@ -369,7 +369,8 @@ func (b *browser) scriptedTurn() {
 var convPath = "/api/conversations/" + stubConv
 
 func TestSignedOutPage(t *testing.T) {
-	b := newBrowser(t, newStubAPI())
+	api := newStubAPI()
+	b := newBrowser(t, api)
 	b.do("open", chromedp.Navigate(b.srv.URL+"/"))
 	b.waitText(`main h1`, "Sign in to Quiver")
 	b.waitText(`main`, "one-time login link")
@@ -377,6 +378,17 @@ func TestSignedOutPage(t *testing.T) {
 		t.Error("navigation shown to a signed-out visitor")
 	}
 	b.shot("signed-out")
+
+	// A session that ends while the page is open.
+	b.login()
+	b.open("#/tools", `table.catalog`)
+	api.ended.Store(true)
+	b.do("navigate", chromedp.Evaluate[chromedp.Void](`location.hash = '#/agents'`))
+	b.waitText(`main`, "Your session has ended.")
+	b.waitText(`main h1`, "Sign in to Quiver")
+	if eval[bool](b, `!document.getElementById('nav').hidden`) {
+		t.Error("navigation still shown after the session ended")
+	}
 }
 
 func TestChatStreamsTurnWithToolCards(t *testing.T) {

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/quiverhq/quiver/webui"
@@ -56,6 +57,8 @@ type stubAPI struct {
 	released chan struct{}
 	// cancel ends the running slow turn.
 	cancel chan struct{}
+	// ended, when set, ends the session: every API request is then 401.
+	ended atomic.Bool
 }
 
 func newStubAPI() *stubAPI {
@@ -108,7 +111,7 @@ func (s *stubAPI) auth(next http.HandlerFunc) http.Handler {
 		if r.Body != nil && r.ContentLength != 0 {
 			_ = json.NewDecoder(r.Body).Decode(&b)
 		}
-		if c, err := r.Cookie("quiver_session"); err != nil || c.Value != stubSession {
+		if c, err := r.Cookie("quiver_session"); err != nil || c.Value != stubSession || s.ended.Load() {
 			writeErr(w, http.StatusUnauthorized, "unauthorized", "sign in with a login link, or send an API token")
 			return
 		}

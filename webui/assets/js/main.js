@@ -68,18 +68,17 @@ function signedOut(message) {
   main.removeAttribute('aria-busy');
   document.getElementById('nav').hidden = true;
   document.getElementById('who').hidden = true;
-  replace(main, 
+  replace(main,
     heading('Sign in to Quiver'),
     message ? h('p', { class: 'notice' }, message) : null,
-    h('p', null, 'Open the one-time login link that ', h('code', null, 'quiver serve'),
-      ' printed when it first started, or ask an admin of your organisation for one. ',
-      'A link works once; it starts a browser session.'),
+    h('p', null, 'Open a one-time login link: ', h('code', null, 'quiver serve'),
+      ' prints one on its first start, ', h('code', null, 'quiver login-link'),
+      ' makes another, or ask an admin of your organisation. A link works once; it starts a browser session.'),
     h('p', null, 'Programs use an API token instead: ', h('code', null, 'Authorization: Bearer <token>'), '.'));
   main.focus();
 }
 
 async function boot() {
-  api.onUnauthorized = () => signedOut('Your session has ended.');
   try {
     me = await api.get('/api/me');
   } catch (err) {
@@ -90,7 +89,8 @@ async function boot() {
     replace(main, heading('Quiver'), errorBox(err, 'The server did not answer'));
     return;
   }
-  api.csrf = me.csrf_token ?? me.csrf ?? '';
+  api.csrf = me.csrf_token ?? '';
+  api.onUnauthorized = () => signedOut('Your session has ended. Sign in again to go on.');
   document.getElementById('nav').hidden = false;
   document.getElementById('who').hidden = false;
   document.getElementById('who-name').textContent =
