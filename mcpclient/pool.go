@@ -32,12 +32,19 @@ type pool struct {
 	// closed is set by closeAll: connects finishing later close their
 	// connection at once.
 	closed bool
+	// gens counts drops per registration ID: a connect that started
+	// before a drop (disable, remove) closes its connection instead of
+	// pooling it.
+	gens map[string]uint64
 }
 
 type pendingDial struct {
 	done chan struct{}
 	conn *Conn
 	err  error
+	// gen is the registration's generation when the connect started; a
+	// drop meanwhile makes the connection stale.
+	gen uint64
 }
 
 type failure struct {
@@ -45,8 +52,9 @@ type failure struct {
 	msg   string
 }
 
-// errPoolClosed answers a connect that finished after the pool closed.
-var errPoolClosed = errors.New("the MCP client is shutting down")
+// errPoolClosed answers a connect that finished after the pool closed or
+// its registration was dropped.
+var errPoolClosed = errors.New("the MCP server was disabled or removed, or the client is shutting down")
 
 // cooldownError reports a server skipped because it failed recently.
 type cooldownError struct {
@@ -82,7 +90,7 @@ func (p *pool) get(ctx context.Context, key poolKey, t Target, redact func(error
 	}
 	pd, ok := p.pending[key]
 	if !ok {
-		pd = &pendingDial{done: make(chan struct{})}
+		pd = &pendingDial{done: make(chan struct{}), gen: p.gens[key.id]}
 		p.pending[key] = pd
 		go p.connect(key, t, pd, redact)
 	}
@@ -102,9 +110,10 @@ func (p *pool) connect(key poolKey, t Target, pd *pendingDial, redact func(error
 	p.mu.Lock()
 	delete(p.pending, key)
 	var superseded []*Conn
-	if err == nil && p.closed {
-		// The pool was closed while this connect ran: nobody will close
-		// the connection later, so it is closed now.
+	if err == nil && (p.closed || p.gens[key.id] != pd.gen) {
+		// The pool was closed, or the registration disabled or removed,
+		// while this connect ran: nobody will close the connection later,
+		// so it is closed now.
 		superseded, c, err = []*Conn{c}, nil, errPoolClosed
 	}
 	switch {
@@ -153,6 +162,10 @@ func (p *pool) forget(key poolKey, c *Conn) {
 // used when it is disabled, deleted or edited.
 func (p *pool) drop(id string) {
 	p.mu.Lock()
+	if p.gens == nil {
+		p.gens = map[string]uint64{}
+	}
+	p.gens[id]++
 	closed := p.dropLocked(id)
 	delete(p.failed, id)
 	p.mu.Unlock()

@@ -37,3 +37,31 @@ func TestPoolClosedDuringConnect(t *testing.T) {
 		t.Fatal("closing started a cooldown")
 	}
 }
+
+// TestPoolDropDuringConnect: disabling or removing a server while its
+// connect runs closes the new connection instead of pooling it.
+func TestPoolDropDuringConnect(t *testing.T) {
+	release, started := make(chan struct{}), make(chan struct{})
+	closed := make(chan struct{})
+	conn := &Conn{cancel: func() { close(closed) }}
+	p := newPool(func(context.Context, Target) (*Conn, error) {
+		close(started)
+		<-release
+		return conn, nil
+	}, time.Now, time.Minute, time.Minute)
+	got := make(chan error, 1)
+	go func() {
+		_, err := p.get(context.Background(), poolKey{id: "a"}, Target{}, func(err error) string { return err.Error() })
+		got <- err
+	}()
+	<-started
+	p.drop("a")
+	close(release)
+	if err := <-got; !errors.Is(err, errPoolClosed) {
+		t.Fatalf("get after drop: %v", err)
+	}
+	<-closed
+	if p.live() != 0 {
+		t.Fatalf("%d live connections after the drop", p.live())
+	}
+}

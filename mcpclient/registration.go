@@ -35,6 +35,13 @@ type Registration struct {
 	Type string
 }
 
+// Validate checks the fields as Add does first, without touching anything:
+// callers validate before they open a store.
+func (r Registration) Validate() error {
+	_, err := r.normalise()
+	return err
+}
+
 // normalise validates the fields and returns them in stored form: the name
 // trimmed with inner whitespace turned into hyphens, the type defaulted.
 // The error names the field and never echoes the token.

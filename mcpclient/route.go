@@ -12,6 +12,10 @@ import (
 	"github.com/quiverhq/quiver/tool"
 )
 
+// researchTool is the built-in that searches and reads with the built-in
+// engines: a replacement of either hides it too.
+const researchTool = "research_web"
+
 // GeneralFamilyPrefix starts the family of a general server's tools:
 // "mcp:<server>".
 const GeneralFamilyPrefix = "mcp:"
@@ -79,6 +83,10 @@ func route(states []serverState, base *registry.Catalog, imp func(st serverState
 				reason += ", which is unavailable"
 			}
 			r.overlay.Hide[rep.builtin] = reason
+			// research_web searches and reads with the built-ins; it
+			// would go around the replacement.
+			r.overlay.Hide[researchTool] = reason + " (research_web uses the built-in search and reader)"
+
 		}
 		if st.conn == nil {
 			r.overlay.Dropped = append(r.overlay.Dropped, registry.Exclusion{

@@ -155,7 +155,11 @@ func TestWebSearchServerReplacesBuiltin(t *testing.T) {
 	}
 	e.add(Registration{Name: "brave", URL: p.URL, Type: "web_search"})
 	cat, tr := e.overlaid()
-	if diff := cmp.Diff(map[string]string{"web_search": "replaced by MCP server brave"}, tr.Overlay.Hide); diff != "" {
+	wantHidden := map[string]string{
+		"web_search":   "replaced by MCP server brave",
+		"research_web": "replaced by MCP server brave (research_web uses the built-in search and reader)",
+	}
+	if diff := cmp.Diff(wantHidden, tr.Overlay.Hide); diff != "" {
 		t.Errorf("hidden (-want +got):\n%s", diff)
 	}
 	ts := cat.Select(facts("web_search"))

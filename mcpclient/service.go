@@ -102,6 +102,10 @@ type Service struct {
 	// refreshing holds registration IDs whose snapshot write is in flight.
 	refreshing sync.Map
 	bg         sync.WaitGroup
+	// bgMu guards closing: once Close has begun no background write
+	// starts (WaitGroup.Go must not race Wait).
+	bgMu    sync.Mutex
+	closing bool
 }
 
 // New returns a Service.
@@ -314,9 +318,32 @@ func (s *Service) Remove(ctx context.Context, orgID, name string, confirmed bool
 	return nil
 }
 
+// Probed is a connection made by Probe: calls are bounded by the call
+// timeout and their errors sanitised, as a registered server's are.
+type Probed struct {
+	*Conn
+	url, token string
+	timeout    time.Duration
+}
+
+// Call calls one tool within the call timeout; an error is sanitised (no
+// token, URLs reduced to their origin).
+func (p *Probed) Call(ctx context.Context, name string, args any) (*mcp.CallToolResult, error) {
+	cctx, cancel := context.WithTimeout(ctx, p.timeout)
+	defer cancel()
+	res, err := p.Conn.Call(cctx, name, args)
+	if err != nil {
+		if cctx.Err() != nil && ctx.Err() == nil {
+			return nil, fmt.Errorf("no answer within %s", p.timeout)
+		}
+		return nil, errors.New(sanitise(err, p.url, p.token))
+	}
+	return res, nil
+}
+
 // Probe connects to a URL without registering it (the policy still
 // applies) and returns the live connection; the caller closes it.
-func (s *Service) Probe(ctx context.Context, rawURL, token string) (*Conn, error) {
+func (s *Service) Probe(ctx context.Context, rawURL, token string) (*Probed, error) {
 	r, err := Registration{Name: "probe", URL: rawURL, Token: token}.normalise()
 	if err != nil {
 		return nil, &Error{Msg: err.Error()}
@@ -328,7 +355,7 @@ func (s *Service) Probe(ctx context.Context, rawURL, token string) (*Conn, error
 	if err != nil {
 		return nil, refusef("could not connect to %s: %s", Origin(r.URL), sanitise(err, r.URL, r.Token))
 	}
-	return conn, nil
+	return &Probed{Conn: conn, url: r.URL, token: r.Token, timeout: s.limits.CallTimeout}, nil
 }
 
 // Turn is what an organisation's servers give one turn.
@@ -439,6 +466,12 @@ func (s *Service) refreshSnapshot(reg store.MCPServer, names []string) {
 	if _, busy := s.refreshing.LoadOrStore(reg.ID, true); busy {
 		return
 	}
+	s.bgMu.Lock()
+	defer s.bgMu.Unlock()
+	if s.closing {
+		s.refreshing.Delete(reg.ID)
+		return
+	}
 	s.bg.Go(func() {
 		defer s.refreshing.Delete(reg.ID)
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -474,7 +507,9 @@ func (s *Service) call(ctx context.Context, reg store.MCPServer, name string, ar
 		return nil, fmt.Errorf("the MCP server %s was removed", reg.Name)
 	case err != nil:
 		return nil, tool.Infra(fmt.Errorf("look up MCP server: %w", err))
-	case cur.ID != reg.ID || cur.URL != reg.URL || cur.Token != reg.Token || cur.Type != reg.Type:
+	case cur.ID != reg.ID || cur.URL != reg.URL || cur.Type != reg.Type:
+		// The sealed token is not compared: a key rotation re-seals it
+		// without changing the registration (the pool key covers it).
 		return nil, fmt.Errorf("the MCP server %s changed since this turn started; ask again", reg.Name)
 	case !cur.Enabled:
 		return nil, fmt.Errorf("the MCP server %s is disabled", reg.Name)
@@ -521,6 +556,9 @@ func (s *Service) Run(ctx context.Context) {
 
 // Close closes every connection and waits for background snapshot writes.
 func (s *Service) Close() error {
+	s.bgMu.Lock()
+	s.closing = true
+	s.bgMu.Unlock()
 	s.pool.closeAll()
 	s.bg.Wait()
 	return nil

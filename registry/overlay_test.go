@@ -145,3 +145,23 @@ func TestAllowAs(t *testing.T) {
 		}
 	}
 }
+
+// TestAdmitsRestored: a restored name that now belongs to a tool the
+// allowlist does not admit (another MCP server's) is reported, so it can
+// be left out.
+func TestAdmitsRestored(t *testing.T) {
+	c := registry.New()
+	c.Register(mcpTool("evil", "search_issues", nil))
+	f := facts([]string{"github/*"}, nil)
+	ts := c.Restore([]string{"search_issues"})
+	if ts.Len() != 1 {
+		t.Fatalf("restore: %v", ts.Names())
+	}
+	tl, _ := ts.Lookup("search_issues")
+	if reason := registry.Admits(f, tl); reason == "" {
+		t.Fatal("a tool outside the allowlist was admitted on restore")
+	}
+	if reason := registry.Admits(facts([]string{"evil/*"}, nil), tl); reason != "" {
+		t.Fatalf("allowed tool refused: %s", reason)
+	}
+}

@@ -98,6 +98,17 @@ func exclusionReason(t *tool.Tool, f turn.Facts, allow map[string]bool) string {
 	return ""
 }
 
+// Admits returns "" when the facts admit t (the rules of Select), else the
+// reason they do not. A restored toolset is checked with it, so a tool
+// that took a stored name since (another MCP server's) is not declared.
+func Admits(f turn.Facts, t *tool.Tool) string {
+	allow := make(map[string]bool, len(f.Agent.Allow))
+	for _, a := range f.Agent.Allow {
+		allow[a] = true
+	}
+	return exclusionReason(t, f, allow)
+}
+
 // allowed reports whether the allowlist names the tool, its family or one
 // of its AllowAs entries. A tool with AllowAs entries (an MCP server's) is
 // not admitted by its bare name: "echo" in an allowlist means a built-in,

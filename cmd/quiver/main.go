@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+	_ "time/tzdata" // zone names work on hosts without /usr/share/zoneinfo
 
 	"github.com/quiverhq/quiver/internal/app"
 )

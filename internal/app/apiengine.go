@@ -138,7 +138,7 @@ func (a *apiEngine) Inspect(ctx context.Context, c httpapi.Caller, conversationI
 		if err != nil {
 			return httpapi.Inspection{}, err
 		}
-		start.Toolset = p.Catalog.Restore(t.Tools)
+		start.Toolset = restore(p.Catalog, start.Facts, t.Tools)
 		start.Facts.TurnID, start.Facts.Caller.Timezone = t.ID, t.Timezone
 		if start.Request, err = prompt.Assemble(start.Facts, start.Toolset); err != nil {
 			return httpapi.Inspection{}, err

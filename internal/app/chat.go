@@ -167,6 +167,7 @@ func openSession(ctx context.Context, c chatFlags, env Env) (*session, error) {
 	}
 	s := &session{env: env, st: st, model: model, in: c.in, out: &chatPrinter{w: env.Stdout, errw: env.Stderr, json: c.asJSON}}
 	s.mcp = mcpService(cfg, st, kr, env)
+	go s.mcp.Run(ctx) // idle connections closed while the session lasts
 	s.eng = &engine{
 		st: st, mcp: s.mcp, logger: env.Logger,
 		dtm: &deliberate{detector: det, st: st, userMode: c.dtm, logger: env.Logger},

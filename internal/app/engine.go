@@ -76,7 +76,7 @@ func (e *engine) prepare(ctx context.Context, r TurnRequest) (Prepared, []string
 	var ts registry.Toolset
 	if paused != nil {
 		f.TurnID, f.Caller.Timezone = paused.ID, paused.Timezone
-		ts = cat.Restore(paused.Tools)
+		ts = restore(cat, f, paused.Tools)
 	} else {
 		f.TurnID = agent.NewID("turn_")
 		d := *e.dtm
@@ -102,6 +102,18 @@ func (e *engine) prepare(ctx context.Context, r TurnRequest) (Prepared, []string
 	}
 	p.Start = agent.Start{Facts: f, Toolset: ts, Request: req, Model: r.Model, Message: r.Message}
 	return p, req.Warnings, nil
+}
+
+// restore rebuilds a stored toolset, keeping only the tools the facts
+// still admit: a name an MCP server took since the turn paused (another
+// server's tool, outside the allowlist) is not declared.
+func restore(cat *registry.Catalog, f turn.Facts, names []string) registry.Toolset {
+	return cat.Restore(names).Narrow(cat, func(t *tool.Tool) (bool, string) {
+		if reason := registry.Admits(f, t); reason != "" {
+			return false, reason
+		}
+		return true, ""
+	})
 }
 
 // run runs a prepared turn, reporting events to emit (with the thought log

@@ -170,12 +170,16 @@ func runMCPAdd(ctx context.Context, args []string, env Env) error {
 	if err != nil {
 		return err
 	}
+	reg := mcpclient.Registration{Name: pos[0], URL: pos[1], Token: token, Type: typ}
+	if err := reg.Validate(); err != nil {
+		return usagef("mcp add: %v", err) // before the data folder is touched
+	}
 	svc, _, org, done, err := a.open(ctx, env)
 	if err != nil {
 		return err
 	}
 	defer done()
-	rec, err := svc.Add(ctx, org, mcpclient.Registration{Name: pos[0], URL: pos[1], Token: token, Type: typ})
+	rec, err := svc.Add(ctx, org, reg)
 	if err != nil {
 		return mcpRefusal(err)
 	}

@@ -125,7 +125,7 @@ func runMCPProbe(ctx context.Context, args []string, env Env) error {
 	for i, c := range calls {
 		res, err := conn.Call(ctx, c.Tool, c.Arguments)
 		if err != nil {
-			calls[i].IsError, calls[i].Content = true, mcpclient.Origin(pos[0])+": "+err.Error()
+			calls[i].IsError, calls[i].Content = true, err.Error()
 		} else {
 			r := mcpclient.Render(c.Tool, res)
 			calls[i].IsError, calls[i].Content = r.IsError, r.Content

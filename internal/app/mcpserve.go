@@ -202,6 +202,7 @@ func runMCPServe(ctx context.Context, args []string, env Env) error {
 	defer st.Close()
 	svc := mcpService(cfg, st, kr, env)
 	defer svc.Close()
+	go svc.Run(ctx) // idle connections closed while the server runs
 	base := NewCatalog(CatalogDeps{Store: st, DataDir: dir, Config: cfg, Getenv: env.Getenv, MCP: svc, Executable: selfExecutable()})
 	toolset := turnCatalog(ctx, base, svc, facts.Place.OrgID, env).Select(facts)
 	srvCfg := mcpserver.Config{

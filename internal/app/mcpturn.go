@@ -21,7 +21,7 @@ func turnCatalog(ctx context.Context, base *registry.Catalog, svc *mcpclient.Ser
 	if err != nil {
 		env.Logger.Error("mcp servers could not be read; web_search and fetch_url are left out", "org", orgID, "err", err)
 		reason := "MCP servers could not be read, so a replacement cannot be ruled out"
-		return base.With(registry.Overlay{Hide: map[string]string{"web_search": reason, "fetch_url": reason}})
+		return base.With(registry.Overlay{Hide: map[string]string{"web_search": reason, "fetch_url": reason, "research_web": reason}})
 	}
 	for _, n := range t.Notices {
 		fmt.Fprintf(env.Stderr, "quiver: mcp: %s\n", n)

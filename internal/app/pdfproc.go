@@ -22,7 +22,7 @@ const pdfCommand = "__read-pdf"
 // Limits of the PDF child process.
 const (
 	pdfMaxInput   = 64 << 20  // bytes of PDF read from stdin
-	pdfMaxOutput  = 4 << 20   // bytes of JSON read back
+	pdfMaxOutput  = 8 << 20   // bytes of JSON read back (1 MiB of text, escaped)
 	pdfMaxStack   = 64 << 20  // a runaway recursion dies here, not at 1 GiB
 	pdfMaxAddress = 4 << 30   // RLIMIT_AS
 	pdfMaxCPU     = 30        // RLIMIT_CPU, seconds
@@ -56,7 +56,9 @@ func runReadPDF(env Env) error {
 	if a.Title, a.Text, err = fetch.ReadPDF(body); err != nil {
 		a = pdfAnswer{Error: err.Error()}
 	}
-	return json.NewEncoder(env.Stdout).Encode(a)
+	enc := json.NewEncoder(env.Stdout)
+	enc.SetEscapeHTML(false) // text heavy in <>& must not grow past the output cap
+	return enc.Encode(a)
 }
 
 // errPDFProcess is what the model reads when the child failed.

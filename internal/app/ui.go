@@ -1,6 +1,10 @@
 package app
 
-import "net/http"
+import (
+	"net/http"
 
-// uiHandler serves the web pages; nil until the web UI is wired.
-func uiHandler() http.Handler { return nil }
+	"github.com/quiverhq/quiver/webui"
+)
+
+// uiHandler serves the web pages (embedded assets).
+func uiHandler() http.Handler { return webui.Handler() }

@@ -62,15 +62,15 @@ type Web struct {
 	// IAskURL and IAskKeyEnv enable the IAsk engine over HTTP.
 	IAskURL    string `yaml:"iask_url"`
 	IAskKeyEnv string `yaml:"iask_key_env"`
+	// DuckDuckGoDisabled takes DuckDuckGo out of the engine chain.
+	DuckDuckGoDisabled bool `yaml:"duckduckgo_disabled"`
 	// IAskMCPURL is an MCP server whose tool serves the IAsk engine
 	// instead of the HTTP endpoint; IAskMCPTool names the tool (default
 	// "iask_search") and IAskMCPTokenEnv the environment variable holding
 	// its bearer token.
-	// DuckDuckGoDisabled takes DuckDuckGo out of the engine chain.
-	DuckDuckGoDisabled bool   `yaml:"duckduckgo_disabled"`
-	IAskMCPURL         string `yaml:"iask_mcp_url"`
-	IAskMCPTool        string `yaml:"iask_mcp_tool"`
-	IAskMCPTokenEnv    string `yaml:"iask_mcp_token_env"`
+	IAskMCPURL      string `yaml:"iask_mcp_url"`
+	IAskMCPTool     string `yaml:"iask_mcp_tool"`
+	IAskMCPTokenEnv string `yaml:"iask_mcp_token_env"`
 	// Crawl4AIURL enables a Crawl4AI sidecar for fetch_url; allowed only in
 	// self-hosted mode, since its browser dials outside the guard.
 	Crawl4AIURL string `yaml:"crawl4ai_url"`
@@ -79,7 +79,6 @@ type Web struct {
 	ExcludeProviders []string `yaml:"exclude_providers"`
 }
 
-// Provider is one model provider's connection.
 // Secrets names the encryption keys for tokens at rest (MCP auth tokens).
 // Give at most one source. With none, Quiver refuses to store a token and
 // refuses to start while stored tokens exist.
@@ -106,7 +105,7 @@ type MCP struct {
 	IdleClose Duration `yaml:"idle_close"`
 	// Cooldown is how long a server that failed to connect is skipped.
 	Cooldown Duration `yaml:"cooldown"`
-	// MaxResponseBytes caps one response body.
+	// MaxResponseBytes caps one response body, and one event of a stream.
 	MaxResponseBytes int64 `yaml:"max_response_bytes"`
 }
 
@@ -133,6 +132,7 @@ func (d *Duration) UnmarshalYAML(n *yaml.Node) error {
 	return nil
 }
 
+// Provider is one model provider's connection.
 type Provider struct {
 	// APIKey is the key itself; prefer APIKeyEnv so the file holds no secret.
 	APIKey string `yaml:"api_key"`
