@@ -113,6 +113,16 @@ func (d *dialer) attempt(ctx context.Context, name string, tr mcp.Transport, hc 
 	})
 	session, err := client.Connect(connCtx, tr, nil)
 	if err != nil {
+		if origin.otherOrigin.Load() {
+			// The session was sent to another origin (an SSE endpoint
+			// event): the refused request is the cause, whatever the SDK
+			// reports. It often reports something else: the refused write
+			// of server/discover shuts the connection down, the SDK falls
+			// back to initialize on it, and that fails with the write error
+			// or with the end of the stream (EOF), whichever of its
+			// goroutines got there first.
+			err = errOtherOrigin
+		}
 		err = d.timeoutOr(connCtx, ctx, timeout, fmt.Errorf("connect: %w", err))
 		cancel()
 		return nil, err

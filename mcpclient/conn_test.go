@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -15,6 +16,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/quiverhq/quiver/netguard"
@@ -98,6 +100,104 @@ func TestBearerOnlyToRegisteredOrigin(t *testing.T) {
 		}
 	}
 }
+
+// TestOtherOriginNamed: a connect attempt during which a request to
+// another origin was refused reports that refusal, whatever error the SDK
+// passes on. With a real SSE server the SDK falls back from server/discover
+// to initialize on the connection the refused write shut down, and names
+// either the write error or the end of the stream, depending on which of
+// its goroutines runs first; here the transport loses the cause every time.
+func TestOtherOriginNamed(t *testing.T) {
+	for _, tc := range []struct {
+		name, post string
+		want       bool
+	}{
+		{"a request to another origin", "http://elsewhere.example/messages?sessionid=1", true},
+		{"a request to the registered origin that failed", "http://registered.example/messages?sessionid=1", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t, nil)
+			var sent atomic.Int32
+			base := &http.Client{Transport: roundTripFunc(func(r *http.Request) (*http.Response, error) {
+				sent.Add(1)
+				return nil, errors.New("connection reset")
+			})}
+			endpoint, err := url.Parse("http://registered.example/sse")
+			if err != nil {
+				t.Fatal(err)
+			}
+			hc := httpClientFor(base, endpoint, secretToken, 1<<20)
+			tr := &lossyTransport{hc: hc, post: tc.post}
+			c, err := e.svc.dialer.attempt(context.Background(), TransportSSE, tr, hc, time.Now().Add(time.Minute), time.Minute)
+			if err == nil {
+				c.Close()
+				t.Fatal("connected")
+			}
+			if got := errors.Is(err, errOtherOrigin); got != tc.want {
+				t.Errorf("error %q names the other origin: %v, want %v", err, got, tc.want)
+			}
+			if tr.writes.Load() == 0 {
+				t.Error("the transport was never written to")
+			}
+			if n := sent.Load(); (n == 0) != tc.want {
+				t.Errorf("%d requests went out to an origin", n)
+			}
+		})
+	}
+}
+
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+// lossyTransport is an SSE-like transport whose writes are POSTs to post
+// through hc and that reports every failed write as io.EOF, the cause
+// lost.
+type lossyTransport struct {
+	hc     *http.Client
+	post   string
+	writes atomic.Int32
+}
+
+func (t *lossyTransport) Connect(context.Context) (mcp.Connection, error) {
+	return &lossyConn{t: t, done: make(chan struct{})}, nil
+}
+
+type lossyConn struct {
+	t    *lossyTransport
+	once sync.Once
+	done chan struct{}
+}
+
+func (c *lossyConn) Read(ctx context.Context) (jsonrpc.Message, error) {
+	select {
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	case <-c.done:
+		return nil, io.EOF
+	}
+}
+
+func (c *lossyConn) Write(ctx context.Context, _ jsonrpc.Message) error {
+	c.t.writes.Add(1)
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.t.post, strings.NewReader("{}"))
+	if err != nil {
+		return err
+	}
+	resp, err := c.t.hc.Do(req)
+	if err != nil {
+		return io.EOF
+	}
+	resp.Body.Close()
+	return nil
+}
+
+func (c *lossyConn) Close() error {
+	c.once.Do(func() { close(c.done) })
+	return nil
+}
+
+func (c *lossyConn) SessionID() string { return "" }
 
 func TestRedirectRefused(t *testing.T) {
 	e := newEnv(t, nil)

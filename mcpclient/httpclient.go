@@ -36,6 +36,9 @@ type originTransport struct {
 	// abandoned is set when the connect attempt using this transport was
 	// given up; every later request fails at once.
 	abandoned atomic.Bool
+	// otherOrigin is set when a request to another origin was refused.
+	// The SDK does not always pass that error on: see dialer.attempt.
+	otherOrigin atomic.Bool
 }
 
 // httpClientFor returns the client one connection uses: guarded, bound to
@@ -60,6 +63,7 @@ func (t *originTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		if req.Body != nil {
 			req.Body.Close()
 		}
+		t.otherOrigin.Store(true)
 		return nil, errOtherOrigin
 	}
 	if t.token.IsSet() {
