@@ -104,15 +104,13 @@ func runCall(ctx context.Context, args []string, env Env) error {
 		return &UsageError{Msg: err.Error()}
 	}
 	// Everything is validated; from here on the data folder may be written.
-	st, kr, err := openStore(ctx, dir, cfg, env)
+	rt, err := openRuntime(ctx, dir, cfg, env)
 	if err != nil {
 		return err
 	}
-	defer st.Close()
-	svc := mcpService(cfg, st, kr, env)
-	defer svc.Close()
-	base := NewCatalog(CatalogDeps{Store: st, DataDir: dir, Config: cfg, Getenv: env.Getenv, MCP: svc, Executable: selfExecutable()})
-	cat := turnCatalog(ctx, base, svc, facts.Place.OrgID, env)
+	defer rt.close()
+	st := rt.st
+	cat := turnCatalog(ctx, rt.cat, rt.mcp, facts.Place.OrgID, env)
 	d := dispatch.New(dispatch.Config{Results: st, Now: env.Now, Logger: env.Logger})
 	facts.TurnID = fmt.Sprintf("cli-%d", env.Now().UnixNano())
 	t := dispatch.Turn{

@@ -11,12 +11,9 @@ import (
 	"strings"
 
 	"github.com/quiverhq/quiver/agent"
-	"github.com/quiverhq/quiver/dispatch"
 	"github.com/quiverhq/quiver/intent"
 	"github.com/quiverhq/quiver/internal/config"
 	"github.com/quiverhq/quiver/llm"
-	"github.com/quiverhq/quiver/mcpclient"
-	"github.com/quiverhq/quiver/store/sqlite"
 )
 
 const chatUsage = `Usage: quiver chat --agent FILE [flags] [MESSAGE]
@@ -108,9 +105,8 @@ func parseChat(args []string, env Env) (chatFlags, error) {
 // session is one chat's world: store, catalog, runner, model.
 type session struct {
 	env   Env
-	st    *sqlite.Store
+	rt    *runtime
 	eng   *engine
-	mcp   *mcpclient.Service
 	model llm.Model
 	in    TurnInput
 	out   *chatPrinter
@@ -158,33 +154,21 @@ func openSession(ctx context.Context, c chatFlags, env Env) (*session, error) {
 	if err != nil {
 		return nil, err
 	}
-	st, kr, err := openStore(ctx, dir, cfg, env)
+	rt, err := openRuntime(ctx, dir, cfg, env)
 	if err != nil {
 		return nil, err
 	}
 	if c.in.ConversationID == "" {
 		c.in.ConversationID = agent.NewID("conv_")
 	}
-	s := &session{env: env, st: st, model: model, in: c.in, out: &chatPrinter{w: env.Stdout, errw: env.Stderr, json: c.asJSON}}
-	s.mcp = mcpService(cfg, st, kr, env)
-	go s.mcp.Run(ctx) // idle connections closed while the session lasts
-	s.eng = &engine{
-		st: st, mcp: s.mcp, logger: env.Logger,
-		dtm: &deliberate{detector: det, st: st, userMode: c.dtm, logger: env.Logger},
-		cat: NewCatalog(CatalogDeps{Store: st, DataDir: dir, Config: cfg, Getenv: env.Getenv, MCP: s.mcp, Executable: selfExecutable()}),
-		runner: agent.New(agent.Config{
-			Store: st, Dispatcher: dispatch.New(dispatch.Config{Results: st, Logger: env.Logger}),
-			MaxSteps: cfg.MaxSteps, Prices: prices(cfg), Now: env.Now, Logger: env.Logger,
-		}),
-	}
+	s := &session{env: env, rt: rt, model: model, in: c.in, out: &chatPrinter{w: env.Stdout, errw: env.Stderr, json: c.asJSON}}
+	go rt.mcp.Run(ctx) // idle connections closed while the session lasts
+	s.eng = rt.engine(cfg, det, c.dtm, env)
 	return s, nil
 }
 
 // close releases the session's connections and store.
-func (s *session) close() {
-	s.mcp.Close()
-	s.st.Close()
-}
+func (s *session) close() { s.rt.close() }
 
 func prices(cfg config.Config) map[string]agent.Price {
 	out := make(map[string]agent.Price, len(cfg.Prices))

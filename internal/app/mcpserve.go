@@ -195,16 +195,14 @@ func runMCPServe(ctx context.Context, args []string, env Env) error {
 		return &UsageError{Msg: err.Error()}
 	}
 	// Everything is validated; from here on the data folder may be written.
-	st, kr, err := openStore(ctx, dir, cfg, env)
+	rt, err := openRuntime(ctx, dir, cfg, env)
 	if err != nil {
 		return err
 	}
-	defer st.Close()
-	svc := mcpService(cfg, st, kr, env)
-	defer svc.Close()
-	go svc.Run(ctx) // idle connections closed while the server runs
-	base := NewCatalog(CatalogDeps{Store: st, DataDir: dir, Config: cfg, Getenv: env.Getenv, MCP: svc, Executable: selfExecutable()})
-	toolset := turnCatalog(ctx, base, svc, facts.Place.OrgID, env).Select(facts)
+	defer rt.close()
+	st := rt.st
+	go rt.mcp.Run(ctx) // idle connections closed while the server runs
+	toolset := turnCatalog(ctx, rt.cat, rt.mcp, facts.Place.OrgID, env).Select(facts)
 	srvCfg := mcpserver.Config{
 		Toolset:    toolset,
 		Dispatcher: dispatch.New(dispatch.Config{Results: st, Now: env.Now, Logger: env.Logger}),

@@ -9,8 +9,6 @@ import (
 	"net/netip"
 	"time"
 
-	"github.com/quiverhq/quiver/agent"
-	"github.com/quiverhq/quiver/dispatch"
 	"github.com/quiverhq/quiver/httpapi"
 	"github.com/quiverhq/quiver/internal/config"
 	"github.com/quiverhq/quiver/store"
@@ -109,29 +107,19 @@ func runServe(ctx context.Context, args []string, env Env) error {
 	if err != nil {
 		return err
 	}
-	st, kr, err := openStore(ctx, dir, cfg, env)
+	rt, err := openRuntime(ctx, dir, cfg, env)
 	if err != nil {
 		return err
 	}
-	defer st.Close()
+	defer rt.close()
+	st, svc := rt.st, rt.mcp
 	now := env.Now()
 	if n, err := st.InterruptTurns(ctx, now, now); err != nil {
 		return fmt.Errorf("record interrupted turns: %w", err)
 	} else if n > 0 {
 		env.Logger.Warn("turns cut short by the last stop recorded as interrupted", "turns", n)
 	}
-	svc := mcpService(cfg, st, kr, env)
-	defer svc.Close()
-	eng := &engine{
-		st: st, mcp: svc, logger: env.Logger,
-		dtm: &deliberate{detector: det, st: st, logger: env.Logger},
-		cat: NewCatalog(CatalogDeps{Store: st, DataDir: dir, Config: cfg, Getenv: env.Getenv, MCP: svc, Executable: selfExecutable()}),
-		runner: agent.New(agent.Config{
-			Store: st, Dispatcher: dispatch.New(dispatch.Config{Results: st, Logger: env.Logger}),
-			MaxSteps: cfg.MaxSteps, Prices: prices(cfg), Now: env.Now, Logger: env.Logger,
-		}),
-	}
-	api := &apiEngine{eng: eng, st: st, models: models{cfg: cfg, getenv: env.Getenv, http: &http.Client{Timeout: 5 * time.Second}}, now: env.Now}
+	api := &apiEngine{eng: rt.engine(cfg, det, "", env), st: st, models: models{cfg: cfg, getenv: env.Getenv, http: &http.Client{Timeout: 5 * time.Second}}, now: env.Now}
 	handler := httpapi.New(httpapi.Config{
 		Store: st, Engine: api, MCP: apiMCP{svc}, UI: uiHandler(), Logger: env.Logger, Now: env.Now,
 		SecureCookies: c.secure,
