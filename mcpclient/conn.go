@@ -216,6 +216,14 @@ func (c *Conn) touch(now time.Time) { c.lastUsed.Store(now.UnixNano()) }
 
 func (c *Conn) idleSince() time.Time { return time.Unix(0, c.lastUsed.Load()) }
 
+// abandon makes every later request of the connection fail before it is
+// sent: Close then ends the session without telling the server.
+func (c *Conn) abandon() {
+	if c.origin != nil {
+		c.origin.abandoned.Store(true)
+	}
+}
+
 // Close ends the session and its streams.
 func (c *Conn) Close() error {
 	var err error

@@ -128,7 +128,7 @@ func TestOtherOriginNamed(t *testing.T) {
 			}
 			hc := httpClientFor(base, endpoint, secretToken, 1<<20)
 			tr := &lossyTransport{hc: hc, post: tc.post}
-			c, err := e.svc.dialer.attempt(context.Background(), TransportSSE, tr, hc, time.Now().Add(time.Minute), time.Minute)
+			c, err := e.svc.deployment().dialer.attempt(context.Background(), TransportSSE, tr, hc, time.Now().Add(time.Minute), time.Minute)
 			if err == nil {
 				c.Close()
 				t.Fatal("connected")
@@ -356,7 +356,7 @@ func TestHangingServerCooldown(t *testing.T) {
 	}
 	// A call of a tool routed earlier is refused the same way.
 	e.clock.Advance(time.Second - time.Nanosecond)
-	if _, err := e.svc.call(context.Background(), e.list()[0], "echo", nil); err == nil || !strings.Contains(err.Error(), "is unavailable: not retried before") {
+	if _, err := e.svc.call(context.Background(), e.list()[0], netguard.SelfHosted, "echo", nil); err == nil || !strings.Contains(err.Error(), "is unavailable: not retried before") {
 		t.Errorf("call during the cooldown: %v", err)
 	}
 	if n := len(p.requests()); n != tried {
@@ -534,7 +534,7 @@ func TestJSONRPCErrorKeepsConnection(t *testing.T) {
 	e.add(Registration{Name: "a", URL: p.URL})
 	ts := builtins().With(e.overlay(builtins()).Overlay).Select(facts("a/*"))
 	inits := p.rpcs("initialize")
-	if _, err := e.svc.call(context.Background(), e.list()[0], "no_such_tool", nil); err == nil {
+	if _, err := e.svc.call(context.Background(), e.list()[0], netguard.SelfHosted, "no_such_tool", nil); err == nil {
 		t.Fatal("a call of an unknown tool succeeded")
 	}
 	res, err := run(t, ts, "echo", `{"text":"same session"}`)

@@ -19,4 +19,15 @@
 // public mode only HTTPS to public addresses is allowed. Connect, call and
 // idle timeouts, a cooldown after a failed connect and a response size cap
 // keep a dead or hostile server from stalling turns.
+//
+// The network mode is an organisation's: Config.ModeFor names it (the
+// deployment's mode when nil), and it decides everything about that
+// organisation's registrations — Add's checks and connection test, the
+// connects of Overlay, the re-check before each call and the vetting of
+// URL arguments. A pooled session is keyed by mode too: after a change of
+// mode it is closed without a further request and never reused, and a turn
+// routed under the old mode has its calls refused. A mode that cannot be
+// determined leaves the organisation's servers out; it never falls back to
+// another mode. Probe and CallFixed belong to no organisation and use the
+// deployment's mode.
 package mcpclient

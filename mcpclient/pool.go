@@ -6,19 +6,23 @@ import (
 	"fmt"
 	"sync"
 	"time"
+
+	"github.com/quiverhq/quiver/netguard"
 )
 
 // poolKey identifies a connection: the registration and what it connects
-// with, so an edited URL or token never reuses an old session.
+// with, so an edited URL or token, or a changed network mode of its
+// organisation, never reuses an old session.
 type poolKey struct {
 	id, url, sealedToken string
+	mode                 netguard.Mode
 }
 
 // pool keeps one live connection per registration, connects lazily, and
 // quarantines a server after a failed connect. It is safe for concurrent
 // use.
 type pool struct {
-	dial     func(ctx context.Context, t Target) (*Conn, error)
+	dial     func(ctx context.Context, key poolKey, t Target) (*Conn, error)
 	now      func() time.Time
 	cooldown time.Duration
 	idle     time.Duration
@@ -50,6 +54,10 @@ type pendingDial struct {
 type failure struct {
 	until time.Time
 	msg   string
+	// mode is the network mode the connect failed under: a cooldown does
+	// not outlast a change of mode (a server blocked in public mode is
+	// tried at once in self-hosted mode).
+	mode netguard.Mode
 }
 
 // errPoolClosed answers a connect that finished after the pool closed or
@@ -66,7 +74,7 @@ func (e *cooldownError) Error() string {
 	return fmt.Sprintf("not retried before %s after a failed connect (%s)", e.until.UTC().Format(time.TimeOnly), e.msg)
 }
 
-func newPool(dial func(context.Context, Target) (*Conn, error), now func() time.Time, cooldown, idle time.Duration) *pool {
+func newPool(dial func(context.Context, poolKey, Target) (*Conn, error), now func() time.Time, cooldown, idle time.Duration) *pool {
 	return &pool{
 		dial: dial, now: now, cooldown: cooldown, idle: idle,
 		conns: map[poolKey]*Conn{}, pending: map[poolKey]*pendingDial{}, failed: map[string]failure{},
@@ -84,7 +92,7 @@ func (p *pool) get(ctx context.Context, key poolKey, t Target, redact func(error
 		c.touch(p.now())
 		return c, nil
 	}
-	if f, ok := p.failed[key.id]; ok && p.now().Before(f.until) {
+	if f, ok := p.failed[key.id]; ok && f.mode == key.mode && p.now().Before(f.until) {
 		p.mu.Unlock()
 		return nil, &cooldownError{until: f.until, msg: f.msg}
 	}
@@ -106,7 +114,7 @@ func (p *pool) get(ctx context.Context, key poolKey, t Target, redact func(error
 // connect dials for a pending get; the dial is not bound to the first
 // caller's context, so one caller giving up does not fail the others.
 func (p *pool) connect(key poolKey, t Target, pd *pendingDial, redact func(error) string) {
-	c, err := p.dial(context.Background(), t)
+	c, err := p.dial(context.Background(), key, t)
 	p.mu.Lock()
 	delete(p.pending, key)
 	var superseded []*Conn
@@ -120,7 +128,7 @@ func (p *pool) connect(key poolKey, t Target, pd *pendingDial, redact func(error
 	case errors.Is(err, errPoolClosed):
 		// Not the server's failure: no cooldown.
 	case err != nil:
-		p.failed[key.id] = failure{until: p.now().Add(p.cooldown), msg: redact(err)}
+		p.failed[key.id] = failure{until: p.now().Add(p.cooldown), msg: redact(err), mode: key.mode}
 	default:
 		delete(p.failed, key.id)
 		superseded = p.dropLocked(key.id)
@@ -170,6 +178,29 @@ func (p *pool) drop(id string) {
 	delete(p.failed, id)
 	p.mu.Unlock()
 	for _, c := range closed {
+		c.Close()
+	}
+}
+
+// retire closes, without a further request to its server, the connection
+// key's registration has under another network mode (same URL and token):
+// its organisation's mode changed, so the session must neither be reused
+// nor speak to a destination the new mode may forbid. A connection made
+// with another URL or token is left to be replaced by the next connect.
+func (p *pool) retire(key poolKey) {
+	var old []*Conn
+	p.mu.Lock()
+	for _, m := range [...]netguard.Mode{netguard.Public, netguard.SelfHosted} {
+		k := key
+		k.mode = m
+		if c, ok := p.conns[k]; ok && m != key.mode {
+			delete(p.conns, k)
+			old = append(old, c)
+		}
+	}
+	p.mu.Unlock()
+	for _, c := range old {
+		c.abandon()
 		c.Close()
 	}
 }

@@ -13,7 +13,7 @@ func TestPoolClosedDuringConnect(t *testing.T) {
 	release, started := make(chan struct{}), make(chan struct{})
 	closed := make(chan struct{})
 	conn := &Conn{cancel: func() { close(closed) }}
-	p := newPool(func(context.Context, Target) (*Conn, error) {
+	p := newPool(func(context.Context, poolKey, Target) (*Conn, error) {
 		close(started)
 		<-release
 		return conn, nil
@@ -44,7 +44,7 @@ func TestPoolDropDuringConnect(t *testing.T) {
 	release, started := make(chan struct{}), make(chan struct{})
 	closed := make(chan struct{})
 	conn := &Conn{cancel: func() { close(closed) }}
-	p := newPool(func(context.Context, Target) (*Conn, error) {
+	p := newPool(func(context.Context, poolKey, Target) (*Conn, error) {
 		close(started)
 		<-release
 		return conn, nil

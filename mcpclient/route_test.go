@@ -392,7 +392,7 @@ func TestURLArgumentsVettedPublic(t *testing.T) {
 		"links": map[string]any{"type": "array", "items": map[string]any{"type": "string", "format": "uri"}},
 		"note":  map[string]any{"type": "string"},
 	}}
-	check := urlArgChecker(schema, e.svc.guard)
+	check := urlArgChecker(schema, e.svc.deployment().guard)
 	tests := []struct {
 		args, want string
 	}{
@@ -437,7 +437,7 @@ func TestPublicModeRefusesStoredHTTP(t *testing.T) {
 	cat, _ := e.overlaid()
 	ts := cat.Select(facts("srv/*"))
 	wantContains(t, "exclusion", excluded(ts, "srv/*"), "public mode needs an https URL")
-	if _, err := e.svc.call(context.Background(), reg, "echo", nil); err == nil {
+	if _, err := e.svc.call(context.Background(), reg, netguard.Public, "echo", nil); err == nil {
 		t.Error("a call went through")
 	}
 	if n := len(p.requests()); n != 0 {

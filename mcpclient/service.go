@@ -8,8 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"math"
-	"net/url"
 	"slices"
 	"sync"
 	"time"
@@ -80,8 +78,17 @@ type Config struct {
 	// with a token cannot be added, nor a stored token used.
 	Keyring *secret.Keyring
 	// Network is the guarded client's policy (mode, resolver, ports). The
-	// service sets its own redirect, time and size limits on top.
+	// service sets its own redirect, time and size limits on top. Its Mode
+	// is the deployment's: the most an organisation may be given.
 	Network netguard.Config
+	// ModeFor returns an organisation's network mode, which decides every
+	// check and connection of that organisation's registrations (Add,
+	// Overlay, calls, URL arguments). Nil means Network.Mode for every
+	// organisation. A mode other than SelfHosted is Public; SelfHosted
+	// when Network.Mode is not is refused. An error, or a refused mode,
+	// fails closed: the organisation's servers are left out or refused,
+	// never reached under another mode. It must be safe for concurrent use.
+	ModeFor func(ctx context.Context, orgID string) (netguard.Mode, error)
 	Limits  Limits
 	// Version is sent as the client version at initialisation.
 	Version string
@@ -96,9 +103,9 @@ type Config struct {
 type Service struct {
 	cfg    Config
 	limits Limits
-	guard  *netguard.Client
-	pool   *pool
-	dialer *dialer
+	// nets holds one guarded client per mode the deployment allows.
+	nets map[netguard.Mode]*network
+	pool *pool
 	// refreshing holds registration IDs whose snapshot write is in flight.
 	refreshing sync.Map
 	bg         sync.WaitGroup
@@ -120,17 +127,10 @@ func New(cfg Config) *Service {
 		cfg.NewID = randomID
 	}
 	s := &Service{cfg: cfg, limits: cfg.Limits.withDefaults()}
-	nc := cfg.Network
-	nc.MaxRedirects = -1
-	nc.Timeout = -1
-	// The cap is applied per response or per event by the origin
-	// transport; the guarded client's cap is per body, which for a stream
-	// would be its whole life.
-	nc.MaxBytes = math.MaxInt64 / 2
-	s.guard = netguard.New(nc)
-	s.dialer = &dialer{guarded: s.guard.HTTP(), logger: cfg.Logger, now: cfg.Now, version: cfg.Version, maxBytes: s.limits.MaxResponseBytes}
-	s.pool = newPool(func(ctx context.Context, t Target) (*Conn, error) {
-		return s.dialer.dial(ctx, t, s.limits.ConnectTimeout)
+	s.nets = newNetworks(cfg, s.limits)
+	s.pool = newPool(func(ctx context.Context, key poolKey, t Target) (*Conn, error) {
+		// Every key is made from a network of s.nets.
+		return s.nets[key.mode].dialer.dial(ctx, t, s.limits.ConnectTimeout)
 	}, cfg.Now, s.limits.Cooldown, s.limits.IdleClose)
 	return s
 }
@@ -168,37 +168,13 @@ func TokenAAD(orgID, id string) []byte {
 	return []byte("mcp_server/" + orgID + "/" + id + "/token")
 }
 
-// checkURL applies the network policy to a server URL: in public mode only
-// HTTPS, and only public addresses.
-func (s *Service) checkURL(ctx context.Context, raw string) error {
-	if err := s.checkScheme(raw); err != nil {
-		return err
-	}
-	if err := s.guard.CheckURL(ctx, raw); err != nil {
-		return refusef("url: %s", sanitise(err, raw, ""))
-	}
-	return nil
-}
-
-// checkScheme refuses a URL other than https in public mode. The guarded
-// client speaks plain http too (for fetches), so the rule is applied here,
-// on registration and again before every connect: a row stored while the
-// deployment was self-hosted must not send its token in clear text.
-func (s *Service) checkScheme(raw string) error {
-	if s.cfg.Network.Mode != netguard.SelfHosted {
-		if u, err := url.Parse(raw); err == nil && u.Scheme != "https" {
-			return refusef("url: public mode needs an https URL (local servers work only with network.mode self-hosted)")
-		}
-	}
-	return nil
-}
-
 // Add registers a server for an organisation, all or nothing, in this
 // order: validate the fields; refuse a second enabled server of a typed
 // family; enforce the slot limit; check the URL against the network
-// policy; connect and discover the tools; store (the family and slot rules
-// are checked again in the store's transaction). The new server is
-// enabled. Refusals are *Error with sanitised messages.
+// policy of the organisation's mode; connect under that mode and discover
+// the tools; store (the family and slot rules are checked again in the
+// store's transaction). The new server is enabled. Refusals are *Error
+// with sanitised messages; a mode that cannot be determined is an error.
 func (s *Service) Add(ctx context.Context, orgID string, r Registration) (store.MCPServer, error) {
 	r, err := r.normalise()
 	if err != nil {
@@ -214,10 +190,14 @@ func (s *Service) Add(ctx context.Context, orgID string, r Registration) (store.
 	if err := s.checkRules(existing, r); err != nil {
 		return store.MCPServer{}, err
 	}
-	if err := s.checkURL(ctx, r.URL); err != nil {
+	n, err := s.networkFor(ctx, orgID)
+	if err != nil {
 		return store.MCPServer{}, err
 	}
-	conn, err := s.dialer.dial(ctx, Target{URL: r.URL, Token: secret.Redacted(r.Token)}, s.limits.ConnectTimeout)
+	if err := n.checkURL(ctx, r.URL); err != nil {
+		return store.MCPServer{}, err
+	}
+	conn, err := n.dialer.dial(ctx, Target{URL: r.URL, Token: secret.Redacted(r.Token)}, s.limits.ConnectTimeout)
 	if err != nil {
 		return store.MCPServer{}, refusef("could not connect to %s: %s", Origin(r.URL), sanitise(err, r.URL, r.Token))
 	}
@@ -318,46 +298,6 @@ func (s *Service) Remove(ctx context.Context, orgID, name string, confirmed bool
 	return nil
 }
 
-// Probed is a connection made by Probe: calls are bounded by the call
-// timeout and their errors sanitised, as a registered server's are.
-type Probed struct {
-	*Conn
-	url, token string
-	timeout    time.Duration
-}
-
-// Call calls one tool within the call timeout; an error is sanitised (no
-// token, URLs reduced to their origin).
-func (p *Probed) Call(ctx context.Context, name string, args any) (*mcp.CallToolResult, error) {
-	cctx, cancel := context.WithTimeout(ctx, p.timeout)
-	defer cancel()
-	res, err := p.Conn.Call(cctx, name, args)
-	if err != nil {
-		if cctx.Err() != nil && ctx.Err() == nil {
-			return nil, fmt.Errorf("no answer within %s", p.timeout)
-		}
-		return nil, errors.New(sanitise(err, p.url, p.token))
-	}
-	return res, nil
-}
-
-// Probe connects to a URL without registering it (the policy still
-// applies) and returns the live connection; the caller closes it.
-func (s *Service) Probe(ctx context.Context, rawURL, token string) (*Probed, error) {
-	r, err := Registration{Name: "probe", URL: rawURL, Token: token}.normalise()
-	if err != nil {
-		return nil, &Error{Msg: err.Error()}
-	}
-	if err := s.checkURL(ctx, r.URL); err != nil {
-		return nil, err
-	}
-	conn, err := s.dialer.dial(ctx, Target{URL: r.URL, Token: secret.Redacted(r.Token)}, s.limits.ConnectTimeout)
-	if err != nil {
-		return nil, refusef("could not connect to %s: %s", Origin(r.URL), sanitise(err, r.URL, r.Token))
-	}
-	return &Probed{Conn: conn, url: r.URL, token: r.Token, timeout: s.limits.CallTimeout}, nil
-}
-
 // Turn is what an organisation's servers give one turn.
 type Turn struct {
 	Overlay registry.Overlay
@@ -366,21 +306,46 @@ type Turn struct {
 }
 
 // Overlay connects (or reuses connections to) the organisation's enabled
-// servers and returns the tools a turn may be offered, routed against the
-// built-in catalog base. A server that cannot be reached costs at most the
-// connect timeout once, then its cooldown skips it at once. A changed tool
-// list is written to the stored snapshot in the background.
+// servers under the organisation's network mode and returns the tools a
+// turn may be offered, routed against the built-in catalog base. A server
+// that cannot be reached costs at most the connect timeout once, then its
+// cooldown skips it at once. When the mode cannot be determined every
+// server is left out as unavailable. A changed tool list is written to the
+// stored snapshot in the background.
 func (s *Service) Overlay(ctx context.Context, orgID string, base *registry.Catalog) (Turn, error) {
 	regs, err := s.cfg.Store.ListEnabledMCPServers(ctx, orgID)
 	if err != nil {
 		return Turn{}, fmt.Errorf("list enabled servers: %w", err)
 	}
 	states := make([]serverState, len(regs))
-	var wg sync.WaitGroup
 	for i, reg := range regs {
 		states[i].reg = reg
+	}
+	n := s.connectAll(ctx, orgID, states)
+	r := route(states, base, s.importer(n))
+	return Turn{Overlay: r.overlay, Notices: r.notices}, nil
+}
+
+// connectAll connects every state's registration at once under the
+// organisation's network mode, and writes the changed tool lists of those
+// connected. It returns the mode's network; nil, with every state left
+// unavailable, when the mode cannot be determined or there is no state.
+func (s *Service) connectAll(ctx context.Context, orgID string, states []serverState) *network {
+	if len(states) == 0 {
+		return nil // no mode to look up
+	}
+	n, err := s.networkFor(ctx, orgID)
+	if err != nil {
+		s.cfg.Logger.Warn("mcp servers left out", "org", orgID, "err", err)
+		for i := range states {
+			states[i].cause = errNoMode
+		}
+		return nil
+	}
+	var wg sync.WaitGroup
+	for i := range states {
 		wg.Go(func() {
-			states[i].conn, states[i].cause = s.connect(ctx, reg)
+			states[i].conn, states[i].cause = s.connect(ctx, n, states[i].reg)
 			if states[i].conn != nil {
 				states[i].tools = states[i].conn.Tools()
 			}
@@ -392,13 +357,16 @@ func (s *Service) Overlay(ctx context.Context, orgID string, base *registry.Cata
 			s.refreshSnapshot(st.reg, distinctNames(st.tools))
 		}
 	}
-	r := route(states, base, s.importer())
-	return Turn{Overlay: r.overlay, Notices: r.notices}, nil
+	return n
 }
 
-// connect returns a registration's live connection, or why there is none.
-func (s *Service) connect(ctx context.Context, reg store.MCPServer) (*Conn, string) {
-	if err := s.checkScheme(reg.URL); err != nil {
+// connect returns a registration's live connection under n, or why there
+// is none. A connection the registration has under another mode is closed
+// first: its organisation's mode changed.
+func (s *Service) connect(ctx context.Context, n *network, reg store.MCPServer) (*Conn, string) {
+	key := regKey(reg, n.mode)
+	s.pool.retire(key)
+	if err := n.checkScheme(reg.URL); err != nil {
 		return nil, err.Error()
 	}
 	token, err := s.openToken(reg)
@@ -406,7 +374,7 @@ func (s *Service) connect(ctx context.Context, reg store.MCPServer) (*Conn, stri
 		return nil, err.Error()
 	}
 	redact := func(err error) string { return sanitise(err, reg.URL, token.Reveal()) }
-	conn, err := s.pool.get(ctx, regKey(reg), Target{URL: reg.URL, Token: token}, redact)
+	conn, err := s.pool.get(ctx, key, Target{URL: reg.URL, Token: token}, redact)
 	if err != nil {
 		var cd *cooldownError
 		if errors.As(err, &cd) {
@@ -424,9 +392,9 @@ func (s *Service) connect(ctx context.Context, reg store.MCPServer) (*Conn, stri
 	return conn, ""
 }
 
-// regKey is a registration's key in the pool.
-func regKey(reg store.MCPServer) poolKey {
-	return poolKey{id: reg.ID, url: reg.URL, sealedToken: reg.Token}
+// regKey is a registration's key in the pool under a network mode.
+func regKey(reg store.MCPServer, mode netguard.Mode) poolKey {
+	return poolKey{id: reg.ID, url: reg.URL, sealedToken: reg.Token, mode: mode}
 }
 
 // forgetBroken closes and forgets conn when a call on it failed on the
@@ -482,16 +450,19 @@ func (s *Service) refreshSnapshot(reg store.MCPServer, names []string) {
 	})
 }
 
-// importer builds the tool for one listed tool of a routed server.
-func (s *Service) importer() func(st serverState, t mcpTool, family string, macros []string) (*tool.Tool, error) {
+// importer builds the tool for one listed tool of a server routed under
+// n: its URL arguments are vetted under n's mode, and its calls refused
+// once the organisation's mode is no longer n's. n is nil only when no
+// server connected, and then the importer is never called.
+func (s *Service) importer(n *network) func(st serverState, t mcpTool, family string, macros []string) (*tool.Tool, error) {
 	return func(st serverState, t mcpTool, family string, macros []string) (*tool.Tool, error) {
 		reg, name := st.reg, t.Name
 		return importTool(t.Tool, importSpec{
 			server: reg.Name, family: family, macros: macros,
 			timeout:   s.limits.CallTimeout + 5*time.Second,
-			checkArgs: urlArgChecker(t.InputSchema, s.guard),
+			checkArgs: urlArgChecker(t.InputSchema, n.guard),
 			call: func(ctx context.Context, args json.RawMessage) (*mcp.CallToolResult, error) {
-				return s.call(ctx, reg, name, args)
+				return s.call(ctx, reg, n.mode, name, args)
 			},
 		})
 	}
@@ -499,22 +470,23 @@ func (s *Service) importer() func(st serverState, t mcpTool, family string, macr
 
 // call runs one tool call on a registration's server, after checking that
 // the registration is still the enabled one the turn routed (a server
-// disabled or replaced meanwhile is refused, not silently used).
-func (s *Service) call(ctx context.Context, reg store.MCPServer, name string, args json.RawMessage) (*mcp.CallToolResult, error) {
-	cur, err := s.cfg.Store.GetMCPServer(ctx, reg.OrgID, reg.Name)
-	switch {
-	case errors.Is(err, store.ErrNotFound):
-		return nil, fmt.Errorf("the MCP server %s was removed", reg.Name)
-	case err != nil:
-		return nil, tool.Infra(fmt.Errorf("look up MCP server: %w", err))
-	case cur.ID != reg.ID || cur.URL != reg.URL || cur.Type != reg.Type:
-		// The sealed token is not compared: a key rotation re-seals it
-		// without changing the registration (the pool key covers it).
-		return nil, fmt.Errorf("the MCP server %s changed since this turn started; ask again", reg.Name)
-	case !cur.Enabled:
-		return nil, fmt.Errorf("the MCP server %s is disabled", reg.Name)
+// disabled or replaced meanwhile is refused, not silently used) and that
+// its organisation is still in the network mode the turn routed it under.
+func (s *Service) call(ctx context.Context, reg store.MCPServer, mode netguard.Mode, name string, args json.RawMessage) (*mcp.CallToolResult, error) {
+	if err := s.recheck(ctx, reg); err != nil {
+		return nil, err
 	}
-	conn, cause := s.connect(ctx, reg)
+	n, err := s.networkFor(ctx, reg.OrgID)
+	switch {
+	case err != nil && ctx.Err() != nil:
+		return nil, ctx.Err()
+	case err != nil:
+		s.cfg.Logger.Warn("mcp call refused", "org", reg.OrgID, "server", reg.Name, "err", err)
+		return nil, fmt.Errorf("the MCP server %s is unavailable: %s", reg.Name, errNoMode)
+	case n.mode != mode:
+		return nil, fmt.Errorf("the network mode of this organisation changed since this turn started (now %s); ask again", n.mode)
+	}
+	conn, cause := s.connect(ctx, n, reg)
 	if conn == nil {
 		return nil, fmt.Errorf("the MCP server %s is unavailable: %s", reg.Name, cause)
 	}
@@ -532,12 +504,31 @@ func (s *Service) call(ctx context.Context, reg store.MCPServer, name string, ar
 		if cctx.Err() != nil {
 			return nil, fmt.Errorf("the MCP server %s did not answer within %s", reg.Name, s.limits.CallTimeout)
 		}
-		s.forgetBroken(regKey(reg), conn, err)
+		s.forgetBroken(regKey(reg, n.mode), conn, err)
 		token, _ := s.openToken(reg)
 		return nil, fmt.Errorf("the MCP server %s failed: %s", reg.Name, sanitise(err, reg.URL, token.Reveal()))
 	}
 	conn.touch(s.cfg.Now())
 	return res, nil
+}
+
+// recheck refuses a call when the registration the turn routed was
+// removed, disabled or replaced since.
+func (s *Service) recheck(ctx context.Context, reg store.MCPServer) error {
+	cur, err := s.cfg.Store.GetMCPServer(ctx, reg.OrgID, reg.Name)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return fmt.Errorf("the MCP server %s was removed", reg.Name)
+	case err != nil:
+		return tool.Infra(fmt.Errorf("look up MCP server: %w", err))
+	case cur.ID != reg.ID || cur.URL != reg.URL || cur.Type != reg.Type:
+		// The sealed token is not compared: a key rotation re-seals it
+		// without changing the registration (the pool key covers it).
+		return fmt.Errorf("the MCP server %s changed since this turn started; ask again", reg.Name)
+	case !cur.Enabled:
+		return fmt.Errorf("the MCP server %s is disabled", reg.Name)
+	}
+	return nil
 }
 
 // Run closes idle connections every minute until ctx ends.
@@ -565,15 +556,16 @@ func (s *Service) Close() error {
 }
 
 // CallFixed calls a tool of a server the deployment configures (not a
-// user registration), such as an MCP-served search backend. It shares the
-// pool, its cooldown and the call timeout; key names the server in the
-// pool and in errors.
+// user registration), such as an MCP-served search backend, under the
+// deployment's network mode. It shares the pool, its cooldown and the call
+// timeout; key names the server in the pool and in errors.
 func (s *Service) CallFixed(ctx context.Context, key string, t Target, name string, args any) (*mcp.CallToolResult, error) {
-	if err := s.checkURL(ctx, t.URL); err != nil {
+	n := s.deployment()
+	if err := n.checkURL(ctx, t.URL); err != nil {
 		return nil, err
 	}
 	redact := func(err error) string { return sanitise(err, t.URL, t.Token.Reveal()) }
-	pk := poolKey{id: "fixed:" + key, url: t.URL}
+	pk := poolKey{id: "fixed:" + key, url: t.URL, mode: n.mode}
 	conn, err := s.pool.get(ctx, pk, t, redact)
 	if err != nil {
 		var cd *cooldownError

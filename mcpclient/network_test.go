@@ -1,0 +1,357 @@
+package mcpclient
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/quiverhq/quiver/netguard"
+	"github.com/quiverhq/quiver/registry"
+	"github.com/quiverhq/quiver/store"
+	"github.com/quiverhq/quiver/tool"
+)
+
+// org2 is a second organisation on the same Service.
+const org2 = "org2"
+
+// orgModes is a Config.ModeFor whose answers a test changes by hand; an
+// organisation in failing gets an error.
+type orgModes struct {
+	mu      sync.Mutex
+	modes   map[string]netguard.Mode
+	failing map[string]bool
+	calls   int
+}
+
+func newOrgModes(modes map[string]netguard.Mode) *orgModes {
+	return &orgModes{modes: modes, failing: map[string]bool{}}
+}
+
+func (o *orgModes) ModeFor(_ context.Context, orgID string) (netguard.Mode, error) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.calls++
+	if o.failing[orgID] {
+		return "", errors.New("settings store is down")
+	}
+	return o.modes[orgID], nil
+}
+
+func (o *orgModes) set(orgID string, m netguard.Mode) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.modes[orgID] = m
+}
+
+func (o *orgModes) fail(orgID string) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.failing[orgID] = true
+}
+
+// sent counts the requests a server got other than GETs: the session's
+// standalone event stream is a GET the SDK opens in the background after
+// initialisation and may arrive at any time; every other request is one
+// the client chose to send (initialize, calls, listings, the DELETE that
+// ends a session).
+func sent(p *peer) int {
+	return p.count(func(s seen) bool { return s.Method != http.MethodGet })
+}
+
+// toolset is the toolset an organisation's turn gets, allowing allow.
+func (e *env) toolset(orgID string, allow ...string) registry.Toolset {
+	e.t.Helper()
+	tr, err := e.svc.Overlay(context.Background(), orgID, builtins())
+	if err != nil {
+		e.t.Fatalf("Overlay %s: %v", orgID, err)
+	}
+	return builtins().With(tr.Overlay).Select(facts(allow...))
+}
+
+// TestOrgSwitchedToPublic: an organisation switched from self-hosted to
+// public can no longer add, connect to or call a loopback http server, and
+// its server hears nothing more (the pooled session is closed without a
+// request), while another organisation on the same Service, still
+// self-hosted, keeps using its own.
+func TestOrgSwitchedToPublic(t *testing.T) {
+	modes := newOrgModes(map[string]netguard.Mode{org: netguard.SelfHosted, org2: netguard.SelfHosted})
+	e := newEnv(t, func(c *Config) { c.ModeFor = modes.ModeFor })
+	pa, pb, pc := startPeer(t, "a", peerOpts{}), startPeer(t, "b", peerOpts{}), startPeer(t, "c", peerOpts{})
+	for _, p := range []*peer{pa, pb, pc} {
+		addEcho(p.srv, "echo")
+	}
+	e.add(Registration{Name: "srv", URL: pa.URL})
+	if _, err := e.svc.Add(context.Background(), org2, Registration{Name: "srv", URL: pb.URL}); err != nil {
+		t.Fatalf("Add for %s: %v", org2, err)
+	}
+	tsA, tsB := e.toolset(org, "srv/*"), e.toolset(org2, "srv/*")
+	for name, ts := range map[string]registry.Toolset{org: tsA, org2: tsB} {
+		if res, err := run(t, ts, "echo", `{"text":"hi"}`); err != nil || res.Content != "echo: hi" {
+			t.Fatalf("%s before the switch: %+v, %v", name, res, err)
+		}
+	}
+
+	modes.set(org, netguard.Public)
+	heard := sent(pa)
+	_, err := run(t, tsA, "echo", `{"text":"hi"}`)
+	wantContains(t, "call of a turn routed before the switch", errString(err), "network mode of this organisation changed")
+	ts := e.toolset(org, "srv/*")
+	if _, ok := ts.Lookup("echo"); ok {
+		t.Error("echo is still offered to the switched organisation")
+	}
+	wantContains(t, "exclusion", excluded(ts, "srv/*"), "public mode needs an https URL")
+	_, err = e.svc.call(context.Background(), e.list()[0], netguard.Public, "echo", nil)
+	wantContains(t, "call under the new mode", errString(err), "public mode needs an https URL")
+	_, err = e.svc.Add(context.Background(), org, Registration{Name: "other", URL: pc.URL})
+	refusal(t, err, "public mode needs an https URL")
+	if got := sent(pa) - heard; got != 0 {
+		t.Errorf("the switched organisation's server got %d requests after the switch: %v", got, pa.requests())
+	}
+	if got := len(pc.requests()); got != 0 {
+		t.Errorf("the server added under public mode got %d requests", got)
+	}
+
+	// The other organisation, still self-hosted, is unaffected: its turn,
+	// a new turn and a new registration all reach loopback servers.
+	calls := pb.rpcs("tools/call")
+	for i, ts := range []registry.Toolset{tsB, e.toolset(org2, "srv/*")} {
+		if res, err := run(t, ts, "echo", `{"text":"still"}`); err != nil || res.Content != "echo: still" {
+			t.Errorf("%s turn %d after the switch: %+v, %v", org2, i, res, err)
+		}
+	}
+	if got := pb.rpcs("tools/call") - calls; got != 2 {
+		t.Errorf("%s's server got %d calls, want 2", org2, got)
+	}
+	if _, err := e.svc.Add(context.Background(), org2, Registration{Name: "other", URL: pc.URL}); err != nil {
+		t.Errorf("Add for %s after the switch: %v", org2, err)
+	}
+	// The switched organisation's session was closed, not left open.
+	if got := e.svc.pool.live(); got != 1 {
+		t.Errorf("%d live connections, want 1 (%s's)", got, org2)
+	}
+}
+
+// TestOrgSwitchedBackReconnects: switching back to self-hosted connects
+// afresh (a cooldown or a session of the other mode is not carried over).
+func TestOrgSwitchedBackReconnects(t *testing.T) {
+	modes := newOrgModes(map[string]netguard.Mode{org: netguard.SelfHosted})
+	e := newEnv(t, func(c *Config) { c.ModeFor = modes.ModeFor })
+	p := startPeer(t, "p", peerOpts{})
+	addEcho(p.srv, "echo")
+	e.add(Registration{Name: "srv", URL: p.URL})
+	e.toolset(org, "srv/*")
+	inits := p.rpcs("initialize")
+	modes.set(org, netguard.Public)
+	e.toolset(org, "srv/*")
+	modes.set(org, netguard.SelfHosted)
+	ts := e.toolset(org, "srv/*")
+	if res, err := run(t, ts, "echo", `{"text":"back"}`); err != nil || res.Content != "echo: back" {
+		t.Fatalf("after switching back: %+v, %v", res, err)
+	}
+	if got := p.rpcs("initialize") - inits; got != 1 {
+		t.Errorf("%d new sessions after switching back, want 1", got)
+	}
+}
+
+// TestModeForErrorFailsClosed: when an organisation's mode cannot be read,
+// its servers are left out with a reason, calls of a turn already routed
+// are refused and Add fails, all without a request to any server, even
+// though the deployment's own mode (self-hosted) would allow them.
+func TestModeForErrorFailsClosed(t *testing.T) {
+	modes := newOrgModes(map[string]netguard.Mode{org: netguard.SelfHosted})
+	e := newEnv(t, func(c *Config) { c.ModeFor = modes.ModeFor })
+	p, other := startPeer(t, "p", peerOpts{}), startPeer(t, "other", peerOpts{})
+	addEcho(p.srv, "echo")
+	addEcho(other.srv, "echo")
+	e.add(Registration{Name: "srv", URL: p.URL, Type: store.MCPWebSearch})
+	routed := e.toolset(org, "srv/*")
+	if _, err := run(t, routed, "echo", `{"text":"hi"}`); err != nil {
+		t.Fatalf("before the failure: %v", err)
+	}
+
+	modes.fail(org)
+	heard := sent(p)
+	_, err := run(t, routed, "echo", `{"text":"hi"}`)
+	wantContains(t, "call", errString(err), "the MCP server srv is unavailable: "+errNoMode)
+	wantNotContains(t, "call", errString(err), "settings store is down")
+	if tool.IsInfra(err) {
+		t.Errorf("call error %v is marked infra; the model should see the refusal", err)
+	}
+
+	ts := e.toolset(org, "srv/*", "web_search")
+	if diff := cmp.Diff([]string{"calculate"}, ts.Names()); diff != "" {
+		t.Errorf("toolset (-want +got):\n%s", diff)
+	}
+	wantContains(t, "exclusion", excluded(ts, "srv/*"), "MCP server unavailable: "+errNoMode)
+	wantContains(t, "web_search exclusion", excluded(ts, "web_search"), "replaced by MCP server srv, which is unavailable")
+
+	_, err = e.svc.Add(context.Background(), org, Registration{Name: "other", URL: other.URL})
+	wantContains(t, "Add", errString(err), "settings store is down")
+	if _, refused := errors.AsType[*Error](err); refused {
+		t.Errorf("Add error %v is a refusal of the registration; it is the service's failure", err)
+	}
+	if got := sent(p) - heard; got != 0 {
+		t.Errorf("the server got %d requests after the mode failed: %v", got, p.requests())
+	}
+	if got := len(other.requests()); got != 0 {
+		t.Errorf("the server being added got %d requests", got)
+	}
+	if got := e.list(); len(got) != 1 {
+		t.Errorf("stored %d registrations, want 1", len(got))
+	}
+}
+
+// TestOrgModeBeyondDeployment: a self-hosted answer from ModeFor in a
+// public deployment is refused, not honoured, and no request is sent.
+func TestOrgModeBeyondDeployment(t *testing.T) {
+	modes := newOrgModes(map[string]netguard.Mode{org: netguard.SelfHosted})
+	e := newEnv(t, func(c *Config) {
+		c.Network = netguard.Config{Mode: netguard.Public}
+		c.ModeFor = modes.ModeFor
+	})
+	p := startPeer(t, "p", peerOpts{})
+	addEcho(p.srv, "echo")
+	_, err := e.svc.Add(context.Background(), org, Registration{Name: "srv", URL: p.URL})
+	wantContains(t, "Add", errString(err), "self-hosted is not allowed by the deployment")
+	if got := len(p.requests()); got != 0 {
+		t.Errorf("the server got %d requests", got)
+	}
+}
+
+// TestNoModeLookupWithoutServers: an organisation without an enabled
+// server costs no mode look-up per turn.
+func TestNoModeLookupWithoutServers(t *testing.T) {
+	modes := newOrgModes(map[string]netguard.Mode{})
+	e := newEnv(t, func(c *Config) { c.ModeFor = modes.ModeFor })
+	ts := e.toolset(org)
+	if diff := cmp.Diff([]string{"calculate"}, ts.Names()); diff != "" {
+		t.Errorf("toolset (-want +got):\n%s", diff)
+	}
+	modes.mu.Lock()
+	defer modes.mu.Unlock()
+	if modes.calls != 0 {
+		t.Errorf("ModeFor called %d times for an organisation without servers", modes.calls)
+	}
+}
+
+// TestURLArgumentsVettedUnderTurnMode: a tool routed under public mode
+// vets its URL arguments with the public policy, one routed under
+// self-hosted mode with the self-hosted one, on the same Service.
+func TestURLArgumentsVettedUnderTurnMode(t *testing.T) {
+	modes := newOrgModes(map[string]netguard.Mode{org: netguard.SelfHosted})
+	e := newEnv(t, func(c *Config) { c.ModeFor = modes.ModeFor })
+	p := startPeer(t, "p", peerOpts{})
+	addFetch(p.srv)
+	e.add(Registration{Name: "srv", URL: p.URL})
+	st := serverState{reg: e.list()[0]}
+	fetch := mcpTool{&mcp.Tool{Name: "fetch", InputSchema: map[string]any{"type": "object", "properties": map[string]any{
+		"url": map[string]any{"type": "string"},
+	}}}}
+	args := `{"url":"http://127.0.0.1:9/page"}`
+	tests := []struct {
+		mode netguard.Mode
+		want string
+	}{
+		{netguard.Public, "url: blocked"},
+		{netguard.SelfHosted, "fetched http://127.0.0.1:9/page"},
+	}
+	for _, tc := range tests {
+		tl, err := e.svc.importer(e.svc.nets[tc.mode])(st, fetch, "mcp:srv", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		calls := p.rpcs("tools/call")
+		res, err := tl.Run(context.Background(), tool.Scope{OrgID: org}, json.RawMessage(args))
+		got := res.Content
+		if err != nil {
+			got = err.Error()
+		}
+		wantContains(t, string(tc.mode), got, tc.want)
+		if tc.mode == netguard.Public && p.rpcs("tools/call") != calls {
+			t.Error("a URL argument refused in public mode reached the server")
+		}
+	}
+}
+
+// memSession returns a client session with an in-memory server.
+func memSession(t *testing.T) *mcp.ClientSession {
+	ct, st := mcp.NewInMemoryTransports()
+	srv := mcp.NewServer(&mcp.Implementation{Name: "mem", Version: "1"}, nil)
+	ss, err := srv.Connect(context.Background(), st, nil)
+	if err != nil {
+		t.Error(err)
+		return nil
+	}
+	t.Cleanup(func() { ss.Close() })
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil).Connect(context.Background(), ct, nil)
+	if err != nil {
+		t.Error(err)
+		return nil
+	}
+	t.Cleanup(func() { cs.Close() })
+	return cs
+}
+
+// TestPoolModes: a cooldown is kept per mode, and retire closes the
+// registration's connection of another mode without a request (its
+// transport refuses every later request) but keeps the one of key's mode.
+func TestPoolModes(t *testing.T) {
+	dials := map[netguard.Mode]int{}
+	var mu sync.Mutex
+	closed := make(chan netguard.Mode, 4)
+	conns := map[netguard.Mode]*Conn{}
+	p := newPool(func(_ context.Context, key poolKey, _ Target) (*Conn, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		dials[key.mode]++
+		if key.url == "down" {
+			return nil, errors.New("refused")
+		}
+		c := &Conn{session: memSession(t), cancel: func() { closed <- key.mode }, origin: &originTransport{}}
+		conns[key.mode] = c
+		return c, nil
+	}, time.Now, time.Minute, time.Minute)
+	redact := func(err error) string { return err.Error() }
+	get := func(mode netguard.Mode, url string) error {
+		_, err := p.get(context.Background(), poolKey{id: "a", url: url, mode: mode}, Target{}, redact)
+		return err
+	}
+
+	if err := get(netguard.SelfHosted, "down"); err == nil || IsCooldown(err) {
+		t.Fatalf("first connect: %v", err)
+	}
+	if err := get(netguard.SelfHosted, "down"); !IsCooldown(err) {
+		t.Errorf("second connect in the same mode: %v, want a cooldown", err)
+	}
+	if err := get(netguard.Public, "down"); err == nil || IsCooldown(err) {
+		t.Errorf("connect in the other mode: %v, want a fresh attempt", err)
+	}
+	if diff := cmp.Diff(map[netguard.Mode]int{netguard.SelfHosted: 1, netguard.Public: 1}, dials); diff != "" {
+		t.Errorf("dials (-want +got):\n%s", diff)
+	}
+
+	if err := get(netguard.SelfHosted, "up"); err != nil {
+		t.Fatal(err)
+	}
+	p.retire(poolKey{id: "a", url: "up", mode: netguard.SelfHosted})
+	if p.live() != 1 {
+		t.Fatalf("retire under the connection's own mode closed it")
+	}
+	p.retire(poolKey{id: "a", url: "up", mode: netguard.Public})
+	if m := <-closed; m != netguard.SelfHosted {
+		t.Errorf("closed the %s connection", m)
+	}
+	if !conns[netguard.SelfHosted].origin.abandoned.Load() {
+		t.Error("the retired connection may still send requests")
+	}
+	if p.live() != 0 {
+		t.Errorf("%d live connections after retire", p.live())
+	}
+}
