@@ -25,6 +25,7 @@ type Store interface {
 	Intents
 	Accounts
 	Agents
+	Settings
 	// Close releases the store's resources.
 	Close() error
 }
@@ -377,6 +378,10 @@ const (
 // ErrExists reports a record whose key is already taken.
 var ErrExists = errors.New("already exists")
 
+// ErrLastAdmin reports a change that would leave an organisation without
+// an enabled admin.
+var ErrLastAdmin = errors.New("the organisation's last admin")
+
 // Org is an organisation (a community): every other record is scoped to one.
 type Org struct {
 	ID        string
@@ -396,6 +401,9 @@ type User struct {
 	Role      string
 	CreatedAt time.Time
 	UpdatedAt time.Time
+	// DisabledAt is when an admin disabled the user; zero means active.
+	// A disabled user holds no credentials and cannot get new ones.
+	DisabledAt time.Time
 }
 
 // Credential is a secret that authenticates a user: only its SHA-256 hash
@@ -434,10 +442,18 @@ type Accounts interface {
 	// ListUsers returns the organisation's users ordered by ID.
 	ListUsers(ctx context.Context, orgID string) ([]User, error)
 	// UpdateUser replaces a user's display name, department, timezone and
-	// role, stamping UpdatedAt; an unknown user gives ErrNotFound.
+	// role, stamping UpdatedAt; an unknown user gives ErrNotFound, and
+	// demoting the organisation's last enabled admin gives ErrLastAdmin,
+	// writing nothing (checked in the write's transaction).
 	UpdateUser(ctx context.Context, u User) error
+	// DisableUser marks the user disabled at `at` and deletes every
+	// credential they hold, in one transaction. An unknown user gives
+	// ErrNotFound; the organisation's last enabled admin ErrLastAdmin,
+	// writing nothing. Disabling a disabled user changes nothing.
+	DisableUser(ctx context.Context, orgID, id string, at time.Time) error
 	// PutCredential stores a credential; a Hash in use for that Kind gives
-	// ErrExists.
+	// ErrExists, a user who is unknown or disabled ErrNotFound (checked in
+	// the write's transaction).
 	PutCredential(ctx context.Context, c Credential) error
 	// LookupCredential returns the credential of that kind and hash that
 	// has not expired at now, or ErrNotFound.
@@ -480,4 +496,46 @@ type Agents interface {
 	ListAgents(ctx context.Context, orgID string) ([]StoredAgent, error)
 	// DeleteAgent removes an agent or returns ErrNotFound.
 	DeleteAgent(ctx context.Context, orgID, name string) error
+}
+
+// ErrConflict reports a write based on a version that is no longer the
+// stored one: someone saved in between.
+var ErrConflict = errors.New("changed since it was read")
+
+// OrgSettings are an organisation's settings as stored: a document whose
+// shape belongs to the caller, and sealed secrets (API keys) kept apart so
+// that key rotation can re-encrypt them without reading the document.
+type OrgSettings struct {
+	OrgID string
+	// Doc is the settings document (JSON); nil when never saved.
+	Doc []byte
+	// Secrets are sealed values by name (secret.Keyring.Seal output bound
+	// to the organisation and the name). Stores never see plaintext.
+	Secrets map[string]string
+	// Version counts saves; 0 means never saved.
+	Version   int64
+	UpdatedAt time.Time
+}
+
+// Settings stores organisations' settings.
+type Settings interface {
+	// GetOrgSettings returns the organisation's settings; one that never
+	// saved any gets {OrgID, Version: 0, Secrets: empty non-nil map} and
+	// no error.
+	GetOrgSettings(ctx context.Context, orgID string) (OrgSettings, error)
+	// PutOrgSettings replaces the document and the whole set of secrets
+	// (names absent from s.Secrets are deleted) when the stored version is
+	// s.Version, storing version s.Version+1 and UpdatedAt = s.UpdatedAt,
+	// in one transaction, and returns the new version. Another stored
+	// version gives ErrConflict, writing nothing.
+	PutOrgSettings(ctx context.Context, s OrgSettings) (int64, error)
+	// CountOrgSecrets returns how many sealed secrets are stored, in every
+	// organisation.
+	CountOrgSecrets(ctx context.Context) (int, error)
+	// RewrapOrgSecrets calls rewrap for every stored secret, in every
+	// organisation, and stores what it returns when it differs, all in one
+	// transaction: when rewrap fails for any secret nothing is written and
+	// its error is returned. It returns how many changed. Versions are not
+	// bumped (the settings did not change).
+	RewrapOrgSecrets(ctx context.Context, rewrap func(orgID, name, sealed string) (string, error)) (int, error)
 }

@@ -5,13 +5,14 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/quiverhq/quiver/store"
 )
 
 // userColumns are the columns scanUser reads, in its order.
 const userColumns = `org_id, id, display_name, department, timezone, role,
-	created_at, updated_at`
+	created_at, updated_at, disabled_at`
 
 // CreateOrg inserts o, or returns an error wrapping store.ErrExists when
 // its ID is taken, leaving the stored organisation unchanged. An empty ID
@@ -73,7 +74,8 @@ func (s *Store) CountOrgs(ctx context.Context) (int, error) {
 	return n, nil
 }
 
-// CreateUser inserts u, or writes nothing and returns, wrapped,
+// CreateUser inserts u, DisabledAt included (a user may be created
+// disabled), or writes nothing and returns, wrapped,
 // store.ErrNotFound when u.OrgID is not an organisation, then
 // store.ErrExists when u.ID is taken in it. An empty ID, or a role other
 // than store.RoleAdmin and store.RoleMember, is an error.
@@ -88,9 +90,10 @@ func (s *Store) CreateUser(ctx context.Context, u store.User) error {
 		if err := checkCreateUser(ctx, tx, u); err != nil {
 			return err
 		}
-		const q = `INSERT INTO users (` + userColumns + `) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`
+		const q = `INSERT INTO users (` + userColumns + `) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`
 		_, err := tx.ExecContext(ctx, q, u.OrgID, u.ID, u.DisplayName, u.Department,
-			u.Timezone, u.Role, encodeTime(u.CreatedAt), encodeTime(u.UpdatedAt))
+			u.Timezone, u.Role, encodeTime(u.CreatedAt), encodeTime(u.UpdatedAt),
+			encodeOptionalTime(u.DisabledAt))
 		return err
 	})
 	if err != nil {
@@ -171,34 +174,111 @@ func (s *Store) listUsers(ctx context.Context, orgID string) ([]store.User, erro
 
 // UpdateUser replaces the display name, department, timezone and role of
 // the user u.ID in u.OrgID and sets UpdatedAt to u.UpdatedAt (the caller's
-// clock, as every time the store keeps); CreatedAt is left alone. An
-// unknown user gives an error wrapping store.ErrNotFound, and a role
-// other than store.RoleAdmin and store.RoleMember an error; both write
-// nothing.
+// clock, as every time the store keeps); CreatedAt and DisabledAt are left
+// alone. An unknown user gives an error wrapping store.ErrNotFound,
+// demoting the organisation's last enabled admin store.ErrLastAdmin, and
+// a role other than store.RoleAdmin and store.RoleMember an error; each
+// writes nothing. The admin rule is checked in the write's transaction.
 func (s *Store) UpdateUser(ctx context.Context, u store.User) error {
 	if err := checkRole(u.Role); err != nil {
 		return fmt.Errorf("sqlite: update user: %w", err)
 	}
-	const q = `UPDATE users SET display_name = ?, department = ?, timezone = ?,
-			role = ?, updated_at = ?
-		WHERE org_id = ? AND id = ?`
-	res, err := s.writer.ExecContext(ctx, q, u.DisplayName, u.Department, u.Timezone,
-		u.Role, encodeTime(u.UpdatedAt), u.OrgID, u.ID)
-	if err == nil {
-		err = changedOr(res, store.ErrNotFound)
-	}
+	err := s.inWriteTx(ctx, func(tx *sql.Tx) error {
+		st, err := readAdminState(ctx, tx, u.OrgID, u.ID)
+		if err != nil {
+			return err
+		}
+		if u.Role != store.RoleAdmin && st.lastAdmin() {
+			return fmt.Errorf("demote %q: %w", u.ID, store.ErrLastAdmin)
+		}
+		const q = `UPDATE users SET display_name = ?, department = ?, timezone = ?,
+				role = ?, updated_at = ?
+			WHERE org_id = ? AND id = ?`
+		_, err = tx.ExecContext(ctx, q, u.DisplayName, u.Department, u.Timezone,
+			u.Role, encodeTime(u.UpdatedAt), u.OrgID, u.ID)
+		return err
+	})
 	if err != nil {
 		return fmt.Errorf("sqlite: update user: %w", err)
 	}
 	return nil
 }
 
+// DisableUser sets the DisabledAt of the user id in orgID to at and
+// deletes every credential the user holds, of every kind, expired or not,
+// in one transaction. An unknown user gives an error wrapping
+// store.ErrNotFound, the organisation's last enabled admin
+// store.ErrLastAdmin (checked in the transaction), and a zero at an
+// error; each writes nothing. A user disabled already is left as is,
+// DisabledAt included, and no error. UpdatedAt is left alone: it stamps
+// UpdateUser's edits.
+func (s *Store) DisableUser(ctx context.Context, orgID, id string, at time.Time) error {
+	if at.IsZero() {
+		// Stored as NULL, it would leave the user active.
+		return errors.New("sqlite: disable user: zero time")
+	}
+	err := s.inWriteTx(ctx, func(tx *sql.Tx) error {
+		st, err := readAdminState(ctx, tx, orgID, id)
+		if err != nil || st.disabled {
+			return err
+		}
+		if st.lastAdmin() {
+			return fmt.Errorf("disable %q: %w", id, store.ErrLastAdmin)
+		}
+		return disableUser(ctx, tx, orgID, id, at)
+	})
+	if err != nil {
+		return fmt.Errorf("sqlite: disable user: %w", err)
+	}
+	return nil
+}
+
+// disableUser writes DisableUser's changes.
+func disableUser(ctx context.Context, tx *sql.Tx, orgID, id string, at time.Time) error {
+	const disable = `UPDATE users SET disabled_at = ? WHERE org_id = ? AND id = ?`
+	if _, err := tx.ExecContext(ctx, disable, encodeTime(at), orgID, id); err != nil {
+		return err
+	}
+	const revoke = `DELETE FROM credentials WHERE org_id = ? AND user_id = ?`
+	_, err := tx.ExecContext(ctx, revoke, orgID, id)
+	return err
+}
+
+// adminState is what the last-admin rule needs to know of a user.
+type adminState struct {
+	admin    bool // holds store.RoleAdmin, enabled or not
+	disabled bool
+	// others counts the organisation's other enabled admins.
+	others int
+}
+
+// lastAdmin reports whether the user is the organisation's only enabled
+// admin.
+func (st adminState) lastAdmin() bool {
+	return st.admin && !st.disabled && st.others == 0
+}
+
+// readAdminState reads the user id in orgID, or returns store.ErrNotFound.
+func readAdminState(ctx context.Context, tx *sql.Tx, orgID, id string) (adminState, error) {
+	const q = `SELECT role = ?3, disabled_at IS NOT NULL,
+			(SELECT count(*) FROM users
+				WHERE org_id = ?1 AND id <> ?2 AND role = ?3 AND disabled_at IS NULL)
+		FROM users WHERE org_id = ?1 AND id = ?2`
+	var st adminState
+	err := tx.QueryRowContext(ctx, q, orgID, id, store.RoleAdmin).Scan(&st.admin, &st.disabled, &st.others)
+	if errors.Is(err, sql.ErrNoRows) {
+		return adminState{}, store.ErrNotFound
+	}
+	return st, err
+}
+
 // scanUser reads one row of userColumns.
 func scanUser(row scanner) (store.User, error) {
 	var u store.User
 	var createdAt, updatedAt string
+	var disabledAt sql.NullString
 	err := row.Scan(&u.OrgID, &u.ID, &u.DisplayName, &u.Department, &u.Timezone,
-		&u.Role, &createdAt, &updatedAt)
+		&u.Role, &createdAt, &updatedAt, &disabledAt)
 	if err != nil {
 		return store.User{}, err
 	}
@@ -206,6 +286,9 @@ func scanUser(row scanner) (store.User, error) {
 		return store.User{}, err
 	}
 	if u.UpdatedAt, err = decodeTime(updatedAt); err != nil {
+		return store.User{}, err
+	}
+	if u.DisabledAt, err = decodeOptionalTime(disabledAt); err != nil {
 		return store.User{}, err
 	}
 	return u, nil

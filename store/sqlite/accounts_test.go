@@ -101,12 +101,12 @@ func TestAccountSchemaChecks(t *testing.T) {
 	}{
 		{"Org", `INSERT INTO orgs VALUES ('org', 'Org', '')`, nil, false},
 		{"EmptyOrgID", `INSERT INTO orgs VALUES ('', 'Org', '')`, nil, true},
-		{"User", `INSERT INTO users VALUES ('org', 'u1', '', '', '', 'admin', '', '')`, nil, false},
-		{"Member", `INSERT INTO users VALUES ('org', 'u2', '', '', '', 'member', '', '')`, nil, false},
-		{"BadRole", `INSERT INTO users VALUES ('org', 'u3', '', '', '', 'owner', '', '')`, nil, true},
-		{"UserTwice", `INSERT INTO users VALUES ('org', 'u1', '', '', '', 'admin', '', '')`, nil, true},
-		{"UserOfNoOrg", `INSERT INTO users VALUES ('missing', 'u4', '', '', '', 'admin', '', '')`, nil, true},
-		{"EmptyUserID", `INSERT INTO users VALUES ('org', '', '', '', '', 'admin', '', '')`, nil, true},
+		{"User", `INSERT INTO users VALUES ('org', 'u1', '', '', '', 'admin', '', '', NULL)`, nil, false},
+		{"Member", `INSERT INTO users VALUES ('org', 'u2', '', '', '', 'member', '', '', NULL)`, nil, false},
+		{"BadRole", `INSERT INTO users VALUES ('org', 'u3', '', '', '', 'owner', '', '', NULL)`, nil, true},
+		{"UserTwice", `INSERT INTO users VALUES ('org', 'u1', '', '', '', 'admin', '', '', NULL)`, nil, true},
+		{"UserOfNoOrg", `INSERT INTO users VALUES ('missing', 'u4', '', '', '', 'admin', '', '', NULL)`, nil, true},
+		{"EmptyUserID", `INSERT INTO users VALUES ('org', '', '', '', '', 'admin', '', '', NULL)`, nil, true},
 		{"Credential", cred, []any{store.CredSession, testHash}, false},
 		{"SameHashOtherKind", cred, []any{store.CredLoginLink, testHash}, false},
 		{"CredentialTwice", cred, []any{store.CredSession, testHash}, true},
@@ -123,5 +123,33 @@ func TestAccountSchemaChecks(t *testing.T) {
 		if (err != nil) != tc.wantErr {
 			t.Errorf("%s: err = %v, want error %v", tc.name, err, tc.wantErr)
 		}
+	}
+}
+
+// TestDisableUserZeroTime checks that a zero time, which would be stored
+// as "active", is refused and neither disables the user nor deletes a
+// credential.
+func TestDisableUserZeroTime(t *testing.T) {
+	s := openTest(t, t.TempDir())
+	ctx := t.Context()
+	u := store.User{OrgID: "org", ID: "u", Role: store.RoleMember}
+	c := store.Credential{Kind: store.CredAPIToken, Hash: testHash, OrgID: "org", UserID: "u"}
+	if err := s.CreateOrg(ctx, store.Org{ID: "org"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.CreateUser(ctx, u); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.PutCredential(ctx, c); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.DisableUser(ctx, "org", "u", time.Time{}); err == nil {
+		t.Errorf("DisableUser at the zero time succeeded, want an error")
+	}
+	if got, err := s.GetUser(ctx, "org", "u"); err != nil || !got.DisabledAt.IsZero() {
+		t.Errorf("GetUser = %+v, %v; want the user active", got, err)
+	}
+	if _, err := s.LookupCredential(ctx, c.Kind, c.Hash, time.Now()); err != nil {
+		t.Errorf("LookupCredential after a refused DisableUser: %v", err)
 	}
 }

@@ -23,23 +23,32 @@ const credentialColumns = `kind, hash, org_id, user_id, label, csrf, created_at,
 // expiring exactly at now has expired. Times compare as text (timeLayout).
 const unexpired = `(expires_at IS NULL OR expires_at > ?3)`
 
-// PutCredential stores c, or returns an error wrapping store.ErrExists when
-// its hash is stored for its kind (expired or not), leaving that credential
-// unchanged. A kind other than the store's three, a hash that is not 64
-// lower-case hex digits (a secret passed by mistake is refused, never
-// stored), or an empty organisation or user is an error.
+// PutCredential stores c, or writes nothing and returns, wrapped,
+// store.ErrNotFound when c.UserID is not an enabled user of c.OrgID (both
+// checked in the write's transaction, so a user disabled meanwhile gets
+// none), then store.ErrExists when its hash is stored for its kind
+// (expired or not), leaving that credential unchanged. A kind other than
+// the store's three, a hash that is not 64 lower-case hex digits (a
+// secret passed by mistake is refused, never stored), or an empty
+// organisation or user is an error.
 func (s *Store) PutCredential(ctx context.Context, c store.Credential) error {
 	if err := checkCredential(c); err != nil {
 		return fmt.Errorf("sqlite: put credential: %w", err)
 	}
-	const q = `INSERT INTO credentials (` + credentialColumns + `)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?)
-		ON CONFLICT (kind, hash) DO NOTHING`
-	res, err := s.writer.ExecContext(ctx, q, c.Kind, c.Hash, c.OrgID, c.UserID, c.Label,
-		c.CSRF, encodeTime(c.CreatedAt), encodeOptionalTime(c.ExpiresAt))
-	if err == nil {
-		err = changedOr(res, store.ErrExists)
-	}
+	err := s.inWriteTx(ctx, func(tx *sql.Tx) error {
+		if err := checkActiveUser(ctx, tx, c.OrgID, c.UserID); err != nil {
+			return err
+		}
+		const q = `INSERT INTO credentials (` + credentialColumns + `)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+			ON CONFLICT (kind, hash) DO NOTHING`
+		res, err := tx.ExecContext(ctx, q, c.Kind, c.Hash, c.OrgID, c.UserID, c.Label,
+			c.CSRF, encodeTime(c.CreatedAt), encodeOptionalTime(c.ExpiresAt))
+		if err != nil {
+			return err
+		}
+		return changedOr(res, store.ErrExists)
+	})
 	if err != nil {
 		return fmt.Errorf("sqlite: put credential: %w", err)
 	}
@@ -58,6 +67,21 @@ func checkCredential(c store.Credential) error {
 	}
 	if c.OrgID == "" || c.UserID == "" {
 		return errors.New("empty organisation or user")
+	}
+	return nil
+}
+
+// checkActiveUser returns store.ErrNotFound unless userID is a user of
+// orgID who is not disabled.
+func checkActiveUser(ctx context.Context, tx *sql.Tx, orgID, userID string) error {
+	const q = `SELECT EXISTS (SELECT 1 FROM users
+		WHERE org_id = ? AND id = ? AND disabled_at IS NULL)`
+	var ok bool
+	if err := tx.QueryRowContext(ctx, q, orgID, userID).Scan(&ok); err != nil {
+		return err
+	}
+	if !ok {
+		return fmt.Errorf("no enabled user %q in %q: %w", userID, orgID, store.ErrNotFound)
 	}
 	return nil
 }

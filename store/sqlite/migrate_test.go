@@ -233,3 +233,39 @@ func write0001(t *testing.T, dir string, tu store.Turn, m store.Message) {
 		t.Fatalf("close: %v", err)
 	}
 }
+
+// TestUpgradeFrom0005 writes a user as a build that knew migrations up to
+// 0005 did, then opens the database: the user must read back active.
+func TestUpgradeFrom0005(t *testing.T) {
+	dir := t.TempDir()
+	db, err := openDB(t.Context(), writerDSN(filepath.Join(dir, FileName)), 1)
+	if err != nil {
+		t.Fatalf("open: %v", err)
+	}
+	fsys := fstest.MapFS{}
+	for _, name := range []string{"0001_init.sql", "0002_conversations_usage.sql",
+		"0003_mcp_servers.sql", "0004_intents.sql", "0005_accounts.sql"} {
+		fsys[migrationDir+"/"+name] = &fstest.MapFile{Data: mustRead(t, migrationDir+"/"+name)}
+	}
+	if _, err := migrate(t.Context(), db, fsys); err != nil {
+		t.Fatalf("migrate to 0005: %v", err)
+	}
+	created := time.Date(2025, time.March, 30, 1, 2, 3, 0, time.UTC)
+	for _, q := range []string{
+		`INSERT INTO orgs VALUES ('org', 'Org', ?)`,
+		`INSERT INTO users VALUES ('org', 'u', 'U', '', '', 'admin', ?, ?1)`,
+	} {
+		if _, err := db.ExecContext(t.Context(), q, encodeTime(created)); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	if err := db.Close(); err != nil {
+		t.Fatalf("close: %v", err)
+	}
+	s := openTest(t, dir)
+	got, err := s.GetUser(t.Context(), "org", "u")
+	want := store.User{OrgID: "org", ID: "u", DisplayName: "U", Role: store.RoleAdmin, CreatedAt: created, UpdatedAt: created}
+	if err != nil || !cmp.Equal(want, got) {
+		t.Errorf("GetUser after upgrade = %+v, %v; want %+v", got, err, want)
+	}
+}

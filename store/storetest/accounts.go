@@ -105,6 +105,18 @@ func (f *fixture) createUsers(t *testing.T, us ...store.User) {
 	}
 }
 
+// createMembers creates the organisation f.newOrg(org) and a member of it
+// for each ID, and returns the organisation's ID.
+func (f *fixture) createMembers(t *testing.T, org string, ids ...string) string {
+	t.Helper()
+	o := f.newOrg(org)
+	f.createOrgs(t, o)
+	for _, id := range ids {
+		f.createUsers(t, newUser(o.ID, id))
+	}
+	return o.ID
+}
+
 // getUser returns GetUser's answer, failing the test on error.
 func (f *fixture) getUser(t *testing.T, org, id string) store.User {
 	t.Helper()
@@ -207,6 +219,8 @@ func testUserRoundTrip(t *testing.T, f *fixture) {
 		{"NoTimezone", func(u *store.User) { u.Timezone = "" }},
 		{"Unicode", func(u *store.User) { u.DisplayName, u.Department = "Ana «ß» 'q\"\n🙂", "財務" }},
 		{"ZeroFields", func(u *store.User) { *u = store.User{ID: u.ID, OrgID: u.OrgID, Role: store.RoleMember} }},
+		{"Disabled", func(u *store.User) { u.DisabledAt = at(15) }},
+		{"DisabledAdmin", func(u *store.User) { u.Role, u.DisabledAt = store.RoleAdmin, at(16) }},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -217,7 +231,15 @@ func testUserRoundTrip(t *testing.T, f *fixture) {
 			if d := diff(want, got); d != "" {
 				t.Errorf("GetUser mismatch (-want +got):\n%s", d)
 			}
-			wantUTC(t, "CreatedAt, UpdatedAt", got.CreatedAt, got.UpdatedAt)
+			wantUTC(t, "CreatedAt, UpdatedAt, DisabledAt", got.CreatedAt, got.UpdatedAt, got.DisabledAt)
+			listed := f.listUsers(t, org.ID)
+			i := slices.IndexFunc(listed, func(u store.User) bool { return u.ID == want.ID })
+			if i < 0 {
+				t.Fatalf("ListUsers = %+v, want %s among them", listed, want.ID)
+			}
+			if d := diff(want, listed[i]); d != "" {
+				t.Errorf("ListUsers mismatch (-want +got):\n%s", d)
+			}
 		})
 	}
 }
@@ -336,13 +358,15 @@ func testUserList(t *testing.T, f *fixture) {
 }
 
 // testUserUpdate updates a user in turn and checks that each update
-// replaces the four fields and UpdatedAt, keeps CreatedAt whatever the
-// update holds, and leaves the same ID in another organisation alone.
+// replaces the four fields and UpdatedAt, keeps CreatedAt and DisabledAt
+// whatever the update holds, and leaves the same ID in another
+// organisation alone. Another admin lets the user be demoted.
 func testUserUpdate(t *testing.T, f *fixture) {
 	org, other := f.newOrg("org"), f.newOrg("other-org")
 	f.createOrgs(t, org, other)
-	want, theirs := newUser(org.ID, "alice"), newUser(other.ID, "alice")
-	f.createUsers(t, want, theirs)
+	want, theirs, root := newUser(org.ID, "alice"), newUser(other.ID, "alice"), newUser(org.ID, "root")
+	root.Role = store.RoleAdmin
+	f.createUsers(t, want, theirs, root)
 	steps := []struct {
 		name string
 		edit func(*store.User)
@@ -358,7 +382,8 @@ func testUserUpdate(t *testing.T, f *fixture) {
 		st.edit(&want)
 		want.UpdatedAt = at(30 + i)
 		u := want
-		u.CreatedAt = at(50) // not the stored CreatedAt: it must be ignored
+		u.CreatedAt = at(50)  // not the stored CreatedAt: it must be ignored
+		u.DisabledAt = at(51) // UpdateUser does not disable
 		if err := f.UpdateUser(t.Context(), u); err != nil {
 			t.Fatalf("%s: UpdateUser: %v", st.name, err)
 		}

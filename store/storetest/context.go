@@ -26,6 +26,8 @@ type written struct {
 	mcp      store.MCPServer
 	intents  intentWrites
 	accounts accountWrites
+	// settings are stored beforehand, in the accounts' organisation.
+	settings store.OrgSettings
 }
 
 // testCancelled calls every method with a context cancelled beforehand and
@@ -44,6 +46,7 @@ func testCancelled(t *testing.T, f *fixture) {
 		intents:  f.newIntentWrites("org"),
 		accounts: f.newAccountWrites(t, "org"),
 	}
+	w.settings = f.saveOrgSettings(t, newSettings(w.accounts.heldOrg.ID, 0, "held"))
 	for _, c := range cancelledCalls(f, w) {
 		t.Run(c.name, func(t *testing.T) {
 			if err := c.call(cancelled); !errors.Is(err, context.Canceled) {
@@ -63,7 +66,7 @@ type call struct {
 // cancelledCalls returns a call of every store method.
 func cancelledCalls(f *fixture, w written) []call {
 	return slices.Concat(recordCalls(f, w), mcpCalls(f, w.mcp), intentCalls(f, w.intents),
-		accountCalls(f, w.accounts), agentCalls(f, w.accounts))
+		accountCalls(f, w.accounts), agentCalls(f, w.accounts), settingsCalls(f, w.settings))
 }
 
 // recordCalls returns a call of every method of the transcript and
@@ -149,4 +152,5 @@ func (f *fixture) wantNothingWritten(t *testing.T, w written) {
 	wantNotFound(t, "GetMCPServer after cancelled CreateMCPServer", err)
 	f.wantNoIntentWritten(t, w.intents)
 	f.wantNoAccountWritten(t, w.accounts)
+	f.wantSettings(t, "settings after cancelled PutOrgSettings and RewrapOrgSecrets", w.settings)
 }

@@ -15,6 +15,8 @@ import (
 // This file checks credentials: found by kind and hash until they expire
 // (ExpiresAt is when a credential stops working; zero is never), consumed
 // once however many callers race, listed per user and kind, newest first.
+// A credential belongs to an enabled user, so each check creates its
+// users first.
 
 // hashOf returns the lower-case hex SHA-256 of a secret unique to the run
 // and subtest, as a Credential holds it.
@@ -91,7 +93,7 @@ func (f *fixture) wantGone(t *testing.T, what, kind, hash string, now time.Time)
 }
 
 func testCredentialRoundTrip(t *testing.T, f *fixture) {
-	org := f.id("org")
+	org := f.createMembers(t, "org", "alice", "bob", "carol", "dave")
 	tests := []struct {
 		name string
 		c    store.Credential
@@ -124,7 +126,8 @@ func testCredentialRoundTrip(t *testing.T, f *fixture) {
 // another user or organisation, while another kind may hold it, and that
 // a credential is found under its own kind only.
 func testCredentialExists(t *testing.T, f *fixture) {
-	org := f.id("org")
+	org := f.createMembers(t, "org", "alice", "mallory")
+	f.createMembers(t, "other-org", "alice")
 	first := f.newCredential(store.CredAPIToken, org, "alice", "secret")
 	f.putCredentials(t, first)
 	dups := []struct {
@@ -156,7 +159,7 @@ func testCredentialExists(t *testing.T, f *fixture) {
 // ExpiresAt always, and an expired one can be neither looked up nor
 // consumed.
 func testCredentialExpiry(t *testing.T, f *fixture) {
-	org := f.id("org")
+	org := f.createMembers(t, "org", "alice")
 	expiring := f.newCredential(store.CredSession, org, "alice", "expiring")
 	forever := f.newCredential(store.CredAPIToken, org, "alice", "forever")
 	forever.ExpiresAt = time.Time{}
@@ -197,8 +200,9 @@ func testCredentialExpiry(t *testing.T, f *fixture) {
 // under another kind, is ErrNotFound and changes nothing.
 func testCredentialConsume(t *testing.T, f *fixture) {
 	ctx := t.Context()
-	link := f.newCredential(store.CredLoginLink, f.id("org"), "alice", "link")
-	other := f.newCredential(store.CredLoginLink, f.id("org"), "alice", "other")
+	org := f.createMembers(t, "org", "alice")
+	link := f.newCredential(store.CredLoginLink, org, "alice", "link")
+	other := f.newCredential(store.CredLoginLink, org, "alice", "other")
 	f.putCredentials(t, link, other)
 	_, err := f.ConsumeCredential(ctx, store.CredSession, link.Hash, at(20))
 	wantNotFound(t, "ConsumeCredential under another kind", err)
@@ -223,8 +227,9 @@ func testCredentialConsume(t *testing.T, f *fixture) {
 // rounds, a lookup followed by a separate delete passed on two CPUs.
 func testCredentialConsumeConcurrent(t *testing.T, f *fixture) {
 	const consumers, rounds = 16, 50
+	org := f.createMembers(t, "org", "alice")
 	for r := range rounds {
-		link := f.newCredential(store.CredLoginLink, f.id("org"), "alice", fmt.Sprint("link-", r))
+		link := f.newCredential(store.CredLoginLink, org, "alice", fmt.Sprint("link-", r))
 		f.putCredentials(t, link)
 		got := make([]store.Credential, consumers)
 		errs := make([]error, consumers)
@@ -259,7 +264,7 @@ func testCredentialConsumeConcurrent(t *testing.T, f *fixture) {
 // under another kind, is ErrNotFound and changes nothing.
 func testCredentialDelete(t *testing.T, f *fixture) {
 	ctx := t.Context()
-	org := f.id("org")
+	org := f.createMembers(t, "org", "alice")
 	token := f.newCredential(store.CredAPIToken, org, "alice", "token")
 	expired := f.newCredential(store.CredSession, org, "alice", "expired")
 	expired.ExpiresAt = at(15)
@@ -285,7 +290,7 @@ func testCredentialDelete(t *testing.T, f *fixture) {
 // in another organisation, and checks that each list is the user's
 // credentials of one kind, newest first.
 func testCredentialList(t *testing.T, f *fixture) {
-	org, other := f.id("org"), f.id("other-org")
+	org, other := f.createMembers(t, "org", "alice", "bob"), f.createMembers(t, "other-org", "alice")
 	var tokens []store.Credential // newest first, as listed
 	for _, minute := range []int{30, 25, 20, 15, 10} {
 		tokens = append(tokens, f.newCredential(store.CredAPIToken, org, "alice", fmt.Sprint("token-", minute)))
@@ -327,6 +332,8 @@ func testDeleteExpiredCredentials(t *testing.T, f *fixture) {
 	if _, err := f.DeleteExpiredCredentials(t.Context(), now); err != nil {
 		t.Fatalf("DeleteExpiredCredentials before: %v", err)
 	}
+	f.createMembers(t, "org", "alice")
+	f.createMembers(t, "other-org", "alice")
 	tests := []struct {
 		name    string
 		org     string

@@ -13,14 +13,20 @@
 // stay distinct, a user intent mode other than off, follow and on is
 // refused, every answer of concurrent OpenIntentTargets calls is a prefix
 // of the conversation's final list, a credential stops working at its
-// ExpiresAt (not an instant later), and UpdateUser and PutAgent stamp the
-// UpdatedAt they are given.
+// ExpiresAt (not an instant later), UpdateUser and PutAgent stamp the
+// UpdatedAt they are given, CreateUser stores DisabledAt as given while
+// UpdateUser leaves it alone, DisableUser changes nothing but DisabledAt
+// (and the user's credentials), and a saved settings document comes back
+// byte for byte. The suite creates the organisation of every settings
+// save and the user of every credential first, so a store may require
+// them.
 package storetest
 
 import (
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
+	"slices"
 	"testing"
 	"time"
 
@@ -85,8 +91,9 @@ func groups() []group {
 		{name: "Usage", cases: usageCases()},
 		{name: "MCPServers", cases: mcpServerCases(), alone: mcpServerAloneCases()},
 		{name: "Intents", cases: intentCases()},
-		{name: "Accounts", cases: accountCases(), alone: accountAloneCases()},
+		{name: "Accounts", cases: slices.Concat(accountCases(), userDisableCases()), alone: accountAloneCases()},
 		{name: "Agents", cases: agentCases()},
+		{name: "Settings", cases: settingsCases(), alone: settingsAloneCases()},
 		{name: "Context", cases: contextCases()},
 	}
 }
