@@ -62,11 +62,13 @@ type request struct {
 	Status              int
 }
 
-// recorder passes requests to next and keeps every API request.
+// recorder passes requests to next and keeps every API request, and the
+// body of its response.
 type recorder struct {
-	next     http.Handler
-	mu       sync.Mutex
-	requests []request
+	next      http.Handler
+	mu        sync.Mutex
+	requests  []request
+	responses []*bytes.Buffer // by the index of requests
 }
 
 func (rc *recorder) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -83,6 +85,7 @@ func (rc *recorder) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	rc.mu.Lock()
 	rc.requests = append(rc.requests, rec)
+	rc.responses = append(rc.responses, new(bytes.Buffer))
 	i := len(rc.requests) - 1
 	rc.mu.Unlock()
 	rc.next.ServeHTTP(&statusWriter{ResponseWriter: w, rc: rc, i: i}, r)
@@ -110,6 +113,9 @@ func (w *statusWriter) Write(b []byte) (int, error) {
 	if !w.written {
 		w.WriteHeader(http.StatusOK)
 	}
+	w.rc.mu.Lock()
+	w.rc.responses[w.i].Write(b)
+	w.rc.mu.Unlock()
 	return w.ResponseWriter.Write(b)
 }
 
@@ -121,6 +127,23 @@ func (rc *recorder) recorded() []request {
 	rc.mu.Lock()
 	defer rc.mu.Unlock()
 	return slices.Clone(rc.requests)
+}
+
+// exchange is a recorded request with the response body it got so far.
+type exchange struct {
+	request
+	Response string
+}
+
+// exchanges returns every recorded API request with its response body.
+func (rc *recorder) exchanges() []exchange {
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	out := make([]exchange, len(rc.requests))
+	for i, r := range rc.requests {
+		out[i] = exchange{request: r, Response: rc.responses[i].String()}
+	}
+	return out
 }
 
 // browser is one headless Chromium tab on a test server.
@@ -674,21 +697,34 @@ func TestAgentEditorSavesAndDeletes(t *testing.T) {
 
 func TestPhoneWidthHasNoHorizontalScroll(t *testing.T) {
 	const width, height = 375, 740
-	b := newBrowser(t, newStubAPI())
+	api := newStubAPI()
+	api.noModel.Store(true) // the chat shows the no-model notice
+	b := newBrowser(t, api)
 	b.do("phone viewport", chromedp.EmulateViewport(width, height, chromedp.EmulateMobile, chromedp.EmulateTouch))
 	b.login()
 	b.scriptedTurn()
-	pages := []struct{ name, hash, ready string }{
-		{"chat", "#/chat/" + stubConv, `button.suggested`},
-		{"chat-list", "#/chat", `.new-conv`},
-		{"inspector", "#/inspect/" + stubConv + "?message=what+is+2%2B2", `table.excluded`},
-		{"agents", "#/agents/assistant", `#definition`},
-		{"tools", "#/tools", `table.catalog`},
-		{"mcp", "#/mcp", `tr[data-server="docs"]`},
+	pages := []struct {
+		name, hash, ready string
+		then              []chromedp.Action[chromedp.Void] // shows more of the page
+	}{
+		{name: "chat", hash: "#/chat/" + stubConv, ready: `#model-notice`},
+		{name: "chat-list", hash: "#/chat", ready: `.new-conv`},
+		{name: "inspector", hash: "#/inspect/" + stubConv + "?message=what+is+2%2B2", ready: `table.excluded`},
+		{name: "agents", hash: "#/agents/assistant", ready: `#definition`},
+		{name: "tools", hash: "#/tools?agent=assistant&tool=fetch_url", ready: `#console-tool:enabled`, then: []chromedp.Action[chromedp.Void]{
+			chromedp.Click(chromedp.CSS(`#console-run`)), chromedp.WaitVisible(chromedp.CSS(`#console-result`))}},
+		{name: "mcp", hash: "#/mcp", ready: `tr[data-server="docs"]`},
+		{name: "settings", hash: "#/settings", ready: `#settings-form`},
+		{name: "people", hash: "#/people", ready: `tr[data-user="u2"]`, then: []chromedp.Action[chromedp.Void]{
+			chromedp.Click(chromedp.CSS(`tr[data-user="u2"] button[aria-label^="New login link"]`)),
+			chromedp.WaitVisible(chromedp.CSS(`#login-link`))}},
 	}
 	for _, p := range pages {
 		if p.name != "chat" {
 			b.open(p.hash, p.ready)
+		}
+		if p.then != nil {
+			b.do(p.name, p.then...)
 		}
 		type dims struct{ Scroll, Inner int }
 		got := eval[dims](b, `({ Scroll: document.documentElement.scrollWidth, Inner: window.innerWidth })`)

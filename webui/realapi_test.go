@@ -29,31 +29,13 @@ import (
 // sends.
 func TestPagesAgainstHTTPAPI(t *testing.T) {
 	ctx := context.Background()
-	st, err := sqlite.Open(ctx, t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	now := time.Now().UTC()
+	st, _, b := realAPI(t)
 	must := func(err error) {
 		t.Helper()
 		if err != nil {
 			t.Fatal(err)
 		}
 	}
-	must(st.CreateOrg(ctx, store.Org{ID: "org_a", Name: "Acme", CreatedAt: now}))
-	must(st.CreateUser(ctx, store.User{ID: "ana", OrgID: "org_a", DisplayName: "Ana Lima", Department: "Finance",
-		Role: store.RoleAdmin, CreatedAt: now, UpdatedAt: now}))
-	must(st.PutAgent(ctx, store.StoredAgent{OrgID: "org_a", Name: "assistant", CreatedAt: now, UpdatedAt: now,
-		Definition: []byte("name: assistant\nmodel: openai:gpt-4.1-mini\nprompt: |\n  You help.\ntools: []\n")}))
-	link, err := httpapi.IssueCredential(ctx, st, store.Credential{Kind: store.CredLoginLink, OrgID: "org_a", UserID: "ana",
-		CreatedAt: now, ExpiresAt: now.Add(24 * time.Hour)})
-	must(err)
-	h := httpapi.New(httpapi.Config{Store: st, Engine: &scriptedEngine{st: st}, MCP: &storeMCP{st: st},
-		UI: webui.Handler(), Heartbeat: -1})
-
-	b := newBrowser(t, h)
-	b.do("sign in", chromedp.Navigate(b.srv.URL+"/login?token="+link), chromedp.WaitVisible(chromedp.CSS(`#nav`)))
 
 	// Chat: a new conversation, a streamed turn, the suggested answer, a chip.
 	b.do("new conversation", chromedp.WaitVisible(chromedp.CSS(`.new-conv button`)),
@@ -122,11 +104,52 @@ func TestPagesAgainstHTTPAPI(t *testing.T) {
 	b.checkHeaders(sessions[0].CSRF)
 }
 
+// realAPI serves httpapi over a fresh SQLite store (the organisation
+// Acme, its admin Ana, the agent assistant) with a scriptedEngine, and
+// signs a browser in as Ana.
+func realAPI(t *testing.T) (store.Store, *scriptedEngine, *browser) {
+	t.Helper()
+	ctx := context.Background()
+	st, err := sqlite.Open(ctx, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	now := time.Now().UTC()
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	must(st.CreateOrg(ctx, store.Org{ID: "org_a", Name: "Acme", CreatedAt: now}))
+	must(st.CreateUser(ctx, store.User{ID: "ana", OrgID: "org_a", DisplayName: "Ana Lima", Department: "Finance",
+		Role: store.RoleAdmin, CreatedAt: now, UpdatedAt: now}))
+	must(st.PutAgent(ctx, store.StoredAgent{OrgID: "org_a", Name: "assistant", CreatedAt: now, UpdatedAt: now,
+		Definition: []byte("name: assistant\nmodel: openai:gpt-4.1-mini\nprompt: |\n  You help.\ntools: []\n")}))
+	link, err := httpapi.IssueCredential(ctx, st, store.Credential{Kind: store.CredLoginLink, OrgID: "org_a", UserID: "ana",
+		CreatedAt: now, ExpiresAt: now.Add(24 * time.Hour)})
+	must(err)
+	eng := &scriptedEngine{st: st, keys: map[string]string{}}
+	h := httpapi.New(httpapi.Config{Store: st, Engine: eng, MCP: &storeMCP{st: st}, UI: webui.Handler(), Heartbeat: -1})
+	b := newBrowser(t, h)
+	b.do("sign in", chromedp.Navigate(b.srv.URL+"/login?token="+link), chromedp.WaitVisible(chromedp.CSS(`#nav`)))
+	return st, eng, b
+}
+
 // scriptedEngine answers msgScripted with the stub's turn (a tool call, a
 // pause stored as a paused turn) and the answer with one line.
 type scriptedEngine struct {
 	st store.Store
 	mu sync.Mutex
+
+	// The organisation's settings: what was saved, the version, and the
+	// key values (write-only).
+	saved   httpapi.SettingsUpdate
+	version int64
+	keys    map[string]string
+	// noModel makes ModelStatus answer not connected.
+	noModel bool
 }
 
 func (e *scriptedEngine) Send(ctx context.Context, c httpapi.Caller, conv, message string, emit func(agent.Event)) error {
@@ -201,11 +224,89 @@ func (e *scriptedEngine) ValidateAgent(def []byte) (string, []string, error) {
 	return a.Name, warnings, nil
 }
 
-func (e *scriptedEngine) Catalog() httpapi.Catalog {
+func (e *scriptedEngine) Catalog(context.Context, httpapi.Caller) (httpapi.Catalog, error) {
 	return httpapi.Catalog{
 		Tools:           []httpapi.ToolView{{Name: "calculate", Family: "calc", Description: "Evaluate arithmetic.", Access: "read", AlwaysOn: true, Chars: 2400}},
 		AlwaysPaidChars: 2400, AlwaysPaidCeiling: 3000, WidestChars: 2400, WidestCeiling: 12000,
+	}, nil
+}
+
+// settingsKeys are the keys the scripted settings know.
+var settingsKeys = []httpapi.KeyState{{Name: "openai_api_key", Label: "OpenAI API key"}, {Name: "brave_api_key", Label: "Brave Search API key"}}
+
+func (e *scriptedEngine) Settings(context.Context, httpapi.Caller) (httpapi.Settings, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.settingsView(), nil
+}
+
+// settingsView shows the settings; e.mu is held.
+func (e *scriptedEngine) settingsView() httpapi.Settings {
+	mode := e.saved.NetworkMode
+	if mode == "" {
+		mode = "public"
 	}
+	v := httpapi.Settings{Version: e.version, Switches: e.saved.Switches, SwitchNames: []string{"tool_use", "web_search"},
+		NetworkMode: mode, NetworkModes: []string{"public"}, Web: e.saved.Web}
+	for _, k := range settingsKeys {
+		if e.keys[k.Name] != "" {
+			k.Set, k.Source = true, "settings"
+		}
+		v.Keys = append(v.Keys, k)
+	}
+	return v
+}
+
+func (e *scriptedEngine) UpdateSettings(_ context.Context, _ httpapi.Caller, u httpapi.SettingsUpdate) (httpapi.Settings, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if u.Version != e.version {
+		return httpapi.Settings{}, &httpapi.Conflict{Msg: "the settings were changed by someone else since you opened them; reload and try again"}
+	}
+	for _, n := range u.ClearKeys {
+		delete(e.keys, n)
+	}
+	for n, v := range u.SetKeys {
+		e.keys[n] = v
+	}
+	u.SetKeys, u.ClearKeys = nil, nil
+	e.saved, e.version = u, e.version+1
+	return e.settingsView(), nil
+}
+
+// otherSave stands for another admin saving the settings.
+func (e *scriptedEngine) otherSave() {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.version++
+}
+
+func (e *scriptedEngine) ConsoleTools(context.Context, httpapi.Caller, string) ([]httpapi.ConsoleTool, error) {
+	return []httpapi.ConsoleTool{{Name: "calculate", Family: "calc", Access: "read", Description: "Evaluate arithmetic.",
+		InputSchema: json.RawMessage(`{"type":"object","properties":{"expression":{"type":"string"}},"required":["expression"]}`)}}, nil
+}
+
+// RunTool answers calculate's "2+2" with 4 and any other expression with
+// an error result.
+func (e *scriptedEngine) RunTool(_ context.Context, _ httpapi.Caller, _, tool string, args json.RawMessage) (httpapi.ToolRun, error) {
+	if tool != "calculate" {
+		return httpapi.ToolRun{}, &httpapi.BadRequest{Msg: "no tool " + tool}
+	}
+	var in struct{ Expression string }
+	_ = json.Unmarshal(args, &in)
+	if in.Expression != "2+2" {
+		return httpapi.ToolRun{Tool: tool, Result: "calculate: cannot parse " + in.Expression, IsError: true, DurationMS: 1}, nil
+	}
+	return httpapi.ToolRun{Tool: tool, Result: "4", DurationMS: 2}, nil
+}
+
+func (e *scriptedEngine) ModelStatus(context.Context, httpapi.Caller, string) (httpapi.ModelStatus, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.noModel {
+		return httpapi.ModelStatus{Model: "openai:gpt-4.1-mini", Help: "Set the OpenAI API key in Settings."}, nil
+	}
+	return httpapi.ModelStatus{Model: "openai:gpt-4.1-mini", Connected: true}, nil
 }
 
 // storeMCP registers servers straight into the store, discovering one

@@ -59,6 +59,13 @@ type stubAPI struct {
 	cancel chan struct{}
 	// ended, when set, ends the session: every API request is then 401.
 	ended atomic.Bool
+	// member, when set, makes the signed-in user a member, not an admin.
+	member atomic.Bool
+	// noModel, when set, makes every agent's model unreachable.
+	noModel atomic.Bool
+
+	settings stubSettings
+	users    []stubUser
 }
 
 func newStubAPI() *stubAPI {
@@ -74,7 +81,9 @@ func newStubAPI() *stubAPI {
 		agents: map[string]string{
 			"assistant": "name: assistant\nmodel: openai:gpt-4.1-mini\nprompt: |\n  You are Acme's internal assistant.\ntools: [web_search]\n",
 		},
-		cancel: make(chan struct{}, 1),
+		cancel:   make(chan struct{}, 1),
+		settings: newStubSettings(),
+		users:    newStubUsers(),
 	}
 	api := func(pattern string, h http.HandlerFunc) { s.mux.Handle(pattern, s.auth(h)) }
 	s.mux.HandleFunc("GET /login", s.login)
@@ -97,6 +106,7 @@ func newStubAPI() *stubAPI {
 	api("POST /api/mcp-servers", s.addServer)
 	api("POST /api/mcp-servers/{name}/{verb}", s.toggleServer)
 	api("DELETE /api/mcp-servers/{name}", s.deleteServer)
+	s.routeAdmin(api)
 	s.mux.Handle("/", webui.Handler())
 	return s
 }
@@ -155,9 +165,10 @@ func (s *stubAPI) login(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *stubAPI) me(w http.ResponseWriter, r *http.Request) {
+	u := s.meUser()
 	writeJSON(w, http.StatusOK, map[string]any{
-		"user_id": "u1", "org_id": "o1", "org_name": "Acme", "display_name": "Ana Lima",
-		"department": "Finance", "timezone": r.Header.Get("X-Timezone"), "role": "admin",
+		"user_id": u.ID, "org_id": "o1", "org_name": "Acme", "display_name": u.DisplayName,
+		"department": u.Department, "timezone": r.Header.Get("X-Timezone"), "role": s.role(),
 		"auth": "session", "csrf_token": stubCSRF,
 	})
 }

@@ -66,6 +66,7 @@ export class Api {
   get(path) { return this.request('GET', path); }
   post(path, body) { return this.request('POST', path, body ?? {}); }
   put(path, body) { return this.request('PUT', path, body); }
+  patch(path, body) { return this.request('PATCH', path, body); }
   del(path) { return this.request('DELETE', path); }
 
   // stream POSTs body and calls onEvent with each Server-Sent Event's JSON

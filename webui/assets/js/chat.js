@@ -5,7 +5,7 @@ import { Turn, transcriptItems, pauseBlock, noModelHelp } from './turn.js';
 
 const enc = encodeURIComponent;
 
-export async function render({ api, main, args }) {
+export async function render({ api, me, main, args }) {
   const id = args[0];
   const [list, agents] = await Promise.all([api.get('/api/conversations'), agentNames(api)]);
   const aside = sidebar(api, list?.conversations ?? [], agents, id);
@@ -18,11 +18,13 @@ export async function render({ api, main, args }) {
       aside));
     return;
   }
-  const [conv, msgs] = await Promise.all([
-    api.get(`/api/conversations/${enc(id)}`),
+  const convReq = api.get(`/api/conversations/${enc(id)}`);
+  const [conv, msgs, model] = await Promise.all([
+    convReq,
     api.get(`/api/conversations/${enc(id)}/messages`),
+    convReq.then((c) => modelStatus(api, c.agent)),
   ]);
-  const thread = new Thread(api, conv);
+  const thread = new Thread(api, conv, model?.connected === false ? modelNotice(conv, model, me) : null);
   thread.load(msgs?.messages ?? [], Boolean(msgs?.more));
   main.append(h('div', { class: 'chat' }, thread.el, aside));
   return thread.input;
@@ -37,6 +39,31 @@ async function agentNames(api) {
   } catch {
     return [];
   }
+}
+
+// modelStatus asks whether the agent's model is connected; null when the
+// server cannot say (the chat then finds out when a message is sent).
+async function modelStatus(api, agent) {
+  try {
+    return await api.get(`/api/agents/${enc(agent)}/model-status`);
+  } catch {
+    return null;
+  }
+}
+
+// modelNotice says, before anything is sent, that the agent's model is
+// not connected, with the server's help, and what works meanwhile.
+function modelNotice(conv, status, me) {
+  return h('section', { class: 'notice model-notice', id: 'model-notice', 'aria-labelledby': 'model-notice-h' },
+    h('h2', { id: 'model-notice-h' }, 'No model is connected'),
+    h('p', { id: 'model-notice-text' }, status.model
+      ? `The agent's model, ${status.model}, cannot be reached, so the agent cannot answer yet.`
+      : 'The agent\'s model cannot be reached, so the agent cannot answer yet.'),
+    status.help ? h('p', { class: 'help-text' }, status.help) : null,
+    h('p', null, 'Meanwhile, the ',
+      h('a', { href: `#/inspect/${enc(conv.id)}` }, 'inspector'), ' shows what a message would send, and the ',
+      h('a', { href: `#/tools?agent=${enc(conv.agent)}` }, 'tool console'), ' runs the agent\'s tools by hand',
+      me?.role === 'admin' ? [', and model keys are set in ', h('a', { href: '#/settings' }, 'Settings')] : null, '.'));
 }
 
 function sidebar(api, conversations, agents, current) {
@@ -70,9 +97,11 @@ function sidebar(api, conversations, agents, current) {
 // Thread is one conversation on screen: its transcript, the question it
 // is paused on, suggestion chips, and the composer.
 class Thread {
-  constructor(api, conv) {
+  // notice, when given, says the model is not connected.
+  constructor(api, conv, notice) {
     this.api = api;
     this.conv = conv;
+    this.notice = notice;
     this.base = `/api/conversations/${enc(conv.id)}`;
     this.paused = Boolean(conv.pause);
     this.turn = null;
@@ -80,6 +109,7 @@ class Thread {
     this.extras = h('div', { class: 'extras' });
     this.input = h('textarea', {
       id: 'message', name: 'message', rows: 3, autocomplete: 'off',
+      'aria-describedby': notice ? 'model-notice-text' : null,
       placeholder: 'Write a message… (Enter sends, Shift+Enter adds a line)',
       onkeydown: (e) => {
         if (e.key === 'Enter' && !e.shiftKey && !e.isComposing) {
@@ -101,7 +131,7 @@ class Thread {
         h('h1', { id: 'thread-h', tabindex: '-1' }, conv.title || `Chat with ${conv.agent}`),
         h('a', { href: `#/inspect/${enc(conv.id)}` }, 'Inspector')),
       conv.running ? h('p', { class: 'notice' }, 'A turn of this conversation is still running; reload to see its answer.') : null,
-      this.log, this.extras, this.form, this.usage);
+      this.log, this.extras, notice, this.form, this.usage);
   }
 
   load(messages, more) {
@@ -170,7 +200,7 @@ class Thread {
         this.turn.fail(err.message);
       }
     } finally {
-      if (this.turn.noModel) this.extras.append(noModelHelp(this.conv.id, text));
+      if (this.turn.noModel && !this.notice) this.extras.append(noModelHelp(this.conv.id, text));
       this.turn = null;
       this.busy(false);
       this.input.focus();

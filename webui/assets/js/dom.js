@@ -106,6 +106,15 @@ export function confirm(question, confirmLabel) {
   });
 }
 
+// field is a labelled form control with optional help text, which the
+// control names as its description.
+export function field(id, label, input, help) {
+  if (help) input.setAttribute('aria-describedby', `${id}-help`);
+  return h('div', { class: 'field' },
+    h('label', { for: id }, label), input,
+    help ? h('p', { class: 'muted small', id: `${id}-help` }, help) : null);
+}
+
 // errorBox is an alert with an error's message.
 export function errorBox(err, prefix) {
   const msg = err?.message ?? String(err);

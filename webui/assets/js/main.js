@@ -2,8 +2,10 @@
 //   #/chat[/ID]            chat (a conversation, or the list)
 //   #/inspect[/ID][?turn=T&message=M]   turn inspector
 //   #/agents[/NAME|/new]   agents and the YAML editor
-//   #/tools                tool catalog
+//   #/tools[?agent=A&tool=T]  tool console and catalog
 //   #/mcp                  MCP servers (admins)
+//   #/settings             organisation settings (admins)
+//   #/people               users, invitations and login links (admins)
 import { Api, ApiError } from './api.js';
 import { h, heading, errorBox, replace } from './dom.js';
 import * as chat from './chat.js';
@@ -11,8 +13,10 @@ import * as inspector from './inspector.js';
 import * as agents from './agents.js';
 import * as tools from './tools.js';
 import * as mcp from './mcp.js';
+import * as settings from './settings.js';
+import * as people from './people.js';
 
-const pages = { chat, inspect: inspector, agents, tools, mcp };
+const pages = { chat, inspect: inspector, agents, tools, mcp, settings, people };
 
 const api = new Api();
 const main = document.getElementById('main');
@@ -49,7 +53,7 @@ async function route() {
     if (!page) {
       view.append(heading('Not found'), h('p', null, 'There is no page here. ', h('a', { href: '#/chat' }, 'Go to the chat.')));
     } else {
-      focus = await page.render({ api, me, main: view, args: r.args, query: r.query });
+      focus = await page.render({ api, me, main: view, args: r.args, query: r.query, refreshMe });
     }
   } catch (err) {
     if (!view.querySelector('h1')) view.prepend(heading('Quiver'));
@@ -89,16 +93,32 @@ async function boot() {
     replace(main, heading('Quiver'), errorBox(err, 'The server did not answer'));
     return;
   }
-  api.csrf = me.csrf_token ?? '';
   api.onUnauthorized = () => signedOut('Your session has ended. Sign in again to go on.');
+  showMe();
+  document.getElementById('logout').addEventListener('click', logout);
+  window.addEventListener('hashchange', route);
+  await route();
+}
+
+// showMe puts the signed-in user in the header and shows the navigation
+// their role may use.
+function showMe() {
+  api.csrf = me.csrf_token ?? '';
   document.getElementById('nav').hidden = false;
   document.getElementById('who').hidden = false;
   document.getElementById('who-name').textContent =
     `${me.display_name || 'Signed in'}${me.role === 'admin' ? ' (admin)' : ''}`;
   for (const el of document.querySelectorAll('[data-admin]')) el.hidden = me.role !== 'admin';
-  document.getElementById('logout').addEventListener('click', logout);
-  window.addEventListener('hashchange', route);
-  await route();
+}
+
+// refreshMe reads the signed-in user again (after they changed their own
+// name or role) and returns it.
+async function refreshMe() {
+  const now = await api.get('/api/me');
+  if (!me) return null;
+  me = now;
+  showMe();
+  return me;
 }
 
 async function logout() {

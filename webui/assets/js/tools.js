@@ -1,24 +1,213 @@
-// Tools: the catalog with each definition's size and the ceilings.
-import { h, heading, number, meter } from './dom.js';
+// Tools: the tool console (run one of an agent's tools by hand, no model
+// involved) and the catalog with each definition's size and the ceilings.
+// #/tools?agent=NAME&tool=TOOL opens the console on that agent and tool.
+import { h, heading, errorBox, number, meter, pretty, replace, append } from './dom.js';
 
-export async function render({ api, main }) {
-  const cat = await api.get('/api/tools');
+const enc = encodeURIComponent;
+
+export async function render({ api, main, query }) {
+  const [cat, agents] = await Promise.all([api.get('/api/tools'), agentNames(api)]);
   const tools = cat?.tools ?? [];
+  const con = toolConsole(api, agents, query);
   main.append(heading('Tools'),
-    h('p', { class: 'lede' }, 'Every tool Quiver can declare, with the size of its definition. ',
-      'Always-on tools are paid in every turn; the ceilings keep the declarations small.'),
-    h('div', { class: 'gauges' },
-      meter('Always-on definitions', cat.always_paid_chars, cat.always_paid_ceiling),
-      meter('Widest turn (every tool declared)', cat.widest_chars, cat.widest_ceiling)),
-    h('div', { class: 'table-wrap' }, h('table', { class: 'stack catalog' },
-      h('caption', null, `${tools.length} tools`),
-      h('thead', null, h('tr', null, ['Tool', 'Family', 'Access', 'Always on', 'Size', 'Description']
-        .map((c) => h('th', { scope: 'col', class: c === 'Size' ? 'num' : null }, c)))),
-      h('tbody', null, tools.map((t) => h('tr', { class: t.always_on ? 'always' : null },
-        h('th', { scope: 'row', 'data-label': 'Tool' }, h('code', null, t.name)),
-        h('td', { 'data-label': 'Family' }, t.family),
-        h('td', { 'data-label': 'Access' }, t.access),
-        h('td', { 'data-label': 'Always on' }, t.always_on ? 'yes' : 'no'),
-        h('td', { 'data-label': 'Size', class: 'num' }, number(t.definition_chars)),
-        h('td', { 'data-label': 'Description', class: 'desc' }, t.description)))))));
+    h('p', { class: 'lede' }, 'Run a tool by hand, and every tool Quiver can declare with the size of its definition.'),
+    con.el,
+    h('section', { class: 'catalog-section', 'aria-labelledby': 'catalog-h' },
+      h('h2', { id: 'catalog-h' }, 'Catalog'),
+      h('p', { class: 'muted' }, 'Always-on tools are paid in every turn; the ceilings keep the declarations small.'),
+      h('div', { class: 'gauges' },
+        meter('Always-on definitions', cat.always_paid_chars, cat.always_paid_ceiling),
+        meter('Widest turn (every tool declared)', cat.widest_chars, cat.widest_ceiling)),
+      h('div', { class: 'table-wrap' }, h('table', { class: 'stack catalog' },
+        h('caption', null, `${tools.length} tools`),
+        h('thead', null, h('tr', null, ['Tool', 'Family', 'Access', 'Always on', 'Size', 'Description']
+          .map((c) => h('th', { scope: 'col', class: c === 'Size' ? 'num' : null }, c)))),
+        h('tbody', null, tools.map((t) => h('tr', { class: t.always_on ? 'always' : null },
+          h('th', { scope: 'row', 'data-label': 'Tool' }, h('code', null, t.name)),
+          h('td', { 'data-label': 'Family' }, t.family),
+          h('td', { 'data-label': 'Access' }, t.access),
+          h('td', { 'data-label': 'Always on' }, t.always_on ? 'yes' : 'no'),
+          h('td', { 'data-label': 'Size', class: 'num' }, number(t.definition_chars)),
+          h('td', { 'data-label': 'Description', class: 'desc' }, t.description))))))));
+  await con.ready;
+  // A link that names an agent comes to the console.
+  return query.has('agent') ? con.el.querySelector('h2') : undefined;
+}
+
+async function agentNames(api) {
+  const res = await api.get('/api/agents');
+  return (res?.agents ?? []).map((a) => a.name).sort();
+}
+
+// toolConsole lists an agent's console tools; picking one fills the
+// arguments with a skeleton of its input schema, and Run shows the result.
+// ready settles once the first agent's tools are listed.
+function toolConsole(api, agents, query) {
+  const section = (...body) => h('section', { class: 'panel console', id: 'console', 'aria-labelledby': 'console-h' },
+    h('h2', { id: 'console-h', tabindex: '-1' }, 'Tool console'),
+    h('p', { class: 'muted' }, 'Runs one tool as you, with the agent\'s toolset, scope and limits — the way a model\'s call would run, ',
+      'but no model is involved, so it works without one.'),
+    body);
+  if (!agents.length) {
+    return { el: section(h('p', null, 'No agents yet. ', h('a', { href: '#/agents/new' }, 'Create one'), ' to run its tools.')), ready: Promise.resolve() };
+  }
+  const want = query.get('agent');
+  const agentSel = h('select', { id: 'console-agent', name: 'agent' },
+    agents.map((n) => h('option', { value: n, selected: n === want }, n)));
+  const toolSel = h('select', { id: 'console-tool', name: 'tool', disabled: true });
+  const about = h('div', { class: 'console-about', id: 'console-about' });
+  const args = h('textarea', { id: 'console-args', name: 'arguments', class: 'code', rows: 8, spellcheck: 'false',
+    autocapitalize: 'off', autocomplete: 'off', 'aria-describedby': 'console-args-help' });
+  const run = h('button', { type: 'submit', class: 'primary', id: 'console-run', disabled: true }, 'Run');
+  const out = h('div', { class: 'console-out', id: 'console-out', 'aria-live': 'polite' });
+  let tools = [];
+  let wantTool = query.get('tool');
+
+  const remember = () => {
+    const q = new URLSearchParams({ agent: agentSel.value });
+    if (toolSel.value) q.set('tool', toolSel.value);
+    history.replaceState(null, '', `#/tools?${q}`);
+  };
+  const pick = () => {
+    const t = tools.find((x) => x.name === toolSel.value);
+    args.removeAttribute('aria-invalid');
+    replace(out);
+    if (!t) {
+      replace(about);
+      args.value = '';
+      run.disabled = true;
+      return;
+    }
+    replace(about, ...toolAbout(t));
+    const sk = skeleton(t.input_schema ?? {});
+    args.value = JSON.stringify(sk && typeof sk === 'object' && !Array.isArray(sk) ? sk : {}, null, 2);
+    run.disabled = false;
+    remember();
+  };
+  const load = async () => {
+    toolSel.disabled = true;
+    run.disabled = true;
+    replace(toolSel);
+    replace(out);
+    replace(about, h('p', { class: 'muted' }, 'Listing tools…'));
+    try {
+      tools = (await api.get(`/api/console/tools?agent=${enc(agentSel.value)}`))?.tools ?? [];
+    } catch (err) {
+      tools = [];
+      replace(about, errorBox(err, 'Could not list the tools'));
+      args.value = '';
+      return;
+    }
+    if (!tools.length) {
+      replace(about, h('p', null, 'This agent has no tools to run.'));
+      args.value = '';
+      remember();
+      return;
+    }
+    append(toolSel, tools.map((t) => h('option', { value: t.name, selected: t.name === wantTool }, t.name)));
+    wantTool = null;
+    toolSel.disabled = false;
+    pick();
+  };
+  agentSel.addEventListener('change', load);
+  toolSel.addEventListener('change', pick);
+
+  const form = h('form', { class: 'console-form', id: 'console-form' },
+    h('div', { class: 'console-pick' },
+      h('div', { class: 'field' }, h('label', { for: 'console-agent' }, 'Agent'), agentSel),
+      h('div', { class: 'field' }, h('label', { for: 'console-tool' }, 'Tool'), toolSel)),
+    about,
+    h('label', { for: 'console-args' }, 'Arguments (JSON)'),
+    h('p', { class: 'muted small', id: 'console-args-help' },
+      'Filled with the tool\'s required parameters and placeholder values; replace them.'),
+    args,
+    h('div', { class: 'row' }, run),
+    out);
+  form.addEventListener('submit', async (e) => {
+    e.preventDefault();
+    let parsed;
+    let problem = '';
+    try {
+      parsed = JSON.parse(args.value);
+      if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) problem = 'the arguments must be a JSON object';
+    } catch (err) {
+      problem = `the arguments are not JSON (${err.message})`;
+    }
+    if (problem) {
+      args.setAttribute('aria-invalid', 'true');
+      replace(out, errorBox(problem, 'Not run'));
+      args.focus();
+      return;
+    }
+    args.removeAttribute('aria-invalid');
+    run.disabled = true;
+    replace(out, h('p', { class: 'muted' }, `Running ${toolSel.value}…`));
+    try {
+      const r = await api.post('/api/console/run', { agent: agentSel.value, tool: toolSel.value, arguments: parsed });
+      replace(out, ...runResult(r));
+    } catch (err) {
+      replace(out, errorBox(err, 'Not run'));
+    } finally {
+      run.disabled = false;
+    }
+  });
+  return { el: section(form), ready: load() };
+}
+
+// toolAbout describes the picked tool: family, access, description and
+// its parameters.
+function toolAbout(t) {
+  const props = t.input_schema?.properties ?? {};
+  const required = new Set(t.input_schema?.required ?? []);
+  const optional = Object.keys(props).filter((p) => !required.has(p));
+  return [
+    h('p', { class: 'tool-meta' },
+      h('span', { class: 'badge' }, t.family || 'no family'), ' ',
+      h('span', { class: t.access === 'write' ? 'badge warn' : 'badge' }, t.access === 'write' ? 'write' : t.access || 'read')),
+    t.access === 'write' ? h('p', { class: 'notice small' }, 'This tool changes things: running it here does so for real.') : null,
+    h('p', { class: 'desc' }, t.description),
+    optional.length ? h('p', { class: 'muted small' }, 'Optional parameters: ',
+      optional.map((p, i) => [i ? ', ' : '', h('code', null, p)])) : null,
+    h('details', null, h('summary', null, 'Input schema'), h('pre', { tabindex: '0' }, pretty(t.input_schema ?? {}))),
+  ];
+}
+
+function runResult(r) {
+  return [
+    h('div', { class: 'console-head' },
+      h('span', { class: r.is_error ? 'badge err' : 'badge on', id: 'console-status' }, r.is_error ? 'error' : 'done'),
+      h('span', { class: 'muted', id: 'console-duration' }, `${r.tool ?? ''} took ${number(r.duration_ms)} ms`)),
+    h('p', { class: 'label' }, r.is_error ? 'Error' : 'Result'),
+    h('pre', { class: r.is_error ? 'console-result error' : 'console-result', id: 'console-result', tabindex: '0' }, pretty(r.result ?? '')),
+  ];
+}
+
+// skeleton is a placeholder value for a JSON Schema: an object's required
+// properties, each with a value of its type (its const, default or first
+// enum value when it has one).
+// A schema that says nothing of its type gives "".
+export function skeleton(schema, depth = 0) {
+  if (!schema || typeof schema !== 'object' || depth > 8) return '';
+  if ('const' in schema) return schema.const;
+  if ('default' in schema) return schema.default;
+  if (Array.isArray(schema.enum) && schema.enum.length) return schema.enum[0];
+  const alt = schema.anyOf ?? schema.oneOf;
+  if (Array.isArray(alt) && alt.length) return skeleton(alt.find((s) => s?.type !== 'null') ?? alt[0], depth + 1);
+  let type = schema.type;
+  if (Array.isArray(type)) type = type.find((t) => t !== 'null') ?? type[0];
+  if (!type && schema.properties) type = 'object';
+  switch (type) {
+    case 'object': {
+      const out = {};
+      for (const name of schema.required ?? []) out[name] = skeleton(schema.properties?.[name], depth + 1);
+      return out;
+    }
+    case 'array': return [];
+    case 'string': return '';
+    case 'integer':
+    case 'number': return typeof schema.minimum === 'number' ? schema.minimum : 0;
+    case 'boolean': return false;
+    case 'null': return null;
+  }
+  return '';
 }

@@ -1,0 +1,261 @@
+// People (admins): the organisation's users with their role and status;
+// invite someone (a one-time login link, shown once), edit a user or
+// change their role, make a new login link, disable a user.
+import { h, heading, errorBox, field, when, confirm, replace } from './dom.js';
+
+const enc = encodeURIComponent;
+
+const ROLES = [['member', 'Member'], ['admin', 'Admin']];
+
+export async function render({ api, me, main, refreshMe }) {
+  main.append(heading('People'));
+  if (me.role !== 'admin') {
+    main.append(h('p', null, 'Only admins of your organisation manage its people.'));
+    return;
+  }
+  main.append(h('p', { class: 'lede' }, 'Everyone in your organisation. Admins change settings, agents, MCP servers and people; ',
+    'members chat with the agents. People sign in with a one-time login link.'));
+  const status = h('div', { class: 'form-status', id: 'people-status', 'aria-live': 'polite' });
+  const linkSlot = h('div', { id: 'link-slot' });
+  const list = h('div', { class: 'people' });
+  const editSlot = h('div', { id: 'edit-slot' });
+  const zones = h('datalist', { id: 'zones' },
+    (Intl.supportedValuesOf?.('timeZone') ?? []).map((z) => h('option', { value: z })));
+
+  const refresh = async () => {
+    const users = (await api.get('/api/users'))?.users ?? [];
+    replace(list, userTable(users, me, { edit, link, disable }));
+  };
+  // act runs one change and refreshes the list; its failure (the API's
+  // message, such as the last admin's) goes to status.
+  const act = async (what, fn) => {
+    replace(status);
+    try {
+      await fn();
+      await refresh();
+      return true;
+    } catch (err) {
+      status.append(errorBox(err, what));
+      return false;
+    }
+  };
+  const showLink = (who, res) => {
+    replace(linkSlot, linkPanel(who, res.login_link, res.expires_at, () => replace(linkSlot)));
+    linkSlot.firstChild.focus();
+  };
+  // A new login link changes nothing the list shows.
+  const link = async (u) => {
+    replace(status);
+    try {
+      showLink(u.display_name, await api.post(`/api/users/${enc(u.id)}/login-link`));
+    } catch (err) {
+      status.append(errorBox(err, 'No login link made'));
+    }
+  };
+  const disable = async (u, button) => {
+    const question = `Disable ${u.display_name}? They are signed out everywhere, their API tokens and login links stop ` +
+      'working, and they cannot sign in again. Their conversations stay.';
+    if (!(await confirm(question, 'Disable'))) {
+      button.focus();
+      return;
+    }
+    if (await act('Not disabled', () => api.del(`/api/users/${enc(u.id)}`))) {
+      status.append(h('p', { class: 'ok' }, `Disabled ${u.display_name}.`));
+    }
+    main.querySelector('h1').focus();
+  };
+  const edit = (u) => {
+    replace(editSlot, editForm(u, me, {
+      close: () => replace(editSlot),
+      save: async (changes) => {
+        replace(status);
+        try {
+          await api.patch(`/api/users/${enc(u.id)}`, changes);
+        } catch (err) {
+          status.append(errorBox(err, `${u.display_name} not saved`));
+          return false;
+        }
+        replace(editSlot);
+        // Yourself: the header shows the new name; a new member leaves
+        // this admins' page.
+        if (u.id === me.user_id && (await refreshMe().catch(() => null))?.role === 'member') {
+          location.hash = '#/chat';
+          return true;
+        }
+        status.append(h('p', { class: 'ok' }, `Saved ${changes.display_name ?? u.display_name}.`));
+        await refresh().catch((err) => status.append(errorBox(err, 'The list could not be read again')));
+        return true;
+      },
+    }));
+    editSlot.querySelector('input').focus();
+  };
+
+  main.append(status, linkSlot, list, editSlot, inviteForm(api, {
+    invited: async (res) => {
+      showLink(res.user?.display_name ?? 'them', res);
+      await refresh();
+    },
+  }), zones);
+  await refresh();
+}
+
+function userTable(users, me, { edit, link, disable }) {
+  if (!users.length) return h('p', null, 'Nobody yet.');
+  return h('div', { class: 'table-wrap' }, h('table', { class: 'stack people-table' },
+    h('caption', null, `${users.length} ${users.length === 1 ? 'person' : 'people'}`),
+    h('thead', null, h('tr', null, ['Name', 'Department', 'Timezone', 'Role', 'Status', 'Actions']
+      .map((c) => h('th', { scope: 'col' }, c)))),
+    h('tbody', null, users.map((u) => {
+      const name = u.display_name || u.id;
+      const actions = [];
+      if (!u.disabled) {
+        actions.push(
+          h('button', { type: 'button', onclick: () => edit(u), 'aria-label': `Edit ${name}` }, 'Edit'),
+          h('button', { type: 'button', onclick: () => link(u), 'aria-label': `New login link for ${name}` }, 'New login link'));
+      }
+      // Nobody disables themselves (another admin can).
+      if (!u.disabled && u.id !== me.user_id) {
+        const del = h('button', { type: 'button', class: 'danger', 'aria-label': `Disable ${name}` }, 'Disable');
+        del.addEventListener('click', () => disable(u, del));
+        actions.push(del);
+      }
+      return h('tr', { 'data-user': u.id, class: u.disabled ? 'disabled' : null },
+        h('th', { scope: 'row', 'data-label': 'Name' }, name, u.id === me.user_id ? h('span', { class: 'muted' }, ' (you)') : null),
+        h('td', { 'data-label': 'Department' }, u.department || '—'),
+        h('td', { 'data-label': 'Timezone' }, u.timezone || '—'),
+        h('td', { 'data-label': 'Role' }, h('span', { class: u.role === 'admin' ? 'badge role-admin' : 'badge' }, roleName(u.role))),
+        h('td', { 'data-label': 'Status' }, u.disabled
+          ? h('span', { class: 'badge off' }, 'Disabled')
+          : h('span', { class: 'badge on' }, 'Active')),
+        h('td', { 'data-label': 'Actions', class: 'actions' }, actions.length ? actions : h('span', { class: 'muted' }, '—')));
+    }))));
+}
+
+function roleName(role) {
+  return new Map(ROLES).get(role) ?? role;
+}
+
+function roleSelect(id, value) {
+  return h('select', { id, name: 'role' }, ROLES.map(([v, l]) => h('option', { value: v, selected: v === value }, l)));
+}
+
+// personFields are the inputs a user has: name, department, timezone, role.
+function personFields(prefix, u) {
+  const input = (name, value, attrs) => h('input', { id: `${prefix}-${name}`, name, value: value ?? '', autocomplete: 'off', ...attrs });
+  return {
+    display_name: input('display_name', u.display_name, { required: true, maxlength: 100 }),
+    department: input('department', u.department, { maxlength: 100 }),
+    timezone: input('timezone', u.timezone, { list: 'zones', maxlength: 64, spellcheck: 'false', placeholder: 'Area/City' }),
+    role: roleSelect(`${prefix}-role`, u.role ?? 'member'),
+  };
+}
+
+function fieldsOf(prefix, f) {
+  return [
+    field(`${prefix}-display_name`, 'Name', f.display_name),
+    field(`${prefix}-department`, 'Department (optional)', f.department),
+    field(`${prefix}-timezone`, 'Timezone', f.timezone, 'An IANA zone such as Europe/Paris. A browser sends its own zone with each request, which then applies.'),
+    field(`${prefix}-role`, 'Role', f.role),
+  ];
+}
+
+function inviteForm(api, { invited }) {
+  const zone = Intl.DateTimeFormat().resolvedOptions().timeZone;
+  const defaultZone = zone && zone !== 'Etc/Unknown' ? zone : '';
+  const f = personFields('invite', { timezone: defaultZone });
+  const status = h('div', { class: 'form-status', 'aria-live': 'polite' });
+  const submit = h('button', { type: 'submit', class: 'primary' }, 'Invite');
+  const form = h('form', { class: 'person-form', id: 'invite' },
+    h('fieldset', null, h('legend', null, 'Invite someone'),
+      h('p', { class: 'muted small' }, 'Adds them to your organisation and makes a one-time login link for you to send them.'),
+      fieldsOf('invite', f), h('div', { class: 'row' }, submit), status));
+  form.addEventListener('submit', async (e) => {
+    e.preventDefault();
+    replace(status);
+    submit.disabled = true;
+    try {
+      const res = await api.post('/api/users', {
+        display_name: f.display_name.value.trim(), department: f.department.value.trim(),
+        timezone: f.timezone.value.trim(), role: f.role.value,
+      });
+      form.reset();
+      f.timezone.value = defaultZone;
+      await invited(res);
+    } catch (err) {
+      status.append(errorBox(err, 'Not invited'));
+    } finally {
+      submit.disabled = false;
+    }
+  });
+  return form;
+}
+
+// editForm changes one user; save(changes) gets only the changed fields
+// and resolves true when they were saved. Making yourself a member asks
+// first.
+function editForm(u, me, { close, save }) {
+  const f = personFields('edit', u);
+  const status = h('div', { class: 'form-status', 'aria-live': 'polite' });
+  const submit = h('button', { type: 'submit', class: 'primary' }, 'Save');
+  const form = h('form', { class: 'person-form', id: 'edit-user', 'data-user': u.id },
+    h('fieldset', null, h('legend', null, `Edit ${u.display_name || u.id}`), fieldsOf('edit', f),
+      h('div', { class: 'row' }, submit, h('button', { type: 'button', onclick: close }, 'Cancel')), status));
+  form.addEventListener('submit', async (e) => {
+    e.preventDefault();
+    replace(status);
+    const changes = {};
+    for (const k of ['display_name', 'department', 'timezone', 'role']) {
+      const v = f[k].value.trim();
+      if (v !== (u[k] ?? '')) changes[k] = v;
+    }
+    if (!Object.keys(changes).length) {
+      status.append(h('p', { class: 'muted' }, 'Nothing changed.'));
+      return;
+    }
+    if (u.id === me.user_id && changes.role === 'member' &&
+        !(await confirm('Make yourself a member? You lose access to Settings, People and MCP servers.', 'Make me a member'))) {
+      f.role.focus();
+      return;
+    }
+    submit.disabled = true;
+    if (!(await save(changes))) submit.disabled = false;
+  });
+  return form;
+}
+
+// linkPanel shows a login link once, as an absolute URL with a copy
+// button; nothing else shows it again.
+function linkPanel(who, path, expiresAt, done) {
+  const url = new URL(path, location.origin).href;
+  const input = h('input', { id: 'login-link', type: 'text', readonly: true, value: url, class: 'code',
+    spellcheck: 'false', 'aria-describedby': 'login-link-help' });
+  const said = h('span', { class: 'small', id: 'copy-status', role: 'status' });
+  const copy = h('button', { type: 'button', id: 'copy-link' }, 'Copy link');
+  copy.addEventListener('click', async () => {
+    said.textContent = (await copyText(input)) ? 'Copied.' : 'Copying did not work here: select the link and copy it.';
+  });
+  return h('section', { class: 'link-panel', 'aria-labelledby': 'login-link-h', tabindex: '-1' },
+    h('h2', { id: 'login-link-h' }, `Login link for ${who}`),
+    h('label', { for: 'login-link' }, 'One-time login link'),
+    h('div', { class: 'row' }, input, copy, said),
+    h('p', { class: 'muted small', id: 'login-link-help' },
+      `It works once${expiresAt ? `, until ${when(expiresAt)}` : ''}, and this is the only time it is shown: `,
+      `send it to ${who} privately.`),
+    h('div', { class: 'row' }, h('button', { type: 'button', onclick: done }, 'Done')));
+}
+
+// copyText copies an input's text: the Clipboard API where the page may
+// use it (a secure context), else the selection.
+async function copyText(input) {
+  try {
+    await navigator.clipboard.writeText(input.value);
+    return true;
+  } catch {
+    input.select();
+    try {
+      return document.execCommand('copy');
+    } catch {
+      return false;
+    }
+  }
+}

@@ -1,0 +1,190 @@
+package webui_test
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	cdpbrowser "github.com/chromedp/cdproto/browser"
+	"github.com/chromedp/chromedp"
+	"github.com/google/go-cmp/cmp"
+)
+
+// personRow is one row of the people table as shown.
+type personRow struct {
+	Name, Role, Status string
+	Actions            []string
+}
+
+func (b *browser) people() map[string]personRow {
+	b.t.Helper()
+	return eval[map[string]personRow](b, `Object.fromEntries([...document.querySelectorAll('tr[data-user]')].map(r => {
+		const cell = (l) => r.querySelector('[data-label="' + l + '"]');
+		return [r.dataset.user, { Name: cell('Name').textContent, Role: cell('Role').textContent, Status: cell('Status').textContent,
+			Actions: [...cell('Actions').querySelectorAll('button')].map(x => x.textContent) }];
+	}))`)
+}
+
+// grantClipboard lets the page read and write the clipboard.
+func (b *browser) grantClipboard() {
+	b.t.Helper()
+	ctx, cancel := b.step()
+	defer cancel()
+	for _, name := range []string{"clipboard-read", "clipboard-write"} {
+		_, err := chromedp.CallBrowser(ctx, cdpbrowser.SetPermission, cdpbrowser.SetPermissionParams{
+			Permission: &cdpbrowser.PermissionDescriptor{Name: name, AllowWithoutSanitization: true},
+			Setting:    cdpbrowser.PermissionSettingGranted, Origin: b.srv.URL})
+		if err != nil {
+			b.t.Fatalf("grant %s: %v", name, err)
+		}
+	}
+}
+
+// confirmDialog answers the open confirmation dialog after checking its
+// question.
+func (b *browser) confirmDialog(question, answer string) {
+	b.t.Helper()
+	b.do("dialog opens", chromedp.WaitVisible(chromedp.CSS(`dialog.confirm`)))
+	b.waitText(`dialog.confirm`, question)
+	b.do("answer "+answer, chromedp.Click(chromedp.CSS(fmt.Sprintf(`dialog.confirm button[value=%q]`, answer))),
+		chromedp.WaitNotPresent(chromedp.CSS(`dialog.confirm`)))
+}
+
+func TestPeopleInviteChangeRoleDisable(t *testing.T) {
+	api := newStubAPI()
+	b := newBrowser(t, api)
+	b.grantClipboard()
+	b.login()
+	b.open("#/people", `tr[data-user="u3"]`)
+	want := map[string]personRow{
+		"u1": {"Ana Lima (you)", "Admin", "Active", []string{"Edit", "New login link"}},
+		"u2": {"Bruno Costa", "Member", "Active", []string{"Edit", "New login link", "Disable"}},
+		"u3": {"Chi Nguyen", "Member", "Disabled", []string{}},
+	}
+	if d := cmp.Diff(want, b.people()); d != "" {
+		t.Errorf("people (-want +got):\n%s", d)
+	}
+
+	// The last admin cannot step down: the API's message is shown.
+	b.do("edit yourself", chromedp.Click(chromedp.CSS(`tr[data-user="u1"] button[aria-label="Edit Ana Lima"]`)),
+		chromedp.SetValue(chromedp.CSS(`#edit-role`), "member"), chromedp.Click(chromedp.CSS(`#edit-user button[type=submit]`)))
+	b.confirmDialog("Make yourself a member?", "yes")
+	b.waitText(`#people-status .alert`, "Ana Lima not saved: this is the organisation's last admin: make another user an admin first")
+	if r := b.sent("PATCH", "/api/users/u1"); r.Status != 409 {
+		t.Errorf("PATCH /api/users/u1 answered %d, want 409", r.Status)
+	}
+	b.waitText(`tr[data-user="u1"] [data-label="Role"]`, "Admin")
+	b.shot("last-admin")
+	b.do("cancel the edit", chromedp.Click(chromedp.CSS(`#edit-user button[type=button]`)), chromedp.WaitNotPresent(chromedp.CSS(`#edit-user`)))
+
+	// Invite: the link is shown once, absolute, with a copy button.
+	b.do("invite",
+		chromedp.SetValue(chromedp.CSS(`#invite-display_name`), "Dana Reyes"),
+		chromedp.SetValue(chromedp.CSS(`#invite-department`), "Operations"),
+		chromedp.Click(chromedp.CSS(`#invite button[type=submit]`)),
+		chromedp.WaitVisible(chromedp.CSS(`#login-link`)))
+	link := b.srv.URL + "/login?token=invite-u4-secret"
+	if got := eval[string](b, `document.getElementById('login-link').value`); got != link {
+		t.Errorf("login link %q, want %q", got, link)
+	}
+	b.waitText(`.link-panel h2`, "Login link for Dana Reyes")
+	b.waitText(`.link-panel`, "this is the only time it is shown")
+	if got := eval[string](b, `document.activeElement.className`); got != "link-panel" {
+		t.Errorf("focus on %q, want the link panel", got)
+	}
+	if d := cmp.Diff(map[string]any{"display_name": "Dana Reyes", "department": "Operations", "timezone": testZone, "role": "member"},
+		b.sent("POST", "/api/users").Body); d != "" {
+		t.Errorf("invite body (-want +got):\n%s", d)
+	}
+	b.do("Dana listed", chromedp.WaitVisible(chromedp.CSS(`tr[data-user="u4"]`)))
+	b.do("copy", chromedp.Click(chromedp.CSS(`#copy-link`)))
+	b.waitText(`#copy-status`, "Copied.")
+	ctx, cancel := b.step()
+	clip, err := chromedp.Run(ctx, chromedp.Evaluate[string](`navigator.clipboard.readText()`, chromedp.EvalAwaitPromise))
+	cancel()
+	if err != nil || clip != link {
+		t.Errorf("clipboard %q (%v), want %q", clip, err, link)
+	}
+	b.shot("invited")
+	b.do("done", chromedp.Click(chromedp.CSS(`.link-panel .row:last-child button`)), chromedp.WaitNotPresent(chromedp.CSS(`#login-link`)))
+	b.open("#/chat", `.new-conv`)
+	b.open("#/people", `tr[data-user="u4"]`)
+	if eval[bool](b, `document.documentElement.outerHTML.includes('invite-u4-secret')`) {
+		t.Error("the invitation link is shown again")
+	}
+	for _, x := range b.rec.exchanges() {
+		if x.Method == "GET" && strings.Contains(x.Response, "token=") {
+			t.Errorf("GET %s answered a login link", x.Path)
+		}
+	}
+
+	// Make Bruno an admin.
+	b.do("edit Bruno", chromedp.Click(chromedp.CSS(`tr[data-user="u2"] button[aria-label="Edit Bruno Costa"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`#edit-user`)))
+	if got := eval[string](b, `document.activeElement.id`); got != "edit-display_name" {
+		t.Errorf("focus on %q, want the edit form's first field", got)
+	}
+	b.do("make admin", chromedp.SetValue(chromedp.CSS(`#edit-role`), "admin"), chromedp.Click(chromedp.CSS(`#edit-user button[type=submit]`)),
+		chromedp.WaitNotPresent(chromedp.CSS(`#edit-user`)))
+	b.waitText(`tr[data-user="u2"] [data-label="Role"]`, "Admin")
+	if d := cmp.Diff(map[string]any{"role": "admin"}, b.sent("PATCH", "/api/users/u2").Body); d != "" {
+		t.Errorf("PATCH body (-want +got):\n%s", d)
+	}
+
+	// A new login link for Bruno.
+	b.do("new link", chromedp.Click(chromedp.CSS(`tr[data-user="u2"] button[aria-label="New login link for Bruno Costa"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`#login-link`)))
+	b.waitText(`.link-panel h2`, "Login link for Bruno Costa")
+	if got := eval[string](b, `document.getElementById('login-link').value`); got != b.srv.URL+"/login?token=relink-u2-secret" {
+		t.Errorf("new login link %q", got)
+	}
+
+	// Disable Bruno: first keep him, then confirm.
+	disable := chromedp.Click(chromedp.CSS(`tr[data-user="u2"] button.danger`))
+	b.do("disable Bruno", disable)
+	b.confirmDialog("Disable Bruno Costa?", "no")
+	if n := len(b.requests("DELETE", "/api/users/u2")); n != 0 {
+		t.Fatalf("kept user disabled (%d requests)", n)
+	}
+	b.do("disable Bruno", disable)
+	b.shot("confirm-disable")
+	b.confirmDialog("Disable Bruno Costa?", "yes")
+	b.waitText(`tr[data-user="u2"] [data-label="Status"]`, "Disabled")
+	b.waitText(`#people-status`, "Disabled Bruno Costa.")
+	if r := b.sent("DELETE", "/api/users/u2"); r.Status != 204 {
+		t.Errorf("DELETE /api/users/u2 answered %d", r.Status)
+	}
+	if got := b.people()["u2"]; len(got.Actions) != 0 {
+		t.Errorf("a disabled user still has actions %v", got.Actions)
+	}
+	b.shot("disabled")
+	b.checkHeaders(stubCSRF)
+}
+
+func TestPeopleDemoteYourself(t *testing.T) {
+	api := newStubAPI()
+	api.users[1].Role = "admin" // Bruno: Ana is not the last admin
+	b := newBrowser(t, api)
+	b.login()
+	b.open("#/people", `tr[data-user="u1"]`)
+	b.do("edit yourself", chromedp.Click(chromedp.CSS(`tr[data-user="u1"] button[aria-label="Edit Ana Lima"]`)),
+		chromedp.SetValue(chromedp.CSS(`#edit-display_name`), "Ana M. Lima"),
+		chromedp.SetValue(chromedp.CSS(`#edit-role`), "member"), chromedp.Click(chromedp.CSS(`#edit-user button[type=submit]`)))
+	b.confirmDialog("Make yourself a member?", "yes")
+	b.waitText(`main h1`, "Chat")
+	b.waitText(`#who-name`, "Ana M. Lima")
+	if got := eval[string](b, `document.getElementById('who-name').textContent`); got != "Ana M. Lima" {
+		t.Errorf("header %q, want the new name without (admin)", got)
+	}
+	if !eval[bool](b, `document.querySelector('#nav a[href="#/people"]').closest('li').hidden`) {
+		t.Error("People still in a member's navigation")
+	}
+	if d := cmp.Diff(map[string]any{"display_name": "Ana M. Lima", "role": "member"}, b.sent("PATCH", "/api/users/u1").Body); d != "" {
+		t.Errorf("PATCH body (-want +got):\n%s", d)
+	}
+	for _, r := range b.rec.recorded() {
+		if r.Status >= 400 {
+			t.Errorf("%s %s answered %d", r.Method, r.Path, r.Status)
+		}
+	}
+}
