@@ -36,6 +36,13 @@ func (s *server) agentRoutes() {
 		DefaultStatus: http.StatusNoContent,
 		Errors:        []int{http.StatusNotFound},
 	}, adminOnly, s.deleteAgent)
+	register(s, huma.Operation{
+		OperationID: "get-model-status", Method: http.MethodGet, Path: "/api/agents/{name}/model-status", Tags: tags,
+		Summary: "Whether the agent's model is connected",
+		Description: "Judged from the configured keys: nothing is sent to a model provider, except a probe of the local " +
+			"Ollama when no provider is configured at all. When not connected, help says how to connect one.",
+		Errors: []int{http.StatusNotFound},
+	}, signedIn, s.modelStatus)
 }
 
 // AgentSummary is an agent as listed.
@@ -89,14 +96,35 @@ func agentView(ag store.StoredAgent) Agent {
 
 func (s *server) getAgent(ctx context.Context, in *agentPath) (*agentOutput, error) {
 	a := authFrom(ctx)
-	ag, err := s.st.GetAgent(ctx, a.OrgID, in.Name)
-	if errors.Is(err, store.ErrNotFound) {
-		return nil, notFound("no such agent")
-	}
+	ag, err := s.orgAgent(ctx, a, in.Name)
 	if err != nil {
 		return nil, err
 	}
 	return &agentOutput{Status: http.StatusOK, Body: agentView(ag)}, nil
+}
+
+// orgAgent returns the caller's organisation's agent of that name; one of
+// another organisation is as absent as a missing one.
+func (s *server) orgAgent(ctx context.Context, a *auth, name string) (store.StoredAgent, error) {
+	ag, err := s.st.GetAgent(ctx, a.OrgID, name)
+	if errors.Is(err, store.ErrNotFound) {
+		return ag, notFound("no such agent")
+	}
+	return ag, err
+}
+
+type modelStatusOutput struct{ Body ModelStatus }
+
+func (s *server) modelStatus(ctx context.Context, in *agentPath) (*modelStatusOutput, error) {
+	a := authFrom(ctx)
+	if _, err := s.orgAgent(ctx, a, in.Name); err != nil {
+		return nil, err
+	}
+	st, err := s.eng.ModelStatus(ctx, a.Caller, in.Name)
+	if err != nil {
+		return nil, err
+	}
+	return &modelStatusOutput{Body: st}, nil
 }
 
 type putAgentInput struct {

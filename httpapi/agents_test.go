@@ -70,3 +70,17 @@ func TestAgents(t *testing.T) {
 	wantError(t, f.do(f.alice, "DELETE", "/api/agents/writer", nil), http.StatusNotFound, "not_found")
 	f.ok(f.do(f.dave, "GET", "/api/agents/writer", nil), http.StatusOK, nil)
 }
+
+func TestModelStatus(t *testing.T) {
+	f := newFixture(t, nil)
+	var st httpapi.ModelStatus
+	f.ok(f.do(f.bob, "GET", "/api/agents/helper/model-status", nil), http.StatusOK, &st)
+	if diff := cmp.Diff(httpapi.ModelStatus{Model: "fake:model", Connected: true}, st); diff != "" {
+		t.Errorf("helper (-want +got):\n%s", diff)
+	}
+	f.ok(f.do(f.bob, "GET", "/api/agents/only-a/model-status", nil), http.StatusOK, &st)
+	if st.Connected || st.Help == "" {
+		t.Errorf("only-a %+v: want not connected, with help", st)
+	}
+	wantError(t, f.do(f.bob, "GET", "/api/agents/nope/model-status", nil), http.StatusNotFound, "not_found")
+}

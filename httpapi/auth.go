@@ -44,6 +44,9 @@ type auth struct {
 	hash string
 	// csrf is the session's anti-forgery token; "" for API tokens.
 	csrf string
+	// zoneHeader reports that Timezone came from the X-Timezone header
+	// rather than the stored record.
+	zoneHeader bool
 }
 
 func (a *auth) admin() bool { return a.Role == store.RoleAdmin }
@@ -102,7 +105,7 @@ func check(ctx huma.Context, a *auth, acc access) *Error {
 		if _, err := turn.LoadZone(tz); err != nil {
 			return apiErr(http.StatusBadRequest, "bad_timezone", timezoneHeader+": "+err.Error())
 		}
-		a.Timezone = tz
+		a.Timezone, a.zoneHeader = tz, true
 	}
 	return nil
 }
@@ -134,21 +137,20 @@ func (s *server) identify(ctx huma.Context) (*auth, *Error) {
 	return s.caller(ctx.Context(), store.CredSession, c.Value, "the session has ended; sign in again")
 }
 
-// caller looks up a secret's credential and its user.
+// caller looks up a secret's credential and its user. A disabled user
+// is refused even when a credential of theirs survived: disabling deletes
+// them, but the user record is what decides.
 func (s *server) caller(ctx context.Context, kind, secret, invalid string) (*auth, *Error) {
 	hash := HashSecret(secret)
 	cred, err := s.st.LookupCredential(ctx, kind, hash, s.now())
 	if err == nil {
 		var u store.User
 		u, err = s.st.GetUser(ctx, cred.OrgID, cred.UserID)
+		if err == nil && !u.DisabledAt.IsZero() {
+			return nil, apiErr(http.StatusUnauthorized, "unauthorized", "this user has been disabled; ask an admin")
+		}
 		if err == nil {
-			return &auth{
-				Caller: Caller{
-					OrgID: u.OrgID, UserID: u.ID, DisplayName: u.DisplayName,
-					Department: u.Department, Timezone: u.Timezone, Role: u.Role,
-				},
-				kind: kind, hash: hash, csrf: cred.CSRF,
-			}, nil
+			return &auth{Caller: callerOf(u), kind: kind, hash: hash, csrf: cred.CSRF}, nil
 		}
 	}
 	if errors.Is(err, store.ErrNotFound) {
@@ -156,6 +158,14 @@ func (s *server) caller(ctx context.Context, kind, secret, invalid string) (*aut
 	}
 	s.internal(ctx, "authenticate", err)
 	return nil, errInternal
+}
+
+// callerOf is the caller a stored user is, with their stored zone.
+func callerOf(u store.User) Caller {
+	return Caller{
+		OrgID: u.OrgID, UserID: u.ID, DisplayName: u.DisplayName,
+		Department: u.Department, Timezone: u.Timezone, Role: u.Role,
+	}
 }
 
 // NewSecret returns a fresh credential secret: 32 bytes from crypto/rand,

@@ -4,6 +4,8 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+
+	"github.com/quiverhq/quiver/httpapi"
 )
 
 // endpoint is one operation with a request that would succeed for its
@@ -44,6 +46,17 @@ func endpoints(tokenID string) []endpoint {
 		{method: "POST", path: "/api/mcp-servers/search-a/disable", admin: true, foreign: 404},
 		{method: "DELETE", path: "/api/mcp-servers/search-a?confirm=true", admin: true, foreign: 404},
 		{method: "GET", path: "/api/tools"},
+		{method: "GET", path: "/api/agents/only-a/model-status", foreign: 404},
+		{method: "GET", path: "/api/console/tools?agent=only-a", foreign: 404},
+		{method: "POST", path: "/api/console/run", body: map[string]any{"agent": "only-a", "tool": "calculate", "arguments": map[string]any{"expression": "1+1"}}, foreign: 404},
+		{method: "PATCH", path: "/api/me", body: map[string]any{"department": "Ops"}},
+		{method: "GET", path: "/api/settings", admin: true},
+		{method: "PUT", path: "/api/settings", body: settingsBody(0), admin: true},
+		{method: "GET", path: "/api/users", admin: true},
+		{method: "POST", path: "/api/users", body: map[string]any{"display_name": "Eve"}, admin: true},
+		{method: "PATCH", path: "/api/users/carol", body: map[string]any{"department": "Ops"}, admin: true, foreign: 404},
+		{method: "DELETE", path: "/api/users/carol", admin: true, foreign: 404},
+		{method: "POST", path: "/api/users/carol/login-link", admin: true, foreign: 404},
 	}
 }
 
@@ -74,6 +87,44 @@ func TestAuthorization(t *testing.T) {
 				wantError(t, f.do(f.dave, ep.method, ep.path, ep.body), ep.foreign, "not_found")
 			}
 		})
+	}
+	// Nothing above reached the engine or changed org_a's people.
+	if _, ran := f.eng.lastRun(); ran {
+		t.Error("a refused console run reached the engine")
+	}
+	u, err := f.st.GetUser(f.ctx, "org_a", "carol")
+	f.must(err)
+	if u.Department != "R&D" || !u.DisabledAt.IsZero() {
+		t.Errorf("a refused request changed carol: %+v", u)
+	}
+	users, err := f.st.ListUsers(f.ctx, "org_a")
+	f.must(err)
+	if len(users) != 3 {
+		t.Errorf("org_a has %d users after refused requests, want 3", len(users))
+	}
+}
+
+// TestOrganisationsAreApart: an admin's organisation-wide lists and
+// settings are their own organisation's only.
+func TestOrganisationsAreApart(t *testing.T) {
+	f := newFixture(t, nil)
+	var users struct{ Users []httpapi.User }
+	f.ok(f.do(f.dave, "GET", "/api/users", nil), http.StatusOK, &users)
+	if len(users.Users) != 1 || users.Users[0].ID != "dave" {
+		t.Errorf("dave lists %+v, want himself alone", users.Users)
+	}
+	f.ok(f.do(f.alice, "PUT", "/api/settings", settingsBody(0)), http.StatusOK, nil)
+	var st httpapi.Settings
+	f.ok(f.do(f.dave, "GET", "/api/settings", nil), http.StatusOK, &st)
+	if st.Version != 0 {
+		t.Errorf("dave's organisation sees version %d after alice saved hers", st.Version)
+	}
+	f.ok(f.do(f.dave, "GET", "/api/tools", nil), http.StatusOK, nil)
+	f.ok(f.do(f.dave, "GET", "/api/console/tools?agent=helper", nil), http.StatusOK, nil)
+	for _, c := range append(f.eng.catalogCallers, f.eng.consoleCallers...) {
+		if c.OrgID != "org_b" || c.UserID != "dave" {
+			t.Errorf("the engine was asked as %+v, want dave of org_b", c)
+		}
 	}
 }
 

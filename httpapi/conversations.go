@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/danielgtaylor/huma/v2"
@@ -107,6 +108,28 @@ func (s *server) createConversation(ctx context.Context, in *createConversationI
 		return nil, err
 	}
 	return &conversationOutput{Body: s.conversationView(c)}, nil
+}
+
+// titleRunes is how long a title made from a message may be, ellipsis
+// excluded.
+const titleRunes = 60
+
+// title is the title a conversation gets from its first message: the
+// message's first non-blank line, trimmed, cut after 60 runes (never
+// inside one) with "…" appended when cut.
+func title(message string) string {
+	line := strings.TrimSpace(message)
+	if i := strings.IndexAny(line, "\r\n"); i >= 0 {
+		line = strings.TrimSpace(line[:i])
+	}
+	n := 0
+	for i := range line {
+		if n == titleRunes {
+			return line[:i] + "…"
+		}
+		n++
+	}
+	return line
 }
 
 type listConversationsInput struct {

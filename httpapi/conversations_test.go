@@ -3,6 +3,7 @@ package httpapi_test
 import (
 	"net/http"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -136,5 +137,51 @@ func TestInspect(t *testing.T) {
 	wantError(t, r, http.StatusBadRequest, "invalid_request")
 	if got := string(r.body); got != `{"error":{"code":"invalid_request","message":"no such turn in this conversation"}}`+"\n" {
 		t.Errorf("body %s", got)
+	}
+}
+
+// TestTitles: an untitled conversation is named after the first message
+// sent to it; a titled one, later messages and answers leave it be.
+func TestTitles(t *testing.T) {
+	f := newFixture(t, func(c *httpapi.Config) { c.RateLimit.Burst = -1 })
+	long := strings.Repeat("é", 58) + "🙂🙂" // 60 runes
+	for i, tc := range []struct {
+		name, message, want string
+	}{
+		{"first line", "Convert 3 metres to feet\nplease, quickly", "Convert 3 metres to feet"},
+		{"trimmed", "  \r\n\t Weather in Hanoi?  \r\nthanks", "Weather in Hanoi?"},
+		{"60 runes kept whole", long, long},
+		{"cut after 60 runes", long + "x and more", long + "…"},
+		{"cut on a rune boundary", strings.Repeat("a", 59) + "🙂🙂🙂", strings.Repeat("a", 59) + "🙂…"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			id := "conv_" + strconv.Itoa(i)
+			f.conversation("org_a", "bob", id)
+			f.ok(f.do(f.bob, "POST", "/api/conversations/"+id+"/messages", map[string]any{"message": tc.message}), http.StatusOK, nil)
+			c, err := f.st.GetConversation(f.ctx, "org_a", id)
+			f.must(err)
+			if c.Title != tc.want {
+				t.Errorf("title %q, want %q", c.Title, tc.want)
+			}
+			f.ok(f.do(f.bob, "POST", "/api/conversations/"+id+"/messages", map[string]any{"message": "something else"}), http.StatusOK, nil)
+			if c, _ := f.st.GetConversation(f.ctx, "org_a", id); c.Title != tc.want {
+				t.Errorf("a second message retitled the conversation %q", c.Title)
+			}
+		})
+	}
+
+	var titled httpapi.Conversation
+	f.ok(f.do(f.bob, "POST", "/api/conversations", map[string]any{"agent": "helper", "title": "Units"}), http.StatusCreated, &titled)
+	f.ok(f.do(f.bob, "POST", "/api/conversations/"+titled.ID+"/messages", map[string]any{"message": "hello"}), http.StatusOK, nil)
+	f.ok(f.do(f.bob, "GET", "/api/conversations/"+titled.ID, nil), http.StatusOK, &titled)
+	if titled.Title != "Units" {
+		t.Errorf("a titled conversation became %q", titled.Title)
+	}
+
+	f.conversation("org_a", "bob", "conv_paused")
+	f.pause("org_a", "bob", "conv_paused")
+	f.ok(f.do(f.bob, "POST", "/api/conversations/conv_paused/answer", map[string]any{"answer": "metres"}), http.StatusOK, nil)
+	if c, _ := f.st.GetConversation(f.ctx, "org_a", "conv_paused"); c.Title != "" {
+		t.Errorf("an answer titled the conversation %q", c.Title)
 	}
 }

@@ -2,6 +2,8 @@ package httpapi
 
 import (
 	"context"
+	"encoding/json"
+	"time"
 
 	"github.com/quiverhq/quiver/agent"
 	"github.com/quiverhq/quiver/prompt"
@@ -83,9 +85,123 @@ type Engine interface {
 	// authored) and renders its prompt once: the agent's name, and the
 	// template's warnings.
 	ValidateAgent(definition []byte) (name string, warnings []string, err error)
-	// Catalog lists every tool with its size, and the ceilings.
-	Catalog() Catalog
+	// Catalog lists every tool c's organisation has (built-ins and its
+	// enabled MCP servers' tools) with its size, and the ceilings.
+	Catalog(ctx context.Context, c Caller) (Catalog, error)
+	// Settings returns c's organisation's settings; keys only say whether
+	// they are set, never their value.
+	Settings(ctx context.Context, c Caller) (Settings, error)
+	// UpdateSettings validates u and saves it as one write: a bad field
+	// is a *BadRequest and a stale u.Version a *Conflict, both writing
+	// nothing. It returns the settings now in force.
+	UpdateSettings(ctx context.Context, c Caller, u SettingsUpdate) (Settings, error)
+	// RunTool runs one tool by hand as c (the tool console): the tool must
+	// be in the toolset the agent would get from c (before Deliberate
+	// Tool Mode), and it runs through the dispatcher with c's scope and
+	// limits, like a model's call. A tool's own failure is a ToolRun with
+	// IsError, not an error.
+	RunTool(ctx context.Context, c Caller, agentName, tool string, args json.RawMessage) (ToolRun, error)
+	// ConsoleTools lists the tools RunTool accepts for that agent and c,
+	// with their input schemas, in declaration order.
+	ConsoleTools(ctx context.Context, c Caller, agentName string) ([]ConsoleTool, error)
+	// ModelStatus says whether the agent's model can be reached with the
+	// configured keys (nothing is sent to a provider except, when no
+	// provider is configured at all, a probe of the local Ollama), and
+	// when not, how to connect one.
+	ModelStatus(ctx context.Context, c Caller, agentName string) (ModelStatus, error)
 }
+
+// Settings are an organisation's settings as the API shows them.
+type Settings struct {
+	// Version is passed back in SettingsUpdate; 0 means never saved (the
+	// deployment's defaults apply).
+	Version int64 `json:"version"`
+	// Switches are the organisation's feature switches: each agent's own
+	// switches override them.
+	Switches map[string]bool `json:"switches"`
+	// SwitchNames are the switch names the template language knows.
+	SwitchNames []string `json:"switch_names"`
+	// NetworkMode is "public" or "self-hosted".
+	NetworkMode string `json:"network_mode" enum:"public,self-hosted"`
+	// NetworkModes are the modes the deployment allows an organisation.
+	NetworkModes []string    `json:"network_modes"`
+	Web          WebSettings `json:"web"`
+	// Keys tells, for every key name Quiver knows, whether it is set.
+	Keys      []KeyState `json:"keys"`
+	UpdatedAt time.Time  `json:"updated_at,omitzero"`
+}
+
+// WebSettings configure the web tools' engines.
+type WebSettings struct {
+	// Disabled turns web_search off.
+	Disabled bool `json:"disabled" required:"false"`
+	// SearXNGURL is a SearXNG instance's base URL; "" leaves it out.
+	SearXNGURL string `json:"searxng_url" maxLength:"500" required:"false"`
+	// IAskURL is the IAsk endpoint; "" leaves it out.
+	IAskURL string `json:"iask_url" maxLength:"500" required:"false"`
+	// DuckDuckGoDisabled takes DuckDuckGo out of the chain.
+	DuckDuckGoDisabled bool `json:"duckduckgo_disabled" required:"false"`
+	// ExcludeProviders are model providers ("ollama", "novelai") whose
+	// turns do not get web_search.
+	ExcludeProviders []string `json:"exclude_providers" maxItems:"8" required:"false"`
+}
+
+// KeyState is whether one write-only key is set, and where from.
+type KeyState struct {
+	Name string `json:"name"`
+	// Label is what the key is for, for people.
+	Label string `json:"label"`
+	Set   bool   `json:"set"`
+	// Source is "settings" (saved here), "environment" (the deployment's
+	// environment or config file) or "" when not set.
+	Source string `json:"source" enum:"settings,environment,"`
+}
+
+// SettingsUpdate replaces an organisation's settings. Keys are write-only:
+// SetKeys sets (a value is never shown again), ClearKeys removes; keys in
+// neither keep their value.
+type SettingsUpdate struct {
+	// Version is the Settings.Version the change was made on.
+	Version     int64             `json:"version" minimum:"0"`
+	Switches    map[string]bool   `json:"switches" required:"false"`
+	NetworkMode string            `json:"network_mode" enum:"public,self-hosted"`
+	Web         WebSettings       `json:"web" required:"false"`
+	SetKeys     map[string]string `json:"set_keys,omitempty"`
+	ClearKeys   []string          `json:"clear_keys,omitempty" maxItems:"16"`
+}
+
+// ToolRun is the outcome of one tool run from the console.
+type ToolRun struct {
+	Tool    string `json:"tool"`
+	Result  string `json:"result"`
+	IsError bool   `json:"is_error"`
+	// DurationMS is how long the call took.
+	DurationMS int64 `json:"duration_ms"`
+}
+
+// ConsoleTool is a tool the console can run, with its input schema.
+type ConsoleTool struct {
+	Name        string          `json:"name"`
+	Family      string          `json:"family"`
+	Description string          `json:"description"`
+	Access      string          `json:"access"`
+	InputSchema json.RawMessage `json:"input_schema"`
+}
+
+// ModelStatus is whether an agent's model is connected.
+type ModelStatus struct {
+	// Model is "provider:name".
+	Model     string `json:"model"`
+	Connected bool   `json:"connected"`
+	// Help says how to connect a model; empty when connected.
+	Help string `json:"help,omitempty"`
+}
+
+// Conflict is an Engine error for a write based on stale data; its message
+// is shown to the caller (409).
+type Conflict struct{ Msg string }
+
+func (e *Conflict) Error() string { return e.Msg }
 
 // BadRequest is an Engine error caused by the request; its message is
 // shown to the caller.

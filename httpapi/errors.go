@@ -119,8 +119,9 @@ func (s *server) publicError(ctx context.Context, op string, err error) error {
 	return s.toError(ctx, op, err)
 }
 
-// toError is err in our shape: an Engine's *BadRequest is a 400 with its
-// message; anything that is not a status error is logged and answered 500.
+// toError is err in our shape: an Engine's *BadRequest is a 400 and its
+// *Conflict a 409 conflict, both with their message; anything that is not
+// a status error is logged and answered 500.
 func (s *server) toError(ctx context.Context, op string, err error) *Error {
 	var e *Error
 	if errors.As(err, &e) {
@@ -129,6 +130,10 @@ func (s *server) toError(ctx context.Context, op string, err error) *Error {
 	var br *BadRequest
 	if errors.As(err, &br) {
 		return badRequest(br.Msg)
+	}
+	var cf *Conflict
+	if errors.As(err, &cf) {
+		return apiErr(http.StatusConflict, "conflict", cf.Msg)
 	}
 	var se huma.StatusError
 	if errors.As(err, &se) {

@@ -31,6 +31,8 @@ type eventStream struct {
 	closed  bool
 	seq     int
 	last    agent.EventKind
+	// turnID is the last turn id an event carried.
+	turnID string
 }
 
 func newEventStream(w http.ResponseWriter) *eventStream {
@@ -48,6 +50,9 @@ func (es *eventStream) send(ev agent.Event) {
 	defer es.mu.Unlock()
 	if es.closed {
 		return
+	}
+	if ev.TurnID != "" {
+		es.turnID = ev.TurnID
 	}
 	es.event(ev.Kind, data)
 }
@@ -127,4 +132,18 @@ func (es *eventStream) close(conversationID string, e *Error) bool {
 		es.event(agent.EventError, data)
 	}
 	return true
+}
+
+// cancelled ends the stream of a turn cancelled on request: with a done
+// event whose stop is "cancelled" unless the engine already sent done.
+// A stream with nothing sent yet starts with it.
+func (es *eventStream) cancelled(conversationID string) {
+	es.mu.Lock()
+	defer es.mu.Unlock()
+	es.closed = true
+	if es.last == agent.EventDone {
+		return
+	}
+	data, _ := json.Marshal(agent.Event{Kind: agent.EventDone, ConversationID: conversationID, TurnID: es.turnID, Stop: agent.StopCancelled})
+	es.event(agent.EventDone, data)
 }

@@ -52,16 +52,27 @@ type sendCall struct {
 
 // fakeEngine scripts turns by message:
 //
-//	"block"     one text event, then waits for ctx and returns its error
-//	"silent"    waits for ctx without an event and returns its error
-//	"bad"       a *BadRequest before any event
-//	"boom"      an internal error before any event
-//	"late-boom" one text event, then an internal error
-//	anything    the scripted events of a whole turn, ending with done
+//	"block"      one text event, then waits for ctx and ends as
+//	             agent/loop.go does when cancelled: an error event, then
+//	             done with stop "cancelled", and a nil error
+//	"block-bare" one text event, then waits for ctx and returns its error
+//	             without done (an engine cancelled outside its loop)
+//	"silent"     waits for ctx without an event and returns its error
+//	"bad"        a *BadRequest before any event
+//	"boom"       an internal error before any event
+//	"late-boom"  one text event, then an internal error
+//	anything     the scripted events of a whole turn, ending with done
+//
+// Its settings, console and model status are in fake_test.go.
 type fakeEngine struct {
 	mu      sync.Mutex
 	calls   []sendCall
 	blocked chan error // receives ctx.Err() when a blocked turn ends
+
+	catalogCallers []httpapi.Caller
+	consoleCallers []httpapi.Caller
+	runs           []toolRunCall
+	settings       map[string]*fakeSettings // by organisation
 }
 
 const secretDetail = "sqlite: disk I/O error at /var/lib/secret"
@@ -85,6 +96,13 @@ func (f *fakeEngine) Send(ctx context.Context, c httpapi.Caller, conv, message s
 	f.mu.Unlock()
 	switch message {
 	case "block":
+		emit(agent.Event{Kind: agent.EventText, ConversationID: conv, TurnID: "turn_b", Text: "thinking"})
+		<-ctx.Done()
+		f.blocked <- ctx.Err()
+		emit(agent.Event{Kind: agent.EventError, ConversationID: conv, TurnID: "turn_b", Error: "The turn was cancelled."})
+		emit(agent.Event{Kind: agent.EventDone, ConversationID: conv, TurnID: "turn_b", Stop: agent.StopCancelled})
+		return nil
+	case "block-bare":
 		emit(agent.Event{Kind: agent.EventText, ConversationID: conv, TurnID: "turn_b", Text: "thinking"})
 		<-ctx.Done()
 		f.blocked <- ctx.Err()
@@ -145,13 +163,6 @@ func (f *fakeEngine) ValidateAgent(def []byte) (string, []string, error) {
 		warnings = []string{"prompt: unknown macro"}
 	}
 	return a.Name, warnings, nil
-}
-
-func (f *fakeEngine) Catalog() httpapi.Catalog {
-	return httpapi.Catalog{
-		Tools:           []httpapi.ToolView{{Name: "calculate", Family: "calc", Description: "Evaluates arithmetic.", Access: "read", AlwaysOn: true, Chars: 120}},
-		AlwaysPaidChars: 120, AlwaysPaidCeiling: 4000, WidestChars: 120, WidestCeiling: 20000,
-	}
 }
 
 // fakeMCP registers servers in the store as internal/app would, without

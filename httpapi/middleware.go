@@ -15,6 +15,9 @@ type requestInfo struct {
 	orgID, userID string
 	// tls reports whether the request came over TLS (cookies are Secure).
 	tls bool
+	// html reports whether the request's Accept header prefers text/html
+	// to application/json (a browser following a link).
+	html bool
 }
 
 type requestInfoKey struct{}
@@ -26,7 +29,10 @@ func infoFrom(ctx context.Context) *requestInfo {
 
 // middleware wraps every request: security headers, the body cap, panic
 // recovery and one log line. The query string is never logged: it holds
-// login tokens and inspected messages.
+// login tokens and inspected messages. API requests are answered JSON
+// whatever their Accept header: the API has no other format, and huma's
+// negotiation panics on some malformed headers (";;,,/", huma v2.37.2);
+// whether the header preferred HTML is kept for the login page.
 func (s *server) middleware(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := s.now()
@@ -38,6 +44,8 @@ func (s *server) middleware(next http.Handler) http.Handler {
 		h.Set("Referrer-Policy", "no-referrer")
 		if isAPIPath(r.URL.Path) {
 			h.Set("Cache-Control", "no-store")
+			ri.html = prefersHTML(r.Header.Get("Accept"))
+			r.Header.Set("Accept", "application/json")
 		}
 		defer func() {
 			if p := recover(); p != nil {

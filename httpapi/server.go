@@ -156,6 +156,9 @@ func (s *server) routes() {
 	s.agentRoutes()
 	s.mcpRoutes()
 	s.toolRoutes()
+	s.consoleRoutes()
+	s.settingsRoutes()
+	s.userRoutes()
 }
 
 // tidyDocument makes the document say what the server does: a validation

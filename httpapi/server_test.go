@@ -36,19 +36,24 @@ func TestOpenAPIDocument(t *testing.T) {
 	}
 	sort.Strings(ops)
 	want := []string{
-		"DELETE /api/agents/{name}", "DELETE /api/mcp-servers/{name}", "DELETE /api/tokens/{id}",
-		"GET /api/agents", "GET /api/agents/{name}", "GET /api/conversations", "GET /api/conversations/{id}",
+		"DELETE /api/agents/{name}", "DELETE /api/mcp-servers/{name}", "DELETE /api/tokens/{id}", "DELETE /api/users/{id}",
+		"GET /api/agents", "GET /api/agents/{name}", "GET /api/agents/{name}/model-status", "GET /api/console/tools",
+		"GET /api/conversations", "GET /api/conversations/{id}",
 		"GET /api/conversations/{id}/inspect", "GET /api/conversations/{id}/messages", "GET /api/mcp-servers",
-		"GET /api/mcp-servers/{name}", "GET /api/me", "GET /api/tokens", "GET /api/tools", "GET /healthz", "GET /login",
-		"POST /api/conversations", "POST /api/conversations/{id}/answer", "POST /api/conversations/{id}/cancel",
+		"GET /api/mcp-servers/{name}", "GET /api/me", "GET /api/settings", "GET /api/tokens", "GET /api/tools",
+		"GET /api/users", "GET /healthz", "GET /login",
+		"PATCH /api/me", "PATCH /api/users/{id}",
+		"POST /api/console/run", "POST /api/conversations", "POST /api/conversations/{id}/answer", "POST /api/conversations/{id}/cancel",
 		"POST /api/conversations/{id}/messages", "POST /api/logout", "POST /api/mcp-servers",
 		"POST /api/mcp-servers/{name}/disable", "POST /api/mcp-servers/{name}/enable", "POST /api/tokens",
-		"PUT /api/agents/{name}",
+		"POST /api/users", "POST /api/users/{id}/login-link",
+		"PUT /api/agents/{name}", "PUT /api/settings",
 	}
 	if diff := cmp.Diff(want, ops); diff != "" {
 		t.Errorf("operations (-want +got):\n%s", diff)
 	}
-	for _, name := range []string{"Error", "ErrorInfo", "Event", "Conversation", "Inspection", "Catalog", "MCPServer"} {
+	for _, name := range []string{"Error", "ErrorInfo", "Event", "Conversation", "Inspection", "Catalog", "MCPServer",
+		"Settings", "SettingsUpdate", "User", "LoginLink", "ConsoleTool", "ToolRun", "ModelStatus"} {
 		if doc.Components.Schemas[name] == nil {
 			t.Errorf("no schema %s", name)
 		}
@@ -60,6 +65,12 @@ func TestOpenAPIDocument(t *testing.T) {
 	for _, s := range []string{"text/event-stream", `"tool_result"`, `"next_actions"`, `"done"`, "#/components/schemas/Event", "Retry-After"} {
 		if !strings.Contains(send, s) {
 			t.Errorf("send-message does not mention %s", s)
+		}
+	}
+	login := string(doc.Paths["/login"]["get"])
+	for _, s := range []string{"text/html", "Content-Security-Policy", "invalid, already used or expired"} {
+		if !strings.Contains(login, s) {
+			t.Errorf("login does not mention %s", s)
 		}
 	}
 	if strings.Contains(string(r.body), `"422"`) {
@@ -76,8 +87,11 @@ func TestHealthAndTools(t *testing.T) {
 	}
 	var cat httpapi.Catalog
 	f.ok(f.do(f.bob, "GET", "/api/tools", nil), http.StatusOK, &cat)
-	if diff := cmp.Diff(f.eng.Catalog(), cat); diff != "" {
+	if diff := cmp.Diff(fakeCatalog, cat); diff != "" {
 		t.Errorf("catalog (-want +got):\n%s", diff)
+	}
+	if c := f.eng.catalogCallers; len(c) != 1 || c[0].OrgID != "org_a" || c[0].UserID != "bob" {
+		t.Errorf("the catalog was asked for %+v, want bob of org_a", c)
 	}
 	f.st.Close()
 	wantError(t, f.do(nil, "GET", "/healthz", nil), http.StatusServiceUnavailable, "unavailable")
@@ -133,5 +147,24 @@ func TestRequestLog(t *testing.T) {
 		if strings.Contains(logs, secret) {
 			t.Errorf("the log holds %q", secret)
 		}
+	}
+}
+
+// TestMalformedAccept: huma's content negotiation panics on some Accept
+// headers; the API answers JSON whatever the header says.
+func TestMalformedAccept(t *testing.T) {
+	f := newFixture(t, nil)
+	for _, accept := range []string{";;,,/", "a;,", "text/html;q=,", "application/xml", "*/*"} {
+		var me httpapi.Me
+		f.ok(f.do(f.bob, "GET", "/api/me", nil, "Accept: "+accept), http.StatusOK, &me)
+		wantError(t, f.do(f.bob, "GET", "/api/conversations/nope", nil, "Accept: "+accept), http.StatusNotFound, "not_found")
+	}
+	if strings.Contains(f.logs.String(), "panic") {
+		t.Errorf("a request panicked:\n%s", f.logs)
+	}
+	r := f.do(nil, "GET", "/openapi.yaml", nil, "Accept: text/html")
+	f.ok(r, http.StatusOK, nil)
+	if !strings.HasPrefix(string(r.body), "components:") && !strings.HasPrefix(string(r.body), "openapi:") {
+		t.Errorf("/openapi.yaml starts %q", r.body[:min(40, len(r.body))])
 	}
 }

@@ -16,10 +16,13 @@ func (s *server) sessionRoutes() {
 		OperationID: "login", Method: http.MethodGet, Path: "/login", Tags: []string{"session"},
 		Summary: "Sign in with a one-time login link",
 		Description: "Consumes the link's token (it works once, until it expires), starts a browser session " +
-			"(the HttpOnly cookie " + sessionCookie + ") and redirects to /.",
+			"(the HttpOnly cookie " + sessionCookie + ") and redirects to /. A link that is invalid, already used or " +
+			"expired is a 401: a small HTML page saying so, and how to get a new link, when the Accept header " +
+			"prefers text/html to application/json (a browser following the link); the JSON error invalid_link otherwise.",
 		DefaultStatus: http.StatusSeeOther,
 		Errors:        []int{http.StatusUnauthorized},
 	}, public, s.login)
+	documentLoginPage(s.api.OpenAPI().Paths["/login"].Get)
 	register(s, huma.Operation{
 		OperationID: "logout", Method: http.MethodPost, Path: "/api/logout", Tags: []string{"session"},
 		Summary:       "End the browser session",
@@ -31,49 +34,64 @@ func (s *server) sessionRoutes() {
 		Summary:     "Who the caller is",
 		Description: "The caller's user record and, for a browser session, the CSRF token unsafe requests must send.",
 	}, signedIn, s.me)
+	register(s, huma.Operation{
+		OperationID: "update-me", Method: http.MethodPatch, Path: "/api/me", Tags: []string{"session"},
+		Summary:     "Change your display name, department or timezone",
+		Description: "Absent fields keep their value. Returns what GET /api/me returns.",
+	}, signedIn, s.updateMe)
 }
 
 type loginInput struct {
 	Token string `query:"token" required:"true" doc:"The secret of a one-time login link."`
 }
 
+// loginOutput is a redirect with the session cookie, or the failure page.
 type loginOutput struct {
-	Status    int
-	Location  string      `header:"Location"`
-	SetCookie http.Cookie `header:"Set-Cookie"`
+	Status      int
+	Location    string       `header:"Location"`
+	SetCookie   *http.Cookie `header:"Set-Cookie"`
+	ContentType string       `header:"Content-Type"`
+	CSP         string       `header:"Content-Security-Policy"`
+	Body        []byte
 }
 
 type logoutOutput struct {
 	SetCookie http.Cookie `header:"Set-Cookie"`
 }
 
-// login trades a one-time link for a session.
+// login trades a one-time link for a session. A link of a disabled user
+// is as invalid as a used one.
 func (s *server) login(ctx context.Context, in *loginInput) (*loginOutput, error) {
 	now := s.now()
 	link, err := s.st.ConsumeCredential(ctx, store.CredLoginLink, HashSecret(in.Token), now)
 	if err == nil {
-		_, err = s.st.GetUser(ctx, link.OrgID, link.UserID)
+		var u store.User
+		if u, err = s.st.GetUser(ctx, link.OrgID, link.UserID); err == nil && !u.DisabledAt.IsZero() {
+			err = store.ErrNotFound
+		}
+	}
+	var secret string
+	if err == nil {
+		// PutCredential refuses a user disabled meanwhile (ErrNotFound).
+		secret, err = IssueCredential(ctx, s.st, store.Credential{
+			Kind: store.CredSession, OrgID: link.OrgID, UserID: link.UserID,
+			CSRF: NewSecret(), CreatedAt: now, ExpiresAt: now.Add(s.sessionTTL),
+		})
 	}
 	if errors.Is(err, store.ErrNotFound) {
+		if ri := infoFrom(ctx); ri != nil && ri.html {
+			return loginFailedPage(), nil
+		}
 		return nil, apiErr(http.StatusUnauthorized, "invalid_link", "this login link is invalid, already used or expired")
 	}
-	if err != nil {
-		return nil, err
-	}
-	secret, err := IssueCredential(ctx, s.st, store.Credential{
-		Kind: store.CredSession, OrgID: link.OrgID, UserID: link.UserID,
-		CSRF: NewSecret(), CreatedAt: now, ExpiresAt: now.Add(s.sessionTTL),
-	})
 	if err != nil {
 		return nil, err
 	}
 	if ri := infoFrom(ctx); ri != nil {
 		ri.orgID, ri.userID = link.OrgID, link.UserID
 	}
-	return &loginOutput{
-		Status: http.StatusSeeOther, Location: "/",
-		SetCookie: s.cookie(ctx, secret, s.sessionTTL),
-	}, nil
+	cookie := s.cookie(ctx, secret, s.sessionTTL)
+	return &loginOutput{Status: http.StatusSeeOther, Location: "/", SetCookie: &cookie}, nil
 }
 
 // cookie is the session cookie; a zero maxAge deletes it.
@@ -120,7 +138,11 @@ type Me struct {
 type meOutput struct{ Body Me }
 
 func (s *server) me(ctx context.Context, _ *struct{}) (*meOutput, error) {
-	a := authFrom(ctx)
+	return s.meOf(ctx, authFrom(ctx))
+}
+
+// meOf is what GET /api/me answers for a.
+func (s *server) meOf(ctx context.Context, a *auth) (*meOutput, error) {
 	org, err := s.st.GetOrg(ctx, a.OrgID)
 	if err != nil {
 		return nil, err
@@ -133,4 +155,27 @@ func (s *server) me(ctx context.Context, _ *struct{}) (*meOutput, error) {
 		me.Auth, me.CSRFToken = "session", a.csrf
 	}
 	return &meOutput{Body: me}, nil
+}
+
+type updateMeInput struct{ Body profileChange }
+
+func (s *server) updateMe(ctx context.Context, in *updateMeInput) (*meOutput, error) {
+	a := authFrom(ctx)
+	before, err := s.st.GetUser(ctx, a.OrgID, a.UserID)
+	if err != nil {
+		return nil, userError(err)
+	}
+	u := before
+	if err := in.Body.apply(&u); err != nil {
+		return nil, err
+	}
+	if u, err = s.saveUser(ctx, before, u); err != nil {
+		return nil, err
+	}
+	updated := *a
+	updated.Caller = callerOf(u)
+	if a.zoneHeader {
+		updated.Timezone = a.Timezone
+	}
+	return s.meOf(ctx, &updated)
 }

@@ -167,3 +167,138 @@ func TestMeAndTimezone(t *testing.T) {
 		wantError(t, f.do(f.alice, "GET", "/api/me", nil, "X-Timezone: "+bad), http.StatusBadRequest, "bad_timezone")
 	}
 }
+
+// Accept headers as browsers send them when following a link.
+const (
+	acceptChrome  = "text/html,application/xhtml+xml,application/xml;q=0.9,image/avif,image/webp,image/apng,*/*;q=0.8,application/signed-exchange;v=b3;q=0.7"
+	acceptFirefox = "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8"
+	acceptSafari  = "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8"
+)
+
+// TestLoginFailurePage: a browser following a bad link gets a page that
+// says what happened and how to get a new link; a program gets the JSON
+// error.
+func TestLoginFailurePage(t *testing.T) {
+	f := newFixture(t, nil)
+	for _, tc := range []struct {
+		accept string
+		html   bool
+	}{
+		{acceptChrome, true},
+		{acceptFirefox, true},
+		{acceptSafari, true},
+		{"TEXT/HTML", true},
+		{"text/*", true},
+		{"application/json;q=0.1, text/html", true},
+		{"", false},
+		{"*/*", false},
+		{"application/json", false},
+		{"application/json, text/html", false},
+		{"text/html;q=0.5, application/json", false},
+		{"text/html;q=0, */*", false},
+		{"text/html;q=NaN", false},
+		{"text/plain", false},
+	} {
+		t.Run(tc.accept, func(t *testing.T) {
+			var headers []string
+			if tc.accept != "" {
+				headers = append(headers, "Accept: "+tc.accept)
+			}
+			r := f.do(nil, "GET", "/login?token=made-up", nil, headers...)
+			if !tc.html {
+				wantError(t, r, http.StatusUnauthorized, "invalid_link")
+				return
+			}
+			wantLoginPage(t, r)
+		})
+	}
+
+	// A used link is as invalid, and a good one still signs a browser in.
+	link := f.loginLink("org_a", "bob", start.Add(time.Hour))
+	f.ok(f.do(nil, "GET", "/login?token="+link, nil, "Accept: "+acceptFirefox), http.StatusSeeOther, nil)
+	wantLoginPage(t, f.do(nil, "GET", "/login?token="+link, nil, "Accept: "+acceptFirefox))
+}
+
+func wantLoginPage(t *testing.T, r response) {
+	t.Helper()
+	if r.StatusCode != http.StatusUnauthorized {
+		t.Fatalf("status %d, want 401", r.StatusCode)
+	}
+	for h, want := range map[string]string{
+		"Content-Type":            "text/html; charset=utf-8",
+		"Content-Security-Policy": "default-src 'none'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
+		"X-Content-Type-Options":  "nosniff",
+		"Cache-Control":           "no-store",
+		"Set-Cookie":              "",
+	} {
+		if got := r.Header.Get(h); got != want {
+			t.Errorf("%s: %q, want %q", h, got, want)
+		}
+	}
+	page := string(r.body)
+	for _, want := range []string{"<!doctype html>", "invalid, already used or expired", "Settings → People", "<code>quiver login-link</code>"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the page lacks %q", want)
+		}
+	}
+	for _, banned := range []string{"<script", "style", "http:", "https:", "made-up"} {
+		if strings.Contains(strings.ToLower(page), banned) {
+			t.Errorf("the page holds %q", banned)
+		}
+	}
+}
+
+func TestUpdateMe(t *testing.T) {
+	f := newFixture(t, nil)
+	w := f.login("org_a", "bob")
+	f.clock.Advance(time.Hour)
+
+	wantError(t, f.do(&who{session: w.session}, "PATCH", "/api/me", map[string]any{"display_name": "Robert"}), http.StatusForbidden, "csrf")
+	var me httpapi.Me
+	f.ok(f.do(w, "PATCH", "/api/me", map[string]any{"display_name": " Robert ", "timezone": "Asia/Tokyo"}), http.StatusOK, &me)
+	want := httpapi.Me{UserID: "bob", OrgID: "org_a", OrgName: "Acme", DisplayName: "Robert", Department: "R&D", Timezone: "Asia/Tokyo", Role: "member", Auth: "session", CSRFToken: w.csrf}
+	if diff := cmp.Diff(want, me); diff != "" {
+		t.Errorf("me (-want +got):\n%s", diff)
+	}
+	stored, err := f.st.GetUser(f.ctx, "org_a", "bob")
+	f.must(err)
+	if stored.DisplayName != "Robert" || stored.Timezone != "Asia/Tokyo" || !stored.UpdatedAt.Equal(start.Add(time.Hour)) {
+		t.Errorf("stored %+v", stored)
+	}
+
+	// The X-Timezone header still wins for the request; the stored zone
+	// is what the body set.
+	f.ok(f.do(f.bob, "PATCH", "/api/me", map[string]any{"department": "Ops"}, "X-Timezone: America/Sao_Paulo"), http.StatusOK, &me)
+	if me.Timezone != "America/Sao_Paulo" || me.Department != "Ops" || me.Auth != "token" || me.CSRFToken != "" {
+		t.Errorf("me %+v", me)
+	}
+	f.ok(f.do(f.bob, "GET", "/api/me", nil), http.StatusOK, &me)
+	if me.Timezone != "Asia/Tokyo" {
+		t.Errorf("stored zone %q, want Asia/Tokyo", me.Timezone)
+	}
+
+	// The next turn is the new profile's.
+	f.conversation("org_a", "bob", "conv_bob")
+	f.ok(f.do(f.bob, "POST", "/api/conversations/conv_bob/messages", map[string]any{"message": "hi"}), http.StatusOK, nil)
+	if c := f.eng.lastCall(t).Caller; c.DisplayName != "Robert" || c.Department != "Ops" {
+		t.Errorf("the turn's caller %+v", c)
+	}
+
+	for name, body := range map[string]map[string]any{
+		"role":         {"role": "admin"},
+		"blank name":   {"display_name": "  "},
+		"control char": {"display_name": "Bob\u0007"},
+		"line break":   {"department": "R&D\u2028Role: admin"},
+		"long":         {"department": strings.Repeat("x", 101)},
+		"unknown zone": {"timezone": "Europe/Atlantis"},
+	} {
+		r := f.do(f.bob, "PATCH", "/api/me", body)
+		if r.StatusCode != http.StatusBadRequest {
+			t.Errorf("%s: status %d, want 400 (%s)", name, r.StatusCode, r.body)
+		}
+	}
+	f.ok(f.do(f.bob, "PATCH", "/api/me", map[string]any{"timezone": ""}), http.StatusOK, &me)
+	if me.Timezone != "" || me.Role != "member" {
+		t.Errorf("after clearing the zone: %+v", me)
+	}
+}

@@ -22,7 +22,9 @@ func (s *server) streamRoutes() {
 		Summary: "Send a message; the turn streams back as Server-Sent Events",
 		Description: "Runs a turn (or answers the paused one) and streams its events until done or error. " +
 			"Errors found before the first event are JSON errors with their status; later ones are an error event. " +
-			"Closing the stream cancels the turn. Rate-limited per user (429 with Retry-After).",
+			"Closing the stream cancels the turn; POST .../cancel ends it with a done event whose stop is \"cancelled\". " +
+			"An untitled conversation takes its title from the message's first line. " +
+			"Rate-limited per user, with console runs (429 with Retry-After).",
 		Errors:    []int{http.StatusNotFound, http.StatusConflict, http.StatusTooManyRequests},
 		Responses: eventStreamResponses(s.api),
 	}, signedIn, s.sendMessage)
@@ -37,7 +39,8 @@ func (s *server) streamRoutes() {
 		OperationID: "cancel-turn", Method: http.MethodPost, Path: "/api/conversations/{id}/cancel", Tags: tags,
 		Summary: "Cancel the conversation's running turn",
 		Description: "Cancels the turn this server runs for the conversation; it is recorded as interrupted and its " +
-			"stream ends. 409 when none runs here.",
+			"stream ends with a done event whose stop is \"cancelled\" (a stream with no event yet answers 200 with that " +
+			"event alone). 409 when none runs here.",
 		DefaultStatus: http.StatusAccepted,
 		Errors:        []int{http.StatusNotFound, http.StatusConflict},
 	}, signedIn, s.cancelTurn)
@@ -103,11 +106,13 @@ func (s *server) answerPause(ctx context.Context, in *answerInput) (*huma.Stream
 }
 
 // startTurn checks everything that can still be a JSON error (ownership,
-// the pending pause, a turn already running, the rate limit), then
-// registers the turn as running and returns the stream that runs it.
+// the pending pause, a turn already running, the rate limit), names an
+// untitled conversation after its first message, then registers the turn
+// as running and returns the stream that runs it.
 func (s *server) startTurn(ctx context.Context, id, text string, answer bool) (*huma.StreamResponse, error) {
 	a := authFrom(ctx)
-	if _, err := s.ownConversation(ctx, a, id); err != nil {
+	conv, err := s.ownConversation(ctx, a, id)
+	if err != nil {
 		return nil, err
 	}
 	if answer {
@@ -123,39 +128,75 @@ func (s *server) startTurn(ctx context.Context, id, text string, answer bool) (*
 	if s.turns.running(key) {
 		return nil, errTurnRunning
 	}
-	if wait, ok := s.limiter.take(a.OrgID + "\x00" + a.UserID); !ok {
-		secs := strconv.Itoa(int(math.Ceil(wait.Seconds())))
-		return nil, huma.ErrorWithHeaders(
-			apiErr(http.StatusTooManyRequests, "rate_limited", "too many messages; try again in "+secs+"s"),
-			http.Header{"Retry-After": {secs}})
+	if err := s.rateLimit(a); err != nil {
+		return nil, err
 	}
-	turnCtx, cancel := context.WithCancel(ctx)
-	rt, ok := s.turns.start(key, cancel)
+	turnCtx, cancel := context.WithCancelCause(ctx)
+	rt, ok := s.turns.start(key, userKey(a.OrgID, a.UserID), cancel)
 	if !ok {
-		cancel()
+		cancel(nil)
 		return nil, errTurnRunning
+	}
+	if !answer && conv.Title == "" {
+		// Before the turn: the engine re-reads the conversation and keeps
+		// the title.
+		conv.Title = title(text)
+		if err := s.st.PutConversation(ctx, conv); err != nil {
+			s.turns.done(key, rt)
+			cancel(nil)
+			return nil, err
+		}
 	}
 	return &huma.StreamResponse{Body: func(hctx huma.Context) {
 		defer s.turns.done(key, rt)
-		defer cancel()
+		defer cancel(nil)
 		s.runTurn(turnCtx, hctx, a.Caller, id, text)
 	}}, nil
 }
 
+// rateLimit spends one of the caller's tokens (messages, answers and
+// console runs share the bucket), or answers 429 with Retry-After.
+func (s *server) rateLimit(a *auth) error {
+	wait, ok := s.limiter.take(userKey(a.OrgID, a.UserID))
+	if ok {
+		return nil
+	}
+	secs := strconv.Itoa(int(math.Ceil(wait.Seconds())))
+	return huma.ErrorWithHeaders(
+		apiErr(http.StatusTooManyRequests, "rate_limited", "too many requests; try again in "+secs+"s"),
+		http.Header{"Retry-After": {secs}})
+}
+
 var errTurnRunning = apiErr(http.StatusConflict, "turn_running", "a turn of this conversation is already running")
 
-// runTurn runs the turn, streaming its events, and ends the stream: an
-// error before any event is a JSON error response; after, an error event
-// unless the engine already ended with done or error.
+// errCancelRequested is the cause of a turn's cancellation by POST
+// …/cancel or by its user being disabled, as opposed to its client
+// leaving.
+var errCancelRequested = errors.New("turn cancelled on request")
+
+// runTurn runs the turn, streaming its events, and ends the stream. A
+// turn cancelled on request ends with a done event whose stop is
+// "cancelled": the engine's own, or one added when the engine stopped
+// without it. Otherwise an error before any event is a JSON error
+// response; after, an error event unless the engine already ended with
+// done or error.
 func (s *server) runTurn(ctx context.Context, hctx huma.Context, c Caller, conversationID, text string) {
 	_, w := humago.Unwrap(hctx)
 	es := newEventStream(w)
 	stop := es.heartbeats(s.heartbeat)
 	err := s.eng.Send(ctx, c, conversationID, text, es.send)
 	stop()
+	if errors.Is(context.Cause(ctx), errCancelRequested) {
+		if err != nil && !errors.Is(err, context.Canceled) {
+			s.internal(ctx, "send-message", err)
+		}
+		es.cancelled(conversationID)
+		return
+	}
 	var e *Error
 	if err != nil {
 		if errors.Is(err, context.Canceled) && ctx.Err() != nil {
+			// The client left: nothing it could read remains to be said.
 			e = apiErr(http.StatusConflict, "cancelled", "the turn was cancelled")
 		} else {
 			e = s.toError(ctx, "send-message", err)
@@ -174,11 +215,17 @@ type runningTurns struct {
 	m  map[string]*runningTurn
 }
 
-type runningTurn struct{ cancel context.CancelFunc }
+type runningTurn struct {
+	cancel context.CancelCauseFunc
+	// user is the userKey of the turn's caller.
+	user string
+}
 
 func newRunningTurns() *runningTurns { return &runningTurns{m: map[string]*runningTurn{}} }
 
 func turnKey(orgID, conversationID string) string { return orgID + "\x00" + conversationID }
+
+func userKey(orgID, userID string) string { return orgID + "\x00" + userID }
 
 func (t *runningTurns) running(key string) bool {
 	t.mu.Lock()
@@ -186,14 +233,14 @@ func (t *runningTurns) running(key string) bool {
 	return t.m[key] != nil
 }
 
-// start registers a turn; false when one already runs under key.
-func (t *runningTurns) start(key string, cancel context.CancelFunc) (*runningTurn, bool) {
+// start registers a turn of user; false when one already runs under key.
+func (t *runningTurns) start(key, user string, cancel context.CancelCauseFunc) (*runningTurn, bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.m[key] != nil {
 		return nil, false
 	}
-	rt := &runningTurn{cancel: cancel}
+	rt := &runningTurn{cancel: cancel, user: user}
 	t.m[key] = rt
 	return rt, true
 }
@@ -206,8 +253,19 @@ func (t *runningTurns) cancel(key string) bool {
 	if rt == nil {
 		return false
 	}
-	rt.cancel()
+	rt.cancel(errCancelRequested)
 	return true
+}
+
+// cancelUser cancels every turn the user runs.
+func (t *runningTurns) cancelUser(user string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for _, rt := range t.m {
+		if rt.user == user {
+			rt.cancel(errCancelRequested)
+		}
+	}
 }
 
 // done forgets rt, if it is still the turn under key.

@@ -178,51 +178,67 @@ func TestSendErrors(t *testing.T) {
 	}
 }
 
+// TestCancel: POST …/cancel ends the stream with a done event whose stop
+// is "cancelled": the engine's own when it sends one (as agent/loop.go
+// does), one added when it stops without.
 func TestCancel(t *testing.T) {
-	f := newFixture(t, nil)
-	f.conversation("org_a", "bob", "conv_bob")
+	for _, tc := range []struct {
+		name, message string
+		// want are the events after the first, the last being done.
+		want []string
+	}{
+		{name: "engine ends with done", message: "block", want: []string{"error", "done"}},
+		{name: "engine stops without done", message: "block-bare", want: []string{"done"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFixture(t, nil)
+			f.conversation("org_a", "bob", "conv_bob")
 
-	resp := f.open(f.bob, "/api/conversations/conv_bob/messages", map[string]any{"message": "block"})
-	defer resp.Body.Close()
-	br := bufio.NewReader(resp.Body)
-	first, err := readEvent(t, br)
-	f.must(err)
-	if first.Name != "text" {
-		t.Fatalf("first event %+v", first)
-	}
+			resp := f.open(f.bob, "/api/conversations/conv_bob/messages", map[string]any{"message": tc.message})
+			defer resp.Body.Close()
+			br := bufio.NewReader(resp.Body)
+			first, err := readEvent(t, br)
+			f.must(err)
+			if first.Name != "text" {
+				t.Fatalf("first event %+v", first)
+			}
 
-	// The turn runs: visible, exclusive, and only its owner may cancel it.
-	var c httpapi.Conversation
-	f.ok(f.do(f.bob, "GET", "/api/conversations/conv_bob", nil), 200, &c)
-	if !c.Running {
-		t.Error("a running turn's conversation says running=false")
-	}
-	wantError(t, f.do(f.bob, "POST", "/api/conversations/conv_bob/messages", map[string]any{"message": "hi"}), http.StatusConflict, "turn_running")
-	wantError(t, f.do(f.carol, "POST", "/api/conversations/conv_bob/cancel", nil), http.StatusNotFound, "not_found")
-	wantError(t, f.do(f.dave, "POST", "/api/conversations/conv_bob/cancel", nil), http.StatusNotFound, "not_found")
+			// The turn runs: visible, exclusive, and only its owner may cancel it.
+			var c httpapi.Conversation
+			f.ok(f.do(f.bob, "GET", "/api/conversations/conv_bob", nil), 200, &c)
+			if !c.Running {
+				t.Error("a running turn's conversation says running=false")
+			}
+			wantError(t, f.do(f.bob, "POST", "/api/conversations/conv_bob/messages", map[string]any{"message": "hi"}), http.StatusConflict, "turn_running")
+			wantError(t, f.do(f.carol, "POST", "/api/conversations/conv_bob/cancel", nil), http.StatusNotFound, "not_found")
+			wantError(t, f.do(f.dave, "POST", "/api/conversations/conv_bob/cancel", nil), http.StatusNotFound, "not_found")
 
-	var out struct{ Cancelled bool }
-	f.ok(f.do(f.bob, "POST", "/api/conversations/conv_bob/cancel", nil), http.StatusAccepted, &out)
-	if !out.Cancelled {
-		t.Error("cancelled=false")
-	}
-	if err := <-f.eng.blocked; !errors.Is(err, context.Canceled) {
-		t.Errorf("the turn's context ended with %v, want context.Canceled", err)
-	}
-	rest := readAll(t, br)
-	if diff := cmp.Diff([]string{"error"}, kinds(rest)); diff != "" {
-		t.Fatalf("after cancel (-want +got):\n%s", diff)
-	}
-	if rest[0].ID != 2 || !strings.Contains(rest[0].Data.Error, "cancelled") {
-		t.Errorf("final event %+v", rest[0])
-	}
+			var out struct{ Cancelled bool }
+			f.ok(f.do(f.bob, "POST", "/api/conversations/conv_bob/cancel", nil), http.StatusAccepted, &out)
+			if !out.Cancelled {
+				t.Error("cancelled=false")
+			}
+			if err := <-f.eng.blocked; !errors.Is(err, context.Canceled) {
+				t.Errorf("the turn's context ended with %v, want context.Canceled", err)
+			}
+			rest := readAll(t, br)
+			if diff := cmp.Diff(tc.want, kinds(rest)); diff != "" {
+				t.Fatalf("after cancel (-want +got):\n%s", diff)
+			}
+			last := rest[len(rest)-1]
+			want := agent.Event{Kind: agent.EventDone, ConversationID: "conv_bob", TurnID: "turn_b", Stop: agent.StopCancelled}
+			if diff := cmp.Diff(want, last.Data); diff != "" || last.ID != len(rest)+1 {
+				t.Errorf("final event id %d (-want +got):\n%s", last.ID, diff)
+			}
 
-	wantError(t, f.do(f.bob, "POST", "/api/conversations/conv_bob/cancel", nil), http.StatusConflict, "not_running")
-	f.ok(f.do(f.bob, "GET", "/api/conversations/conv_bob", nil), 200, &c)
-	if c.Running {
-		t.Error("running=true after the turn ended")
+			wantError(t, f.do(f.bob, "POST", "/api/conversations/conv_bob/cancel", nil), http.StatusConflict, "not_running")
+			f.ok(f.do(f.bob, "GET", "/api/conversations/conv_bob", nil), 200, &c)
+			if c.Running {
+				t.Error("running=true after the turn ended")
+			}
+			f.ok(f.do(f.bob, "POST", "/api/conversations/conv_bob/messages", map[string]any{"message": "hi"}), 200, nil)
+		})
 	}
-	f.ok(f.do(f.bob, "POST", "/api/conversations/conv_bob/messages", map[string]any{"message": "hi"}), 200, nil)
 }
 
 func TestClosingTheStreamCancelsTheTurn(t *testing.T) {
@@ -242,6 +258,8 @@ func TestClosingTheStreamCancelsTheTurn(t *testing.T) {
 	}
 }
 
+// TestCancelBeforeAnyEvent: a turn cancelled before its first event still
+// answers a stream, with done alone.
 func TestCancelBeforeAnyEvent(t *testing.T) {
 	f := newFixture(t, nil)
 	f.conversation("org_a", "bob", "conv_bob")
@@ -259,7 +277,13 @@ func TestCancelBeforeAnyEvent(t *testing.T) {
 		wantError(t, r, http.StatusConflict, "not_running")
 	}
 	<-f.eng.blocked
-	wantError(t, <-done, http.StatusConflict, "cancelled")
+	r := <-done
+	f.ok(r, http.StatusOK, nil)
+	evs := readAll(t, strings.NewReader(string(r.body)))
+	want := []sseEvent{{ID: 1, Name: "done", Data: agent.Event{Kind: agent.EventDone, ConversationID: "conv_bob", Stop: agent.StopCancelled}}}
+	if diff := cmp.Diff(want, evs); diff != "" {
+		t.Errorf("stream (-want +got):\n%s", diff)
+	}
 }
 
 func TestHeartbeat(t *testing.T) {
@@ -279,7 +303,7 @@ func TestHeartbeat(t *testing.T) {
 	f.ok(f.do(f.bob, "POST", "/api/conversations/conv_bob/cancel", nil), http.StatusAccepted, nil)
 	<-f.eng.blocked
 	evs := readAll(t, br)
-	if diff := cmp.Diff([]string{"error"}, kinds(evs)); diff != "" {
+	if diff := cmp.Diff([]string{"done"}, kinds(evs)); diff != "" {
 		t.Errorf("events (-want +got):\n%s", diff)
 	}
 }

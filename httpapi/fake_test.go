@@ -1,0 +1,179 @@
+package httpapi_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/quiverhq/quiver/httpapi"
+)
+
+// fakeCatalog is the catalog the fake engine lists.
+var fakeCatalog = httpapi.Catalog{
+	Tools:           []httpapi.ToolView{{Name: "calculate", Family: "calc", Description: "Evaluates arithmetic.", Access: "read", AlwaysOn: true, Chars: 120}},
+	AlwaysPaidChars: 120, AlwaysPaidCeiling: 4000, WidestChars: 120, WidestCeiling: 20000,
+}
+
+func (f *fakeEngine) Catalog(_ context.Context, c httpapi.Caller) (httpapi.Catalog, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.catalogCallers = append(f.catalogCallers, c)
+	return fakeCatalog, nil
+}
+
+// fakeKeys are the key names the fake's settings know.
+var fakeKeys = []httpapi.KeyState{
+	{Name: "openai_api_key", Label: "OpenAI API key"},
+	{Name: "brave_api_key", Label: "Brave Search API key"},
+}
+
+// fakeSettings are one organisation's settings in the fake engine.
+type fakeSettings struct {
+	version int64
+	update  httpapi.SettingsUpdate // without keys
+	keys    map[string]string
+}
+
+// orgSettings returns the organisation's settings; f.mu is held.
+func (f *fakeEngine) orgSettings(orgID string) *fakeSettings {
+	if f.settings == nil {
+		f.settings = map[string]*fakeSettings{}
+	}
+	st := f.settings[orgID]
+	if st == nil {
+		st = &fakeSettings{update: httpapi.SettingsUpdate{NetworkMode: "public"}, keys: map[string]string{}}
+		f.settings[orgID] = st
+	}
+	return st
+}
+
+func (st *fakeSettings) view() httpapi.Settings {
+	v := httpapi.Settings{
+		Version: st.version, Switches: st.update.Switches, SwitchNames: []string{"intent", "web"},
+		NetworkMode: st.update.NetworkMode, NetworkModes: []string{"public", "self-hosted"}, Web: st.update.Web,
+	}
+	for _, k := range fakeKeys {
+		if _, ok := st.keys[k.Name]; ok {
+			k.Set, k.Source = true, "settings"
+		}
+		v.Keys = append(v.Keys, k)
+	}
+	if st.version > 0 {
+		v.UpdatedAt = start
+	}
+	return v
+}
+
+func (f *fakeEngine) Settings(_ context.Context, c httpapi.Caller) (httpapi.Settings, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.orgSettings(c.OrgID).view(), nil
+}
+
+// UpdateSettings refuses a stale version, unknown switches and keys, and
+// a SearXNG URL that is not http(s); the switch "boom" is an internal
+// error.
+func (f *fakeEngine) UpdateSettings(_ context.Context, c httpapi.Caller, u httpapi.SettingsUpdate) (httpapi.Settings, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	st := f.orgSettings(c.OrgID)
+	if u.Version != st.version {
+		return httpapi.Settings{}, &httpapi.Conflict{Msg: "the settings changed since they were read; reload them and apply the change again"}
+	}
+	if u.Switches["boom"] {
+		return httpapi.Settings{}, errors.New(secretDetail)
+	}
+	for name := range u.Switches {
+		if name != "intent" && name != "web" {
+			return httpapi.Settings{}, &httpapi.BadRequest{Msg: "switches: unknown switch " + name}
+		}
+	}
+	known := func(name string) bool {
+		return slices.ContainsFunc(fakeKeys, func(k httpapi.KeyState) bool { return k.Name == name })
+	}
+	for _, name := range append(slices.Collect(maps.Keys(u.SetKeys)), u.ClearKeys...) {
+		if !known(name) {
+			return httpapi.Settings{}, &httpapi.BadRequest{Msg: "unknown key " + name}
+		}
+	}
+	if w := u.Web.SearXNGURL; w != "" && !strings.HasPrefix(w, "http://") && !strings.HasPrefix(w, "https://") {
+		return httpapi.Settings{}, &httpapi.BadRequest{Msg: "web.searxng_url: not an http(s) URL"}
+	}
+	maps.Copy(st.keys, u.SetKeys)
+	for _, name := range u.ClearKeys {
+		delete(st.keys, name)
+	}
+	u.SetKeys, u.ClearKeys = nil, nil
+	st.update, st.version = u, st.version+1
+	return st.view(), nil
+}
+
+// toolRunCall is one RunTool the fake saw.
+type toolRunCall struct {
+	Caller      httpapi.Caller
+	Agent, Tool string
+	Args        string
+}
+
+// RunTool runs "calculate" ({"expression"}: "2" for 1+1), "fail" (a
+// failed run) and "boom" (an internal error); any other tool is not in
+// the toolset.
+func (f *fakeEngine) RunTool(_ context.Context, c httpapi.Caller, agentName, tool string, args json.RawMessage) (httpapi.ToolRun, error) {
+	f.mu.Lock()
+	f.runs = append(f.runs, toolRunCall{Caller: c, Agent: agentName, Tool: tool, Args: string(args)})
+	f.mu.Unlock()
+	switch tool {
+	case "calculate":
+		var in struct{ Expression string }
+		if err := json.Unmarshal(args, &in); err != nil || in.Expression == "" {
+			return httpapi.ToolRun{Tool: tool, Result: "expression is required", IsError: true, DurationMS: 1}, nil
+		}
+		result := "?"
+		if in.Expression == "1+1" {
+			result = "2"
+		}
+		return httpapi.ToolRun{Tool: tool, Result: result, DurationMS: 3}, nil
+	case "fail":
+		return httpapi.ToolRun{Tool: tool, Result: "the tool failed", IsError: true, DurationMS: 1}, nil
+	case "boom":
+		return httpapi.ToolRun{}, errors.New(secretDetail)
+	}
+	return httpapi.ToolRun{}, &httpapi.BadRequest{Msg: "tool " + tool + " is not in the toolset of agent " + agentName}
+}
+
+func (f *fakeEngine) lastRun() (toolRunCall, bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if len(f.runs) == 0 {
+		return toolRunCall{}, false
+	}
+	return f.runs[len(f.runs)-1], true
+}
+
+// fakeConsoleTools are what ConsoleTools lists for "helper"; other agents
+// have none.
+var fakeConsoleTools = []httpapi.ConsoleTool{
+	{Name: "calculate", Family: "calc", Description: "Evaluates arithmetic.", Access: "read", InputSchema: json.RawMessage(`{"type":"object","properties":{"expression":{"type":"string"}},"required":["expression"]}`)},
+	{Name: "fail", Family: "test", Description: "Always fails.", Access: "read", InputSchema: json.RawMessage(`{"type":"object"}`)},
+}
+
+func (f *fakeEngine) ConsoleTools(_ context.Context, c httpapi.Caller, agentName string) ([]httpapi.ConsoleTool, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.consoleCallers = append(f.consoleCallers, c)
+	if agentName == "helper" {
+		return fakeConsoleTools, nil
+	}
+	return nil, nil
+}
+
+// ModelStatus: "helper" is connected, every other agent is not.
+func (f *fakeEngine) ModelStatus(_ context.Context, _ httpapi.Caller, agentName string) (httpapi.ModelStatus, error) {
+	if agentName == "helper" {
+		return httpapi.ModelStatus{Model: "fake:model", Connected: true}, nil
+	}
+	return httpapi.ModelStatus{Model: "openai:gpt-5-mini", Help: "Set the OpenAI API key in Settings, or start Ollama on this machine."}, nil
+}
