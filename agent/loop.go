@@ -119,14 +119,17 @@ func (rn *run) pause(ctx context.Context) (Outcome, error) {
 	return rn.finish(ctx, store.TurnPaused, StopPause)
 }
 
-// fail ends the turn on err: cancelled turns are saved as interrupted,
-// others as failed with one clear message for the user.
+// fail ends the turn on err: cancelled turns are saved as interrupted and
+// end with done (stop "cancelled") alone — a cancel is not an error —
+// others as failed with one clear message for the user before done.
 func (rn *run) fail(ctx context.Context, err error) (Outcome, error) {
 	status, stop := store.TurnFailed, StopError
 	if errors.Is(err, context.Canceled) || ctx.Err() != nil {
 		status, stop = store.TurnInterrupted, StopCancelled
 	}
-	rn.emit(Event{Kind: EventError, Error: userMessage(err)})
+	if stop != StopCancelled {
+		rn.emit(Event{Kind: EventError, Error: userMessage(err)})
+	}
 	rn.r.cfg.Logger.Warn("turn ended early", "turn", rn.facts.TurnID, "error", err)
 	out, saveErr := rn.finish(ctx, status, stop)
 	if saveErr != nil {

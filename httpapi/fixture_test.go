@@ -99,7 +99,6 @@ func (f *fakeEngine) Send(ctx context.Context, c httpapi.Caller, conv, message s
 		emit(agent.Event{Kind: agent.EventText, ConversationID: conv, TurnID: "turn_b", Text: "thinking"})
 		<-ctx.Done()
 		f.blocked <- ctx.Err()
-		emit(agent.Event{Kind: agent.EventError, ConversationID: conv, TurnID: "turn_b", Error: "The turn was cancelled."})
 		emit(agent.Event{Kind: agent.EventDone, ConversationID: conv, TurnID: "turn_b", Stop: agent.StopCancelled})
 		return nil
 	case "block-bare":

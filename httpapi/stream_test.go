@@ -187,7 +187,7 @@ func TestCancel(t *testing.T) {
 		// want are the events after the first, the last being done.
 		want []string
 	}{
-		{name: "engine ends with done", message: "block", want: []string{"error", "done"}},
+		{name: "engine ends with done", message: "block", want: []string{"done"}},
 		{name: "engine stops without done", message: "block-bare", want: []string{"done"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

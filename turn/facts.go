@@ -73,6 +73,15 @@ type Agent struct {
 	// Switches are named feature switches ("memory", "budget", "history",
 	// and the template capabilities); a missing name is off.
 	Switches map[string]bool
+	// Deliberate overrides the organisation's Deliberate Tool Mode
+	// settings for this agent; nil fields keep the organisation's.
+	Deliberate Deliberate
+}
+
+// Deliberate is an agent's override of Deliberate Tool Mode settings.
+type Deliberate struct {
+	Enabled      *bool
+	HistoryTurns *int
 }
 
 // Model is the model that runs the turn.

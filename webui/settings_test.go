@@ -74,7 +74,7 @@ func TestSettingsSaveKeepsKeysWriteOnly(t *testing.T) {
 		chromedp.Click(chromedp.CSS(`#switch-emoji_usage`)),
 		chromedp.Click(chromedp.CSS(`#mode-self-hosted`)),
 		chromedp.SetValue(chromedp.CSS(`#web-searxng`), "http://searx.lan:8080"),
-		chromedp.Click(chromedp.CSS(`#exclude-brave`)),
+		chromedp.SetValue(chromedp.CSS(`#web-exclude`), "iask, ollama ,"),
 		chromedp.Click(chromedp.CSS(`.key[data-key="openai_api_key"] button`)),
 		chromedp.Click(chromedp.CSS(`#key-anthropic_api_key`)),
 		chromedp.SendKeys(chromedp.CSS(`#key-anthropic_api_key`), typed))
@@ -95,7 +95,7 @@ func TestSettingsSaveKeepsKeysWriteOnly(t *testing.T) {
 		"switches":     map[string]any{"emoji_usage": false, "web_search": true},
 		"network_mode": "self-hosted",
 		"web": map[string]any{"disabled": false, "searxng_url": "http://searx.lan:8080", "iask_url": "",
-			"duckduckgo_disabled": false, "exclude_providers": []any{"brave", "iask"}},
+			"duckduckgo_disabled": false, "exclude_providers": []any{"iask", "ollama"}},
 		"set_keys":   map[string]any{"anthropic_api_key": typed},
 		"clear_keys": []any{"openai_api_key"},
 	}

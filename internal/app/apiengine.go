@@ -25,8 +25,17 @@ type apiEngine struct {
 	models models
 	now    func() time.Time
 
-	mu     sync.Mutex
-	opened map[string]llm.Model // by "provider:model", opened once
+	mu sync.Mutex
+	// opened holds, per organisation, the models opened under its
+	// settings version; a new version starts afresh.
+	opened map[string]openedModels
+}
+
+// openedModels are an organisation's models at one settings version, by
+// "provider:model".
+type openedModels struct {
+	version int64
+	models  map[string]llm.Model
 }
 
 var _ httpapi.Engine = (*apiEngine)(nil)
@@ -73,24 +82,37 @@ func (a *apiEngine) facts(c httpapi.Caller, ag config.Agent, conversationID stri
 	}, nil
 }
 
-// model opens (once) the model a turn runs on.
-func (a *apiEngine) model(ctx context.Context, m turn.Model) (llm.Model, error) {
+// model opens (once per settings version) the model a turn of the
+// organisation runs on, with the organisation's keys.
+func (a *apiEngine) model(ctx context.Context, orgID string, m turn.Model) (llm.Model, error) {
+	view, err := a.eng.orgs.view(ctx, orgID)
+	if err != nil {
+		return nil, err
+	}
 	key := m.Provider + ":" + m.Name
 	a.mu.Lock()
-	mod, ok := a.opened[key]
+	om := a.opened[orgID]
+	mod, ok := om.models[key]
 	a.mu.Unlock()
-	if ok {
+	if ok && om.version == view.version {
 		return mod, nil
 	}
-	mod, _, err := a.models.open(ctx, m)
+	ms := a.models
+	ms.cfg = view.cfg
+	mod, _, err = ms.open(ctx, m)
 	if err != nil {
 		return nil, &httpapi.BadRequest{Msg: "no model is connected: " + err.Error()}
 	}
 	a.mu.Lock()
 	if a.opened == nil {
-		a.opened = map[string]llm.Model{}
+		a.opened = map[string]openedModels{}
 	}
-	a.opened[key] = mod
+	om = a.opened[orgID]
+	if om.version != view.version || om.models == nil {
+		om = openedModels{version: view.version, models: map[string]llm.Model{}}
+	}
+	om.models[key] = mod
+	a.opened[orgID] = om
 	a.mu.Unlock()
 	return mod, nil
 }
@@ -105,7 +127,7 @@ func (a *apiEngine) request(ctx context.Context, c httpapi.Caller, conversationI
 	if err != nil {
 		return Prepared{}, nil, err
 	}
-	mod, err := a.model(ctx, f.Model)
+	mod, err := a.model(ctx, c.OrgID, f.Model)
 	if err != nil && !dry {
 		return Prepared{}, nil, err
 	}
@@ -172,26 +194,42 @@ func (a *apiEngine) ValidateAgent(definition []byte) (string, []string, error) {
 	if err != nil {
 		return "", nil, &httpapi.BadRequest{Msg: err.Error()}
 	}
-	req, err := prompt.Assemble(f, a.eng.cat.Select(f))
+	req, err := prompt.Assemble(f, a.eng.orgs.baseView.catalog.Select(f))
 	if err != nil {
 		return "", nil, &httpapi.BadRequest{Msg: err.Error()}
 	}
 	return ag.Name, req.Warnings, nil
 }
 
-// Catalog implements httpapi.Engine.
-func (a *apiEngine) Catalog() httpapi.Catalog {
+// Catalog implements httpapi.Engine: the organisation's built-ins under
+// its settings and its enabled MCP servers' tools.
+func (a *apiEngine) Catalog(ctx context.Context, c httpapi.Caller) (httpapi.Catalog, error) {
+	view, err := a.eng.orgs.view(ctx, c.OrgID)
+	if err != nil {
+		return httpapi.Catalog{}, err
+	}
+	cat := turnCatalog(ctx, view.catalog, a.eng.mcp, c.OrgID, Env{Logger: a.eng.logger})
 	s := CatalogSizes()
 	out := httpapi.Catalog{
 		AlwaysPaidChars: s.AlwaysPaid.Chars, AlwaysPaidCeiling: s.AlwaysPaid.Ceiling,
 		WidestChars: s.Widest.Chars, WidestCeiling: s.Widest.Ceiling,
 	}
-	for _, t := range a.eng.cat.Tools() {
+	for _, t := range cat.Tools() {
 		sp := t.Spec()
 		out.Tools = append(out.Tools, httpapi.ToolView{
 			Name: sp.Name, Family: t.Family(), Description: sp.Description, Access: sp.Access.String(),
 			AlwaysOn: sp.AlwaysOn, Chars: t.DeclarationChars(),
 		})
 	}
-	return out
+	return out, nil
+}
+
+// Settings implements httpapi.Engine.
+func (a *apiEngine) Settings(ctx context.Context, c httpapi.Caller) (httpapi.Settings, error) {
+	return a.eng.orgs.show(ctx, c.OrgID)
+}
+
+// UpdateSettings implements httpapi.Engine.
+func (a *apiEngine) UpdateSettings(ctx context.Context, c httpapi.Caller, u httpapi.SettingsUpdate) (httpapi.Settings, error) {
+	return a.eng.orgs.update(ctx, c.OrgID, u)
 }

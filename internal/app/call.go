@@ -110,7 +110,10 @@ func runCall(ctx context.Context, args []string, env Env) error {
 	}
 	defer rt.close()
 	st := rt.st
-	cat := turnCatalog(ctx, rt.cat, rt.mcp, facts.Place.OrgID, env)
+	cat, err := rt.catalog(ctx, &facts, env)
+	if err != nil {
+		return err
+	}
 	d := dispatch.New(dispatch.Config{Results: st, Now: env.Now, Logger: env.Logger})
 	facts.TurnID = fmt.Sprintf("cli-%d", env.Now().UnixNano())
 	t := dispatch.Turn{

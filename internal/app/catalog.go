@@ -3,6 +3,7 @@
 package app
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"net/http"
@@ -52,6 +53,9 @@ type CatalogDeps struct {
 	// Executable is the quiver binary fetch_url runs to read PDFs in a
 	// child process; "" reads them in this process.
 	Executable string
+	// Keys are an organisation's own engine keys by settings name
+	// ("brave_api_key", "iask_api_key"); they win over the environment.
+	Keys map[string]string
 }
 
 // NewCatalog registers every built-in tool, in the order that fixes the
@@ -120,13 +124,14 @@ func webConfig(d CatalogDeps, client *http.Client) web.Config {
 		keyEnv = "BRAVE_API_KEY"
 	}
 	cfg := web.Config{Disabled: w.Disabled, Client: client, ExcludeProviders: w.ExcludeProviders}
-	cfg.Brave.APIKey = getenv(keyEnv)
+	cfg.Brave.APIKey = cmp.Or(d.Keys["brave_api_key"], getenv(keyEnv))
 	cfg.SearXNG.BaseURL = w.SearXNGURL
 	cfg.DuckDuckGo.Disabled = w.DuckDuckGoDisabled
 	cfg.IAsk.BaseURL = w.IAskURL
 	if w.IAskKeyEnv != "" {
 		cfg.IAsk.APIKey = getenv(w.IAskKeyEnv)
 	}
+	cfg.IAsk.APIKey = cmp.Or(d.Keys["iask_api_key"], cfg.IAsk.APIKey)
 	if w.IAskMCPURL != "" && d.MCP != nil {
 		name := w.IAskMCPTool
 		if name == "" {
@@ -261,3 +266,15 @@ func (closedStore) ListAgents(context.Context, string) ([]store.StoredAgent, err
 	return nil, errNoStore
 }
 func (closedStore) DeleteAgent(context.Context, string, string) error { return errNoStore }
+
+func (closedStore) DisableUser(context.Context, string, string, time.Time) error { return errNoStore }
+func (closedStore) GetOrgSettings(context.Context, string) (store.OrgSettings, error) {
+	return store.OrgSettings{}, errNoStore
+}
+func (closedStore) PutOrgSettings(context.Context, store.OrgSettings) (int64, error) {
+	return 0, errNoStore
+}
+func (closedStore) CountOrgSecrets(context.Context) (int, error) { return 0, errNoStore }
+func (closedStore) RewrapOrgSecrets(context.Context, func(string, string, string) (string, error)) (int, error) {
+	return 0, errNoStore
+}

@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
+	"time"
 
 	"github.com/quiverhq/quiver/agent"
+	"github.com/quiverhq/quiver/dispatch"
 	"github.com/quiverhq/quiver/llm"
 	"github.com/quiverhq/quiver/mcpclient"
 	"github.com/quiverhq/quiver/prompt"
@@ -22,10 +24,13 @@ import (
 // concurrent use by different conversations.
 type engine struct {
 	st     store.Store
-	cat    *registry.Catalog
+	orgs   *orgSettings
 	mcp    *mcpclient.Service
 	dtm    *deliberate
 	runner *agent.Runner
+	// disp runs the tool console's calls (the runner holds the same one).
+	disp   *dispatch.Dispatcher
+	now    func() time.Time
 	logger *slog.Logger
 }
 
@@ -71,7 +76,12 @@ func (e *engine) prepare(ctx context.Context, r TurnRequest) (Prepared, []string
 	if err != nil {
 		return Prepared{}, nil, err
 	}
-	cat := turnCatalog(ctx, e.cat, e.mcp, f.Place.OrgID, Env{Logger: e.logger})
+	view, err := e.orgs.view(ctx, f.Place.OrgID)
+	if err != nil {
+		return Prepared{}, nil, err
+	}
+	f.Agent.Switches = mergeSwitches(view.switches, f.Agent.Switches)
+	cat := turnCatalog(ctx, view.catalog, e.mcp, f.Place.OrgID, Env{Logger: e.logger})
 	p := Prepared{Catalog: cat, Resume: paused != nil}
 	var ts registry.Toolset
 	if paused != nil {

@@ -2,6 +2,9 @@ package app_test
 
 import (
 	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -145,5 +148,44 @@ func TestIntentCommand(t *testing.T) {
 	code, _, stderr = runEnv(t, data, nil, "{\"id\":1,\"msg\":\"x\"}\n", "intent", "--jsonl")
 	if code != 2 || !strings.Contains(stderr, "line 1") {
 		t.Errorf("bad jsonl: %d %q", code, stderr)
+	}
+}
+
+// TestAgentDeliberateOverride turns the organisation's Deliberate Tool
+// Mode on and gives one agent deliberate_tool_mode.enabled: false: that
+// agent's ordinary chat declares every tool, while an agent without the
+// override declares none.
+func TestAgentDeliberateOverride(t *testing.T) {
+	srv := llmtest.Start(t, llmtest.OpenAI{},
+		llmtest.Reply{Text: []string{"Hello!"}},
+		llmtest.Reply{Text: []string{"Hello again!"}},
+	)
+	data := t.TempDir()
+	chat := chatEnv(t, data, srv, "")
+	if code, out, stderr := run(t, data, "triggers", "mode", "--server", "default", "on"); code != 0 {
+		t.Fatalf("triggers mode: %d %s %s", code, out, stderr)
+	}
+	raw, err := os.ReadFile(agentFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	off := filepath.Join(t.TempDir(), "off.yaml")
+	if err := os.WriteFile(off, append(raw, "\ndeliberate_tool_mode:\n  enabled: false\n"...), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for i, file := range []string{agentFile, off} {
+		if code, _, stderr := chat("chat", "--agent", file, "--conversation", fmt.Sprintf("c-%d", i), "--json", "hello there, how was your weekend?"); code != 0 {
+			t.Fatalf("%s: exit %d: %s", file, code, stderr)
+		}
+	}
+	seen := srv.Seen()
+	if len(seen) != 2 {
+		t.Fatalf("%d model calls, want 2", len(seen))
+	}
+	if got := toolNames(seen[0].Req); len(got) != 0 {
+		t.Errorf("with the organisation's mode on, ordinary chat declared %v", got)
+	}
+	if got := toolNames(seen[1].Req); !slices.Contains(got, "calculate") || !slices.Contains(got, "list_files") {
+		t.Errorf("with the agent's override off, declared %v, want every tool", got)
 	}
 }

@@ -37,8 +37,9 @@ type gated struct {
 	openBy  map[string]intent.Match
 }
 
-// settings reads the community's settings and the user's override.
-func (d *deliberate) settings(ctx context.Context, orgID, userID string) (intent.Settings, error) {
+// settings reads the community's settings with the agent's override, and
+// the user's override.
+func (d *deliberate) settings(ctx context.Context, orgID, userID string, ag turn.Deliberate) (intent.Settings, error) {
 	s, err := d.st.GetIntentSettings(ctx, orgID)
 	if err != nil {
 		return intent.Settings{}, fmt.Errorf("read deliberate tool mode settings: %w", err)
@@ -53,7 +54,14 @@ func (d *deliberate) settings(ctx context.Context, orgID, userID string) (intent
 	if h < 0 {
 		h = intent.DefaultHistoryTurns
 	}
-	return intent.Settings{Enabled: s.Enabled, UserMode: mode, HistoryTurns: h}, nil
+	if ag.HistoryTurns != nil {
+		h = *ag.HistoryTurns
+	}
+	enabled := s.Enabled
+	if ag.Enabled != nil {
+		enabled = *ag.Enabled
+	}
+	return intent.Settings{Enabled: enabled, UserMode: mode, HistoryTurns: h}, nil
 }
 
 // custom compiles the community's custom triggers.
@@ -98,7 +106,7 @@ func history(msgs []store.Message) []intent.Message {
 // With dryRun the conversation's open targets are read, not written: the
 // result is what the turn would declare.
 func (d *deliberate) gate(ctx context.Context, cat *registry.Catalog, f turn.Facts, ts registry.Toolset, message string, dryRun bool) (gated, error) {
-	set, err := d.settings(ctx, f.Place.OrgID, f.Caller.UserID)
+	set, err := d.settings(ctx, f.Place.OrgID, f.Caller.UserID, f.Agent.Deliberate)
 	if err != nil || !set.Active() {
 		return gated{Toolset: ts}, err
 	}

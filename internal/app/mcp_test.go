@@ -227,7 +227,7 @@ func TestMCPTokensNeedKey(t *testing.T) {
 	os.WriteFile(both, append(a, b...), 0o600)
 	rotCfg := writeConfig(t, t.TempDir(), "network:\n  mode: self-hosted\nsecrets:\n  key_file: "+both+"\n")
 	code, out, stderr := runEnv(t, data, nil, "", "secrets", "rotate", "--config", rotCfg)
-	if code != 0 || !strings.Contains(out, "re-encrypted 1 token(s) under key new") {
+	if code != 0 || !strings.Contains(out, "re-encrypted 1 token(s) and 0 settings key(s) under key new") {
 		t.Fatalf("rotate: %d %q %q", code, out, stderr)
 	}
 	st, err := sqlite.Open(context.Background(), data)

@@ -93,12 +93,11 @@ func (a *mcpAdmin) open(ctx context.Context, env Env) (svc *mcpclient.Service, s
 	if err != nil {
 		return nil, nil, "", nil, err
 	}
-	sst, kr, err := openStore(ctx, dir, cfg, env)
+	rt, err := openRuntime(ctx, dir, cfg, env)
 	if err != nil {
 		return nil, nil, "", nil, err
 	}
-	svc = mcpService(cfg, sst, kr, env)
-	return svc, sst, slug(a.org, "default"), func() { svc.Close(); sst.Close() }, nil
+	return rt.mcp, rt.st, slug(a.org, "default"), rt.close, nil
 }
 
 // mcpRefusal turns a service refusal into bad input (exit 2).

@@ -107,7 +107,7 @@ func runMCPProbe(ctx context.Context, args []string, env Env) error {
 	if err != nil {
 		return err
 	}
-	svc := mcpService(cfg, nil, nil, env)
+	svc := mcpService(cfg, nil, nil, nil, env)
 	defer svc.Close()
 	conn, err := svc.Probe(ctx, pos[0], token)
 	if err != nil {

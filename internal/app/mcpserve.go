@@ -202,7 +202,11 @@ func runMCPServe(ctx context.Context, args []string, env Env) error {
 	defer rt.close()
 	st := rt.st
 	go rt.mcp.Run(ctx) // idle connections closed while the server runs
-	toolset := turnCatalog(ctx, rt.cat, rt.mcp, facts.Place.OrgID, env).Select(facts)
+	cat, err := rt.catalog(ctx, &facts, env)
+	if err != nil {
+		return err
+	}
+	toolset := cat.Select(facts)
 	srvCfg := mcpserver.Config{
 		Toolset:    toolset,
 		Dispatcher: dispatch.New(dispatch.Config{Results: st, Now: env.Now, Logger: env.Logger}),

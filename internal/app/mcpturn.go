@@ -24,6 +24,10 @@ func turnCatalog(ctx context.Context, base *registry.Catalog, svc *mcpclient.Ser
 		return base.With(registry.Overlay{Hide: map[string]string{"web_search": reason, "fetch_url": reason, "research_web": reason}})
 	}
 	for _, n := range t.Notices {
+		if env.Stderr == nil {
+			env.Logger.Warn("mcp: "+n, "org", orgID)
+			continue
+		}
 		fmt.Fprintf(env.Stderr, "quiver: mcp: %s\n", n)
 	}
 	return base.With(t.Overlay)

@@ -34,6 +34,9 @@ type models struct {
 	getenv func(string) string
 	// http is used for the Ollama probe only.
 	http *http.Client
+	// api sends model requests; nil means each model's own default client.
+	// quiver serve shares one with a large idle pool across every turn.
+	api *http.Client
 }
 
 // connection is a provider's resolved key and base URL.
@@ -115,19 +118,19 @@ func (ms models) build(ctx context.Context, m turn.Model, caps llm.Capabilities)
 		if c.key == "" {
 			return nil, &UsageError{Msg: "anthropic:" + m.Name + " needs ANTHROPIC_API_KEY; or " + connectHelp}
 		}
-		return anthropic.New(anthropic.Config{APIKey: c.key, BaseURL: c.base, Model: m.Name, Caps: caps})
+		return anthropic.New(anthropic.Config{APIKey: c.key, BaseURL: c.base, Model: m.Name, Caps: caps, HTTPClient: ms.api})
 	case "gemini":
 		if c.key == "" {
 			return nil, &UsageError{Msg: "gemini:" + m.Name + " needs GEMINI_API_KEY; or " + connectHelp}
 		}
-		return gemini.New(ctx, gemini.Config{APIKey: c.key, BaseURL: c.base, Model: m.Name, Caps: caps})
+		return gemini.New(ctx, gemini.Config{APIKey: c.key, BaseURL: c.base, Model: m.Name, Caps: caps, HTTPClient: ms.api})
 	case "ollama":
-		return openai.New(openai.Config{Provider: "ollama", BaseURL: strings.TrimSuffix(c.base, "/") + "/v1", Model: m.Name, Caps: caps})
+		return openai.New(openai.Config{Provider: "ollama", BaseURL: strings.TrimSuffix(c.base, "/") + "/v1", Model: m.Name, Caps: caps, HTTPClient: ms.api})
 	}
 	if c.key == "" && c.base == "" {
 		return nil, &UsageError{Msg: fmt.Sprintf("%s:%s: provider %q is not configured; %s", m.Provider, m.Name, m.Provider, connectHelp)}
 	}
-	return openai.New(openai.Config{Provider: m.Provider, APIKey: c.key, BaseURL: c.base, Model: m.Name, Caps: caps})
+	return openai.New(openai.Config{Provider: m.Provider, APIKey: c.key, BaseURL: c.base, Model: m.Name, Caps: caps, HTTPClient: ms.api})
 }
 
 // probeOllama asks the local Ollama server for its models and picks the
@@ -159,4 +162,17 @@ func (ms models) probeOllama(ctx context.Context, want turn.Model) (string, erro
 		}
 	}
 	return tags.Models[0].Name, nil
+}
+
+// modelHTTPClient is the client quiver serve sends every model request
+// with: no overall timeout (turns stream for minutes; the turn's context
+// bounds them) and an idle pool sized for many concurrent turns to the
+// same provider, which the default transport's 2 idle connections per
+// host would turn into a new TLS handshake for most requests.
+func modelHTTPClient() *http.Client {
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.MaxIdleConns = 256
+	t.MaxIdleConnsPerHost = 64
+	t.IdleConnTimeout = 90 * time.Second
+	return &http.Client{Transport: t}
 }

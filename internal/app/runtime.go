@@ -8,8 +8,10 @@ import (
 	"github.com/quiverhq/quiver/intent"
 	"github.com/quiverhq/quiver/internal/config"
 	"github.com/quiverhq/quiver/mcpclient"
+	"github.com/quiverhq/quiver/netguard"
 	"github.com/quiverhq/quiver/registry"
 	"github.com/quiverhq/quiver/store/sqlite"
+	"github.com/quiverhq/quiver/turn"
 )
 
 // runtime is what every command that runs tools opens: the store (with
@@ -18,7 +20,9 @@ import (
 type runtime struct {
 	st  *sqlite.Store
 	mcp *mcpclient.Service
-	cat *registry.Catalog
+	// orgs gives each organisation its configuration and built-in catalog
+	// (the deployment's with the organisation's settings applied).
+	orgs *orgSettings
 }
 
 // openRuntime opens the data folder's runtime under the configuration.
@@ -27,9 +31,26 @@ func openRuntime(ctx context.Context, dir string, cfg config.Config, env Env) (*
 	if err != nil {
 		return nil, err
 	}
-	svc := mcpService(cfg, st, kr, env)
-	cat := NewCatalog(CatalogDeps{Store: st, DataDir: dir, Config: cfg, Getenv: env.Getenv, MCP: svc, Executable: selfExecutable()})
-	return &runtime{st: st, mcp: svc, cat: cat}, nil
+	var orgs *orgSettings
+	modeFor := func(ctx context.Context, orgID string) (netguard.Mode, error) { return orgs.mode(ctx, orgID) }
+	svc := mcpService(cfg, st, kr, modeFor, env)
+	exe := selfExecutable()
+	orgs = newOrgSettings(st, kr, cfg, env, func(c config.Config, keys map[string]string) *registry.Catalog {
+		return NewCatalog(CatalogDeps{Store: st, DataDir: dir, Config: c, Getenv: env.Getenv, MCP: svc, Executable: exe, Keys: keys})
+	})
+	return &runtime{st: st, mcp: svc, orgs: orgs}, nil
+}
+
+// catalog is the turn catalog of f's organisation: its built-ins under
+// its settings, with its MCP servers' tools (see turnCatalog). It applies
+// the organisation's feature switches under the agent's own in f.
+func (r *runtime) catalog(ctx context.Context, f *turn.Facts, env Env) (*registry.Catalog, error) {
+	v, err := r.orgs.view(ctx, f.Place.OrgID)
+	if err != nil {
+		return nil, err
+	}
+	f.Agent.Switches = mergeSwitches(v.switches, f.Agent.Switches)
+	return turnCatalog(ctx, v.catalog, r.mcp, f.Place.OrgID, env), nil
 }
 
 // close closes the MCP connections, then the store.
@@ -41,11 +62,12 @@ func (r *runtime) close() {
 // engine builds the turn engine over the runtime; userMode overrides
 // Deliberate Tool Mode's stored user mode ("" keeps it).
 func (r *runtime) engine(cfg config.Config, det *intent.Detector, userMode string, env Env) *engine {
+	disp := dispatch.New(dispatch.Config{Results: r.st, Logger: env.Logger})
 	return &engine{
-		st: r.st, mcp: r.mcp, cat: r.cat, logger: env.Logger,
+		st: r.st, mcp: r.mcp, orgs: r.orgs, logger: env.Logger, disp: disp, now: env.Now,
 		dtm: &deliberate{detector: det, st: r.st, userMode: userMode, logger: env.Logger},
 		runner: agent.New(agent.Config{
-			Store: r.st, Dispatcher: dispatch.New(dispatch.Config{Results: r.st, Logger: env.Logger}),
+			Store: r.st, Dispatcher: disp,
 			MaxSteps: cfg.MaxSteps, Prices: prices(cfg), Now: env.Now, Logger: env.Logger,
 		}),
 	}

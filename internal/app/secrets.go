@@ -15,9 +15,10 @@ import (
 
 const secretsUsage = `Usage: quiver secrets rotate [flags]
 
-Re-encrypts every stored secret (MCP auth tokens) under the primary key, the
-first key of the configured key list. To rotate keys: put the new key first
-and keep the old one after it, run this, then remove the old key.
+Re-encrypts every stored secret (MCP auth tokens, settings keys) under the
+primary key, the first key of the configured key list. To rotate keys: put
+the new key first and keep the old one after it, run this, then remove the
+old key.
 
 Flags:
   --config FILE  deployment configuration (secrets.key_file or secrets.keys_env)
@@ -50,7 +51,7 @@ func loadKeyring(cfg config.Config, getenv func(string) string) (*secret.Keyring
 }
 
 // errNoKey is the refusal to start with stored tokens and no key.
-var errNoKey = errors.New("stored MCP auth tokens exist but no encryption key is configured (set secrets.key_file or secrets.keys_env in the config); refusing to start")
+var errNoKey = errors.New("stored secrets (MCP auth tokens or settings keys) exist but no encryption key is configured (set secrets.key_file or secrets.keys_env in the config); refusing to start")
 
 // openStore opens the data folder's store and the keyring, refusing to go
 // on when tokens are stored and no key is configured to read them.
@@ -70,8 +71,9 @@ func openStore(ctx context.Context, dir string, cfg config.Config, env Env) (*sq
 	return st, kr, nil
 }
 
-// checkTokens refuses a store holding tokens when there is no keyring.
-func checkTokens(ctx context.Context, st store.MCPServers, kr *secret.Keyring) error {
+// checkTokens refuses a store holding sealed secrets (MCP tokens,
+// settings keys) when there is no keyring.
+func checkTokens(ctx context.Context, st store.Store, kr *secret.Keyring) error {
 	if kr != nil {
 		return nil
 	}
@@ -79,21 +81,25 @@ func checkTokens(ctx context.Context, st store.MCPServers, kr *secret.Keyring) e
 	if err != nil {
 		return fmt.Errorf("count stored tokens: %w", err)
 	}
-	if n > 0 {
+	k, err := st.CountOrgSecrets(ctx)
+	if err != nil {
+		return fmt.Errorf("count stored keys: %w", err)
+	}
+	if n+k > 0 {
 		return errNoKey
 	}
 	return nil
 }
 
 // mcpService builds the MCP client service from the configuration.
-func mcpService(cfg config.Config, st store.MCPServers, kr *secret.Keyring, env Env) *mcpclient.Service {
+func mcpService(cfg config.Config, st store.MCPServers, kr *secret.Keyring, modeFor func(context.Context, string) (netguard.Mode, error), env Env) *mcpclient.Service {
 	mode := netguard.Public
 	if cfg.Network.Mode == "self-hosted" {
 		mode = netguard.SelfHosted
 	}
 	m := cfg.MCP
 	return mcpclient.New(mcpclient.Config{
-		Store: st, Keyring: kr, Network: netguard.Config{Mode: mode},
+		Store: st, Keyring: kr, Network: netguard.Config{Mode: mode}, ModeFor: modeFor,
 		Limits: mcpclient.Limits{
 			Slots: m.Slots, ConnectTimeout: m.ConnectTimeout.Std(), CallTimeout: m.CallTimeout.Std(),
 			IdleClose: m.IdleClose.Std(), Cooldown: m.Cooldown.Std(), MaxResponseBytes: m.MaxResponseBytes,
@@ -156,6 +162,16 @@ func runSecrets(ctx context.Context, args []string, env Env) error {
 	if err != nil {
 		return fmt.Errorf("rotate: %w (nothing was changed)", err)
 	}
-	fmt.Fprintf(env.Stdout, "re-encrypted %d token(s) under key %s\n", n, kr.PrimaryID())
+	k, err := st.RewrapOrgSecrets(ctx, func(orgID, name, sealed string) (string, error) {
+		out, err := kr.Rotate(sealed, SecretAAD(orgID, name))
+		if err != nil {
+			return "", fmt.Errorf("key %s of %q: %w", name, orgID, err)
+		}
+		return out, nil
+	})
+	if err != nil {
+		return fmt.Errorf("rotate settings keys: %w (the %d token(s) were re-encrypted; settings keys were not changed)", err, n)
+	}
+	fmt.Fprintf(env.Stdout, "re-encrypted %d token(s) and %d settings key(s) under key %s\n", n, k, kr.PrimaryID())
 	return nil
 }

@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
+	"sync"
 	"time"
 
 	"github.com/quiverhq/quiver/httpapi"
@@ -119,7 +120,10 @@ func runServe(ctx context.Context, args []string, env Env) error {
 	} else if n > 0 {
 		env.Logger.Warn("turns cut short by the last stop recorded as interrupted", "turns", n)
 	}
-	api := &apiEngine{eng: rt.engine(cfg, det, "", env), st: st, models: models{cfg: cfg, getenv: env.Getenv, http: &http.Client{Timeout: 5 * time.Second}}, now: env.Now}
+	api := &apiEngine{
+		eng: rt.engine(cfg, det, "", env), st: st, now: env.Now,
+		models: models{cfg: cfg, getenv: env.Getenv, http: &http.Client{Timeout: 5 * time.Second}, api: modelHTTPClient()},
+	}
 	handler := httpapi.New(httpapi.Config{
 		Store: st, Engine: api, MCP: apiMCP{svc}, UI: uiHandler(), Logger: env.Logger, Now: env.Now,
 		SecureCookies: c.secure,
@@ -134,7 +138,39 @@ func runServe(ctx context.Context, args []string, env Env) error {
 		return err
 	}
 	fmt.Fprintf(env.Stderr, "quiver: serving %s\n", base)
-	return serveUntilDone(ctx, ln, handler, c.grace, svc.Run, env)
+	background := func(ctx context.Context) {
+		var wg sync.WaitGroup
+		wg.Go(func() { sweepCredentials(ctx, st, credentialSweep, env) })
+		svc.Run(ctx)
+		wg.Wait()
+	}
+	return serveUntilDone(ctx, ln, handler, c.grace, background, env)
+}
+
+// credentialSweep is how often quiver serve deletes expired credentials
+// (used login links, ended sessions).
+const credentialSweep = time.Hour
+
+// sweepCredentials deletes expired credentials now and then every period
+// until ctx ends. Lookups already ignore expired credentials; this only
+// keeps the table from growing.
+func sweepCredentials(ctx context.Context, st store.Accounts, period time.Duration, env Env) {
+	t := time.NewTicker(period)
+	defer t.Stop()
+	for {
+		n, err := st.DeleteExpiredCredentials(ctx, env.Now())
+		switch {
+		case err != nil && ctx.Err() == nil:
+			env.Logger.Error("delete expired credentials", "err", err)
+		case n > 0:
+			env.Logger.Info("expired credentials deleted", "count", n)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
 }
 
 // serveUntilDone serves until ctx ends, then shuts down gracefully: new
@@ -148,7 +184,10 @@ func serveUntilDone(ctx context.Context, ln net.Listener, h http.Handler, grace 
 		ReadHeaderTimeout: 10 * time.Second,
 		BaseContext:       func(net.Listener) context.Context { return turns },
 	}
-	go background(turns)
+	bgDone := make(chan struct{})
+	go func() { defer close(bgDone); background(turns) }()
+	// The store closes after this returns: background work ends first.
+	defer func() { cancelTurns(); <-bgDone }()
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	select {
@@ -191,29 +230,12 @@ func bootstrap(ctx context.Context, st store.Store, env Env, base string) error 
 	if err := st.PutAgent(ctx, store.StoredAgent{OrgID: "default", Name: "assistant", Definition: []byte(defaultAgent), CreatedAt: now, UpdatedAt: now}); err != nil {
 		return fmt.Errorf("create example agent: %w", err)
 	}
-	link, err := newLoginLink(ctx, st, "default", "admin", now)
+	link, _, err := httpapi.IssueLoginLink(ctx, st, "default", "admin", now)
 	if err != nil {
-		return err
+		return fmt.Errorf("store login link: %w", err)
 	}
 	fmt.Fprintf(env.Stderr, "quiver: first start: log in as admin at %s/login?token=%s (valid 24 hours, once)\n", base, link)
 	return nil
-}
-
-// loginLinkTTL is how long a login link works.
-const loginLinkTTL = 24 * time.Hour
-
-// newLoginLink stores a one-time login link for a user and returns its
-// secret.
-func newLoginLink(ctx context.Context, st store.Accounts, orgID, userID string, now time.Time) (string, error) {
-	secret := httpapi.NewSecret()
-	err := st.PutCredential(ctx, store.Credential{
-		Hash: httpapi.HashSecret(secret), Kind: store.CredLoginLink, OrgID: orgID, UserID: userID,
-		CreatedAt: now, ExpiresAt: now.Add(loginLinkTTL),
-	})
-	if err != nil {
-		return "", fmt.Errorf("store login link: %w", err)
-	}
-	return secret, nil
 }
 
 const loginLinkUsage = `Usage: quiver login-link [--user ID] [--org ID] [--addr HOST:PORT] [--data DIR] [--config FILE]
@@ -255,14 +277,16 @@ func runLoginLink(ctx context.Context, args []string, env Env) error {
 		return err
 	}
 	defer st.Close()
-	if _, err := st.GetUser(ctx, org, user); errors.Is(err, store.ErrNotFound) {
+	if u, err := st.GetUser(ctx, org, user); errors.Is(err, store.ErrNotFound) {
 		return usagef("login-link: no user %q in organisation %q", user, org)
 	} else if err != nil {
 		return err
+	} else if !u.DisabledAt.IsZero() {
+		return usagef("login-link: user %q is disabled (an admin can re-enable them in the web UI's People page)", user)
 	}
-	secret, err := newLoginLink(ctx, st, org, user, env.Now().UTC())
+	secret, _, err := httpapi.IssueLoginLink(ctx, st, org, user, env.Now().UTC())
 	if err != nil {
-		return err
+		return fmt.Errorf("store login link: %w", err)
 	}
 	fmt.Fprintf(env.Stdout, "http://%s/login?token=%s\n", addr, secret)
 	return nil

@@ -30,25 +30,22 @@ type serving struct {
 // model server behind OPENAI_BASE_URL, and waits for the lines it prints.
 func startServe(t *testing.T, data string, model *llmtest.Server) serving {
 	t.Helper()
+	return startServeWith(t, map[string]string{"QUIVER_DATA": data, "OPENAI_API_KEY": "test-key", "OPENAI_BASE_URL": model.URL})
+}
+
+// startServeWith runs "quiver serve" on a free loopback port with exactly
+// the environment vars and extra flags, and waits for the lines it prints.
+func startServeWith(t *testing.T, vars map[string]string, flags ...string) serving {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	pr, pw := io.Pipe()
 	env := app.Env{
 		Stdout: io.Discard, Stderr: pw, Now: time.Now,
-		Getenv: func(k string) string {
-			switch k {
-			case "QUIVER_DATA":
-				return data
-			case "OPENAI_API_KEY":
-				return "test-key"
-			case "OPENAI_BASE_URL":
-				return model.URL
-			}
-			return ""
-		},
+		Getenv: func(k string) string { return vars[k] },
 	}
 	done := make(chan int, 1)
 	go func() {
-		done <- app.Main(ctx, []string{"serve", "--addr", "127.0.0.1:0"}, env)
+		done <- app.Main(ctx, append([]string{"serve", "--addr", "127.0.0.1:0"}, flags...), env)
 		pw.Close()
 	}()
 	var s serving

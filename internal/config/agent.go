@@ -35,6 +35,18 @@ type Agent struct {
 	Tools []string `yaml:"tools"`
 	// Switches turn features on ("memory", "budget", "history", ...).
 	Switches map[string]bool `yaml:"switches"`
+	// Deliberate overrides the organisation's Deliberate Tool Mode
+	// settings for this agent; nil (or an unset field) keeps them.
+	Deliberate *Deliberate `yaml:"deliberate_tool_mode"`
+}
+
+// Deliberate is an agent's Deliberate Tool Mode override.
+type Deliberate struct {
+	// Enabled turns the mode on or off for the agent's turns; each user's
+	// own "on"/"off" override still applies.
+	Enabled *bool `yaml:"enabled"`
+	// HistoryTurns is how many recent user messages are re-scanned, 0–10.
+	HistoryTurns *int `yaml:"history_turns"`
 }
 
 // Capabilities is the YAML form of turn.Capabilities.
@@ -122,8 +134,15 @@ func (a Agent) Validate() error {
 			return fmt.Errorf("switches: %q is not a switch name", k)
 		}
 	}
+	if d := a.Deliberate; d != nil && d.HistoryTurns != nil && (*d.HistoryTurns < 0 || *d.HistoryTurns > MaxDeliberateHistory) {
+		return fmt.Errorf("deliberate_tool_mode.history_turns: %d is outside 0–%d", *d.HistoryTurns, MaxDeliberateHistory)
+	}
 	return nil
 }
+
+// MaxDeliberateHistory bounds deliberate_tool_mode.history_turns (the
+// intent package's MaxHistoryTurns).
+const MaxDeliberateHistory = 10
 
 // ParseModelRef splits "provider:model" at the first colon, so model names
 // may hold colons themselves ("ollama:qwen3:8b").
@@ -141,12 +160,23 @@ func (a Agent) TurnAgent() turn.Agent {
 	for k, v := range a.Switches {
 		sw[k] = v
 	}
-	return turn.Agent{
+	out := turn.Agent{
 		Name:     a.Name,
 		Prompt:   tmpl.Author(a.Prompt),
 		Allow:    append([]string(nil), a.Tools...),
 		Switches: sw,
 	}
+	if d := a.Deliberate; d != nil {
+		if d.Enabled != nil {
+			on := *d.Enabled
+			out.Deliberate.Enabled = &on
+		}
+		if d.HistoryTurns != nil {
+			h := *d.HistoryTurns
+			out.Deliberate.HistoryTurns = &h
+		}
+	}
+	return out
 }
 
 // TurnModel returns the agent's model (or override, when non-empty) with

@@ -34,6 +34,14 @@ func TestParseAgent(t *testing.T) {
 		{name: "bad switch", yaml: "name: a\nswitches: {'Memory!': true}\n", wantErr: `switches: "Memory!"`},
 		{name: "not yaml", yaml: "name: [\n", wantErr: "invalid YAML"},
 		{name: "wrong type", yaml: "name: a\ntools: web\n", wantErr: "line 2"},
+		{
+			name: "deliberate override",
+			yaml: "name: a\ndeliberate_tool_mode: {enabled: false, history_turns: 0}\n",
+			want: config.Agent{Name: "a", Model: config.DefaultModel, Deliberate: &config.Deliberate{Enabled: ptr(false), HistoryTurns: ptr(0)}},
+		},
+		{name: "deliberate history too long", yaml: "name: a\ndeliberate_tool_mode: {history_turns: 11}\n", wantErr: "history_turns: 11 is outside 0–10"},
+		{name: "deliberate negative history", yaml: "name: a\ndeliberate_tool_mode: {history_turns: -1}\n", wantErr: "history_turns: -1"},
+		{name: "deliberate unknown key", yaml: "name: a\ndeliberate_tool_mode: {mode: on}\n", wantErr: `unknown key "mode"`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -153,5 +161,27 @@ func TestParseConfig(t *testing.T) {
 	}
 	if _, err := config.LoadConfig(filepath.Join(t.TempDir(), "missing.yaml")); err == nil || !strings.Contains(err.Error(), "config file") {
 		t.Errorf("missing file: %v", err)
+	}
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// TestTurnAgentDeliberate checks the override reaches the turn's facts as
+// copies: a field left out stays nil (the organisation's applies).
+func TestTurnAgentDeliberate(t *testing.T) {
+	a, err := config.ParseAgent([]byte("name: a\ndeliberate_tool_mode: {enabled: true}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := a.TurnAgent().Deliberate
+	if d.Enabled == nil || !*d.Enabled || d.HistoryTurns != nil {
+		t.Fatalf("deliberate = %+v", d)
+	}
+	*d.Enabled = false
+	if !*a.Deliberate.Enabled {
+		t.Fatal("the turn's override aliases the definition")
+	}
+	if d := (config.Agent{Name: "b"}).TurnAgent().Deliberate; d.Enabled != nil || d.HistoryTurns != nil {
+		t.Fatalf("no override = %+v", d)
 	}
 }

@@ -4,8 +4,6 @@
 // conflict) and the page shows what is stored now.
 import { h, heading, errorBox, field, when, replace } from './dom.js';
 
-// ENGINES are the web search engines, in the chain's order.
-const ENGINES = [['brave', 'Brave'], ['searxng', 'SearXNG'], ['duckduckgo', 'DuckDuckGo'], ['iask', 'IAsk']];
 
 const MODES = {
   public: ['Public', 'Web tools and MCP servers reach public addresses only, on ports 80 and 443.'],
@@ -152,12 +150,10 @@ function webFields(w) {
   const searxng = url('web-searxng', w.searxng_url);
   const iask = url('web-iask', w.iask_url);
   const ddg = check('web-ddg-disabled', 'Leave DuckDuckGo out of the chain', w.duckduckgo_disabled);
-  // Names the server sends that are not known engines stay on the list
-  // (ticked) so that saving keeps them unless unticked.
-  const excluded = new Set(w.exclude_providers ?? []);
-  const known = new Map(ENGINES);
-  const names = [...known.keys(), ...[...excluded].filter((n) => !known.has(n))];
-  const engines = names.map((n) => ({ n, ...check(`exclude-${n}`, known.get(n) ?? n, excluded.has(n)) }));
+  // exclude_providers names model providers (not engines) whose turns
+  // never get web_search, e.g. a local model that handles it badly.
+  const exclude = h('input', { id: 'web-exclude', type: 'text', maxlength: 300, autocomplete: 'off',
+    spellcheck: 'false', placeholder: 'ollama, novelai', value: (w.exclude_providers ?? []).join(', ') });
   return {
     el: h('fieldset', { class: 'web' }, h('legend', null, 'Web search'),
       h('p', { class: 'muted small' }, 'web_search asks Brave, SearXNG, DuckDuckGo and IAsk in turn and answers with the first that finds something.'),
@@ -165,14 +161,14 @@ function webFields(w) {
       field('web-searxng', 'SearXNG URL', searxng, 'The base URL of a SearXNG instance; empty leaves SearXNG out. One on your own network needs self-hosted mode.'),
       field('web-iask', 'IAsk URL', iask, 'The IAsk endpoint; empty leaves IAsk out.'),
       ddg.el,
-      h('fieldset', { class: 'inner' }, h('legend', null, 'Engines never used'),
-        h('div', { class: 'check-list' }, engines.map((e) => e.el)))),
+      field('web-exclude', 'Model providers without web search', exclude,
+        'Comma-separated provider names (as in an agent\'s provider:model); their turns never get web_search. Brave and IAsk take part when their key is set below.')),
     value: () => ({
       disabled: disabled.box.checked,
       searxng_url: searxng.value.trim(),
       iask_url: iask.value.trim(),
       duckduckgo_disabled: ddg.box.checked,
-      exclude_providers: engines.filter((e) => e.box.checked).map((e) => e.n),
+      exclude_providers: exclude.value.split(',').map((n) => n.trim()).filter(Boolean),
     }),
   };
 }
