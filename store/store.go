@@ -451,6 +451,12 @@ type Accounts interface {
 	// ErrNotFound; the organisation's last enabled admin ErrLastAdmin,
 	// writing nothing. Disabling a disabled user changes nothing.
 	DisableUser(ctx context.Context, orgID, id string, at time.Time) error
+	// EnableUser clears the user's DisabledAt and stamps UpdatedAt with
+	// `at`, in one write. An unknown user gives ErrNotFound; enabling an
+	// enabled user changes nothing, UpdatedAt included, and is no error.
+	// The credentials DisableUser deleted stay deleted: the user signs in
+	// again with a new login link.
+	EnableUser(ctx context.Context, orgID, id string, at time.Time) error
 	// PutCredential stores a credential; a Hash in use for that Kind gives
 	// ErrExists, a user who is unknown or disabled ErrNotFound (checked in
 	// the write's transaction).

@@ -268,6 +268,7 @@ func (closedStore) ListAgents(context.Context, string) ([]store.StoredAgent, err
 func (closedStore) DeleteAgent(context.Context, string, string) error { return errNoStore }
 
 func (closedStore) DisableUser(context.Context, string, string, time.Time) error { return errNoStore }
+func (closedStore) EnableUser(context.Context, string, string, time.Time) error  { return errNoStore }
 func (closedStore) GetOrgSettings(context.Context, string) (store.OrgSettings, error) {
 	return store.OrgSettings{}, errNoStore
 }

@@ -233,6 +233,28 @@ func (s *Store) DisableUser(ctx context.Context, orgID, id string, at time.Time)
 	return nil
 }
 
+// EnableUser clears the DisabledAt of the user id in orgID and sets its
+// UpdatedAt to at, in one statement. An unknown user gives an error
+// wrapping store.ErrNotFound. A user enabled already is left as is,
+// UpdatedAt included, and no error. Credentials are not restored:
+// DisableUser deleted them.
+func (s *Store) EnableUser(ctx context.Context, orgID, id string, at time.Time) error {
+	// The CASE reads the row as it was: an enabled user keeps UpdatedAt.
+	const q = `UPDATE users SET disabled_at = NULL,
+			updated_at = CASE WHEN disabled_at IS NULL THEN updated_at ELSE ? END
+		WHERE org_id = ? AND id = ?`
+	res, err := s.writer.ExecContext(ctx, q, encodeTime(at), orgID, id)
+	if err == nil {
+		// SQLite counts a matched row as changed even when its values
+		// stay the same, so only a missing user changes none.
+		err = changedOr(res, store.ErrNotFound)
+	}
+	if err != nil {
+		return fmt.Errorf("sqlite: enable user: %w", err)
+	}
+	return nil
+}
+
 // disableUser writes DisableUser's changes.
 func disableUser(ctx context.Context, tx *sql.Tx, orgID, id string, at time.Time) error {
 	const disable = `UPDATE users SET disabled_at = ? WHERE org_id = ? AND id = ?`

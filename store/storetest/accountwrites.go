@@ -57,6 +57,7 @@ func accountCalls(f *fixture, w accountWrites) []call {
 		{"ListUsers", func(ctx context.Context) error { _, err := f.ListUsers(ctx, org); return err }},
 		{"UpdateUser", func(ctx context.Context) error { return f.UpdateUser(ctx, changed) }},
 		{"DisableUser", func(ctx context.Context) error { return f.DisableUser(ctx, org, u.ID, at(50)) }},
+		{"EnableUser", func(ctx context.Context) error { return f.EnableUser(ctx, org, u.ID, at(50)) }},
 		{"PutCredential", func(ctx context.Context) error { return f.PutCredential(ctx, w.cred) }},
 		{"LookupCredential", func(ctx context.Context) error {
 			_, err := f.LookupCredential(ctx, c.Kind, c.Hash, at(20))
@@ -105,7 +106,7 @@ func (f *fixture) wantNoAccountWritten(t *testing.T, w accountWrites) {
 	wantNotFound(t, "GetAgent after cancelled PutAgent", err)
 
 	if d := diff(w.heldUser, f.getUser(t, w.heldOrg.ID, w.heldUser.ID)); d != "" {
-		t.Errorf("cancelled UpdateUser or DisableUser changed the user (-want +got):\n%s", d)
+		t.Errorf("cancelled UpdateUser, DisableUser or EnableUser changed the user (-want +got):\n%s", d)
 	}
 	wantCredential(t, "credential after cancelled consume, deletes and disable", w.heldCred,
 		f.lookup(t, w.heldCred.Kind, w.heldCred.Hash, at(20)))

@@ -16,10 +16,11 @@
 // ExpiresAt (not an instant later), UpdateUser and PutAgent stamp the
 // UpdatedAt they are given, CreateUser stores DisabledAt as given while
 // UpdateUser leaves it alone, DisableUser changes nothing but DisabledAt
-// (and the user's credentials), and a saved settings document comes back
-// byte for byte. The suite creates the organisation of every settings
-// save and the user of every credential first, so a store may require
-// them.
+// (and the user's credentials), EnableUser nothing but DisabledAt and
+// UpdatedAt (and restores no credential), and a saved settings document
+// comes back byte for byte. The suite creates the organisation of every
+// settings save and the user of every credential first, so a store may
+// require them.
 package storetest
 
 import (
@@ -91,7 +92,7 @@ func groups() []group {
 		{name: "Usage", cases: usageCases()},
 		{name: "MCPServers", cases: mcpServerCases(), alone: mcpServerAloneCases()},
 		{name: "Intents", cases: intentCases()},
-		{name: "Accounts", cases: slices.Concat(accountCases(), userDisableCases()), alone: accountAloneCases()},
+		{name: "Accounts", cases: slices.Concat(accountCases(), userDisableCases(), userEnableCases()), alone: accountAloneCases()},
 		{name: "Agents", cases: agentCases()},
 		{name: "Settings", cases: settingsCases(), alone: settingsAloneCases()},
 		{name: "Context", cases: contextCases()},
