@@ -174,6 +174,9 @@ func (a *apiEngine) Inspect(ctx context.Context, c httpapi.Caller, conversationI
 		Sizes: start.Request.Sizes, Excluded: start.Toolset.Excluded(), Warnings: warnings,
 		Intent: []httpapi.IntentMatch{},
 	}
+	if turnID != "" {
+		out.Excluded = explainStored(out.Excluded, p.Catalog.Select(start.Facts).Excluded())
+	}
 	if out.Excluded == nil {
 		out.Excluded = []registry.Exclusion{}
 	}
@@ -232,4 +235,24 @@ func (a *apiEngine) Settings(ctx context.Context, c httpapi.Caller) (httpapi.Set
 // UpdateSettings implements httpapi.Engine.
 func (a *apiEngine) UpdateSettings(ctx context.Context, c httpapi.Caller, u httpapi.SettingsUpdate) (httpapi.Settings, error) {
 	return a.eng.orgs.update(ctx, c.OrgID, u)
+}
+
+// explainStored adds to a stored turn's exclusions the reason the catalog
+// gives today, where it has one: a turn records which tools it declared,
+// not why the others were left out, so "not in the toolset this turn
+// started with" alone would hide the likely cause (a switch, the
+// allowlist, a missing backend).
+func explainStored(stored, today []registry.Exclusion) []registry.Exclusion {
+	why := make(map[string]string, len(today))
+	for _, e := range today {
+		why[e.Name] = e.Reason
+	}
+	out := make([]registry.Exclusion, len(stored))
+	for i, e := range stored {
+		out[i] = e
+		if r := why[e.Name]; r != "" && r != e.Reason {
+			out[i].Reason = e.Reason + "; today: " + r
+		}
+	}
+	return out
 }

@@ -222,7 +222,7 @@ func fullStackInspector(t *testing.T, b *browsertest.Browser, conv string) {
 		chromedp.Click(chromedp.CSS(`.inspect-form button[type=submit]`)))
 	b.WaitText(`.inspection dl.facts`, opts[1].Value)
 	ex = excluded()
-	if got, want := ex["web_search"], "not in the toolset this turn started with"; got != want {
+	if got, want := ex["web_search"], "not in the toolset this turn started with; today: web search is disabled in config"; got != want {
 		t.Errorf("past turn: excluded web_search: reason %q, want %q (all: %v)", got, want, ex)
 	}
 	if d := declared(); !slices.Contains(d, "calculate") || slices.Contains(d, "web_search") {
