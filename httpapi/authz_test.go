@@ -57,6 +57,7 @@ func endpoints(tokenID string) []endpoint {
 		{method: "PATCH", path: "/api/users/carol", body: map[string]any{"department": "Ops"}, admin: true, foreign: 404},
 		{method: "DELETE", path: "/api/users/carol", admin: true, foreign: 404},
 		{method: "POST", path: "/api/users/carol/login-link", admin: true, foreign: 404},
+		{method: "POST", path: "/api/users/carol/enable", admin: true, foreign: 404},
 	}
 }
 

@@ -46,7 +46,7 @@ func TestOpenAPIDocument(t *testing.T) {
 		"POST /api/console/run", "POST /api/conversations", "POST /api/conversations/{id}/answer", "POST /api/conversations/{id}/cancel",
 		"POST /api/conversations/{id}/messages", "POST /api/logout", "POST /api/mcp-servers",
 		"POST /api/mcp-servers/{name}/disable", "POST /api/mcp-servers/{name}/enable", "POST /api/tokens",
-		"POST /api/users", "POST /api/users/{id}/login-link",
+		"POST /api/users", "POST /api/users/{id}/enable", "POST /api/users/{id}/login-link",
 		"PUT /api/agents/{name}", "PUT /api/settings",
 	}
 	if diff := cmp.Diff(want, ops); diff != "" {

@@ -17,7 +17,8 @@ import (
 
 // The people of an organisation, administered by its admins. A user is
 // never deleted: disabling keeps their conversations and records, and
-// deletes every credential they hold.
+// deletes every credential they hold; enabling lets them back in with a
+// new login link.
 func (s *server) userRoutes() {
 	tags := []string{"users"}
 	register(s, huma.Operation{
@@ -47,9 +48,16 @@ func (s *server) userRoutes() {
 		Errors:        []int{http.StatusNotFound, http.StatusConflict},
 	}, adminOnly, s.disableUser)
 	register(s, huma.Operation{
+		OperationID: "enable-user", Method: http.MethodPost, Path: "/api/users/{id}/enable", Tags: tags,
+		Summary: "Enable a disabled user",
+		Description: "Their conversations are as they left them; their old sessions, API tokens and login links stay " +
+			"revoked: make them a new login link. Enabling an enabled user changes nothing.",
+		Errors: []int{http.StatusNotFound},
+	}, adminOnly, s.enableUser)
+	register(s, huma.Operation{
 		OperationID: "create-login-link", Method: http.MethodPost, Path: "/api/users/{id}/login-link", Tags: tags,
 		Summary:       "A new one-time login link for a user",
-		Description:   "Works once, for 24 hours; earlier links keep working until used or expired. A disabled user is 409 user_disabled.",
+		Description:   "Works once, for 24 hours; earlier links keep working until used or expired. A disabled user is 409 user_disabled: enable them first.",
 		DefaultStatus: http.StatusCreated,
 		Errors:        []int{http.StatusNotFound, http.StatusConflict},
 	}, adminOnly, s.createLoginLink)
@@ -301,9 +309,23 @@ func (s *server) disableUser(ctx context.Context, in *userPath) (*struct{}, erro
 	return nil, nil
 }
 
+// enableUser answers the user as stored after enabling, UpdatedAt
+// included (unchanged when they were enabled already).
+func (s *server) enableUser(ctx context.Context, in *userPath) (*userOutput, error) {
+	a := authFrom(ctx)
+	if err := s.st.EnableUser(ctx, a.OrgID, in.ID, s.now()); err != nil {
+		return nil, userError(err)
+	}
+	u, err := s.orgUser(ctx, a, in.ID)
+	if err != nil {
+		return nil, err
+	}
+	return &userOutput{Body: userView(u)}, nil
+}
+
 type loginLinkOutput struct{ Body LoginLink }
 
-var errUserDisabled = apiErr(http.StatusConflict, "user_disabled", "this user is disabled: a disabled user cannot sign in")
+var errUserDisabled = apiErr(http.StatusConflict, "user_disabled", "this user is disabled: enable them first")
 
 func (s *server) createLoginLink(ctx context.Context, in *userPath) (*loginLinkOutput, error) {
 	a := authFrom(ctx)

@@ -171,6 +171,47 @@ func TestDisableUser(t *testing.T) {
 	f.ok(f.do(f.carol, "GET", "/api/me", nil), http.StatusOK, nil) // others are untouched
 }
 
+func TestEnableUser(t *testing.T) {
+	f := newFixture(t, nil)
+	session := f.login("org_a", "bob")
+	f.ok(f.do(f.alice, "DELETE", "/api/users/bob", nil), http.StatusNoContent, nil)
+	wantError(t, f.do(f.dave, "POST", "/api/users/bob/enable", nil), http.StatusNotFound, "not_found")
+	wantError(t, f.do(f.alice, "POST", "/api/users/nobody/enable", nil), http.StatusNotFound, "not_found")
+	wantError(t, f.do(f.alice, "POST", "/api/users/dave/enable", nil), http.StatusNotFound, "not_found")
+	stored, err := f.st.GetUser(f.ctx, "org_a", "bob")
+	f.must(err)
+	if stored.DisabledAt.IsZero() {
+		t.Fatal("a refused enable enabled bob")
+	}
+
+	f.clock.Advance(time.Hour)
+	var u httpapi.User
+	f.ok(f.do(f.alice, "POST", "/api/users/bob/enable", nil), http.StatusOK, &u)
+	want := httpapi.User{ID: "bob", DisplayName: "Bob", Department: "R&D", Timezone: "Europe/Paris", Role: "member", CreatedAt: start, UpdatedAt: start.Add(time.Hour)}
+	if diff := cmp.Diff(want, u); diff != "" {
+		t.Errorf("enabled (-want +got):\n%s", diff)
+	}
+	f.clock.Advance(time.Hour)
+	f.ok(f.do(f.alice, "POST", "/api/users/bob/enable", nil), http.StatusOK, &u)
+	if diff := cmp.Diff(want, u); diff != "" {
+		t.Errorf("enabling again changed (-want +got):\n%s", diff)
+	}
+
+	// The old credentials stay revoked; a new login link signs bob in.
+	wantError(t, f.do(f.bob, "GET", "/api/me", nil), http.StatusUnauthorized, "unauthorized")
+	wantError(t, f.do(session, "GET", "/api/me", nil), http.StatusUnauthorized, "unauthorized")
+	var l httpapi.LoginLink
+	f.ok(f.do(f.alice, "POST", "/api/users/bob/login-link", nil), http.StatusCreated, &l)
+	r := f.do(nil, "GET", l.LoginLink, nil)
+	f.ok(r, http.StatusSeeOther, nil)
+	var me httpapi.Me
+	f.ok(f.do(&who{session: sessionCookieOf(t, r).Value}, "GET", "/api/me", nil), http.StatusOK, &me)
+	if me.UserID != "bob" {
+		t.Errorf("the new link signed in %q, want bob", me.UserID)
+	}
+	wantError(t, f.do(session, "GET", "/api/me", nil), http.StatusUnauthorized, "unauthorized")
+}
+
 // lastAdminStore answers every DisableUser as the store does for an
 // organisation's last enabled admin. Through the API alone that needs a
 // race (the caller is an enabled admin other than the target, unless
