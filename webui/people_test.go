@@ -59,7 +59,7 @@ func TestPeopleInviteChangeRoleDisable(t *testing.T) {
 	want := map[string]personRow{
 		"u1": {"Ana Lima (you)", "Admin", "Active", []string{"Edit", "New login link"}},
 		"u2": {"Bruno Costa", "Member", "Active", []string{"Edit", "New login link", "Disable"}},
-		"u3": {"Chi Nguyen", "Member", "Disabled", []string{}},
+		"u3": {"Chi Nguyen", "Member", "Disabled", []string{"Enable"}},
 	}
 	if d := cmp.Diff(want, b.people()); d != "" {
 		t.Errorf("people (-want +got):\n%s", d)
@@ -154,10 +154,57 @@ func TestPeopleInviteChangeRoleDisable(t *testing.T) {
 	if r := b.sent("DELETE", "/api/users/u2"); r.Status != 204 {
 		t.Errorf("DELETE /api/users/u2 answered %d", r.Status)
 	}
-	if got := b.people()["u2"]; len(got.Actions) != 0 {
-		t.Errorf("a disabled user still has actions %v", got.Actions)
+	if got := b.people()["u2"]; !cmp.Equal(got.Actions, []string{"Enable"}) {
+		t.Errorf("a disabled user has actions %v, want Enable alone", got.Actions)
 	}
 	b.shot("disabled")
+	b.checkHeaders(stubCSRF)
+}
+
+// TestPeopleDisableEnable disables Bruno, enables him again without a
+// question, and makes him a new login link; then enables Chi, disabled
+// from the start.
+func TestPeopleDisableEnable(t *testing.T) {
+	b := newBrowser(t, newStubAPI())
+	b.login()
+	b.open("#/people", `tr[data-user="u2"]`)
+	row := `tr[data-user="u2"]`
+	b.do("disable Bruno", chromedp.Click(chromedp.CSS(row+` button.danger`)))
+	b.confirmDialog("Disable Bruno Costa?", "yes")
+	b.waitText(row+` [data-label="Status"]`, "Disabled")
+	if d := cmp.Diff(personRow{"Bruno Costa", "Member", "Disabled", []string{"Enable"}}, b.people()["u2"]); d != "" {
+		t.Errorf("Bruno disabled (-want +got):\n%s", d)
+	}
+
+	b.do("enable Bruno", chromedp.Click(chromedp.CSS(row+` button[aria-label="Enable Bruno Costa"]`)))
+	b.waitText(row+` [data-label="Status"]`, "Active")
+	b.waitText(`#people-status .ok`, "Enabled Bruno Costa. Their old sign-ins stay revoked: make them a new login link.")
+	if r := b.sent("POST", "/api/users/u2/enable"); r.Status != 200 {
+		t.Errorf("POST /api/users/u2/enable answered %d, want 200", r.Status)
+	}
+	if eval[bool](b, `!!document.querySelector('dialog.confirm')`) {
+		t.Error("enabling asked a question")
+	}
+	if d := cmp.Diff(personRow{"Bruno Costa", "Member", "Active", []string{"Edit", "New login link", "Disable"}}, b.people()["u2"]); d != "" {
+		t.Errorf("Bruno enabled (-want +got):\n%s", d)
+	}
+	if got := eval[string](b, `document.activeElement.getAttribute('aria-label') ?? ''`); got != "New login link for Bruno Costa" {
+		t.Errorf("focus on %q, want Bruno's New login link", got)
+	}
+	b.shot("enabled")
+
+	b.do("new link", chromedp.Click(chromedp.CSS(row+` button[aria-label="New login link for Bruno Costa"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`#login-link`)))
+	if got := eval[string](b, `document.getElementById('login-link').value`); got != b.srv.URL+"/login?token=relink-u2-secret" {
+		t.Errorf("login link after enabling %q", got)
+	}
+	if r := b.sent("POST", "/api/users/u2/login-link"); r.Status != 201 {
+		t.Errorf("POST /api/users/u2/login-link answered %d, want 201", r.Status)
+	}
+
+	b.do("enable Chi", chromedp.Click(chromedp.CSS(`tr[data-user="u3"] button[aria-label="Enable Chi Nguyen"]`)))
+	b.waitText(`tr[data-user="u3"] [data-label="Status"]`, "Active")
+	b.sent("POST", "/api/users/u3/enable")
 	b.checkHeaders(stubCSRF)
 }
 

@@ -10,6 +10,24 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
+// wantLinkWorks follows a login link the page shows and checks that it
+// signs in (303 to the app).
+func (b *browser) wantLinkWorks(what, link string) {
+	b.t.Helper()
+	if !strings.HasPrefix(link, b.srv.URL+"/login?token=") {
+		b.t.Fatalf("%s %q, want %s/login?token=…", what, link, b.srv.URL)
+	}
+	client := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	res, err := client.Get(link)
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	res.Body.Close()
+	if res.StatusCode != http.StatusSeeOther {
+		b.t.Errorf("%s answered %d, want 303", what, res.StatusCode)
+	}
+}
+
 // TestAdminPagesAgainstHTTPAPI runs settings, people, the tool console and
 // the no-model notice against package httpapi itself (realAPI): the
 // request bodies the pages send pass its validation, and the pages read
@@ -37,7 +55,8 @@ func TestAdminPagesAgainstHTTPAPI(t *testing.T) {
 	b.do("save over it", chromedp.Click(chromedp.CSS(`#switch-tool_use`)), chromedp.Click(chromedp.CSS(`#settings-save`)))
 	b.waitText(`#settings-status .alert`, "someone else saved the settings")
 
-	// People: invite (the link works), make admin, disable.
+	// People: invite (the link works), make admin, disable, enable (a new
+	// link works).
 	b.open("#/people", `tr[data-user="ana"]`)
 	b.do("invite", chromedp.SetValue(chromedp.CSS(`#invite-display_name`), "Dana Reyes"),
 		chromedp.Click(chromedp.CSS(`#invite button[type=submit]`)), chromedp.WaitVisible(chromedp.CSS(`#login-link`)))
@@ -50,15 +69,7 @@ func TestAdminPagesAgainstHTTPAPI(t *testing.T) {
 	if dana == "" {
 		t.Fatal("Dana is not listed")
 	}
-	client := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-	res, err := client.Get(link)
-	if err != nil {
-		t.Fatal(err)
-	}
-	res.Body.Close()
-	if res.StatusCode != http.StatusSeeOther {
-		t.Errorf("the invitation link answered %d, want 303", res.StatusCode)
-	}
+	b.wantLinkWorks("the invitation link", link)
 	row := `tr[data-user="` + dana + `"]`
 	b.do("make Dana an admin", chromedp.Click(chromedp.CSS(row+` button[aria-label="Edit Dana Reyes"]`)),
 		chromedp.SetValue(chromedp.CSS(`#edit-role`), "admin"), chromedp.Click(chromedp.CSS(`#edit-user button[type=submit]`)))
@@ -71,6 +82,17 @@ func TestAdminPagesAgainstHTTPAPI(t *testing.T) {
 	if u, err := st.GetUser(context.Background(), "org_a", dana); err != nil || u.DisabledAt.IsZero() || u.Role != "admin" {
 		t.Errorf("Dana in the store: %+v, %v; want a disabled admin", u, err)
 	}
+	b.do("enable Dana", chromedp.Click(chromedp.CSS(row+` button[aria-label="Enable Dana Reyes"]`)))
+	b.waitText(row+` [data-label="Status"]`, "Active")
+	if u, err := st.GetUser(context.Background(), "org_a", dana); err != nil || !u.DisabledAt.IsZero() {
+		t.Errorf("Dana in the store: %+v, %v; want enabled", u, err)
+	}
+	// The link made before disabling is revoked: close its panel first.
+	b.do("close the old link", chromedp.Click(chromedp.CSS(`.link-panel .row:last-child button`)),
+		chromedp.WaitNotPresent(chromedp.CSS(`#login-link`)))
+	b.do("a link for Dana enabled", chromedp.Click(chromedp.CSS(row+` button[aria-label="New login link for Dana Reyes"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`#login-link`)))
+	b.wantLinkWorks("a login link after enabling", eval[string](b, `document.getElementById('login-link').value`))
 
 	// The tool console.
 	b.open("#/tools?agent=assistant", `#console-tool:enabled`)

@@ -13,7 +13,7 @@ import (
 // The stub's organisation settings, people, tool console and model status,
 // with httpapi's shapes and rules: admin-only settings and users, versioned
 // settings saves (409 conflict), write-only keys, the last admin kept, no
-// disabling oneself.
+// disabling oneself, no login link for a disabled user.
 
 // stubSecret is a key value the stub stores at the start; no response
 // may ever contain it.
@@ -94,6 +94,7 @@ func (s *stubAPI) routeAdmin(api func(string, http.HandlerFunc)) {
 	api("POST /api/users", s.admin(s.createUser))
 	api("PATCH /api/users/{id}", s.admin(s.patchUser))
 	api("DELETE /api/users/{id}", s.admin(s.disableUser))
+	api("POST /api/users/{id}/enable", s.admin(s.enableUser))
 	api("POST /api/users/{id}/login-link", s.admin(s.loginLink))
 	api("GET /api/console/tools", s.consoleTools)
 	api("POST /api/console/run", s.consoleRun)
@@ -315,6 +316,20 @@ func (s *stubAPI) disableUser(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(http.StatusNoContent)
 }
 
+// enableUser answers the user enabled; an enabled one as it is.
+func (s *stubAPI) enableUser(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	i := s.user(w, r.PathValue("id"))
+	if i < 0 {
+		return
+	}
+	if s.users[i].Disabled {
+		s.users[i].Disabled, s.users[i].UpdatedAt = false, "2026-01-12T10:00:00Z"
+	}
+	writeJSON(w, http.StatusOK, s.users[i])
+}
+
 func (s *stubAPI) loginLink(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -323,7 +338,7 @@ func (s *stubAPI) loginLink(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if s.users[i].Disabled {
-		writeErr(w, http.StatusConflict, "user_disabled", "this user is disabled: a disabled user cannot sign in")
+		writeErr(w, http.StatusConflict, "user_disabled", "this user is disabled: enable them first")
 		return
 	}
 	writeJSON(w, http.StatusCreated, map[string]any{"login_link": "/login?token=relink-" + s.users[i].ID + "-secret",

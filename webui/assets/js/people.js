@@ -1,6 +1,7 @@
 // People (admins): the organisation's users with their role and status;
 // invite someone (a one-time login link, shown once), edit a user or
-// change their role, make a new login link, disable a user.
+// change their role, make a new login link, disable a user or enable a
+// disabled one again.
 import { h, heading, errorBox, field, when, confirm, replace } from './dom.js';
 
 const enc = encodeURIComponent;
@@ -24,7 +25,7 @@ export async function render({ api, me, main, refreshMe }) {
 
   const refresh = async () => {
     const users = (await api.get('/api/users'))?.users ?? [];
-    replace(list, userTable(users, me, { edit, link, disable }));
+    replace(list, userTable(users, me, { edit, link, disable, enable }));
   };
   // act runs one change and refreshes the list; its failure (the API's
   // message, such as the last admin's) goes to status.
@@ -54,7 +55,7 @@ export async function render({ api, me, main, refreshMe }) {
   };
   const disable = async (u, button) => {
     const question = `Disable ${u.display_name}? They are signed out everywhere, their API tokens and login links stop ` +
-      'working, and they cannot sign in again. Their conversations stay.';
+      'working, and they cannot sign in until an admin enables them again. Their conversations stay.';
     if (!(await confirm(question, 'Disable'))) {
       button.focus();
       return;
@@ -63,6 +64,17 @@ export async function render({ api, me, main, refreshMe }) {
       status.append(h('p', { class: 'ok' }, `Disabled ${u.display_name}.`));
     }
     main.querySelector('h1').focus();
+  };
+  // Enabling asks nothing: it is undone by Disable, and gives no access
+  // until someone makes the user a new login link, which is where focus
+  // goes.
+  const enable = async (u) => {
+    const name = u.display_name || u.id;
+    if (await act(`${name} not enabled`, () => api.post(`/api/users/${enc(u.id)}/enable`))) {
+      status.append(h('p', { class: 'ok' },
+        `Enabled ${name}. Their old sign-ins stay revoked: make them a new login link.`));
+      list.querySelector(`tr[data-user="${CSS.escape(u.id)}"] button.new-link`)?.focus();
+    }
   };
   const edit = (u) => {
     replace(editSlot, editForm(u, me, {
@@ -99,7 +111,7 @@ export async function render({ api, me, main, refreshMe }) {
   await refresh();
 }
 
-function userTable(users, me, { edit, link, disable }) {
+function userTable(users, me, { edit, link, disable, enable }) {
   if (!users.length) return h('p', null, 'Nobody yet.');
   return h('div', { class: 'table-wrap' }, h('table', { class: 'stack people-table' },
     h('caption', null, `${users.length} ${users.length === 1 ? 'person' : 'people'}`),
@@ -111,7 +123,10 @@ function userTable(users, me, { edit, link, disable }) {
       if (!u.disabled) {
         actions.push(
           h('button', { type: 'button', onclick: () => edit(u), 'aria-label': `Edit ${name}` }, 'Edit'),
-          h('button', { type: 'button', onclick: () => link(u), 'aria-label': `New login link for ${name}` }, 'New login link'));
+          h('button', { type: 'button', class: 'new-link', onclick: () => link(u), 'aria-label': `New login link for ${name}` },
+            'New login link'));
+      } else {
+        actions.push(h('button', { type: 'button', onclick: () => enable(u), 'aria-label': `Enable ${name}` }, 'Enable'));
       }
       // Nobody disables themselves (another admin can).
       if (!u.disabled && u.id !== me.user_id) {
