@@ -214,21 +214,48 @@ func serveUntilDone(ctx context.Context, ln net.Listener, h http.Handler, grace 
 
 // bootstrap prepares a new installation: the default organisation, an
 // admin, the example agent, and a one-time login link printed to stderr.
-// An installation that has an organisation is left alone.
+// An installation whose default organisation has a user is left alone. A
+// first start cut short (the process stopped between these writes) is
+// completed by the next start: each step skips what already exists.
 func bootstrap(ctx context.Context, st store.Store, env Env, base string) error {
 	n, err := st.CountOrgs(ctx)
-	if err != nil || n > 0 {
+	if err != nil {
 		return err
 	}
+	if n > 0 {
+		users, err := st.ListUsers(ctx, "default")
+		if err != nil || len(users) > 0 {
+			return err
+		}
+		if _, err := st.GetOrg(ctx, "default"); errors.Is(err, store.ErrNotFound) {
+			return nil // organisations made by hand, not by a first start
+		} else if err != nil {
+			return err
+		}
+	}
 	now := env.Now().UTC()
-	if err := st.CreateOrg(ctx, store.Org{ID: "default", Name: "Default", CreatedAt: now}); err != nil {
-		return fmt.Errorf("create organisation: %w", err)
+	steps := []struct {
+		what string
+		do   func() error
+	}{
+		{"create organisation", func() error {
+			return st.CreateOrg(ctx, store.Org{ID: "default", Name: "Default", CreatedAt: now})
+		}},
+		{"create admin", func() error {
+			return st.CreateUser(ctx, store.User{ID: "admin", OrgID: "default", DisplayName: "Admin", Role: store.RoleAdmin, CreatedAt: now, UpdatedAt: now})
+		}},
 	}
-	if err := st.CreateUser(ctx, store.User{ID: "admin", OrgID: "default", DisplayName: "Admin", Role: store.RoleAdmin, CreatedAt: now, UpdatedAt: now}); err != nil {
-		return fmt.Errorf("create admin: %w", err)
+	for _, step := range steps {
+		if err := step.do(); err != nil && !errors.Is(err, store.ErrExists) {
+			return fmt.Errorf("%s: %w", step.what, err)
+		}
 	}
-	if err := st.PutAgent(ctx, store.StoredAgent{OrgID: "default", Name: "assistant", Definition: []byte(defaultAgent), CreatedAt: now, UpdatedAt: now}); err != nil {
-		return fmt.Errorf("create example agent: %w", err)
+	if _, err := st.GetAgent(ctx, "default", "assistant"); errors.Is(err, store.ErrNotFound) {
+		if err := st.PutAgent(ctx, store.StoredAgent{OrgID: "default", Name: "assistant", Definition: []byte(defaultAgent), CreatedAt: now, UpdatedAt: now}); err != nil {
+			return fmt.Errorf("create example agent: %w", err)
+		}
+	} else if err != nil {
+		return fmt.Errorf("read example agent: %w", err)
 	}
 	link, _, err := httpapi.IssueLoginLink(ctx, st, "default", "admin", now)
 	if err != nil {

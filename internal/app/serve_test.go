@@ -203,3 +203,34 @@ func getJSON(t *testing.T, c *http.Client, url string, v any) {
 		t.Fatal(err)
 	}
 }
+
+// TestServeCompletesACutShortFirstStart starts quiver serve over a data
+// folder whose first start stopped right after creating the organisation:
+// the admin, the example agent and a login link are made now.
+func TestServeCompletesACutShortFirstStart(t *testing.T) {
+	model := llmtest.Start(t, llmtest.OpenAI{})
+	data := t.TempDir()
+	st, err := sqlite.Open(context.Background(), data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.CreateOrg(context.Background(), store.Org{ID: "default", Name: "Default", CreatedAt: time.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	st.Close()
+	s := startServe(t, data, model)
+	if s.login == "" {
+		t.Fatal("no login link after a cut-short first start")
+	}
+	a := signIn(t, s)
+	if code, body := a.do(http.MethodGet, "/api/agents/assistant", nil); code != http.StatusOK {
+		t.Fatalf("example agent: %d %s", code, body)
+	}
+	s.stop()
+	// A complete installation is left alone: no new link.
+	s = startServe(t, data, model)
+	if s.login != "" {
+		t.Fatal("a second start printed a login link")
+	}
+	s.stop()
+}
