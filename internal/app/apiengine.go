@@ -108,11 +108,16 @@ func (a *apiEngine) model(ctx context.Context, orgID string, m turn.Model) (llm.
 		a.opened = map[string]openedModels{}
 	}
 	om = a.opened[orgID]
-	if om.version != view.version || om.models == nil {
-		om = openedModels{version: view.version, models: map[string]llm.Model{}}
+	switch {
+	case om.models != nil && om.version > view.version:
+		// A newer version was cached meanwhile: use mod for this turn
+		// only, never replace the newer models with it.
+	case om.models == nil || om.version < view.version:
+		om = openedModels{version: view.version, models: map[string]llm.Model{key: mod}}
+		a.opened[orgID] = om
+	default:
+		om.models[key] = mod
 	}
-	om.models[key] = mod
-	a.opened[orgID] = om
 	a.mu.Unlock()
 	return mod, nil
 }

@@ -22,13 +22,41 @@ import (
 	"github.com/quiverhq/quiver/tmpl"
 )
 
-// settingsDoc is an organisation's settings document as stored. A saved
-// document holds every field: what it says replaces the deployment's
-// configuration for that organisation.
+// settingsDoc is an organisation's settings document as stored. It holds
+// only what differs from the deployment's configuration at save time: an
+// absent (nil, "") field follows the deployment, so an operator's later
+// change reaches every organisation that did not choose otherwise.
 type settingsDoc struct {
-	Switches    map[string]bool     `json:"switches"`
-	NetworkMode string              `json:"network_mode"`
-	Web         httpapi.WebSettings `json:"web"`
+	Switches map[string]bool `json:"switches"`
+	// NetworkMode is "" to follow the deployment.
+	NetworkMode string `json:"network_mode,omitempty"`
+	Web         webDoc `json:"web"`
+}
+
+// webDoc is the web engines' part of settingsDoc; nil follows the
+// deployment.
+type webDoc struct {
+	Disabled           *bool     `json:"disabled,omitempty"`
+	SearXNGURL         *string   `json:"searxng_url,omitempty"`
+	IAskURL            *string   `json:"iask_url,omitempty"`
+	DuckDuckGoDisabled *bool     `json:"duckduckgo_disabled,omitempty"`
+	ExcludeProviders   *[]string `json:"exclude_providers,omitempty"`
+}
+
+// override returns nil when v equals the deployment's value, else &v.
+func override[T comparable](v, base T) *T {
+	if v == base {
+		return nil
+	}
+	return &v
+}
+
+// or returns *p, or base when p is nil.
+func or[T any](p *T, base T) T {
+	if p == nil {
+		return base
+	}
+	return *p
 }
 
 // keySpec is one write-only key an organisation may store.
@@ -158,15 +186,21 @@ func (o *orgSettings) newView(s store.OrgSettings) (*orgView, error) {
 }
 
 // apply returns the deployment configuration with a document and keys
-// applied. The network mode is never wider than the deployment's.
+// applied. The deployment's configuration is a ceiling: the network mode
+// is never wider than its mode, web search and DuckDuckGo stay off where
+// it turned them off, and its IAsk key goes only to its own IAsk URL.
 func (o *orgSettings) apply(doc settingsDoc, keys map[string]string) config.Config {
 	cfg := o.base
 	if slices.Contains(o.modes(), doc.NetworkMode) {
 		cfg.Network.Mode = doc.NetworkMode
 	}
+	web := o.effectiveWeb(doc.Web)
 	w := &cfg.Web
-	w.Disabled, w.SearXNGURL, w.IAskURL = doc.Web.Disabled, doc.Web.SearXNGURL, doc.Web.IAskURL
-	w.DuckDuckGoDisabled, w.ExcludeProviders = doc.Web.DuckDuckGoDisabled, slices.Clone(doc.Web.ExcludeProviders)
+	w.Disabled, w.SearXNGURL, w.IAskURL = web.Disabled, web.SearXNGURL, web.IAskURL
+	w.DuckDuckGoDisabled, w.ExcludeProviders = web.DuckDuckGoDisabled, web.ExcludeProviders
+	if w.IAskURL != o.base.Web.IAskURL {
+		w.IAskKeyEnv = "" // the deployment's key is for its own endpoint only
+	}
 	cfg.Providers = maps.Clone(o.base.Providers)
 	for _, k := range orgKeys {
 		if v := keys[k.name]; v != "" && k.provider != "" {
@@ -179,6 +213,19 @@ func (o *orgSettings) apply(doc settingsDoc, keys map[string]string) config.Conf
 		}
 	}
 	return cfg
+}
+
+// effectiveWeb is the deployment's web settings with the document's
+// overrides, under the deployment's ceiling.
+func (o *orgSettings) effectiveWeb(d webDoc) httpapi.WebSettings {
+	b := o.base.Web
+	return httpapi.WebSettings{
+		Disabled:           b.Disabled || or(d.Disabled, false),
+		SearXNGURL:         or(d.SearXNGURL, b.SearXNGURL),
+		IAskURL:            or(d.IAskURL, b.IAskURL),
+		DuckDuckGoDisabled: b.DuckDuckGoDisabled || or(d.DuckDuckGoDisabled, false),
+		ExcludeProviders:   slices.Clone(or(d.ExcludeProviders, b.ExcludeProviders)),
+	}
 }
 
 // modes are the network modes the deployment lets an organisation pick:
@@ -208,7 +255,7 @@ func (o *orgSettings) show(ctx context.Context, orgID string) (httpapi.Settings,
 	if err != nil {
 		return httpapi.Settings{}, fmt.Errorf("read settings of %s: %w", orgID, err)
 	}
-	doc := o.baseDoc()
+	var doc settingsDoc
 	if s.Version > 0 {
 		if err := json.Unmarshal(s.Doc, &doc); err != nil {
 			return httpapi.Settings{}, fmt.Errorf("settings of %s: %w", orgID, err)
@@ -217,22 +264,20 @@ func (o *orgSettings) show(ctx context.Context, orgID string) (httpapi.Settings,
 	if doc.Switches == nil {
 		doc.Switches = map[string]bool{}
 	}
-	if doc.Web.ExcludeProviders == nil {
-		doc.Web.ExcludeProviders = []string{}
+	web := o.effectiveWeb(doc.Web)
+	if web.ExcludeProviders == nil {
+		web.ExcludeProviders = []string{}
 	}
 	out := httpapi.Settings{
 		Version: s.Version, Switches: doc.Switches, SwitchNames: tmpl.KnownCapabilities(),
-		NetworkMode: doc.NetworkMode, NetworkModes: o.modes(), Web: doc.Web, UpdatedAt: s.UpdatedAt,
-	}
-	if !slices.Contains(out.NetworkModes, out.NetworkMode) {
-		out.NetworkMode = "public"
+		NetworkMode: o.effectiveMode(doc.NetworkMode), NetworkModes: o.modes(), Web: web, UpdatedAt: s.UpdatedAt,
 	}
 	for _, k := range orgKeys {
 		ks := httpapi.KeyState{Name: k.name, Label: k.label}
 		switch {
 		case s.Secrets[k.name] != "":
 			ks.Set, ks.Source = true, "settings"
-		case o.fromEnvironment(k):
+		case o.fromEnvironment(k) && (k.name != "iask_api_key" || web.IAskURL == o.base.Web.IAskURL):
 			ks.Set, ks.Source = true, "environment"
 		}
 		out.Keys = append(out.Keys, ks)
@@ -240,20 +285,20 @@ func (o *orgSettings) show(ctx context.Context, orgID string) (httpapi.Settings,
 	return out, nil
 }
 
-// baseDoc is the document the deployment configuration amounts to.
-func (o *orgSettings) baseDoc() settingsDoc {
-	w := o.base.Web
-	mode := o.base.Network.Mode
-	if mode == "" {
-		mode = "public"
+// baseMode is the deployment's network mode.
+func (o *orgSettings) baseMode() string {
+	if o.base.Network.Mode == "self-hosted" {
+		return "self-hosted"
 	}
-	return settingsDoc{
-		Switches: map[string]bool{}, NetworkMode: mode,
-		Web: httpapi.WebSettings{
-			Disabled: w.Disabled, SearXNGURL: w.SearXNGURL, IAskURL: w.IAskURL,
-			DuckDuckGoDisabled: w.DuckDuckGoDisabled, ExcludeProviders: slices.Clone(w.ExcludeProviders),
-		},
+	return "public"
+}
+
+// effectiveMode is the mode a document's choice amounts to.
+func (o *orgSettings) effectiveMode(chosen string) string {
+	if slices.Contains(o.modes(), chosen) {
+		return chosen
 	}
+	return o.baseMode()
 }
 
 // fromEnvironment reports whether the deployment supplies the key.
@@ -332,10 +377,20 @@ func (o *orgSettings) validate(u httpapi.SettingsUpdate) (settingsDoc, error) {
 		}
 		return settingsDoc{}, fmt.Errorf("network_mode: %q is not one of %s", u.NetworkMode, strings.Join(o.modes(), ", "))
 	}
+	b := o.base.Web
+	if b.Disabled && !u.Web.Disabled {
+		return settingsDoc{}, errors.New("web.disabled: web search is turned off for this deployment (web.disabled in the server's config file)")
+	}
+	if b.DuckDuckGoDisabled && !u.Web.DuckDuckGoDisabled {
+		return settingsDoc{}, errors.New("web.duckduckgo_disabled: DuckDuckGo is turned off for this deployment (web.duckduckgo_disabled in the server's config file)")
+	}
 	for field, raw := range map[string]string{"web.searxng_url": u.Web.SearXNGURL, "web.iask_url": u.Web.IAskURL} {
 		if err := checkEngineURL(raw); err != nil {
 			return settingsDoc{}, fmt.Errorf("%s: %w", field, err)
 		}
+	}
+	if u.Web.IAskURL != "" && u.Web.IAskURL != b.IAskURL && u.NetworkMode != "self-hosted" && !strings.HasPrefix(u.Web.IAskURL, "https://") {
+		return settingsDoc{}, errors.New("web.iask_url: use https (it carries the IAsk key); plain http needs network mode self-hosted")
 	}
 	for _, p := range u.Web.ExcludeProviders {
 		if !providerName.MatchString(p) {
@@ -349,9 +404,20 @@ func (o *orgSettings) validate(u httpapi.SettingsUpdate) (settingsDoc, error) {
 	if sw == nil {
 		sw = map[string]bool{}
 	}
-	web := u.Web
-	web.ExcludeProviders = slices.Compact(slices.Sorted(slices.Values(web.ExcludeProviders)))
-	return settingsDoc{Switches: sw, NetworkMode: u.NetworkMode, Web: web}, nil
+	doc := settingsDoc{Switches: sw, Web: webDoc{
+		Disabled:           override(u.Web.Disabled, b.Disabled),
+		SearXNGURL:         override(u.Web.SearXNGURL, b.SearXNGURL),
+		IAskURL:            override(u.Web.IAskURL, b.IAskURL),
+		DuckDuckGoDisabled: override(u.Web.DuckDuckGoDisabled, b.DuckDuckGoDisabled),
+	}}
+	if u.NetworkMode != o.baseMode() {
+		doc.NetworkMode = u.NetworkMode
+	}
+	ex := slices.Compact(slices.Sorted(slices.Values(u.Web.ExcludeProviders)))
+	if !slices.Equal(ex, slices.Compact(slices.Sorted(slices.Values(b.ExcludeProviders)))) {
+		doc.Web.ExcludeProviders = &ex
+	}
+	return doc, nil
 }
 
 // checkEngineURL accepts "" or an http(s) URL without credentials.

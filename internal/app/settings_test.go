@@ -2,17 +2,25 @@ package app_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"io"
 	"net/http"
 	"net/http/cookiejar"
+	"net/http/httptest"
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
+	"github.com/quiverhq/quiver/httpapi"
 	"github.com/quiverhq/quiver/llm/llmtest"
+	"github.com/quiverhq/quiver/store"
+	"github.com/quiverhq/quiver/store/sqlite"
 )
 
 // apiClient is a signed-in browser-like client of a running quiver serve.
@@ -96,7 +104,8 @@ func (v settingsView) key(name string) (set bool, source string) {
 // stored key so a restart with only the new key still uses it.
 func TestSettingsThroughServe(t *testing.T) {
 	const orgKey = "sk-org-key-5f1e9c"
-	model := llmtest.Start(t, llmtest.OpenAI{}, llmtest.Reply{Text: []string{"hello"}})
+	const newOrgKey = "sk-org-key-second-77a0"
+	model := llmtest.Start(t, llmtest.OpenAI{}, llmtest.Reply{Text: []string{"hello"}}, llmtest.Reply{Text: []string{"hello again"}})
 	dir := t.TempDir()
 	oldKey := writeKeyFile(t, dir, "old.key", "old")
 	cfg := writeConfig(t, dir, "secrets:\n  key_file: "+oldKey+"\n")
@@ -172,6 +181,17 @@ func TestSettingsThroughServe(t *testing.T) {
 			t.Errorf("%s shows the key", path)
 		}
 	}
+	// A new key takes over from the next turn on.
+	update["version"], update["set_keys"] = st.Version, map[string]string{"openai_api_key": newOrgKey}
+	if code, body = a.do(http.MethodPut, "/api/settings", update); code != http.StatusOK || json.Unmarshal(body, &st) != nil {
+		t.Fatalf("change the key: %d %s", code, body)
+	}
+	if code, body = a.do(http.MethodPost, "/api/conversations/"+conv.ID+"/messages", map[string]string{"message": "again"}); code != http.StatusOK || !strings.Contains(string(body), `"done"`) {
+		t.Fatalf("send with the new key: %d %s", code, body)
+	}
+	if seen := model.Seen(); len(seen) != 2 || seen[1].Header.Get("Authorization") != "Bearer "+newOrgKey {
+		t.Fatal("the provider did not get the new key")
+	}
 
 	// Organisation switches reach the prompt; the agent's own win.
 	var in struct{ System string }
@@ -220,7 +240,7 @@ func TestSettingsThroughServe(t *testing.T) {
 	if code, body = a.do(http.MethodPost, "/api/conversations/"+conv.ID+"/messages", map[string]string{"message": "hi"}); code != http.StatusOK || !strings.Contains(string(body), `"done"`) {
 		t.Fatalf("send after rotation: %d %s", code, body)
 	}
-	if seen := model2.Seen(); len(seen) != 1 || seen[0].Header.Get("Authorization") != "Bearer "+orgKey {
+	if seen := model2.Seen(); len(seen) != 1 || seen[0].Header.Get("Authorization") != "Bearer "+newOrgKey {
 		t.Fatal("after rotation the provider did not get the organisation's key")
 	}
 	s.stop()
@@ -234,4 +254,131 @@ func keyLine(t *testing.T, path string) string {
 		t.Fatal(err)
 	}
 	return strings.TrimSpace(string(raw))
+}
+
+// TestSettingsCeilingAndKeys runs a self-hosted deployment with its own
+// IAsk endpoint and key: an organisation that points IAsk elsewhere never
+// sends the deployment's key there; switching the organisation to public
+// mode makes fetch_url refuse a loopback page without a request reaching
+// it; and a second organisation sees none of the first's settings.
+func TestSettingsCeilingAndKeys(t *testing.T) {
+	const deploymentKey = "iask-deployment-secret"
+	var mu sync.Mutex
+	var auths []string
+	hits := map[string]int{}
+	fake := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		hits[r.URL.Path]++
+		if r.URL.Path == "/iask" {
+			auths = append(auths, r.Header.Get("Authorization"))
+		}
+		mu.Unlock()
+		if r.URL.Path == "/iask" {
+			w.Header().Set("Content-Type", "application/json")
+			io.WriteString(w, `{"answer":"forty-two","sources":[{"title":"src","url":"https://example.org/a"}]}`)
+			return
+		}
+		w.Header().Set("Content-Type", "text/plain")
+		io.WriteString(w, "a local page")
+	}))
+	defer fake.Close()
+	count := func(path string) int { mu.Lock(); defer mu.Unlock(); return hits[path] }
+
+	dir := t.TempDir()
+	cfg := writeConfig(t, dir, "network:\n  mode: self-hosted\nsecrets:\n  key_file: "+writeKeyFile(t, dir, "k.key", "k")+
+		"\nweb:\n  duckduckgo_disabled: true\n  iask_url: https://iask.invalid/api\n  iask_key_env: IASK_KEY\n")
+	data := filepath.Join(dir, "data")
+	s := startServeWith(t, map[string]string{"QUIVER_DATA": data, "IASK_KEY": deploymentKey}, "--config", cfg)
+	a := signIn(t, s)
+	def := "name: web\nmodel: openai:gpt-test\nprompt: Search.\ntools: [web_search, fetch_url]\n"
+	if code, body := a.do(http.MethodPut, "/api/agents/web", map[string]string{"definition": def}); code/100 != 2 {
+		t.Fatalf("put agent: %d %s", code, body)
+	}
+	var st settingsView
+	if code, body := a.do(http.MethodGet, "/api/settings", nil); code != http.StatusOK || json.Unmarshal(body, &st) != nil {
+		t.Fatalf("settings: %d %s", code, body)
+	}
+	if set, src := st.key("iask_api_key"); !set || src != "environment" || st.NetworkMode != "self-hosted" {
+		t.Fatalf("deployment defaults: %+v", st)
+	}
+	save := func(mode, iaskURL string, ddgOff bool) (int, []byte) {
+		return a.do(http.MethodPut, "/api/settings", map[string]any{
+			"version": st.Version, "network_mode": mode,
+			"web": map[string]any{"iask_url": iaskURL, "duckduckgo_disabled": ddgOff},
+		})
+	}
+	// The deployment turned DuckDuckGo off: an organisation cannot turn it on.
+	if code, body := save("self-hosted", "https://iask.invalid/api", false); code != http.StatusBadRequest || !strings.Contains(string(body), "duckduckgo") {
+		t.Fatalf("turning DuckDuckGo back on: %d %s", code, body)
+	}
+	code, body := save("self-hosted", fake.URL+"/iask", true)
+	if code != http.StatusOK || json.Unmarshal(body, &st) != nil {
+		t.Fatalf("save own IAsk URL: %d %s", code, body)
+	}
+	if set, _ := st.key("iask_api_key"); set {
+		t.Error("the deployment's IAsk key reads as set for another endpoint")
+	}
+	if r := a.run("web", "web_search", map[string]string{"query": "the answer"}); r.IsError || !strings.Contains(r.Result, "forty-two") {
+		t.Fatalf("web_search through the organisation's IAsk: %+v", r)
+	}
+	mu.Lock()
+	got := slices.Clone(auths)
+	mu.Unlock()
+	if len(got) != 1 || got[0] != "" {
+		t.Fatalf("IAsk at the organisation's URL got Authorization %q, want none", got)
+	}
+
+	// Self-hosted: a loopback page is read. Public: refused, no request.
+	if r := a.run("web", "fetch_url", map[string]string{"url": fake.URL + "/page"}); r.IsError || !strings.Contains(r.Result, "a local page") {
+		t.Fatalf("fetch_url in self-hosted mode: %+v", r)
+	}
+	if code, body := save("public", "", true); code != http.StatusOK || json.Unmarshal(body, &st) != nil || st.NetworkMode != "public" {
+		t.Fatalf("save public: %d %s", code, body)
+	}
+	before := count("/page")
+	if r := a.run("web", "fetch_url", map[string]string{"url": fake.URL + "/page"}); !r.IsError || !strings.Contains(r.Result, "blocked") {
+		t.Fatalf("fetch_url in public mode: %+v", r)
+	}
+	if count("/page") != before {
+		t.Fatal("public mode let a request reach the loopback page")
+	}
+
+	// A second organisation sees none of this.
+	other := secondOrg(t, s, data)
+	var ost settingsView
+	if code, body := other.do(http.MethodGet, "/api/settings", nil); code != http.StatusOK || json.Unmarshal(body, &ost) != nil {
+		t.Fatalf("other org settings: %d %s", code, body)
+	}
+	if ost.Version != 0 || ost.NetworkMode != "self-hosted" {
+		t.Fatalf("the other organisation inherited the first's settings: %+v", ost)
+	}
+	if set, src := ost.key("iask_api_key"); !set || src != "environment" {
+		t.Errorf("other org's IAsk key: set=%v source=%q", set, src)
+	}
+	s.stop()
+}
+
+// secondOrg creates organisation "other" with an admin in the running
+// server's database and signs that admin in.
+func secondOrg(t *testing.T, s serving, data string) *apiClient {
+	t.Helper()
+	ctx := context.Background()
+	st, err := sqlite.Open(ctx, data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	now := time.Now()
+	if err := st.CreateOrg(ctx, store.Org{ID: "other", Name: "Other", CreatedAt: now}); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.CreateUser(ctx, store.User{ID: "oadmin", OrgID: "other", DisplayName: "Other admin", Role: store.RoleAdmin, CreatedAt: now, UpdatedAt: now}); err != nil {
+		t.Fatal(err)
+	}
+	link, _, err := httpapi.IssueLoginLink(ctx, st, "other", "oadmin", now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.login = s.base + "/login?token=" + link
+	return signIn(t, s)
 }

@@ -156,13 +156,13 @@ function webFields(w) {
     spellcheck: 'false', placeholder: 'ollama, novelai', value: (w.exclude_providers ?? []).join(', ') });
   return {
     el: h('fieldset', { class: 'web' }, h('legend', null, 'Web search'),
-      h('p', { class: 'muted small' }, 'web_search asks Brave, SearXNG, DuckDuckGo and IAsk in turn and answers with the first that finds something.'),
+      h('p', { class: 'muted small' }, 'web_search asks Brave, SearXNG, DuckDuckGo and IAsk in turn and answers with the first that finds something. Brave takes part when its key is set below; SearXNG and IAsk when they have a URL.'),
       disabled.el,
       field('web-searxng', 'SearXNG URL', searxng, 'The base URL of a SearXNG instance; empty leaves SearXNG out. One on your own network needs self-hosted mode.'),
       field('web-iask', 'IAsk URL', iask, 'The IAsk endpoint; empty leaves IAsk out.'),
       ddg.el,
       field('web-exclude', 'Model providers without web search', exclude,
-        'Comma-separated provider names (as in an agent\'s provider:model); their turns never get web_search. Brave and IAsk take part when their key is set below.')),
+        'Comma-separated provider names (as in an agent\'s provider:model); their turns never get web_search.')),
     value: () => ({
       disabled: disabled.box.checked,
       searxng_url: searxng.value.trim(),
