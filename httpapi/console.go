@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"net/http"
 
 	"github.com/danielgtaylor/huma/v2"
@@ -25,7 +26,7 @@ func (s *server) consoleRoutes() {
 		Summary: "Run one tool by hand",
 		Description: "Runs through the dispatcher with the caller's scope and limits, like a model's call. A tool's own " +
 			"failure is a 200 with is_error; a tool outside the agent's toolset is a 400. Rate-limited per user, " +
-			"sharing the bucket of messages (429 with Retry-After).",
+			"sharing the bucket of messages (429 with Retry-After). Disabling the user cancels the run: 401 unauthorized.",
 		Errors: []int{http.StatusNotFound, http.StatusTooManyRequests},
 	}, signedIn, s.runConsoleTool)
 }
@@ -100,7 +101,18 @@ func (s *server) runConsoleTool(ctx context.Context, in *runToolInput) (*toolRun
 	if err := s.rateLimit(a); err != nil {
 		return nil, err
 	}
-	run, err := s.eng.RunTool(ctx, a.Caller, in.Body.Agent, in.Body.Tool, args)
+	// Tracked like a turn, so that disabling the user cancels it.
+	runCtx, end, err := s.trackRun(ctx, a, consoleKey())
+	if err != nil {
+		return nil, err
+	}
+	defer end()
+	run, err := s.eng.RunTool(runCtx, a.Caller, in.Body.Agent, in.Body.Tool, args)
+	if errors.Is(context.Cause(runCtx), errCancelRequested) {
+		// Only disabling the user cancels a console run: whatever the
+		// tool answered, the caller may no longer see it.
+		return nil, errDisabled()
+	}
 	if err != nil {
 		return nil, err
 	}

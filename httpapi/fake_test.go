@@ -119,9 +119,10 @@ type toolRunCall struct {
 }
 
 // RunTool runs "calculate" ({"expression"}: "2" for 1+1), "fail" (a
-// failed run) and "boom" (an internal error); any other tool is not in
-// the toolset.
-func (f *fakeEngine) RunTool(_ context.Context, c httpapi.Caller, agentName, tool string, args json.RawMessage) (httpapi.ToolRun, error) {
+// failed run), "boom" (an internal error) and "block" (sends its context
+// to toolRunning, waits for it to end, sends its error to blocked and
+// returns it); any other tool is not in the toolset.
+func (f *fakeEngine) RunTool(ctx context.Context, c httpapi.Caller, agentName, tool string, args json.RawMessage) (httpapi.ToolRun, error) {
 	f.mu.Lock()
 	f.runs = append(f.runs, toolRunCall{Caller: c, Agent: agentName, Tool: tool, Args: string(args)})
 	f.mu.Unlock()
@@ -140,6 +141,11 @@ func (f *fakeEngine) RunTool(_ context.Context, c httpapi.Caller, agentName, too
 		return httpapi.ToolRun{Tool: tool, Result: "the tool failed", IsError: true, DurationMS: 1}, nil
 	case "boom":
 		return httpapi.ToolRun{}, errors.New(secretDetail)
+	case "block":
+		f.toolRunning <- ctx
+		<-ctx.Done()
+		f.blocked <- ctx.Err()
+		return httpapi.ToolRun{}, ctx.Err()
 	}
 	return httpapi.ToolRun{}, &httpapi.BadRequest{Msg: "tool " + tool + " is not in the toolset of agent " + agentName}
 }

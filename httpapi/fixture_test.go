@@ -67,7 +67,10 @@ type sendCall struct {
 type fakeEngine struct {
 	mu      sync.Mutex
 	calls   []sendCall
-	blocked chan error // receives ctx.Err() when a blocked turn ends
+	blocked chan error // receives ctx.Err() when a blocked turn or tool run ends
+	// toolRunning receives the context of a console run of the tool
+	// "block" once it runs.
+	toolRunning chan context.Context
 
 	catalogCallers []httpapi.Caller
 	consoleCallers []httpapi.Caller
@@ -245,7 +248,7 @@ func newFixture(t *testing.T, edit func(*httpapi.Config)) *fixture {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	f := &fixture{t: t, st: st, eng: &fakeEngine{blocked: make(chan error, 1)}, clock: &clock{t: start}, logs: &syncBuffer{}, ctx: ctx}
+	f := &fixture{t: t, st: st, eng: &fakeEngine{blocked: make(chan error, 1), toolRunning: make(chan context.Context, 1)}, clock: &clock{t: start}, logs: &syncBuffer{}, ctx: ctx}
 	cfg := httpapi.Config{
 		Store: st, Engine: f.eng, MCP: &fakeMCP{st: st, now: f.clock.Now},
 		Logger: slog.New(slog.NewTextHandler(f.logs, &slog.HandlerOptions{Level: slog.LevelDebug})),

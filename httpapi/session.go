@@ -161,16 +161,17 @@ type updateMeInput struct{ Body profileChange }
 
 func (s *server) updateMe(ctx context.Context, in *updateMeInput) (*meOutput, error) {
 	a := authFrom(ctx)
-	before, err := s.st.GetUser(ctx, a.OrgID, a.UserID)
+	// The profile only, applied to the user as stored in the write's
+	// transaction: the role goes back as it is stored, never as read
+	// before an admin's concurrent change.
+	u, err := s.st.ModifyUser(ctx, a.OrgID, a.UserID, s.now(), func(u *store.User) error {
+		role := u.Role
+		err := in.Body.apply(u)
+		u.Role = role
+		return err
+	})
 	if err != nil {
 		return nil, userError(err)
-	}
-	u := before
-	if err := in.Body.apply(&u); err != nil {
-		return nil, err
-	}
-	if u, err = s.saveUser(ctx, before, u); err != nil {
-		return nil, err
 	}
 	updated := *a
 	updated.Caller = callerOf(u)

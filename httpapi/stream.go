@@ -6,7 +6,6 @@ import (
 	"math"
 	"net/http"
 	"strconv"
-	"sync"
 	"time"
 
 	"github.com/danielgtaylor/huma/v2"
@@ -24,7 +23,9 @@ func (s *server) streamRoutes() {
 			"Errors found before the first event are JSON errors with their status; later ones are an error event. " +
 			"Closing the stream cancels the turn; POST .../cancel ends it with a done event whose stop is \"cancelled\". " +
 			"An untitled conversation takes its title from the message's first line. " +
-			"Rate-limited per user, with console runs (429 with Retry-After).",
+			"Rate-limited per user, with console runs (429 with Retry-After). " +
+			"A user disabled while the request was on its way gets 401 unauthorized before any event; " +
+			"disabled once the turn runs, its done event with stop \"cancelled\".",
 		Errors:    []int{http.StatusNotFound, http.StatusConflict, http.StatusTooManyRequests},
 		Responses: eventStreamResponses(s.api),
 	}, signedIn, s.sendMessage)
@@ -106,9 +107,10 @@ func (s *server) answerPause(ctx context.Context, in *answerInput) (*huma.Stream
 }
 
 // startTurn checks everything that can still be a JSON error (ownership,
-// the pending pause, a turn already running, the rate limit), names an
-// untitled conversation after its first message, then registers the turn
-// as running and returns the stream that runs it.
+// the pending pause, a turn already running, the rate limit, the caller
+// disabled meanwhile), registers the turn as running, names an untitled
+// conversation after its first message, and returns the stream that runs
+// it.
 func (s *server) startTurn(ctx context.Context, id, text string, answer bool) (*huma.StreamResponse, error) {
 	a := authFrom(ctx)
 	conv, err := s.ownConversation(ctx, a, id)
@@ -131,25 +133,21 @@ func (s *server) startTurn(ctx context.Context, id, text string, answer bool) (*
 	if err := s.rateLimit(a); err != nil {
 		return nil, err
 	}
-	turnCtx, cancel := context.WithCancelCause(ctx)
-	rt, ok := s.turns.start(key, userKey(a.OrgID, a.UserID), cancel)
-	if !ok {
-		cancel(nil)
-		return nil, errTurnRunning
+	turnCtx, end, err := s.trackRun(ctx, a, key)
+	if err != nil {
+		return nil, err
 	}
 	if !answer && conv.Title == "" {
 		// Before the turn: the engine re-reads the conversation and keeps
 		// the title.
 		conv.Title = title(text)
 		if err := s.st.PutConversation(ctx, conv); err != nil {
-			s.turns.done(key, rt)
-			cancel(nil)
+			end()
 			return nil, err
 		}
 	}
 	return &huma.StreamResponse{Body: func(hctx huma.Context) {
-		defer s.turns.done(key, rt)
-		defer cancel(nil)
+		defer end()
 		s.runTurn(turnCtx, hctx, a.Caller, id, text)
 	}}, nil
 }
@@ -170,8 +168,8 @@ func (s *server) rateLimit(a *auth) error {
 var errTurnRunning = apiErr(http.StatusConflict, "turn_running", "a turn of this conversation is already running")
 
 // errCancelRequested is the cause of a turn's cancellation by POST
-// …/cancel or by its user being disabled, as opposed to its client
-// leaving.
+// …/cancel or by its user being disabled (the only cause of a console
+// run's), as opposed to its client leaving.
 var errCancelRequested = errors.New("turn cancelled on request")
 
 // runTurn runs the turn, streaming its events, and ends the stream. A
@@ -205,75 +203,6 @@ func (s *server) runTurn(ctx context.Context, hctx huma.Context, c Caller, conve
 	if !es.close(conversationID, e) {
 		_ = es.rc.SetWriteDeadline(time.Now().Add(streamWriteTimeout))
 		writeHumaError(hctx, e)
-	}
-}
-
-// runningTurns are the turns this server runs, by organisation and
-// conversation: one at a time per conversation, cancellable.
-type runningTurns struct {
-	mu sync.Mutex
-	m  map[string]*runningTurn
-}
-
-type runningTurn struct {
-	cancel context.CancelCauseFunc
-	// user is the userKey of the turn's caller.
-	user string
-}
-
-func newRunningTurns() *runningTurns { return &runningTurns{m: map[string]*runningTurn{}} }
-
-func turnKey(orgID, conversationID string) string { return orgID + "\x00" + conversationID }
-
-func userKey(orgID, userID string) string { return orgID + "\x00" + userID }
-
-func (t *runningTurns) running(key string) bool {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return t.m[key] != nil
-}
-
-// start registers a turn of user; false when one already runs under key.
-func (t *runningTurns) start(key, user string, cancel context.CancelCauseFunc) (*runningTurn, bool) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if t.m[key] != nil {
-		return nil, false
-	}
-	rt := &runningTurn{cancel: cancel, user: user}
-	t.m[key] = rt
-	return rt, true
-}
-
-// cancel cancels the turn under key; false when none runs.
-func (t *runningTurns) cancel(key string) bool {
-	t.mu.Lock()
-	rt := t.m[key]
-	t.mu.Unlock()
-	if rt == nil {
-		return false
-	}
-	rt.cancel(errCancelRequested)
-	return true
-}
-
-// cancelUser cancels every turn the user runs.
-func (t *runningTurns) cancelUser(user string) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	for _, rt := range t.m {
-		if rt.user == user {
-			rt.cancel(errCancelRequested)
-		}
-	}
-}
-
-// done forgets rt, if it is still the turn under key.
-func (t *runningTurns) done(key string, rt *runningTurn) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if t.m[key] == rt {
-		delete(t.m, key)
 	}
 }
 

@@ -29,20 +29,21 @@ func (s *server) userRoutes() {
 		OperationID: "create-user", Method: http.MethodPost, Path: "/api/users", Tags: tags,
 		Summary: "Add a user, with a one-time login link",
 		Description: "The id is generated. The login link works once, for 24 hours; give it to the person. Only its " +
-			"hash is stored: it is in this response only.",
+			"hash is stored: it is in this response only. The user and the link are stored together or not at all.",
 		DefaultStatus: http.StatusCreated,
 	}, adminOnly, s.createUser)
 	register(s, huma.Operation{
 		OperationID: "update-user", Method: http.MethodPatch, Path: "/api/users/{id}", Tags: tags,
-		Summary:     "Change a user's name, department, timezone or role",
-		Description: "Absent fields keep their value. Demoting the organisation's last enabled admin is 409 last_admin.",
-		Errors:      []int{http.StatusNotFound, http.StatusConflict},
+		Summary: "Change a user's name, department, timezone or role",
+		Description: "Absent fields keep their stored value, a concurrent edit's included. Demoting the " +
+			"organisation's last enabled admin is 409 last_admin.",
+		Errors: []int{http.StatusNotFound, http.StatusConflict},
 	}, adminOnly, s.updateUser)
 	register(s, huma.Operation{
 		OperationID: "disable-user", Method: http.MethodDelete, Path: "/api/users/{id}", Tags: tags,
 		Summary: "Disable a user",
-		Description: "Their sessions, API tokens and login links stop working at once and their running turns are " +
-			"cancelled; their conversations stay. Disabling a disabled user changes nothing. Yourself: 400 " +
+		Description: "Their sessions, API tokens and login links stop working at once and their running turns and " +
+			"console runs are cancelled; their conversations stay. Disabling a disabled user changes nothing. Yourself: 400 " +
 			"cannot_disable_self; the organisation's last enabled admin: 409 last_admin.",
 		DefaultStatus: http.StatusNoContent,
 		Errors:        []int{http.StatusNotFound, http.StatusConflict},
@@ -90,11 +91,16 @@ const LoginLinkTTL = 24 * time.Hour
 // /login?token=SECRET, shown once) and when it expires. A user who is
 // unknown or disabled gives store.ErrNotFound (wrapped).
 func IssueLoginLink(ctx context.Context, st store.Accounts, orgID, userID string, now time.Time) (string, time.Time, error) {
-	expires := now.Add(LoginLinkTTL)
-	secret, err := IssueCredential(ctx, st, store.Credential{
-		Kind: store.CredLoginLink, OrgID: orgID, UserID: userID, CreatedAt: now, ExpiresAt: expires,
-	})
-	return secret, expires, err
+	c := loginLink(orgID, userID, now)
+	secret, err := IssueCredential(ctx, st, c)
+	return secret, c.ExpiresAt, err
+}
+
+// loginLink is a login link for the user made at now, without its hash.
+func loginLink(orgID, userID string, now time.Time) store.Credential {
+	return store.Credential{
+		Kind: store.CredLoginLink, OrgID: orgID, UserID: userID, CreatedAt: now, ExpiresAt: now.Add(LoginLinkTTL),
+	}
 }
 
 // LoginLink is a login link just made: shown once.
@@ -219,15 +225,15 @@ func (s *server) createUser(ctx context.Context, in *createUserInput) (*newUserO
 	if err := (profileChange{DisplayName: &b.DisplayName, Department: &b.Department, Timezone: &b.Timezone}).apply(&u); err != nil {
 		return nil, err
 	}
-	if err := s.st.CreateUser(ctx, u); err != nil {
-		return nil, err
-	}
-	secret, expires, err := IssueLoginLink(ctx, s.st, a.OrgID, u.ID, now)
-	if err != nil {
+	// One write: a link that cannot be stored leaves no user behind for a
+	// retry to duplicate.
+	secret, link := NewSecret(), loginLink(a.OrgID, u.ID, now)
+	link.Hash = HashSecret(secret)
+	if err := s.st.CreateUser(ctx, u, link); err != nil {
 		return nil, err
 	}
 	out := &newUserOutput{}
-	out.Body.User, out.Body.LoginLink = userView(u), loginLinkView(secret, expires)
+	out.Body.User, out.Body.LoginLink = userView(u), loginLinkView(secret, link.ExpiresAt)
 	return out, nil
 }
 
@@ -251,36 +257,23 @@ type userOutput struct{ Body User }
 
 func (s *server) updateUser(ctx context.Context, in *updateUserInput) (*userOutput, error) {
 	a := authFrom(ctx)
-	before, err := s.orgUser(ctx, a, in.ID)
-	if err != nil {
-		return nil, err
-	}
-	u := before
 	b := in.Body
-	if err := (profileChange{DisplayName: b.DisplayName, Department: b.Department, Timezone: b.Timezone}).apply(&u); err != nil {
-		return nil, err
-	}
-	if in.Body.Role != nil {
-		u.Role = *in.Body.Role
-	}
-	if u, err = s.saveUser(ctx, before, u); err != nil {
-		return nil, err
+	p := profileChange{DisplayName: b.DisplayName, Department: b.Department, Timezone: b.Timezone}
+	// Read, changed and written in one store transaction: a concurrent
+	// edit of another field is never written back as it was.
+	u, err := s.st.ModifyUser(ctx, a.OrgID, in.ID, s.now(), func(u *store.User) error {
+		if err := p.apply(u); err != nil {
+			return err
+		}
+		if b.Role != nil {
+			u.Role = *b.Role
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, userError(err)
 	}
 	return &userOutput{Body: userView(u)}, nil
-}
-
-// saveUser stores u, read as before, when it changed, and returns the
-// stored record.
-func (s *server) saveUser(ctx context.Context, before, u store.User) (store.User, error) {
-	if u == before {
-		return before, nil
-	}
-	u.UpdatedAt = s.now()
-	if err := s.st.UpdateUser(ctx, u); err != nil {
-		return u, userError(err)
-	}
-	stored, err := s.st.GetUser(ctx, u.OrgID, u.ID)
-	return stored, userError(err)
 }
 
 // userError maps the store's sentinels of user writes to statuses.

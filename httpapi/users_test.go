@@ -3,6 +3,7 @@ package httpapi_test
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"slices"
@@ -269,5 +270,113 @@ func TestCreateLoginLink(t *testing.T) {
 	f.ok(f.do(&who{session: sessionCookieOf(t, r).Value}, "GET", "/api/me", nil), http.StatusOK, &me)
 	if me.UserID != "carol" {
 		t.Errorf("the link signed in %q, want carol", me.UserID)
+	}
+}
+
+// staleStore answers GetUser for one user with a record read before a
+// change another request committed: what a handler that reads outside
+// its write's transaction would write back.
+type staleStore struct {
+	store.Store
+	stale store.User
+}
+
+func (s staleStore) GetUser(ctx context.Context, orgID, id string) (store.User, error) {
+	if orgID == s.stale.OrgID && id == s.stale.ID {
+		return s.stale, nil
+	}
+	return s.Store.GetUser(ctx, orgID, id)
+}
+
+// TestUserEditKeepsConcurrentChanges: an edit of some fields writes back
+// none of the others as they were read, so an admin's demotion or rename
+// committed meanwhile survives.
+func TestUserEditKeepsConcurrentChanges(t *testing.T) {
+	fixtureUser := func(id, role, tz string) store.User {
+		return store.User{
+			ID: id, OrgID: "org_a", DisplayName: strings.ToUpper(id[:1]) + id[1:], Department: "R&D",
+			Timezone: tz, Role: role, CreatedAt: start, UpdatedAt: start,
+		}
+	}
+	bob, carol := fixtureUser("bob", store.RoleMember, "Europe/Paris"), fixtureUser("carol", store.RoleMember, "")
+	staleBob, staleCarol := bob, carol
+	staleBob.Role = store.RoleAdmin // read before an admin demoted him
+	wantBob, wantCarol := bob, carol
+	wantBob.Department, wantBob.UpdatedAt = "Sales", start.Add(time.Minute)
+	wantCarol.DisplayName, wantCarol.Department, wantCarol.UpdatedAt = "Caroline", "Ops", start.Add(time.Minute)
+	tests := []struct {
+		name  string
+		stale store.User
+		// meanwhile commits the change the stale record predates.
+		meanwhile func(f *fixture)
+		edit      func(f *fixture) response
+		want      store.User
+	}{
+		{
+			name: "MeAfterDemotion", stale: staleBob, meanwhile: func(*fixture) {},
+			edit: func(f *fixture) response {
+				return f.do(f.bob, "PATCH", "/api/me", map[string]any{"department": "Sales"})
+			},
+			want: wantBob,
+		},
+		{
+			name: "AdminAfterRename", stale: staleCarol,
+			meanwhile: func(f *fixture) {
+				_, err := f.st.ModifyUser(f.ctx, "org_a", "carol", start.Add(time.Second), func(u *store.User) error {
+					u.DisplayName = "Caroline"
+					return nil
+				})
+				f.must(err)
+			},
+			edit: func(f *fixture) response {
+				return f.do(f.alice, "PATCH", "/api/users/carol", map[string]any{"department": "Ops"})
+			},
+			want: wantCarol,
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFixture(t, func(c *httpapi.Config) { c.Store = staleStore{Store: c.Store, stale: tc.stale} })
+			tc.meanwhile(f)
+			f.clock.Advance(time.Minute)
+			f.ok(tc.edit(f), http.StatusOK, nil)
+			got, err := f.st.GetUser(f.ctx, "org_a", tc.want.ID)
+			f.must(err)
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("stored (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// linkFailsStore fails every write of a login link, as a store does
+// when the write fails: CreateUser, one transaction, then writes nothing.
+type linkFailsStore struct{ store.Store }
+
+func (linkFailsStore) PutCredential(_ context.Context, c store.Credential) error {
+	if c.Kind == store.CredLoginLink {
+		return errors.New(secretDetail)
+	}
+	return nil
+}
+
+func (s linkFailsStore) CreateUser(ctx context.Context, u store.User, creds ...store.Credential) error {
+	if slices.ContainsFunc(creds, func(c store.Credential) bool { return c.Kind == store.CredLoginLink }) {
+		return errors.New(secretDetail)
+	}
+	return s.Store.CreateUser(ctx, u, creds...)
+}
+
+// TestCreateUserLinkFails: a login link that cannot be stored leaves no
+// user behind, so a retry does not add the person twice.
+func TestCreateUserLinkFails(t *testing.T) {
+	f := newFixture(t, func(c *httpapi.Config) { c.Store = linkFailsStore{c.Store} })
+	before, err := f.st.ListUsers(f.ctx, "org_a")
+	f.must(err)
+	wantError(t, f.do(f.alice, "POST", "/api/users", map[string]any{"display_name": "Eve"}), http.StatusInternalServerError, "internal")
+	after, err := f.st.ListUsers(f.ctx, "org_a")
+	f.must(err)
+	if diff := cmp.Diff(before, after); diff != "" {
+		t.Errorf("users after a failed POST /api/users (-before +after):\n%s", diff)
 	}
 }

@@ -432,20 +432,32 @@ type Accounts interface {
 	GetOrg(ctx context.Context, id string) (Org, error)
 	// CountOrgs returns how many organisations exist (0 on first start).
 	CountOrgs(ctx context.Context) (int, error)
-	// CreateUser inserts a user; an ID in use in the organisation gives
-	// ErrExists, a missing organisation ErrNotFound. Role must be RoleAdmin
-	// or RoleMember.
-	CreateUser(ctx context.Context, u User) error
+	// CreateUser inserts a user and creds, the user's first credentials,
+	// in one transaction: an ID in use in the organisation gives
+	// ErrExists, a missing organisation ErrNotFound, a credential hash in
+	// use for its kind ErrExists, each writing nothing (neither the user
+	// nor any credential). Role must be RoleAdmin or RoleMember; each
+	// credential must be for u (its OrgID and UserID) and u enabled when
+	// there is any.
+	CreateUser(ctx context.Context, u User, creds ...Credential) error
 	// GetUser returns the user with that ID in that organisation, or
 	// ErrNotFound.
 	GetUser(ctx context.Context, orgID, id string) (User, error)
 	// ListUsers returns the organisation's users ordered by ID.
 	ListUsers(ctx context.Context, orgID string) ([]User, error)
-	// UpdateUser replaces a user's display name, department, timezone and
-	// role, stamping UpdatedAt; an unknown user gives ErrNotFound, and
-	// demoting the organisation's last enabled admin gives ErrLastAdmin,
-	// writing nothing (checked in the write's transaction).
-	UpdateUser(ctx context.Context, u User) error
+	// ModifyUser reads the user with that ID in that organisation, calls
+	// change with it, and stores the DisplayName, Department, Timezone and
+	// Role change leaves, stamping UpdatedAt with at, all in one
+	// transaction that concurrent writers wait for: change always edits
+	// the user as stored, so no edit is lost. Other fields change sets are
+	// ignored. It returns the user as stored afterwards. change's error is
+	// returned as is, writing nothing; an unknown user gives ErrNotFound,
+	// a role other than RoleAdmin and RoleMember an error, and demoting
+	// the organisation's last enabled admin ErrLastAdmin, each writing
+	// nothing. When change leaves the four fields as they were nothing is
+	// written, UpdatedAt included. change runs inside the transaction: it
+	// must be quick and must not call the store.
+	ModifyUser(ctx context.Context, orgID, id string, at time.Time, change func(*User) error) (User, error)
 	// DisableUser marks the user disabled at `at` and deletes every
 	// credential they hold, in one transaction. An unknown user gives
 	// ErrNotFound; the organisation's last enabled admin ErrLastAdmin,
@@ -518,7 +530,8 @@ type OrgSettings struct {
 	// Secrets are sealed values by name (secret.Keyring.Seal output bound
 	// to the organisation and the name). Stores never see plaintext.
 	Secrets map[string]string
-	// Version counts saves; 0 means never saved.
+	// Version counts saves, and key rotations that re-sealed the
+	// organisation's secrets; 0 means never saved.
 	Version   int64
 	UpdatedAt time.Time
 }
@@ -541,7 +554,10 @@ type Settings interface {
 	// RewrapOrgSecrets calls rewrap for every stored secret, in every
 	// organisation, and stores what it returns when it differs, all in one
 	// transaction: when rewrap fails for any secret nothing is written and
-	// its error is returned. It returns how many changed. Versions are not
-	// bumped (the settings did not change).
+	// its error is returned. It returns how many changed. The version of
+	// every organisation with a changed secret is bumped in the same
+	// transaction (UpdatedAt is left alone), so a PutOrgSettings based on
+	// a read from before the rotation, which would store secrets sealed
+	// under the old key, gets ErrConflict.
 	RewrapOrgSecrets(ctx context.Context, rewrap func(orgID, name, sealed string) (string, error)) (int, error)
 }

@@ -232,15 +232,19 @@ func (closedStore) CreateOrg(context.Context, store.Org) error { return errNoSto
 func (closedStore) GetOrg(context.Context, string) (store.Org, error) {
 	return store.Org{}, errNoStore
 }
-func (closedStore) CountOrgs(context.Context) (int, error)       { return 0, errNoStore }
-func (closedStore) CreateUser(context.Context, store.User) error { return errNoStore }
+func (closedStore) CountOrgs(context.Context) (int, error) { return 0, errNoStore }
+func (closedStore) CreateUser(context.Context, store.User, ...store.Credential) error {
+	return errNoStore
+}
 func (closedStore) GetUser(context.Context, string, string) (store.User, error) {
 	return store.User{}, errNoStore
 }
 func (closedStore) ListUsers(context.Context, string) ([]store.User, error) {
 	return nil, errNoStore
 }
-func (closedStore) UpdateUser(context.Context, store.User) error { return errNoStore }
+func (closedStore) ModifyUser(context.Context, string, string, time.Time, func(*store.User) error) (store.User, error) {
+	return store.User{}, errNoStore
+}
 func (closedStore) PutCredential(context.Context, store.Credential) error {
 	return errNoStore
 }

@@ -75,15 +75,15 @@ func (s *Store) CountOrgs(ctx context.Context) (int, error) {
 }
 
 // CreateUser inserts u, DisabledAt included (a user may be created
-// disabled), or writes nothing and returns, wrapped,
-// store.ErrNotFound when u.OrgID is not an organisation, then
-// store.ErrExists when u.ID is taken in it. An empty ID, or a role other
-// than store.RoleAdmin and store.RoleMember, is an error.
-func (s *Store) CreateUser(ctx context.Context, u store.User) error {
-	if u.ID == "" {
-		return errors.New("sqlite: create user: empty id")
-	}
-	if err := checkRole(u.Role); err != nil {
+// disabled), and creds, in one transaction, or writes nothing and
+// returns, wrapped, store.ErrNotFound when u.OrgID is not an
+// organisation, then store.ErrExists when u.ID is taken in it or a
+// credential's hash is stored for its kind (expired or not), or given
+// twice. An empty ID, a role other than store.RoleAdmin and
+// store.RoleMember, a credential PutCredential would refuse or that is
+// not u's, or a credential for a disabled u, is an error.
+func (s *Store) CreateUser(ctx context.Context, u store.User, creds ...store.Credential) error {
+	if err := checkNewUser(u, creds); err != nil {
 		return fmt.Errorf("sqlite: create user: %w", err)
 	}
 	err := s.inWriteTx(ctx, func(tx *sql.Tx) error {
@@ -94,10 +94,41 @@ func (s *Store) CreateUser(ctx context.Context, u store.User) error {
 		_, err := tx.ExecContext(ctx, q, u.OrgID, u.ID, u.DisplayName, u.Department,
 			u.Timezone, u.Role, encodeTime(u.CreatedAt), encodeTime(u.UpdatedAt),
 			encodeOptionalTime(u.DisabledAt))
-		return err
+		if err != nil {
+			return err
+		}
+		for _, c := range creds {
+			if err := insertCredential(ctx, tx, c); err != nil {
+				return err
+			}
+		}
+		return nil
 	})
 	if err != nil {
 		return fmt.Errorf("sqlite: create user: %w", err)
+	}
+	return nil
+}
+
+// checkNewUser refuses what CreateUser must not store, before any
+// statement runs.
+func checkNewUser(u store.User, creds []store.Credential) error {
+	if u.ID == "" {
+		return errors.New("empty id")
+	}
+	if err := checkRole(u.Role); err != nil {
+		return err
+	}
+	if len(creds) > 0 && !u.DisabledAt.IsZero() {
+		return errors.New("credentials for a disabled user")
+	}
+	for _, c := range creds {
+		if err := checkCredential(c); err != nil {
+			return err
+		}
+		if c.OrgID != u.OrgID || c.UserID != u.ID {
+			return fmt.Errorf("a credential of user %q in %q, not of the new user", c.UserID, c.OrgID)
+		}
 	}
 	return nil
 }
@@ -172,36 +203,85 @@ func (s *Store) listUsers(ctx context.Context, orgID string) ([]store.User, erro
 	return us, rows.Err()
 }
 
-// UpdateUser replaces the display name, department, timezone and role of
-// the user u.ID in u.OrgID and sets UpdatedAt to u.UpdatedAt (the caller's
-// clock, as every time the store keeps); CreatedAt and DisabledAt are left
-// alone. An unknown user gives an error wrapping store.ErrNotFound,
-// demoting the organisation's last enabled admin store.ErrLastAdmin, and
-// a role other than store.RoleAdmin and store.RoleMember an error; each
-// writes nothing. The admin rule is checked in the write's transaction.
-func (s *Store) UpdateUser(ctx context.Context, u store.User) error {
-	if err := checkRole(u.Role); err != nil {
-		return fmt.Errorf("sqlite: update user: %w", err)
-	}
+// ModifyUser reads the user id in orgID, calls change with it, and
+// stores the DisplayName, Department, Timezone and Role change leaves,
+// with UpdatedAt = at, in one transaction holding the write lock from
+// the read to the commit, so concurrent writers (here or in another
+// process) wait: change always edits the latest stored user. Every other
+// field change sets is ignored. It returns the user as stored
+// afterwards.
+//
+// change's error is returned as is (not wrapped), writing nothing. An
+// unknown user gives an error wrapping store.ErrNotFound, a role other
+// than store.RoleAdmin and store.RoleMember an error, and demoting the
+// organisation's last enabled admin store.ErrLastAdmin; each writes
+// nothing. When change leaves the four fields as they were nothing is
+// written and the stored user is returned, UpdatedAt unchanged. change
+// must not call the store: the transaction holds its only writer.
+func (s *Store) ModifyUser(ctx context.Context, orgID, id string, at time.Time, change func(*store.User) error) (store.User, error) {
+	var u store.User
+	var changeErr error
 	err := s.inWriteTx(ctx, func(tx *sql.Tx) error {
-		st, err := readAdminState(ctx, tx, u.OrgID, u.ID)
+		before, err := readUser(ctx, tx, orgID, id)
 		if err != nil {
 			return err
 		}
-		if u.Role != store.RoleAdmin && st.lastAdmin() {
-			return fmt.Errorf("demote %q: %w", u.ID, store.ErrLastAdmin)
+		edited := before
+		if changeErr = change(&edited); changeErr != nil {
+			return changeErr
 		}
-		const q = `UPDATE users SET display_name = ?, department = ?, timezone = ?,
-				role = ?, updated_at = ?
-			WHERE org_id = ? AND id = ?`
-		_, err = tx.ExecContext(ctx, q, u.DisplayName, u.Department, u.Timezone,
-			u.Role, encodeTime(u.UpdatedAt), u.OrgID, u.ID)
+		u, err = modifyUser(ctx, tx, before, edited, at)
 		return err
 	})
-	if err != nil {
-		return fmt.Errorf("sqlite: update user: %w", err)
+	if changeErr != nil {
+		return store.User{}, changeErr
 	}
-	return nil
+	if err != nil {
+		return store.User{}, fmt.Errorf("sqlite: modify user: %w", err)
+	}
+	return u, nil
+}
+
+// readUser reads the user id in orgID in tx, or returns store.ErrNotFound.
+func readUser(ctx context.Context, tx *sql.Tx, orgID, id string) (store.User, error) {
+	const q = `SELECT ` + userColumns + ` FROM users WHERE org_id = ? AND id = ?`
+	u, err := scanUser(tx.QueryRowContext(ctx, q, orgID, id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return store.User{}, store.ErrNotFound
+	}
+	return u, err
+}
+
+// modifyUser writes ModifyUser's change of before into edited's four
+// editable fields, checking the role and the last-admin rule, and
+// returns the user as stored.
+func modifyUser(ctx context.Context, tx *sql.Tx, before, edited store.User, at time.Time) (store.User, error) {
+	u := before
+	u.DisplayName, u.Department, u.Timezone, u.Role = edited.DisplayName, edited.Department, edited.Timezone, edited.Role
+	if u == before {
+		return before, nil
+	}
+	if err := checkRole(u.Role); err != nil {
+		return store.User{}, err
+	}
+	if u.Role != store.RoleAdmin {
+		st, err := readAdminState(ctx, tx, u.OrgID, u.ID)
+		if err != nil {
+			return store.User{}, err
+		}
+		if st.lastAdmin() {
+			return store.User{}, fmt.Errorf("demote %q: %w", u.ID, store.ErrLastAdmin)
+		}
+	}
+	const q = `UPDATE users SET display_name = ?, department = ?, timezone = ?,
+			role = ?, updated_at = ?
+		WHERE org_id = ? AND id = ?`
+	if _, err := tx.ExecContext(ctx, q, u.DisplayName, u.Department, u.Timezone,
+		u.Role, encodeTime(at), u.OrgID, u.ID); err != nil {
+		return store.User{}, err
+	}
+	// Read back: the caller gets UpdatedAt as GetUser will (UTC).
+	return readUser(ctx, tx, u.OrgID, u.ID)
 }
 
 // DisableUser sets the DisabledAt of the user id in orgID to at and
@@ -211,7 +291,7 @@ func (s *Store) UpdateUser(ctx context.Context, u store.User) error {
 // store.ErrLastAdmin (checked in the transaction), and a zero at an
 // error; each writes nothing. A user disabled already is left as is,
 // DisabledAt included, and no error. UpdatedAt is left alone: it stamps
-// UpdateUser's edits.
+// ModifyUser's edits.
 func (s *Store) DisableUser(ctx context.Context, orgID, id string, at time.Time) error {
 	if at.IsZero() {
 		// Stored as NULL, it would leave the user active.

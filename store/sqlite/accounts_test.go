@@ -37,6 +37,10 @@ func TestAccountRefusals(t *testing.T) {
 		{"EmptyUserID", func(ctx context.Context) error {
 			return s.CreateUser(ctx, store.User{OrgID: "org", Role: store.RoleMember, CreatedAt: now})
 		}},
+		{"UserWithSecret", func(ctx context.Context) error {
+			u := store.User{OrgID: "org", ID: "user", Role: store.RoleMember, CreatedAt: now}
+			return s.CreateUser(ctx, u, store.Credential{Kind: store.CredLoginLink, Hash: testSecret, OrgID: "org", UserID: "user"})
+		}},
 		{"EmptyKind", cred("", testHash, "org", "user")},
 		{"UnknownKind", cred("password", testHash, "org", "user")},
 		{"Secret", cred(store.CredAPIToken, testSecret, "org", "user")},

@@ -39,20 +39,26 @@ func (s *Store) PutCredential(ctx context.Context, c store.Credential) error {
 		if err := checkActiveUser(ctx, tx, c.OrgID, c.UserID); err != nil {
 			return err
 		}
-		const q = `INSERT INTO credentials (` + credentialColumns + `)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?)
-			ON CONFLICT (kind, hash) DO NOTHING`
-		res, err := tx.ExecContext(ctx, q, c.Kind, c.Hash, c.OrgID, c.UserID, c.Label,
-			c.CSRF, encodeTime(c.CreatedAt), encodeOptionalTime(c.ExpiresAt))
-		if err != nil {
-			return err
-		}
-		return changedOr(res, store.ErrExists)
+		return insertCredential(ctx, tx, c)
 	})
 	if err != nil {
 		return fmt.Errorf("sqlite: put credential: %w", err)
 	}
 	return nil
+}
+
+// insertCredential inserts c, checked already, or returns store.ErrExists
+// when its hash is stored for its kind.
+func insertCredential(ctx context.Context, tx *sql.Tx, c store.Credential) error {
+	const q = `INSERT INTO credentials (` + credentialColumns + `)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+		ON CONFLICT (kind, hash) DO NOTHING`
+	res, err := tx.ExecContext(ctx, q, c.Kind, c.Hash, c.OrgID, c.UserID, c.Label,
+		c.CSRF, encodeTime(c.CreatedAt), encodeOptionalTime(c.ExpiresAt))
+	if err != nil {
+		return err
+	}
+	return changedOr(res, store.ErrExists)
 }
 
 // checkCredential refuses what PutCredential must not store.

@@ -192,9 +192,12 @@ type orgSecret struct {
 // organisation, ordered by organisation and name, and stores each value
 // it returns that differs, all in one transaction that holds the write
 // lock throughout. When rewrap fails, or returns an empty value, nothing
-// is written and the error is returned wrapped. Versions and UpdatedAt
-// are left alone: re-sealing under a new key is not a save. It returns
-// how many secrets changed.
+// is written and the error is returned wrapped. The version of every
+// organisation with a changed secret goes up by one in that transaction:
+// a save based on a read from before, whose secrets are sealed under the
+// old key, must get store.ErrConflict rather than write them back.
+// UpdatedAt is left alone: re-sealing is not an edit. It returns how many
+// secrets changed.
 func (s *Store) RewrapOrgSecrets(ctx context.Context, rewrap func(orgID, name, sealed string) (string, error)) (int, error) {
 	var changed int
 	err := s.inWriteTx(ctx, func(tx *sql.Tx) error {
@@ -202,8 +205,12 @@ func (s *Store) RewrapOrgSecrets(ctx context.Context, rewrap func(orgID, name, s
 		if err != nil {
 			return err
 		}
-		changed, err = rewrapSecrets(ctx, tx, secrets, rewrap)
-		return err
+		var orgs []string
+		changed, orgs, err = rewrapSecrets(ctx, tx, secrets, rewrap)
+		if err != nil {
+			return err
+		}
+		return bumpSettingsVersions(ctx, tx, orgs)
 	})
 	if err != nil {
 		return 0, fmt.Errorf("sqlite: rewrap org secrets: %w", err)
@@ -231,25 +238,41 @@ func allOrgSecrets(ctx context.Context, tx *sql.Tx) ([]orgSecret, error) {
 }
 
 // rewrapSecrets stores rewrap's answer for each of secrets where it
-// differs and returns how many it stored.
-func rewrapSecrets(ctx context.Context, tx *sql.Tx, secrets []orgSecret, rewrap func(orgID, name, sealed string) (string, error)) (int, error) {
+// differs and returns how many it stored, and the organisations whose
+// secrets changed, each once, in order.
+func rewrapSecrets(ctx context.Context, tx *sql.Tx, secrets []orgSecret, rewrap func(orgID, name, sealed string) (string, error)) (int, []string, error) {
 	const q = `UPDATE org_secrets SET sealed = ? WHERE org_id = ? AND name = ?`
 	changed := 0
+	var orgs []string
 	for _, sec := range secrets {
 		sealed, err := rewrap(sec.orgID, sec.name, sec.sealed)
 		if err == nil && sealed == "" {
 			err = errors.New("rewrap returned an empty value")
 		}
 		if err != nil {
-			return 0, fmt.Errorf("secret %q in %s: %w", sec.name, sec.orgID, err)
+			return 0, nil, fmt.Errorf("secret %q in %s: %w", sec.name, sec.orgID, err)
 		}
 		if sealed == sec.sealed {
 			continue
 		}
 		if _, err := tx.ExecContext(ctx, q, sealed, sec.orgID, sec.name); err != nil {
-			return 0, err
+			return 0, nil, err
 		}
 		changed++
+		if len(orgs) == 0 || orgs[len(orgs)-1] != sec.orgID { // secrets are by organisation
+			orgs = append(orgs, sec.orgID)
+		}
 	}
-	return changed, nil
+	return changed, orgs, nil
+}
+
+// bumpSettingsVersions adds one to the settings version of each of orgs.
+func bumpSettingsVersions(ctx context.Context, tx *sql.Tx, orgs []string) error {
+	const q = `UPDATE org_settings SET version = version + 1 WHERE org_id = ?`
+	for _, org := range orgs {
+		if _, err := tx.ExecContext(ctx, q, org); err != nil {
+			return err
+		}
+	}
+	return nil
 }

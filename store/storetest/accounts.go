@@ -357,10 +357,11 @@ func testUserList(t *testing.T, f *fixture) {
 	}
 }
 
-// testUserUpdate updates a user in turn and checks that each update
-// replaces the four fields and UpdatedAt, keeps CreatedAt and DisabledAt
-// whatever the update holds, and leaves the same ID in another
-// organisation alone. Another admin lets the user be demoted.
+// testUserUpdate edits a user in turn with ModifyUser and checks that
+// each edit replaces the four fields and stamps UpdatedAt, keeps every
+// other field whatever change sets, returns the user as stored, and
+// leaves the same ID in another organisation alone. Another admin lets
+// the user be demoted.
 func testUserUpdate(t *testing.T, f *fixture) {
 	org, other := f.newOrg("org"), f.newOrg("other-org")
 	f.createOrgs(t, org, other)
@@ -381,51 +382,59 @@ func testUserUpdate(t *testing.T, f *fixture) {
 	for i, st := range steps {
 		st.edit(&want)
 		want.UpdatedAt = at(30 + i)
-		u := want
-		u.CreatedAt = at(50)  // not the stored CreatedAt: it must be ignored
-		u.DisabledAt = at(51) // UpdateUser does not disable
-		if err := f.UpdateUser(t.Context(), u); err != nil {
-			t.Fatalf("%s: UpdateUser: %v", st.name, err)
+		got, err := f.ModifyUser(t.Context(), org.ID, want.ID, at(30+i), func(u *store.User) error {
+			st.edit(u)
+			// Not ModifyUser's to change: each must be ignored.
+			u.ID, u.OrgID, u.CreatedAt, u.UpdatedAt, u.DisabledAt = "mallory", other.ID, at(50), at(52), at(51)
+			return nil
+		})
+		if err != nil {
+			t.Fatalf("%s: ModifyUser: %v", st.name, err)
 		}
-		got := f.getUser(t, org.ID, want.ID)
 		if d := diff(want, got); d != "" {
-			t.Errorf("%s: GetUser after UpdateUser (-want +got):\n%s", st.name, d)
+			t.Errorf("%s: ModifyUser returned (-want +got):\n%s", st.name, d)
 		}
-		wantUTC(t, st.name+": CreatedAt, UpdatedAt", got.CreatedAt, got.UpdatedAt)
+		stored := f.getUser(t, org.ID, want.ID)
+		if d := diff(want, stored); d != "" {
+			t.Errorf("%s: GetUser after ModifyUser (-want +got):\n%s", st.name, d)
+		}
+		wantUTC(t, st.name+": CreatedAt, UpdatedAt", got.CreatedAt, got.UpdatedAt, stored.UpdatedAt)
 	}
 	if d := diff(theirs, f.getUser(t, other.ID, theirs.ID)); d != "" {
 		t.Errorf("the other organisation's user changed (-want +got):\n%s", d)
 	}
+	_, err := f.GetUser(t.Context(), org.ID, "mallory")
+	wantNotFound(t, "GetUser of the ID a change set", err)
 }
 
-// testUserUpdateRefused checks that updating a user who is not in the
-// organisation is ErrNotFound, a bad role an error, and that neither
-// changes or creates anyone.
+// testUserUpdateRefused checks that modifying a user who is not in the
+// organisation is ErrNotFound without calling change, a bad role an
+// error, and that neither changes or creates anyone.
 func testUserUpdateRefused(t *testing.T, f *fixture) {
 	org, other := f.newOrg("org"), f.newOrg("other-org")
 	f.createOrgs(t, org, other)
 	mine, theirs := newUser(org.ID, "alice"), newUser(other.ID, "bob")
 	f.createUsers(t, mine, theirs)
-	edit := func(u store.User) store.User {
-		u.DisplayName, u.Role, u.UpdatedAt = "Changed", store.RoleAdmin, at(45)
-		return u
-	}
-	tests := []struct {
-		name string
-		u    store.User
-	}{
-		{"Unknown", edit(newUser(org.ID, "carol"))},
-		{"OtherOrgsUser", edit(store.User{OrgID: org.ID, ID: theirs.ID})},
-		{"UnknownOrg", edit(store.User{OrgID: f.id("unknown-org"), ID: mine.ID})},
+	tests := []struct{ name, org, id string }{
+		{"Unknown", org.ID, "carol"},
+		{"OtherOrgsUser", org.ID, theirs.ID},
+		{"UnknownOrg", f.id("unknown-org"), mine.ID},
+		{"EmptyOrg", "", mine.ID},
 	}
 	for _, tc := range tests {
-		wantNotFound(t, tc.name+": UpdateUser", f.UpdateUser(t.Context(), tc.u))
+		_, err := f.ModifyUser(t.Context(), tc.org, tc.id, at(45), func(u *store.User) error {
+			t.Errorf("%s: change called with %+v", tc.name, *u)
+			return nil
+		})
+		wantNotFound(t, tc.name+": ModifyUser", err)
 	}
 	for _, role := range badRoles {
-		u := edit(mine)
-		u.Role = role
-		if err := f.UpdateUser(t.Context(), u); err == nil {
-			t.Errorf("UpdateUser with role %q succeeded, want an error", role)
+		_, err := f.ModifyUser(t.Context(), org.ID, mine.ID, at(45), func(u *store.User) error {
+			u.DisplayName, u.Role = "Changed", role
+			return nil
+		})
+		if err == nil {
+			t.Errorf("ModifyUser to role %q succeeded, want an error", role)
 		}
 	}
 	wantUsers(t, "users after refused updates", []store.User{mine, theirs},

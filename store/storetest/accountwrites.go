@@ -13,7 +13,8 @@ import (
 // must leave them as they are.
 type accountWrites struct {
 	org   store.Org
-	user  store.User // in heldOrg
+	user  store.User       // in heldOrg
+	first store.Credential // user's first, given to CreateUser
 	cred  store.Credential
 	agent store.StoredAgent
 
@@ -36,6 +37,7 @@ func (f *fixture) newAccountWrites(t *testing.T, org string) accountWrites {
 		heldAgent: f.newAgent(org, "held"),
 	}
 	w.user, w.heldUser = newUser(w.heldOrg.ID, "new"), newUser(w.heldOrg.ID, "held")
+	w.first = f.newCredential(store.CredLoginLink, w.heldOrg.ID, w.user.ID, "first")
 	f.createOrgs(t, w.heldOrg)
 	f.createUsers(t, w.heldUser)
 	f.putCredentials(t, w.heldCred)
@@ -46,16 +48,22 @@ func (f *fixture) newAccountWrites(t *testing.T, org string) accountWrites {
 // accountCalls returns a call of every Accounts method on w's records.
 func accountCalls(f *fixture, w accountWrites) []call {
 	org, u, c := w.heldOrg.ID, w.heldUser, w.heldCred
-	changed := u
-	changed.DisplayName, changed.Role, changed.UpdatedAt = "Changed", store.RoleAdmin, at(50)
+	change := func(u *store.User) error {
+		u.DisplayName, u.Role = "Changed", store.RoleAdmin
+		return nil
+	}
 	return []call{
 		{"CreateOrg", func(ctx context.Context) error { return f.CreateOrg(ctx, w.org) }},
 		{"GetOrg", func(ctx context.Context) error { _, err := f.GetOrg(ctx, org); return err }},
 		{"CountOrgs", func(ctx context.Context) error { _, err := f.CountOrgs(ctx); return err }},
 		{"CreateUser", func(ctx context.Context) error { return f.CreateUser(ctx, w.user) }},
+		{"CreateUserWithCredential", func(ctx context.Context) error { return f.CreateUser(ctx, w.user, w.first) }},
 		{"GetUser", func(ctx context.Context) error { _, err := f.GetUser(ctx, org, u.ID); return err }},
 		{"ListUsers", func(ctx context.Context) error { _, err := f.ListUsers(ctx, org); return err }},
-		{"UpdateUser", func(ctx context.Context) error { return f.UpdateUser(ctx, changed) }},
+		{"ModifyUser", func(ctx context.Context) error {
+			_, err := f.ModifyUser(ctx, org, u.ID, at(50), change)
+			return err
+		}},
 		{"DisableUser", func(ctx context.Context) error { return f.DisableUser(ctx, org, u.ID, at(50)) }},
 		{"EnableUser", func(ctx context.Context) error { return f.EnableUser(ctx, org, u.ID, at(50)) }},
 		{"PutCredential", func(ctx context.Context) error { return f.PutCredential(ctx, w.cred) }},
@@ -101,12 +109,13 @@ func (f *fixture) wantNoAccountWritten(t *testing.T, w accountWrites) {
 	wantNotFound(t, "GetOrg after cancelled CreateOrg", err)
 	_, err = f.GetUser(t.Context(), w.user.OrgID, w.user.ID)
 	wantNotFound(t, "GetUser after cancelled CreateUser", err)
+	f.wantGone(t, "LookupCredential after cancelled CreateUser", w.first.Kind, w.first.Hash, at(20))
 	f.wantGone(t, "LookupCredential after cancelled PutCredential", w.cred.Kind, w.cred.Hash, at(20))
 	_, err = f.GetAgent(t.Context(), w.agent.OrgID, w.agent.Name)
 	wantNotFound(t, "GetAgent after cancelled PutAgent", err)
 
 	if d := diff(w.heldUser, f.getUser(t, w.heldOrg.ID, w.heldUser.ID)); d != "" {
-		t.Errorf("cancelled UpdateUser, DisableUser or EnableUser changed the user (-want +got):\n%s", d)
+		t.Errorf("cancelled ModifyUser, DisableUser or EnableUser changed the user (-want +got):\n%s", d)
 	}
 	wantCredential(t, "credential after cancelled consume, deletes and disable", w.heldCred,
 		f.lookup(t, w.heldCred.Kind, w.heldCred.Hash, at(20)))

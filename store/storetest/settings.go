@@ -12,10 +12,11 @@ import (
 )
 
 // This file checks organisation settings: a document and a set of sealed
-// secrets saved together under a version that counts saves, a save based
-// on another version refused whole, and one organisation's settings never
-// seen or changed from another. Settings belong to an existing
-// organisation, so each check creates its organisations first.
+// secrets saved together under a version that counts saves (and key
+// rotations that changed the secrets), a save based on another version
+// refused whole, and one organisation's settings never seen or changed
+// from another. Settings belong to an existing organisation, so each
+// check creates its organisations first.
 
 // settingsCases checks the Settings repository.
 func settingsCases() []suiteCase {
@@ -28,6 +29,7 @@ func settingsCases() []suiteCase {
 		{"OrgIsolation", testSettingsIsolation},
 		{"Rewrap", testSettingsRewrap},
 		{"RewrapFails", testSettingsRewrapFails},
+		{"RewrapConflict", testSettingsRewrapConflict},
 	}
 }
 

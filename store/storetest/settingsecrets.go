@@ -96,8 +96,9 @@ func (r *secretRewrapper) rewrap(orgID, name, sealed string) (string, error) {
 
 // testSettingsRewrap rewraps all but one secret of two organisations and
 // checks the count, that rewrap was given every secret of theirs once, as
-// stored, and that only secrets changed: documents, versions and
-// UpdatedAt stay, as do the secrets of an organisation rewrap kept.
+// stored, and that only secrets and versions changed: the two
+// organisations' versions go up by one, documents and UpdatedAt stay, and
+// an organisation rewrap kept keeps its secrets and version.
 func testSettingsRewrap(t *testing.T, f *fixture) {
 	a, b, kept := f.createOrg(t, "org-a"), f.createOrg(t, "org-b"), f.createOrg(t, "org-kept")
 	f.createOrg(t, "never-saved")
@@ -123,6 +124,7 @@ func testSettingsRewrap(t *testing.T, f *fixture) {
 		t.Errorf("rewrap was given (-stored +given):\n%s", d)
 	}
 	for _, s := range []*store.OrgSettings{&sa, &sb} {
+		s.Version++
 		for name, sealed := range s.Secrets {
 			if name != "same" {
 				s.Secrets[name] = "v2." + sealed
@@ -161,4 +163,40 @@ func testSettingsRewrapFails(t *testing.T, f *fixture) {
 	}
 	f.wantSettings(t, "A after a failed RewrapOrgSecrets", sa)
 	f.wantSettings(t, "B after a failed RewrapOrgSecrets", sb)
+}
+
+// testSettingsRewrapConflict reads an organisation's settings, rewraps a
+// secret of theirs, then saves over the version read, as a settings save
+// racing a key rotation does, and checks that the save is ErrConflict
+// and left the rewrapped secret: a secret sealed under the old key must
+// not be written back. A save over the version read afterwards goes
+// ahead.
+func testSettingsRewrapConflict(t *testing.T, f *fixture) {
+	org := f.createOrg(t, "org")
+	read := f.saveOrgSettings(t, newSettings(org, 0, "a"))
+	r := &secretRewrapper{
+		orgs: map[string]bool{org: true},
+		change: func(_, name, sealed string) (string, error) {
+			if name == "openai" {
+				return "v2." + sealed, nil
+			}
+			return sealed, nil
+		},
+	}
+	if n, err := f.RewrapOrgSecrets(t.Context(), r.rewrap); n != 1 || err != nil {
+		t.Fatalf("RewrapOrgSecrets = %d, %v; want 1, nil", n, err)
+	}
+	rewrapped := read
+	rewrapped.Secrets = map[string]string{"anthropic": read.Secrets["anthropic"], "openai": "v2." + read.Secrets["openai"]}
+	rewrapped.Version = read.Version + 1
+
+	stale := newSettings(org, read.Version, "stale")
+	stale.Secrets = read.Secrets // as read: sealed under the old key
+	_, err := f.PutOrgSettings(t.Context(), stale)
+	wantErrIs(t, "PutOrgSettings over the version read before RewrapOrgSecrets", err, store.ErrConflict)
+	f.wantSettings(t, "settings after the refused save", rewrapped)
+
+	fresh := newSettings(org, f.orgSettings(t, org).Version, "fresh")
+	fresh.Secrets = rewrapped.Secrets
+	f.wantSettings(t, "settings after a save over the version read again", f.saveOrgSettings(t, fresh))
 }

@@ -13,9 +13,10 @@
 // stay distinct, a user intent mode other than off, follow and on is
 // refused, every answer of concurrent OpenIntentTargets calls is a prefix
 // of the conversation's final list, a credential stops working at its
-// ExpiresAt (not an instant later), UpdateUser and PutAgent stamp the
+// ExpiresAt (not an instant later), ModifyUser and PutAgent stamp the
 // UpdatedAt they are given, CreateUser stores DisabledAt as given while
-// UpdateUser leaves it alone, DisableUser changes nothing but DisabledAt
+// ModifyUser leaves it alone, concurrent ModifyUser calls never lose one
+// another's edits, DisableUser changes nothing but DisabledAt
 // (and the user's credentials), EnableUser nothing but DisabledAt and
 // UpdatedAt (and restores no credential), and a saved settings document
 // comes back byte for byte. The suite creates the organisation of every
@@ -92,7 +93,7 @@ func groups() []group {
 		{name: "Usage", cases: usageCases()},
 		{name: "MCPServers", cases: mcpServerCases(), alone: mcpServerAloneCases()},
 		{name: "Intents", cases: intentCases()},
-		{name: "Accounts", cases: slices.Concat(accountCases(), userDisableCases(), userEnableCases()), alone: accountAloneCases()},
+		{name: "Accounts", cases: slices.Concat(accountCases(), userModifyCases(), userCreateCases(), userDisableCases(), userEnableCases()), alone: accountAloneCases()},
 		{name: "Agents", cases: agentCases()},
 		{name: "Settings", cases: settingsCases(), alone: settingsAloneCases()},
 		{name: "Context", cases: contextCases()},

@@ -66,14 +66,17 @@ func testUserDisable(t *testing.T, f *fixture) {
 
 	f.disable(t, org, "alice", 45)
 	renamed := users[0]
-	renamed.DisplayName, renamed.UpdatedAt, renamed.DisabledAt = "Alice R.", at(50), time.Time{}
-	if err := f.UpdateUser(ctx, renamed); err != nil {
-		t.Fatalf("UpdateUser of a disabled user: %v", err)
+	renamed.DisplayName, renamed.UpdatedAt = "Alice R.", at(50)
+	_, err := f.ModifyUser(ctx, org, "alice", at(50), func(u *store.User) error {
+		u.DisplayName, u.DisabledAt = "Alice R.", time.Time{}
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("ModifyUser of a disabled user: %v", err)
 	}
-	renamed.DisabledAt = at(30)
-	wantUsers(t, "ListUsers after a second DisableUser and an UpdateUser",
+	wantUsers(t, "ListUsers after a second DisableUser and a ModifyUser",
 		[]store.User{renamed, users[1]}, f.listUsers(t, org))
-	wantNotFound(t, "PutCredential after UpdateUser", f.PutCredential(ctx, late))
+	wantNotFound(t, "PutCredential after ModifyUser", f.PutCredential(ctx, late))
 	for _, c := range []store.Credential{bobs, elsewhere} {
 		wantCredential(t, "another user's credential", c, f.lookup(t, c.Kind, c.Hash, at(20)))
 	}
@@ -141,7 +144,7 @@ type adminCase struct {
 	// disabled are disabled in order once every user exists.
 	disabled []string
 	target   string
-	// role is what UpdateUser sets; DisableUser ignores it.
+	// role is what ModifyUser sets; DisableUser ignores it.
 	role string
 	// want is nil or the sentinel the call must answer.
 	want error
@@ -206,13 +209,15 @@ func testLastAdminUpdate(t *testing.T, f *fixture) {
 		t.Run(tc.name, func(t *testing.T) {
 			org, want := f.setupAdmins(t, tc)
 			i := slices.IndexFunc(want, func(u store.User) bool { return u.ID == tc.target })
-			u := want[i]
-			u.DisplayName, u.Role, u.UpdatedAt = "Changed", tc.role, at(40)
-			wantErrIs(t, "UpdateUser", f.UpdateUser(t.Context(), u), tc.want)
+			_, err := f.ModifyUser(t.Context(), org, tc.target, at(40), func(u *store.User) error {
+				u.DisplayName, u.Role = "Changed", tc.role
+				return nil
+			})
+			wantErrIs(t, "ModifyUser", err, tc.want)
 			if tc.want == nil {
-				want[i] = u
+				want[i].DisplayName, want[i].Role, want[i].UpdatedAt = "Changed", tc.role, at(40)
 			}
-			wantUsers(t, "ListUsers after UpdateUser", want, f.listUsers(t, org))
+			wantUsers(t, "ListUsers after ModifyUser", want, f.listUsers(t, org))
 		})
 	}
 }
@@ -250,9 +255,11 @@ type removeAdmin func(ctx context.Context, org, id string) error
 // admin is left.
 func testLastAdminConcurrent(t *testing.T, f *fixture) {
 	demote := func(ctx context.Context, org, id string) error {
-		u := newUser(org, id)
-		u.UpdatedAt = at(40)
-		return f.UpdateUser(ctx, u)
+		_, err := f.ModifyUser(ctx, org, id, at(40), func(u *store.User) error {
+			u.Role = store.RoleMember
+			return nil
+		})
+		return err
 	}
 	disable := func(ctx context.Context, org, id string) error { return f.DisableUser(ctx, org, id, at(40)) }
 	variants := []struct {
