@@ -137,15 +137,13 @@ type putAgentInput struct {
 func (s *server) putAgent(ctx context.Context, in *putAgentInput) (*agentOutput, error) {
 	a := authFrom(ctx)
 	def := []byte(in.Body.Definition)
-	name, warnings, err := s.eng.ValidateAgent(def)
+	name, warnings, err := s.eng.ValidateAgent(ctx, a.Caller, def)
 	if err != nil {
-		// Validation reads nothing but the definition: every failure is
-		// the definition's.
 		var br *BadRequest
 		if errors.As(err, &br) {
 			return nil, apiErr(http.StatusBadRequest, "invalid_agent", br.Msg)
 		}
-		return nil, apiErr(http.StatusBadRequest, "invalid_agent", err.Error())
+		return nil, err // reading the organisation's settings failed
 	}
 	if name != in.Name {
 		return nil, apiErr(http.StatusBadRequest, "name_mismatch",

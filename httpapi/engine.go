@@ -82,9 +82,10 @@ type Engine interface {
 	// toolset); nothing runs and nothing is written.
 	Inspect(ctx context.Context, c Caller, conversationID, turnID, message string) (Inspection, error)
 	// ValidateAgent parses an agent definition (the YAML an admin
-	// authored) and renders its prompt once: the agent's name, and the
-	// template's warnings.
-	ValidateAgent(definition []byte) (name string, warnings []string, err error)
+	// authored) and renders its prompt once against the widest toolset
+	// c's organisation could give it: the agent's name, and the
+	// template's warnings. A fault of the definition is a *BadRequest.
+	ValidateAgent(ctx context.Context, c Caller, definition []byte) (name string, warnings []string, err error)
 	// Catalog lists every tool c's organisation has (built-ins and its
 	// enabled MCP servers' tools) with its size, and the ceilings.
 	Catalog(ctx context.Context, c Caller) (Catalog, error)

@@ -149,7 +149,7 @@ func (f *fakeEngine) Inspect(_ context.Context, c httpapi.Caller, conv, turnID, 
 }
 
 // ValidateAgent parses {name, prompt}; a prompt with "{{" warns.
-func (f *fakeEngine) ValidateAgent(def []byte) (string, []string, error) {
+func (f *fakeEngine) ValidateAgent(_ context.Context, _ httpapi.Caller, def []byte) (string, []string, error) {
 	var a struct {
 		Name   string `yaml:"name"`
 		Prompt string `yaml:"prompt"`

@@ -212,7 +212,7 @@ func (e *scriptedEngine) Inspect(_ context.Context, c httpapi.Caller, conv, turn
 	}, nil
 }
 
-func (e *scriptedEngine) ValidateAgent(def []byte) (string, []string, error) {
+func (e *scriptedEngine) ValidateAgent(_ context.Context, _ httpapi.Caller, def []byte) (string, []string, error) {
 	a, err := config.ParseAgent(def)
 	if err != nil {
 		return "", nil, &httpapi.BadRequest{Msg: err.Error()}

@@ -192,17 +192,22 @@ func (a *apiEngine) Inspect(ctx context.Context, c httpapi.Caller, conversationI
 }
 
 // ValidateAgent implements httpapi.Engine: the definition parses, and its
-// prompt renders against the widest toolset it could get.
-func (a *apiEngine) ValidateAgent(definition []byte) (string, []string, error) {
+// prompt renders against the widest toolset the caller's organisation
+// could give it (its settings and MCP servers applied).
+func (a *apiEngine) ValidateAgent(ctx context.Context, c httpapi.Caller, definition []byte) (string, []string, error) {
 	ag, err := config.ParseAgent(definition)
 	if err != nil {
 		return "", nil, &httpapi.BadRequest{Msg: err.Error()}
 	}
-	f, err := a.facts(httpapi.Caller{OrgID: "validate", UserID: "validate"}, ag, "validate")
+	f, err := a.facts(c, ag, "validate")
 	if err != nil {
 		return "", nil, &httpapi.BadRequest{Msg: err.Error()}
 	}
-	req, err := prompt.Assemble(f, a.eng.orgs.baseView.catalog.Select(f))
+	cat, err := a.eng.catalog(ctx, &f)
+	if err != nil {
+		return "", nil, err
+	}
+	req, err := prompt.Assemble(f, cat.Select(f))
 	if err != nil {
 		return "", nil, &httpapi.BadRequest{Msg: err.Error()}
 	}

@@ -38,12 +38,10 @@ func (a *apiEngine) consoleToolset(ctx context.Context, c httpapi.Caller, agentN
 	if err != nil {
 		return registry.Toolset{}, turn.Facts{}, &httpapi.BadRequest{Msg: err.Error()}
 	}
-	view, err := a.eng.orgs.view(ctx, c.OrgID)
+	cat, err := a.eng.catalog(ctx, &f)
 	if err != nil {
 		return registry.Toolset{}, turn.Facts{}, err
 	}
-	f.Agent.Switches = mergeSwitches(view.switches, f.Agent.Switches)
-	cat := turnCatalog(ctx, view.catalog, a.eng.mcp, c.OrgID, Env{Logger: a.eng.logger})
 	return cat.Select(f), f, nil
 }
 

@@ -76,12 +76,10 @@ func (e *engine) prepare(ctx context.Context, r TurnRequest) (Prepared, []string
 	if err != nil {
 		return Prepared{}, nil, err
 	}
-	view, err := e.orgs.view(ctx, f.Place.OrgID)
+	cat, err := e.catalog(ctx, &f)
 	if err != nil {
 		return Prepared{}, nil, err
 	}
-	f.Agent.Switches = mergeSwitches(view.switches, f.Agent.Switches)
-	cat := turnCatalog(ctx, view.catalog, e.mcp, f.Place.OrgID, Env{Logger: e.logger})
 	p := Prepared{Catalog: cat, Resume: paused != nil}
 	var ts registry.Toolset
 	if paused != nil {
@@ -112,6 +110,11 @@ func (e *engine) prepare(ctx context.Context, r TurnRequest) (Prepared, []string
 	}
 	p.Start = agent.Start{Facts: f, Toolset: ts, Request: req, Model: r.Model, Message: r.Message}
 	return p, req.Warnings, nil
+}
+
+// catalog is the turn catalog of f's organisation (see orgCatalog).
+func (e *engine) catalog(ctx context.Context, f *turn.Facts) (*registry.Catalog, error) {
+	return orgCatalog(ctx, e.orgs, e.mcp, f, Env{Logger: e.logger})
 }
 
 // restore rebuilds a stored toolset, keeping only the tools the facts

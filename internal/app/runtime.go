@@ -41,16 +41,21 @@ func openRuntime(ctx context.Context, dir string, cfg config.Config, env Env) (*
 	return &runtime{st: st, mcp: svc, orgs: orgs}, nil
 }
 
-// catalog is the turn catalog of f's organisation: its built-ins under
+// catalog is the turn catalog of f's organisation (see orgCatalog).
+func (r *runtime) catalog(ctx context.Context, f *turn.Facts, env Env) (*registry.Catalog, error) {
+	return orgCatalog(ctx, r.orgs, r.mcp, f, env)
+}
+
+// orgCatalog is the turn catalog of f's organisation: its built-ins under
 // its settings, with its MCP servers' tools (see turnCatalog). It applies
 // the organisation's feature switches under the agent's own in f.
-func (r *runtime) catalog(ctx context.Context, f *turn.Facts, env Env) (*registry.Catalog, error) {
-	v, err := r.orgs.view(ctx, f.Place.OrgID)
+func orgCatalog(ctx context.Context, orgs *orgSettings, svc *mcpclient.Service, f *turn.Facts, env Env) (*registry.Catalog, error) {
+	v, err := orgs.view(ctx, f.Place.OrgID)
 	if err != nil {
 		return nil, err
 	}
 	f.Agent.Switches = mergeSwitches(v.switches, f.Agent.Switches)
-	return turnCatalog(ctx, v.catalog, r.mcp, f.Place.OrgID, env), nil
+	return turnCatalog(ctx, v.catalog, svc, f.Place.OrgID, env), nil
 }
 
 // close closes the MCP connections, then the store.
