@@ -153,6 +153,9 @@ func fullStackChat(t *testing.T, b *browsertest.Browser) string {
 		t.Errorf("tool cards (-want +got):\n%s", d)
 	}
 	b.WaitText(`#usage`, "2 model calls")
+	// The first message named the conversation, in the heading and the list.
+	b.WaitText(`#thread-h`, "What is 17% of 240?")
+	b.WaitText(`.conv-list a[aria-current=page] .conv-title`, "What is 17% of 240?")
 	return conv
 }
 

@@ -205,6 +205,23 @@ class Thread {
       this.busy(false);
       this.input.focus();
     }
+    if (!this.conv.title) await this.refreshTitle();
+  }
+
+  // refreshTitle shows the title the server gave the conversation from its
+  // first message, in the heading and the conversation list.
+  async refreshTitle() {
+    let c;
+    try {
+      c = await this.api.get(this.base);
+    } catch {
+      return; // the old label stays; nothing else depends on it
+    }
+    if (!c?.title) return;
+    this.conv.title = c.title;
+    this.el.querySelector('#thread-h').textContent = c.title;
+    const link = document.querySelector(`.conv-list a[href="#/chat/${enc(this.conv.id)}"] .conv-title`);
+    if (link) link.textContent = c.title;
   }
 
   busy(on) {
