@@ -106,11 +106,17 @@ type countingConn struct {
 	pending map[jsonrpc.ID]bool
 }
 
+// Read counts a call in once per id: a client that reuses the id of a
+// call still pending gets one count for both, since answers are matched by
+// id (counting it twice would leave one count no answer could take out,
+// and Shutdown would wait for ever).
 func (c *countingConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	msg, err := c.Connection.Read(ctx)
-	if req, ok := msg.(*jsonrpc.Request); ok && req.IsCall() && c.work.add() {
+	if req, ok := msg.(*jsonrpc.Request); ok && req.IsCall() {
 		c.mu.Lock()
-		c.pending[req.ID] = true
+		if !c.pending[req.ID] && c.work.add() {
+			c.pending[req.ID] = true
+		}
 		c.mu.Unlock()
 	}
 	return msg, err
