@@ -23,6 +23,12 @@ data folder. On first start it creates the organisation "default", an admin
 user and an example agent, and prints a one-time login link; "quiver
 login-link" prints a new one later.
 
+Admins change their organisation's feature switches, network mode, web
+engines and write-only keys in the web UI's Settings page (docs/settings.md)
+and manage people in People; the deployment configuration is the default
+and the ceiling. Keys and MCP tokens are sealed with secrets.key_file or
+secrets.keys_env.
+
 Turns still running when Quiver stopped are recorded as interrupted at start.
 SIGINT or SIGTERM stops it gracefully: no new requests, running turns get up
 to --grace to finish, then they are cancelled and recorded as interrupted.
@@ -34,7 +40,7 @@ Flags:
   --secure-cookies   mark session cookies Secure behind a TLS-terminating proxy
   --grace D          how long running turns may finish at shutdown (default 30s)
   --config FILE      deployment configuration (docs/models.md, docs/web.md,
-                     docs/mcp.md)
+                     docs/mcp.md, docs/settings.md)
   --data DIR         data folder (default $QUIVER_DATA, else $XDG_DATA_HOME/quiver,
                      else ~/.local/share/quiver)
 `
