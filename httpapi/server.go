@@ -158,6 +158,7 @@ func (s *server) routes() {
 	s.toolRoutes()
 	s.consoleRoutes()
 	s.settingsRoutes()
+	s.deliberateRoutes()
 	s.userRoutes()
 }
 

@@ -36,18 +36,18 @@ func TestOpenAPIDocument(t *testing.T) {
 	}
 	sort.Strings(ops)
 	want := []string{
-		"DELETE /api/agents/{name}", "DELETE /api/mcp-servers/{name}", "DELETE /api/tokens/{id}", "DELETE /api/users/{id}",
+		"DELETE /api/agents/{name}", "DELETE /api/deliberate/triggers", "DELETE /api/mcp-servers/{name}", "DELETE /api/tokens/{id}", "DELETE /api/users/{id}",
 		"GET /api/agents", "GET /api/agents/{name}", "GET /api/agents/{name}/model-status", "GET /api/console/tools",
 		"GET /api/conversations", "GET /api/conversations/{id}",
-		"GET /api/conversations/{id}/inspect", "GET /api/conversations/{id}/messages", "GET /api/mcp-servers",
-		"GET /api/mcp-servers/{name}", "GET /api/me", "GET /api/settings", "GET /api/tokens", "GET /api/tools",
+		"GET /api/conversations/{id}/inspect", "GET /api/conversations/{id}/messages", "GET /api/deliberate", "GET /api/mcp-servers",
+		"GET /api/mcp-servers/{name}", "GET /api/me", "GET /api/me/deliberate", "GET /api/settings", "GET /api/tokens", "GET /api/tools",
 		"GET /api/users", "GET /healthz", "GET /login",
 		"PATCH /api/me", "PATCH /api/users/{id}",
 		"POST /api/console/run", "POST /api/conversations", "POST /api/conversations/{id}/answer", "POST /api/conversations/{id}/cancel",
-		"POST /api/conversations/{id}/messages", "POST /api/logout", "POST /api/mcp-servers",
+		"POST /api/conversations/{id}/messages", "POST /api/deliberate/triggers", "POST /api/logout", "POST /api/mcp-servers",
 		"POST /api/mcp-servers/{name}/disable", "POST /api/mcp-servers/{name}/enable", "POST /api/tokens",
 		"POST /api/users", "POST /api/users/{id}/enable", "POST /api/users/{id}/login-link",
-		"PUT /api/agents/{name}", "PUT /api/settings",
+		"PUT /api/agents/{name}", "PUT /api/deliberate", "PUT /api/me/deliberate", "PUT /api/settings",
 	}
 	if diff := cmp.Diff(want, ops); diff != "" {
 		t.Errorf("operations (-want +got):\n%s", diff)

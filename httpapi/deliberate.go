@@ -1,0 +1,187 @@
+package httpapi
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"slices"
+
+	"github.com/danielgtaylor/huma/v2"
+
+	"github.com/quiverhq/quiver/intent"
+	"github.com/quiverhq/quiver/store"
+)
+
+// deliberateRoutes registers Deliberate Tool Mode's settings: the
+// organisation's toggle, re-scan depth and custom triggers (admins), and
+// each user's own override.
+func (s *server) deliberateRoutes() {
+	tags := []string{"deliberate tool mode"}
+	register(s, huma.Operation{
+		OperationID: "get-deliberate", Method: http.MethodGet, Path: "/api/deliberate", Tags: tags,
+		Summary:     "The organisation's Deliberate Tool Mode settings and custom triggers",
+		Description: "See docs/intent.md. history_turns -1 means the default.",
+	}, adminOnly, s.getDeliberate)
+	register(s, huma.Operation{
+		OperationID: "put-deliberate", Method: http.MethodPut, Path: "/api/deliberate", Tags: tags,
+		Summary:     "Turn Deliberate Tool Mode on or off for the organisation",
+		Description: "history_turns is 0–10 recent user messages re-scanned, or -1 for the default. One write.",
+	}, adminOnly, s.putDeliberate)
+	register(s, huma.Operation{
+		OperationID: "add-trigger", Method: http.MethodPost, Path: "/api/deliberate/triggers", Tags: tags,
+		Summary: "Add a custom trigger phrase to a target",
+		Description: "The phrase is normalised as the detector reads messages (and returned so). 409 trigger_exists " +
+			"for a phrase the target has, 409 trigger_limit at the per-target limit.",
+		DefaultStatus: http.StatusCreated,
+		Errors:        []int{http.StatusConflict},
+	}, adminOnly, s.addTrigger)
+	register(s, huma.Operation{
+		OperationID: "remove-trigger", Method: http.MethodDelete, Path: "/api/deliberate/triggers", Tags: tags,
+		Summary:       "Remove a custom trigger",
+		DefaultStatus: http.StatusNoContent,
+		Errors:        []int{http.StatusNotFound},
+	}, adminOnly, s.removeTrigger)
+	register(s, huma.Operation{
+		OperationID: "get-my-deliberate", Method: http.MethodGet, Path: "/api/me/deliberate", Tags: tags,
+		Summary: "Your own Deliberate Tool Mode override: off, follow (the organisation's) or on",
+	}, signedIn, s.getMyDeliberate)
+	register(s, huma.Operation{
+		OperationID: "put-my-deliberate", Method: http.MethodPut, Path: "/api/me/deliberate", Tags: tags,
+		Summary: "Set your own Deliberate Tool Mode override",
+	}, signedIn, s.putMyDeliberate)
+}
+
+// Deliberate is an organisation's Deliberate Tool Mode settings.
+type Deliberate struct {
+	Enabled bool `json:"enabled"`
+	// HistoryTurns is how many recent user messages are re-scanned; -1
+	// means the default.
+	HistoryTurns        int       `json:"history_turns" minimum:"-1" maximum:"10"`
+	DefaultHistoryTurns int       `json:"default_history_turns" readOnly:"true"`
+	Targets             []string  `json:"targets" readOnly:"true" doc:"The targets a trigger may open."`
+	MaxTriggers         int       `json:"max_triggers_per_target" readOnly:"true"`
+	Triggers            []Trigger `json:"triggers" readOnly:"true"`
+}
+
+// Trigger is a custom trigger phrase of a target.
+type Trigger struct {
+	Target string `json:"target" minLength:"1" maxLength:"64"`
+	Phrase string `json:"phrase" minLength:"1" maxLength:"200"`
+}
+
+type deliberateOutput struct{ Body Deliberate }
+
+type putDeliberateInput struct {
+	Body struct {
+		Enabled      bool `json:"enabled"`
+		HistoryTurns int  `json:"history_turns" minimum:"-1" maximum:"10"`
+	}
+}
+
+func (s *server) deliberateView(ctx context.Context, orgID string) (*deliberateOutput, error) {
+	st, err := s.st.GetIntentSettings(ctx, orgID)
+	if err != nil {
+		return nil, err
+	}
+	ts, err := s.st.ListIntentTriggers(ctx, orgID)
+	if err != nil {
+		return nil, err
+	}
+	out := &deliberateOutput{Body: Deliberate{
+		Enabled: st.Enabled, HistoryTurns: st.HistoryTurns, DefaultHistoryTurns: intent.DefaultHistoryTurns,
+		Targets: slices.Clone(intent.Targets), MaxTriggers: intent.MaxCustomPerTarget, Triggers: []Trigger{},
+	}}
+	for _, t := range ts {
+		out.Body.Triggers = append(out.Body.Triggers, Trigger{Target: t.Target, Phrase: t.Phrase})
+	}
+	return out, nil
+}
+
+func (s *server) getDeliberate(ctx context.Context, _ *struct{}) (*deliberateOutput, error) {
+	return s.deliberateView(ctx, authFrom(ctx).OrgID)
+}
+
+func (s *server) putDeliberate(ctx context.Context, in *putDeliberateInput) (*deliberateOutput, error) {
+	a := authFrom(ctx)
+	err := s.st.PutIntentSettings(ctx, store.IntentSettings{
+		OrgID: a.OrgID, Enabled: in.Body.Enabled, HistoryTurns: in.Body.HistoryTurns, UpdatedAt: s.now().UTC(),
+	})
+	if err != nil {
+		return nil, err
+	}
+	return s.deliberateView(ctx, a.OrgID)
+}
+
+type triggerInput struct{ Body Trigger }
+
+type triggerOutput struct{ Body Trigger }
+
+func (s *server) addTrigger(ctx context.Context, in *triggerInput) (*triggerOutput, error) {
+	a := authFrom(ctx)
+	phrase, err := intent.CheckCustom(in.Body.Target, in.Body.Phrase)
+	if err != nil {
+		return nil, badRequest(err.Error())
+	}
+	err = s.st.AddIntentTrigger(ctx, store.IntentTrigger{OrgID: a.OrgID, Target: in.Body.Target, Phrase: phrase, CreatedAt: s.now().UTC()}, intent.MaxCustomPerTarget)
+	switch {
+	case errors.Is(err, store.ErrTriggerExists):
+		return nil, apiErr(http.StatusConflict, "trigger_exists", "the target already has this trigger")
+	case errors.Is(err, store.ErrTriggerLimit):
+		return nil, apiErr(http.StatusConflict, "trigger_limit", "the target already has the most custom triggers allowed")
+	case err != nil:
+		return nil, err
+	}
+	return &triggerOutput{Body: Trigger{Target: in.Body.Target, Phrase: phrase}}, nil
+}
+
+type removeTriggerInput struct {
+	Target string `query:"target" required:"true" maxLength:"64"`
+	Phrase string `query:"phrase" required:"true" maxLength:"200"`
+}
+
+func (s *server) removeTrigger(ctx context.Context, in *removeTriggerInput) (*struct{}, error) {
+	a := authFrom(ctx)
+	phrase, err := intent.CheckCustom(in.Target, in.Phrase)
+	if err != nil {
+		return nil, badRequest(err.Error())
+	}
+	if err := s.st.RemoveIntentTrigger(ctx, a.OrgID, in.Target, phrase); errors.Is(err, store.ErrNotFound) {
+		return nil, notFound("no such trigger")
+	} else if err != nil {
+		return nil, err
+	}
+	return nil, nil
+}
+
+type myDeliberateOutput struct {
+	Body struct {
+		Mode string `json:"mode" enum:"off,follow,on"`
+	}
+}
+
+type putMyDeliberateInput struct {
+	Body struct {
+		Mode string `json:"mode" enum:"off,follow,on"`
+	}
+}
+
+func (s *server) getMyDeliberate(ctx context.Context, _ *struct{}) (*myDeliberateOutput, error) {
+	a := authFrom(ctx)
+	mode, err := s.st.GetUserIntentMode(ctx, a.OrgID, a.UserID)
+	if err != nil {
+		return nil, err
+	}
+	out := &myDeliberateOutput{}
+	out.Body.Mode = mode
+	return out, nil
+}
+
+func (s *server) putMyDeliberate(ctx context.Context, in *putMyDeliberateInput) (*myDeliberateOutput, error) {
+	a := authFrom(ctx)
+	if err := s.st.SetUserIntentMode(ctx, a.OrgID, a.UserID, in.Body.Mode); err != nil {
+		return nil, err
+	}
+	out := &myDeliberateOutput{}
+	out.Body.Mode = in.Body.Mode
+	return out, nil
+}
