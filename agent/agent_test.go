@@ -195,6 +195,9 @@ func TestAnswer(t *testing.T) {
 	if rec.Status != store.TurnDone || rec.Steps != 1 || rec.Timezone != "Asia/Ho_Chi_Minh" || rec.Model != "fake:scripted" {
 		t.Errorf("turn %+v", rec)
 	}
+	if diff := cmp.Diff([]store.Exclusion{{Name: "secret", Reason: "not in the agent's allowlist"}}, rec.Excluded); diff != "" {
+		t.Errorf("turn's exclusions (-want +got):\n%s", diff)
+	}
 	usage, err := e.st.ListUsage(context.Background(), "o1", out.TurnID)
 	if err != nil || len(usage) != 1 || usage[0].CostMicros != 1480 || usage[0].Payer != "acme" {
 		t.Errorf("usage %+v, %v", usage, err)
@@ -277,6 +280,12 @@ func TestPauseAndResume(t *testing.T) {
 	if err != nil || rec.Status != store.TurnPaused || rec.Question != "Which year?" {
 		t.Fatalf("stored turn %+v, %v", rec, err)
 	}
+	// The reasons of the turn's start, kept by the pause and by the resume
+	// below (whose restored toolset has reasons of its own).
+	wantExcluded := []store.Exclusion{{Name: "secret", Reason: "not in the agent's allowlist"}}
+	if diff := cmp.Diff(wantExcluded, rec.Excluded); diff != "" {
+		t.Errorf("paused turn's exclusions (-want +got):\n%s", diff)
+	}
 
 	// Resume: the same turn, its stored toolset and timezone.
 	m.Push(llmtest.Reply{Text: []string{"Here is 2025."}})
@@ -290,6 +299,13 @@ func TestPauseAndResume(t *testing.T) {
 	}
 	if out2.Stop != agent.StopAnswer || out2.TurnID != out.TurnID {
 		t.Errorf("resumed outcome %+v", out2)
+	}
+	rec, err = e.st.GetTurn(context.Background(), "o1", out.TurnID)
+	if err != nil || rec.Status != store.TurnDone {
+		t.Fatalf("resumed turn %+v, %v", rec, err)
+	}
+	if diff := cmp.Diff(wantExcluded, rec.Excluded); diff != "" {
+		t.Errorf("resumed turn's exclusions (-want +got):\n%s", diff)
 	}
 	req := m.Requests()[1]
 	if got := req.Messages[len(req.Messages)-1]; got.Role != llm.User || got.Text != "2025" {
@@ -429,5 +445,29 @@ func TestSignaturesTravelWithinTheTurn(t *testing.T) {
 	asst := msgs[len(msgs)-2]
 	if len(asst.ToolCalls) != 1 || string(asst.ToolCalls[0].Signature) != "opaque" {
 		t.Errorf("second request's assistant message %+v lost the signature", asst)
+	}
+}
+
+func TestStoredExclusions(t *testing.T) {
+	tests := []struct {
+		name string
+		ts   registry.Toolset
+		want []store.Exclusion
+	}{
+		{"NothingLeftOut", registry.Toolset{}, []store.Exclusion{}},
+		{"OrderKept", registry.New().Restore([]string{"gone_b", "gone_a"}), []store.Exclusion{
+			{Name: "gone_b", Reason: "no longer registered"}, {Name: "gone_a", Reason: "no longer registered"},
+		}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got := agent.StoredExclusions(tc.ts)
+			if got == nil {
+				t.Fatal("StoredExclusions returned nil, which a store reads as \"not recorded\"")
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("StoredExclusions (-want +got):\n%s", diff)
+			}
+		})
 	}
 }

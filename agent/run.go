@@ -44,7 +44,9 @@ func (r *Runner) Run(ctx context.Context, s Start, emit func(Event)) (Outcome, e
 
 // Resume continues a paused turn with the user's answer. s must carry the
 // stored turn's id, timezone and restored toolset (see registry.Restore);
-// the turn must be paused.
+// the turn must be paused. The stored record is carried on as it is, so
+// its toolset and its exclusions stay those of the turn's start, not the
+// restored toolset's.
 func (r *Runner) Resume(ctx context.Context, s Start, emit func(Event)) (Outcome, error) {
 	rn := r.newRun(s, emit)
 	rec, err := r.cfg.Store.GetTurn(ctx, s.Facts.Place.OrgID, s.Facts.TurnID)
@@ -91,7 +93,8 @@ func (rn *run) begin(ctx context.Context, message string) error {
 	rn.rec = store.Turn{
 		ID: f.TurnID, OrgID: f.Place.OrgID, UserID: f.Caller.UserID, ConversationID: f.Place.ConversationID,
 		Agent: f.Agent.Name, Model: rn.model.Ref(), Timezone: f.Caller.Timezone, Payer: f.Payer,
-		Tools: rn.toolset.Names(), Status: store.TurnRunning, StartedAt: f.Start.UTC(),
+		Tools: rn.toolset.Names(), Excluded: StoredExclusions(rn.toolset),
+		Status: store.TurnRunning, StartedAt: f.Start.UTC(),
 	}
 	if err := rn.saveTurn(ctx); err != nil {
 		return err
@@ -100,6 +103,19 @@ func (rn *run) begin(ctx context.Context, message string) error {
 		return err
 	}
 	return rn.append(ctx, store.Message{Role: roleContext, Content: rn.req.Context}, store.Message{Role: string(llm.User), Content: message})
+}
+
+// StoredExclusions returns why ts left each catalog tool out, as a turn
+// records them (store.Turn.Excluded): in ts's order, and never nil, so a
+// turn that left nothing out is told apart from one stored before
+// exclusions were recorded.
+func StoredExclusions(ts registry.Toolset) []store.Exclusion {
+	ex := ts.Excluded()
+	out := make([]store.Exclusion, len(ex))
+	for i, e := range ex {
+		out[i] = store.Exclusion{Name: e.Name, Reason: e.Reason}
+	}
+	return out
 }
 
 func (rn *run) touchConversation(ctx context.Context) error {

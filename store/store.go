@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"time"
+	"unicode/utf8"
 )
 
 // ErrNotFound is returned (wrapped) when a record does not exist in the
@@ -80,6 +81,13 @@ type Turn struct {
 	Payer string
 	// Tools is the frozen toolset, in declaration order.
 	Tools []string
+	// Excluded is why each catalog tool was left out of Tools when the turn
+	// started, in the order the toolset gave. nil means not recorded (a
+	// turn stored before exclusions were); an empty non-nil slice, nothing
+	// left out. A store keeps at most MaxTurnExclusions entries (the first
+	// ones) and at most MaxExclusionReason bytes of each reason, cut on a
+	// rune boundary; see BoundExclusions.
+	Excluded []Exclusion
 	// Status is one of the Turn… statuses.
 	Status string
 	// Question and Suggested hold the pending clarifying question of a
@@ -93,9 +101,53 @@ type Turn struct {
 	EndedAt time.Time
 }
 
+// Exclusion is one tool a turn left out and why, in the words of the
+// toolset that left it out.
+type Exclusion struct {
+	Name   string
+	Reason string
+}
+
+// Bounds on what a store keeps of Turn.Excluded: a catalog with many MCP
+// tools, or a reason quoting a long server error, must not make every
+// turn record large.
+const (
+	MaxTurnExclusions  = 500
+	MaxExclusionReason = 500 // bytes
+)
+
+// BoundExclusions returns ex as a store keeps it: its first
+// MaxTurnExclusions entries, each reason cut to at most MaxExclusionReason
+// bytes without splitting a rune. nil stays nil and empty stays empty; ex
+// itself is not modified.
+func BoundExclusions(ex []Exclusion) []Exclusion {
+	if ex == nil {
+		return nil
+	}
+	out := make([]Exclusion, 0, min(len(ex), MaxTurnExclusions))
+	for _, e := range ex[:min(len(ex), MaxTurnExclusions)] {
+		e.Reason = truncateUTF8(e.Reason, MaxExclusionReason)
+		out = append(out, e)
+	}
+	return out
+}
+
+// truncateUTF8 returns the longest prefix of s of at most n bytes that
+// does not end inside a multi-byte rune.
+func truncateUTF8(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
+}
+
 // Turns stores turns.
 type Turns interface {
-	// PutTurn inserts the turn or replaces the stored one with the same ID.
+	// PutTurn inserts the turn or replaces the stored one with the same ID,
+	// keeping t.Excluded as BoundExclusions returns it.
 	PutTurn(ctx context.Context, t Turn) error
 	// GetTurn returns the turn with that ID in that organisation.
 	GetTurn(ctx context.Context, orgID, id string) (Turn, error)

@@ -150,24 +150,16 @@ func (a *apiEngine) Send(ctx context.Context, c httpapi.Caller, conversationID, 
 }
 
 // Inspect implements httpapi.Engine: the request a message would send now,
-// or the stored turn's toolset; nothing runs and nothing is written.
+// or the stored turn's toolset with why it left the other tools out;
+// nothing runs and nothing is written.
 func (a *apiEngine) Inspect(ctx context.Context, c httpapi.Caller, conversationID, turnID, message string) (httpapi.Inspection, error) {
 	p, warnings, err := a.request(ctx, c, conversationID, message, true)
 	if err != nil {
 		return httpapi.Inspection{}, err
 	}
-	start := p.Start
+	start, excluded := p.Start, p.Start.Toolset.Excluded()
 	if turnID != "" {
-		t, err := a.st.GetTurn(ctx, c.OrgID, turnID)
-		if errors.Is(err, store.ErrNotFound) || (err == nil && t.ConversationID != conversationID) {
-			return httpapi.Inspection{}, &httpapi.BadRequest{Msg: "no such turn in this conversation"}
-		}
-		if err != nil {
-			return httpapi.Inspection{}, err
-		}
-		start.Toolset = restore(p.Catalog, start.Facts, t.Tools)
-		start.Facts.TurnID, start.Facts.Caller.Timezone = t.ID, t.Timezone
-		if start.Request, err = prompt.Assemble(start.Facts, start.Toolset); err != nil {
+		if start, excluded, err = a.pastStart(ctx, c.OrgID, conversationID, turnID, p); err != nil {
 			return httpapi.Inspection{}, err
 		}
 		warnings = start.Request.Warnings
@@ -176,11 +168,8 @@ func (a *apiEngine) Inspect(ctx context.Context, c httpapi.Caller, conversationI
 		TurnID: start.Facts.TurnID, Agent: start.Facts.Agent.Name,
 		Model:  start.Facts.Model.Provider + ":" + start.Facts.Model.Name,
 		System: start.Request.System, Context: start.Request.Context, Tools: start.Request.Tools,
-		Sizes: start.Request.Sizes, Excluded: start.Toolset.Excluded(), Warnings: warnings,
+		Sizes: start.Request.Sizes, Excluded: excluded, Warnings: warnings,
 		Intent: []httpapi.IntentMatch{},
-	}
-	if turnID != "" {
-		out.Excluded = explainStored(out.Excluded, p.Catalog.Select(start.Facts).Excluded())
 	}
 	if out.Excluded == nil {
 		out.Excluded = []registry.Exclusion{}
@@ -189,6 +178,31 @@ func (a *apiEngine) Inspect(ctx context.Context, c httpapi.Caller, conversationI
 		out.Intent = append(out.Intent, httpapi.IntentMatch{Family: m.Target, Trigger: m.Trigger, Source: m.Source})
 	}
 	return out, nil
+}
+
+// pastStart rebuilds a stored turn of the conversation for the inspector:
+// its restored toolset and request, and its exclusions — the reasons
+// recorded when it started (see pastExclusions), or, for a turn stored
+// before those were, the restored set's with today's reasons added (see
+// explainStored).
+func (a *apiEngine) pastStart(ctx context.Context, orgID, conversationID, turnID string, p Prepared) (agent.Start, []registry.Exclusion, error) {
+	t, err := a.st.GetTurn(ctx, orgID, turnID)
+	if errors.Is(err, store.ErrNotFound) || (err == nil && t.ConversationID != conversationID) {
+		return agent.Start{}, nil, &httpapi.BadRequest{Msg: "no such turn in this conversation"}
+	}
+	if err != nil {
+		return agent.Start{}, nil, err
+	}
+	start := p.Start
+	start.Toolset = restore(p.Catalog, start.Facts, t.Tools)
+	start.Facts.TurnID, start.Facts.Caller.Timezone = t.ID, t.Timezone
+	if start.Request, err = prompt.Assemble(start.Facts, start.Toolset); err != nil {
+		return agent.Start{}, nil, err
+	}
+	if t.Excluded == nil {
+		return start, explainStored(start.Toolset.Excluded(), p.Catalog.Select(start.Facts).Excluded()), nil
+	}
+	return start, pastExclusions(t, start.Toolset.Excluded()), nil
 }
 
 // ValidateAgent implements httpapi.Engine: the definition parses, and its
@@ -247,11 +261,33 @@ func (a *apiEngine) UpdateSettings(ctx context.Context, c httpapi.Caller, u http
 	return a.eng.orgs.update(ctx, c.OrgID, u)
 }
 
-// explainStored adds to a stored turn's exclusions the reason the catalog
-// gives today, where it has one: a turn records which tools it declared,
-// not why the others were left out, so "not in the toolset this turn
-// started with" alone would hide the likely cause (a switch, the
-// allowlist, a missing backend).
+// pastExclusions is what a turn that recorded its exclusions left out:
+// exactly the recorded reasons, then any tool it declared that its
+// restored toolset has lost since (no longer registered, or no longer
+// admitted), with restored's reason, so that a declared tool does not
+// vanish from the inspector unexplained.
+func pastExclusions(t store.Turn, restored []registry.Exclusion) []registry.Exclusion {
+	out := make([]registry.Exclusion, 0, len(t.Excluded))
+	for _, e := range t.Excluded {
+		out = append(out, registry.Exclusion{Name: e.Name, Reason: e.Reason})
+	}
+	declared := make(map[string]bool, len(t.Tools))
+	for _, name := range t.Tools {
+		declared[name] = true
+	}
+	for _, e := range restored {
+		if declared[e.Name] {
+			out = append(out, registry.Exclusion{Name: e.Name, Reason: "in the toolset this turn started with; today: " + e.Reason})
+		}
+	}
+	return out
+}
+
+// explainStored adds to the exclusions of a turn stored before turns
+// recorded theirs the reason the catalog gives today, where it has one:
+// such a turn records which tools it declared, not why the others were
+// left out, so "not in the toolset this turn started with" alone would
+// hide the likely cause (a switch, the allowlist, a missing backend).
 func explainStored(stored, today []registry.Exclusion) []registry.Exclusion {
 	why := make(map[string]string, len(today))
 	for _, e := range today {

@@ -318,6 +318,17 @@ func TestCallRecordsTurnWithTimezone(t *testing.T) {
 	if got.Timezone != "Asia/Tokyo" || got.UserID != "ana" || got.Payer != "acme" || len(got.Tools) != 11 || !got.StartedAt.Equal(fixedNow) {
 		t.Errorf("stored turn %+v", got)
 	}
+	// Why the optional tools were left out is recorded with the turn.
+	var left []string
+	for _, e := range got.Excluded {
+		left = append(left, e.Name)
+		if e.Reason == "" {
+			t.Errorf("exclusion of %s has no reason", e.Name)
+		}
+	}
+	if diff := cmp.Diff([]string{"web_search", "fetch_url", "research_web"}, left); diff != "" {
+		t.Errorf("stored exclusions (-want +got):\n%s", diff)
+	}
 }
 
 func runStdin(t *testing.T, stdin string, args ...string) (code int, stdout, stderr string) {

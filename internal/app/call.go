@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/quiverhq/quiver/agent"
 	"github.com/quiverhq/quiver/dispatch"
 	"github.com/quiverhq/quiver/internal/config"
+	"github.com/quiverhq/quiver/registry"
 	"github.com/quiverhq/quiver/store"
 	"github.com/quiverhq/quiver/tool"
 	"github.com/quiverhq/quiver/turn"
@@ -121,7 +123,7 @@ func runCall(ctx context.Context, args []string, env Env) error {
 		Scope: tool.Scope{OrgID: facts.Place.OrgID, UserID: facts.Caller.UserID,
 			ConversationID: facts.Place.ConversationID, TurnID: facts.TurnID},
 	}
-	if err := st.PutTurn(ctx, storedTurn(facts, t.Toolset.Names())); err != nil {
+	if err := st.PutTurn(ctx, storedTurn(facts, t.Toolset)); err != nil {
 		return fmt.Errorf("record turn: %w", err)
 	}
 	res, err := d.Call(ctx, t, dispatch.Call{ID: "cli", Name: c.toolName, Args: json.RawMessage(c.args)})
@@ -131,13 +133,15 @@ func runCall(ctx context.Context, args []string, env Env) error {
 	return printCall(env, c.asJSON, res)
 }
 
-// storedTurn is the turn record: the timezone captured at its start and the
-// frozen toolset are kept, so a resumed turn shows the same zone and tools.
-func storedTurn(f turn.Facts, tools []string) store.Turn {
+// storedTurn is the turn record: the timezone captured at its start, the
+// frozen toolset and why it left each other tool out are kept, so a
+// resumed turn shows the same zone and tools and the inspector the reasons
+// of that time.
+func storedTurn(f turn.Facts, ts registry.Toolset) store.Turn {
 	return store.Turn{
 		ID: f.TurnID, OrgID: f.Place.OrgID, UserID: f.Caller.UserID, ConversationID: f.Place.ConversationID,
-		Agent: f.Agent.Name, Timezone: f.Caller.Timezone, Payer: f.Payer, Tools: tools,
-		Status: "done", StartedAt: f.Start.UTC(),
+		Agent: f.Agent.Name, Timezone: f.Caller.Timezone, Payer: f.Payer, Tools: ts.Names(),
+		Excluded: agent.StoredExclusions(ts), Status: "done", StartedAt: f.Start.UTC(),
 	}
 }
 

@@ -80,7 +80,7 @@ func (a *apiEngine) RunTool(ctx context.Context, c httpapi.Caller, agentName, na
 		args = json.RawMessage(`{}`)
 	}
 	f.TurnID = "console_" + httpapi.NewSecret()[:16]
-	if err := a.st.PutTurn(ctx, storedTurn(f, ts.Names())); err != nil {
+	if err := a.st.PutTurn(ctx, storedTurn(f, ts)); err != nil {
 		return httpapi.ToolRun{}, fmt.Errorf("record console turn: %w", err)
 	}
 	t := dispatch.Turn{Toolset: ts, Scope: tool.Scope{

@@ -16,6 +16,7 @@ import (
 	"github.com/quiverhq/quiver/dispatch"
 	"github.com/quiverhq/quiver/internal/config"
 	"github.com/quiverhq/quiver/mcpserver"
+	"github.com/quiverhq/quiver/registry"
 	"github.com/quiverhq/quiver/secret"
 	"github.com/quiverhq/quiver/store"
 	"github.com/quiverhq/quiver/tool"
@@ -213,7 +214,7 @@ func runMCPServe(ctx context.Context, args []string, env Env) error {
 		OrgID:      facts.Place.OrgID, UserID: facts.Caller.UserID,
 		Version: Version, Logger: env.Logger,
 		StartTurn: func(ctx context.Context, s tool.Scope) error {
-			return st.PutTurn(ctx, sessionTurn(facts, s, toolset.Names(), env.Now()))
+			return st.PutTurn(ctx, sessionTurn(facts, s, toolset, env.Now()))
 		},
 	}
 	if c.in.ConversationID != "" {
@@ -227,11 +228,11 @@ func runMCPServe(ctx context.Context, args []string, env Env) error {
 	return serveHTTP(ctx, srv, c, env)
 }
 
-// sessionTurn is the turn record of one MCP session: its frozen toolset,
-// the caller's timezone, the session's conversation.
-func sessionTurn(f turn.Facts, s tool.Scope, tools []string, now time.Time) store.Turn {
+// sessionTurn is the turn record of one MCP session: its frozen toolset
+// and exclusions, the caller's timezone, the session's conversation.
+func sessionTurn(f turn.Facts, s tool.Scope, ts registry.Toolset, now time.Time) store.Turn {
 	f.TurnID, f.Place.ConversationID, f.Start = s.TurnID, s.ConversationID, now
-	return storedTurn(f, tools)
+	return storedTurn(f, ts)
 }
 
 // serveStdio serves until the client closes standard input or ctx ends;

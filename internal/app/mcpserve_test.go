@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -18,6 +19,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/quiverhq/quiver/internal/app"
 	"github.com/quiverhq/quiver/mcpserver"
+	"github.com/quiverhq/quiver/store"
 	"github.com/quiverhq/quiver/store/sqlite"
 )
 
@@ -156,6 +158,9 @@ func TestMCPServeStdio(t *testing.T) {
 	}
 	if rec.ConversationID != "conv-mcp" || rec.UserID != "ana-lima" || rec.Agent != "assistant" || !cmp.Equal(rec.Tools, want) {
 		t.Errorf("turn record = %+v", rec)
+	}
+	if len(rec.Excluded) == 0 || slices.ContainsFunc(rec.Excluded, func(e store.Exclusion) bool { return e.Reason == "" || slices.Contains(want, e.Name) }) {
+		t.Errorf("turn record's exclusions = %+v, want a reason for each tool left out", rec.Excluded)
 	}
 }
 

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"time"
+
+	"github.com/quiverhq/quiver/store"
 )
 
 // timeLayout stores instants as fixed-width UTC text with nanoseconds:
@@ -91,4 +93,47 @@ func decodeOptionalTools(s sql.NullString) ([]string, error) {
 		tools = []string{}
 	}
 	return tools, nil
+}
+
+// exclusionJSON is one stored exclusion; the tags are the column's format,
+// independent of store.Exclusion's Go field names.
+type exclusionJSON struct {
+	Name   string `json:"name"`
+	Reason string `json:"reason"`
+}
+
+// encodeExclusions returns ex, bounded by store.BoundExclusions, as a JSON
+// array of {name, reason}, order kept; nil (not recorded) is NULL and an
+// empty slice "[]".
+func encodeExclusions(ex []store.Exclusion) (sql.NullString, error) {
+	ex = store.BoundExclusions(ex)
+	if ex == nil {
+		return sql.NullString{}, nil
+	}
+	out := make([]exclusionJSON, len(ex))
+	for i, e := range ex {
+		out[i] = exclusionJSON(e)
+	}
+	b, err := json.Marshal(out)
+	if err != nil {
+		return sql.NullString{}, err
+	}
+	return sql.NullString{String: string(b), Valid: true}, nil
+}
+
+// decodeExclusions reverses encodeExclusions: NULL is nil, "[]" an empty
+// non-nil slice.
+func decodeExclusions(s sql.NullString) ([]store.Exclusion, error) {
+	if !s.Valid {
+		return nil, nil
+	}
+	var in []exclusionJSON
+	if err := json.Unmarshal([]byte(s.String), &in); err != nil {
+		return nil, fmt.Errorf("stored exclusions: %w", err)
+	}
+	out := make([]store.Exclusion, len(in))
+	for i, e := range in {
+		out[i] = store.Exclusion(e)
+	}
+	return out, nil
 }

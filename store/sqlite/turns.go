@@ -18,10 +18,14 @@ func (s *Store) PutTurn(ctx context.Context, t store.Turn) error {
 	if err != nil {
 		return fmt.Errorf("sqlite: put turn: %w", err)
 	}
+	excluded, err := encodeExclusions(t.Excluded)
+	if err != nil {
+		return fmt.Errorf("sqlite: put turn: %w", err)
+	}
 	const q = `INSERT INTO turns (org_id, id, user_id, conversation_id, agent,
-			model, timezone, payer, tools, status, question, suggested, steps,
-			started_at, ended_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+			model, timezone, payer, tools, exclusions, status, question, suggested,
+			steps, started_at, ended_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT (org_id, id) DO UPDATE SET
 			user_id = excluded.user_id,
 			conversation_id = excluded.conversation_id,
@@ -30,6 +34,7 @@ func (s *Store) PutTurn(ctx context.Context, t store.Turn) error {
 			timezone = excluded.timezone,
 			payer = excluded.payer,
 			tools = excluded.tools,
+			exclusions = excluded.exclusions,
 			status = excluded.status,
 			question = excluded.question,
 			suggested = excluded.suggested,
@@ -37,7 +42,7 @@ func (s *Store) PutTurn(ctx context.Context, t store.Turn) error {
 			started_at = excluded.started_at,
 			ended_at = excluded.ended_at`
 	_, err = s.writer.ExecContext(ctx, q, t.OrgID, t.ID, t.UserID, t.ConversationID,
-		t.Agent, t.Model, t.Timezone, t.Payer, tools, t.Status, t.Question,
+		t.Agent, t.Model, t.Timezone, t.Payer, tools, excluded, t.Status, t.Question,
 		t.Suggested, t.Steps, encodeTime(t.StartedAt), encodeOptionalTime(t.EndedAt))
 	if err != nil {
 		return fmt.Errorf("sqlite: put turn: %w", err)
@@ -49,19 +54,19 @@ func (s *Store) PutTurn(ctx context.Context, t store.Turn) error {
 // wrapping store.ErrNotFound when there is none there.
 func (s *Store) GetTurn(ctx context.Context, orgID, id string) (store.Turn, error) {
 	const q = `SELECT user_id, conversation_id, agent, model, timezone, payer,
-			tools, status, question, suggested, steps, started_at, ended_at
+			tools, exclusions, status, question, suggested, steps, started_at, ended_at
 		FROM turns WHERE org_id = ? AND id = ?`
 	t := store.Turn{ID: id, OrgID: orgID}
 	var tools, startedAt string
-	var endedAt sql.NullString
+	var excluded, endedAt sql.NullString
 	err := s.reader.QueryRowContext(ctx, q, orgID, id).Scan(&t.UserID,
 		&t.ConversationID, &t.Agent, &t.Model, &t.Timezone, &t.Payer, &tools,
-		&t.Status, &t.Question, &t.Suggested, &t.Steps, &startedAt, &endedAt)
+		&excluded, &t.Status, &t.Question, &t.Suggested, &t.Steps, &startedAt, &endedAt)
 	if errors.Is(err, sql.ErrNoRows) {
 		err = store.ErrNotFound
 	}
 	if err == nil {
-		t, err = decodeTurn(t, tools, startedAt, endedAt)
+		t, err = decodeTurn(t, tools, excluded, startedAt, endedAt)
 	}
 	if err != nil {
 		return store.Turn{}, fmt.Errorf("sqlite: get turn: %w", err)
@@ -70,9 +75,12 @@ func (s *Store) GetTurn(ctx context.Context, orgID, id string) (store.Turn, erro
 }
 
 // decodeTurn fills t's encoded columns.
-func decodeTurn(t store.Turn, tools, startedAt string, endedAt sql.NullString) (store.Turn, error) {
+func decodeTurn(t store.Turn, tools string, excluded sql.NullString, startedAt string, endedAt sql.NullString) (store.Turn, error) {
 	var err error
 	if t.Tools, err = decodeTools(tools); err != nil {
+		return store.Turn{}, err
+	}
+	if t.Excluded, err = decodeExclusions(excluded); err != nil {
 		return store.Turn{}, err
 	}
 	if t.StartedAt, err = decodeTime(startedAt); err != nil {

@@ -1,8 +1,12 @@
 package storetest
 
 import (
+	"fmt"
+	"slices"
+	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/quiverhq/quiver/store"
 )
@@ -15,6 +19,8 @@ func turnCases() []suiteCase {
 		{"NotFound", testTurnNotFound},
 		{"SameIDInOtherOrg", testTurnSameIDInOtherOrg},
 		{"Interrupt", testTurnInterrupt},
+		{"ExclusionsNilOrEmpty", testTurnExclusionsNilOrEmpty},
+		{"ExclusionsBounded", testTurnExclusionsBounded},
 	}
 }
 
@@ -70,9 +76,13 @@ func (f *fixture) newTurn(org, id string) store.Turn {
 		Timezone:       "Asia/Kolkata",
 		Payer:          "org",
 		Tools:          []string{"web.search", "calendar.create", "files.read"},
-		Status:         store.TurnRunning,
-		Steps:          2,
-		StartedAt:      at(30),
+		Excluded: []store.Exclusion{
+			{Name: "web_search", Reason: "web search is disabled in config"},
+			{Name: "fetch_url", Reason: "not in the agent's allowlist"},
+		},
+		Status:    store.TurnRunning,
+		Steps:     2,
+		StartedAt: at(30),
 	}
 }
 
@@ -87,6 +97,12 @@ func testTurnRoundTrip(t *testing.T, f *fixture) {
 			tu.Tools = []string{"zeta", "alpha", "mid.b", "mid.a", "Émoji-🙂"}
 		}},
 		{"NoTools", func(tu *store.Turn) { tu.Tools = nil }},
+		{"ExclusionsOrderKept", func(tu *store.Turn) {
+			tu.Excluded = []store.Exclusion{
+				{Name: "zeta", Reason: "z"}, {Name: "alpha", Reason: "«naïve» 'quote\"\n🙂"},
+				{Name: "mcp/notes.search", Reason: ""}, {Name: "alpha", Reason: "repeated name kept"},
+			}
+		}},
 		{"ZeroFields", func(tu *store.Turn) { *tu = store.Turn{ID: tu.ID, OrgID: tu.OrgID} }},
 		{"Unicode", func(tu *store.Turn) { tu.Agent, tu.Payer = "agent «ß»", "naïve 'quote\"" }},
 		{"Paused", func(tu *store.Turn) {
@@ -128,6 +144,7 @@ func testTurnReplace(t *testing.T, f *fixture) {
 	running := f.newTurn("org", "turn")
 	paused := running
 	paused.Status, paused.Steps, paused.Tools, paused.Timezone = store.TurnPaused, 3, []string{"files.read"}, ""
+	paused.Excluded = []store.Exclusion{{Name: "web.search", Reason: "the model cannot take its schema"}}
 	paused.Model, paused.StartedAt = "openai:gpt-5", at(31)
 	paused.Question, paused.Suggested = "Which day?", "Monday"
 	done := paused
@@ -201,6 +218,95 @@ func testTurnSameIDInOtherOrg(t *testing.T, f *fixture) {
 	default:
 		if d := diff(theirs, got); d != "" {
 			t.Errorf("GetTurn theirs (-want +got):\n%s", d)
+		}
+	}
+}
+
+// testTurnExclusionsNilOrEmpty: a turn stored without exclusions (as
+// before they were recorded) reads back nil, one that left nothing out an
+// empty non-nil slice, and a put replaces one with the other. The suite's
+// diff equates the two, so nil-ness is checked on its own.
+func testTurnExclusionsNilOrEmpty(t *testing.T, f *fixture) {
+	tu := f.newTurn("org", "turn")
+	for _, step := range []struct {
+		name    string
+		put     []store.Exclusion
+		wantNil bool
+	}{
+		{"Nil", nil, true},
+		{"Empty", []store.Exclusion{}, false},
+		{"NilAgain", nil, true},
+		{"Some", []store.Exclusion{{Name: "a", Reason: "b"}}, false},
+		{"EmptyAfterSome", []store.Exclusion{}, false},
+	} {
+		tu.Excluded = step.put
+		if err := f.PutTurn(t.Context(), tu); err != nil {
+			t.Fatalf("PutTurn %s: %v", step.name, err)
+		}
+		got, err := f.GetTurn(t.Context(), tu.OrgID, tu.ID)
+		if err != nil {
+			t.Fatalf("GetTurn %s: %v", step.name, err)
+		}
+		if (got.Excluded == nil) != step.wantNil {
+			t.Errorf("%s: Excluded = %#v, want nil %v", step.name, got.Excluded, step.wantNil)
+		}
+		if d := diff(tu, got); d != "" {
+			t.Errorf("GetTurn after put %s (-want +got):\n%s", step.name, d)
+		}
+	}
+}
+
+// testTurnExclusionsBounded: a store keeps the first MaxTurnExclusions
+// exclusions and at most MaxExclusionReason bytes of each reason, cut
+// before a rune that would cross the limit; the caller's slice is left
+// alone.
+func testTurnExclusionsBounded(t *testing.T, f *fixture) {
+	if store.MaxTurnExclusions != 500 || store.MaxExclusionReason != 500 {
+		t.Fatalf("bounds changed to %d entries, %d bytes: update this check", store.MaxTurnExclusions, store.MaxExclusionReason)
+	}
+	a := func(n int) string { return strings.Repeat("a", n) }
+	reasons := []struct{ put, want string }{
+		{a(500), a(500)},                     // at the limit: kept whole
+		{a(501), a(500)},                     // one byte over
+		{a(499) + "é" + a(10), a(499)},       // a 2-byte rune across the limit
+		{a(498) + "€" + a(10), a(498)},       // a 3-byte rune across the limit
+		{a(497) + "🙂" + a(10), a(497)},       // a 4-byte rune ending at 501
+		{a(496) + "🙂" + a(10), a(496) + "🙂"}, // a 4-byte rune ending at the limit
+		{strings.Repeat("ß", 300), strings.Repeat("ß", 250)},
+	}
+	tu := f.newTurn("org", "turn")
+	tu.Excluded = nil
+	var want []store.Exclusion
+	for i := range 600 {
+		e := store.Exclusion{Name: fmt.Sprintf("tool_%03d", i), Reason: "short"}
+		if i < len(reasons) {
+			e.Reason = reasons[i].put
+		}
+		tu.Excluded = append(tu.Excluded, e)
+		if i < 500 {
+			if i < len(reasons) {
+				e.Reason = reasons[i].want
+			}
+			want = append(want, e)
+		}
+	}
+	put := slices.Clone(tu.Excluded)
+	if err := f.PutTurn(t.Context(), tu); err != nil {
+		t.Fatalf("PutTurn: %v", err)
+	}
+	if d := diff(put, tu.Excluded); d != "" {
+		t.Errorf("PutTurn changed the caller's exclusions (-before +after):\n%s", d)
+	}
+	got, err := f.GetTurn(t.Context(), tu.OrgID, tu.ID)
+	if err != nil {
+		t.Fatalf("GetTurn: %v", err)
+	}
+	if d := diff(want, got.Excluded); d != "" {
+		t.Errorf("stored exclusions (-want +got):\n%s", d)
+	}
+	for _, e := range got.Excluded {
+		if !utf8.ValidString(e.Reason) {
+			t.Errorf("reason of %s is not valid UTF-8: %q", e.Name, e.Reason)
 		}
 	}
 }

@@ -1,0 +1,130 @@
+package app_test
+
+import (
+	"encoding/json"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+
+	"github.com/quiverhq/quiver/llm/llmtest"
+	"github.com/quiverhq/quiver/store/sqlite"
+)
+
+// inspection is the part of GET /api/conversations/{id}/inspect the tests
+// read.
+type inspection struct {
+	TurnID   string                          `json:"turn_id"`
+	Tools    []struct{ Name string }         `json:"tools"`
+	Excluded []struct{ Name, Reason string } `json:"excluded"`
+}
+
+// declares reports whether the inspected request declares name.
+func (in inspection) declares(name string) bool {
+	for _, d := range in.Tools {
+		if d.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+// reason returns why the inspected toolset left name out, and whether it
+// did.
+func (in inspection) reason(name string) (string, bool) {
+	for _, e := range in.Excluded {
+		if e.Name == name {
+			return e.Reason, true
+		}
+	}
+	return "", false
+}
+
+// inspect reads the inspector of a past turn (turnID set) or of a draft.
+func (a *apiClient) inspect(conv, turnID string) inspection {
+	a.t.Helper()
+	q := url.Values{"message": {"hi"}}
+	if turnID != "" {
+		q = url.Values{"turn": {turnID}}
+	}
+	var in inspection
+	code, body := a.do(http.MethodGet, "/api/conversations/"+conv+"/inspect?"+q.Encode(), nil)
+	if code != http.StatusOK || json.Unmarshal(body, &in) != nil {
+		a.t.Fatalf("inspect %s: %d %s", q.Encode(), code, body)
+	}
+	return in
+}
+
+// TestInspectorKeepsPastReasons runs a turn of an agent whose allowlist
+// lacks fetch_url through a real quiver serve, then allows it: the past
+// turn's inspector still gives the reason of its time, exactly, while a
+// draft declares fetch_url. A turn stored before turns recorded their
+// exclusions falls back to the restored toolset's reason with today's.
+func TestInspectorKeepsPastReasons(t *testing.T) {
+	model := llmtest.Start(t, llmtest.OpenAI{}, llmtest.Reply{Text: []string{"hello"}})
+	data := t.TempDir()
+	s := startServe(t, data, model)
+	a := signIn(t, s)
+	putAgent := func(tools string) {
+		t.Helper()
+		def := "name: reader\nmodel: openai:gpt-test\nprompt: Read.\ntools: [" + tools + "]\n"
+		if code, body := a.do(http.MethodPut, "/api/agents/reader", map[string]string{"definition": def}); code/100 != 2 {
+			t.Fatalf("put agent: %d %s", code, body)
+		}
+	}
+	putAgent("calculate")
+	var conv struct{ ID string }
+	if code, body := a.do(http.MethodPost, "/api/conversations", map[string]string{"agent": "reader"}); code/100 != 2 || json.Unmarshal(body, &conv) != nil {
+		t.Fatalf("create conversation: %d %s", code, body)
+	}
+	if code, body := a.do(http.MethodPost, "/api/conversations/"+conv.ID+"/messages", map[string]string{"message": "hi"}); code != http.StatusOK || !strings.Contains(string(body), `"done"`) {
+		t.Fatalf("send: %d %s", code, body)
+	}
+	var msgs struct {
+		Messages []struct {
+			TurnID string `json:"turn_id"`
+		} `json:"messages"`
+	}
+	if code, body := a.do(http.MethodGet, "/api/conversations/"+conv.ID+"/messages", nil); code != http.StatusOK || json.Unmarshal(body, &msgs) != nil || len(msgs.Messages) == 0 || msgs.Messages[0].TurnID == "" {
+		t.Fatalf("messages: %d %s", code, body)
+	}
+	turnID := msgs.Messages[0].TurnID
+
+	const atTheTime = "not in the agent's allowlist"
+	check := func(when string, in inspection, wantReason string) {
+		t.Helper()
+		if got, ok := in.reason("fetch_url"); !ok || got != wantReason {
+			t.Errorf("%s: fetch_url left out with %q (%v), want %q", when, got, ok, wantReason)
+		}
+		if in.declares("fetch_url") || !in.declares("calculate") {
+			t.Errorf("%s: declared %+v, want calculate and not fetch_url", when, in.Tools)
+		}
+	}
+	check("past turn before the change", a.inspect(conv.ID, turnID), atTheTime)
+
+	putAgent("calculate, fetch_url")
+	if draft := a.inspect(conv.ID, ""); !draft.declares("fetch_url") {
+		t.Errorf("draft after allowing fetch_url: declared %+v, excluded %+v", draft.Tools, draft.Excluded)
+	}
+	past := a.inspect(conv.ID, turnID)
+	if past.TurnID != turnID {
+		t.Errorf("inspected turn %q, want %q", past.TurnID, turnID)
+	}
+	check("past turn after the change", past, atTheTime)
+
+	// The same turn as a build before this change stored it: no reasons.
+	st, err := sqlite.Open(t.Context(), data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	rec, err := st.GetTurn(t.Context(), "default", turnID)
+	if err != nil || rec.Excluded == nil {
+		t.Fatalf("stored turn: %+v, %v; want its exclusions recorded", rec, err)
+	}
+	rec.Excluded = nil
+	if err := st.PutTurn(t.Context(), rec); err != nil {
+		t.Fatal(err)
+	}
+	check("past turn without recorded reasons", a.inspect(conv.ID, turnID), "not in the toolset this turn started with")
+}
