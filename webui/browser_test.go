@@ -702,6 +702,17 @@ func TestPhoneWidthHasNoHorizontalScroll(t *testing.T) {
 	b := newBrowser(t, api)
 	b.do("phone viewport", chromedp.EmulateViewport(width, height, chromedp.EmulateMobile, chromedp.EmulateTouch))
 	b.login()
+	// An answer with a code line and a table wider than the phone, which
+	// scroll inside their own boxes; then the scripted turn.
+	b.open("#/chat/"+stubConv, `#message`)
+	b.send(msgMarkdown)
+	b.do("Markdown answer", chromedp.WaitVisible(chromedp.CSS(`.msg.assistant:not([aria-busy]) .md ol`)),
+		chromedp.WaitEnabled(chromedp.CSS(`#send`)))
+	for _, sel := range []string{`.md pre`, `.md .table-wrap`} {
+		if !eval[bool](b, fmt.Sprintf(`(() => { const e = document.querySelector(%q); return e.scrollWidth > e.clientWidth; })()`, sel)) {
+			t.Errorf("%s is not wider than its box at phone width: the test shows nothing", sel)
+		}
+	}
 	b.scriptedTurn()
 	pages := []struct {
 		name, hash, ready string

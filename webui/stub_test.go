@@ -27,9 +27,10 @@ const (
 
 // Messages that choose a scripted turn.
 const (
-	msgScripted = "What is 2+2?"   // the full turn: text, tools, usage, chips, pause
-	msgSlow     = "Take your time" // text, then waits until cancelled
-	msgNoModel  = "Hello?"         // refused: no model is connected
+	msgScripted = "What is 2+2?"         // the full turn: text, tools, usage, chips, pause
+	msgSlow     = "Take your time"       // text, then waits until cancelled
+	msgNoModel  = "Hello?"               // refused: no model is connected
+	msgMarkdown = "Show me **Markdown**" // an answer in Markdown (markdownTurn)
 )
 
 type stubServer struct {
@@ -55,6 +56,9 @@ type stubAPI struct {
 	// released, when set, holds the scripted turn after its first text
 	// delta until the test closes it.
 	released chan struct{}
+	// markdownHeld, when set, holds the Markdown turn while its code fence
+	// is open, until the test closes it.
+	markdownHeld chan struct{}
 	// cancel ends the running slow turn.
 	cancel chan struct{}
 	// ended, when set, ends the session: every API request is then 401.
@@ -214,7 +218,7 @@ func (s *stubAPI) listMessages(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]any{"more": true, "messages": []any{
 		msg(11, "turn_0", "context", "Caller: Ana Lima"),
 		msg(12, "turn_0", "user", "Hi there"),
-		msg(13, "turn_0", "assistant", "Hello Ana. How can I help?"),
+		msg(13, "turn_0", "assistant", "Hello **Ana**. How can I help?"),
 	}})
 }
 
@@ -249,6 +253,8 @@ func (s *stubAPI) send(w http.ResponseWriter, r *http.Request) {
 			"no model is connected: no model connected: set OPENAI_API_KEY, ANTHROPIC_API_KEY or GEMINI_API_KEY (or a provider in --config), or start Ollama on localhost:11434")
 	case msgScripted:
 		s.scripted(r.Context(), newSSE(w))
+	case msgMarkdown:
+		s.markdownTurn(r.Context(), newSSE(w))
 	case msgSlow:
 		e := newSSE(w)
 		e.send(map[string]any{"type": "text", "text": "Working on it…"})
@@ -290,6 +296,49 @@ func (s *stubAPI) scripted(ctx context.Context, e *sse) {
 	e.send(map[string]any{"type": "next_actions", "actions": []string{"Show the steps", "Convert it to EUR"}})
 	e.send(map[string]any{"type": "pause", "pause": map[string]any{"question": "Which currency should I use?", "suggested": "EUR"}})
 	e.send(map[string]any{"type": "done", "stop": "pause"})
+}
+
+// The Markdown turn's answer comes as markdownDeltas, which split a code
+// fence and a bold marker (the turn holds after markdownHoldAfter of them,
+// the fence still open), then as markdownTail one character per event, in
+// a burst. Its code line and table are wider than a phone.
+const (
+	markdownCode      = "go test ./webui/ -run TestChatRendersMarkdownAnswer -count=1 -v -timeout=10m -coverprofile=/tmp/quiver-webui-cover.out"
+	markdownHoldAfter = 3
+	markdownTail      = "| step | command | expected | owner |\n" +
+		"|---|:---:|---|---:|\n" +
+		"| 1 | `go vet ./webui/` | NothingOnACleanWorkingTree | TheWebInterfaceMaintainers |\n\n" +
+		"3. [the docs](https://example.com/docs/web-ui)\n" +
+		"4. [not a link](javascript:alert(1))\n\n" +
+		"<script>alert(1)</script> <img src=x onerror=alert(2)>"
+)
+
+var markdownDeltas = []string{
+	"## Steps\n\nRun it *now*, with *",
+	"*care**:\n\n`",
+	"``sh\n" + markdownCode + "\n",
+	"``",
+	"`\n\n",
+}
+
+func (s *stubAPI) markdownTurn(ctx context.Context, e *sse) {
+	s.mu.Lock()
+	hold := s.markdownHeld
+	s.mu.Unlock()
+	for i, d := range markdownDeltas {
+		if i == markdownHoldAfter && hold != nil {
+			select {
+			case <-hold:
+			case <-ctx.Done():
+				return
+			}
+		}
+		e.send(map[string]any{"type": "text", "text": d})
+	}
+	for _, c := range markdownTail {
+		e.send(map[string]any{"type": "text", "text": string(c)})
+	}
+	e.send(map[string]any{"type": "done", "stop": "answer"})
 }
 
 func (s *stubAPI) answer(w http.ResponseWriter, r *http.Request) {

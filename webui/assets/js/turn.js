@@ -1,5 +1,6 @@
 // How a conversation looks: stored transcripts, and a turn streaming in.
 import { h, pretty, number, replace } from './dom.js';
+import { markdown } from './markdown.js';
 
 const enc = encodeURIComponent;
 
@@ -11,7 +12,7 @@ export class Turn {
     this.conv = conversationID;
     this.on = on;
     this.abort = new AbortController();
-    this.bubble = null; // the assistant text streaming in
+    this.bubble = null; // the Answer streaming in
     this.cards = new Map(); // tool call id → card
     this.totals = { input: 0, cached: 0, output: 0, cost: 0, calls: 0 };
     this.ended = false;
@@ -68,15 +69,14 @@ export class Turn {
 
   text(delta) {
     if (!this.bubble) {
-      this.bubble = messageItem('assistant', '');
-      this.bubble.setAttribute('aria-busy', 'true');
-      this.log.append(this.bubble);
+      this.bubble = new Answer();
+      this.log.append(this.bubble.el);
     }
-    this.bubble.querySelector('.text').append(delta);
+    this.bubble.add(delta);
   }
 
   endBubble() {
-    this.bubble?.removeAttribute('aria-busy');
+    this.bubble?.end();
     this.bubble = null;
   }
 
@@ -121,14 +121,51 @@ export class Turn {
   }
 }
 
+// Answer is the agent's text streaming in. Each delta is added to the text
+// so far, and the bubble is rendered again from all of it (a fence or a
+// bold marker split between deltas comes right once its end arrives), at
+// most once per animation frame; end renders the final text at once.
+class Answer {
+  constructor() {
+    this.src = '';
+    this.frame = 0;
+    this.el = messageItem('assistant', '');
+    this.el.setAttribute('aria-busy', 'true');
+    this.body = this.el.querySelector('.text');
+  }
+
+  add(delta) {
+    this.src += delta;
+    this.frame ||= requestAnimationFrame(() => {
+      this.frame = 0;
+      this.render();
+    });
+  }
+
+  end() {
+    cancelAnimationFrame(this.frame);
+    this.frame = 0;
+    this.render();
+    this.el.removeAttribute('aria-busy');
+  }
+
+  // render swaps the bubble's content in one step (one DOM mutation).
+  render() {
+    this.body.replaceChildren(...markdown(this.src));
+  }
+}
+
 // isNoModel tells a failure caused by no connected model.
 export function isNoModel(message) {
   return /no model|model is connected|connect a model/i.test(message ?? '');
 }
 
+// messageItem shows one message: the agent's as Markdown, anyone else's
+// as plain text.
 function messageItem(role, text, ...extra) {
   const who = { user: 'You', assistant: 'Agent', thought: 'Thought' }[role] ?? role;
-  return h('li', { class: `msg ${role}` }, h('span', { class: 'who' }, who), h('div', { class: 'text' }, text), extra);
+  const body = role === 'assistant' ? h('div', { class: 'text md' }, markdown(text)) : h('div', { class: 'text' }, text);
+  return h('li', { class: `msg ${role}` }, h('span', { class: 'who' }, who), body, extra);
 }
 
 // toolCard shows one tool call: its name, arguments and, once known, its

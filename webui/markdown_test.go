@@ -1,0 +1,242 @@
+package webui_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"github.com/chromedp/chromedp"
+	"github.com/google/go-cmp/cmp"
+)
+
+// The Markdown tests run markdown.js in Chromium: first the renderer on
+// its own (each construct, then random input), then answers in the chat.
+
+// renderMarkdown renders each source with markdown.js in the page and
+// returns the HTML of the nodes it built.
+func renderMarkdown(b *browser, srcs []string) []string {
+	b.t.Helper()
+	js, err := json.Marshal(srcs)
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	return evalAsync[[]string](b, fmt.Sprintf(`import('/assets/js/markdown.js').then(({ markdown }) => %s.map((src) => {
+		const d = document.createElement('div');
+		d.append(...markdown(src));
+		return d.innerHTML;
+	}))`, js))
+}
+
+// evalAsync returns the value of a JavaScript expression that is a promise.
+func evalAsync[T any](b *browser, expr string) T {
+	b.t.Helper()
+	ctx, cancel := b.step()
+	defer cancel()
+	v, err := chromedp.Run(ctx, chromedp.Evaluate[T](expr, chromedp.EvalAwaitPromise))
+	if err != nil {
+		b.t.Fatalf("evaluate %s: %v", expr, err)
+	}
+	return v
+}
+
+// link is the HTML of a link as markdown.js makes it.
+func link(href, text string) string {
+	return `<a href="` + href + `" rel="noopener noreferrer nofollow" target="_blank">` + text + `</a>`
+}
+
+func TestMarkdownRendersEachConstruct(t *testing.T) {
+	tests := []struct{ name, src, want string }{
+		{"paragraphs and line breaks", "one\ntwo  \n\nthree", `<p>one<br>two</p><p>three</p>`},
+		{"headings below the page's", "# A\n## B ##\n### C\n#### D\n##### E\n###### F\n####### G\n#no",
+			`<h3>A</h3><h4>B</h4><h5>C</h5><h6>D</h6><h6>E</h6><h6>F</h6><p>####### G<br>#no</p>`},
+		{"fenced code with a language", "```go\nfunc main() {\n\tfmt.Println(\"**hi**\")\n}\n```\nafter",
+			"<pre tabindex=\"0\"><code data-lang=\"go\">func main() {\n\tfmt.Println(\"**hi**\")\n}</code></pre><p>after</p>"},
+		{"fenced code without a language", "~~~\n<b>x</b>\n```\n~~~", "<pre tabindex=\"0\"><code>&lt;b&gt;x&lt;/b&gt;\n```</code></pre>"},
+		{"unclosed fence", "text\n```py\nprint(1)", "<p>text</p><pre tabindex=\"0\"><code data-lang=\"py\">print(1)</code></pre>"},
+		{"bullet list", "- a\n- b **c**\n\nafter", `<ul><li>a</li><li>b <strong>c</strong></li></ul><p>after</p>`},
+		{"numbered list with a nested list", "Steps:\n1. one\n   - x\n   - y\n2. two",
+			`<p>Steps:</p><ol><li>one<ul><li>x</li><li>y</li></ul></li><li>two</li></ol>`},
+		{"numbered list keeps its start", "3. c\n4) d\n5. e", `<ol start="3"><li>c</li></ol><ol start="4"><li>d</li></ol><ol start="5"><li>e</li></ol>`},
+		{"loose list", "* a\n\n* b", `<ul><li><p>a</p></li><li><p>b</p></li></ul>`},
+		{"blockquote", "> quoted **b**\n> more\n>\n> > inner\n\nafter",
+			`<blockquote><p>quoted <strong>b</strong><br>more</p><blockquote><p>inner</p></blockquote></blockquote><p>after</p>`},
+		{"horizontal rules", "a\n\n---\n* * *\n___\nb", `<p>a</p><hr><hr><hr><p>b</p>`},
+		{"table", "| a | b | c |\n|:--|--:|:-:|\n| 1 | `x\\|y` |\n| **2** | 3 | 4 | 5 |\n\nafter",
+			`<div class="table-wrap"><table><thead><tr><th data-align="left">a</th><th data-align="right">b</th><th data-align="center">c</th></tr></thead>` +
+				`<tbody><tr><td data-align="left">1</td><td data-align="right"><code>x|y</code></td><td data-align="center"></td></tr>` +
+				`<tr><td data-align="left"><strong>2</strong></td><td data-align="right">3</td><td data-align="center">4</td></tr></tbody></table></div><p>after</p>`},
+		{"a table needs its delimiter row", "| a | b |\n| 1 | 2 |", `<p>| a | b |<br>| 1 | 2 |</p>`},
+		{"inline code", "`a*b*` and ``x ` y`` and ` spaced `", `<p><code>a*b*</code> and <code>x ` + "`" + ` y</code> and <code>spaced</code></p>`},
+		{"emphasis", "**bold** *it* _it_ ~~gone~~ ***both*** **a *b* c**",
+			`<p><strong>bold</strong> <em>it</em> <em>it</em> <del>gone</del> <em><strong>both</strong></em> <strong>a <em>b</em> c</strong></p>`},
+		{"markers that stay text", "snake_case_name 2 * 3 * 4 **open ~one~ \\*escaped\\*",
+			`<p>snake_case_name 2 * 3 * 4 **open ~one~ *escaped*</p>`},
+		{"links", "[site](https://example.com/a?b=1&c=2) [mail](mailto:me@example.com) <https://example.org/x>",
+			`<p>` + link("https://example.com/a?b=1&amp;c=2", "site") + ` ` + link("mailto:me@example.com", "mail") + ` ` +
+				link("https://example.org/x", "https://example.org/x") + `</p>`},
+		{"bare URLs", "See https://example.com/wiki/Foo_(bar). Or (http://example.com/a_b_c), **https://example.net**",
+			`<p>See ` + link("https://example.com/wiki/Foo_(bar)", "https://example.com/wiki/Foo_(bar)") + `. Or (` +
+				link("http://example.com/a_b_c", "http://example.com/a_b_c") + `), <strong>` + link("https://example.net/", "https://example.net") + `</strong></p>`},
+		{"link text is formatted, not linked", "[**b** `c` https://a.example](https://b.example/)",
+			`<p>` + link("https://b.example/", "<strong>b</strong> <code>c</code> https://a.example") + `</p>`},
+		{"unsafe links stay text", "[x](javascript:alert(1)) [y](JaVaScRiPt:alert(1)) [z](data:text/html,hi) [r](/relative) <javascript:alert(1)> javascript:alert(1) ftp://example.com",
+			`<p>[x](javascript:alert(1)) [y](JaVaScRiPt:alert(1)) [z](data:text/html,hi) [r](/relative) &lt;javascript:alert(1)&gt; javascript:alert(1) ftp://example.com</p>`},
+		{"an image is a link, never loaded", "![chart](https://example.com/c.png)",
+			`<p>!` + link("https://example.com/c.png", "chart") + `</p>`},
+		{"HTML stays text", "<script>alert(1)</script>\n<img src=x onerror=alert(1)> <b>not bold</b>",
+			`<p>&lt;script&gt;alert(1)&lt;/script&gt;<br>&lt;img src=x onerror=alert(1)&gt; &lt;b&gt;not bold&lt;/b&gt;</p>`},
+		{"empty", "", ``},
+	}
+	b := newBrowser(t, newStubAPI())
+	b.do("open", chromedp.Navigate(b.srv.URL+"/"))
+	srcs := make([]string, len(tests))
+	for i, tt := range tests {
+		srcs[i] = tt.src
+	}
+	got := renderMarkdown(b, srcs)
+	for i, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if d := cmp.Diff(tt.want, got[i]); d != "" {
+				t.Errorf("markdown(%q) (-want +got):\n%s", tt.src, d)
+			}
+		})
+	}
+}
+
+// TestMarkdownMakesOnlyKnownElements renders random mixes of Markdown,
+// HTML and URLs, and every prefix of the streamed answer: whatever the
+// input, only the renderer's own elements and attributes come out, and
+// every link is http, https or mailto with rel and target set.
+func TestMarkdownMakesOnlyKnownElements(t *testing.T) {
+	pieces := []string{"*", "**", "_", "__", "~~", "`", "```", "```js", "~~~", "\n", "\n\n", "  ", "\t", "# ", "### ",
+		"- ", "* ", "1. ", "7) ", "> ", "|", " | ", "---", ":-:", "[", "]", "(", ")", "<", ">", "\\", "word",
+		"https://example.com/a_(b)", "mailto:a@example.com", "javascript:alert(1)", "data:text/html,x", "//evil.example",
+		"<script>alert(1)</script>", "<img src=x onerror=alert(1)>", `" onclick="alert(1)`, "&amp;", "é", "\u2028"}
+	r := rand.New(rand.NewPCG(1, 2))
+	var srcs []string
+	for range 500 {
+		var sb strings.Builder
+		for range 1 + r.IntN(40) {
+			sb.WriteString(pieces[r.IntN(len(pieces))])
+		}
+		srcs = append(srcs, sb.String())
+	}
+	answer := strings.Join(markdownDeltas, "") + markdownTail
+	for i := range answer {
+		srcs = append(srcs, answer[:i])
+	}
+	js, err := json.Marshal(srcs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := newBrowser(t, newStubAPI())
+	b.do("open", chromedp.Navigate(b.srv.URL+"/"))
+	problems := evalAsync[[]string](b, fmt.Sprintf(`import('/assets/js/markdown.js').then(({ markdown }) => {
+		const attrs = { P: [], BR: [], H3: [], H4: [], H5: [], H6: [], PRE: ['tabindex'], CODE: ['data-lang'],
+			UL: [], OL: ['start'], LI: [], BLOCKQUOTE: [], HR: [], DIV: ['class'], TABLE: [], THEAD: [], TBODY: [],
+			TR: [], TH: ['data-align'], TD: ['data-align'], STRONG: [], EM: [], DEL: [], A: ['href', 'rel', 'target'] };
+		const problems = [];
+		for (const src of %s) {
+			const d = document.createElement('div');
+			try {
+				d.append(...markdown(src));
+			} catch (e) {
+				problems.push(JSON.stringify(src) + ': ' + e);
+				continue;
+			}
+			for (const el of d.querySelectorAll('*')) {
+				const bad = !attrs[el.tagName] || el.getAttributeNames().some((a) => !attrs[el.tagName].includes(a)) ||
+					(el.tagName === 'DIV' && el.className !== 'table-wrap') ||
+					(el.tagName === 'A' && (!['http:', 'https:', 'mailto:'].includes(new URL(el.href).protocol) ||
+						el.rel !== 'noopener noreferrer nofollow' || el.target !== '_blank'));
+				if (bad) problems.push(JSON.stringify(src) + ': ' + el.outerHTML);
+			}
+		}
+		return problems.slice(0, 10);
+	})`, js))
+	for _, p := range problems {
+		t.Error(p)
+	}
+}
+
+func TestChatRendersMarkdownAnswer(t *testing.T) {
+	api := newStubAPI()
+	hold := make(chan struct{})
+	api.markdownHeld = hold
+	b := newBrowser(t, api)
+	b.login()
+	b.open("#/chat/"+stubConv, `#message`)
+
+	// The stored transcript: the agent's message as Markdown, the user's as text.
+	stored := eval[[]string](b, `[...document.querySelectorAll('.transcript .msg .text')].map(e => e.innerHTML)`)
+	if d := cmp.Diff([]string{"Hi there", "<p>Hello <strong>Ana</strong>. How can I help?</p>"}, stored); d != "" {
+		t.Errorf("stored transcript (-want +got):\n%s", d)
+	}
+
+	// Probes: calls to alert, and the animation frame of each render of
+	// an answer (frames counts frames; a render records the count).
+	b.do("install probes", chromedp.Evaluate[chromedp.Void](`(() => {
+		window.alerts = [];
+		window.alert = (m) => window.alerts.push(String(m));
+		window.frames_ = 0;
+		(function tick() { window.frames_++; requestAnimationFrame(tick); })();
+		window.renders = [];
+		new MutationObserver((records) => {
+			for (const r of records) if (r.target.matches?.('.text.md')) window.renders.push(window.frames_);
+		}).observe(document.querySelector('.transcript'), { childList: true, subtree: true });
+	})()`))
+
+	b.send(msgMarkdown)
+	// Held with the fence open: an open code block, the bold complete.
+	busy := `.transcript .msg.assistant[aria-busy="true"] .text`
+	b.waitText(busy+` pre code[data-lang="sh"]`, markdownCode)
+	head := `<h4>Steps</h4><p>Run it <em>now</em>, with <strong>care</strong>:</p>`
+	if d := cmp.Diff(head+`<pre tabindex="0"><code data-lang="sh">`+markdownCode+"\n</code></pre>", eval[string](b, `document.querySelector('`+busy+`').innerHTML`)); d != "" {
+		t.Errorf("answer while its fence is open (-want +got):\n%s", d)
+	}
+	b.shot("open-fence")
+	close(hold)
+
+	b.do("turn ends", chromedp.WaitNotVisible(chromedp.CSS(`#cancel`)),
+		chromedp.WaitVisible(chromedp.CSS(`.transcript .msg.assistant:last-child:not([aria-busy]) .md ol`)))
+	want := head + `<pre tabindex="0"><code data-lang="sh">` + markdownCode + `</code></pre>` +
+		`<div class="table-wrap"><table><thead><tr><th>step</th><th data-align="center">command</th><th>expected</th><th data-align="right">owner</th></tr></thead>` +
+		`<tbody><tr><td>1</td><td data-align="center"><code>go vet ./webui/</code></td><td>NothingOnACleanWorkingTree</td><td data-align="right">TheWebInterfaceMaintainers</td></tr></tbody></table></div>` +
+		`<ol start="3"><li>` + link("https://example.com/docs/web-ui", "the docs") + `</li><li>[not a link](javascript:alert(1))</li></ol>` +
+		`<p>&lt;script&gt;alert(1)&lt;/script&gt; &lt;img src=x onerror=alert(2)&gt;</p>`
+	answer := `.transcript .msg.assistant:last-child .text`
+	if d := cmp.Diff(want, eval[string](b, `document.querySelector('`+answer+`').innerHTML`)); d != "" {
+		t.Errorf("answer (-want +got):\n%s", d)
+	}
+	if got := eval[string](b, `document.querySelector('.transcript .msg.user:nth-last-child(2) .text').innerHTML`); got != msgMarkdown {
+		t.Errorf("the user's message is %q, want the text %q", got, msgMarkdown)
+	}
+
+	type anchor struct{ Href, Rel, Target, Text string }
+	links := eval[[]anchor](b, `[...document.querySelectorAll('`+answer+` a')].map(a => ({
+		Href: a.getAttribute('href'), Rel: a.getAttribute('rel'), Target: a.getAttribute('target'), Text: a.textContent }))`)
+	if d := cmp.Diff([]anchor{{"https://example.com/docs/web-ui", "noopener noreferrer nofollow", "_blank", "the docs"}}, links); d != "" {
+		t.Errorf("links (-want +got):\n%s", d)
+	}
+	if n := eval[int](b, `document.querySelectorAll('main script, main img, main iframe, main [onerror], a[href^="javascript"]').length`); n != 0 {
+		t.Errorf("the answer made %d elements out of its HTML or unsafe link", n)
+	}
+	if got := eval[[]string](b, `window.alerts`); len(got) != 0 {
+		t.Errorf("alert called: %q", got)
+	}
+
+	// One render per animation frame at most, and the final one on done.
+	renders := eval[[]int](b, `window.renders`)
+	perFrame := map[int]int{}
+	for _, f := range renders {
+		perFrame[f]++
+	}
+	if extra := len(renders) - len(perFrame); extra > 1 || len(renders) < 2 {
+		t.Errorf("%d renders in %d frames for %d deltas, want at most one per frame and one on done",
+			len(renders), len(perFrame), len(markdownDeltas)+len([]rune(markdownTail)))
+	}
+	b.shot("answer")
+	b.checkHeaders(stubCSRF)
+}
