@@ -725,7 +725,8 @@ func TestPhoneWidthHasNoHorizontalScroll(t *testing.T) {
 		{name: "tools", hash: "#/tools?agent=assistant&tool=fetch_url", ready: `#console-tool:enabled`, then: []chromedp.Action[chromedp.Void]{
 			chromedp.Click(chromedp.CSS(`#console-run`)), chromedp.WaitVisible(chromedp.CSS(`#console-result`))}},
 		{name: "mcp", hash: "#/mcp", ready: `tr[data-server="docs"]`},
-		{name: "settings", hash: "#/settings", ready: `#settings-form`},
+		{name: "settings", hash: "#/settings", ready: `#dtm-form`},
+		{name: "preferences", hash: "#/preferences", ready: `#prefs-form`},
 		{name: "people", hash: "#/people", ready: `tr[data-user="u2"]`, then: []chromedp.Action[chromedp.Void]{
 			chromedp.Click(chromedp.CSS(`tr[data-user="u2"] button[aria-label^="New login link"]`)),
 			chromedp.WaitVisible(chromedp.CSS(`#login-link`))}},

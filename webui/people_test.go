@@ -235,3 +235,29 @@ func TestPeopleDemoteYourself(t *testing.T) {
 		}
 	}
 }
+
+// TestBadZoneInBodyKeepsBrowserZone: a zone in the body refused with
+// bad_timezone (the code a bad X-Timezone gets) is retried once without
+// the header, and later requests send the browser's zone again.
+func TestBadZoneInBodyKeepsBrowserZone(t *testing.T) {
+	b := newBrowser(t, newStubAPI())
+	b.login()
+	b.open("#/people", `tr[data-user="u2"]`)
+	b.do("edit Bruno", chromedp.Click(chromedp.CSS(`tr[data-user="u2"] button[aria-label="Edit Bruno Costa"]`)),
+		chromedp.SetValue(chromedp.CSS(`#edit-timezone`), "Mars/Olympus"), chromedp.Click(chromedp.CSS(`#edit-user button[type=submit]`)))
+	b.waitText(`#people-status .alert`, "Bruno Costa not saved: timezone: unknown time zone Mars/Olympus")
+	b.do("a good zone", chromedp.SetValue(chromedp.CSS(`#edit-timezone`), "Europe/Madrid"),
+		chromedp.Click(chromedp.CSS(`#edit-user button[type=submit]`)), chromedp.WaitNotPresent(chromedp.CSS(`#edit-user`)))
+	b.waitText(`tr[data-user="u2"] [data-label="Timezone"]`, "Europe/Madrid")
+	var got []string
+	for _, r := range b.requests("PATCH", "/api/users/u2") {
+		got = append(got, fmt.Sprintf("%v %q %d", r.Body["timezone"], r.Timezone, r.Status))
+	}
+	want := []string{`Mars/Olympus "Europe/Paris" 400`, `Mars/Olympus "" 400`, `Europe/Madrid "Europe/Paris" 200`}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("PATCH /api/users/u2: body zone, X-Timezone, status (-want +got):\n%s", d)
+	}
+	if rs := b.requests("GET", "/api/users"); rs[len(rs)-1].Timezone != testZone {
+		t.Errorf("the list read after the refusal sent X-Timezone %q, want %q", rs[len(rs)-1].Timezone, testZone)
+	}
+}

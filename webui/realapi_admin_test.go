@@ -2,6 +2,7 @@ package webui_test
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -115,6 +116,83 @@ func TestAdminPagesAgainstHTTPAPI(t *testing.T) {
 		}
 	}
 	if d := cmp.Diff([]string{"PUT /api/settings"}, failed); d != "" {
+		t.Errorf("failed requests (-want +got):\n%s", d)
+	}
+}
+
+// TestDeliberateAndPreferencesAgainstHTTPAPI runs the Deliberate Tool Mode
+// section of Settings and the Preferences page against package httpapi
+// itself: the triggers are normalised by package intent and stored, and
+// the profile and override reach the store.
+func TestDeliberateAndPreferencesAgainstHTTPAPI(t *testing.T) {
+	ctx := context.Background()
+	st, _, b := realAPI(t)
+	triggers := func() []string {
+		t.Helper()
+		ts, err := st.ListIntentTriggers(ctx, "org_a")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, x := range ts {
+			out = append(out, x.Target+": "+x.Phrase)
+		}
+		return out
+	}
+
+	b.open("#/settings", `#dtm-form`)
+	b.waitText(`#trigger-list`, "No custom triggers")
+	b.do("turn it on", chromedp.Click(chromedp.CSS(`#dtm-enabled`)), chromedp.SetValue(chromedp.CSS(`#dtm-history`), "2"),
+		chromedp.Click(chromedp.CSS(`#dtm-save`)))
+	b.waitText(`#dtm-status .ok`, "Deliberate Tool Mode saved: on, 2 recent messages re-scanned.")
+	if is, err := st.GetIntentSettings(ctx, "org_a"); err != nil || !is.Enabled || is.HistoryTurns != 2 {
+		t.Errorf("stored settings %+v, %v; want on with 2", is, err)
+	}
+	b.addTrigger("image", "  Profile   PIC ")
+	b.waitText(`#trigger-status .ok`, "Added “profile pic” to image.")
+	if d := cmp.Diff([]string{"image: profile pic"}, triggers()); d != "" {
+		t.Errorf("stored triggers (-want +got):\n%s", d)
+	}
+	b.addTrigger("image", "PROFILE pic")
+	b.waitText(`#trigger-status .alert`, "Not added: the target already has this trigger")
+	b.addTrigger("image", "a|b")
+	b.waitText(`#trigger-status .alert`, "regular expression syntax")
+	b.do("remove", chromedp.Click(chromedp.CSS(`button[aria-label="Remove profile pic from image"]`)),
+		chromedp.WaitNotPresent(chromedp.CSS(`.trigger-group[data-target="image"]`)))
+	b.waitText(`#trigger-status .ok`, "Removed “profile pic” from image.")
+	if got := triggers(); len(got) != 0 {
+		t.Errorf("stored triggers after removing: %v", got)
+	}
+
+	// Preferences: Ana has no stored zone, so the field is empty (not the
+	// browser's); she takes the browser's, a department and Off.
+	b.do("open preferences", chromedp.Click(chromedp.CSS(`#who-name`)), chromedp.WaitVisible(chromedp.CSS(`#prefs-form`)))
+	if got := b.profileForm(); !cmp.Equal(got, map[string]string{"name": "Ana Lima", "department": "Finance", "timezone": "", "mode": "follow"}) {
+		t.Errorf("preferences %v", got)
+	}
+	b.do("save", chromedp.Click(chromedp.CSS(`#pref-use-browser-zone`)), chromedp.SetValue(chromedp.CSS(`#pref-department`), "Treasury"),
+		chromedp.Click(chromedp.CSS(`#pref-mode-off`)), chromedp.Click(chromedp.CSS(`#prefs-save`)))
+	b.waitText(`#prefs-status .ok`, "Preferences saved.")
+	if d := cmp.Diff(map[string]any{"department": "Treasury", "timezone": testZone}, b.sent("PATCH", "/api/me").Body); d != "" {
+		t.Errorf("PATCH /api/me body (-want +got):\n%s", d)
+	}
+	if u, err := st.GetUser(ctx, "org_a", "ana"); err != nil || u.Timezone != testZone || u.Department != "Treasury" {
+		t.Errorf("Ana in the store: %+v, %v; want %s and Treasury", u, err, testZone)
+	}
+	if mode, err := st.GetUserIntentMode(ctx, "org_a", "ana"); err != nil || mode != "off" {
+		t.Errorf("Ana's stored override %q, %v; want off", mode, err)
+	}
+	if got := b.profileForm(); !cmp.Equal(got, map[string]string{"name": "Ana Lima", "department": "Treasury", "timezone": testZone, "mode": "off"}) {
+		t.Errorf("preferences after saving %v", got)
+	}
+
+	var failed []string
+	for _, r := range b.rec.recorded() {
+		if r.Status >= 400 {
+			failed = append(failed, fmt.Sprintf("%s %s %d", r.Method, r.Path, r.Status))
+		}
+	}
+	if d := cmp.Diff([]string{"POST /api/deliberate/triggers 409", "POST /api/deliberate/triggers 400"}, failed); d != "" {
 		t.Errorf("failed requests (-want +got):\n%s", d)
 	}
 }

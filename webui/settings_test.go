@@ -201,10 +201,13 @@ func TestAdminPagesHiddenFromMembers(t *testing.T) {
 	}
 	b.open("#/settings", `main h1`)
 	b.waitText(`main`, "Only admins of your organisation change its settings.")
+	if eval[bool](b, `!!document.getElementById('dtm')`) {
+		t.Error("a member sees the Deliberate Tool Mode section")
+	}
 	b.open("#/people", `main h1`)
 	b.waitText(`main`, "Only admins of your organisation manage its people.")
 	for _, r := range b.rec.recorded() {
-		if r.Path == "/api/settings" || r.Path == "/api/users" {
+		if r.Path == "/api/settings" || r.Path == "/api/users" || strings.HasPrefix(r.Path, "/api/deliberate") {
 			t.Errorf("a member's page asked %s %s", r.Method, r.Path)
 		}
 	}

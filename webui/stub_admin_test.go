@@ -284,6 +284,12 @@ func (s *stubAPI) patchUser(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	u := s.users[i]
+	if tz, ok := b["timezone"].(string); ok && tz != "" {
+		if _, err := time.LoadLocation(tz); err != nil {
+			writeErr(w, http.StatusBadRequest, "bad_timezone", "timezone: "+err.Error())
+			return
+		}
+	}
 	if role, ok := b["role"].(string); ok && role != "admin" && u.Role == "admin" && s.enabledAdmins(u.ID) == 0 {
 		lastAdmin(w)
 		return

@@ -70,6 +70,7 @@ type stubAPI struct {
 
 	settings stubSettings
 	users    []stubUser
+	dtm      stubDeliberate
 }
 
 func newStubAPI() *stubAPI {
@@ -88,6 +89,7 @@ func newStubAPI() *stubAPI {
 		cancel:   make(chan struct{}, 1),
 		settings: newStubSettings(),
 		users:    newStubUsers(),
+		dtm:      newStubDeliberate(),
 	}
 	api := func(pattern string, h http.HandlerFunc) { s.mux.Handle(pattern, s.auth(h)) }
 	s.mux.HandleFunc("GET /login", s.login)
@@ -111,6 +113,7 @@ func newStubAPI() *stubAPI {
 	api("POST /api/mcp-servers/{name}/{verb}", s.toggleServer)
 	api("DELETE /api/mcp-servers/{name}", s.deleteServer)
 	s.routeAdmin(api)
+	s.routeDeliberate(api)
 	s.mux.Handle("/", webui.Handler())
 	return s
 }
@@ -169,12 +172,22 @@ func (s *stubAPI) login(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *stubAPI) me(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, http.StatusOK, s.meView(r))
+}
+
+// meView is GET /api/me: the timezone is X-Timezone when sent, else the
+// stored zone, as httpapi answers.
+func (s *stubAPI) meView(r *http.Request) map[string]any {
 	u := s.meUser()
-	writeJSON(w, http.StatusOK, map[string]any{
+	zone := u.Timezone
+	if tz := r.Header.Get("X-Timezone"); tz != "" {
+		zone = tz
+	}
+	return map[string]any{
 		"user_id": u.ID, "org_id": "o1", "org_name": "Acme", "display_name": u.DisplayName,
-		"department": u.Department, "timezone": r.Header.Get("X-Timezone"), "role": s.role(),
+		"department": u.Department, "timezone": zone, "role": s.role(),
 		"auth": "session", "csrf_token": stubCSRF,
-	})
+	}
 }
 
 func conversation(id string, pause map[string]any) map[string]any {

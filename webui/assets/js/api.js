@@ -26,18 +26,22 @@ export class Api {
     this.onUnauthorized = null;
   }
 
-  headers(method, extra) {
+  // headers are a request's headers; zone false leaves X-Timezone out.
+  headers(method, extra, zone = true) {
     const hd = { Accept: 'application/json', ...extra };
-    if (this.timezone) hd['X-Timezone'] = this.timezone;
+    if (zone && this.timezone) hd['X-Timezone'] = this.timezone;
     if (!SAFE.has(method) && this.csrf) hd['X-CSRF-Token'] = this.csrf;
     return hd;
   }
 
   // request sends a JSON request and returns the decoded body (null when
-  // there is none); a failure throws ApiError.
-  async request(method, path, body) {
+  // there is none); a failure throws ApiError. opts.zone false sends no
+  // X-Timezone, so /api/me answers with the user's stored zone instead of
+  // the browser's.
+  async request(method, path, body, opts) {
+    const zone = opts?.zone ?? true;
     const res = await this.fetch(path, () => {
-      const init = { method, headers: this.headers(method), credentials: 'same-origin' };
+      const init = { method, headers: this.headers(method, undefined, zone), credentials: 'same-origin' };
       if (body !== undefined) {
         init.headers['Content-Type'] = 'application/json';
         init.body = JSON.stringify(body);
@@ -51,22 +55,31 @@ export class Api {
   // fetch sends a request built by init and returns the response, or
   // throws ApiError. A server that cannot read the browser's zone refuses
   // the request before acting on it; it is sent again without the zone.
+  // The same code also refuses a zone in the body (PATCH /api/me): when
+  // the request fails so without the header too, the header was not the
+  // cause, and later requests send it again.
   async fetch(path, init) {
-    let res = await fetch(path, init());
+    const first = init();
+    let res = await fetch(path, first);
     if (!res.ok) {
       const err = await this.failure(res);
-      if (err.code !== 'bad_timezone' || !this.timezone) throw err;
+      if (err.code !== 'bad_timezone' || !first.headers['X-Timezone']) throw err;
+      const zone = this.timezone;
       this.timezone = '';
       res = await fetch(path, init());
-      if (!res.ok) throw await this.failure(res);
+      if (!res.ok) {
+        const again = await this.failure(res);
+        if (again.code === 'bad_timezone') this.timezone = zone;
+        throw again;
+      }
     }
     return res;
   }
 
-  get(path) { return this.request('GET', path); }
+  get(path, opts) { return this.request('GET', path, undefined, opts); }
   post(path, body) { return this.request('POST', path, body ?? {}); }
   put(path, body) { return this.request('PUT', path, body); }
-  patch(path, body) { return this.request('PATCH', path, body); }
+  patch(path, body, opts) { return this.request('PATCH', path, body, opts); }
   del(path) { return this.request('DELETE', path); }
 
   // stream POSTs body and calls onEvent with each Server-Sent Event's JSON

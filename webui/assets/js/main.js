@@ -6,6 +6,7 @@
 //   #/mcp                  MCP servers (admins)
 //   #/settings             organisation settings (admins)
 //   #/people               users, invitations and login links (admins)
+//   #/preferences          your own profile and Deliberate Tool Mode
 import { Api, ApiError } from './api.js';
 import { h, heading, errorBox, replace } from './dom.js';
 import * as chat from './chat.js';
@@ -15,8 +16,9 @@ import * as tools from './tools.js';
 import * as mcp from './mcp.js';
 import * as settings from './settings.js';
 import * as people from './people.js';
+import * as preferences from './preferences.js';
 
-const pages = { chat, inspect: inspector, agents, tools, mcp, settings, people };
+const pages = { chat, inspect: inspector, agents, tools, mcp, settings, people, preferences };
 
 const api = new Api();
 const main = document.getElementById('main');
@@ -42,7 +44,7 @@ async function route() {
   const seq = ++navigation;
   const r = parseHash();
   const page = pages[r.page];
-  for (const a of document.querySelectorAll('#nav a')) {
+  for (const a of document.querySelectorAll('#nav a, #who-name')) {
     if (a.dataset.page === r.page) a.setAttribute('aria-current', 'page');
     else a.removeAttribute('aria-current');
   }
@@ -106,8 +108,10 @@ function showMe() {
   api.csrf = me.csrf_token ?? '';
   document.getElementById('nav').hidden = false;
   document.getElementById('who').hidden = false;
-  document.getElementById('who-name').textContent =
-    `${me.display_name || 'Signed in'}${me.role === 'admin' ? ' (admin)' : ''}`;
+  // The name links to the user's preferences.
+  const who = document.getElementById('who-name');
+  who.textContent = `${me.display_name || 'Signed in'}${me.role === 'admin' ? ' (admin)' : ''}`;
+  who.setAttribute('aria-label', `${who.textContent}: your preferences`);
   for (const el of document.querySelectorAll('[data-admin]')) el.hidden = me.role !== 'admin';
 }
 

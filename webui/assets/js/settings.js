@@ -1,8 +1,10 @@
 // Settings (admins): the organisation's feature switches, network mode,
 // web search engines and write-only keys. Save sends all of it with the
 // version it was read at; a save on top of someone else's is refused (409
-// conflict) and the page shows what is stored now.
+// conflict) and the page shows what is stored now. Deliberate Tool Mode
+// follows, with its own form (deliberate.js).
 import { h, heading, errorBox, field, when, replace } from './dom.js';
+import * as deliberate from './deliberate.js';
 
 
 const MODES = {
@@ -16,7 +18,8 @@ export async function render({ api, me, main }) {
     main.append(h('p', null, 'Only admins of your organisation change its settings.'));
     return;
   }
-  main.append(h('p', { class: 'lede' }, 'Your organisation\'s feature switches, network mode, web search engines and keys. ',
+  main.append(h('p', { class: 'lede' }, 'Your organisation\'s feature switches, network mode, web search engines, keys ',
+    'and Deliberate Tool Mode. ',
     'An agent\'s own switches override the ones here.'));
   const status = h('div', { class: 'form-status', id: 'settings-status', 'aria-live': 'polite', tabindex: '-1' });
   const holder = h('div');
@@ -50,7 +53,11 @@ export async function render({ api, me, main }) {
     status.focus();
   };
   main.append(status, holder);
+  // Both are read at once; the Deliberate Tool Mode section catches its
+  // own failure.
+  const dtm = deliberate.section(api);
   show(await api.get('/api/settings'));
+  main.append(await dtm);
 }
 
 // settingsForm lays out one version of the settings; submitting it calls
