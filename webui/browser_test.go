@@ -2,7 +2,6 @@ package webui_test
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -10,48 +9,29 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/chromedp/cdproto/emulation"
-	"github.com/chromedp/cdproto/log"
-	"github.com/chromedp/cdproto/network"
-	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/quiverhq/quiver/internal/browsertest"
 )
 
 // The browser tests drive the pages in a real headless Chromium against
-// stubAPI (stub_test.go). Every test fails on a JavaScript exception, a
-// Content-Security-Policy violation or a request that leaves the test
-// server, and saves screenshots to $QUIVER_ARTIFACTS/webui (default: the
-// test's temporary directory).
+// stubAPI (stub_test.go) through internal/browsertest. Every test fails on
+// a JavaScript exception, a Content-Security-Policy violation, a console
+// error, a server error or a request that leaves the test server, and
+// saves screenshots to $QUIVER_ARTIFACTS/webui (default: the test's
+// temporary directory).
 
 // testZone is the browser's emulated timezone; every API request must
 // carry it in X-Timezone.
 const testZone = "Europe/Paris"
-
-// chromiumPath finds Chromium. Without it the test skips, unless
-// QUIVER_REQUIRE_PEERS=1 (scripts/test), where a missing peer is a failure.
-func chromiumPath(t *testing.T) string {
-	t.Helper()
-	for _, name := range []string{"chromium", "chromium-browser", "/usr/bin/chromium", "google-chrome"} {
-		if p, err := exec.LookPath(name); err == nil {
-			return p
-		}
-	}
-	if os.Getenv("QUIVER_REQUIRE_PEERS") == "1" {
-		t.Fatal("chromium not found (Debian package chromium) and QUIVER_REQUIRE_PEERS=1")
-	}
-	t.Skip("chromium not found; install the Debian package chromium to run the browser tests")
-	return ""
-}
 
 // request is one API request the page sent, and the status it got (0
 // until the response starts).
@@ -146,195 +126,56 @@ func (rc *recorder) exchanges() []exchange {
 	return out
 }
 
-// browser is one headless Chromium tab on a test server.
+// browser is one headless Chromium tab (browsertest's) on a test server.
 type browser struct {
+	*browsertest.Browser
 	t   *testing.T
-	ctx context.Context
 	srv *httptest.Server
 	rec *recorder
-	dir string
-
-	mu       sync.Mutex
-	urls     []string // every request the page made
-	problems []string // exceptions and CSP violations
 }
 
-// newBrowser starts Chromium on a fresh profile and a test server that
-// serves h, recording its API requests.
+// newBrowser starts a test server that serves h, recording its API
+// requests, and Chromium on a fresh profile in testZone that may request
+// only that server.
 func newBrowser(t *testing.T, h http.Handler) *browser {
 	t.Helper()
-	exe := chromiumPath(t)
 	rec := &recorder{next: h}
 	srv := httptest.NewServer(rec)
 	t.Cleanup(srv.Close) // after the browser is gone: Close waits for open streams
-	b := &browser{t: t, srv: srv, rec: rec, dir: artifactDir(t)}
-
-	root, cancelRoot := context.WithTimeout(context.Background(), 2*time.Minute)
-	opts := []chromedp.ExecAllocatorOption{
-		chromedp.ExecPath(exe),
-		chromedp.Headless,
-		chromedp.NoSandbox,
-		chromedp.DisableGPU,
-		chromedp.NoFirstRun,
-		chromedp.NoDefaultBrowserCheck,
-		chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true),
-		chromedp.Flag("disable-extensions", true),
-		chromedp.Flag("disable-dev-shm-usage", true),
-		chromedp.Flag("lang", "en-US"), // number formats in assertions
-		chromedp.UserDataDir(t.TempDir()),
-		chromedp.WindowSize(1280, 900),
-	}
-	allocCtx, cancelAlloc := chromedp.NewExecAllocator(root, opts...)
-	ctx, cancelTab := chromedp.NewContext(allocCtx)
-	t.Cleanup(func() {
-		cancelTab()
-		cancelAlloc()
-		cancelRoot()
-	})
-	b.ctx = ctx
-	if err := chromedp.Do(ctx); err != nil { // starts the browser and the tab
-		t.Fatalf("start chromium: %v", err)
-	}
-	if err := chromedp.Listen(ctx, b.listen); err != nil {
-		t.Fatalf("listen: %v", err)
-	}
-	t.Cleanup(b.check) // runs before the browser closes
-	if _, err := chromedp.Call(ctx, emulation.SetTimezoneOverride, emulation.SetTimezoneOverrideParams{TimezoneID: testZone}); err != nil {
-		t.Fatalf("timezone override: %v", err)
-	}
-	return b
+	b := browsertest.New(t, browsertest.Config{Origin: srv.URL, Timezone: testZone,
+		Artifacts: artifactDir(), Lifetime: 2 * time.Minute})
+	return &browser{Browser: b, t: t, srv: srv, rec: rec}
 }
 
-// listen runs in the tab's event loop: record, return fast.
-func (b *browser) listen(ev any) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	switch ev := ev.(type) {
-	case *network.EventRequestWillBeSent:
-		b.urls = append(b.urls, ev.Request.URL)
-	case *runtime.EventExceptionThrown:
-		d := ev.ExceptionDetails
-		msg := d.Text
-		if d.Exception != nil {
-			msg += " " + d.Exception.Description
-		}
-		b.problems = append(b.problems, fmt.Sprintf("exception at %s:%d: %s", d.URL, d.LineNumber+1, msg))
-	case *log.EventEntryAdded:
-		if ev.Entry.Source == log.EntrySourceSecurity || strings.Contains(ev.Entry.Text, "Content Security Policy") {
-			b.problems = append(b.problems, "security: "+ev.Entry.Text)
-		}
+// artifactDir is where screenshots go: $QUIVER_ARTIFACTS/webui, else ""
+// (the test's temporary directory).
+func artifactDir() string {
+	if d := os.Getenv("QUIVER_ARTIFACTS"); d != "" {
+		return filepath.Join(d, "webui")
 	}
+	return ""
 }
 
-// check fails the test on page errors and on requests to other origins.
-func (b *browser) check() {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	for _, p := range b.problems {
-		b.t.Errorf("page: %s", p)
-	}
-	for _, u := range b.urls {
-		if !strings.HasPrefix(u, b.srv.URL+"/") && !strings.HasPrefix(u, "data:") {
-			b.t.Errorf("request left the origin: %s", u)
-		}
-	}
-}
-
-// artifactDir is where screenshots go: $QUIVER_ARTIFACTS/webui, else the
-// test's temporary directory.
-func artifactDir(t *testing.T) string {
-	t.Helper()
-	d := os.Getenv("QUIVER_ARTIFACTS")
-	if d == "" {
-		return t.TempDir()
-	}
-	d = filepath.Join(d, "webui")
-	if err := os.MkdirAll(d, 0o755); err != nil {
-		t.Fatalf("artifacts: %v", err)
-	}
-	return d
-}
-
-// stepTimeout bounds one step of a test, so a missing element fails fast
-// with what was awaited instead of at the test's deadline.
-const stepTimeout = 20 * time.Second
-
-// step is the context of one step: the tab's, with stepTimeout.
-func (b *browser) step() (context.Context, context.CancelFunc) {
-	return context.WithTimeout(b.ctx, stepTimeout)
-}
-
-var unsafeName = regexp.MustCompile(`[^A-Za-z0-9_.-]+`)
-
-// shot saves a full-page screenshot as <test>-<name>.png.
-func (b *browser) shot(name string) {
+// eval returns a JavaScript expression's value (browsertest.Eval).
+func eval[T any](b *browser, expr string, opts ...chromedp.EvaluateOption) T {
 	b.t.Helper()
-	ctx, cancel := b.step()
-	defer cancel()
-	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
-	if err != nil {
-		b.t.Fatalf("screenshot %s: %v", name, err)
-	}
-	file := filepath.Join(b.dir, unsafeName.ReplaceAllString(b.t.Name()+"-"+name, "_")+".png")
-	if err := os.WriteFile(file, png, 0o644); err != nil {
-		b.t.Fatalf("screenshot %s: %v", name, err)
-	}
-}
-
-// do runs actions, failing the test with what was being done.
-func (b *browser) do(what string, actions ...chromedp.Action[chromedp.Void]) {
-	b.t.Helper()
-	ctx, cancel := b.step()
-	defer cancel()
-	if err := chromedp.Do(ctx, actions...); err != nil {
-		b.shot("failed")
-		b.t.Fatalf("%s: %v", what, err)
-	}
-}
-
-// eval returns a JavaScript expression's value.
-func eval[T any](b *browser, expr string) T {
-	b.t.Helper()
-	ctx, cancel := b.step()
-	defer cancel()
-	v, err := chromedp.Run(ctx, chromedp.Evaluate[T](expr))
-	if err != nil {
-		b.t.Fatalf("evaluate %s: %v", expr, err)
-	}
-	return v
-}
-
-// waitText waits until the first element matching sel contains text.
-func (b *browser) waitText(sel, text string) {
-	b.t.Helper()
-	ctx, cancel := b.step()
-	defer cancel()
-	_, err := chromedp.Run(ctx, chromedp.PollFunction[bool](
-		`(sel, text) => { const el = document.querySelector(sel); return !!el && el.textContent.includes(text); }`,
-		chromedp.WithPollingArgs(sel, text), chromedp.WithPollingMutation(), chromedp.WithPollingTimeout(stepTimeout)))
-	if err != nil {
-		got := eval[string](b, fmt.Sprintf(`document.querySelector(%q)?.textContent ?? '(no element)'`, sel))
-		b.shot("failed")
-		b.t.Fatalf("waiting for %q in %s: %v; it holds %q", text, sel, err, got)
-	}
+	return browsertest.Eval[T](b.Browser, expr, opts...)
 }
 
 // login signs in through the stub's login link and waits for the app.
 func (b *browser) login() {
 	b.t.Helper()
-	b.do("sign in", chromedp.Navigate(b.srv.URL+"/login?token=login-link"),
+	b.Do("sign in", chromedp.Navigate(b.srv.URL+"/login?token=login-link"),
 		chromedp.WaitVisible(chromedp.CSS(`#nav`)))
 }
 
 // open routes the app to hash and waits for sel.
 func (b *browser) open(hash, sel string) {
 	b.t.Helper()
-	b.do("open "+hash, chromedp.Evaluate[chromedp.Void](fmt.Sprintf(`location.hash = %q`, hash)),
+	b.Do("open "+hash, chromedp.Evaluate[chromedp.Void](fmt.Sprintf(`location.hash = %q`, hash)),
 		chromedp.WaitVisible(chromedp.CSS(sel)))
 	if n := eval[int](b, `document.querySelectorAll('main h1').length`); n != 1 {
-		b.shot("headings")
+		b.Shot("headings")
 		b.t.Fatalf("%s: %d page headings, want 1 (pages rendered on top of each other?)", hash, n)
 	}
 }
@@ -342,7 +183,7 @@ func (b *browser) open(hash, sel string) {
 // send types a message in the open conversation and sends it.
 func (b *browser) send(text string) {
 	b.t.Helper()
-	b.do("send "+text, chromedp.SetValue(chromedp.CSS(`#message`), text), chromedp.Click(chromedp.CSS(`#send`)))
+	b.Do("send "+text, chromedp.SetValue(chromedp.CSS(`#message`), text), chromedp.Click(chromedp.CSS(`#send`)))
 }
 
 // requests returns the recorded API requests to method+path.
@@ -386,7 +227,7 @@ func (b *browser) scriptedTurn() {
 	b.t.Helper()
 	b.open("#/chat/"+stubConv, `#message`)
 	b.send(msgScripted)
-	b.do("turn ends", chromedp.WaitVisible(chromedp.CSS(`button.suggested`)), chromedp.WaitNotVisible(chromedp.CSS(`#cancel`)))
+	b.Do("turn ends", chromedp.WaitVisible(chromedp.CSS(`button.suggested`)), chromedp.WaitNotVisible(chromedp.CSS(`#cancel`)))
 }
 
 var convPath = "/api/conversations/" + stubConv
@@ -394,21 +235,21 @@ var convPath = "/api/conversations/" + stubConv
 func TestSignedOutPage(t *testing.T) {
 	api := newStubAPI()
 	b := newBrowser(t, api)
-	b.do("open", chromedp.Navigate(b.srv.URL+"/"))
-	b.waitText(`main h1`, "Sign in to Quiver")
-	b.waitText(`main`, "one-time login link")
+	b.Do("open", chromedp.Navigate(b.srv.URL+"/"))
+	b.WaitText(`main h1`, "Sign in to Quiver")
+	b.WaitText(`main`, "one-time login link")
 	if eval[bool](b, `!document.getElementById('nav').hidden`) {
 		t.Error("navigation shown to a signed-out visitor")
 	}
-	b.shot("signed-out")
+	b.Shot("signed-out")
 
 	// A session that ends while the page is open.
 	b.login()
 	b.open("#/tools", `table.catalog`)
 	api.ended.Store(true)
-	b.do("navigate", chromedp.Evaluate[chromedp.Void](`location.hash = '#/agents'`))
-	b.waitText(`main`, "Your session has ended.")
-	b.waitText(`main h1`, "Sign in to Quiver")
+	b.Do("navigate", chromedp.Evaluate[chromedp.Void](`location.hash = '#/agents'`))
+	b.WaitText(`main`, "Your session has ended.")
+	b.WaitText(`main h1`, "Sign in to Quiver")
 	if eval[bool](b, `!document.getElementById('nav').hidden`) {
 		t.Error("navigation still shown after the session ended")
 	}
@@ -421,25 +262,25 @@ func TestChatStreamsTurnWithToolCards(t *testing.T) {
 	b := newBrowser(t, api)
 	b.login()
 	b.open("#/chat/"+stubConv, `#message`)
-	b.waitText(`.transcript`, "Hello Ana. How can I help?") // the stored transcript
+	b.WaitText(`.transcript`, "Hello Ana. How can I help?") // the stored transcript
 
 	b.send(msgScripted)
 	// The first delta is on screen while the turn still runs.
-	b.waitText(`.transcript .msg.assistant:last-child .text`, "Let me")
-	b.do("cancel shown while running", chromedp.WaitVisible(chromedp.CSS(`#cancel`)))
+	b.WaitText(`.transcript .msg.assistant:last-child .text`, "Let me")
+	b.Do("cancel shown while running", chromedp.WaitVisible(chromedp.CSS(`#cancel`)))
 	if got := eval[string](b, `document.querySelector('.transcript').textContent`); strings.Contains(got, "work that out") {
 		t.Fatalf("text after the held delta is already shown: %q", got)
 	}
 	if !eval[bool](b, `document.getElementById('send').disabled`) {
 		t.Error("Send is enabled while a turn runs")
 	}
-	b.shot("streaming")
+	b.Shot("streaming")
 	close(release)
 
-	b.waitText(`.tool-card[data-call-id="call_1"] .badge`, "done")
-	b.waitText(`.tool-card[data-call-id="call_2"] .badge`, "error")
-	b.waitText(`#usage`, "1,200 input tokens (1,000 cached)")
-	b.do("turn ends", chromedp.WaitNotVisible(chromedp.CSS(`#cancel`)), chromedp.WaitVisible(chromedp.CSS(`button.suggested`)))
+	b.WaitText(`.tool-card[data-call-id="call_1"] .badge`, "done")
+	b.WaitText(`.tool-card[data-call-id="call_2"] .badge`, "error")
+	b.WaitText(`#usage`, "1,200 input tokens (1,000 cached)")
+	b.Do("turn ends", chromedp.WaitNotVisible(chromedp.CSS(`#cancel`)), chromedp.WaitVisible(chromedp.CSS(`button.suggested`)))
 
 	type card struct{ Name, Args, Result, Badge string }
 	cards := eval[[]card](b, `[...document.querySelectorAll('.tool-card')].map(c => ({
@@ -468,7 +309,7 @@ func TestChatStreamsTurnWithToolCards(t *testing.T) {
 	if got := eval[string](b, `document.querySelector('.transcript').getAttribute('aria-live')`); got != "polite" {
 		t.Errorf("transcript aria-live = %q", got)
 	}
-	b.shot("turn")
+	b.Shot("turn")
 	if got := b.sent("POST", convPath+"/messages").Body["message"]; got != msgScripted {
 		t.Errorf("message body = %v", got)
 	}
@@ -479,7 +320,7 @@ func TestOlderMessagesLoadOnRequest(t *testing.T) {
 	b := newBrowser(t, newStubAPI())
 	b.login()
 	b.open("#/chat/"+stubConv, `.older button`)
-	b.do("show older", chromedp.Click(chromedp.CSS(`.older button`)), chromedp.WaitNotPresent(chromedp.CSS(`.older`)))
+	b.Do("show older", chromedp.Click(chromedp.CSS(`.older button`)), chromedp.WaitNotPresent(chromedp.CSS(`.older`)))
 	texts := eval[[]string](b, `[...document.querySelectorAll('.transcript .msg .text')].map(e => e.textContent)`)
 	if d := cmp.Diff([]string{"Earlier question", "Earlier answer", "Hi there", "Hello Ana. How can I help?"}, texts); d != "" {
 		t.Errorf("transcript (-want +got):\n%s", d)
@@ -497,16 +338,16 @@ func TestSuggestedAnswerPostsToAnswer(t *testing.T) {
 	b := newBrowser(t, newStubAPI())
 	b.login()
 	b.scriptedTurn()
-	b.waitText(`button.suggested`, "EUR")
-	b.do("click the suggested answer", chromedp.Click(chromedp.CSS(`button.suggested`)))
-	b.waitText(`.transcript`, "Using EUR: 4.00.")
-	b.do("pause block gone", chromedp.WaitNotPresent(chromedp.CSS(`.pause`)))
+	b.WaitText(`button.suggested`, "EUR")
+	b.Do("click the suggested answer", chromedp.Click(chromedp.CSS(`button.suggested`)))
+	b.WaitText(`.transcript`, "Using EUR: 4.00.")
+	b.Do("pause block gone", chromedp.WaitNotPresent(chromedp.CSS(`.pause`)))
 	r := b.sent("POST", convPath+"/answer")
 	if d := cmp.Diff(request{Method: "POST", Path: convPath + "/answer", CSRF: stubCSRF, Timezone: testZone,
 		Body: map[string]any{"answer": "EUR"}, Status: 200}, r); d != "" {
 		t.Errorf("answer request (-want +got):\n%s", d)
 	}
-	b.shot("answered")
+	b.Shot("answered")
 	b.checkHeaders(stubCSRF)
 }
 
@@ -518,8 +359,8 @@ func TestNextActionChipSendsItsText(t *testing.T) {
 	if d := cmp.Diff([]string{"Show the steps", "Convert it to EUR"}, chips); d != "" {
 		t.Fatalf("chips (-want +got):\n%s", d)
 	}
-	b.do("click a chip", chromedp.Click(chromedp.CSS(`.chips button:nth-child(2)`)))
-	b.waitText(`.transcript`, "You said: Convert it to EUR")
+	b.Do("click a chip", chromedp.Click(chromedp.CSS(`.chips button:nth-child(2)`)))
+	b.WaitText(`.transcript`, "You said: Convert it to EUR")
 	var bodies []any
 	for _, r := range b.requests("POST", convPath+"/messages") {
 		bodies = append(bodies, r.Body["message"])
@@ -532,8 +373,8 @@ func TestNextActionChipSendsItsText(t *testing.T) {
 	}
 
 	// Keyboard: Enter in the message box sends.
-	b.do("type and press Enter", chromedp.Focus(chromedp.CSS(`#message`)), chromedp.SendKeys(chromedp.CSS(`#message`), "Thanks\n"))
-	b.waitText(`.transcript`, "You said: Thanks")
+	b.Do("type and press Enter", chromedp.Focus(chromedp.CSS(`#message`)), chromedp.SendKeys(chromedp.CSS(`#message`), "Thanks\n"))
+	b.WaitText(`.transcript`, "You said: Thanks")
 	b.checkHeaders(stubCSRF)
 }
 
@@ -542,10 +383,10 @@ func TestCancelStopsRunningTurn(t *testing.T) {
 	b.login()
 	b.open("#/chat/"+stubConv, `#message`)
 	b.send(msgSlow)
-	b.waitText(`.transcript`, "Working on it…")
-	b.do("cancel", chromedp.Click(chromedp.CSS(`#cancel`)))
-	b.waitText(`.transcript`, "Turn cancelled.")
-	b.do("composer back", chromedp.WaitNotVisible(chromedp.CSS(`#cancel`)), chromedp.WaitEnabled(chromedp.CSS(`#send`)))
+	b.WaitText(`.transcript`, "Working on it…")
+	b.Do("cancel", chromedp.Click(chromedp.CSS(`#cancel`)))
+	b.WaitText(`.transcript`, "Turn cancelled.")
+	b.Do("composer back", chromedp.WaitNotVisible(chromedp.CSS(`#cancel`)), chromedp.WaitEnabled(chromedp.CSS(`#send`)))
 	b.sent("POST", convPath+"/cancel")
 	b.checkHeaders(stubCSRF)
 }
@@ -555,15 +396,15 @@ func TestNoModelSaysHowToConnectOne(t *testing.T) {
 	b.login()
 	b.open("#/chat/"+stubConv, `#message`)
 	b.send(msgNoModel)
-	b.do("help shown", chromedp.WaitVisible(chromedp.CSS(`.no-model`)))
+	b.Do("help shown", chromedp.WaitVisible(chromedp.CSS(`.no-model`)))
 	for _, want := range []string{"OPENAI_API_KEY", "ollama pull", "localhost:11434", "docs/models.md"} {
-		b.waitText(`.no-model`, want)
+		b.WaitText(`.no-model`, want)
 	}
 	href := eval[string](b, `document.querySelector('.no-model a').getAttribute('href')`)
 	if want := "#/inspect/" + stubConv + "?message=Hello%3F"; href != want {
 		t.Errorf("inspector link %q, want %q", href, want)
 	}
-	b.shot("no-model")
+	b.Shot("no-model")
 }
 
 func TestInspectorShowsExcludedToolWithReason(t *testing.T) {
@@ -580,21 +421,21 @@ func TestInspectorShowsExcludedToolWithReason(t *testing.T) {
 	if d := cmp.Diff(want, rows); d != "" {
 		t.Errorf("excluded tools (-want +got):\n%s", d)
 	}
-	b.waitText(`#ins-tools`, "Declared tools (1)")
-	b.waitText(`.tools-table`, "calculate")
-	b.waitText(`.inspection`, "what is")                                    // the Deliberate Tool Mode match
-	b.waitText(`.inspection`, "{user_department} is empty for this caller") // a warning
-	b.waitText(`.inspection`, "2,400 of 3,000 characters")                  // always-on against its ceiling
-	b.waitText(`.inspection`, "You are Acme's internal assistant.")
+	b.WaitText(`#ins-tools`, "Declared tools (1)")
+	b.WaitText(`.tools-table`, "calculate")
+	b.WaitText(`.inspection`, "what is")                                    // the Deliberate Tool Mode match
+	b.WaitText(`.inspection`, "{user_department} is empty for this caller") // a warning
+	b.WaitText(`.inspection`, "2,400 of 3,000 characters")                  // always-on against its ceiling
+	b.WaitText(`.inspection`, "You are Acme's internal assistant.")
 	if got := b.sent("GET", convPath+"/inspect").Query; got != "message=what+is+2%2B2" {
 		t.Errorf("inspect query %q", got)
 	}
-	b.shot("draft")
+	b.Shot("draft")
 
 	// A past turn instead of a draft.
-	b.do("pick a past turn", chromedp.SetValue(chromedp.CSS(`#turn`), "turn_0"),
+	b.Do("pick a past turn", chromedp.SetValue(chromedp.CSS(`#turn`), "turn_0"),
 		chromedp.Click(chromedp.CSS(`.inspect-form button[type=submit]`)))
-	b.waitText(`.inspection`, "turn_0")
+	b.WaitText(`.inspection`, "turn_0")
 	if rs := b.requests("GET", convPath+"/inspect"); len(rs) != 2 || rs[1].Query != "turn=turn_0" {
 		t.Errorf("inspect requests %+v, want a second one for turn_0", rs)
 	}
@@ -605,7 +446,7 @@ func TestMCPServersAddEnableDelete(t *testing.T) {
 	b := newBrowser(t, newStubAPI())
 	b.login()
 	b.open("#/mcp", `tr[data-server="docs"]`)
-	b.waitText(`tr[data-server="docs"]`, "search_docs")
+	b.WaitText(`tr[data-server="docs"]`, "search_docs")
 	type row struct{ Status, Token, Tools string }
 	rowOf := func(name string) row {
 		return eval[row](b, fmt.Sprintf(`(() => { const r = document.querySelector('tr[data-server=%q]');
@@ -620,14 +461,14 @@ func TestMCPServersAddEnableDelete(t *testing.T) {
 	}
 
 	// Add.
-	b.do("fill the add form",
+	b.Do("fill the add form",
 		chromedp.SetValue(chromedp.CSS(`#mcp-name`), "tracker"),
 		chromedp.SetValue(chromedp.CSS(`#mcp-url`), "https://tracker.example/mcp"),
 		chromedp.SetValue(chromedp.CSS(`#mcp-token`), "s3cret-token"),
 		chromedp.SetValue(chromedp.CSS(`#mcp-type`), "general"),
 		chromedp.Click(chromedp.CSS(`#mcp-add button[type=submit]`)),
 		chromedp.WaitVisible(chromedp.CSS(`tr[data-server="tracker"]`)))
-	b.waitText(`.form-status`, "Added “tracker”: no tools discovered.")
+	b.WaitText(`.form-status`, "Added “tracker”: no tools discovered.")
 	if d := cmp.Diff(row{"Enabled", "Set", "None discovered"}, rowOf("tracker")); d != "" {
 		t.Errorf("tracker row (-want +got):\n%s", d)
 	}
@@ -638,15 +479,15 @@ func TestMCPServersAddEnableDelete(t *testing.T) {
 	if got := eval[string](b, `document.getElementById('mcp-token').value`); got != "" {
 		t.Error("the token stays in the form after adding")
 	}
-	b.shot("added")
+	b.Shot("added")
 
 	// Enable.
-	b.do("enable legacy", chromedp.Click(chromedp.CSS(`tr[data-server="legacy"] td.actions button:first-child`)))
-	b.waitText(`tr[data-server="legacy"] [data-label="Status"]`, "Enabled")
+	b.Do("enable legacy", chromedp.Click(chromedp.CSS(`tr[data-server="legacy"] td.actions button:first-child`)))
+	b.WaitText(`tr[data-server="legacy"] [data-label="Status"]`, "Enabled")
 	b.sent("POST", "/api/mcp-servers/legacy/enable")
 
 	// Delete, first changing our mind, then confirming.
-	b.do("delete docs, keep it",
+	b.Do("delete docs, keep it",
 		chromedp.Click(chromedp.CSS(`tr[data-server="docs"] button.danger`)),
 		chromedp.WaitVisible(chromedp.CSS(`dialog.confirm`)),
 		chromedp.Click(chromedp.CSS(`dialog.confirm button[value="no"]`)),
@@ -654,19 +495,19 @@ func TestMCPServersAddEnableDelete(t *testing.T) {
 	if n := len(b.requests("DELETE", "/api/mcp-servers/docs")); n != 0 {
 		t.Fatalf("kept server deleted (%d requests)", n)
 	}
-	b.do("delete tracker",
+	b.Do("delete tracker",
 		chromedp.Click(chromedp.CSS(`tr[data-server="tracker"] button.danger`)),
 		chromedp.WaitVisible(chromedp.CSS(`dialog.confirm`)))
-	b.waitText(`dialog.confirm`, "Delete the MCP server “tracker”?")
-	b.shot("confirm-delete")
-	b.do("confirm", chromedp.Click(chromedp.CSS(`dialog.confirm button[value="yes"]`)),
+	b.WaitText(`dialog.confirm`, "Delete the MCP server “tracker”?")
+	b.Shot("confirm-delete")
+	b.Do("confirm", chromedp.Click(chromedp.CSS(`dialog.confirm button[value="yes"]`)),
 		chromedp.WaitNotPresent(chromedp.CSS(`tr[data-server="tracker"]`)))
-	b.waitText(`.form-status`, "Deleted “tracker”.")
+	b.WaitText(`.form-status`, "Deleted “tracker”.")
 	if got := b.sent("DELETE", "/api/mcp-servers/tracker").Query; got != "confirm=true" {
 		t.Errorf("delete query %q", got)
 	}
-	b.do("docs still listed", chromedp.WaitVisible(chromedp.CSS(`tr[data-server="docs"]`)))
-	b.shot("deleted")
+	b.Do("docs still listed", chromedp.WaitVisible(chromedp.CSS(`tr[data-server="docs"]`)))
+	b.Shot("deleted")
 	b.checkHeaders(stubCSRF)
 }
 
@@ -679,18 +520,18 @@ func TestAgentEditorSavesAndDeletes(t *testing.T) {
 		t.Fatalf("definition %q", def)
 	}
 	save := chromedp.Click(chromedp.CSS(`.agent-form button[type=submit]`))
-	b.do("save with an unknown macro",
+	b.Do("save with an unknown macro",
 		chromedp.SetValue(chromedp.CSS(`#definition`), strings.Replace(def, "assistant.\n", "assistant for {user_nam}.\n", 1)), save)
-	b.waitText(`.form-status`, "Saved “assistant”.")
-	b.waitText(`.form-status`, "prompt: unknown macro {user_nam}")
-	b.do("save an invalid definition", chromedp.SetValue(chromedp.CSS(`#definition`), def+"colour: red\n"), save)
-	b.waitText(`.form-status .alert`, "field colour not found")
-	b.shot("invalid")
-	b.do("delete",
+	b.WaitText(`.form-status`, "Saved “assistant”.")
+	b.WaitText(`.form-status`, "prompt: unknown macro {user_nam}")
+	b.Do("save an invalid definition", chromedp.SetValue(chromedp.CSS(`#definition`), def+"colour: red\n"), save)
+	b.WaitText(`.form-status .alert`, "field colour not found")
+	b.Shot("invalid")
+	b.Do("delete",
 		chromedp.Click(chromedp.CSS(`#delete-agent`)),
 		chromedp.WaitVisible(chromedp.CSS(`dialog.confirm`)),
 		chromedp.Click(chromedp.CSS(`dialog.confirm button[value="yes"]`)))
-	b.waitText(`main`, "No agents yet.")
+	b.WaitText(`main`, "No agents yet.")
 	b.sent("DELETE", "/api/agents/assistant")
 	b.checkHeaders(stubCSRF)
 }
@@ -700,13 +541,13 @@ func TestPhoneWidthHasNoHorizontalScroll(t *testing.T) {
 	api := newStubAPI()
 	api.noModel.Store(true) // the chat shows the no-model notice
 	b := newBrowser(t, api)
-	b.do("phone viewport", chromedp.EmulateViewport(width, height, chromedp.EmulateMobile, chromedp.EmulateTouch))
+	b.Do("phone viewport", chromedp.EmulateViewport(width, height, chromedp.EmulateMobile, chromedp.EmulateTouch))
 	b.login()
 	// An answer with a code line and a table wider than the phone, which
 	// scroll inside their own boxes; then the scripted turn.
 	b.open("#/chat/"+stubConv, `#message`)
 	b.send(msgMarkdown)
-	b.do("Markdown answer", chromedp.WaitVisible(chromedp.CSS(`.msg.assistant:not([aria-busy]) .md ol`)),
+	b.Do("Markdown answer", chromedp.WaitVisible(chromedp.CSS(`.msg.assistant:not([aria-busy]) .md ol`)),
 		chromedp.WaitEnabled(chromedp.CSS(`#send`)))
 	for _, sel := range []string{`.md pre`, `.md .table-wrap`} {
 		if !eval[bool](b, fmt.Sprintf(`(() => { const e = document.querySelector(%q); return e.scrollWidth > e.clientWidth; })()`, sel)) {
@@ -736,13 +577,13 @@ func TestPhoneWidthHasNoHorizontalScroll(t *testing.T) {
 			b.open(p.hash, p.ready)
 		}
 		if p.then != nil {
-			b.do(p.name, p.then...)
+			b.Do(p.name, p.then...)
 		}
 		type dims struct{ Scroll, Inner int }
 		got := eval[dims](b, `({ Scroll: document.documentElement.scrollWidth, Inner: window.innerWidth })`)
 		if got.Inner != width || got.Scroll > width {
 			t.Errorf("%s: page %dpx wide in a %dpx window (viewport %dpx)", p.name, got.Scroll, got.Inner, width)
 		}
-		b.shot(p.name)
+		b.Shot(p.name)
 	}
 }

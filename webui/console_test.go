@@ -22,7 +22,7 @@ func (b *browser) consoleArgs() map[string]any {
 // pickTool chooses a tool in the console as a user would.
 func (b *browser) pickTool(name string) {
 	b.t.Helper()
-	b.do("pick "+name, chromedp.SetValue(chromedp.CSS(`#console-tool`), name)) // input and change events, as a user's pick
+	b.Do("pick "+name, chromedp.SetValue(chromedp.CSS(`#console-tool`), name)) // input and change events, as a user's pick
 }
 
 func TestToolConsoleRunsATool(t *testing.T) {
@@ -49,17 +49,17 @@ func TestToolConsoleRunsATool(t *testing.T) {
 	if d := cmp.Diff(want, b.consoleArgs()); d != "" {
 		t.Errorf("convert_currency's skeleton (-want +got):\n%s", d)
 	}
-	b.waitText(`#console-about`, "Optional parameters: date")
+	b.WaitText(`#console-about`, "Optional parameters: date")
 	b.pickTool("write_file")
-	b.waitText(`#console-about`, "This tool changes things")
+	b.WaitText(`#console-about`, "This tool changes things")
 
 	// Run: the result, its duration.
 	b.pickTool("calculate")
-	b.do("run calculate", chromedp.SetValue(chromedp.CSS(`#console-args`), `{"expression": "2+2"}`),
+	b.Do("run calculate", chromedp.SetValue(chromedp.CSS(`#console-args`), `{"expression": "2+2"}`),
 		chromedp.Click(chromedp.CSS(`#console-run`)))
-	b.waitText(`#console-status`, "done")
-	b.waitText(`#console-result`, "\"value\": 4")
-	b.waitText(`#console-duration`, "calculate took 12 ms")
+	b.WaitText(`#console-status`, "done")
+	b.WaitText(`#console-result`, "\"value\": 4")
+	b.WaitText(`#console-duration`, "calculate took 12 ms")
 	if eval[bool](b, `document.getElementById('console-result').classList.contains('error')`) {
 		t.Error("a successful result is styled as an error")
 	}
@@ -67,25 +67,25 @@ func TestToolConsoleRunsATool(t *testing.T) {
 		b.sent("POST", "/api/console/run").Body); d != "" {
 		t.Errorf("run body (-want +got):\n%s", d)
 	}
-	b.shot("result")
+	b.Shot("result")
 
 	// A tool's failure is an error result.
 	b.pickTool("fetch_url")
-	b.do("run fetch_url", chromedp.SetValue(chromedp.CSS(`#console-args`), `{"url": "http://10.0.0.1/"}`),
+	b.Do("run fetch_url", chromedp.SetValue(chromedp.CSS(`#console-args`), `{"url": "http://10.0.0.1/"}`),
 		chromedp.Click(chromedp.CSS(`#console-run`)))
-	b.waitText(`#console-status`, "error")
-	b.waitText(`#console-result`, "fetch_url: blocked: address not allowed (10.0.0.1)")
+	b.WaitText(`#console-status`, "error")
+	b.WaitText(`#console-result`, "fetch_url: blocked: address not allowed (10.0.0.1)")
 	if !eval[bool](b, `document.getElementById('console-result').classList.contains('error')`) {
 		t.Error("an error result is not styled as one")
 	}
 	if got := eval[string](b, `location.hash`); got != "#/tools?agent=assistant&tool=fetch_url" {
 		t.Errorf("hash %q, want the agent and tool", got)
 	}
-	b.shot("error")
+	b.Shot("error")
 
 	// Arguments that are not a JSON object are not sent.
-	b.do("run with bad JSON", chromedp.SetValue(chromedp.CSS(`#console-args`), `["http://x/"]`), chromedp.Click(chromedp.CSS(`#console-run`)))
-	b.waitText(`#console-out .alert`, "Not run: the arguments must be a JSON object")
+	b.Do("run with bad JSON", chromedp.SetValue(chromedp.CSS(`#console-args`), `["http://x/"]`), chromedp.Click(chromedp.CSS(`#console-run`)))
+	b.WaitText(`#console-out .alert`, "Not run: the arguments must be a JSON object")
 	if got := eval[string](b, `document.activeElement.id + ' ' + document.activeElement.getAttribute('aria-invalid')`); got != "console-args true" {
 		t.Errorf("after bad arguments: %q, want the arguments focused and invalid", got)
 	}
@@ -94,8 +94,8 @@ func TestToolConsoleRunsATool(t *testing.T) {
 	}
 
 	// Another agent, without tools.
-	b.do("pick helper", chromedp.SetValue(chromedp.CSS(`#console-agent`), "helper"))
-	b.waitText(`#console-about`, "This agent has no tools to run.")
+	b.Do("pick helper", chromedp.SetValue(chromedp.CSS(`#console-agent`), "helper"))
+	b.WaitText(`#console-about`, "This agent has no tools to run.")
 	if !eval[bool](b, `document.getElementById('console-run').disabled`) {
 		t.Error("Run is enabled without a tool")
 	}
@@ -111,8 +111,8 @@ func TestNoModelNoticeBeforeSending(t *testing.T) {
 	b := newBrowser(t, api)
 	b.login()
 	b.open("#/chat/"+stubConv, `#model-notice`)
-	b.waitText(`#model-notice .help-text`, stubModelHelp)
-	b.waitText(`#model-notice`, "The agent's model, openai:gpt-4.1-mini, cannot be reached")
+	b.WaitText(`#model-notice .help-text`, stubModelHelp)
+	b.WaitText(`#model-notice`, "The agent's model, openai:gpt-4.1-mini, cannot be reached")
 	links := eval[map[string]string](b, `Object.fromEntries([...document.querySelectorAll('#model-notice a')].map(a => [a.textContent, a.getAttribute('href')]))`)
 	if d := cmp.Diff(map[string]string{
 		"inspector": "#/inspect/" + stubConv, "tool console": "#/tools?agent=assistant", "Settings": "#/settings",
@@ -126,10 +126,10 @@ func TestNoModelNoticeBeforeSending(t *testing.T) {
 		t.Fatalf("%d messages sent before the notice check", n)
 	}
 	b.sent("GET", "/api/agents/assistant/model-status")
-	b.shot("notice")
+	b.Shot("notice")
 
 	// The tool console link opens the console on the agent.
-	b.do("open the console", chromedp.Click(chromedp.CSS(`#model-notice a[href^="#/tools"]`)),
+	b.Do("open the console", chromedp.Click(chromedp.CSS(`#model-notice a[href^="#/tools"]`)),
 		chromedp.WaitEnabled(chromedp.CSS(`#console-tool`)))
 	if got := eval[string](b, `document.getElementById('console-agent').value + ' ' + document.activeElement.id`); got != "assistant console-h" {
 		t.Errorf("console opened on %q, want assistant with focus on the console", got)

@@ -28,7 +28,7 @@ func (b *browser) dtmForm() string {
 // addTrigger submits the add form.
 func (b *browser) addTrigger(target, phrase string) {
 	b.t.Helper()
-	b.do("add "+phrase, chromedp.SetValue(chromedp.CSS(`#trigger-target`), target),
+	b.Do("add "+phrase, chromedp.SetValue(chromedp.CSS(`#trigger-target`), target),
 		chromedp.SetValue(chromedp.CSS(`#trigger-phrase`), phrase), chromedp.Click(chromedp.CSS(`#trigger-add-button`)))
 }
 
@@ -49,16 +49,16 @@ func TestDeliberateToolModeSettings(t *testing.T) {
 	if d := cmp.Diff(want, b.triggers()); d != "" {
 		t.Errorf("triggers (-want +got):\n%s", d)
 	}
-	b.waitText(`.trigger-group[data-target="image"] h4`, "2 of 16")
+	b.WaitText(`.trigger-group[data-target="image"] h4`, "2 of 16")
 	targets := eval[[]string](b, `[...document.querySelectorAll('#trigger-target option')].map(o => o.value)`)
 	if d := cmp.Diff(stubTargets, targets); d != "" {
 		t.Errorf("target choices (-want +got):\n%s", d)
 	}
-	b.shot("loaded")
+	b.Shot("loaded")
 
 	// Added: shown as the API normalised it.
 	b.addTrigger("memory", "  Remember   THIS ")
-	b.waitText(`#trigger-status .ok`, "Added “remember this” to memory.")
+	b.WaitText(`#trigger-status .ok`, "Added “remember this” to memory.")
 	if d := cmp.Diff([]string{"remember this"}, b.triggers()["memory"]); d != "" {
 		t.Errorf("memory's triggers (-want +got):\n%s", d)
 	}
@@ -69,7 +69,7 @@ func TestDeliberateToolModeSettings(t *testing.T) {
 	if got := eval[string](b, `document.getElementById('trigger-phrase').value`); got != "" {
 		t.Errorf("phrase field %q after adding, want it empty", got)
 	}
-	b.shot("added")
+	b.Shot("added")
 
 	// A duplicate, a bad phrase and a full target: the API's messages.
 	refusals := []struct{ target, phrase, msg string }{
@@ -79,12 +79,12 @@ func TestDeliberateToolModeSettings(t *testing.T) {
 	}
 	for _, r := range refusals {
 		b.addTrigger(r.target, r.phrase)
-		b.waitText(`#trigger-status .alert`, r.msg)
+		b.WaitText(`#trigger-status .alert`, r.msg)
 		if got := eval[string](b, `document.getElementById('trigger-phrase').value`); got != r.phrase {
 			t.Errorf("%s: phrase field %q after a refusal, want the phrase kept", r.phrase, got)
 		}
 	}
-	b.shot("conflict")
+	b.Shot("conflict")
 	var statuses []int
 	for _, r := range b.requests("POST", "/api/deliberate/triggers") {
 		statuses = append(statuses, r.Status)
@@ -97,9 +97,9 @@ func TestDeliberateToolModeSettings(t *testing.T) {
 	}
 
 	// Removed.
-	b.do("remove", chromedp.Click(chromedp.CSS(`button[aria-label="Remove remember this from memory"]`)),
+	b.Do("remove", chromedp.Click(chromedp.CSS(`button[aria-label="Remove remember this from memory"]`)),
 		chromedp.WaitNotPresent(chromedp.CSS(`.trigger-group[data-target="memory"]`)))
-	b.waitText(`#trigger-status .ok`, "Removed “remember this” from memory.")
+	b.WaitText(`#trigger-status .ok`, "Removed “remember this” from memory.")
 	del := b.sent("DELETE", "/api/deliberate/triggers")
 	q, _ := url.ParseQuery(del.Query)
 	if d := cmp.Diff(url.Values{"target": {"memory"}, "phrase": {"remember this"}}, q); del.Status != 204 || d != "" {
@@ -110,20 +110,20 @@ func TestDeliberateToolModeSettings(t *testing.T) {
 	}
 
 	// The mode: on, re-scanning 2 messages; then the default again.
-	b.do("turn it on", chromedp.Click(chromedp.CSS(`#dtm-enabled`)), chromedp.SetValue(chromedp.CSS(`#dtm-history`), "2"),
+	b.Do("turn it on", chromedp.Click(chromedp.CSS(`#dtm-enabled`)), chromedp.SetValue(chromedp.CSS(`#dtm-history`), "2"),
 		chromedp.Click(chromedp.CSS(`#dtm-save`)))
-	b.waitText(`#dtm-status .ok`, "Deliberate Tool Mode saved: on, 2 recent messages re-scanned.")
+	b.WaitText(`#dtm-status .ok`, "Deliberate Tool Mode saved: on, 2 recent messages re-scanned.")
 	if d := cmp.Diff(map[string]any{"enabled": true, "history_turns": float64(2)}, b.sent("PUT", "/api/deliberate").Body); d != "" {
 		t.Errorf("PUT /api/deliberate body (-want +got):\n%s", d)
 	}
-	b.shot("saved")
+	b.Shot("saved")
 	b.open("#/chat", `.new-conv`)
 	b.open("#/settings", `#dtm-form`)
 	if got := b.dtmForm(); got != "on, 2" {
 		t.Errorf("mode form after reloading %q, want on, 2", got)
 	}
-	b.do("back to the default", chromedp.SetValue(chromedp.CSS(`#dtm-history`), "-1"), chromedp.Click(chromedp.CSS(`#dtm-save`)))
-	b.waitText(`#dtm-status .ok`, "Deliberate Tool Mode saved: on, the default depth (4 recent messages re-scanned).")
+	b.Do("back to the default", chromedp.SetValue(chromedp.CSS(`#dtm-history`), "-1"), chromedp.Click(chromedp.CSS(`#dtm-save`)))
+	b.WaitText(`#dtm-status .ok`, "Deliberate Tool Mode saved: on, the default depth (4 recent messages re-scanned).")
 	if puts := b.requests("PUT", "/api/deliberate"); len(puts) != 2 ||
 		!cmp.Equal(puts[1].Body, map[string]any{"enabled": true, "history_turns": float64(-1)}) {
 		t.Errorf("PUT /api/deliberate requests %+v, want a second with history_turns -1", puts)
@@ -150,8 +150,8 @@ func TestPreferencesMemberChangesModeAndTimezone(t *testing.T) {
 	api.member.Store(true)
 	b := newBrowser(t, api)
 	b.login()
-	b.do("open from the header", chromedp.Click(chromedp.CSS(`#who-name`)), chromedp.WaitVisible(chromedp.CSS(`#prefs-form`)))
-	b.waitText(`main h1`, "Preferences")
+	b.Do("open from the header", chromedp.Click(chromedp.CSS(`#who-name`)), chromedp.WaitVisible(chromedp.CSS(`#prefs-form`)))
+	b.WaitText(`main h1`, "Preferences")
 	if got := eval[string](b, `location.hash`); got != "#/preferences" {
 		t.Errorf("address %q, want #/preferences", got)
 	}
@@ -163,14 +163,14 @@ func TestPreferencesMemberChangesModeAndTimezone(t *testing.T) {
 	if d := cmp.Diff(want, b.profileForm()); d != "" {
 		t.Errorf("preferences (-want +got):\n%s", d)
 	}
-	b.waitText(`#pref-timezone-help`, "This browser sends its own zone, "+testZone)
-	b.waitText(`#pref-mode-on-help`, "only the tool families your message plainly asks for")
-	b.shot("loaded")
+	b.WaitText(`#pref-timezone-help`, "This browser sends its own zone, "+testZone)
+	b.WaitText(`#pref-mode-on-help`, "only the tool families your message plainly asks for")
+	b.Shot("loaded")
 
 	// A zone the server does not know: its message, and the edits stay.
-	b.do("a bad zone", chromedp.SetValue(chromedp.CSS(`#pref-timezone`), "Mars/Olympus"),
+	b.Do("a bad zone", chromedp.SetValue(chromedp.CSS(`#pref-timezone`), "Mars/Olympus"),
 		chromedp.Click(chromedp.CSS(`#pref-mode-on`)), chromedp.Click(chromedp.CSS(`#prefs-save`)))
-	b.waitText(`#prefs-status .alert`, "Not saved: timezone: unknown time zone Mars/Olympus")
+	b.WaitText(`#prefs-status .alert`, "Not saved: timezone: unknown time zone Mars/Olympus")
 	if got := b.profileForm(); got["timezone"] != "Mars/Olympus" || got["mode"] != "on" {
 		t.Errorf("form after a refusal %v, want the edits kept", got)
 	}
@@ -178,8 +178,8 @@ func TestPreferencesMemberChangesModeAndTimezone(t *testing.T) {
 		t.Errorf("the mode was sent after the profile was refused (%d requests)", n)
 	}
 
-	b.do("save", chromedp.SetValue(chromedp.CSS(`#pref-timezone`), "America/Sao_Paulo"), chromedp.Click(chromedp.CSS(`#prefs-save`)))
-	b.waitText(`#prefs-status .ok`, "Preferences saved.")
+	b.Do("save", chromedp.SetValue(chromedp.CSS(`#pref-timezone`), "America/Sao_Paulo"), chromedp.Click(chromedp.CSS(`#prefs-save`)))
+	b.WaitText(`#prefs-status .ok`, "Preferences saved.")
 	patches := b.requests("PATCH", "/api/me")
 	if len(patches) != 2 {
 		t.Fatalf("%d PATCH /api/me, want 2: %+v", len(patches), patches)
@@ -195,12 +195,12 @@ func TestPreferencesMemberChangesModeAndTimezone(t *testing.T) {
 	if got := eval[string](b, `document.activeElement.id`); got != "prefs-status" {
 		t.Errorf("focus on %q after saving, want the status", got)
 	}
-	b.shot("saved")
+	b.Shot("saved")
 
 	// Saving again sends nothing; the page read anew shows what was saved.
 	before := len(b.rec.recorded())
-	b.do("save unchanged", chromedp.Click(chromedp.CSS(`#prefs-save`)))
-	b.waitText(`#prefs-status`, "Nothing changed.")
+	b.Do("save unchanged", chromedp.Click(chromedp.CSS(`#prefs-save`)))
+	b.WaitText(`#prefs-status`, "Nothing changed.")
 	if got := b.rec.recorded()[before:]; len(got) != 0 {
 		t.Errorf("an unchanged save sent %+v", got)
 	}
@@ -212,9 +212,9 @@ func TestPreferencesMemberChangesModeAndTimezone(t *testing.T) {
 	}
 
 	// A new name: only it is sent, and the header shows it.
-	b.do("rename", chromedp.SetValue(chromedp.CSS(`#pref-display_name`), "Ana M. Lima"), chromedp.Click(chromedp.CSS(`#prefs-save`)))
-	b.waitText(`#prefs-status .ok`, "Preferences saved.")
-	b.waitText(`#who-name`, "Ana M. Lima")
+	b.Do("rename", chromedp.SetValue(chromedp.CSS(`#pref-display_name`), "Ana M. Lima"), chromedp.Click(chromedp.CSS(`#prefs-save`)))
+	b.WaitText(`#prefs-status .ok`, "Preferences saved.")
+	b.WaitText(`#who-name`, "Ana M. Lima")
 	if patches := b.requests("PATCH", "/api/me"); len(patches) != 3 || !cmp.Equal(patches[2].Body, map[string]any{"display_name": "Ana M. Lima"}) {
 		t.Errorf("PATCH /api/me requests %+v, want a third with the name alone", patches)
 	}

@@ -22,23 +22,11 @@ func renderMarkdown(b *browser, srcs []string) []string {
 	if err != nil {
 		b.t.Fatal(err)
 	}
-	return evalAsync[[]string](b, fmt.Sprintf(`import('/assets/js/markdown.js').then(({ markdown }) => %s.map((src) => {
+	return eval[[]string](b, fmt.Sprintf(`import('/assets/js/markdown.js').then(({ markdown }) => %s.map((src) => {
 		const d = document.createElement('div');
 		d.append(...markdown(src));
 		return d.innerHTML;
-	}))`, js))
-}
-
-// evalAsync returns the value of a JavaScript expression that is a promise.
-func evalAsync[T any](b *browser, expr string) T {
-	b.t.Helper()
-	ctx, cancel := b.step()
-	defer cancel()
-	v, err := chromedp.Run(ctx, chromedp.Evaluate[T](expr, chromedp.EvalAwaitPromise))
-	if err != nil {
-		b.t.Fatalf("evaluate %s: %v", expr, err)
-	}
-	return v
+	}))`, js), chromedp.EvalAwaitPromise)
 }
 
 // link is the HTML of a link as markdown.js makes it.
@@ -90,7 +78,7 @@ func TestMarkdownRendersEachConstruct(t *testing.T) {
 		{"empty", "", ``},
 	}
 	b := newBrowser(t, newStubAPI())
-	b.do("open", chromedp.Navigate(b.srv.URL+"/"))
+	b.Do("open", chromedp.Navigate(b.srv.URL+"/"))
 	srcs := make([]string, len(tests))
 	for i, tt := range tests {
 		srcs[i] = tt.src
@@ -132,8 +120,8 @@ func TestMarkdownMakesOnlyKnownElements(t *testing.T) {
 		t.Fatal(err)
 	}
 	b := newBrowser(t, newStubAPI())
-	b.do("open", chromedp.Navigate(b.srv.URL+"/"))
-	problems := evalAsync[[]string](b, fmt.Sprintf(`import('/assets/js/markdown.js').then(({ markdown }) => {
+	b.Do("open", chromedp.Navigate(b.srv.URL+"/"))
+	problems := eval[[]string](b, fmt.Sprintf(`import('/assets/js/markdown.js').then(({ markdown }) => {
 		const attrs = { P: [], BR: [], H3: [], H4: [], H5: [], H6: [], PRE: ['tabindex'], CODE: ['data-lang'],
 			UL: [], OL: ['start'], LI: [], BLOCKQUOTE: [], HR: [], DIV: ['class'], TABLE: [], THEAD: [], TBODY: [],
 			TR: [], TH: ['data-align'], TD: ['data-align'], STRONG: [], EM: [], DEL: [], A: ['href', 'rel', 'target'] };
@@ -155,7 +143,7 @@ func TestMarkdownMakesOnlyKnownElements(t *testing.T) {
 			}
 		}
 		return problems.slice(0, 10);
-	})`, js))
+	})`, js), chromedp.EvalAwaitPromise)
 	for _, p := range problems {
 		t.Error(p)
 	}
@@ -177,7 +165,7 @@ func TestChatRendersMarkdownAnswer(t *testing.T) {
 
 	// Probes: calls to alert, and the animation frame of each render of
 	// an answer (frames counts frames; a render records the count).
-	b.do("install probes", chromedp.Evaluate[chromedp.Void](`(() => {
+	b.Do("install probes", chromedp.Evaluate[chromedp.Void](`(() => {
 		window.alerts = [];
 		window.alert = (m) => window.alerts.push(String(m));
 		window.frames_ = 0;
@@ -191,15 +179,15 @@ func TestChatRendersMarkdownAnswer(t *testing.T) {
 	b.send(msgMarkdown)
 	// Held with the fence open: an open code block, the bold complete.
 	busy := `.transcript .msg.assistant[aria-busy="true"] .text`
-	b.waitText(busy+` pre code[data-lang="sh"]`, markdownCode)
+	b.WaitText(busy+` pre code[data-lang="sh"]`, markdownCode)
 	head := `<h4>Steps</h4><p>Run it <em>now</em>, with <strong>care</strong>:</p>`
 	if d := cmp.Diff(head+`<pre tabindex="0"><code data-lang="sh">`+markdownCode+"\n</code></pre>", eval[string](b, `document.querySelector('`+busy+`').innerHTML`)); d != "" {
 		t.Errorf("answer while its fence is open (-want +got):\n%s", d)
 	}
-	b.shot("open-fence")
+	b.Shot("open-fence")
 	close(hold)
 
-	b.do("turn ends", chromedp.WaitNotVisible(chromedp.CSS(`#cancel`)),
+	b.Do("turn ends", chromedp.WaitNotVisible(chromedp.CSS(`#cancel`)),
 		chromedp.WaitVisible(chromedp.CSS(`.transcript .msg.assistant:last-child:not([aria-busy]) .md ol`)))
 	want := head + `<pre tabindex="0"><code data-lang="sh">` + markdownCode + `</code></pre>` +
 		`<div class="table-wrap"><table><thead><tr><th>step</th><th data-align="center">command</th><th>expected</th><th data-align="right">owner</th></tr></thead>` +
@@ -237,6 +225,6 @@ func TestChatRendersMarkdownAnswer(t *testing.T) {
 		t.Errorf("%d renders in %d frames for %d deltas, want at most one per frame and one on done",
 			len(renders), len(perFrame), len(markdownDeltas)+len([]rune(markdownTail)))
 	}
-	b.shot("answer")
+	b.Shot("answer")
 	b.checkHeaders(stubCSRF)
 }

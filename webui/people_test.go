@@ -28,7 +28,7 @@ func (b *browser) people() map[string]personRow {
 // grantClipboard lets the page read and write the clipboard.
 func (b *browser) grantClipboard() {
 	b.t.Helper()
-	ctx, cancel := b.step()
+	ctx, cancel := b.Step()
 	defer cancel()
 	for _, name := range []string{"clipboard-read", "clipboard-write"} {
 		_, err := chromedp.CallBrowser(ctx, cdpbrowser.SetPermission, cdpbrowser.SetPermissionParams{
@@ -44,9 +44,9 @@ func (b *browser) grantClipboard() {
 // question.
 func (b *browser) confirmDialog(question, answer string) {
 	b.t.Helper()
-	b.do("dialog opens", chromedp.WaitVisible(chromedp.CSS(`dialog.confirm`)))
-	b.waitText(`dialog.confirm`, question)
-	b.do("answer "+answer, chromedp.Click(chromedp.CSS(fmt.Sprintf(`dialog.confirm button[value=%q]`, answer))),
+	b.Do("dialog opens", chromedp.WaitVisible(chromedp.CSS(`dialog.confirm`)))
+	b.WaitText(`dialog.confirm`, question)
+	b.Do("answer "+answer, chromedp.Click(chromedp.CSS(fmt.Sprintf(`dialog.confirm button[value=%q]`, answer))),
 		chromedp.WaitNotPresent(chromedp.CSS(`dialog.confirm`)))
 }
 
@@ -66,19 +66,19 @@ func TestPeopleInviteChangeRoleDisable(t *testing.T) {
 	}
 
 	// The last admin cannot step down: the API's message is shown.
-	b.do("edit yourself", chromedp.Click(chromedp.CSS(`tr[data-user="u1"] button[aria-label="Edit Ana Lima"]`)),
+	b.Do("edit yourself", chromedp.Click(chromedp.CSS(`tr[data-user="u1"] button[aria-label="Edit Ana Lima"]`)),
 		chromedp.SetValue(chromedp.CSS(`#edit-role`), "member"), chromedp.Click(chromedp.CSS(`#edit-user button[type=submit]`)))
 	b.confirmDialog("Make yourself a member?", "yes")
-	b.waitText(`#people-status .alert`, "Ana Lima not saved: this is the organisation's last admin: make another user an admin first")
+	b.WaitText(`#people-status .alert`, "Ana Lima not saved: this is the organisation's last admin: make another user an admin first")
 	if r := b.sent("PATCH", "/api/users/u1"); r.Status != 409 {
 		t.Errorf("PATCH /api/users/u1 answered %d, want 409", r.Status)
 	}
-	b.waitText(`tr[data-user="u1"] [data-label="Role"]`, "Admin")
-	b.shot("last-admin")
-	b.do("cancel the edit", chromedp.Click(chromedp.CSS(`#edit-user button[type=button]`)), chromedp.WaitNotPresent(chromedp.CSS(`#edit-user`)))
+	b.WaitText(`tr[data-user="u1"] [data-label="Role"]`, "Admin")
+	b.Shot("last-admin")
+	b.Do("cancel the edit", chromedp.Click(chromedp.CSS(`#edit-user button[type=button]`)), chromedp.WaitNotPresent(chromedp.CSS(`#edit-user`)))
 
 	// Invite: the link is shown once, absolute, with a copy button.
-	b.do("invite",
+	b.Do("invite",
 		chromedp.SetValue(chromedp.CSS(`#invite-display_name`), "Dana Reyes"),
 		chromedp.SetValue(chromedp.CSS(`#invite-department`), "Operations"),
 		chromedp.Click(chromedp.CSS(`#invite button[type=submit]`)),
@@ -87,8 +87,8 @@ func TestPeopleInviteChangeRoleDisable(t *testing.T) {
 	if got := eval[string](b, `document.getElementById('login-link').value`); got != link {
 		t.Errorf("login link %q, want %q", got, link)
 	}
-	b.waitText(`.link-panel h2`, "Login link for Dana Reyes")
-	b.waitText(`.link-panel`, "this is the only time it is shown")
+	b.WaitText(`.link-panel h2`, "Login link for Dana Reyes")
+	b.WaitText(`.link-panel`, "this is the only time it is shown")
 	if got := eval[string](b, `document.activeElement.className`); got != "link-panel" {
 		t.Errorf("focus on %q, want the link panel", got)
 	}
@@ -96,17 +96,17 @@ func TestPeopleInviteChangeRoleDisable(t *testing.T) {
 		b.sent("POST", "/api/users").Body); d != "" {
 		t.Errorf("invite body (-want +got):\n%s", d)
 	}
-	b.do("Dana listed", chromedp.WaitVisible(chromedp.CSS(`tr[data-user="u4"]`)))
-	b.do("copy", chromedp.Click(chromedp.CSS(`#copy-link`)))
-	b.waitText(`#copy-status`, "Copied.")
-	ctx, cancel := b.step()
+	b.Do("Dana listed", chromedp.WaitVisible(chromedp.CSS(`tr[data-user="u4"]`)))
+	b.Do("copy", chromedp.Click(chromedp.CSS(`#copy-link`)))
+	b.WaitText(`#copy-status`, "Copied.")
+	ctx, cancel := b.Step()
 	clip, err := chromedp.Run(ctx, chromedp.Evaluate[string](`navigator.clipboard.readText()`, chromedp.EvalAwaitPromise))
 	cancel()
 	if err != nil || clip != link {
 		t.Errorf("clipboard %q (%v), want %q", clip, err, link)
 	}
-	b.shot("invited")
-	b.do("done", chromedp.Click(chromedp.CSS(`.link-panel .row:last-child button`)), chromedp.WaitNotPresent(chromedp.CSS(`#login-link`)))
+	b.Shot("invited")
+	b.Do("done", chromedp.Click(chromedp.CSS(`.link-panel .row:last-child button`)), chromedp.WaitNotPresent(chromedp.CSS(`#login-link`)))
 	b.open("#/chat", `.new-conv`)
 	b.open("#/people", `tr[data-user="u4"]`)
 	if eval[bool](b, `document.documentElement.outerHTML.includes('invite-u4-secret')`) {
@@ -119,45 +119,45 @@ func TestPeopleInviteChangeRoleDisable(t *testing.T) {
 	}
 
 	// Make Bruno an admin.
-	b.do("edit Bruno", chromedp.Click(chromedp.CSS(`tr[data-user="u2"] button[aria-label="Edit Bruno Costa"]`)),
+	b.Do("edit Bruno", chromedp.Click(chromedp.CSS(`tr[data-user="u2"] button[aria-label="Edit Bruno Costa"]`)),
 		chromedp.WaitVisible(chromedp.CSS(`#edit-user`)))
 	if got := eval[string](b, `document.activeElement.id`); got != "edit-display_name" {
 		t.Errorf("focus on %q, want the edit form's first field", got)
 	}
-	b.do("make admin", chromedp.SetValue(chromedp.CSS(`#edit-role`), "admin"), chromedp.Click(chromedp.CSS(`#edit-user button[type=submit]`)),
+	b.Do("make admin", chromedp.SetValue(chromedp.CSS(`#edit-role`), "admin"), chromedp.Click(chromedp.CSS(`#edit-user button[type=submit]`)),
 		chromedp.WaitNotPresent(chromedp.CSS(`#edit-user`)))
-	b.waitText(`tr[data-user="u2"] [data-label="Role"]`, "Admin")
+	b.WaitText(`tr[data-user="u2"] [data-label="Role"]`, "Admin")
 	if d := cmp.Diff(map[string]any{"role": "admin"}, b.sent("PATCH", "/api/users/u2").Body); d != "" {
 		t.Errorf("PATCH body (-want +got):\n%s", d)
 	}
 
 	// A new login link for Bruno.
-	b.do("new link", chromedp.Click(chromedp.CSS(`tr[data-user="u2"] button[aria-label="New login link for Bruno Costa"]`)),
+	b.Do("new link", chromedp.Click(chromedp.CSS(`tr[data-user="u2"] button[aria-label="New login link for Bruno Costa"]`)),
 		chromedp.WaitVisible(chromedp.CSS(`#login-link`)))
-	b.waitText(`.link-panel h2`, "Login link for Bruno Costa")
+	b.WaitText(`.link-panel h2`, "Login link for Bruno Costa")
 	if got := eval[string](b, `document.getElementById('login-link').value`); got != b.srv.URL+"/login?token=relink-u2-secret" {
 		t.Errorf("new login link %q", got)
 	}
 
 	// Disable Bruno: first keep him, then confirm.
 	disable := chromedp.Click(chromedp.CSS(`tr[data-user="u2"] button.danger`))
-	b.do("disable Bruno", disable)
+	b.Do("disable Bruno", disable)
 	b.confirmDialog("Disable Bruno Costa?", "no")
 	if n := len(b.requests("DELETE", "/api/users/u2")); n != 0 {
 		t.Fatalf("kept user disabled (%d requests)", n)
 	}
-	b.do("disable Bruno", disable)
-	b.shot("confirm-disable")
+	b.Do("disable Bruno", disable)
+	b.Shot("confirm-disable")
 	b.confirmDialog("Disable Bruno Costa?", "yes")
-	b.waitText(`tr[data-user="u2"] [data-label="Status"]`, "Disabled")
-	b.waitText(`#people-status`, "Disabled Bruno Costa.")
+	b.WaitText(`tr[data-user="u2"] [data-label="Status"]`, "Disabled")
+	b.WaitText(`#people-status`, "Disabled Bruno Costa.")
 	if r := b.sent("DELETE", "/api/users/u2"); r.Status != 204 {
 		t.Errorf("DELETE /api/users/u2 answered %d", r.Status)
 	}
 	if got := b.people()["u2"]; !cmp.Equal(got.Actions, []string{"Enable"}) {
 		t.Errorf("a disabled user has actions %v, want Enable alone", got.Actions)
 	}
-	b.shot("disabled")
+	b.Shot("disabled")
 	b.checkHeaders(stubCSRF)
 }
 
@@ -169,16 +169,16 @@ func TestPeopleDisableEnable(t *testing.T) {
 	b.login()
 	b.open("#/people", `tr[data-user="u2"]`)
 	row := `tr[data-user="u2"]`
-	b.do("disable Bruno", chromedp.Click(chromedp.CSS(row+` button.danger`)))
+	b.Do("disable Bruno", chromedp.Click(chromedp.CSS(row+` button.danger`)))
 	b.confirmDialog("Disable Bruno Costa?", "yes")
-	b.waitText(row+` [data-label="Status"]`, "Disabled")
+	b.WaitText(row+` [data-label="Status"]`, "Disabled")
 	if d := cmp.Diff(personRow{"Bruno Costa", "Member", "Disabled", []string{"Enable"}}, b.people()["u2"]); d != "" {
 		t.Errorf("Bruno disabled (-want +got):\n%s", d)
 	}
 
-	b.do("enable Bruno", chromedp.Click(chromedp.CSS(row+` button[aria-label="Enable Bruno Costa"]`)))
-	b.waitText(row+` [data-label="Status"]`, "Active")
-	b.waitText(`#people-status .ok`, "Enabled Bruno Costa. Their old sign-ins stay revoked: make them a new login link.")
+	b.Do("enable Bruno", chromedp.Click(chromedp.CSS(row+` button[aria-label="Enable Bruno Costa"]`)))
+	b.WaitText(row+` [data-label="Status"]`, "Active")
+	b.WaitText(`#people-status .ok`, "Enabled Bruno Costa. Their old sign-ins stay revoked: make them a new login link.")
 	if r := b.sent("POST", "/api/users/u2/enable"); r.Status != 200 {
 		t.Errorf("POST /api/users/u2/enable answered %d, want 200", r.Status)
 	}
@@ -191,9 +191,9 @@ func TestPeopleDisableEnable(t *testing.T) {
 	if got := eval[string](b, `document.activeElement.getAttribute('aria-label') ?? ''`); got != "New login link for Bruno Costa" {
 		t.Errorf("focus on %q, want Bruno's New login link", got)
 	}
-	b.shot("enabled")
+	b.Shot("enabled")
 
-	b.do("new link", chromedp.Click(chromedp.CSS(row+` button[aria-label="New login link for Bruno Costa"]`)),
+	b.Do("new link", chromedp.Click(chromedp.CSS(row+` button[aria-label="New login link for Bruno Costa"]`)),
 		chromedp.WaitVisible(chromedp.CSS(`#login-link`)))
 	if got := eval[string](b, `document.getElementById('login-link').value`); got != b.srv.URL+"/login?token=relink-u2-secret" {
 		t.Errorf("login link after enabling %q", got)
@@ -202,8 +202,8 @@ func TestPeopleDisableEnable(t *testing.T) {
 		t.Errorf("POST /api/users/u2/login-link answered %d, want 201", r.Status)
 	}
 
-	b.do("enable Chi", chromedp.Click(chromedp.CSS(`tr[data-user="u3"] button[aria-label="Enable Chi Nguyen"]`)))
-	b.waitText(`tr[data-user="u3"] [data-label="Status"]`, "Active")
+	b.Do("enable Chi", chromedp.Click(chromedp.CSS(`tr[data-user="u3"] button[aria-label="Enable Chi Nguyen"]`)))
+	b.WaitText(`tr[data-user="u3"] [data-label="Status"]`, "Active")
 	b.sent("POST", "/api/users/u3/enable")
 	b.checkHeaders(stubCSRF)
 }
@@ -214,12 +214,12 @@ func TestPeopleDemoteYourself(t *testing.T) {
 	b := newBrowser(t, api)
 	b.login()
 	b.open("#/people", `tr[data-user="u1"]`)
-	b.do("edit yourself", chromedp.Click(chromedp.CSS(`tr[data-user="u1"] button[aria-label="Edit Ana Lima"]`)),
+	b.Do("edit yourself", chromedp.Click(chromedp.CSS(`tr[data-user="u1"] button[aria-label="Edit Ana Lima"]`)),
 		chromedp.SetValue(chromedp.CSS(`#edit-display_name`), "Ana M. Lima"),
 		chromedp.SetValue(chromedp.CSS(`#edit-role`), "member"), chromedp.Click(chromedp.CSS(`#edit-user button[type=submit]`)))
 	b.confirmDialog("Make yourself a member?", "yes")
-	b.waitText(`main h1`, "Chat")
-	b.waitText(`#who-name`, "Ana M. Lima")
+	b.WaitText(`main h1`, "Chat")
+	b.WaitText(`#who-name`, "Ana M. Lima")
 	if got := eval[string](b, `document.getElementById('who-name').textContent`); got != "Ana M. Lima" {
 		t.Errorf("header %q, want the new name without (admin)", got)
 	}
@@ -243,12 +243,12 @@ func TestBadZoneInBodyKeepsBrowserZone(t *testing.T) {
 	b := newBrowser(t, newStubAPI())
 	b.login()
 	b.open("#/people", `tr[data-user="u2"]`)
-	b.do("edit Bruno", chromedp.Click(chromedp.CSS(`tr[data-user="u2"] button[aria-label="Edit Bruno Costa"]`)),
+	b.Do("edit Bruno", chromedp.Click(chromedp.CSS(`tr[data-user="u2"] button[aria-label="Edit Bruno Costa"]`)),
 		chromedp.SetValue(chromedp.CSS(`#edit-timezone`), "Mars/Olympus"), chromedp.Click(chromedp.CSS(`#edit-user button[type=submit]`)))
-	b.waitText(`#people-status .alert`, "Bruno Costa not saved: timezone: unknown time zone Mars/Olympus")
-	b.do("a good zone", chromedp.SetValue(chromedp.CSS(`#edit-timezone`), "Europe/Madrid"),
+	b.WaitText(`#people-status .alert`, "Bruno Costa not saved: timezone: unknown time zone Mars/Olympus")
+	b.Do("a good zone", chromedp.SetValue(chromedp.CSS(`#edit-timezone`), "Europe/Madrid"),
 		chromedp.Click(chromedp.CSS(`#edit-user button[type=submit]`)), chromedp.WaitNotPresent(chromedp.CSS(`#edit-user`)))
-	b.waitText(`tr[data-user="u2"] [data-label="Timezone"]`, "Europe/Madrid")
+	b.WaitText(`tr[data-user="u2"] [data-label="Timezone"]`, "Europe/Madrid")
 	var got []string
 	for _, r := range b.requests("PATCH", "/api/users/u2") {
 		got = append(got, fmt.Sprintf("%v %q %d", r.Body["timezone"], r.Timezone, r.Status))

@@ -39,12 +39,12 @@ func TestAdminPagesAgainstHTTPAPI(t *testing.T) {
 
 	// Settings: a key, a switch; then a save over someone else's.
 	b.open("#/settings", `#settings-form`)
-	b.waitText(`#key-openai_api_key-state`, "not set")
-	b.do("save", chromedp.Click(chromedp.CSS(`#switch-web_search`)),
+	b.WaitText(`#key-openai_api_key-state`, "not set")
+	b.Do("save", chromedp.Click(chromedp.CSS(`#switch-web_search`)),
 		chromedp.Click(chromedp.CSS(`#key-openai_api_key`)), chromedp.SendKeys(chromedp.CSS(`#key-openai_api_key`), typed),
 		chromedp.Click(chromedp.CSS(`#settings-save`)))
-	b.waitText(`#settings-status`, "Settings saved.")
-	b.waitText(`#key-openai_api_key-state`, "set (settings)")
+	b.WaitText(`#settings-status`, "Settings saved.")
+	b.WaitText(`#key-openai_api_key-state`, "set (settings)")
 	eng.mu.Lock()
 	key, sw := eng.keys["openai_api_key"], eng.saved.Switches
 	eng.mu.Unlock()
@@ -53,61 +53,61 @@ func TestAdminPagesAgainstHTTPAPI(t *testing.T) {
 	}
 	b.noSecretInPage("after saving", typed)
 	eng.otherSave()
-	b.do("save over it", chromedp.Click(chromedp.CSS(`#switch-tool_use`)), chromedp.Click(chromedp.CSS(`#settings-save`)))
-	b.waitText(`#settings-status .alert`, "someone else saved the settings")
+	b.Do("save over it", chromedp.Click(chromedp.CSS(`#switch-tool_use`)), chromedp.Click(chromedp.CSS(`#settings-save`)))
+	b.WaitText(`#settings-status .alert`, "someone else saved the settings")
 
 	// People: invite (the link works), make admin, disable, enable (a new
 	// link works).
 	b.open("#/people", `tr[data-user="ana"]`)
-	b.do("invite", chromedp.SetValue(chromedp.CSS(`#invite-display_name`), "Dana Reyes"),
+	b.Do("invite", chromedp.SetValue(chromedp.CSS(`#invite-display_name`), "Dana Reyes"),
 		chromedp.Click(chromedp.CSS(`#invite button[type=submit]`)), chromedp.WaitVisible(chromedp.CSS(`#login-link`)))
 	link := eval[string](b, `document.getElementById('login-link').value`)
 	if !strings.HasPrefix(link, b.srv.URL+"/login?token=") {
 		t.Fatalf("login link %q", link)
 	}
-	b.waitText(`.people-table`, "Dana Reyes")
+	b.WaitText(`.people-table`, "Dana Reyes")
 	dana := eval[string](b, `[...document.querySelectorAll('tr[data-user]')].find(r => r.textContent.includes('Dana Reyes'))?.dataset.user ?? ''`)
 	if dana == "" {
 		t.Fatal("Dana is not listed")
 	}
 	b.wantLinkWorks("the invitation link", link)
 	row := `tr[data-user="` + dana + `"]`
-	b.do("make Dana an admin", chromedp.Click(chromedp.CSS(row+` button[aria-label="Edit Dana Reyes"]`)),
+	b.Do("make Dana an admin", chromedp.Click(chromedp.CSS(row+` button[aria-label="Edit Dana Reyes"]`)),
 		chromedp.SetValue(chromedp.CSS(`#edit-role`), "admin"), chromedp.Click(chromedp.CSS(`#edit-user button[type=submit]`)))
-	b.waitText(row+` [data-label="Role"]`, "Admin")
-	b.do("new link", chromedp.Click(chromedp.CSS(row+` button[aria-label="New login link for Dana Reyes"]`)))
-	b.waitText(`.link-panel h2`, "Login link for Dana Reyes")
-	b.do("disable Dana", chromedp.Click(chromedp.CSS(row+` button.danger`)))
+	b.WaitText(row+` [data-label="Role"]`, "Admin")
+	b.Do("new link", chromedp.Click(chromedp.CSS(row+` button[aria-label="New login link for Dana Reyes"]`)))
+	b.WaitText(`.link-panel h2`, "Login link for Dana Reyes")
+	b.Do("disable Dana", chromedp.Click(chromedp.CSS(row+` button.danger`)))
 	b.confirmDialog("Disable Dana Reyes?", "yes")
-	b.waitText(row+` [data-label="Status"]`, "Disabled")
+	b.WaitText(row+` [data-label="Status"]`, "Disabled")
 	if u, err := st.GetUser(context.Background(), "org_a", dana); err != nil || u.DisabledAt.IsZero() || u.Role != "admin" {
 		t.Errorf("Dana in the store: %+v, %v; want a disabled admin", u, err)
 	}
-	b.do("enable Dana", chromedp.Click(chromedp.CSS(row+` button[aria-label="Enable Dana Reyes"]`)))
-	b.waitText(row+` [data-label="Status"]`, "Active")
+	b.Do("enable Dana", chromedp.Click(chromedp.CSS(row+` button[aria-label="Enable Dana Reyes"]`)))
+	b.WaitText(row+` [data-label="Status"]`, "Active")
 	if u, err := st.GetUser(context.Background(), "org_a", dana); err != nil || !u.DisabledAt.IsZero() {
 		t.Errorf("Dana in the store: %+v, %v; want enabled", u, err)
 	}
 	// The link made before disabling is revoked: close its panel first.
-	b.do("close the old link", chromedp.Click(chromedp.CSS(`.link-panel .row:last-child button`)),
+	b.Do("close the old link", chromedp.Click(chromedp.CSS(`.link-panel .row:last-child button`)),
 		chromedp.WaitNotPresent(chromedp.CSS(`#login-link`)))
-	b.do("a link for Dana enabled", chromedp.Click(chromedp.CSS(row+` button[aria-label="New login link for Dana Reyes"]`)),
+	b.Do("a link for Dana enabled", chromedp.Click(chromedp.CSS(row+` button[aria-label="New login link for Dana Reyes"]`)),
 		chromedp.WaitVisible(chromedp.CSS(`#login-link`)))
 	b.wantLinkWorks("a login link after enabling", eval[string](b, `document.getElementById('login-link').value`))
 
 	// The tool console.
 	b.open("#/tools?agent=assistant", `#console-tool:enabled`)
-	b.do("run", chromedp.SetValue(chromedp.CSS(`#console-args`), `{"expression":"2+2"}`), chromedp.Click(chromedp.CSS(`#console-run`)))
-	b.waitText(`#console-result`, "4")
-	b.waitText(`#console-duration`, "calculate took 2 ms")
+	b.Do("run", chromedp.SetValue(chromedp.CSS(`#console-args`), `{"expression":"2+2"}`), chromedp.Click(chromedp.CSS(`#console-run`)))
+	b.WaitText(`#console-result`, "4")
+	b.WaitText(`#console-duration`, "calculate took 2 ms")
 
 	// The no-model notice in a new conversation.
 	eng.mu.Lock()
 	eng.noModel = true
 	eng.mu.Unlock()
 	b.open("#/chat", `.new-conv button`)
-	b.do("new conversation", chromedp.Click(chromedp.CSS(`.new-conv button`)), chromedp.WaitVisible(chromedp.CSS(`#model-notice`)))
-	b.waitText(`#model-notice .help-text`, "Set the OpenAI API key in Settings.")
+	b.Do("new conversation", chromedp.Click(chromedp.CSS(`.new-conv button`)), chromedp.WaitVisible(chromedp.CSS(`#model-notice`)))
+	b.WaitText(`#model-notice .help-text`, "Set the OpenAI API key in Settings.")
 
 	var failed []string
 	for _, r := range b.rec.recorded() {
@@ -141,38 +141,38 @@ func TestDeliberateAndPreferencesAgainstHTTPAPI(t *testing.T) {
 	}
 
 	b.open("#/settings", `#dtm-form`)
-	b.waitText(`#trigger-list`, "No custom triggers")
-	b.do("turn it on", chromedp.Click(chromedp.CSS(`#dtm-enabled`)), chromedp.SetValue(chromedp.CSS(`#dtm-history`), "2"),
+	b.WaitText(`#trigger-list`, "No custom triggers")
+	b.Do("turn it on", chromedp.Click(chromedp.CSS(`#dtm-enabled`)), chromedp.SetValue(chromedp.CSS(`#dtm-history`), "2"),
 		chromedp.Click(chromedp.CSS(`#dtm-save`)))
-	b.waitText(`#dtm-status .ok`, "Deliberate Tool Mode saved: on, 2 recent messages re-scanned.")
+	b.WaitText(`#dtm-status .ok`, "Deliberate Tool Mode saved: on, 2 recent messages re-scanned.")
 	if is, err := st.GetIntentSettings(ctx, "org_a"); err != nil || !is.Enabled || is.HistoryTurns != 2 {
 		t.Errorf("stored settings %+v, %v; want on with 2", is, err)
 	}
 	b.addTrigger("image", "  Profile   PIC ")
-	b.waitText(`#trigger-status .ok`, "Added “profile pic” to image.")
+	b.WaitText(`#trigger-status .ok`, "Added “profile pic” to image.")
 	if d := cmp.Diff([]string{"image: profile pic"}, triggers()); d != "" {
 		t.Errorf("stored triggers (-want +got):\n%s", d)
 	}
 	b.addTrigger("image", "PROFILE pic")
-	b.waitText(`#trigger-status .alert`, "Not added: the target already has this trigger")
+	b.WaitText(`#trigger-status .alert`, "Not added: the target already has this trigger")
 	b.addTrigger("image", "a|b")
-	b.waitText(`#trigger-status .alert`, "regular expression syntax")
-	b.do("remove", chromedp.Click(chromedp.CSS(`button[aria-label="Remove profile pic from image"]`)),
+	b.WaitText(`#trigger-status .alert`, "regular expression syntax")
+	b.Do("remove", chromedp.Click(chromedp.CSS(`button[aria-label="Remove profile pic from image"]`)),
 		chromedp.WaitNotPresent(chromedp.CSS(`.trigger-group[data-target="image"]`)))
-	b.waitText(`#trigger-status .ok`, "Removed “profile pic” from image.")
+	b.WaitText(`#trigger-status .ok`, "Removed “profile pic” from image.")
 	if got := triggers(); len(got) != 0 {
 		t.Errorf("stored triggers after removing: %v", got)
 	}
 
 	// Preferences: Ana has no stored zone, so the field is empty (not the
 	// browser's); she takes the browser's, a department and Off.
-	b.do("open preferences", chromedp.Click(chromedp.CSS(`#who-name`)), chromedp.WaitVisible(chromedp.CSS(`#prefs-form`)))
+	b.Do("open preferences", chromedp.Click(chromedp.CSS(`#who-name`)), chromedp.WaitVisible(chromedp.CSS(`#prefs-form`)))
 	if got := b.profileForm(); !cmp.Equal(got, map[string]string{"name": "Ana Lima", "department": "Finance", "timezone": "", "mode": "follow"}) {
 		t.Errorf("preferences %v", got)
 	}
-	b.do("save", chromedp.Click(chromedp.CSS(`#pref-use-browser-zone`)), chromedp.SetValue(chromedp.CSS(`#pref-department`), "Treasury"),
+	b.Do("save", chromedp.Click(chromedp.CSS(`#pref-use-browser-zone`)), chromedp.SetValue(chromedp.CSS(`#pref-department`), "Treasury"),
 		chromedp.Click(chromedp.CSS(`#pref-mode-off`)), chromedp.Click(chromedp.CSS(`#prefs-save`)))
-	b.waitText(`#prefs-status .ok`, "Preferences saved.")
+	b.WaitText(`#prefs-status .ok`, "Preferences saved.")
 	if d := cmp.Diff(map[string]any{"department": "Treasury", "timezone": testZone}, b.sent("PATCH", "/api/me").Body); d != "" {
 		t.Errorf("PATCH /api/me body (-want +got):\n%s", d)
 	}

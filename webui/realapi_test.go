@@ -38,43 +38,43 @@ func TestPagesAgainstHTTPAPI(t *testing.T) {
 	}
 
 	// Chat: a new conversation, a streamed turn, the suggested answer, a chip.
-	b.do("new conversation", chromedp.WaitVisible(chromedp.CSS(`.new-conv button`)),
+	b.Do("new conversation", chromedp.WaitVisible(chromedp.CSS(`.new-conv button`)),
 		chromedp.Click(chromedp.CSS(`.new-conv button`)), chromedp.WaitVisible(chromedp.CSS(`#message`)))
 	b.send(msgScripted)
-	b.waitText(`.tool-card .badge`, "done")
-	b.do("paused", chromedp.WaitVisible(chromedp.CSS(`button.suggested`)), chromedp.WaitNotVisible(chromedp.CSS(`#cancel`)))
-	b.do("answer", chromedp.Click(chromedp.CSS(`button.suggested`)))
-	b.waitText(`.transcript`, "Using EUR: 4.00.")
-	b.shot("chat")
-	b.do("reload the conversation", chromedp.Reload(), chromedp.WaitVisible(chromedp.CSS(`.tool-card`)))
-	b.waitText(`.transcript`, "Using EUR: 4.00.") // the stored transcript
-	b.waitText(`.tool-card .tool-result pre`, "4")
+	b.WaitText(`.tool-card .badge`, "done")
+	b.Do("paused", chromedp.WaitVisible(chromedp.CSS(`button.suggested`)), chromedp.WaitNotVisible(chromedp.CSS(`#cancel`)))
+	b.Do("answer", chromedp.Click(chromedp.CSS(`button.suggested`)))
+	b.WaitText(`.transcript`, "Using EUR: 4.00.")
+	b.Shot("chat")
+	b.Do("reload the conversation", chromedp.Reload(), chromedp.WaitVisible(chromedp.CSS(`.tool-card`)))
+	b.WaitText(`.transcript`, "Using EUR: 4.00.") // the stored transcript
+	b.WaitText(`.tool-card .tool-result pre`, "4")
 
 	// Inspector, tools, agents.
 	b.open("#/inspect/"+eval[string](b, `location.hash.split('/')[2]`)+"?message=hi", `table.excluded`)
-	b.waitText(`table.excluded`, "memory: switch off")
+	b.WaitText(`table.excluded`, "memory: switch off")
 	b.open("#/tools", `table.catalog`)
-	b.waitText(`.gauges`, "2,400 of 3,000 characters")
+	b.WaitText(`.gauges`, "2,400 of 3,000 characters")
 	b.open("#/agents/assistant", `#definition`)
-	b.do("save an invalid agent", chromedp.SetValue(chromedp.CSS(`#definition`), "name: assistant\ncolour: red\n"),
+	b.Do("save an invalid agent", chromedp.SetValue(chromedp.CSS(`#definition`), "name: assistant\ncolour: red\n"),
 		chromedp.Click(chromedp.CSS(`.agent-form button[type=submit]`)))
-	b.waitText(`.form-status .alert`, "colour")
-	b.do("save a valid agent", chromedp.SetValue(chromedp.CSS(`#definition`), "name: assistant\nprompt: Hi {user_nam}\n"),
+	b.WaitText(`.form-status .alert`, "colour")
+	b.Do("save a valid agent", chromedp.SetValue(chromedp.CSS(`#definition`), "name: assistant\nprompt: Hi {user_nam}\n"),
 		chromedp.Click(chromedp.CSS(`.agent-form button[type=submit]`)))
-	b.waitText(`.form-status`, "unknown macro {user_nam}")
+	b.WaitText(`.form-status`, "unknown macro {user_nam}")
 
 	// MCP servers: add, disable, delete.
 	b.open("#/mcp", `#mcp-add`)
-	b.do("add", chromedp.SetValue(chromedp.CSS(`#mcp-name`), "tracker"),
+	b.Do("add", chromedp.SetValue(chromedp.CSS(`#mcp-name`), "tracker"),
 		chromedp.SetValue(chromedp.CSS(`#mcp-url`), "https://tracker.example/mcp"),
 		chromedp.SetValue(chromedp.CSS(`#mcp-token`), "s3cret"),
 		chromedp.Click(chromedp.CSS(`#mcp-add button[type=submit]`)),
 		chromedp.WaitVisible(chromedp.CSS(`tr[data-server="tracker"]`)))
-	b.waitText(`tr[data-server="tracker"] [data-label="Tools"]`, "lookup")
-	b.waitText(`tr[data-server="tracker"] [data-label="Token"]`, "Set")
-	b.do("disable", chromedp.Click(chromedp.CSS(`tr[data-server="tracker"] td.actions button:first-child`)))
-	b.waitText(`tr[data-server="tracker"] [data-label="Status"]`, "Disabled")
-	b.do("delete", chromedp.Click(chromedp.CSS(`tr[data-server="tracker"] button.danger`)),
+	b.WaitText(`tr[data-server="tracker"] [data-label="Tools"]`, "lookup")
+	b.WaitText(`tr[data-server="tracker"] [data-label="Token"]`, "Set")
+	b.Do("disable", chromedp.Click(chromedp.CSS(`tr[data-server="tracker"] td.actions button:first-child`)))
+	b.WaitText(`tr[data-server="tracker"] [data-label="Status"]`, "Disabled")
+	b.Do("delete", chromedp.Click(chromedp.CSS(`tr[data-server="tracker"] button.danger`)),
 		chromedp.Click(chromedp.CSS(`dialog.confirm button[value="yes"]`)),
 		chromedp.WaitNotPresent(chromedp.CSS(`tr[data-server="tracker"]`)))
 
@@ -84,8 +84,8 @@ func TestPagesAgainstHTTPAPI(t *testing.T) {
 	if len(sessions) != 1 {
 		t.Fatalf("%d sessions after signing in, want 1", len(sessions))
 	}
-	b.do("sign out", chromedp.Click(chromedp.CSS(`#logout`)))
-	b.waitText(`main h1`, "Sign in to Quiver")
+	b.Do("sign out", chromedp.Click(chromedp.CSS(`#logout`)))
+	b.WaitText(`main h1`, "Sign in to Quiver")
 
 	// Every request succeeded except the invalid agent: the API accepted
 	// every body, and the session's CSRF token (the API refuses a wrong one).
@@ -133,7 +133,7 @@ func realAPI(t *testing.T) (store.Store, *scriptedEngine, *browser) {
 	eng := &scriptedEngine{st: st, keys: map[string]string{}}
 	h := httpapi.New(httpapi.Config{Store: st, Engine: eng, MCP: &storeMCP{st: st}, UI: webui.Handler(), Heartbeat: -1})
 	b := newBrowser(t, h)
-	b.do("sign in", chromedp.Navigate(b.srv.URL+"/login?token="+link), chromedp.WaitVisible(chromedp.CSS(`#nav`)))
+	b.Do("sign in", chromedp.Navigate(b.srv.URL+"/login?token="+link), chromedp.WaitVisible(chromedp.CSS(`#nav`)))
 	return st, eng, b
 }
 

@@ -67,9 +67,9 @@ func TestSettingsSaveKeepsKeysWriteOnly(t *testing.T) {
 	if d := cmp.Diff([]string{"Clear OpenAI API key"}, clears); d != "" {
 		t.Errorf("clear buttons (-want +got):\n%s", d)
 	}
-	b.shot("loaded")
+	b.Shot("loaded")
 
-	b.do("edit the settings",
+	b.Do("edit the settings",
 		chromedp.Click(chromedp.CSS(`#switch-web_search`)),
 		chromedp.Click(chromedp.CSS(`#switch-emoji_usage`)),
 		chromedp.Click(chromedp.CSS(`#mode-self-hosted`)),
@@ -78,16 +78,16 @@ func TestSettingsSaveKeepsKeysWriteOnly(t *testing.T) {
 		chromedp.Click(chromedp.CSS(`.key[data-key="openai_api_key"] button`)),
 		chromedp.Click(chromedp.CSS(`#key-anthropic_api_key`)),
 		chromedp.SendKeys(chromedp.CSS(`#key-anthropic_api_key`), typed))
-	b.waitText(`#key-openai_api_key-state`, "set (settings): cleared when you save")
+	b.WaitText(`#key-openai_api_key-state`, "set (settings): cleared when you save")
 	if got := eval[string](b, `document.getElementById('key-anthropic_api_key').value`); got != typed {
 		t.Fatalf("typed key %q, want %q", got, typed)
 	}
 	if got := eval[string](b, `document.getElementById('key-anthropic_api_key').type`); got != "password" {
 		t.Errorf("key field type %q, want password", got)
 	}
-	b.do("save", chromedp.Click(chromedp.CSS(`#settings-save`)))
-	b.waitText(`#settings-status`, "Settings saved.")
-	b.waitText(`#settings-form`, "Version 4")
+	b.Do("save", chromedp.Click(chromedp.CSS(`#settings-save`)))
+	b.WaitText(`#settings-status`, "Settings saved.")
+	b.WaitText(`#settings-form`, "Version 4")
 
 	put := b.sent("PUT", "/api/settings")
 	want := map[string]any{
@@ -110,14 +110,14 @@ func TestSettingsSaveKeepsKeysWriteOnly(t *testing.T) {
 	if got := eval[bool](b, `document.getElementById('mode-self-hosted').checked`); !got {
 		t.Error("self-hosted mode not shown after saving")
 	}
-	b.shot("saved")
+	b.Shot("saved")
 
 	b.noSecretInPage("after saving", typed, stubSecret)
 
 	// The page again, from a new GET.
 	b.open("#/chat", `.new-conv`)
 	b.open("#/settings", `#settings-form`)
-	b.waitText(`#key-anthropic_api_key-state`, "set (settings)")
+	b.WaitText(`#key-anthropic_api_key-state`, "set (settings)")
 	b.noSecretInPage("after reloading", typed, stubSecret)
 	// No response carried a key, and only the PUT carried the typed one.
 	gets := 0
@@ -146,12 +146,12 @@ func TestSettingsConflictReloads(t *testing.T) {
 	b := newBrowser(t, api)
 	b.login()
 	b.open("#/settings", `#settings-form`)
-	b.waitText(`#settings-form`, "Version 3")
+	b.WaitText(`#settings-form`, "Version 3")
 	api.otherAdminSaves() // version 4, with an IAsk URL
 
-	b.do("save over it", chromedp.Click(chromedp.CSS(`#switch-web_search`)), chromedp.Click(chromedp.CSS(`#settings-save`)))
-	b.waitText(`#settings-status .alert`, "someone else saved the settings while you were editing")
-	b.waitText(`#settings-form`, "Version 4")
+	b.Do("save over it", chromedp.Click(chromedp.CSS(`#switch-web_search`)), chromedp.Click(chromedp.CSS(`#settings-save`)))
+	b.WaitText(`#settings-status .alert`, "someone else saved the settings while you were editing")
+	b.WaitText(`#settings-form`, "Version 4")
 	if got := eval[string](b, `document.getElementById('web-iask').value`); got != "https://iask.example/api" {
 		t.Errorf("IAsk URL %q after the conflict, want the other admin's", got)
 	}
@@ -170,10 +170,10 @@ func TestSettingsConflictReloads(t *testing.T) {
 	if d := cmp.Diff([]string{"GET 200", "PUT 409", "GET 200"}, calls); d != "" {
 		t.Errorf("settings requests (-want +got):\n%s", d)
 	}
-	b.shot("conflict")
+	b.Shot("conflict")
 
-	b.do("save again", chromedp.Click(chromedp.CSS(`#switch-web_search`)), chromedp.Click(chromedp.CSS(`#settings-save`)))
-	b.waitText(`#settings-status`, "Settings saved.")
+	b.Do("save again", chromedp.Click(chromedp.CSS(`#switch-web_search`)), chromedp.Click(chromedp.CSS(`#settings-save`)))
+	b.WaitText(`#settings-status`, "Settings saved.")
 	puts := b.requests("PUT", "/api/settings")
 	if len(puts) != 2 {
 		t.Fatalf("%d PUTs, want 2", len(puts))
@@ -200,12 +200,12 @@ func TestAdminPagesHiddenFromMembers(t *testing.T) {
 		t.Errorf("navigation hidden (-want +got):\n%s", d)
 	}
 	b.open("#/settings", `main h1`)
-	b.waitText(`main`, "Only admins of your organisation change its settings.")
+	b.WaitText(`main`, "Only admins of your organisation change its settings.")
 	if eval[bool](b, `!!document.getElementById('dtm')`) {
 		t.Error("a member sees the Deliberate Tool Mode section")
 	}
 	b.open("#/people", `main h1`)
-	b.waitText(`main`, "Only admins of your organisation manage its people.")
+	b.WaitText(`main`, "Only admins of your organisation manage its people.")
 	for _, r := range b.rec.recorded() {
 		if r.Path == "/api/settings" || r.Path == "/api/users" || strings.HasPrefix(r.Path, "/api/deliberate") {
 			t.Errorf("a member's page asked %s %s", r.Method, r.Path)

@@ -43,7 +43,8 @@ func Path(t testing.TB) string {
 
 // Config configures a Browser. The zero value is a 1280×900 tab in the
 // host's timezone that may request any origin, saving screenshots in the
-// test's temporary directory, with 20-second steps.
+// test's temporary directory, with 20-second steps and no bound on the
+// browser's life but the test's.
 type Config struct {
 	// Origin ("http://127.0.0.1:8080") is the only origin the page may
 	// request, besides data: URLs; "" allows any.
@@ -55,6 +56,9 @@ type Config struct {
 	Artifacts string
 	// Step bounds each Do, WaitText, Eval and Shot; zero means 20 s.
 	Step time.Duration
+	// Lifetime bounds the browser from its start, every step included, so
+	// a test that keeps taking steps still ends; zero means no bound.
+	Lifetime time.Duration
 }
 
 // defaultStep bounds one step, so a missing element fails fast with what
@@ -87,6 +91,9 @@ func New(t *testing.T, cfg Config) *Browser {
 	}
 	b := &Browser{t: t, cfg: cfg}
 	root, cancelRoot := context.WithCancel(context.Background())
+	if cfg.Lifetime > 0 {
+		root, cancelRoot = context.WithTimeout(context.Background(), cfg.Lifetime)
+	}
 	allocCtx, cancelAlloc := chromedp.NewExecAllocator(root,
 		chromedp.ExecPath(exe),
 		chromedp.Headless,
@@ -186,8 +193,10 @@ func (b *Browser) Check() {
 	b.problems = nil
 }
 
-// step is the context of one step: the tab's, bounded by Config.Step.
-func (b *Browser) step() (context.Context, context.CancelFunc) {
+// Step returns the context of one step, the tab's bounded by Config.Step,
+// for the DevTools commands the other methods do not cover. The caller
+// cancels it.
+func (b *Browser) Step() (context.Context, context.CancelFunc) {
 	return context.WithTimeout(b.ctx, b.cfg.Step)
 }
 
@@ -197,7 +206,7 @@ var unsafeName = regexp.MustCompile(`[^A-Za-z0-9_.-]+`)
 // folder.
 func (b *Browser) Shot(name string) {
 	b.t.Helper()
-	ctx, cancel := b.step()
+	ctx, cancel := b.Step()
 	defer cancel()
 	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
 	if err != nil {
@@ -213,7 +222,7 @@ func (b *Browser) Shot(name string) {
 // "failed" and fails the test with what was being done.
 func (b *Browser) Do(what string, actions ...chromedp.Action[chromedp.Void]) {
 	b.t.Helper()
-	ctx, cancel := b.step()
+	ctx, cancel := b.Step()
 	defer cancel()
 	if err := chromedp.Do(ctx, actions...); err != nil {
 		b.Shot("failed")
@@ -221,12 +230,13 @@ func (b *Browser) Do(what string, actions ...chromedp.Action[chromedp.Void]) {
 	}
 }
 
-// Eval returns a JavaScript expression's value, decoded as JSON into T.
-func Eval[T any](b *Browser, expr string) T {
+// Eval returns a JavaScript expression's value, decoded as JSON into T;
+// opts (chromedp.EvalAwaitPromise, say) change how it is evaluated.
+func Eval[T any](b *Browser, expr string, opts ...chromedp.EvaluateOption) T {
 	b.t.Helper()
-	ctx, cancel := b.step()
+	ctx, cancel := b.Step()
 	defer cancel()
-	v, err := chromedp.Run(ctx, chromedp.Evaluate[T](expr))
+	v, err := chromedp.Run(ctx, chromedp.Evaluate[T](expr, opts...))
 	if err != nil {
 		b.t.Fatalf("evaluate %s: %v", expr, err)
 	}
@@ -238,7 +248,7 @@ func Eval[T any](b *Browser, expr string) T {
 // it fails the test with what the element holds.
 func (b *Browser) WaitText(sel, text string) {
 	b.t.Helper()
-	ctx, cancel := b.step()
+	ctx, cancel := b.Step()
 	defer cancel()
 	_, err := chromedp.Run(ctx, chromedp.PollFunction[bool](
 		`(sel, text) => { const el = document.querySelector(sel); return !!el && el.textContent.includes(text); }`,
