@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/quiverhq/quiver/httpapi"
+	"github.com/quiverhq/quiver/store"
 )
 
 // endpoint is one operation with a request that would succeed for its
@@ -74,6 +75,8 @@ func TestAuthorization(t *testing.T) {
 	f.conversation("org_a", "bob", "conv_bob")
 	f.pause("org_a", "bob", "conv_bob")
 	f.mcpServer("org_a", "search-a", nil, "")
+	// org_a's trigger, which dave's DELETE must not reach.
+	f.must(f.st.AddIntentTrigger(f.ctx, store.IntentTrigger{OrgID: "org_a", Target: "calculator", Phrase: "crunch it", CreatedAt: start}, 0))
 	var toks struct{ Tokens []struct{ ID string } }
 	f.ok(f.do(f.bob, "GET", "/api/tokens", nil), 200, &toks)
 	bobToken := toks.Tokens[0].ID
@@ -103,6 +106,9 @@ func TestAuthorization(t *testing.T) {
 	f.must(err)
 	if u.Department != "R&D" || !u.DisabledAt.IsZero() {
 		t.Errorf("a refused request changed carol: %+v", u)
+	}
+	if ts, err := f.st.ListIntentTriggers(f.ctx, "org_a"); err != nil || len(ts) != 1 {
+		t.Errorf("org_a's triggers after refused requests: %v %v", ts, err)
 	}
 	users, err := f.st.ListUsers(f.ctx, "org_a")
 	f.must(err)

@@ -15,6 +15,12 @@ import (
 //go:embed login_failed.html
 var loginFailedHTML []byte
 
+// loginOtherHTML is the page a browser signed in as one user gets for a
+// login link of another: the link is left unused.
+//
+//go:embed login_other.html
+var loginOtherHTML []byte
+
 // loginPageCSP lets the page load nothing at all.
 const loginPageCSP = "default-src 'none'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
 
@@ -26,13 +32,22 @@ func loginFailedPage() *loginOutput {
 	}
 }
 
+// loginOtherPage is the 409 answer to a browser whose session is another
+// user's than the link's.
+func loginOtherPage() *loginOutput {
+	return &loginOutput{
+		Status: http.StatusConflict, ContentType: "text/html; charset=utf-8",
+		CSP: loginPageCSP, Body: loginOtherHTML,
+	}
+}
+
 // documentLoginPage says in the OpenAPI document that the login's 401 may
 // be that page, with its headers, which the 303 never has (nor a body),
 // and what Accept does (the middleware reads it, not huma).
 func documentLoginPage(op *huma.Operation) {
-	ok, failed := op.Responses["303"], op.Responses["401"]
-	if ok == nil || failed == nil {
-		panic("httpapi: the login operation lacks its 303 or 401 response")
+	ok, failed, other := op.Responses["303"], op.Responses["401"], op.Responses["409"]
+	if ok == nil || failed == nil || other == nil {
+		panic("httpapi: the login operation lacks its 303, 401 or 409 response")
 	}
 	op.Parameters = append(op.Parameters, &huma.Param{
 		Name: "Accept", In: "header",
@@ -51,6 +66,14 @@ func documentLoginPage(op *huma.Operation) {
 		Type: huma.TypeString,
 		Description: "When the Accept header prefers text/html to application/json: a page saying the link is " +
 			"invalid, already used or expired, and how to get a new one.",
+	}}
+	if other.Content == nil {
+		other.Content = map[string]*huma.MediaType{}
+	}
+	other.Content["text/html"] = &huma.MediaType{Schema: &huma.Schema{
+		Type: huma.TypeString,
+		Description: "When the Accept header prefers text/html: a page saying the browser is signed in as another " +
+			"user, so the link was left unused.",
 	}}
 }
 

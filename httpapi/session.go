@@ -18,9 +18,11 @@ func (s *server) sessionRoutes() {
 		Description: "Consumes the link's token (it works once, until it expires), starts a browser session " +
 			"(the HttpOnly cookie " + sessionCookie + ") and redirects to /. A link that is invalid, already used or " +
 			"expired is a 401: a small HTML page saying so, and how to get a new link, when the Accept header " +
-			"prefers text/html to application/json (a browser following the link); the JSON error invalid_link otherwise.",
+			"prefers text/html to application/json (a browser following the link); the JSON error invalid_link otherwise. " +
+			"A browser already signed in as another user gets a 409 (a page, or signed_in_as_other) and the link is " +
+			"left unused: a link someone else planted cannot switch the account in one click.",
 		DefaultStatus: http.StatusSeeOther,
-		Errors:        []int{http.StatusUnauthorized},
+		Errors:        []int{http.StatusUnauthorized, http.StatusConflict},
 	}, public, s.login)
 	documentLoginPage(s.api.OpenAPI().Paths["/login"].Get)
 	register(s, huma.Operation{
@@ -42,7 +44,8 @@ func (s *server) sessionRoutes() {
 }
 
 type loginInput struct {
-	Token string `query:"token" required:"true" doc:"The secret of a one-time login link."`
+	Token   string `query:"token" required:"true" doc:"The secret of a one-time login link."`
+	Session string `cookie:"quiver_session" doc:"The browser's current session, if any."`
 }
 
 // loginOutput is a redirect with the session cookie, or the failure page.
@@ -63,6 +66,15 @@ type logoutOutput struct {
 // is as invalid as a used one.
 func (s *server) login(ctx context.Context, in *loginInput) (*loginOutput, error) {
 	now := s.now()
+	if other, err := s.signedInAsOther(ctx, in, now); err != nil {
+		return nil, err
+	} else if other {
+		if ri := infoFrom(ctx); ri != nil && ri.html {
+			return loginOtherPage(), nil
+		}
+		return nil, apiErr(http.StatusConflict, "signed_in_as_other",
+			"this browser is signed in as another user; sign out first (the link was not used)")
+	}
 	link, err := s.st.ConsumeCredential(ctx, store.CredLoginLink, HashSecret(in.Token), now)
 	if err == nil {
 		var u store.User
@@ -92,6 +104,28 @@ func (s *server) login(ctx context.Context, in *loginInput) (*loginOutput, error
 	}
 	cookie := s.cookie(ctx, secret, s.sessionTTL)
 	return &loginOutput{Status: http.StatusSeeOther, Location: "/", SetCookie: &cookie}, nil
+}
+
+// signedInAsOther reports whether the request carries a live session of a
+// user other than the (still unused) link's; a bad or missing session or
+// link is not, and the login goes on to its own checks.
+func (s *server) signedInAsOther(ctx context.Context, in *loginInput, now time.Time) (bool, error) {
+	if in.Session == "" {
+		return false, nil
+	}
+	cur, err := s.st.LookupCredential(ctx, store.CredSession, HashSecret(in.Session), now)
+	if errors.Is(err, store.ErrNotFound) {
+		return false, nil
+	} else if err != nil {
+		return false, err
+	}
+	link, err := s.st.LookupCredential(ctx, store.CredLoginLink, HashSecret(in.Token), now)
+	if errors.Is(err, store.ErrNotFound) {
+		return false, nil
+	} else if err != nil {
+		return false, err
+	}
+	return link.OrgID != cur.OrgID || link.UserID != cur.UserID, nil
 }
 
 // cookie is the session cookie; a zero maxAge deletes it.

@@ -302,3 +302,29 @@ func TestUpdateMe(t *testing.T) {
 		t.Errorf("after clearing the zone: %+v", me)
 	}
 }
+
+// TestLoginLinkOfAnotherUser: a browser signed in as bob that follows
+// alice's link (one planted in a message, say) stays bob's: 409, a page
+// for browsers, and the link is left unused for alice. Bob's own link
+// signs him in as usual.
+func TestLoginLinkOfAnotherUser(t *testing.T) {
+	f := newFixture(t, nil)
+	bob := f.login("org_a", "bob")
+	link := f.loginLink("org_a", "alice", start.Add(time.Hour))
+	wantError(t, f.do(bob, "GET", "/login?token="+link, nil), http.StatusConflict, "signed_in_as_other")
+	page := f.do(bob, "GET", "/login?token="+link, nil, "Accept: "+acceptChrome)
+	if page.StatusCode != http.StatusConflict || !strings.Contains(string(page.body), "already signed in") ||
+		page.Header.Get("Content-Security-Policy") == "" || len(page.Cookies()) != 0 {
+		t.Fatalf("page: %d %q %v", page.StatusCode, page.body, page.Header)
+	}
+	// The link was not used: a browser without bob's session signs in as alice.
+	r := f.do(nil, "GET", "/login?token="+link, nil)
+	f.ok(r, http.StatusSeeOther, nil)
+	var me httpapi.Me
+	f.ok(f.do(&who{session: sessionCookieOf(t, r).Value}, "GET", "/api/me", nil), http.StatusOK, &me)
+	if me.UserID != "alice" {
+		t.Fatalf("signed in as %q, want alice", me.UserID)
+	}
+	// Bob's own link with bob's session: signed in again.
+	f.ok(f.do(bob, "GET", "/login?token="+f.loginLink("org_a", "bob", start.Add(time.Hour)), nil), http.StatusSeeOther, nil)
+}

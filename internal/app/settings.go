@@ -1,10 +1,12 @@
 package app
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"maps"
 	"net/url"
 	"regexp"
@@ -99,6 +101,8 @@ type orgView struct {
 	// keys are the organisation's opened keys by name.
 	keys    map[string]string
 	catalog *registry.Catalog
+	// doc is the stored document the view was built from.
+	doc []byte
 }
 
 // orgSettings reads organisations' settings and keeps, per organisation,
@@ -110,6 +114,7 @@ type orgSettings struct {
 	base   config.Config
 	getenv func(string) string
 	now    func() time.Time
+	logger *slog.Logger
 	// build makes the built-in catalog for a configuration and the keys.
 	build func(cfg config.Config, keys map[string]string) *registry.Catalog
 
@@ -120,7 +125,10 @@ type orgSettings struct {
 }
 
 func newOrgSettings(st store.Store, kr *secret.Keyring, base config.Config, env Env, build func(config.Config, map[string]string) *registry.Catalog) *orgSettings {
-	o := &orgSettings{st: st, kr: kr, base: base, getenv: env.Getenv, now: env.Now, build: build, views: map[string]*orgView{}}
+	o := &orgSettings{st: st, kr: kr, base: base, getenv: env.Getenv, now: env.Now, logger: env.Logger, build: build, views: map[string]*orgView{}}
+	if o.logger == nil {
+		o.logger = slog.New(slog.DiscardHandler)
+	}
 	if o.getenv == nil {
 		o.getenv = func(string) string { return "" }
 	}
@@ -149,10 +157,20 @@ func (o *orgSettings) view(ctx context.Context, orgID string) (*orgView, error) 
 	if ok && v.version == s.Version {
 		return v, nil
 	}
-	v, err = o.newView(s)
+	nv, err := o.newView(s)
 	if err != nil {
-		return nil, err
+		if !ok || !o.sameSettings(v, s) {
+			return nil, err
+		}
+		// Only the sealing changed (quiver secrets rotate ran under a key
+		// this process was not started with): the keys it opened before
+		// are still the keys. Restart with the new keyring to read them.
+		o.logger.Warn("settings keys re-encrypted under a key this server does not have; using the keys read before (restart with the new keyring)", "org", orgID, "err", err)
+		cp := *v
+		cp.version = s.Version
+		nv = &cp
 	}
+	v = nv
 	o.mu.Lock()
 	if cur, ok := o.views[orgID]; !ok || cur.version < v.version {
 		o.views[orgID] = v
@@ -181,8 +199,23 @@ func (o *orgSettings) newView(s store.OrgSettings) (*orgView, error) {
 	cfg := o.apply(doc, keys)
 	return &orgView{
 		version: s.Version, cfg: cfg, switches: doc.Switches, keys: keys,
-		catalog: o.build(cfg, keys),
+		catalog: o.build(cfg, keys), doc: slices.Clone(s.Doc),
 	}, nil
+}
+
+// sameSettings reports whether stored settings say what the view was
+// built from: the same document and the same key names (their sealing may
+// differ).
+func (o *orgSettings) sameSettings(v *orgView, s store.OrgSettings) bool {
+	if !bytes.Equal(v.doc, s.Doc) || len(v.keys) != len(s.Secrets) {
+		return false
+	}
+	for name := range s.Secrets {
+		if _, ok := v.keys[name]; !ok {
+			return false
+		}
+	}
+	return true
 }
 
 // apply returns the deployment configuration with a document and keys
@@ -415,6 +448,9 @@ func (o *orgSettings) validate(u httpapi.SettingsUpdate) (settingsDoc, error) {
 	}
 	ex := slices.Compact(slices.Sorted(slices.Values(u.Web.ExcludeProviders)))
 	if !slices.Equal(ex, slices.Compact(slices.Sorted(slices.Values(b.ExcludeProviders)))) {
+		if ex == nil {
+			ex = []string{} // stored as [], not null (which would follow the deployment)
+		}
 		doc.Web.ExcludeProviders = &ex
 	}
 	return doc, nil

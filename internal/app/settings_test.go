@@ -382,3 +382,78 @@ func secondOrg(t *testing.T, s serving, data string) *apiClient {
 	s.login = s.base + "/login?token=" + link
 	return signIn(t, s)
 }
+
+// TestSettingsFollowDeploymentAndSurviveRotation: an organisation that
+// saved settings still follows a later change of the deployment's config
+// for what it did not set, an empty exclude list it chose stays empty, and
+// a key rotation run while quiver serve is up (under a key the server was
+// not started with) does not stop its turns.
+func TestSettingsFollowDeploymentAndSurviveRotation(t *testing.T) {
+	const orgKey = "sk-org-rotation-31c4"
+	model := llmtest.Start(t, llmtest.OpenAI{}, llmtest.Reply{Text: []string{"one"}}, llmtest.Reply{Text: []string{"two"}})
+	dir := t.TempDir()
+	oldKey := writeKeyFile(t, dir, "old.key", "old")
+	cfgWith := func(searx string) string {
+		return writeConfig(t, t.TempDir(), "secrets:\n  key_file: "+oldKey+"\nweb:\n  searxng_url: "+searx+"\n  exclude_providers: [ollama]\n")
+	}
+	data := filepath.Join(dir, "data")
+	vars := map[string]string{"QUIVER_DATA": data, "OPENAI_BASE_URL": model.URL}
+	s := startServeWith(t, vars, "--config", cfgWith("https://searx-one.example"))
+	a := signIn(t, s)
+	code, body := a.do(http.MethodPut, "/api/settings", map[string]any{
+		"version": 0, "network_mode": "public", "switches": map[string]bool{"emoji_usage": true},
+		"web":      map[string]any{"searxng_url": "https://searx-one.example", "exclude_providers": []string{}},
+		"set_keys": map[string]string{"openai_api_key": orgKey},
+	})
+	if code != http.StatusOK {
+		t.Fatalf("save: %d %s", code, body)
+	}
+	var conv struct{ ID string }
+	if code, body = a.do(http.MethodPost, "/api/conversations", map[string]string{"agent": "assistant"}); code/100 != 2 || json.Unmarshal(body, &conv) != nil {
+		t.Fatalf("create conversation: %d %s", code, body)
+	}
+	send := func(msg string) {
+		t.Helper()
+		if code, body := a.do(http.MethodPost, "/api/conversations/"+conv.ID+"/messages", map[string]string{"message": msg}); code != http.StatusOK || !strings.Contains(string(body), `"done"`) || strings.Contains(string(body), `"error"`) {
+			t.Fatalf("send %q: %d %s", msg, code, body)
+		}
+	}
+	send("before rotation")
+
+	// Rotate while the server runs: it only has the old key.
+	newKey := writeKeyFile(t, dir, "new.key", "new")
+	both := writeConfig(t, t.TempDir(), "secrets:\n  keys_env: QUIVER_TEST_KEYS\n")
+	if code, out, stderr := runEnv(t, data, map[string]string{"QUIVER_TEST_KEYS": keyLine(t, newKey) + "," + keyLine(t, oldKey)}, "", "secrets", "rotate", "--config", both); code != 0 || !strings.Contains(out, "1 settings key(s)") {
+		t.Fatalf("rotate: exit %d: %s %s", code, out, stderr)
+	}
+	send("after rotation")
+	if seen := model.Seen(); len(seen) != 2 || seen[1].Header.Get("Authorization") != "Bearer "+orgKey {
+		t.Fatalf("after rotation the provider got %d requests, want the organisation's key on the second", len(seen))
+	}
+	s.stop()
+
+	// The operator changes the deployment's SearXNG URL: the organisation,
+	// which never chose one of its own, follows; its empty exclude list stays.
+	s = startServeWith(t, vars, "--config", writeConfig(t, t.TempDir(), "secrets:\n  key_file: "+newKey+"\nweb:\n  searxng_url: https://searx-two.example\n  exclude_providers: [ollama]\n"))
+	code, out, stderr := runEnv(t, data, nil, "", "login-link", "--config", writeConfig(t, t.TempDir(), "secrets:\n  key_file: "+newKey+"\n"), "--addr", strings.TrimPrefix(s.base, "http://"))
+	if code != 0 {
+		t.Fatalf("login-link: exit %d: %s", code, stderr)
+	}
+	s.login = strings.TrimSpace(out)
+	a = signIn(t, s)
+	var st struct {
+		Version int64
+		Web     struct {
+			SearXNGURL       string   `json:"searxng_url"`
+			ExcludeProviders []string `json:"exclude_providers"`
+		}
+		Switches map[string]bool
+	}
+	if code, body = a.do(http.MethodGet, "/api/settings", nil); code != http.StatusOK || json.Unmarshal(body, &st) != nil {
+		t.Fatalf("settings: %d %s", code, body)
+	}
+	if st.Web.SearXNGURL != "https://searx-two.example" || len(st.Web.ExcludeProviders) != 0 || !st.Switches["emoji_usage"] {
+		t.Fatalf("after the deployment changed: %s", body)
+	}
+	s.stop()
+}
