@@ -31,10 +31,13 @@ func renderMarkdown(b *browser, srcs []string) []string {
 
 // link is the HTML of a link as markdown.js makes it.
 func link(href, text string) string {
-	return `<a href="` + href + `" rel="noopener noreferrer nofollow" target="_blank">` + text + `</a>`
+	return `<a href="` + href + `" rel="noopener noreferrer nofollow" target="_blank" title="` + href + `">` + text + `</a>`
 }
 
 func TestMarkdownRendersEachConstruct(t *testing.T) {
+	b := newBrowser(t, newStubAPI())
+	b.Do("open", chromedp.Navigate(b.srv.URL+"/"))
+	origin := b.srv.URL // the page's own
 	tests := []struct{ name, src, want string }{
 		{"paragraphs and line breaks", "one\ntwo  \n\nthree", `<p>one<br>two</p><p>three</p>`},
 		{"headings below the page's", "# A\n## B ##\n### C\n#### D\n##### E\n###### F\n####### G\n#no",
@@ -76,9 +79,27 @@ func TestMarkdownRendersEachConstruct(t *testing.T) {
 		{"HTML stays text", "<script>alert(1)</script>\n<img src=x onerror=alert(1)> <b>not bold</b>",
 			`<p>&lt;script&gt;alert(1)&lt;/script&gt;<br>&lt;img src=x onerror=alert(1)&gt; &lt;b&gt;not bold&lt;/b&gt;</p>`},
 		{"empty", "", ``},
+		{"closing hashes need a space before them", "# C#\n# #\n# a \\#\n## b #\t \n# c \t#x",
+			"<h3>C#</h3><h3></h3><h3>a #</h3><h4>b</h4><h3>c \t#x</h3>"},
+		{"a delimiter row has only dashes and colons", "a | b\n|-|-|x\n\nc | d\n| - | :-: |\n\ne | f\n|-|\\-|",
+			`<p>a | b<br>|-|-|x</p><div class="table-wrap"><table><thead><tr><th>c</th><th data-align="center">d</th></tr></thead></table></div>` +
+				`<p>e | f<br>|-|-|</p>`},
+		{"a bare URL stops at quotes and backticks", "{\"u\":\"https://a.com\",\"v\":1} 'https://b.com/x' `https://c.com`x https://d.com`",
+			`<p>{"u":"` + link("https://a.com/", "https://a.com") + `","v":1} '` + link("https://b.com/x", "https://b.com/x") +
+				`' <code>https://c.com</code>x ` + link("https://d.com/", "https://d.com") + "`</p>"},
+		{"a bare URL leaves out a bracket that closes nothing in it", "[https://x.com] (https://y.com/a) https://z.com/a_[b]] http://[::1]/]",
+			`<p>[` + link("https://x.com/", "https://x.com") + `] (` + link("https://y.com/a", "https://y.com/a") + `) ` +
+				link("https://z.com/a_[b]", "https://z.com/a_[b]") + `] ` + link("http://[::1]/", "http://[::1]/") + `]</p>`},
+		{"a bare URL not taken is text as a whole", "http:///**x** **http://**",
+			`<p>http:///**x** <strong>http://</strong></p>`},
+		{"brackets in code spans do not close a link's text", "[`]`](https://x.com) [a`](https://y.com)`",
+			`<p>` + link("https://x.com/", "<code>]</code>") + ` [a<code>](https://y.com)</code></p>`},
+		{"this server's login links stay text", "[in](" + origin + "/login?token=s) " + origin + "/login?token=s <" + origin + "//LOGIN?token=s> " +
+			"[x](" + origin + "/%6Cogin?token=s) [y](" + origin + "/a/../login) [ok](" + origin + "/#/chat) [other](https://example.com/login?token=s)",
+			`<p>[in](` + origin + `/login?token=s) ` + origin + `/login?token=s &lt;` + origin + `//LOGIN?token=s&gt; ` +
+				`[x](` + origin + `/%6Cogin?token=s) [y](` + origin + `/a/../login) ` + link(origin+"/#/chat", "ok") + ` ` +
+				link("https://example.com/login?token=s", "other") + `</p>`},
 	}
-	b := newBrowser(t, newStubAPI())
-	b.Do("open", chromedp.Navigate(b.srv.URL+"/"))
 	srcs := make([]string, len(tests))
 	for i, tt := range tests {
 		srcs[i] = tt.src
@@ -96,12 +117,13 @@ func TestMarkdownRendersEachConstruct(t *testing.T) {
 // TestMarkdownMakesOnlyKnownElements renders random mixes of Markdown,
 // HTML and URLs, and every prefix of the streamed answer: whatever the
 // input, only the renderer's own elements and attributes come out, and
-// every link is http, https or mailto with rel and target set.
+// every link is http, https or mailto with rel, target and title set.
 func TestMarkdownMakesOnlyKnownElements(t *testing.T) {
 	pieces := []string{"*", "**", "_", "__", "~~", "`", "```", "```js", "~~~", "\n", "\n\n", "  ", "\t", "# ", "### ",
 		"- ", "* ", "1. ", "7) ", "> ", "|", " | ", "---", ":-:", "[", "]", "(", ")", "<", ">", "\\", "word",
 		"https://example.com/a_(b)", "mailto:a@example.com", "javascript:alert(1)", "data:text/html,x", "//evil.example",
-		"<script>alert(1)</script>", "<img src=x onerror=alert(1)>", `" onclick="alert(1)`, "&amp;", "é", "\u2028"}
+		"<script>alert(1)</script>", "<img src=x onerror=alert(1)>", `" onclick="alert(1)`, "&amp;", "é", "\u2028",
+		"ORIGIN/login?token=x", "(ORIGIN//login)", "<ORIGIN/%6cogin>"} // ORIGIN: the page's
 	r := rand.New(rand.NewPCG(1, 2))
 	var srcs []string
 	for range 500 {
@@ -124,9 +146,9 @@ func TestMarkdownMakesOnlyKnownElements(t *testing.T) {
 	problems := eval[[]string](b, fmt.Sprintf(`import('/assets/js/markdown.js').then(({ markdown }) => {
 		const attrs = { P: [], BR: [], H3: [], H4: [], H5: [], H6: [], PRE: ['tabindex'], CODE: ['data-lang'],
 			UL: [], OL: ['start'], LI: [], BLOCKQUOTE: [], HR: [], DIV: ['class'], TABLE: [], THEAD: [], TBODY: [],
-			TR: [], TH: ['data-align'], TD: ['data-align'], STRONG: [], EM: [], DEL: [], A: ['href', 'rel', 'target'] };
+			TR: [], TH: ['data-align'], TD: ['data-align'], STRONG: [], EM: [], DEL: [], A: ['href', 'rel', 'target', 'title'] };
 		const problems = [];
-		for (const src of %s) {
+		for (const src of %s.map((s) => s.replaceAll('ORIGIN', location.origin))) {
 			const d = document.createElement('div');
 			try {
 				d.append(...markdown(src));
@@ -138,7 +160,8 @@ func TestMarkdownMakesOnlyKnownElements(t *testing.T) {
 				const bad = !attrs[el.tagName] || el.getAttributeNames().some((a) => !attrs[el.tagName].includes(a)) ||
 					(el.tagName === 'DIV' && el.className !== 'table-wrap') ||
 					(el.tagName === 'A' && (!['http:', 'https:', 'mailto:'].includes(new URL(el.href).protocol) ||
-						el.rel !== 'noopener noreferrer nofollow' || el.target !== '_blank'));
+						el.rel !== 'noopener noreferrer nofollow' || el.target !== '_blank' || el.title !== el.href ||
+						(new URL(el.href).origin === location.origin && new URL(el.href).pathname.startsWith('/login'))));
 				if (bad) problems.push(JSON.stringify(src) + ': ' + el.outerHTML);
 			}
 		}
@@ -172,7 +195,7 @@ func TestChatRendersMarkdownAnswer(t *testing.T) {
 		(function tick() { window.frames_++; requestAnimationFrame(tick); })();
 		window.renders = [];
 		new MutationObserver((records) => {
-			for (const r of records) if (r.target.matches?.('.text.md')) window.renders.push(window.frames_);
+			if (records.some((r) => r.target.matches?.('.text.md'))) window.renders.push(window.frames_);
 		}).observe(document.querySelector('.transcript'), { childList: true, subtree: true });
 	})()`))
 

@@ -13,8 +13,32 @@ import { h } from './dom.js';
 
 // markdown renders src as an array of block nodes.
 export function markdown(src) {
-  const lines = String(src ?? '').replace(/\r\n?/g, '\n').split('\n');
-  return blocks(lines, 0).map(block);
+  return blocks(linesOf(src), 0).map(block);
+}
+
+// markdownParts renders src as markdown(src) does, in two parts, for an
+// answer that streams in: head, the blocks that stay as they are whatever
+// text is appended to src, and tail, the blocks after them, which more
+// text may change; cut is the length of the text that head renders. head
+// ends before the last top-level block that follows a blank line and whose
+// first line is complete (a blank line ends a paragraph, table or quote;
+// that complete line tells whether a list goes on; a fence still open is
+// one block to the end). markdown(src.slice(cut)) renders the tail.
+export function markdownParts(src) {
+  src = String(src ?? '');
+  const lines = linesOf(src);
+  const starts = [];
+  const bs = blocks(lines, 0, starts);
+  let k = bs.length - 1;
+  while (k > 0 && !(starts[k] < lines.length - 1 && blank(lines[starts[k] - 1]))) k--;
+  if (k <= 0) return { cut: 0, head: [], tail: bs.map(block) };
+  const eol = /\r\n?|\n/g;
+  for (let n = starts[k]; n > 0; n--) eol.exec(src);
+  return { cut: eol.lastIndex, head: bs.slice(0, k).map(block), tail: bs.slice(k).map(block) };
+}
+
+function linesOf(src) {
+  return String(src ?? '').replace(/\r\n?/g, '\n').split('\n');
 }
 
 // maxDepth bounds nested lists and blockquotes; deeper markers stay text.
@@ -30,7 +54,7 @@ const HEADING = /^ {0,3}(#{1,6})(?:[ \t]+(.*))?$/;
 const RULE = /^ {0,3}(?:(?:-[ \t]*){3,}|(?:\*[ \t]*){3,}|(?:_[ \t]*){3,})$/;
 const QUOTE = /^ {0,3}> ?(.*)$/;
 const ITEM = /^( {0,3})(?:([-*+])|(\d{1,9})([.)]))([ \t]+)(\S.*)$/;
-const DELIMITER_ROW = /^ {0,3}\|?[ \t]*:?-+:?[ \t]*(?:\|[ \t]*:?-+:?[ \t]*)*\|?[ \t]*$/;
+const DELIMITER_CELL = /^:?-+:?$/;
 const LANG = /^[\w.+#-]{1,32}$/;
 
 const blank = (line) => line.trim() === '';
@@ -59,8 +83,9 @@ function dedent(line, n) {
 }
 
 // blocks parses lines into block descriptions: { t: 'p' | 'h' | 'code' |
-// 'hr' | 'quote' | 'list' | 'table', … }.
-function blocks(lines, depth) {
+// 'hr' | 'quote' | 'list' | 'table', … }. starts, when given, receives
+// each block's first line.
+function blocks(lines, depth, starts) {
   const out = [];
   let i = 0;
   while (i < lines.length) {
@@ -72,6 +97,7 @@ function blocks(lines, depth) {
       (depth < maxDepth ? quote(lines, i, depth) ?? list(lines, i, depth) : null) ??
       table(lines, i) ?? paragraph(lines, i, depth);
     out.push(b);
+    starts?.push(i);
     i = next;
   }
   return out;
@@ -108,8 +134,20 @@ function fenced(lines, i) {
 function heading(lines, i) {
   const m = HEADING.exec(lines[i]);
   if (!m) return null;
-  const text = (m[2] ?? '').replace(/(?:^|[ \t]+)#+[ \t]*$/, '').trim();
-  return [{ t: 'h', level: m[1].length, text }, i + 1];
+  return [{ t: 'h', level: m[1].length, text: headingText(m[2] ?? '') }, i + 1];
+}
+
+// headingText drops a heading's closing run of #, when a space or tab (or
+// nothing) comes before it. (By hand: a regular expression for it
+// backtracks over long runs of spaces.)
+function headingText(s) {
+  const space = (c) => c === ' ' || c === '\t';
+  let end = s.length;
+  while (end > 0 && space(s[end - 1])) end--;
+  let k = end;
+  while (k > 0 && s[k - 1] === '#') k--;
+  if (k < end && (k === 0 || space(s[k - 1]))) s = s.slice(0, k);
+  return s.trim();
 }
 
 function rule(lines, i) {
@@ -193,8 +231,9 @@ function itemBody(lines, i, item, depth) {
 function isTable(lines, i) {
   const head = lines[i];
   const delim = lines[i + 1];
-  return head.includes('|') && delim !== undefined && DELIMITER_ROW.test(delim) &&
-    delim.includes('|') && cells(head).length === cells(delim).length;
+  if (!head.includes('|') || delim === undefined || !delim.includes('|') || !delim.includes('-')) return false;
+  const d = cells(delim);
+  return d.every((c) => DELIMITER_CELL.test(c)) && cells(head).length === d.length;
 }
 
 // table takes a header, its delimiter row (with the columns' alignment),
@@ -266,7 +305,7 @@ const ESCAPABLE = /[!-/:-@[-`{-~]/;
 const SPACE = /\s/u;
 const PUNCT = /[\p{P}\p{S}]/u;
 const WORD = /[\p{L}\p{N}]/u;
-const BARE_URL = /https?:\/\/[^\s<>]+/iy;
+const BARE_URL = /https?:\/\/[^\s<>"'`]+/iy;
 const ANGLE_URL = /<((?:https?|mailto):[^\s<>]*)>/iy;
 
 // inline renders a paragraph's, heading's or cell's text; inside a link's
@@ -323,24 +362,33 @@ function tokens(s, links) {
 // codeSpan reads a run of n backticks and the text up to the next run of
 // exactly n; without one, the run is text.
 function codeSpan(s, i, noCloser) {
+  const [n, j] = codeSpanEnd(s, i, noCloser);
+  if (j < 0) return { text: '`'.repeat(n) };
+  let code = s.slice(i + n, j).replace(/\n/g, ' ');
+  if (code.startsWith(' ') && code.endsWith(' ') && code.trim()) code = code.slice(1, -1);
+  return { node: h('code', null, code), end: j + n };
+}
+
+// codeSpanEnd returns the length n of the run of backticks at i and where
+// the next run of exactly n starts, or -1. noCloser remembers the lengths
+// with no such run ahead, so that the search stays linear.
+function codeSpanEnd(s, i, noCloser) {
   let n = 1;
   while (s[i + n] === '`') n++;
   for (let j = noCloser.has(n) ? -1 : s.indexOf('`', i + n); j !== -1; j = s.indexOf('`', j)) {
     let m = 1;
     while (s[j + m] === '`') m++;
-    if (m === n) {
-      let code = s.slice(i + n, j).replace(/\n/g, ' ');
-      if (code.startsWith(' ') && code.endsWith(' ') && code.trim()) code = code.slice(1, -1);
-      return { node: h('code', null, code), end: j + n };
-    }
+    if (m === n) return [n, j];
     j += m;
   }
   noCloser.add(n);
-  return { text: '`'.repeat(n) };
+  return [n, -1];
 }
 
 // safeHref returns the URL as the page will use it, when it is an http,
 // https or mailto URL; anything else (javascript:, data:, relative) is null.
+// So is this server's own /login: its one-time link would sign the reader
+// in as whoever the link was made for (login CSRF).
 function safeHref(raw) {
   let u;
   try {
@@ -348,15 +396,32 @@ function safeHref(raw) {
   } catch {
     return null;
   }
-  return SAFE_PROTOCOLS.has(u.protocol) ? u.href : null;
+  return SAFE_PROTOCOLS.has(u.protocol) && !isLogin(u) ? u.href : null;
 }
 
+// isLogin tells a URL of this page's origin whose path, decoded, with its
+// slashes collapsed (as the server's router cleans it) and in any case,
+// starts with /login.
+function isLogin(u) {
+  if (u.origin !== globalThis.location?.origin) return false;
+  let path = u.pathname;
+  try {
+    path = decodeURIComponent(path);
+  } catch {
+    // a malformed escape: the path as it is
+  }
+  return path.replace(/\/+/g, '/').toLowerCase().startsWith('/login');
+}
+
+// anchor is a link; its title shows where it goes when its text says
+// something else.
 function anchor(href, children) {
-  return h('a', { href, rel: LINK_REL, target: '_blank' }, children);
+  return h('a', { href, rel: LINK_REL, target: '_blank', title: href }, children);
 }
 
 // link reads <url> or a bare http(s) URL at i; null when there is none or
-// its URL is not safe (then it stays text).
+// its URL is not safe (then it stays text). A bare URL that is not taken is
+// text as a whole, so that the next one is not looked for inside it.
 function link(s, i) {
   if (s[i] === '<') {
     ANGLE_URL.lastIndex = i;
@@ -369,34 +434,44 @@ function link(s, i) {
   const m = BARE_URL.exec(s);
   if (!m) return null;
   const url = trimURL(m[0]);
-  const href = safeHref(url);
-  return href && /^https?:\/\/[^/?#]/i.test(url) ? { node: anchor(href, url), end: i + url.length } : null;
+  const href = /^https?:\/\/[^/?#]/i.test(url) && safeHref(url);
+  return href ? { node: anchor(href, url), end: i + url.length } : { text: url };
 }
 
 // trimURL drops what usually follows a URL in a sentence rather than
-// belonging to it: final punctuation, and a ')' with no '(' in the URL.
+// belonging to it: final punctuation, and a ')' or ']' that closes nothing
+// in the URL. The brackets are counted once, so that it stays linear.
 function trimURL(url) {
-  for (;;) {
-    const last = url[url.length - 1];
-    if ('.,:;!?\'"*_~'.includes(last)) {
-      url = url.slice(0, -1);
-    } else if (last === ')' && url.split('(').length < url.split(')').length) {
-      url = url.slice(0, -1);
-    } else {
-      return url;
-    }
+  const count = { '(': 0, ')': 0, '[': 0, ']': 0 };
+  for (const c of url) if (c in count) count[c]++;
+  let end = url.length;
+  for (; end > 0; end--) {
+    const last = url[end - 1];
+    if ('.,:;!?\'"*_~'.includes(last)) continue;
+    if (last === ')' && count['('] < count[')']) count[')']--;
+    else if (last === ']' && count['['] < count[']']) count[']']--;
+    else break;
   }
+  return url.slice(0, end);
 }
 
 // pairBrackets maps each '[' in s to the ']' that closes it (brackets nest;
-// escaped ones do not count), in one pass.
+// escaped ones and those in code spans do not count), in one pass.
 function pairBrackets(s) {
   const pairs = new Map();
   const open = [];
+  const noCloser = new Set();
   for (let i = 0; i < s.length; i++) {
-    if (s[i] === '\\') i++;
-    else if (s[i] === '[') open.push(i);
-    else if (s[i] === ']' && open.length) pairs.set(open.pop(), i);
+    if (s[i] === '\\') {
+      i++;
+    } else if (s[i] === '`') {
+      const [n, j] = codeSpanEnd(s, i, noCloser);
+      i = j < 0 ? i + n - 1 : j + n - 1;
+    } else if (s[i] === '[') {
+      open.push(i);
+    } else if (s[i] === ']' && open.length) {
+      pairs.set(open.pop(), i);
+    }
   }
   return pairs;
 }

@@ -1,6 +1,6 @@
 // How a conversation looks: stored transcripts, and a turn streaming in.
 import { h, pretty, number, replace } from './dom.js';
-import { markdown } from './markdown.js';
+import { markdown, markdownParts } from './markdown.js';
 
 const enc = encodeURIComponent;
 
@@ -122,13 +122,23 @@ export class Turn {
 }
 
 // Answer is the agent's text streaming in. Each delta is added to the text
-// so far, and the bubble is rendered again from all of it (a fence or a
-// bold marker split between deltas comes right once its end arrives), at
-// most once per animation frame; end renders the final text at once.
+// so far. Rendering is incremental: the blocks that no later text can
+// change (markdownParts' head) are rendered once and kept, and only the
+// blocks after them (a fence or a bold marker split between deltas comes
+// right once its end arrives) are rendered again, at most once per
+// animation frame and, after a render that took d, no sooner than 8·d
+// later, so that a long answer keeps the page responsive. A tail block
+// that did not change keeps its node, and a code block that only grew
+// gets its new text appended, so a selection, focus or scroll inside it
+// stays. end renders the final text at once: the same as markdown() of it.
 class Answer {
   constructor() {
     this.src = '';
+    this.kept = 0; // how much of src the kept blocks render
+    this.tail = []; // the nodes after the kept blocks
     this.frame = 0;
+    this.timer = 0;
+    this.next = 0; // performance.now() before which no render starts
     this.el = messageItem('assistant', '');
     this.el.setAttribute('aria-busy', 'true');
     this.body = this.el.querySelector('.text');
@@ -136,7 +146,20 @@ class Answer {
 
   add(delta) {
     this.src += delta;
-    this.frame ||= requestAnimationFrame(() => {
+    this.schedule();
+  }
+
+  schedule() {
+    if (this.frame || this.timer) return;
+    const wait = this.next - performance.now();
+    if (wait > 0) {
+      this.timer = setTimeout(() => {
+        this.timer = 0;
+        this.schedule();
+      }, wait);
+      return;
+    }
+    this.frame = requestAnimationFrame(() => {
       this.frame = 0;
       this.render();
     });
@@ -144,15 +167,55 @@ class Answer {
 
   end() {
     cancelAnimationFrame(this.frame);
-    this.frame = 0;
+    clearTimeout(this.timer);
+    this.frame = this.timer = 0;
     this.render();
     this.el.removeAttribute('aria-busy');
   }
 
-  // render swaps the bubble's content in one step (one DOM mutation).
+  // render renders the text after the kept blocks, keeps the blocks of it
+  // that are now final, and patches the tail's nodes.
   render() {
-    this.body.replaceChildren(...markdown(this.src));
+    const start = performance.now();
+    const { cut, head, tail } = markdownParts(this.src.slice(this.kept));
+    this.kept += cut;
+    this.tail = patch(this.body, this.tail, [...head, ...tail]).slice(head.length);
+    const now = performance.now();
+    this.next = now + 8 * (now - start);
   }
+}
+
+// patch makes parent's last nodes, old, show fresh instead, and returns
+// the nodes now there: an old node equal to its fresh one stays, and so
+// does a code block whose text only grew (the rest is appended to it).
+function patch(parent, old, fresh) {
+  const live = fresh.map((n, k) => {
+    const o = old[k];
+    if (!o) {
+      parent.append(n);
+      return n;
+    }
+    if (o.isEqualNode(n) || grow(o, n)) return o;
+    o.replaceWith(n);
+    return n;
+  });
+  for (const o of old.slice(fresh.length)) o.remove();
+  return live;
+}
+
+// grow appends to code block o's text what fresh code block n has more.
+function grow(o, n) {
+  const shell = (x) => x.cloneNode(false);
+  const [oc, nc] = [o.firstChild, n.firstChild];
+  if (o.tagName !== 'PRE' || !shell(o).isEqualNode(shell(n)) || !shell(oc).isEqualNode(shell(nc)) ||
+    oc.childNodes.length !== 1 || nc.childNodes.length !== 1) {
+    return false;
+  }
+  const had = oc.textContent;
+  const has = nc.textContent;
+  if (!has.startsWith(had)) return false;
+  oc.firstChild.appendData(has.slice(had.length));
+  return true;
 }
 
 // isNoModel tells a failure caused by no connected model.
