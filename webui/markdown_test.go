@@ -251,3 +251,52 @@ func TestChatRendersMarkdownAnswer(t *testing.T) {
 	b.Shot("answer")
 	b.checkHeaders(stubCSRF)
 }
+
+// TestMarkdownAdversarialInputs renders inputs of 100 KB that made an
+// earlier renderer take seconds (a regular expression backtracking, or a
+// scan started again at each character) and checks what they render to.
+// It logs how long each took, and asserts no time: a slow renderer shows
+// in the log and in the test's run time.
+func TestMarkdownAdversarialInputs(t *testing.T) {
+	const n = 100_000
+	spaces := strings.Repeat(" ", n)
+	parens := strings.Repeat(")", n)
+	noHost := strings.Repeat("http:///", n/8)
+	tests := []struct{ name, src, want string }{
+		{"bare URLs that are not taken", noHost, `<p>` + noHost + `</p>`},
+		{"a URL then unbalanced parentheses", "https://x.com" + parens, `<p>` + link("https://x.com/", "https://x.com") + parens + `</p>`},
+		{"a heading with a long run of spaces", "# a" + spaces + "x", `<h3>a` + spaces + `x</h3>`},
+		{"a delimiter row with a long run of spaces", "a | b\n|-" + spaces + "x", `<p>a | b<br>|-` + spaces + `x</p>`},
+		{"link destinations in angle brackets never closed", strings.Repeat("[a](<", n/5), `<p>` + strings.Repeat("[a](&lt;", n/5) + `</p>`},
+		{"brackets and code spans", strings.Repeat("[`", n/2), `<p>` + strings.Repeat("[<code>[</code>", n/4) + `</p>`},
+		{"emphasis never closed", strings.Repeat("*a_", n/3), `<p>` + strings.Repeat("*a_", n/3) + `</p>`},
+	}
+	b := newBrowser(t, newStubAPI())
+	b.Do("open", chromedp.Navigate(b.srv.URL+"/"))
+	srcs := make([]string, len(tests))
+	for i, tt := range tests {
+		srcs[i] = tt.src
+	}
+	js, err := json.Marshal(srcs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	type result struct {
+		HTML string
+		Ms   float64
+	}
+	got := eval[[]result](b, fmt.Sprintf(`import('/assets/js/markdown.js').then(({ markdown }) => %s.map((src) => {
+		const start = performance.now();
+		const nodes = markdown(src);
+		const ms = performance.now() - start;
+		const d = document.createElement('div');
+		d.append(...nodes);
+		return { HTML: d.innerHTML, Ms: ms };
+	}))`, js), chromedp.EvalAwaitPromise)
+	for i, tt := range tests {
+		t.Logf("%s: %.1f ms", tt.name, got[i].Ms)
+		if got[i].HTML != tt.want {
+			t.Errorf("%s: got %.200q…, want %.200q…", tt.name, got[i].HTML, tt.want)
+		}
+	}
+}

@@ -319,7 +319,7 @@ function inline(s, links = true) {
 function tokens(s, links) {
   const toks = [];
   const noCloser = new Set(); // backtick run lengths with no closing run ahead
-  let brackets = null; // '[' index → its ']' index, once a '[' is seen
+  let brackets = null; // '[' index → its ']' index, and find's memory, once a '[' is seen
   let text = '';
   const push = (tok) => {
     if (text) toks.push(text);
@@ -340,7 +340,7 @@ function tokens(s, links) {
     }
     if (c === '`') r = codeSpan(s, i, noCloser);
     else if (c === '\n') r = { node: h('br'), end: i + 1 };
-    else if (links && c === '[') r = inlineLink(s, i, brackets ??= pairBrackets(s));
+    else if (links && c === '[') r = inlineLink(s, i, brackets ??= { pairs: pairBrackets(s), found: new Map() });
     else if (links && (c === '<' || c === 'h' || c === 'H')) r = link(s, i);
     else if (c === '*' || c === '_' || c === '~') r = delimiterRun(s, i);
     if (r?.node) {
@@ -479,9 +479,9 @@ function pairBrackets(s) {
 // inlineLink reads [text](destination "optional title"); null when there
 // is none or its URL is not safe (then it stays text).
 function inlineLink(s, i, brackets) {
-  const j = brackets.get(i);
+  const j = brackets.pairs.get(i);
   if (j === undefined || s[j + 1] !== '(') return null;
-  const dest = destination(s, j + 2);
+  const dest = destination(s, j + 2, brackets.found);
   const href = dest && safeHref(dest.url);
   if (!href) return null;
   const label = s.slice(i + 1, j);
@@ -489,8 +489,11 @@ function inlineLink(s, i, brackets) {
 }
 
 // destination reads a link's destination (in <…>, or up to a space with
-// its parentheses balanced), an optional title, and the closing ')'.
-function destination(s, i) {
+// its parentheses balanced), an optional title, and the closing ')'. found
+// remembers, for each character looked for, the last search's start and
+// what it found, so that text full of "[a](<" is not searched again and
+// again to its end.
+function destination(s, i, found) {
   const skip = (k) => {
     while (k < s.length && ' \t\n'.includes(s[k])) k++;
     return k;
@@ -498,8 +501,9 @@ function destination(s, i) {
   let k = skip(i);
   let url = '';
   const find = (c, from) => {
-    const end = s.indexOf(c, from);
-    return end < 0 || end - from > maxURL ? -1 : end;
+    let f = found.get(c);
+    if (!f || from < f.from || (f.end >= 0 && from > f.end)) found.set(c, f = { from, end: s.indexOf(c, from) });
+    return f.end < 0 || f.end - from > maxURL ? -1 : f.end;
   };
   if (s[k] === '<') {
     const end = find('>', k);
