@@ -114,16 +114,20 @@ func TestMarkdownRendersEachConstruct(t *testing.T) {
 	}
 }
 
+// markdownPieces are what the random tests make their Markdown of; ORIGIN
+// stands for the page's origin.
+var markdownPieces = []string{"*", "**", "_", "__", "~~", "`", "```", "```js", "~~~", "\n", "\n\n", "  ", "\t", "# ", "### ",
+	"- ", "* ", "1. ", "7) ", "> ", "|", " | ", "---", ":-:", "[", "]", "(", ")", "<", ">", "\\", "word",
+	"https://example.com/a_(b)", "mailto:a@example.com", "javascript:alert(1)", "data:text/html,x", "//evil.example",
+	"<script>alert(1)</script>", "<img src=x onerror=alert(1)>", `" onclick="alert(1)`, "&amp;", "é", "\u2028",
+	"ORIGIN/login?token=x", "(ORIGIN//login)", "<ORIGIN/%6cogin>"}
+
 // TestMarkdownMakesOnlyKnownElements renders random mixes of Markdown,
 // HTML and URLs, and every prefix of the streamed answer: whatever the
 // input, only the renderer's own elements and attributes come out, and
 // every link is http, https or mailto with rel, target and title set.
 func TestMarkdownMakesOnlyKnownElements(t *testing.T) {
-	pieces := []string{"*", "**", "_", "__", "~~", "`", "```", "```js", "~~~", "\n", "\n\n", "  ", "\t", "# ", "### ",
-		"- ", "* ", "1. ", "7) ", "> ", "|", " | ", "---", ":-:", "[", "]", "(", ")", "<", ">", "\\", "word",
-		"https://example.com/a_(b)", "mailto:a@example.com", "javascript:alert(1)", "data:text/html,x", "//evil.example",
-		"<script>alert(1)</script>", "<img src=x onerror=alert(1)>", `" onclick="alert(1)`, "&amp;", "é", "\u2028",
-		"ORIGIN/login?token=x", "(ORIGIN//login)", "<ORIGIN/%6cogin>"} // ORIGIN: the page's
+	pieces := markdownPieces
 	r := rand.New(rand.NewPCG(1, 2))
 	var srcs []string
 	for range 500 {
@@ -298,5 +302,89 @@ func TestMarkdownAdversarialInputs(t *testing.T) {
 		if got[i].HTML != tt.want {
 			t.Errorf("%s: got %.200q…, want %.200q…", tt.name, got[i].HTML, tt.want)
 		}
+	}
+}
+
+// TestMarkdownStreamsIncrementally streams answers into a Turn in chunks
+// of several sizes, rendering after each chunk as an animation frame
+// would: a block once kept is never replaced, an open code block that
+// grows keeps its node, and the bubble when the turn ends is the same as
+// markdown() of the whole text.
+func TestMarkdownStreamsIncrementally(t *testing.T) {
+	doc := "para one\nline **two\n\n- a\n- b\n\n- c\n\n  more c\n\nafter\n\n```go\ncode\n\n\nmore code\n```\n\n" +
+		"| a | b |\n|---|:-:|\n| 1 | 2 |\n\n> q\n\n> r\n>\n> s\n\n# H #\n\n1. x\n\n   y\n2. z\n\n" +
+		"3) w\n\ntext **bold\n\nend** [a](https://example.com/x)\n\n---\n\nb | c\n-|-\n\nlast"
+	srcs := []string{
+		doc,
+		strings.ReplaceAll(doc, "\n", "\r\n"),
+		strings.ReplaceAll(doc, "\n", "\r"),
+		"- a\n\n  - b\n\n    c\n\n- d\n\npara\n\n  - e\n\n* f\n\n+ g\n\n  h",
+		"~~~\n\n~~~~\n\n~~~~\nx\n\ny\n\n````\n```\n\n````\n\nz",
+		"a\n\n| x |\n|---|\n\nb\n\n| y\n\n|-\n\nc",
+		"a\n| x | y |\n|---|---x\n# h\n- i\n1. j\n> k\n```\nl\n```\nm",
+		"> a\n\n> - b\n>\n>   c\n\nd\n\n    e\n\n\tf",
+		"text\n\n```sh\nopen fence\n\nstill open\n",
+		strings.Join(markdownDeltas, "") + markdownTail,
+	}
+	r := rand.New(rand.NewPCG(3, 4))
+	for range 300 {
+		var sb strings.Builder
+		for range 1 + r.IntN(60) {
+			sb.WriteString(markdownPieces[r.IntN(len(markdownPieces))])
+		}
+		srcs = append(srcs, sb.String())
+	}
+	type stream struct {
+		Src    string
+		Chunks []int // the sizes of its deltas, in UTF-16 code units, over and over
+	}
+	var streams []stream
+	for i, src := range srcs {
+		for _, c := range [][]int{{1}, {3}, {7, 2, 13}, {64}, {1 + r.IntN(20), 1 + r.IntN(20), 1 + r.IntN(20)}} {
+			if i >= 9 && len(c) == 1 && c[0] != 3 {
+				continue // random sources: fewer chunkings
+			}
+			streams = append(streams, stream{src, c})
+		}
+	}
+	js, err := json.Marshal(streams)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := newBrowser(t, newStubAPI())
+	b.Do("open", chromedp.Navigate(b.srv.URL+"/"))
+	problems := eval[[]string](b, fmt.Sprintf(`Promise.all([import('/assets/js/turn.js'), import('/assets/js/markdown.js')]).then(([{ Turn }, { markdown }]) => {
+		const problems = [];
+		for (const { Src, Chunks } of %s) {
+			const src = Src.replaceAll('ORIGIN', location.origin);
+			const say = (what) => problems.push(JSON.stringify(src) + ' in chunks of ' + Chunks + ': ' + what);
+			const turn = new Turn(document.createElement('ol'), 'c', {});
+			let kept = [];
+			let pre = null; // the code block at the end, as last rendered
+			for (let i = 0, k = 0; i < src.length; i += Chunks[k++ %% Chunks.length]) {
+				turn.event({ type: 'text', text: src.slice(i, i + Chunks[k %% Chunks.length]) });
+				turn.bubble.render();
+				const nodes = [...turn.bubble.body.childNodes];
+				if (kept.some((n, j) => nodes[j] !== n)) say('a kept block was replaced after ' + i);
+				kept = nodes.slice(0, nodes.length - turn.bubble.tail.length);
+				const last = nodes[nodes.length - 1];
+				if (pre && last !== pre.node && last?.tagName === 'PRE' && nodes.length === pre.at + 1 &&
+					last.textContent.startsWith(pre.text) && last.firstChild.getAttribute('data-lang') === pre.lang) {
+					say('a growing code block was replaced after ' + i);
+				}
+				pre = last?.tagName === 'PRE' ? { node: last, at: nodes.length - 1, text: last.textContent, lang: last.firstChild.getAttribute('data-lang') } : null;
+			}
+			const body = turn.bubble?.body ?? document.createElement('div');
+			turn.event({ type: 'done', stop: 'answer' });
+			const nodes = [...body.childNodes];
+			if (kept.some((n, j) => nodes[j] !== n)) say('a kept block was replaced at the end');
+			const want = document.createElement('div');
+			want.append(...markdown(src));
+			if (body.innerHTML !== want.innerHTML) say('got ' + body.innerHTML + ', want ' + want.innerHTML);
+		}
+		return problems.slice(0, 10);
+	})`, js), chromedp.EvalAwaitPromise)
+	for _, p := range problems {
+		t.Error(p)
 	}
 }
