@@ -1,7 +1,9 @@
 // Markdown for the agent's answers, rendered by a small parser of our own.
 // It builds elements with h() and text nodes only: HTML in an answer stays
-// text, and only http, https and mailto URLs become links. What it does not
-// know stays literal text.
+// text, and only http, https and mailto URLs become links (never this
+// server's /login). What it does not know stays literal text. No step
+// grows with the square of the text, and markdownParts lets an answer that
+// streams in be rendered incrementally.
 //
 // Blocks: paragraphs (a single newline is a <br>), ATX headings (# to
 // ###### as h3 to h6, below the page's h1 and h2), fenced code (``` or ~~~,
