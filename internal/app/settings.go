@@ -101,8 +101,10 @@ type orgView struct {
 	// keys are the organisation's opened keys by name.
 	keys    map[string]string
 	catalog *registry.Catalog
-	// doc is the stored document the view was built from.
-	doc []byte
+	// doc is the stored document the view was built from, and updatedAt
+	// its save time (a rotation changes neither; every save stamps it).
+	doc       []byte
+	updatedAt time.Time
 }
 
 // orgSettings reads organisations' settings and keeps, per organisation,
@@ -199,15 +201,15 @@ func (o *orgSettings) newView(s store.OrgSettings) (*orgView, error) {
 	cfg := o.apply(doc, keys)
 	return &orgView{
 		version: s.Version, cfg: cfg, switches: doc.Switches, keys: keys,
-		catalog: o.build(cfg, keys), doc: slices.Clone(s.Doc),
+		catalog: o.build(cfg, keys), doc: slices.Clone(s.Doc), updatedAt: s.UpdatedAt,
 	}, nil
 }
 
 // sameSettings reports whether stored settings say what the view was
-// built from: the same document and the same key names (their sealing may
-// differ).
+// built from: no save since (a rotation keeps UpdatedAt), the same
+// document and the same key names (their sealing may differ).
 func (o *orgSettings) sameSettings(v *orgView, s store.OrgSettings) bool {
-	if !bytes.Equal(v.doc, s.Doc) || len(v.keys) != len(s.Secrets) {
+	if !v.updatedAt.Equal(s.UpdatedAt) || !bytes.Equal(v.doc, s.Doc) || len(v.keys) != len(s.Secrets) {
 		return false
 	}
 	for name := range s.Secrets {

@@ -403,7 +403,7 @@ func TestSettingsFollowDeploymentAndSurviveRotation(t *testing.T) {
 	code, body := a.do(http.MethodPut, "/api/settings", map[string]any{
 		"version": 0, "network_mode": "public", "switches": map[string]bool{"emoji_usage": true},
 		"web":      map[string]any{"searxng_url": "https://searx-one.example", "exclude_providers": []string{}},
-		"set_keys": map[string]string{"openai_api_key": orgKey},
+		"set_keys": map[string]string{"openai_api_key": orgKey, "brave_api_key": "brave-org-key"},
 	})
 	if code != http.StatusOK {
 		t.Fatalf("save: %d %s", code, body)
@@ -423,12 +423,31 @@ func TestSettingsFollowDeploymentAndSurviveRotation(t *testing.T) {
 	// Rotate while the server runs: it only has the old key.
 	newKey := writeKeyFile(t, dir, "new.key", "new")
 	both := writeConfig(t, t.TempDir(), "secrets:\n  keys_env: QUIVER_TEST_KEYS\n")
-	if code, out, stderr := runEnv(t, data, map[string]string{"QUIVER_TEST_KEYS": keyLine(t, newKey) + "," + keyLine(t, oldKey)}, "", "secrets", "rotate", "--config", both); code != 0 || !strings.Contains(out, "1 settings key(s)") {
+	if code, out, stderr := runEnv(t, data, map[string]string{"QUIVER_TEST_KEYS": keyLine(t, newKey) + "," + keyLine(t, oldKey)}, "", "secrets", "rotate", "--config", both); code != 0 || !strings.Contains(out, "2 settings key(s)") {
 		t.Fatalf("rotate: exit %d: %s %s", code, out, stderr)
 	}
 	send("after rotation")
 	if seen := model.Seen(); len(seen) != 2 || seen[1].Header.Get("Authorization") != "Bearer "+orgKey {
 		t.Fatalf("after rotation the provider got %d requests, want the organisation's key on the second", len(seen))
+	}
+	// A real change saved now (only the OpenAI key) must not leave the old
+	// key in use: this server cannot read the rotated Brave key, so its
+	// turns fail until it restarts with the new keyring — never the old key.
+	var cur struct{ Version int64 }
+	if code, body = a.do(http.MethodGet, "/api/settings", nil); code != http.StatusOK || json.Unmarshal(body, &cur) != nil {
+		t.Fatalf("settings: %d %s", code, body)
+	}
+	if code, body = a.do(http.MethodPut, "/api/settings", map[string]any{
+		"version": cur.Version, "network_mode": "public", "switches": map[string]bool{"emoji_usage": true},
+		"web":      map[string]any{"searxng_url": "https://searx-one.example", "exclude_providers": []string{}},
+		"set_keys": map[string]string{"openai_api_key": "sk-changed-after-rotation"},
+	}); code != http.StatusOK {
+		t.Fatalf("save after rotation: %d %s", code, body)
+	}
+	if code, body = a.do(http.MethodPost, "/api/conversations/"+conv.ID+"/messages", map[string]string{"message": "after the change"}); code == http.StatusOK && strings.Contains(string(body), `"done"`) {
+		if seen := model.Seen(); seen[len(seen)-1].Header.Get("Authorization") == "Bearer "+orgKey {
+			t.Fatal("after a saved key change the provider still got the old key")
+		}
 	}
 	s.stop()
 
