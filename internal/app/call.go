@@ -8,7 +8,6 @@ import (
 
 	"github.com/quiverhq/quiver/agent"
 	"github.com/quiverhq/quiver/dispatch"
-	"github.com/quiverhq/quiver/internal/config"
 	"github.com/quiverhq/quiver/registry"
 	"github.com/quiverhq/quiver/store"
 	"github.com/quiverhq/quiver/tool"
@@ -92,30 +91,12 @@ func runCall(ctx context.Context, args []string, env Env) error {
 	if err != nil {
 		return err
 	}
-	c.in.Now = env.Now()
-	facts, err := collectFacts(c.in)
-	if err != nil {
-		return err
-	}
-	dir, err := dataDir(c.data, env)
-	if err != nil {
-		return err
-	}
-	cfg, err := config.LoadConfig(c.config)
-	if err != nil {
-		return &UsageError{Msg: err.Error()}
-	}
-	// Everything is validated; from here on the data folder may be written.
-	rt, err := openRuntime(ctx, dir, cfg, env)
+	rt, facts, cat, err := openTurnRuntime(ctx, c.in, c.data, c.config, env)
 	if err != nil {
 		return err
 	}
 	defer rt.close()
 	st := rt.st
-	cat, err := rt.catalog(ctx, &facts, env)
-	if err != nil {
-		return err
-	}
 	d := dispatch.New(dispatch.Config{Results: st, Now: env.Now, Logger: env.Logger})
 	facts.TurnID = fmt.Sprintf("cli-%d", env.Now().UnixNano())
 	t := dispatch.Turn{

@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/quiverhq/quiver/dispatch"
-	"github.com/quiverhq/quiver/internal/config"
 	"github.com/quiverhq/quiver/mcpserver"
 	"github.com/quiverhq/quiver/registry"
 	"github.com/quiverhq/quiver/secret"
@@ -182,31 +181,13 @@ func runMCPServe(ctx context.Context, args []string, env Env) error {
 	if err != nil {
 		return err
 	}
-	c.in.Now = env.Now()
-	facts, err := collectFacts(c.in)
-	if err != nil {
-		return err
-	}
-	dir, err := dataDir(c.data, env)
-	if err != nil {
-		return err
-	}
-	cfg, err := config.LoadConfig(c.config)
-	if err != nil {
-		return &UsageError{Msg: err.Error()}
-	}
-	// Everything is validated; from here on the data folder may be written.
-	rt, err := openRuntime(ctx, dir, cfg, env)
+	rt, facts, cat, err := openTurnRuntime(ctx, c.in, c.data, c.config, env)
 	if err != nil {
 		return err
 	}
 	defer rt.close()
 	st := rt.st
 	go rt.mcp.Run(ctx) // idle connections closed while the server runs
-	cat, err := rt.catalog(ctx, &facts, env)
-	if err != nil {
-		return err
-	}
 	toolset := cat.Select(facts)
 	srvCfg := mcpserver.Config{
 		Toolset:    toolset,

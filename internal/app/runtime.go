@@ -58,6 +58,37 @@ func orgCatalog(ctx context.Context, orgs *orgSettings, svc *mcpclient.Service, 
 	return turnCatalog(ctx, v.catalog, svc, f.Place.OrgID, env), nil
 }
 
+// openTurnRuntime serves the commands that run one turn's tools without a
+// model (call, mcp serve): it validates the turn's facts and the
+// configuration, and only then opens the data folder's runtime and the
+// facts' catalog (applying the organisation's switches to facts). The
+// caller closes the runtime.
+func openTurnRuntime(ctx context.Context, in TurnInput, data, cfgPath string, env Env) (*runtime, turn.Facts, *registry.Catalog, error) {
+	in.Now = env.Now()
+	facts, err := collectFacts(in)
+	if err != nil {
+		return nil, turn.Facts{}, nil, err
+	}
+	dir, err := dataDir(data, env)
+	if err != nil {
+		return nil, turn.Facts{}, nil, err
+	}
+	cfg, err := config.LoadConfig(cfgPath)
+	if err != nil {
+		return nil, turn.Facts{}, nil, &UsageError{Msg: err.Error()}
+	}
+	rt, err := openRuntime(ctx, dir, cfg, env)
+	if err != nil {
+		return nil, turn.Facts{}, nil, err
+	}
+	cat, err := rt.catalog(ctx, &facts, env)
+	if err != nil {
+		rt.close()
+		return nil, turn.Facts{}, nil, err
+	}
+	return rt, facts, cat, nil
+}
+
 // close closes the MCP connections, then the store.
 func (r *runtime) close() {
 	r.mcp.Close()
