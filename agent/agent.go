@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/quiverhq/quiver/dispatch"
+	"github.com/quiverhq/quiver/internal/clock"
 	"github.com/quiverhq/quiver/llm"
 	"github.com/quiverhq/quiver/prompt"
 	"github.com/quiverhq/quiver/registry"
@@ -39,7 +40,7 @@ type Config struct {
 	// Sleep waits d or until ctx ends; nil means a timer. Tests replace it so
 	// that no test sleeps.
 	Sleep func(ctx context.Context, d time.Duration) error
-	// Now is the clock; nil means time.Now.
+	// Now is the clock; nil means clock.Now.
 	Now func() time.Time
 	// Logger; nil means slog.Default().
 	Logger *slog.Logger
@@ -64,7 +65,7 @@ func New(cfg Config) *Runner {
 		cfg.Sleep = sleep
 	}
 	if cfg.Now == nil {
-		cfg.Now = time.Now
+		cfg.Now = clock.Now
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()

@@ -16,6 +16,7 @@ import (
 	"time"
 	"unicode"
 
+	"github.com/quiverhq/quiver/internal/clock"
 	"github.com/quiverhq/quiver/registry"
 	"github.com/quiverhq/quiver/store"
 	"github.com/quiverhq/quiver/tool"
@@ -40,7 +41,7 @@ type Config struct {
 	Preview int
 	// NewRef returns a fresh result reference; nil means random "res_…" ids.
 	NewRef func() string
-	// Now is the clock; nil means time.Now.
+	// Now is the clock; nil means clock.Now.
 	Now func() time.Time
 	// Logger receives one record per failed call; nil means slog.Default().
 	Logger *slog.Logger
@@ -65,7 +66,7 @@ func New(cfg Config) *Dispatcher {
 		cfg.NewRef = randomRef
 	}
 	if cfg.Now == nil {
-		cfg.Now = time.Now
+		cfg.Now = clock.Now
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()

@@ -15,6 +15,7 @@ import (
 	"github.com/danielgtaylor/huma/v2"
 	"github.com/danielgtaylor/huma/v2/adapters/humago"
 
+	"github.com/quiverhq/quiver/internal/clock"
 	"github.com/quiverhq/quiver/store"
 )
 
@@ -34,7 +35,7 @@ type Config struct {
 	// nil discards.
 	Logger *slog.Logger
 	// Now is the clock for credentials and rate limits; nil means
-	// time.Now.
+	// clock.Now.
 	Now func() time.Time
 	// RateLimit limits how often one user may send messages.
 	RateLimit RateLimit
@@ -94,7 +95,7 @@ func New(cfg Config) http.Handler {
 		s.log = slog.New(slog.DiscardHandler)
 	}
 	if s.now == nil {
-		s.now = time.Now
+		s.now = clock.Now
 	}
 	if s.maxBody <= 0 {
 		s.maxBody = DefaultMaxBody

@@ -29,21 +29,21 @@ var t0 = time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
 
 const org = "org1"
 
-// clock is an injected clock tests move by hand.
-type clock struct {
+// manualClock is an injected clock tests move by hand.
+type manualClock struct {
 	mu  sync.Mutex
 	now time.Time
 }
 
-func newClock() *clock { return &clock{now: t0} }
+func newClock() *manualClock { return &manualClock{now: t0} }
 
-func (c *clock) Now() time.Time {
+func (c *manualClock) Now() time.Time {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.now
 }
 
-func (c *clock) Advance(d time.Duration) {
+func (c *manualClock) Advance(d time.Duration) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.now = c.now.Add(d)
@@ -74,7 +74,7 @@ func newKeyring(t testing.TB) *secret.Keyring {
 type env struct {
 	t     testing.TB
 	st    *sqlite.Store
-	clock *clock
+	clock *manualClock
 	svc   *Service
 	cfg   Config
 }

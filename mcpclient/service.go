@@ -15,6 +15,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/quiverhq/quiver/internal/clock"
 	"github.com/quiverhq/quiver/netguard"
 	"github.com/quiverhq/quiver/registry"
 	"github.com/quiverhq/quiver/secret"
@@ -118,7 +119,7 @@ type Service struct {
 // New returns a Service.
 func New(cfg Config) *Service {
 	if cfg.Now == nil {
-		cfg.Now = time.Now
+		cfg.Now = clock.Now
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)

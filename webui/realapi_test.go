@@ -13,6 +13,7 @@ import (
 
 	"github.com/quiverhq/quiver/agent"
 	"github.com/quiverhq/quiver/httpapi"
+	"github.com/quiverhq/quiver/internal/clock"
 	"github.com/quiverhq/quiver/internal/config"
 	"github.com/quiverhq/quiver/llm"
 	"github.com/quiverhq/quiver/registry"
@@ -115,7 +116,7 @@ func realAPI(t *testing.T) (store.Store, *scriptedEngine, *browser) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	now := time.Now().UTC()
+	now := clock.Now().UTC() // the server checks the link on this clock
 	must := func(err error) {
 		t.Helper()
 		if err != nil {
@@ -155,7 +156,7 @@ type scriptedEngine struct {
 func (e *scriptedEngine) Send(ctx context.Context, c httpapi.Caller, conv, message string, emit func(agent.Event)) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	at := time.Now()
+	at := clock.Now()
 	ev := func(k agent.EventKind) agent.Event {
 		return agent.Event{Kind: k, ConversationID: conv, TurnID: "turn_1"}
 	}
@@ -314,7 +315,7 @@ func (e *scriptedEngine) ModelStatus(context.Context, httpapi.Caller, string) (h
 type storeMCP struct{ st store.Store }
 
 func (m *storeMCP) Add(ctx context.Context, orgID, name, url, token, typ string) (store.MCPServer, error) {
-	now := time.Now()
+	now := clock.Now()
 	s := store.MCPServer{ID: "mcp_" + name, OrgID: orgID, Name: name, URL: url, Type: typ, Enabled: true,
 		Tools: []string{"lookup"}, CreatedAt: now, UpdatedAt: now, DiscoveredAt: now}
 	if token != "" {
@@ -327,7 +328,7 @@ func (m *storeMCP) Add(ctx context.Context, orgID, name, url, token, typ string)
 }
 
 func (m *storeMCP) SetEnabled(ctx context.Context, orgID, name string, on bool) error {
-	return m.st.SetMCPServerEnabled(ctx, orgID, name, on, time.Now())
+	return m.st.SetMCPServerEnabled(ctx, orgID, name, on, clock.Now())
 }
 
 func (m *storeMCP) Remove(ctx context.Context, orgID, name string) error {

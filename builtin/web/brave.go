@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/quiverhq/quiver/internal/clock"
 )
 
 // BraveURL is the Brave Search API root; the endpoints are under it.
@@ -25,7 +27,7 @@ type Brave struct {
 }
 
 // NewBrave returns the Brave engine. An empty base means BraveURL; a nil
-// client means http.DefaultClient; a nil now means time.Now.
+// client means http.DefaultClient; a nil now means clock.Now.
 func NewBrave(key, base string, c *http.Client, now func() time.Time) *Brave {
 	if base == "" {
 		base = BraveURL
@@ -210,7 +212,7 @@ func orDefault(c *http.Client) *http.Client {
 
 func orNow(now func() time.Time) func() time.Time {
 	if now == nil {
-		return time.Now
+		return clock.Now
 	}
 	return now
 }

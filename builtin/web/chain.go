@@ -32,7 +32,7 @@ type ChainOptions struct {
 	// no wait of its own (Retry-After, Brave's X-RateLimit-Reset); zero
 	// means DefaultCooldown.
 	Cooldown time.Duration
-	// Now is the clock for cooldowns; nil means time.Now.
+	// Now is the clock for cooldowns; nil means clock.Now.
 	Now func() time.Time
 	// Logger receives one record per engine failure; nil means none.
 	Logger *slog.Logger

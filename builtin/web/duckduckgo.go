@@ -28,7 +28,7 @@ type DuckDuckGo struct {
 
 // NewDuckDuckGo returns the engine. An empty base means DuckDuckGoURL; an
 // empty userAgent means a plain browser-like one; a nil client means
-// http.DefaultClient; a nil now means time.Now.
+// http.DefaultClient; a nil now means clock.Now.
 func NewDuckDuckGo(base, userAgent string, c *http.Client, now func() time.Time) *DuckDuckGo {
 	if base == "" {
 		base = DuckDuckGoURL

@@ -76,7 +76,7 @@ type IAskHTTP struct {
 }
 
 // NewIAskHTTP returns the HTTP backend. A nil client means
-// http.DefaultClient; a nil now means time.Now.
+// http.DefaultClient; a nil now means clock.Now.
 func NewIAskHTTP(base, key string, c *http.Client, now func() time.Time) *IAskHTTP {
 	return &IAskHTTP{base: base, key: key, client: orDefault(c), now: orNow(now)}
 }

@@ -32,7 +32,7 @@ type SearXNG struct {
 
 // NewSearXNG returns the engine for the instance at base. A zero ttl means
 // DefaultHealthTTL; probe bounds one health check (zero means 3 s); a nil
-// client means http.DefaultClient; a nil now means time.Now.
+// client means http.DefaultClient; a nil now means clock.Now.
 func NewSearXNG(base string, c *http.Client, now func() time.Time, ttl, probe time.Duration) *SearXNG {
 	if ttl <= 0 {
 		ttl = DefaultHealthTTL

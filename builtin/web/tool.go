@@ -45,7 +45,7 @@ type Config struct {
 	// wait of its own (Retry-After, Brave's X-RateLimit-Reset); zero means
 	// DefaultCooldown.
 	Cooldown time.Duration
-	// Now is the clock for cooldowns and probe caching; nil means time.Now.
+	// Now is the clock for cooldowns and probe caching; nil means clock.Now.
 	Now func() time.Time
 	// Logger receives engine failures (never keys); nil means none.
 	Logger *slog.Logger

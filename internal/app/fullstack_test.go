@@ -17,7 +17,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/chromedp/chromedp"
 	"github.com/google/go-cmp/cmp"
@@ -25,6 +24,7 @@ import (
 
 	"github.com/quiverhq/quiver/internal/app"
 	"github.com/quiverhq/quiver/internal/browsertest"
+	"github.com/quiverhq/quiver/internal/clock"
 	"github.com/quiverhq/quiver/llm"
 	"github.com/quiverhq/quiver/llm/llmtest"
 )
@@ -333,7 +333,7 @@ func serveFullStack(t *testing.T, data, cfg string, model *llmtest.Server) fullS
 	ctx, cancel := context.WithCancel(context.Background())
 	pr, pw := io.Pipe()
 	env := app.Env{
-		Stdout: io.Discard, Stderr: pw, Now: time.Now,
+		Stdout: io.Discard, Stderr: pw, Now: clock.Now,
 		Logger: slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
 		Getenv: func(k string) string {
 			switch k {

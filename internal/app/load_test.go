@@ -22,6 +22,7 @@ import (
 
 	"github.com/quiverhq/quiver/httpapi"
 	"github.com/quiverhq/quiver/internal/app"
+	"github.com/quiverhq/quiver/internal/clock"
 	"github.com/quiverhq/quiver/llm"
 	"github.com/quiverhq/quiver/llm/llmtest"
 	"github.com/quiverhq/quiver/store"
@@ -228,7 +229,7 @@ func startLoadServe(tb testing.TB, data, modelURL string) loadServe {
 	ctx, cancel := context.WithCancel(context.Background())
 	pr, pw := io.Pipe()
 	env := app.Env{
-		Stdout: io.Discard, Stderr: pw, Now: time.Now,
+		Stdout: io.Discard, Stderr: pw, Now: clock.Now,
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
 		Getenv: func(k string) string {
 			return map[string]string{"QUIVER_DATA": data, "OPENAI_API_KEY": "test-key", "OPENAI_BASE_URL": modelURL}[k]

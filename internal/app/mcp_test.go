@@ -18,6 +18,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/quiverhq/quiver/internal/app"
+	"github.com/quiverhq/quiver/internal/clock"
 	"github.com/quiverhq/quiver/store/sqlite"
 )
 
@@ -79,9 +80,22 @@ func writeKeyFile(t *testing.T, dir, name, id string) string {
 // runEnv runs the CLI with extra environment variables and stdin.
 func runEnv(t *testing.T, data string, vars map[string]string, stdin string, args ...string) (int, string, string) {
 	t.Helper()
+	return runAt(t, func() time.Time { return fixedNow }, data, vars, stdin, args...)
+}
+
+// runLive is runEnv on the wall clock (clock.Now): for a command whose
+// output a running server, which runs on that clock, must accept — a login
+// link made at fixedNow has long expired for it.
+func runLive(t *testing.T, data string, vars map[string]string, stdin string, args ...string) (int, string, string) {
+	t.Helper()
+	return runAt(t, clock.Now, data, vars, stdin, args...)
+}
+
+func runAt(t *testing.T, now func() time.Time, data string, vars map[string]string, stdin string, args ...string) (int, string, string) {
+	t.Helper()
 	var out, errb bytes.Buffer
 	env := app.Env{
-		Stdin: strings.NewReader(stdin), Stdout: &out, Stderr: &errb, Now: func() time.Time { return fixedNow },
+		Stdin: strings.NewReader(stdin), Stdout: &out, Stderr: &errb, Now: now,
 		Getenv: func(k string) string {
 			if k == "QUIVER_DATA" {
 				return data

@@ -9,12 +9,14 @@ import (
 	"os"
 	"path/filepath"
 	"time"
+
+	"github.com/quiverhq/quiver/internal/clock"
 )
 
 // Version is Quiver's version, as servers and clients it talks to see it.
 const Version = "0.1.0-dev"
 
-// Env is what a command runs with. Zero fields mean: Now = time.Now, Getenv =
+// Env is what a command runs with. Zero fields mean: Now = clock.Now, Getenv =
 // os.Getenv, Logger discards.
 type Env struct {
 	// Stdin is read by commands that take input; nil means os.Stdin.
@@ -27,7 +29,7 @@ type Env struct {
 
 func (e *Env) defaults() {
 	if e.Now == nil {
-		e.Now = time.Now
+		e.Now = clock.Now
 	}
 	if e.Getenv == nil {
 		e.Getenv = os.Getenv
@@ -87,6 +89,10 @@ func Main(ctx context.Context, args []string, env Env) int {
 }
 
 func dispatchCommand(ctx context.Context, args []string, env Env) error {
+	if err := clock.Check(); err != nil {
+		// A clock moved by a typo would expire every credential at once.
+		return usagef("%v", err)
+	}
 	if len(args) == 0 {
 		// Bad input is one line on stderr; the usage is one "quiver help" away.
 		return usagef(`no command given (run "quiver help")`)

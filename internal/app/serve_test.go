@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/quiverhq/quiver/internal/app"
+	"github.com/quiverhq/quiver/internal/clock"
 	"github.com/quiverhq/quiver/llm"
 	"github.com/quiverhq/quiver/llm/llmtest"
 	"github.com/quiverhq/quiver/store"
@@ -40,7 +41,7 @@ func startServeWith(t *testing.T, vars map[string]string, flags ...string) servi
 	ctx, cancel := context.WithCancel(context.Background())
 	pr, pw := io.Pipe()
 	env := app.Env{
-		Stdout: io.Discard, Stderr: pw, Now: time.Now,
+		Stdout: io.Discard, Stderr: pw, Now: clock.Now,
 		Getenv: func(k string) string { return vars[k] },
 	}
 	done := make(chan int, 1)

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/quiverhq/quiver/httpapi"
+	"github.com/quiverhq/quiver/internal/clock"
 	"github.com/quiverhq/quiver/internal/config"
 	"github.com/quiverhq/quiver/netguard"
 	"github.com/quiverhq/quiver/registry"
@@ -135,7 +136,7 @@ func newOrgSettings(st store.Store, kr *secret.Keyring, base config.Config, env 
 		o.getenv = func(string) string { return "" }
 	}
 	if o.now == nil {
-		o.now = time.Now
+		o.now = clock.Now
 	}
 	o.baseView = &orgView{cfg: base, switches: map[string]bool{}, keys: map[string]string{}, catalog: build(base, nil)}
 	return o

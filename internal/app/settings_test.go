@@ -15,9 +15,9 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/quiverhq/quiver/httpapi"
+	"github.com/quiverhq/quiver/internal/clock"
 	"github.com/quiverhq/quiver/llm/llmtest"
 	"github.com/quiverhq/quiver/store"
 	"github.com/quiverhq/quiver/store/sqlite"
@@ -231,7 +231,7 @@ func TestSettingsThroughServe(t *testing.T) {
 	vars["OPENAI_BASE_URL"] = model2.URL
 	newCfg := writeConfig(t, t.TempDir(), "secrets:\n  key_file: "+newKey+"\n")
 	s = startServeWith(t, vars, "--config", newCfg)
-	code, out, stderr := runEnv(t, data, nil, "", "login-link", "--config", newCfg, "--addr", strings.TrimPrefix(s.base, "http://"))
+	code, out, stderr := runLive(t, data, nil, "", "login-link", "--config", newCfg, "--addr", strings.TrimPrefix(s.base, "http://"))
 	if code != 0 {
 		t.Fatalf("login-link: exit %d: %s", code, stderr)
 	}
@@ -368,7 +368,7 @@ func secondOrg(t *testing.T, s serving, data string) *apiClient {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	now := time.Now()
+	now := clock.Now() // the server checks the link on its clock
 	if err := st.CreateOrg(ctx, store.Org{ID: "other", Name: "Other", CreatedAt: now}); err != nil {
 		t.Fatal(err)
 	}
@@ -454,7 +454,7 @@ func TestSettingsFollowDeploymentAndSurviveRotation(t *testing.T) {
 	// The operator changes the deployment's SearXNG URL: the organisation,
 	// which never chose one of its own, follows; its empty exclude list stays.
 	s = startServeWith(t, vars, "--config", writeConfig(t, t.TempDir(), "secrets:\n  key_file: "+newKey+"\nweb:\n  searxng_url: https://searx-two.example\n  exclude_providers: [ollama]\n"))
-	code, out, stderr := runEnv(t, data, nil, "", "login-link", "--config", writeConfig(t, t.TempDir(), "secrets:\n  key_file: "+newKey+"\n"), "--addr", strings.TrimPrefix(s.base, "http://"))
+	code, out, stderr := runLive(t, data, nil, "", "login-link", "--config", writeConfig(t, t.TempDir(), "secrets:\n  key_file: "+newKey+"\n"), "--addr", strings.TrimPrefix(s.base, "http://"))
 	if code != 0 {
 		t.Fatalf("login-link: exit %d: %s", code, stderr)
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/anthropics/anthropic-sdk-go/v2"
 	"github.com/anthropics/anthropic-sdk-go/v2/option"
 
+	"github.com/quiverhq/quiver/internal/clock"
 	"github.com/quiverhq/quiver/llm"
 )
 
@@ -64,7 +65,7 @@ func New(cfg Config) (*Model, error) {
 		name:      cfg.Model,
 		caps:      cfg.Caps,
 		maxTokens: cfg.MaxTokens,
-		now:       time.Now,
+		now:       clock.Now,
 	}
 	if m.caps == (llm.Capabilities{}) {
 		m.caps = llm.Capabilities{Tools: true, ParallelTools: true, Vision: true}

@@ -21,6 +21,7 @@ import (
 	sdk "github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
 
+	"github.com/quiverhq/quiver/internal/clock"
 	"github.com/quiverhq/quiver/llm"
 )
 
@@ -92,7 +93,7 @@ func New(cfg Config) (*Model, error) {
 		cfg:    cfg,
 		chat:   sdk.NewChatCompletionService(opts...),
 		redact: secretPattern(cfg.APIKey),
-		now:    time.Now,
+		now:    clock.Now,
 	}, nil
 }
 
