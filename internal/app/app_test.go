@@ -426,3 +426,19 @@ func TestFetchURLGoesThroughTheGuard(t *testing.T) {
 		t.Errorf("exit %d, %+v", code, got)
 	}
 }
+
+// TestClockOffsetRefused: a QUIVER_CLOCK_OFFSET that is not a duration is
+// one usage line and exit status 2, before any command runs.
+func TestClockOffsetRefused(t *testing.T) {
+	var out, errb bytes.Buffer
+	env := app.Env{Stdout: &out, Stderr: &errb, Getenv: func(k string) string {
+		if k == "QUIVER_CLOCK_OFFSET" {
+			return "a year"
+		}
+		return ""
+	}}
+	if code := app.Main(context.Background(), []string{"tools"}, env); code != 2 || out.Len() != 0 ||
+		!strings.Contains(errb.String(), "QUIVER_CLOCK_OFFSET") || strings.Count(errb.String(), "\n") != 1 {
+		t.Fatalf("exit %d, stdout %q, stderr %q; want 2, nothing, one line naming the variable", code, out.String(), errb.String())
+	}
+}

@@ -38,16 +38,8 @@ func ParseOffset(s string) (time.Duration, error) {
 	return d, nil
 }
 
-// Check returns the error of an invalid QUIVER_CLOCK_OFFSET, so a command
-// can refuse to start with one clear line instead of running on the wrong
-// time. Now treats an invalid offset as none.
-func Check() error {
-	_, err := offset()
-	return err
-}
-
-// Offset returns the shift QUIVER_CLOCK_OFFSET asks for (0 when unset or
-// invalid).
+// Offset returns the shift QUIVER_CLOCK_OFFSET asks for: 0 when unset or
+// invalid (quiver refuses to start with an invalid one; see ParseOffset).
 func Offset() time.Duration {
 	d, _ := offset()
 	return d
