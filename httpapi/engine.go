@@ -143,7 +143,7 @@ type WebSettings struct {
 	// DuckDuckGoDisabled takes DuckDuckGo out of the chain.
 	DuckDuckGoDisabled bool `json:"duckduckgo_disabled" required:"false"`
 	// ExcludeProviders are model providers ("ollama", "novelai") whose
-	// turns do not get web_search.
+	// turns get no web tool (web_search, fetch_url, research_web).
 	ExcludeProviders []string `json:"exclude_providers" maxItems:"8" required:"false"`
 }
 

@@ -11,18 +11,36 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"slices"
 	"time"
 
 	"github.com/JohannesKaufmann/html-to-markdown/v2/converter"
 	"github.com/quiverhq/quiver/tool"
+	"github.com/quiverhq/quiver/turn"
 )
 
-// Limits of fetch_url.
+// Limits of fetch_url. A fetched page is untrusted text and the costliest
+// to carry (every later model call of the turn pays for it again), so its
+// per-call maximum is the lowest of the reading tools' (read_file,
+// search_files, read_tool_result and read_transcript allow 20,000): the
+// model reads a page in short slices and stops once it has what it needs.
 const (
-	// DefaultMaxLength is the slice size when max_length is absent.
-	DefaultMaxLength = 20000
-	// MaxMaxLength is the largest slice one call returns.
-	MaxMaxLength = 50000
+	// DefaultMaxLength is the slice size when max_length is absent: about
+	// 1,000 tokens, read_tool_result's default, which holds a short article
+	// whole.
+	DefaultMaxLength = 4000
+	// MaxMaxLength is the largest slice one call returns. With the header
+	// (at most MaxHeaderChars) a whole answer stays within dispatch's
+	// 8,000-character inline threshold.
+	MaxMaxLength = 7000
+	// MaxHeaderChars bounds what an answer adds around its slice: the URL,
+	// redirect and title lines (each clipped), the position line and the
+	// continuation hint.
+	MaxHeaderChars = 1000
+	// maxTitleChars and maxURLChars clip a page's title and the URLs
+	// echoed in the header, which the page or the model could make long.
+	maxTitleChars = 200
+	maxURLChars   = 250
 	// DefaultMaxBodyBytes caps the bytes read from one response.
 	DefaultMaxBodyBytes = 5 << 20
 	// DefaultCrawl4AITimeout bounds one sidecar request, leaving the rest
@@ -77,6 +95,12 @@ type Config struct {
 	// process, since a hostile file can crash or hang the PDF parser in
 	// ways recover cannot catch. An error's message is shown to the model.
 	ReadPDF func(ctx context.Context, body []byte) (title, text string, err error)
+	// ExcludeProviders names model providers ("novelai") whose turns get
+	// neither fetch_url nor research_web, each left out with a reason
+	// naming the provider. The deployment passes web.exclude_providers,
+	// the list that withholds web_search, so one list keeps a provider
+	// off all the web tools. Nil excludes none.
+	ExcludeProviders []string
 	// Logger receives sidecar failures. Nil means slog.Default().
 	Logger *slog.Logger
 }
@@ -137,7 +161,17 @@ func newFetcher(cfg Config) *fetcher {
 	if log == nil {
 		log = slog.Default()
 	}
+	cfg.ExcludeProviders = slices.Clone(cfg.ExcludeProviders)
 	return &fetcher{cfg: cfg, conv: newConverter(), cache: newPageCache(cfg.CacheEntries), log: log}
+}
+
+// requires is both tools' requirement: "" unless the turn's model provider
+// is one the configuration excludes from the web tools.
+func (f *fetcher) requires(t turn.Facts) string {
+	if slices.Contains(f.cfg.ExcludeProviders, t.Model.Provider) {
+		return fmt.Sprintf("provider %s is excluded from the web tools in config (web.exclude_providers)", t.Model.Provider)
+	}
+	return ""
 }
 
 // document returns the page at u converted to text, from the cache when the
@@ -167,6 +201,7 @@ func (f *fetcher) document(ctx context.Context, s tool.Scope, u *url.URL) (docum
 	if err != nil {
 		return document{}, err
 	}
+	d.Title = clip(d.Title, maxTitleChars)
 	f.cache.put(key, d)
 	return d, nil
 }

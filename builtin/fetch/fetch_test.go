@@ -319,11 +319,12 @@ func TestFetchSlicing(t *testing.T) {
 		wantNext   int // 0: no hint
 		wantErr    string
 	}{
-		{name: "default slice", args: map[string]any{"url": u}, wantHeader: fmt.Sprintf("characters 0–20000 of %d", total), wantNext: 20000},
-		{name: "maximum slice", args: map[string]any{"url": u, "max_length": 50000}, wantHeader: fmt.Sprintf("characters 0–50000 of %d", total), wantNext: 50000},
+		{name: "default slice", args: map[string]any{"url": u}, wantHeader: fmt.Sprintf("characters 0–%d of %d", DefaultMaxLength, total), wantNext: DefaultMaxLength},
+		{name: "maximum slice", args: map[string]any{"url": u, "max_length": MaxMaxLength}, wantHeader: fmt.Sprintf("characters 0–%d of %d", MaxMaxLength, total), wantNext: MaxMaxLength},
+		{name: "slice from an offset", args: map[string]any{"url": u, "start_index": 1234, "max_length": 100}, wantHeader: fmt.Sprintf("characters 1234–1334 of %d", total), wantNext: 1334},
 		{name: "last slice", args: map[string]any{"url": u, "start_index": total - 10}, wantHeader: fmt.Sprintf("characters %d–%d of %d", total-10, total, total)},
-		{name: "over the cap", args: map[string]any{"url": u, "max_length": 50001}, wantErr: "max_length must be between 1 and 50000, got 50001"},
-		{name: "zero length", args: map[string]any{"url": u, "max_length": 0}, wantErr: "max_length must be between 1 and 50000, got 0"},
+		{name: "over the cap", args: map[string]any{"url": u, "max_length": MaxMaxLength + 1}, wantErr: fmt.Sprintf("max_length must be between 1 and %d, got %d", MaxMaxLength, MaxMaxLength+1)},
+		{name: "zero length", args: map[string]any{"url": u, "max_length": 0}, wantErr: fmt.Sprintf("max_length must be between 1 and %d, got 0", MaxMaxLength)},
 		{name: "negative start", args: map[string]any{"url": u, "start_index": -1}, wantErr: "start_index must be 0 or more, got -1"},
 		{name: "start past the end", args: map[string]any{"url": u, "start_index": total}, wantErr: fmt.Sprintf("start_index %d is past the end of the page (%d characters)", total, total)},
 	}
@@ -356,11 +357,12 @@ func TestFetchSlicing(t *testing.T) {
 		before := hits.get("/long")
 		s := tool.Scope{ConversationID: "paging"}
 		var got strings.Builder
+		const slice = MaxMaxLength - 500 // not a divisor of the page
 		for start, calls := 0, 0; ; calls++ {
-			if calls > 10 {
+			if calls > total/slice+1 {
 				t.Fatal("paging did not end")
 			}
-			out, err := call(t, tl, s, map[string]any{"url": u, "start_index": start, "max_length": 45000})
+			out, err := call(t, tl, s, map[string]any{"url": u, "start_index": start, "max_length": slice})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -168,8 +168,9 @@ func TestPDFLimits(t *testing.T) {
 	srv, hits := serve(t, map[string]page{"/long.pdf": {contentType: "application/pdf", body: long}})
 	tl := FetchTool(Config{Client: srv.Client()})
 	s := tool.Scope{ConversationID: "pdf"}
-	for start, want := range map[int]string{0: "[More: call fetch_url again with start_index=50000 to read on.]", 50000: "start_index=100000"} {
-		got, err := call(t, tl, s, map[string]any{"url": srv.URL + "/long.pdf", "max_length": 50000, "start_index": start})
+	m := MaxMaxLength
+	for start, want := range map[int]string{0: fmt.Sprintf("[More: call fetch_url again with start_index=%d to read on.]", m), m: fmt.Sprintf("start_index=%d", 2*m)} {
+		got, err := call(t, tl, s, map[string]any{"url": srv.URL + "/long.pdf", "max_length": m, "start_index": start})
 		if err != nil {
 			t.Fatal(err)
 		}

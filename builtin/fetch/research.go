@@ -48,7 +48,8 @@ type researchInput struct {
 // cfg.PagesPerCall of the hits (never more than cfg.PagesPerTurn in one
 // turn) through the same path as fetch_url, and answers with the passages
 // of each page that share the most terms with the question, each under its
-// URL. Pages that fail are listed as skipped. It panics when cfg.Check fails
+// URL. Pages that fail are listed as skipped. Turns whose model provider is
+// in cfg.ExcludeProviders do not get the tool. It panics when cfg.Check fails
 // or searcher is nil. The tool is safe for concurrent use.
 func ResearchTool(cfg Config, searcher Searcher) *tool.Tool {
 	if searcher == nil {
@@ -64,6 +65,7 @@ func ResearchTool(cfg Config, searcher Searcher) *tool.Tool {
 		Macros:      []string{"research_tool"},
 		Description: researchDescription,
 		Access:      tool.Read,
+		Requires:    r.f.requires,
 		Limits: []tool.Limit{
 			{Name: "pages_per_call", Value: r.f.cfg.PagesPerCall},
 			{Name: "pages_per_turn", Value: r.f.cfg.PagesPerTurn},

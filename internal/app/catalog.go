@@ -79,6 +79,9 @@ func NewCatalog(d CatalogDeps) *registry.Catalog {
 	pages := fetch.Config{
 		Client: guard.HTTP(), SelfHosted: d.Config.Network.Mode == "self-hosted",
 		Crawl4AIURL: d.Config.Web.Crawl4AIURL, CheckURL: guard.CheckURL,
+		// One list keeps a provider off every web tool: a model that cannot
+		// use web_search well reads pages no better.
+		ExcludeProviders: d.Config.Web.ExcludeProviders,
 	}
 	if d.Executable != "" {
 		pages.ReadPDF = pdfReader(d.Executable)

@@ -74,8 +74,8 @@ type Web struct {
 	// Crawl4AIURL enables a Crawl4AI sidecar for fetch_url; allowed only in
 	// self-hosted mode, since its browser dials outside the guard.
 	Crawl4AIURL string `yaml:"crawl4ai_url"`
-	// ExcludeProviders names model providers that cannot use web_search
-	// well; their turns do not get it.
+	// ExcludeProviders names model providers that cannot use the web tools
+	// well; their turns get none of web_search, fetch_url and research_web.
 	ExcludeProviders []string `yaml:"exclude_providers"`
 }
 

@@ -158,7 +158,7 @@ function webFields(w) {
   const iask = url('web-iask', w.iask_url);
   const ddg = check('web-ddg-disabled', 'Leave DuckDuckGo out of the chain', w.duckduckgo_disabled);
   // exclude_providers names model providers (not engines) whose turns
-  // never get web_search, e.g. a local model that handles it badly.
+  // never get a web tool, e.g. a local model that handles them badly.
   const exclude = h('input', { id: 'web-exclude', type: 'text', maxlength: 300, autocomplete: 'off',
     spellcheck: 'false', placeholder: 'ollama, novelai', value: (w.exclude_providers ?? []).join(', ') });
   return {
@@ -168,8 +168,8 @@ function webFields(w) {
       field('web-searxng', 'SearXNG URL', searxng, 'The base URL of a SearXNG instance; empty leaves SearXNG out. One on your own network needs self-hosted mode.'),
       field('web-iask', 'IAsk URL', iask, 'The IAsk endpoint; empty leaves IAsk out.'),
       ddg.el,
-      field('web-exclude', 'Model providers without web search', exclude,
-        'Comma-separated provider names (as in an agent\'s provider:model); their turns never get web_search.')),
+      field('web-exclude', 'Model providers without web tools', exclude,
+        'Comma-separated provider names (as in an agent\'s provider:model); their turns never get web_search, fetch_url or research_web.')),
     value: () => ({
       disabled: disabled.box.checked,
       searxng_url: searxng.value.trim(),
