@@ -24,8 +24,9 @@ func (s *server) deliberateRoutes() {
 	}, adminOnly, s.getDeliberate)
 	register(s, huma.Operation{
 		OperationID: "put-deliberate", Method: http.MethodPut, Path: "/api/deliberate", Tags: tags,
-		Summary:     "Turn Deliberate Tool Mode on or off for the organisation",
-		Description: "history_turns is 0–10 recent user messages re-scanned, or -1 for the default. One write.",
+		Summary: "Turn Deliberate Tool Mode on or off for the organisation",
+		Description: "history_turns is 0–10 recent user messages re-scanned, or -1 for the default. " +
+			"gate_always_on true gates the always-on helpers too; left out, it stays as stored. One write.",
 	}, adminOnly, s.putDeliberate)
 	register(s, huma.Operation{
 		OperationID: "add-trigger", Method: http.MethodPost, Path: "/api/deliberate/triggers", Tags: tags,
@@ -56,11 +57,14 @@ type Deliberate struct {
 	Enabled bool `json:"enabled"`
 	// HistoryTurns is how many recent user messages are re-scanned; -1
 	// means the default.
-	HistoryTurns        int       `json:"history_turns" minimum:"-1" maximum:"10"`
-	DefaultHistoryTurns int       `json:"default_history_turns" readOnly:"true"`
-	Targets             []string  `json:"targets" readOnly:"true" doc:"The targets a trigger may open."`
-	MaxTriggers         int       `json:"max_triggers_per_target" readOnly:"true"`
-	Triggers            []Trigger `json:"triggers" readOnly:"true"`
+	HistoryTurns        int `json:"history_turns" minimum:"-1" maximum:"10"`
+	DefaultHistoryTurns int `json:"default_history_turns" readOnly:"true"`
+	// GateAlwaysOn is the opt-in to the mode gating the always-on helpers
+	// too; false keeps them declared on every turn.
+	GateAlwaysOn bool      `json:"gate_always_on" doc:"The mode gates the always-on helpers (clarifying question, suggestions, calculator, read_tool_result, read_transcript) too; false keeps them on every turn."`
+	Targets      []string  `json:"targets" readOnly:"true" doc:"The targets a trigger may open."`
+	MaxTriggers  int       `json:"max_triggers_per_target" readOnly:"true"`
+	Triggers     []Trigger `json:"triggers" readOnly:"true"`
 }
 
 // Trigger is a custom trigger phrase of a target.
@@ -75,6 +79,9 @@ type putDeliberateInput struct {
 	Body struct {
 		Enabled      bool `json:"enabled"`
 		HistoryTurns int  `json:"history_turns" minimum:"-1" maximum:"10"`
+		// GateAlwaysOn nil keeps the stored choice, so a client that
+		// predates it does not reset it.
+		GateAlwaysOn *bool `json:"gate_always_on,omitempty" doc:"Gate the always-on helpers too; left out, unchanged."`
 	}
 }
 
@@ -89,7 +96,8 @@ func (s *server) deliberateView(ctx context.Context, orgID string) (*deliberateO
 	}
 	out := &deliberateOutput{Body: Deliberate{
 		Enabled: st.Enabled, HistoryTurns: st.HistoryTurns, DefaultHistoryTurns: intent.DefaultHistoryTurns,
-		Targets: slices.Clone(intent.Targets), MaxTriggers: intent.MaxCustomPerTarget, Triggers: []Trigger{},
+		GateAlwaysOn: st.GateAlwaysOn,
+		Targets:      slices.Clone(intent.Targets), MaxTriggers: intent.MaxCustomPerTarget, Triggers: []Trigger{},
 	}}
 	for _, t := range ts {
 		out.Body.Triggers = append(out.Body.Triggers, Trigger{Target: t.Target, Phrase: t.Phrase})
@@ -103,10 +111,19 @@ func (s *server) getDeliberate(ctx context.Context, _ *struct{}) (*deliberateOut
 
 func (s *server) putDeliberate(ctx context.Context, in *putDeliberateInput) (*deliberateOutput, error) {
 	a := authFrom(ctx)
-	err := s.st.PutIntentSettings(ctx, store.IntentSettings{
+	set := store.IntentSettings{
 		OrgID: a.OrgID, Enabled: in.Body.Enabled, HistoryTurns: in.Body.HistoryTurns, UpdatedAt: s.now().UTC(),
-	})
-	if err != nil {
+	}
+	if in.Body.GateAlwaysOn != nil {
+		set.GateAlwaysOn = *in.Body.GateAlwaysOn
+	} else {
+		stored, err := s.st.GetIntentSettings(ctx, a.OrgID)
+		if err != nil {
+			return nil, err
+		}
+		set.GateAlwaysOn = stored.GateAlwaysOn
+	}
+	if err := s.st.PutIntentSettings(ctx, set); err != nil {
 		return nil, err
 	}
 	return s.deliberateView(ctx, a.OrgID)

@@ -62,3 +62,54 @@ func TestDeliberateSettings(t *testing.T) {
 		t.Fatalf("bob's override changed alice's: %q", mine.Mode)
 	}
 }
+
+// TestDeliberateGateAlwaysOn: the organisation's opt-in to gating the
+// always-on helpers too is off by default, set and cleared with PUT, kept
+// by a PUT that leaves it out (a client that predates it), refused when it
+// is not a boolean (nothing changes), and another organisation's own.
+func TestDeliberateGateAlwaysOn(t *testing.T) {
+	f := newFixture(t, nil)
+	get := func(w *who) httpapi.Deliberate {
+		t.Helper()
+		var d httpapi.Deliberate
+		f.ok(f.do(w, "GET", "/api/deliberate", nil), http.StatusOK, &d)
+		return d
+	}
+	if d := get(f.alice); d.GateAlwaysOn {
+		t.Fatalf("default: %+v, want the always-on helpers kept", d)
+	}
+	steps := []struct {
+		name string
+		body map[string]any
+		want httpapi.Deliberate
+	}{
+		{"opt in", map[string]any{"enabled": true, "history_turns": 3, "gate_always_on": true},
+			httpapi.Deliberate{Enabled: true, HistoryTurns: 3, GateAlwaysOn: true}},
+		{"left out keeps it", map[string]any{"enabled": false, "history_turns": 2},
+			httpapi.Deliberate{Enabled: false, HistoryTurns: 2, GateAlwaysOn: true}},
+		{"opt out", map[string]any{"enabled": true, "history_turns": 2, "gate_always_on": false},
+			httpapi.Deliberate{Enabled: true, HistoryTurns: 2, GateAlwaysOn: false}},
+		{"opt in again", map[string]any{"enabled": true, "history_turns": -1, "gate_always_on": true},
+			httpapi.Deliberate{Enabled: true, HistoryTurns: -1, GateAlwaysOn: true}},
+	}
+	for _, st := range steps {
+		var put httpapi.Deliberate
+		f.ok(f.do(f.alice, "PUT", "/api/deliberate", st.body), http.StatusOK, &put)
+		for what, d := range map[string]httpapi.Deliberate{"PUT answer": put, "GET after": get(f.alice)} {
+			if d.Enabled != st.want.Enabled || d.HistoryTurns != st.want.HistoryTurns || d.GateAlwaysOn != st.want.GateAlwaysOn {
+				t.Errorf("%s: %s %+v, want enabled %v, history %d, gate_always_on %v",
+					st.name, what, d, st.want.Enabled, st.want.HistoryTurns, st.want.GateAlwaysOn)
+			}
+		}
+	}
+	wantError(t, f.do(f.alice, "PUT", "/api/deliberate", map[string]any{"enabled": false, "history_turns": 0, "gate_always_on": "yes"}),
+		http.StatusBadRequest, "invalid_request")
+	wantError(t, f.do(f.bob, "PUT", "/api/deliberate", map[string]any{"enabled": false, "history_turns": 0, "gate_always_on": false}),
+		http.StatusForbidden, "forbidden")
+	if d := get(f.alice); !d.Enabled || d.HistoryTurns != -1 || !d.GateAlwaysOn {
+		t.Errorf("after refused PUTs: %+v, want the last saved settings", d)
+	}
+	if d := get(f.dave); d.GateAlwaysOn || d.Enabled {
+		t.Errorf("org_b sees org_a's opt-in: %+v", d)
+	}
+}

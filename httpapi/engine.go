@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/quiverhq/quiver/agent"
+	"github.com/quiverhq/quiver/intent"
 	"github.com/quiverhq/quiver/prompt"
 	"github.com/quiverhq/quiver/registry"
 )
@@ -36,8 +37,13 @@ type Inspection struct {
 	Excluded []registry.Exclusion `json:"excluded"`
 	// Intent lists Deliberate Tool Mode's matches; empty when the mode is
 	// off or matched nothing.
-	Intent   []IntentMatch `json:"intent"`
-	Warnings []string      `json:"warnings"`
+	Intent []IntentMatch `json:"intent"`
+	// Declared says, for a new turn under Deliberate Tool Mode, why each
+	// declared tool is (an always-on helper kept, or the family that
+	// opened it), in declaration order; empty when the mode is off and
+	// for a stored turn.
+	Declared []intent.Declared `json:"declared"`
+	Warnings []string          `json:"warnings"`
 }
 
 // IntentMatch is one reason Deliberate Tool Mode opened a family.

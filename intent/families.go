@@ -84,7 +84,7 @@ var toolTargets = func() map[string][]string {
 
 // TargetsOf returns the targets that open t: by its name, else by its
 // family (an MCP server's replacement tools). Nil means no target opens it,
-// so the mode never declares it.
+// so the mode declares it only as an always-on helper it keeps.
 func TargetsOf(t *tool.Tool) []string {
 	if ts, ok := toolTargets[t.Name()]; ok {
 		return ts

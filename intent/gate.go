@@ -26,6 +26,9 @@ type Settings struct {
 	// HistoryTurns is how many recent user messages are re-scanned
 	// (0–10; DefaultHistoryTurns when the community set none).
 	HistoryTurns int
+	// GateAlwaysOn is the community's opt-in to gating the always-on
+	// helpers too (see GateOptions).
+	GateAlwaysOn bool
 }
 
 // ParseUserMode validates a user mode; "" is follow.
@@ -41,6 +44,34 @@ func ParseUserMode(s string) (string, error) {
 	return "", fmt.Errorf("user mode %q: use off, follow or on", s)
 }
 
+// What a community does with the always-on helpers under the mode.
+const (
+	// AlwaysOnKeep keeps them declared on every turn (the default).
+	AlwaysOnKeep = "keep"
+	// AlwaysOnGate gates them like the optional families.
+	AlwaysOnGate = "gate"
+)
+
+// ParseAlwaysOn reads "keep" or "gate" and reports whether it gates the
+// always-on helpers; anything else is an error.
+func ParseAlwaysOn(s string) (gate bool, err error) {
+	switch strings.ToLower(strings.TrimSpace(s)) {
+	case AlwaysOnKeep:
+		return false, nil
+	case AlwaysOnGate:
+		return true, nil
+	}
+	return false, fmt.Errorf("always-on %q: use keep or gate", s)
+}
+
+// AlwaysOnWord is ParseAlwaysOn's reverse: "gate" or "keep".
+func AlwaysOnWord(gate bool) string {
+	if gate {
+		return AlwaysOnGate
+	}
+	return AlwaysOnKeep
+}
+
 // Active reports whether the mode applies: the user's "on" or "off" wins,
 // "follow" uses the community toggle.
 func (s Settings) Active() bool {
@@ -53,14 +84,64 @@ func (s Settings) Active() bool {
 	return s.Enabled
 }
 
-// Gate narrows a selected toolset to the tools of the open targets; every
-// other tool joins the exclusions with the mode's reason. Declaration
-// order follows open: the tools of open[0] first, then those of open[1]
-// not yet declared, and so on (registration order within a target), so a
-// conversation that keeps its targets open in the order they opened keeps
-// a stable prefix. With no open target no tool is declared.
-func Gate(ts registry.Toolset, c *registry.Catalog, open []string) registry.Toolset {
+// GateOptions returns the options Gate applies under these settings.
+func (s Settings) GateOptions() GateOptions { return GateOptions{GateAlwaysOn: s.GateAlwaysOn} }
+
+// Reasons the mode gives, for a tool it declares and for one it hides.
+const (
+	// ReasonKept explains an always-on helper the mode declares whatever
+	// the conversation asks.
+	ReasonKept = "always-on: kept by deliberate tool mode"
+	// reasonPrefix starts the reason of a tool the mode hides.
+	reasonPrefix = "deliberate tool mode: "
+	// reasonPrefixGated starts it for an always-on helper hidden because
+	// the community gates those too.
+	reasonPrefixGated = "deliberate tool mode, always-on tools gated by the organisation: "
+)
+
+// SourceConversation is the Source of a match that stands for a target
+// opened by an earlier turn of the conversation.
+const SourceConversation = "conversation"
+
+// workspaceFamily is the workspace set's family: always-on in selection,
+// gated by the mode as the files target.
+const workspaceFamily = "workspace"
+
+// GateOptions are a community's choices about what Gate hides. The zero
+// value keeps the always-on helpers declared.
+type GateOptions struct {
+	// GateAlwaysOn gates the always-on helpers (clarifying question,
+	// suggestions, calculator, read_tool_result, read_transcript) like
+	// the optional families, for small local models that choose better
+	// from the fewest tools: they are declared only when a target that
+	// holds them opens. False keeps them in every turn, first.
+	GateAlwaysOn bool
+}
+
+// AlwaysOnHelper reports whether t is one of the always-on helpers: an
+// always-on tool outside the workspace set. They widen no permission, so
+// the mode keeps them unless the community opts in to gating them.
+func AlwaysOnHelper(t *tool.Tool) bool {
+	return t.Spec().AlwaysOn && t.Family() != workspaceFamily
+}
+
+// Keeps reports whether Gate declares t whatever the conversation asks:
+// an always-on helper, unless o gates those too.
+func (o GateOptions) Keeps(t *tool.Tool) bool { return !o.GateAlwaysOn && AlwaysOnHelper(t) }
+
+// Gate narrows a selected toolset to the always-on helpers (unless o gates
+// them) and the tools of the open targets; every other tool joins the
+// exclusions with the mode's reason. Declaration order keeps the prefix
+// stable: the helpers first, in registration order, then the tools of
+// open[0], then those of open[1] not yet declared, and so on (registration
+// order within a target), so a conversation that keeps its targets open
+// in the order they opened keeps a stable prefix. With no open target
+// only the helpers are declared (none when o gates them).
+func Gate(ts registry.Toolset, c *registry.Catalog, open []string, o GateOptions) registry.Toolset {
 	rank := func(t *tool.Tool) int {
+		if o.Keeps(t) {
+			return -1
+		}
 		best := len(open)
 		for _, target := range TargetsOf(t) {
 			if i := slices.Index(open, target); i >= 0 && i < best {
@@ -73,10 +154,77 @@ func Gate(ts registry.Toolset, c *registry.Catalog, open []string) registry.Tool
 		if rank(t) < len(open) {
 			return true, ""
 		}
-		if len(TargetsOf(t)) == 0 {
-			return false, "deliberate tool mode: not a tool the mode opens"
-		}
-		return false, "deliberate tool mode: nothing in the conversation asks for " + strings.Join(TargetsOf(t), " or ")
+		return false, hiddenReason(t, o)
 	})
 	return narrowed.Arrange(rank)
+}
+
+// hiddenReason says why Gate hides t.
+func hiddenReason(t *tool.Tool, o GateOptions) string {
+	prefix := reasonPrefix
+	if o.GateAlwaysOn && AlwaysOnHelper(t) {
+		prefix = reasonPrefixGated
+	}
+	if len(TargetsOf(t)) == 0 {
+		return prefix + "not a tool the mode opens"
+	}
+	return prefix + "nothing in the conversation asks for " + strings.Join(TargetsOf(t), " or ")
+}
+
+// Declared is why the mode declared one tool.
+type Declared struct {
+	Name   string `json:"name"`
+	Reason string `json:"reason"`
+}
+
+// Explain returns, in declaration order, why Gate declared each tool of
+// gated (Gate's answer for the same open targets and options): ReasonKept
+// for an always-on helper kept, else OpenedBy of the match that opened
+// it (see Opening). res is the turn's detection.
+func Explain(gated registry.Toolset, res Result, open []string, o GateOptions) []Declared {
+	out := make([]Declared, 0, gated.Len())
+	for _, t := range gated.Tools() {
+		reason := ReasonKept
+		if !o.Keeps(t) {
+			m, _ := Opening(t, res, open)
+			reason = OpenedBy(m)
+		}
+		out = append(out, Declared{Name: t.Name(), Reason: reason})
+	}
+	return out
+}
+
+// Opening returns the match that opens one of t's targets: this turn's
+// first match for one of them, else, for the first of them in open, a
+// match with Source SourceConversation (opened by an earlier turn). False
+// when none of t's targets is open.
+func Opening(t *tool.Tool, res Result, open []string) (Match, bool) {
+	targets := TargetsOf(t)
+	for _, m := range res.Matches {
+		if slices.Contains(targets, m.Target) {
+			return m, true
+		}
+	}
+	for _, target := range open {
+		if slices.Contains(targets, target) {
+			return Match{Target: target, Trigger: "opened earlier in this conversation", Source: SourceConversation}, true
+		}
+	}
+	return Match{}, false
+}
+
+// OpenedBy is the reason m gives a tool it opens: `opened by: search
+// (phrase "look up", pack)`; an attachment's match names the attachment,
+// a "^" trigger says it opens every turn, and a match from an earlier turn
+// says so.
+func OpenedBy(m Match) string {
+	switch m.Source {
+	case SourceConversation:
+		return "opened by: " + m.Target + " (earlier in this conversation)"
+	case SourceAttachment:
+		return "opened by: " + m.Target + " (" + m.Trigger + ")"
+	case SourceAlways:
+		return "opened by: " + m.Target + " (custom trigger ^, every turn)"
+	}
+	return fmt.Sprintf("opened by: %s (phrase %q, %s)", m.Target, m.Trigger, m.Source)
 }

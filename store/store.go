@@ -365,6 +365,9 @@ type IntentSettings struct {
 	// HistoryTurns is how many recent user messages are re-scanned
 	// (0–10); -1 means not set (the default applies).
 	HistoryTurns int
+	// GateAlwaysOn is the opt-in to the mode gating the always-on helpers
+	// too; false (the default) keeps them declared on every turn.
+	GateAlwaysOn bool
 	UpdatedAt    time.Time
 }
 
@@ -380,8 +383,8 @@ type IntentTrigger struct {
 // triggers, users' overrides, and the targets each conversation opened.
 type Intents interface {
 	// GetIntentSettings returns the community's settings; a community that
-	// never saved any gets {OrgID, Enabled: false, HistoryTurns: -1} and no
-	// error.
+	// never saved any gets {OrgID, Enabled: false, HistoryTurns: -1,
+	// GateAlwaysOn: false} and no error.
 	GetIntentSettings(ctx context.Context, orgID string) (IntentSettings, error)
 	// PutIntentSettings inserts or replaces the community's settings;
 	// HistoryTurns outside -1..10 is refused, writing nothing.

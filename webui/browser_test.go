@@ -423,6 +423,9 @@ func TestInspectorShowsExcludedToolWithReason(t *testing.T) {
 	}
 	b.WaitText(`#ins-tools`, "Declared tools (1)")
 	b.WaitText(`.tools-table`, "calculate")
+	if got := eval[[]string](b, `[...document.querySelectorAll('.tools-table tbody th .why')].map(e => e.textContent)`); !cmp.Equal(got, []string{"always-on: kept by deliberate tool mode"}) {
+		t.Errorf("why calculate is declared: %q", got)
+	}
 	b.WaitText(`.inspection`, "what is")                                    // the Deliberate Tool Mode match
 	b.WaitText(`.inspection`, "{user_department} is empty for this caller") // a warning
 	b.WaitText(`.inspection`, "2,400 of 3,000 characters")                  // always-on against its ceiling
@@ -438,6 +441,9 @@ func TestInspectorShowsExcludedToolWithReason(t *testing.T) {
 	b.WaitText(`.inspection`, "turn_0")
 	if rs := b.requests("GET", convPath+"/inspect"); len(rs) != 2 || rs[1].Query != "turn=turn_0" {
 		t.Errorf("inspect requests %+v, want a second one for turn_0", rs)
+	}
+	if n := eval[int](b, `document.querySelectorAll('.tools-table .why').length`); n != 0 {
+		t.Errorf("a past turn shows %d reasons a tool was declared, want none (not recorded)", n)
 	}
 	b.checkHeaders(stubCSRF)
 }

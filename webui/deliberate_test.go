@@ -17,12 +17,13 @@ func (b *browser) triggers() map[string][]string {
 		[g.dataset.target, [...g.querySelectorAll('li')].map(li => li.querySelector('.phrase').textContent)]))`)
 }
 
-// dtmForm reads the Deliberate Tool Mode form: the toggle and the chosen
-// depth's label.
+// dtmForm reads the Deliberate Tool Mode form: the toggle, the chosen
+// depth's label and the always-on choice.
 func (b *browser) dtmForm() string {
 	b.t.Helper()
 	return eval[string](b, `(() => { const s = document.getElementById('dtm-history');
-		return (document.getElementById('dtm-enabled').checked ? 'on' : 'off') + ', ' + s.options[s.selectedIndex].text; })()`)
+		return (document.getElementById('dtm-enabled').checked ? 'on' : 'off') + ', ' + s.options[s.selectedIndex].text +
+			(document.getElementById('dtm-gate-always-on').checked ? ', gate' : ', keep'); })()`)
 }
 
 // addTrigger submits the add form.
@@ -42,8 +43,8 @@ func TestDeliberateToolModeSettings(t *testing.T) {
 	b := newBrowser(t, api)
 	b.login()
 	b.open("#/settings", `#dtm-form`)
-	if got := b.dtmForm(); got != "off, Default (4)" {
-		t.Errorf("mode form %q, want off, Default (4)", got)
+	if got := b.dtmForm(); got != "off, Default (4), keep" {
+		t.Errorf("mode form %q, want off, Default (4), keep", got)
 	}
 	want := map[string][]string{"search": {"look it up"}, "image": {"pfp", "^"}, "video": api.triggersOf("video")}
 	if d := cmp.Diff(want, b.triggers()); d != "" {
@@ -112,21 +113,28 @@ func TestDeliberateToolModeSettings(t *testing.T) {
 	// The mode: on, re-scanning 2 messages; then the default again.
 	b.Do("turn it on", chromedp.Click(chromedp.CSS(`#dtm-enabled`)), chromedp.SetValue(chromedp.CSS(`#dtm-history`), "2"),
 		chromedp.Click(chromedp.CSS(`#dtm-save`)))
-	b.WaitText(`#dtm-status .ok`, "Deliberate Tool Mode saved: on, 2 recent messages re-scanned.")
-	if d := cmp.Diff(map[string]any{"enabled": true, "history_turns": float64(2)}, b.sent("PUT", "/api/deliberate").Body); d != "" {
+	b.WaitText(`#dtm-status .ok`, "Deliberate Tool Mode saved: on, 2 recent messages re-scanned, always-on tools kept.")
+	if d := cmp.Diff(map[string]any{"enabled": true, "history_turns": float64(2), "gate_always_on": false}, b.sent("PUT", "/api/deliberate").Body); d != "" {
 		t.Errorf("PUT /api/deliberate body (-want +got):\n%s", d)
 	}
 	b.Shot("saved")
 	b.open("#/chat", `.new-conv`)
 	b.open("#/settings", `#dtm-form`)
-	if got := b.dtmForm(); got != "on, 2" {
-		t.Errorf("mode form after reloading %q, want on, 2", got)
+	if got := b.dtmForm(); got != "on, 2, keep" {
+		t.Errorf("mode form after reloading %q, want on, 2, keep", got)
 	}
-	b.Do("back to the default", chromedp.SetValue(chromedp.CSS(`#dtm-history`), "-1"), chromedp.Click(chromedp.CSS(`#dtm-save`)))
-	b.WaitText(`#dtm-status .ok`, "Deliberate Tool Mode saved: on, the default depth (4 recent messages re-scanned).")
+	// Back to the default depth, and the always-on tools gated too.
+	b.Do("back to the default", chromedp.SetValue(chromedp.CSS(`#dtm-history`), "-1"),
+		chromedp.Click(chromedp.CSS(`#dtm-gate-always-on`)), chromedp.Click(chromedp.CSS(`#dtm-save`)))
+	b.WaitText(`#dtm-status .ok`, "Deliberate Tool Mode saved: on, the default depth (4 recent messages re-scanned), always-on tools gated too.")
 	if puts := b.requests("PUT", "/api/deliberate"); len(puts) != 2 ||
-		!cmp.Equal(puts[1].Body, map[string]any{"enabled": true, "history_turns": float64(-1)}) {
-		t.Errorf("PUT /api/deliberate requests %+v, want a second with history_turns -1", puts)
+		!cmp.Equal(puts[1].Body, map[string]any{"enabled": true, "history_turns": float64(-1), "gate_always_on": true}) {
+		t.Errorf("PUT /api/deliberate requests %+v, want a second with history_turns -1 and gate_always_on", puts)
+	}
+	b.open("#/chat", `.new-conv`)
+	b.open("#/settings", `#dtm-form`)
+	if got := b.dtmForm(); got != "on, Default (4), gate" {
+		t.Errorf("mode form after reloading %q, want on, Default (4), gate", got)
 	}
 	// The settings' own form saw none of it.
 	if n := len(b.requests("PUT", "/api/settings")); n != 0 {

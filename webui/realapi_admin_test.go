@@ -122,8 +122,9 @@ func TestAdminPagesAgainstHTTPAPI(t *testing.T) {
 
 // TestDeliberateAndPreferencesAgainstHTTPAPI runs the Deliberate Tool Mode
 // section of Settings and the Preferences page against package httpapi
-// itself: the triggers are normalised by package intent and stored, and
-// the profile and override reach the store.
+// itself: the mode's settings (the always-on opt-in included) and the
+// triggers, normalised by package intent, are stored, and the profile and
+// override reach the store.
 func TestDeliberateAndPreferencesAgainstHTTPAPI(t *testing.T) {
 	ctx := context.Background()
 	st, _, b := realAPI(t)
@@ -143,10 +144,10 @@ func TestDeliberateAndPreferencesAgainstHTTPAPI(t *testing.T) {
 	b.open("#/settings", `#dtm-form`)
 	b.WaitText(`#trigger-list`, "No custom triggers")
 	b.Do("turn it on", chromedp.Click(chromedp.CSS(`#dtm-enabled`)), chromedp.SetValue(chromedp.CSS(`#dtm-history`), "2"),
-		chromedp.Click(chromedp.CSS(`#dtm-save`)))
-	b.WaitText(`#dtm-status .ok`, "Deliberate Tool Mode saved: on, 2 recent messages re-scanned.")
-	if is, err := st.GetIntentSettings(ctx, "org_a"); err != nil || !is.Enabled || is.HistoryTurns != 2 {
-		t.Errorf("stored settings %+v, %v; want on with 2", is, err)
+		chromedp.Click(chromedp.CSS(`#dtm-gate-always-on`)), chromedp.Click(chromedp.CSS(`#dtm-save`)))
+	b.WaitText(`#dtm-status .ok`, "Deliberate Tool Mode saved: on, 2 recent messages re-scanned, always-on tools gated too.")
+	if is, err := st.GetIntentSettings(ctx, "org_a"); err != nil || !is.Enabled || is.HistoryTurns != 2 || !is.GateAlwaysOn {
+		t.Errorf("stored settings %+v, %v; want on with 2, the always-on tools gated", is, err)
 	}
 	b.addTrigger("image", "  Profile   PIC ")
 	b.WaitText(`#trigger-status .ok`, "Added “profile pic” to image.")

@@ -10,7 +10,8 @@ import (
 )
 
 // The stub's Deliberate Tool Mode and profile endpoints, with httpapi's
-// shapes and rules: the organisation's settings and custom triggers for
+// shapes and rules: the organisation's settings (gate_always_on left out
+// of a PUT stays as it was) and custom triggers for
 // admins (a trigger normalised before it is stored or removed, 409
 // trigger_exists and trigger_limit, 400 for a bad target or phrase), and
 // each user's own override and profile.
@@ -37,6 +38,7 @@ type stubTrigger struct {
 type stubDeliberate struct {
 	enabled  bool
 	history  int // -1: the default
+	gate     bool
 	triggers []stubTrigger
 	myMode   string
 }
@@ -63,7 +65,8 @@ func (s *stubAPI) routeDeliberate(api func(string, http.HandlerFunc)) {
 func (s *stubAPI) deliberateView() map[string]any {
 	return map[string]any{
 		"enabled": s.dtm.enabled, "history_turns": s.dtm.history, "default_history_turns": stubDefaultHistory,
-		"targets": stubTargets, "max_triggers_per_target": stubMaxTriggers, "triggers": slices.Clone(s.dtm.triggers),
+		"gate_always_on": s.dtm.gate,
+		"targets":        stubTargets, "max_triggers_per_target": stubMaxTriggers, "triggers": slices.Clone(s.dtm.triggers),
 	}
 }
 
@@ -81,9 +84,17 @@ func (s *stubAPI) putDeliberate(w http.ResponseWriter, r *http.Request) {
 		writeErr(w, http.StatusBadRequest, "invalid_request", "validation failed: body.history_turns: expected an integer from -1 to 10")
 		return
 	}
+	gate, okG := b["gate_always_on"].(bool)
+	if _, set := b["gate_always_on"]; set && !okG {
+		writeErr(w, http.StatusBadRequest, "invalid_request", "validation failed: body.gate_always_on: expected boolean")
+		return
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.dtm.enabled, s.dtm.history = enabled, int(history)
+	if okG { // left out: unchanged
+		s.dtm.gate = gate
+	}
 	writeJSON(w, http.StatusOK, s.deliberateView())
 }
 

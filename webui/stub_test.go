@@ -379,6 +379,12 @@ func (s *stubAPI) cancelTurn(w http.ResponseWriter, _ *http.Request) {
 
 func (s *stubAPI) inspect(w http.ResponseWriter, r *http.Request) {
 	params := json.RawMessage(`{"type":"object","properties":{"expression":{"type":"string"}},"required":["expression"]}`)
+	// Why Deliberate Tool Mode declared each tool: given for a draft, not
+	// for a stored turn, as httpapi does.
+	declared := []any{}
+	if r.URL.Query().Get("turn") == "" {
+		declared = append(declared, map[string]any{"name": "calculate", "reason": "always-on: kept by deliberate tool mode"})
+	}
 	writeJSON(w, http.StatusOK, map[string]any{
 		"turn_id": r.URL.Query().Get("turn"), "agent": "assistant", "model": "openai:gpt-4.1-mini",
 		"system":  "You are Acme's internal assistant.\n\nWhen numbers matter, use the calculator.",
@@ -392,6 +398,7 @@ func (s *stubAPI) inspect(w http.ResponseWriter, r *http.Request) {
 			map[string]any{"name": "memory_save", "reason": "memory: switch off"},
 		},
 		"intent":   []any{map[string]any{"family": "calc", "trigger": "what is", "source": "en"}},
+		"declared": declared,
 		"warnings": []string{"prompt: {user_department} is empty for this caller"},
 	})
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/quiverhq/quiver/agent"
 	"github.com/quiverhq/quiver/httpapi"
+	"github.com/quiverhq/quiver/intent"
 	"github.com/quiverhq/quiver/internal/config"
 	"github.com/quiverhq/quiver/llm"
 	"github.com/quiverhq/quiver/prompt"
@@ -169,10 +170,13 @@ func (a *apiEngine) Inspect(ctx context.Context, c httpapi.Caller, conversationI
 		Model:  start.Facts.Model.Provider + ":" + start.Facts.Model.Name,
 		System: start.Request.System, Context: start.Request.Context, Tools: start.Request.Tools,
 		Sizes: start.Request.Sizes, Excluded: excluded, Warnings: warnings,
-		Intent: []httpapi.IntentMatch{},
+		Intent: []httpapi.IntentMatch{}, Declared: []intent.Declared{},
 	}
 	if out.Excluded == nil {
 		out.Excluded = []registry.Exclusion{}
+	}
+	if turnID == "" && p.Intent.Declared != nil {
+		out.Declared = p.Intent.Declared
 	}
 	for _, m := range p.Intent.Result.Matches {
 		out.Intent = append(out.Intent, httpapi.IntentMatch{Family: m.Target, Trigger: m.Trigger, Source: m.Source})

@@ -63,7 +63,9 @@ func standIns() []*tool.Tool {
 // the next and how many bytes of the request prefix (tool definitions,
 // then the system prompt) stay identical, with the mode off, with naive
 // per-message gating, and with Quiver's rule (targets stay open for the
-// conversation, in the order they opened). Run with -v for the table.
+// conversation, in the order they opened, after the always-on helpers),
+// also for a community that gates the helpers too. Run with -v for the
+// table.
 func TestDeliberateModeCacheStability(t *testing.T) {
 	base := NewCatalog(CatalogDeps{})
 	cat := base.With(registry.Overlay{Tools: standIns()})
@@ -84,7 +86,7 @@ func TestDeliberateModeCacheStability(t *testing.T) {
 		changed, stableBytes, totalBytes, defBytes int
 		prev                                       string
 	}
-	strategies := []string{"off", "naive", "sticky"}
+	strategies := []string{"off", "naive", "sticky", "gated"}
 	st := map[string]*stats{}
 	for _, s := range strategies {
 		st[s] = &stats{}
@@ -100,8 +102,9 @@ func TestDeliberateModeCacheStability(t *testing.T) {
 		}
 		sets := map[string]registry.Toolset{
 			"off":    selected,
-			"naive":  intent.Gate(selected, cat, res.Targets), // this message's targets only
-			"sticky": intent.Gate(selected, cat, open),
+			"naive":  intent.Gate(selected, cat, res.Targets, intent.GateOptions{}), // this message's targets only
+			"sticky": intent.Gate(selected, cat, open, intent.GateOptions{}),
+			"gated":  intent.Gate(selected, cat, open, intent.GateOptions{GateAlwaysOn: true}),
 		}
 		for _, s := range strategies {
 			req, err := prompt.Assemble(f, sets[s])
@@ -134,8 +137,13 @@ func TestDeliberateModeCacheStability(t *testing.T) {
 	if st["off"].changed != 0 {
 		t.Errorf("mode off changed the prefix on %d turns", st["off"].changed)
 	}
-	if st["sticky"].changed > len(open) {
-		t.Errorf("sticky changed on %d turns, more than the %d targets it opened", st["sticky"].changed, len(open))
+	for _, s := range []string{"sticky", "gated"} {
+		if st[s].changed > len(open) {
+			t.Errorf("%s changed on %d turns, more than the %d targets it opened", s, st[s].changed, len(open))
+		}
+	}
+	if st["gated"].defBytes >= st["sticky"].defBytes {
+		t.Errorf("gating the helpers too sent %d definition bytes, not fewer than keeping them (%d)", st["gated"].defBytes, st["sticky"].defBytes)
 	}
 	if st["sticky"].changed >= st["naive"].changed {
 		t.Errorf("sticky (%d changes) is not more stable than naive gating (%d)", st["sticky"].changed, st["naive"].changed)

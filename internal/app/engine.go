@@ -10,6 +10,7 @@ import (
 
 	"github.com/quiverhq/quiver/agent"
 	"github.com/quiverhq/quiver/dispatch"
+	"github.com/quiverhq/quiver/intent"
 	"github.com/quiverhq/quiver/llm"
 	"github.com/quiverhq/quiver/mcpclient"
 	"github.com/quiverhq/quiver/prompt"
@@ -103,6 +104,7 @@ func (e *engine) prepare(ctx context.Context, r TurnRequest) (Prepared, []string
 			}
 			return true, ""
 		})
+		p.Intent.Declared = stillDeclared(p.Intent.Declared, ts)
 	}
 	req, err := prompt.Assemble(f, ts)
 	if err != nil {
@@ -110,6 +112,21 @@ func (e *engine) prepare(ctx context.Context, r TurnRequest) (Prepared, []string
 	}
 	p.Start = agent.Start{Facts: f, Toolset: ts, Request: req, Model: r.Model, Message: r.Message}
 	return p, req.Warnings, nil
+}
+
+// stillDeclared keeps the entries of ds whose tool ts declares: the model
+// may refuse a schema the mode had declared. Nil stays nil (the mode off).
+func stillDeclared(ds []intent.Declared, ts registry.Toolset) []intent.Declared {
+	if ds == nil {
+		return nil
+	}
+	out := []intent.Declared{}
+	for _, d := range ds {
+		if _, ok := ts.Lookup(d.Name); ok {
+			out = append(out, d)
+		}
+	}
+	return out
 }
 
 // catalog is the turn catalog of f's organisation (see orgCatalog).

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"testing"
 
@@ -127,4 +128,70 @@ func TestInspectorKeepsPastReasons(t *testing.T) {
 		t.Fatal(err)
 	}
 	check("past turn without recorded reasons", a.inspect(conv.ID, turnID), "not in the toolset this turn started with")
+}
+
+// TestInspectorDeliberateReasons: through a real quiver serve with the
+// organisation's Deliberate Tool Mode on, the inspector says why each tool
+// is declared — the always-on helpers kept, web_search opened by search —
+// and, once the organisation gates the always-on helpers too, declares
+// none for a chat message and names that rule for each.
+func TestInspectorDeliberateReasons(t *testing.T) {
+	model := llmtest.Start(t, llmtest.OpenAI{})
+	s := startServe(t, t.TempDir(), model)
+	a := signIn(t, s)
+	def := "name: reader\nmodel: openai:gpt-test\nprompt: Read.\ntools: [web_search]\n"
+	if code, body := a.do(http.MethodPut, "/api/agents/reader", map[string]string{"definition": def}); code/100 != 2 {
+		t.Fatalf("put agent: %d %s", code, body)
+	}
+	var conv struct{ ID string }
+	if code, body := a.do(http.MethodPost, "/api/conversations", map[string]string{"agent": "reader"}); code/100 != 2 || json.Unmarshal(body, &conv) != nil {
+		t.Fatalf("create conversation: %d %s", code, body)
+	}
+	type why struct{ Name, Reason string }
+	inspect := func(message string) ([]why, inspection) {
+		t.Helper()
+		var in struct {
+			inspection
+			Declared []why `json:"declared"`
+		}
+		code, body := a.do(http.MethodGet, "/api/conversations/"+conv.ID+"/inspect?"+url.Values{"message": {message}}.Encode(), nil)
+		if code != http.StatusOK || json.Unmarshal(body, &in) != nil {
+			t.Fatalf("inspect %q: %d %s", message, code, body)
+		}
+		return in.Declared, in.inspection
+	}
+	helpers := []string{"calculate", "read_tool_result", "read_transcript", "ask_clarifying_question", "suggest_next_actions"}
+	put := func(body map[string]any) {
+		t.Helper()
+		if code, b := a.do(http.MethodPut, "/api/deliberate", body); code != http.StatusOK {
+			t.Fatalf("put deliberate: %d %s", code, b)
+		}
+	}
+
+	if declared, _ := inspect("hi"); len(declared) != 0 {
+		t.Errorf("mode off: why declared %+v, want none given", declared)
+	}
+	put(map[string]any{"enabled": true, "history_turns": -1})
+	var want []why
+	for _, name := range helpers {
+		want = append(want, why{name, "always-on: kept by deliberate tool mode"})
+	}
+	if declared, _ := inspect("hi"); !slices.Equal(declared, want) {
+		t.Errorf("mode on, hi: why declared %+v, want %+v", declared, want)
+	}
+	want = append(want, why{"web_search", `opened by: search (phrase "search the web", pack)`})
+	if declared, _ := inspect("search the web for cats"); !slices.Equal(declared, want) {
+		t.Errorf("mode on, a search: why declared %+v, want %+v", declared, want)
+	}
+
+	put(map[string]any{"enabled": true, "history_turns": -1, "gate_always_on": true})
+	declared, in := inspect("hi")
+	if len(declared) != 0 || len(in.Tools) != 0 {
+		t.Errorf("gating the helpers, hi: declared %+v, why %+v; want none", in.Tools, declared)
+	}
+	for _, name := range helpers {
+		if r, _ := in.reason(name); !strings.HasPrefix(r, "deliberate tool mode, always-on tools gated by the organisation: ") {
+			t.Errorf("gating the helpers: %s left out with %q, want the opt-in named", name, r)
+		}
+	}
 }

@@ -9,6 +9,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/quiverhq/quiver/intent"
 	"github.com/quiverhq/quiver/internal/app"
 	"github.com/quiverhq/quiver/llm"
 	"github.com/quiverhq/quiver/llm/llmtest"
@@ -23,10 +26,11 @@ func toolNames(req llm.Request) []string {
 	return out
 }
 
-// TestChatDeliberateToolMode: with the mode on, an ordinary message
-// declares no tools; a calculation opens the calculator (and it stays open,
-// first, for the rest of the conversation); a hidden tool called anyway
-// gets the ordinary refusal; the use of an opened tool is thought-logged.
+// TestChatDeliberateToolMode: with the mode on and the organisation gating
+// the always-on helpers too, an ordinary message declares no tools; a
+// calculation opens the calculator (and it stays open, first, for the rest
+// of the conversation); a hidden tool called anyway gets the ordinary
+// refusal; the use of an opened tool is thought-logged.
 func TestChatDeliberateToolMode(t *testing.T) {
 	srv := llmtest.Start(t, llmtest.OpenAI{},
 		llmtest.Reply{Text: []string{"Hello!"}},
@@ -37,7 +41,7 @@ func TestChatDeliberateToolMode(t *testing.T) {
 	)
 	data := t.TempDir()
 	chat := chatEnv(t, data, srv, "")
-	if code, out, stderr := run(t, data, "triggers", "mode", "--server", "default", "on"); code != 0 {
+	if code, out, stderr := run(t, data, "triggers", "mode", "--server", "default", "on", "--always-on", "gate"); code != 0 || !strings.Contains(out, "always-on helpers: gate") {
 		t.Fatalf("triggers mode: %d %s %s", code, out, stderr)
 	}
 	steps := []string{"hello there, how was your weekend?", "please calculate 2+2", "thanks, and what do you think of it?"}
@@ -105,8 +109,44 @@ func TestIntentCommand(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &got); err != nil {
 		t.Fatal(err)
 	}
-	if !slices.Equal(got.Families, []string{"calculator"}) || !slices.Contains(got.Tools, "calculate") || len(got.Matches) == 0 {
-		t.Errorf("got %+v", got)
+	if !slices.Equal(got.Families, []string{"calculator"}) || !slices.Equal(got.Tools, alwaysOnHelpers) || len(got.Matches) == 0 {
+		t.Errorf("got %+v, want the calculator opened and the always-on helpers declared", got)
+	}
+	if len(got.Declared) != len(got.Tools) || got.Declared[0] != (intent.Declared{Name: "calculate", Reason: intent.ReasonKept}) {
+		t.Errorf("why declared %+v, want calculate kept first", got.Declared)
+	}
+	// A community that gates the always-on helpers: the calculator is
+	// declared because the message opened it, and alone; --always-on
+	// overrides the community's choice.
+	if code, out, stderr := run(t, data, "triggers", "mode", "--server", "Calc", "on", "--always-on", "gate"); code != 0 {
+		t.Fatalf("triggers mode: %d %s %s", code, out, stderr)
+	}
+	for _, args := range [][]string{
+		{"triggers", "mode", "--server", "Calc", "off", "--always-on", "maybe"},
+		{"intent", "--always-on", "maybe", "hi"},
+	} {
+		if code, _, stderr := run(t, data, args...); code != 2 || !strings.Contains(stderr, "--always-on") {
+			t.Errorf("%v: exit %d, %q; want a usage error naming --always-on", args, code, stderr)
+		}
+	}
+	intentJSON := func(args ...string) app.IntentOutput {
+		t.Helper()
+		code, out, stderr := run(t, data, append([]string{"intent", "--json"}, args...)...)
+		var o app.IntentOutput
+		if code != 0 || json.Unmarshal([]byte(out), &o) != nil {
+			t.Fatalf("intent %v: exit %d: %s%s", args, code, out, stderr)
+		}
+		return o
+	}
+	gated := intentJSON("--server", "Calc", "what's 15% of 80?")
+	if want := []intent.Declared{{Name: "calculate", Reason: `opened by: calculator (phrase "% of", pack)`}}; !cmp.Equal(gated.Declared, want) || !slices.Equal(gated.Tools, []string{"calculate"}) {
+		t.Errorf("community gating the helpers: tools %v, why %+v; want %+v", gated.Tools, gated.Declared, want)
+	}
+	if nothing := intentJSON("--server", "Calc", "hello"); len(nothing.Tools) != 0 {
+		t.Errorf("community gating the helpers, hello: tools %v, want none", nothing.Tools)
+	}
+	if kept := intentJSON("--server", "Calc", "--always-on", "keep", "hello"); !slices.Equal(kept.Tools, alwaysOnHelpers) {
+		t.Errorf("--always-on keep: tools %v, want %v", kept.Tools, alwaysOnHelpers)
 	}
 	// Custom triggers of a community apply with --server.
 	if code, _, stderr := run(t, data, "triggers", "add", "--server", "Acme", "--target", "image", "PFP"); code != 0 {
@@ -151,10 +191,14 @@ func TestIntentCommand(t *testing.T) {
 	}
 }
 
+// alwaysOnHelpers are the always-on helpers in registration order: what
+// Deliberate Tool Mode declares for a message that asks for nothing.
+var alwaysOnHelpers = []string{"calculate", "read_tool_result", "read_transcript", "ask_clarifying_question", "suggest_next_actions"}
+
 // TestAgentDeliberateOverride turns the organisation's Deliberate Tool
 // Mode on and gives one agent deliberate_tool_mode.enabled: false: that
 // agent's ordinary chat declares every tool, while an agent without the
-// override declares none.
+// override declares only the always-on helpers.
 func TestAgentDeliberateOverride(t *testing.T) {
 	srv := llmtest.Start(t, llmtest.OpenAI{},
 		llmtest.Reply{Text: []string{"Hello!"}},
@@ -182,10 +226,137 @@ func TestAgentDeliberateOverride(t *testing.T) {
 	if len(seen) != 2 {
 		t.Fatalf("%d model calls, want 2", len(seen))
 	}
-	if got := toolNames(seen[0].Req); len(got) != 0 {
-		t.Errorf("with the organisation's mode on, ordinary chat declared %v", got)
+	if got := toolNames(seen[0].Req); !slices.Equal(got, alwaysOnHelpers) {
+		t.Errorf("with the organisation's mode on, ordinary chat declared %v, want the always-on helpers %v", got, alwaysOnHelpers)
 	}
 	if got := toolNames(seen[1].Req); !slices.Contains(got, "calculate") || !slices.Contains(got, "list_files") {
 		t.Errorf("with the agent's override off, declared %v, want every tool", got)
+	}
+}
+
+// TestChatDeliberateKeepsAlwaysOn: with the mode on and the organisation's
+// default, every turn declares the always-on helpers first; a web search
+// request adds the web tools after them, and they stay open, in the same
+// order, on the next turn. The calculator's use is not thought-logged: the
+// mode kept it, no message opened it.
+func TestChatDeliberateKeepsAlwaysOn(t *testing.T) {
+	srv := llmtest.Start(t, llmtest.OpenAI{},
+		llmtest.Reply{Text: []string{"Hello!"}},
+		llmtest.Reply{ToolCalls: []llm.ToolCall{llmtest.Call("c1", "calculate", map[string]string{"expression": "2+2"})}},
+		llmtest.Reply{Text: []string{"4"}},
+		llmtest.Reply{Text: []string{"Go 1.26."}},
+		llmtest.Reply{Text: []string{"You're welcome."}},
+	)
+	data := t.TempDir()
+	agent := filepath.Join(t.TempDir(), "researcher.yaml")
+	writeFile(t, agent, "name: researcher\nmodel: openai:gpt-4.1-mini\ntools: [web_search, url_fetch, research]\n")
+	chat := chatEnv(t, data, srv, "")
+	if code, out, stderr := run(t, data, "triggers", "mode", "--server", "default", "on"); code != 0 || !strings.Contains(out, "always-on helpers: keep") {
+		t.Fatalf("triggers mode: %d %s %s", code, out, stderr)
+	}
+	for _, msg := range []string{"hello there, how was your weekend?", "please calculate 2+2",
+		"search the web for the latest Go release", "thanks!"} {
+		if code, _, stderr := chat("chat", "--agent", agent, "--conversation", "c-keep", "--json", msg); code != 0 {
+			t.Fatalf("%q: exit %d: %s", msg, code, stderr)
+		}
+	}
+	seen := srv.Seen()
+	if len(seen) != 5 {
+		t.Fatalf("%d model calls, want 5", len(seen))
+	}
+	web := append(slices.Clone(alwaysOnHelpers), "web_search", "fetch_url", "research_web")
+	for i, want := range [][]string{alwaysOnHelpers, alwaysOnHelpers, alwaysOnHelpers, web, web} {
+		if got := toolNames(seen[i].Req); !slices.Equal(got, want) {
+			t.Errorf("model call %d declared %v, want %v", i, got, want)
+		}
+	}
+	code, out, _ := run(t, data, "transcript", "c-keep", "--json")
+	if code != 0 {
+		t.Fatal(out)
+	}
+	if strings.Contains(out, `"thought"`) {
+		t.Errorf("a kept helper's use was thought-logged:\n%s", out)
+	}
+}
+
+// TestTurnDeliberate: quiver turn --dtm declares exactly the always-on
+// helpers for a message that asks for nothing, each kept by the mode; with
+// --always-on gate none, each left out naming that rule; a web search
+// request declares the helpers, then the web tools, each opened by search.
+func TestTurnDeliberate(t *testing.T) {
+	dir := t.TempDir()
+	web := filepath.Join(dir, "researcher.yaml")
+	writeFile(t, web, "name: researcher\ntools: [web_search, url_fetch, research]\n")
+	turnJSON := func(args ...string) app.TurnOutput {
+		t.Helper()
+		code, out, stderr := run(t, dir, append([]string{"turn", "--json", "--dtm"}, args...)...)
+		if code != 0 {
+			t.Fatalf("turn %v: exit %d: %s", args, code, stderr)
+		}
+		var got app.TurnOutput
+		if err := json.Unmarshal([]byte(out), &got); err != nil {
+			t.Fatal(err)
+		}
+		return got
+	}
+	names := func(o app.TurnOutput) []string {
+		var out []string
+		for _, d := range o.Tools {
+			out = append(out, d.Name)
+		}
+		return out
+	}
+	reasons := func(o app.TurnOutput) map[string]string {
+		m := map[string]string{}
+		for _, e := range o.Excluded {
+			m[e.Name] = e.Reason
+		}
+		return m
+	}
+
+	kept := turnJSON("--agent", agentFile, "hello")
+	if got := names(kept); !slices.Equal(got, alwaysOnHelpers) {
+		t.Errorf("hello declared %v, want %v", got, alwaysOnHelpers)
+	}
+	var wantKept []intent.Declared
+	for _, name := range alwaysOnHelpers {
+		wantKept = append(wantKept, intent.Declared{Name: name, Reason: "always-on: kept by deliberate tool mode"})
+	}
+	if d := cmp.Diff(wantKept, kept.Declared); d != "" {
+		t.Errorf("hello: why declared (-want +got):\n%s", d)
+	}
+	if r := reasons(kept)["list_files"]; r != "deliberate tool mode: nothing in the conversation asks for files" {
+		t.Errorf("hello: list_files left out with %q", r)
+	}
+
+	gated := turnJSON("--agent", agentFile, "--always-on", "gate", "hello")
+	if got := names(gated); len(got) != 0 || gated.Declared == nil || len(gated.Declared) != 0 {
+		t.Errorf("hello, gating the helpers: declared %v, why %v; want none", got, gated.Declared)
+	}
+	for _, name := range alwaysOnHelpers {
+		if r := reasons(gated)[name]; !strings.HasPrefix(r, "deliberate tool mode, always-on tools gated by the organisation: ") {
+			t.Errorf("hello, gating the helpers: %s left out with %q, want the opt-in named", name, r)
+		}
+	}
+
+	search := turnJSON("--agent", web, "search the web for the latest Go release")
+	wantWeb := append(slices.Clone(alwaysOnHelpers), "web_search", "fetch_url", "research_web")
+	if got := names(search); !slices.Equal(got, wantWeb) {
+		t.Errorf("web search declared %v, want %v", got, wantWeb)
+	}
+	opened := `opened by: search (phrase "search the web", pack)`
+	for _, d := range search.Declared[len(alwaysOnHelpers):] {
+		if d.Reason != opened {
+			t.Errorf("web search: %s declared because %q, want %q", d.Name, d.Reason, opened)
+		}
+	}
+
+	for _, args := range [][]string{
+		{"turn", "--agent", agentFile, "--always-on", "gate", "hello"},
+		{"turn", "--agent", agentFile, "--dtm", "--always-on", "sometimes", "hello"},
+	} {
+		if code, _, stderr := run(t, dir, args...); code != 2 || !strings.Contains(stderr, "--always-on") {
+			t.Errorf("%v: exit %d, %q; want a usage error naming --always-on", args, code, stderr)
+		}
 	}
 }

@@ -22,8 +22,10 @@ const intentUsage = `Usage: quiver intent [flags] MESSAGE
        quiver intent --jsonl [flags] < REQUESTS
 
 Shows what Deliberate Tool Mode opens for a message: the families (targets),
-their tools, and the matches that opened them. With --server, that
-community's custom triggers and history depth apply.
+the tools a turn would declare (the always-on helpers first, unless gated,
+then the families' tools) with why each is declared, and the matches that
+opened them. With --server, that community's custom triggers, history depth
+and always-on choice apply.
 
 Flags:
   --server ID        community (organisation) whose custom triggers apply
@@ -31,18 +33,25 @@ Flags:
   --history TEXT     an earlier user message, oldest first (repeatable)
   --history-turns N  how many earlier user messages are re-scanned (0–10,
                      default the community's, else 4)
+  --always-on MODE   keep declares the always-on helpers on every turn, gate
+                     treats them like the families (default the community's,
+                     else keep)
   --jsonl            read {"id", "message", "history": [...]} objects, one per
                      line, and write {"id", "families": [...]} lines, in order
-  --json             print {"families", "tools", "matches"}
+  --json             print {"families", "tools", "declared", "matches"}
   --data DIR         data folder holding the community's triggers
   --config FILE      deployment configuration (intent.packs_dir)
 `
 
 // IntentOutput is what "quiver intent --json" prints.
 type IntentOutput struct {
-	Families []string       `json:"families"`
-	Tools    []string       `json:"tools"`
-	Matches  []intent.Match `json:"matches"`
+	Families []string `json:"families"`
+	// Tools are the tools a turn would declare, in declaration order: the
+	// always-on helpers (unless gated), then each family's tools.
+	Tools []string `json:"tools"`
+	// Declared says why each of Tools is declared.
+	Declared []intent.Declared `json:"declared"`
+	Matches  []intent.Match    `json:"matches"`
 }
 
 type stringsFlag []string
@@ -70,7 +79,7 @@ func loadDetector(cfg config.Config) (*intent.Detector, error) {
 
 func runIntent(ctx context.Context, args []string, env Env) error {
 	fs := newFlags("intent")
-	var server, userMode, data, cfgPath string
+	var server, userMode, alwaysOn, data, cfgPath string
 	var hist stringsFlag
 	var historyTurns int
 	var jsonl, asJSON bool
@@ -78,6 +87,7 @@ func runIntent(ctx context.Context, args []string, env Env) error {
 	fs.StringVar(&userMode, "user-mode", "follow", "")
 	fs.Var(&hist, "history", "")
 	fs.IntVar(&historyTurns, "history-turns", -1, "")
+	fs.StringVar(&alwaysOn, "always-on", "", "")
 	fs.BoolVar(&jsonl, "jsonl", false, "")
 	fs.BoolVar(&asJSON, "json", false, "")
 	fs.StringVar(&data, "data", "", "")
@@ -93,6 +103,12 @@ func runIntent(ctx context.Context, args []string, env Env) error {
 	if historyTurns > intent.MaxHistoryTurns {
 		return usagef("--history-turns: use 0–%d", intent.MaxHistoryTurns)
 	}
+	var gateAlwaysOn bool
+	if alwaysOn != "" {
+		if gateAlwaysOn, err = intent.ParseAlwaysOn(alwaysOn); err != nil {
+			return usagef("--always-on: %v", err)
+		}
+	}
 	switch {
 	case jsonl && len(pos) > 0:
 		return usagef("intent: --jsonl reads messages from standard input; give no MESSAGE")
@@ -107,12 +123,16 @@ func runIntent(ctx context.Context, args []string, env Env) error {
 	if err != nil {
 		return err
 	}
-	custom, depth, err := communityIntent(ctx, server, data, cfg, env)
+	community, err := communityIntent(ctx, server, data, cfg, env)
 	if err != nil {
 		return err
 	}
+	custom, depth := community.custom, community.depth
 	if historyTurns >= 0 {
 		depth = historyTurns
+	}
+	if alwaysOn == "" {
+		gateAlwaysOn = community.gateAlwaysOn
 	}
 	detect := func(msg string, history []string) intent.Result {
 		if mode == intent.UserOff {
@@ -128,26 +148,60 @@ func runIntent(ctx context.Context, args []string, env Env) error {
 		return intentLines(env, detect)
 	}
 	res := detect(pos[0], hist)
-	out := IntentOutput{Families: nonNil(res.Targets), Matches: res.Matches}
-	for _, t := range res.Targets {
-		out.Tools = append(out.Tools, intent.TargetTools(t)...)
-	}
-	out.Tools = nonNil(dedupe(out.Tools))
-	if out.Matches == nil {
-		out.Matches = []intent.Match{}
-	}
+	out := intentOutput(res, intent.GateOptions{GateAlwaysOn: gateAlwaysOn})
 	if asJSON {
 		return writeJSON(env.Stdout, out)
 	}
-	if len(res.Targets) == 0 {
-		fmt.Fprintln(env.Stdout, "opens nothing: no tool would be declared")
-		return nil
-	}
-	fmt.Fprintf(env.Stdout, "opens: %s\ntools: %s\n", strings.Join(out.Families, ", "), strings.Join(out.Tools, ", "))
-	for _, m := range res.Matches {
-		fmt.Fprintf(env.Stdout, "  %s ← %q (%s%s)\n", m.Target, m.Trigger, m.Source, langSuffix(m.Lang))
-	}
+	printIntent(env.Stdout, out)
 	return nil
+}
+
+// intentOutput lays out a detection as the tools a turn would declare
+// under o: the always-on helpers Quiver ships, kept unless o gates them,
+// then each open family's tools, every one with the rule that declares it.
+func intentOutput(res intent.Result, o intent.GateOptions) IntentOutput {
+	out := IntentOutput{Families: nonNil(res.Targets), Matches: res.Matches, Tools: []string{}, Declared: []intent.Declared{}}
+	declare := func(name, reason string) {
+		if !slices.Contains(out.Tools, name) {
+			out.Tools = append(out.Tools, name)
+			out.Declared = append(out.Declared, intent.Declared{Name: name, Reason: reason})
+		}
+	}
+	for _, t := range NewCatalog(CatalogDeps{}).Tools() {
+		if o.Keeps(t) {
+			declare(t.Name(), intent.ReasonKept)
+		}
+	}
+	for _, target := range res.Targets {
+		i := slices.IndexFunc(res.Matches, func(m intent.Match) bool { return m.Target == target })
+		for _, name := range intent.TargetTools(target) {
+			declare(name, intent.OpenedBy(res.Matches[i]))
+		}
+	}
+	if out.Matches == nil {
+		out.Matches = []intent.Match{}
+	}
+	return out
+}
+
+// printIntent prints what quiver intent found, for people.
+func printIntent(w io.Writer, out IntentOutput) {
+	if len(out.Families) == 0 {
+		if len(out.Tools) == 0 {
+			fmt.Fprintln(w, "opens nothing: no tool would be declared")
+		} else {
+			fmt.Fprintf(w, "opens nothing: only the always-on helpers would be declared (%s)\n", strings.Join(out.Tools, ", "))
+		}
+		return
+	}
+	fmt.Fprintf(w, "opens: %s\n", strings.Join(out.Families, ", "))
+	for _, d := range out.Declared {
+		fmt.Fprintf(w, "  %-26s %s\n", d.Name, d.Reason)
+	}
+	fmt.Fprintln(w, "matches:")
+	for _, m := range out.Matches {
+		fmt.Fprintf(w, "  %s ← %q (%s%s)\n", m.Target, m.Trigger, m.Source, langSuffix(m.Lang))
+	}
 }
 
 func langSuffix(lang string) string {
@@ -174,36 +228,44 @@ func dedupe(s []string) []string {
 	return out
 }
 
-// communityIntent reads a community's custom triggers and history depth;
-// no server means none and the default depth.
-func communityIntent(ctx context.Context, server, data string, cfg config.Config, env Env) (*intent.Custom, int, error) {
+// community is what quiver intent reads of a community's settings.
+type community struct {
+	custom       *intent.Custom
+	depth        int
+	gateAlwaysOn bool
+}
+
+// communityIntent reads a community's custom triggers, history depth and
+// always-on choice; no server means none, the default depth, and the
+// helpers kept.
+func communityIntent(ctx context.Context, server, data string, cfg config.Config, env Env) (community, error) {
 	if server == "" {
-		return nil, intent.DefaultHistoryTurns, nil
+		return community{depth: intent.DefaultHistoryTurns}, nil
 	}
 	dir, err := dataDir(data, env)
 	if err != nil {
-		return nil, 0, err
+		return community{}, err
 	}
 	st, _, err := openStore(ctx, dir, cfg, env)
 	if err != nil {
-		return nil, 0, err
+		return community{}, err
 	}
 	defer st.Close()
 	d := &deliberate{st: st}
 	org := slug(server, "default")
 	custom, err := d.custom(ctx, org)
 	if err != nil {
-		return nil, 0, err
+		return community{}, err
 	}
 	s, err := st.GetIntentSettings(ctx, org)
 	if err != nil {
-		return nil, 0, err
+		return community{}, err
 	}
 	depth := s.HistoryTurns
 	if depth < 0 {
 		depth = intent.DefaultHistoryTurns
 	}
-	return custom, depth, nil
+	return community{custom: custom, depth: depth, gateAlwaysOn: s.GateAlwaysOn}, nil
 }
 
 // intentLine is one --jsonl request.
@@ -255,19 +317,26 @@ const triggersUsage = `Usage:
   quiver triggers list   --server ID
   quiver triggers add    --server ID --target FAMILY PHRASE
   quiver triggers remove --server ID --target FAMILY PHRASE
-  quiver triggers mode   --server ID on|off [--history N]
+  quiver triggers mode   --server ID on|off [--history N] [--always-on keep|gate]
   quiver triggers user   --server ID --user NAME off|follow|on
 
 Manages a community's Deliberate Tool Mode: custom triggers (at most 16 per
 family, each at most 40 characters, stored normalised; the phrase ^ opens
-the family on every turn), the community toggle and how many recent user
-messages are re-scanned (0–10, default 4), and a user's override (follow
-uses the community's toggle).
+the family on every turn), the community toggle, how many recent user
+messages are re-scanned (0–10, default 4) and what happens to the always-on
+helpers (clarifying question, suggestions, calculator, read_tool_result,
+read_transcript: keep, the default, declares them on every turn; gate
+declares them only when a family holding them opens, for small local
+models), and a user's override (follow uses the community's toggle).
 
 Families: ` + "search, reminder, memory, image, video, voice, media-analysis, message-action,\ncross-channel, thread, user-blocking, user-info, capabilities, calculator, files" + `
 
 Flags:
   --server ID    community (organisation), required
+  --history N    (mode) recent user messages re-scanned, 0–10; unchanged
+                 when not given
+  --always-on M  (mode) keep or gate the always-on helpers; unchanged when
+                 not given
   --data DIR     data folder
   --config FILE  deployment configuration
   --json         print JSON (list)
@@ -287,13 +356,14 @@ func runTriggers(ctx context.Context, args []string, env Env) error {
 		return usagef("triggers: unknown subcommand %q (list, add, remove, mode, user)", sub)
 	}
 	fs := newFlags("triggers " + sub)
-	var server, target, user, data, cfgPath string
+	var server, target, user, alwaysOn, data, cfgPath string
 	var history int
 	var asJSON bool
 	fs.StringVar(&server, "server", "", "")
 	fs.StringVar(&target, "target", "", "")
 	fs.StringVar(&user, "user", "", "")
 	fs.IntVar(&history, "history", -2, "")
+	fs.StringVar(&alwaysOn, "always-on", "", "")
 	fs.StringVar(&data, "data", "", "")
 	fs.StringVar(&cfgPath, "config", "", "")
 	fs.BoolVar(&asJSON, "json", false, "")
@@ -307,6 +377,7 @@ func runTriggers(ctx context.Context, args []string, env Env) error {
 	org := slug(server, "default")
 	// Validate everything before the store is opened.
 	var phrase, mode string
+	var gateAlwaysOn bool
 	switch sub {
 	case "add", "remove":
 		if len(pos) != 1 {
@@ -321,6 +392,11 @@ func runTriggers(ctx context.Context, args []string, env Env) error {
 		}
 		if history != -2 && (history < 0 || history > intent.MaxHistoryTurns) {
 			return usagef("triggers mode: --history: use 0–%d", intent.MaxHistoryTurns)
+		}
+		if alwaysOn != "" {
+			if gateAlwaysOn, err = intent.ParseAlwaysOn(alwaysOn); err != nil {
+				return usagef("triggers mode: --always-on: %v", err)
+			}
 		}
 	case "user":
 		if user == "" || len(pos) != 1 {
@@ -375,6 +451,9 @@ func runTriggers(ctx context.Context, args []string, env Env) error {
 		if history != -2 {
 			s.HistoryTurns = history
 		}
+		if alwaysOn != "" {
+			s.GateAlwaysOn = gateAlwaysOn
+		}
 		if err := st.PutIntentSettings(ctx, s); err != nil {
 			return err
 		}
@@ -382,7 +461,8 @@ func runTriggers(ctx context.Context, args []string, env Env) error {
 		if s.HistoryTurns >= 0 {
 			depth = strconv.Itoa(s.HistoryTurns)
 		}
-		fmt.Fprintf(env.Stdout, "deliberate tool mode %s for %s (history: %s)\n", pos[0], org, depth)
+		fmt.Fprintf(env.Stdout, "deliberate tool mode %s for %s (history: %s; always-on helpers: %s)\n",
+			pos[0], org, depth, intent.AlwaysOnWord(s.GateAlwaysOn))
 	case "user":
 		if err := st.SetUserIntentMode(ctx, org, slug(user, "cli"), mode); err != nil {
 			return err

@@ -12,7 +12,6 @@ import (
 	"github.com/quiverhq/quiver/intent"
 	"github.com/quiverhq/quiver/registry"
 	"github.com/quiverhq/quiver/store"
-	"github.com/quiverhq/quiver/tool"
 	"github.com/quiverhq/quiver/turn"
 )
 
@@ -27,14 +26,17 @@ type deliberate struct {
 	logger   *slog.Logger
 }
 
-// gated is one turn's decision: the narrowed toolset and, per declared
-// tool, the match that opened it (for the thought log).
+// gated is one turn's decision: the narrowed toolset, why each tool in it
+// is declared (for the inspector) and, per tool the mode opened, the match
+// that opened it (for the thought log; the always-on helpers it kept are
+// not there).
 type gated struct {
-	Toolset registry.Toolset
-	Active  bool
-	Result  intent.Result
-	Open    []string
-	openBy  map[string]intent.Match
+	Toolset  registry.Toolset
+	Active   bool
+	Result   intent.Result
+	Open     []string
+	Declared []intent.Declared
+	openBy   map[string]intent.Match
 }
 
 // settings reads the community's settings with the agent's override, and
@@ -61,7 +63,7 @@ func (d *deliberate) settings(ctx context.Context, orgID, userID string, ag turn
 	if ag.Enabled != nil {
 		enabled = *ag.Enabled
 	}
-	return intent.Settings{Enabled: enabled, UserMode: mode, HistoryTurns: h}, nil
+	return intent.Settings{Enabled: enabled, UserMode: mode, HistoryTurns: h, GateAlwaysOn: s.GateAlwaysOn}, nil
 }
 
 // custom compiles the community's custom triggers.
@@ -101,7 +103,8 @@ func history(msgs []store.Message) []intent.Message {
 // unchanged. Active, the message (with the conversation's recent messages)
 // opens targets; they join the conversation's open targets, which stay open
 // for the rest of the conversation in the order they opened, and the
-// toolset is narrowed to them.
+// toolset is narrowed to them and to the always-on helpers (unless the
+// community gates those too).
 //
 // With dryRun the conversation's open targets are read, not written: the
 // result is what the turn would declare.
@@ -134,28 +137,15 @@ func (d *deliberate) gate(ctx context.Context, cat *registry.Catalog, f turn.Fac
 			}
 		}
 	}
-	g := gated{Toolset: intent.Gate(ts, cat, open), Active: true, Result: res, Open: open, openBy: map[string]intent.Match{}}
+	opts := set.GateOptions()
+	g := gated{Toolset: intent.Gate(ts, cat, open, opts), Active: true, Result: res, Open: open, openBy: map[string]intent.Match{}}
+	g.Declared = intent.Explain(g.Toolset, res, open, opts)
 	for _, t := range g.Toolset.Tools() {
-		g.openBy[t.Name()] = openingMatch(t, res, open)
+		if m, ok := intent.Opening(t, res, open); ok && !opts.Keeps(t) {
+			g.openBy[t.Name()] = m
+		}
 	}
 	return g, nil
-}
-
-// openingMatch is the match that declared t: this message's first match
-// for one of its targets, else the conversation's earlier opening.
-func openingMatch(t *tool.Tool, res intent.Result, open []string) intent.Match {
-	targets := intent.TargetsOf(t)
-	for _, m := range res.Matches {
-		if slices.Contains(targets, m.Target) {
-			return m
-		}
-	}
-	for _, target := range open {
-		if slices.Contains(targets, target) {
-			return intent.Match{Target: target, Trigger: "opened earlier in this conversation", Source: "conversation"}
-		}
-	}
-	return intent.Match{}
 }
 
 // thoughtLog returns an event sink that, besides passing events on to

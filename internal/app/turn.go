@@ -26,8 +26,11 @@ Flags:
   --tz ZONE           caller's IANA timezone (e.g. Asia/Ho_Chi_Minh); default UTC
   --model P:NAME      override the agent's model (provider:model)
   --dtm               apply Deliberate Tool Mode to MESSAGE alone (no history,
-                      no custom triggers): the tools it would declare, and
-                      the matches that opened them
+                      no custom triggers): the tools it would declare, why
+                      each is declared, and the matches that opened them
+  --always-on MODE    with --dtm: keep (default) declares the always-on
+                      helpers on every turn; gate treats them like the
+                      optional families, as an organisation that opted in
   --json              print one JSON object
 `
 
@@ -45,7 +48,10 @@ type TurnOutput struct {
 	// Warnings are template warnings from rendering the system prompt.
 	Warnings []string `json:"warnings"`
 	// Intent is what Deliberate Tool Mode matched, with --dtm.
-	Intent []intent.Match `json:"intent,omitempty"`
+	Intent []intent.Match `json:"intent,omitzero"`
+	// Declared says, with --dtm, why the mode declared each tool, in
+	// declaration order.
+	Declared []intent.Declared `json:"declared,omitzero"`
 }
 
 // Ceilings are the definition ceilings, reported beside the sizes.
@@ -58,7 +64,9 @@ func runTurn(args []string, env Env) error {
 	fs := newFlags("turn")
 	var in TurnInput
 	var asJSON, dtm bool
+	var alwaysOn string
 	fs.BoolVar(&dtm, "dtm", false, "")
+	fs.StringVar(&alwaysOn, "always-on", "", "")
 	fs.StringVar(&in.AgentFile, "agent", "", "")
 	fs.StringVar(&in.Caller.User, "user", "", "")
 	fs.StringVar(&in.Caller.Department, "department", "", "")
@@ -73,6 +81,15 @@ func runTurn(args []string, env Env) error {
 	if len(pos) != 1 || strings.TrimSpace(pos[0]) == "" {
 		return usagef("turn: give exactly one MESSAGE argument (quote it)")
 	}
+	var opts intent.GateOptions
+	if alwaysOn != "" {
+		if !dtm {
+			return usagef("turn: --always-on applies only with --dtm")
+		}
+		if opts.GateAlwaysOn, err = intent.ParseAlwaysOn(alwaysOn); err != nil {
+			return usagef("turn: --always-on: %v", err)
+		}
+	}
 	in.Now = env.Now()
 	facts, err := collectFacts(in)
 	if err != nil {
@@ -81,13 +98,15 @@ func runTurn(args []string, env Env) error {
 	cat := NewCatalog(CatalogDeps{})
 	ts := cat.Select(facts)
 	var matches []intent.Match
+	var declared []intent.Declared
 	if dtm {
 		det, err := loadDetector(config.Config{})
 		if err != nil {
 			return err
 		}
 		res := det.Detect(intent.Input{Text: pos[0]})
-		ts, matches = intent.Gate(ts, cat, res.Targets), res.Matches
+		ts, matches = intent.Gate(ts, cat, res.Targets, opts), res.Matches
+		declared = intent.Explain(ts, res, res.Targets, opts)
 		if matches == nil {
 			matches = []intent.Match{}
 		}
@@ -103,6 +122,7 @@ func runTurn(args []string, env Env) error {
 		Excluded: ts.Excluded(),
 		Warnings: req.Warnings,
 		Intent:   matches,
+		Declared: declared,
 	}
 	if out.Excluded == nil {
 		out.Excluded = []registry.Exclusion{}
@@ -132,6 +152,13 @@ func printTurn(w io.Writer, o TurnOutput) {
 		fmt.Fprintf(w, "\n── deliberate tool mode: %d matches\n", len(o.Intent))
 		for _, m := range o.Intent {
 			fmt.Fprintf(w, "  %-26s %q (%s)\n", m.Target, m.Trigger, m.Source)
+		}
+		fmt.Fprintf(w, "\n── deliberate tool mode: why each tool is declared\n")
+		if len(o.Declared) == 0 {
+			fmt.Fprintln(w, "  (no tool is declared)")
+		}
+		for _, d := range o.Declared {
+			fmt.Fprintf(w, "  %-26s %s\n", d.Name, d.Reason)
 		}
 	}
 	if len(o.Warnings) > 0 {

@@ -24,14 +24,14 @@ const defaultUserIntentMode = "follow"
 var userIntentModes = []string{"off", defaultUserIntentMode, "on"}
 
 // GetIntentSettings returns the organisation's settings, or, when it never
-// saved any, {OrgID: orgID, Enabled: false, HistoryTurns: -1} with a zero
-// UpdatedAt and no error.
+// saved any, {OrgID: orgID, Enabled: false, HistoryTurns: -1, GateAlwaysOn:
+// false} with a zero UpdatedAt and no error.
 func (s *Store) GetIntentSettings(ctx context.Context, orgID string) (store.IntentSettings, error) {
-	const q = `SELECT enabled, history_turns, updated_at FROM intent_settings
+	const q = `SELECT enabled, history_turns, gate_always_on, updated_at FROM intent_settings
 		WHERE org_id = ?`
 	set := store.IntentSettings{OrgID: orgID}
 	var updatedAt string
-	err := s.reader.QueryRowContext(ctx, q, orgID).Scan(&set.Enabled, &set.HistoryTurns, &updatedAt)
+	err := s.reader.QueryRowContext(ctx, q, orgID).Scan(&set.Enabled, &set.HistoryTurns, &set.GateAlwaysOn, &updatedAt)
 	if errors.Is(err, sql.ErrNoRows) {
 		return store.IntentSettings{OrgID: orgID, HistoryTurns: minHistoryTurns}, nil
 	}
@@ -51,14 +51,15 @@ func (s *Store) PutIntentSettings(ctx context.Context, set store.IntentSettings)
 		return fmt.Errorf("sqlite: put intent settings: history turns %d, want %d to %d",
 			set.HistoryTurns, minHistoryTurns, maxHistoryTurns)
 	}
-	const q = `INSERT INTO intent_settings (org_id, enabled, history_turns, updated_at)
-		VALUES (?, ?, ?, ?)
+	const q = `INSERT INTO intent_settings (org_id, enabled, history_turns, gate_always_on, updated_at)
+		VALUES (?, ?, ?, ?, ?)
 		ON CONFLICT (org_id) DO UPDATE SET
 			enabled = excluded.enabled,
 			history_turns = excluded.history_turns,
+			gate_always_on = excluded.gate_always_on,
 			updated_at = excluded.updated_at`
 	_, err := s.writer.ExecContext(ctx, q, set.OrgID, set.Enabled, set.HistoryTurns,
-		encodeTime(set.UpdatedAt))
+		set.GateAlwaysOn, encodeTime(set.UpdatedAt))
 	if err != nil {
 		return fmt.Errorf("sqlite: put intent settings: %w", err)
 	}

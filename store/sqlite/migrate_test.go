@@ -269,3 +269,40 @@ func TestUpgradeFrom0005(t *testing.T) {
 		t.Errorf("GetUser after upgrade = %+v, %v; want %+v", got, err, want)
 	}
 }
+
+// TestUpgradeFrom0007 writes a community's Deliberate Tool Mode settings as
+// a build that knew migrations up to 0007 did, then opens the database:
+// they read back unchanged, with the always-on opt-in off.
+func TestUpgradeFrom0007(t *testing.T) {
+	dir := t.TempDir()
+	db, err := openDB(t.Context(), writerDSN(filepath.Join(dir, FileName)), 1)
+	if err != nil {
+		t.Fatalf("open: %v", err)
+	}
+	ms, err := loadMigrations(migrationFiles)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fsys := fstest.MapFS{}
+	for _, m := range ms {
+		if m.version <= 7 {
+			fsys[migrationDir+"/"+m.name] = &fstest.MapFile{Data: []byte(m.sql)}
+		}
+	}
+	if _, err := migrate(t.Context(), db, fsys); err != nil {
+		t.Fatalf("migrate to 0007: %v", err)
+	}
+	updated := time.Date(2025, time.March, 30, 1, 2, 3, 0, time.UTC)
+	if _, err := db.ExecContext(t.Context(), `INSERT INTO intent_settings VALUES ('org', 1, 3, ?)`, encodeTime(updated)); err != nil {
+		t.Fatalf("insert 0007 settings: %v", err)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatalf("close: %v", err)
+	}
+	s := openTest(t, dir)
+	got, err := s.GetIntentSettings(t.Context(), "org")
+	want := store.IntentSettings{OrgID: "org", Enabled: true, HistoryTurns: 3, UpdatedAt: updated}
+	if err != nil || !cmp.Equal(want, got) {
+		t.Errorf("GetIntentSettings after upgrade = %+v, %v; want %+v", got, err, want)
+	}
+}

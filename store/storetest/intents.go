@@ -61,25 +61,29 @@ func testIntentSettingsDefault(t *testing.T, f *fixture) {
 }
 
 // testIntentSettingsRoundTrip saves settings in turn and checks that each
-// replaces the last, comes back in UTC, and leaves another organisation's
+// replaces the last (the always-on opt-in included, set and cleared apart
+// from the toggle), comes back in UTC, and leaves another organisation's
 // alone.
 func testIntentSettingsRoundTrip(t *testing.T, f *fixture) {
 	org, other := f.id("org"), f.id("other-org")
-	theirs := store.IntentSettings{OrgID: other, Enabled: true, HistoryTurns: 7, UpdatedAt: at(5)}
+	theirs := store.IntentSettings{OrgID: other, Enabled: true, HistoryTurns: 7, GateAlwaysOn: true, UpdatedAt: at(5)}
 	f.putSettings(t, theirs)
 	steps := []struct {
 		name    string
 		enabled bool
 		history int
+		gate    bool
 	}{
-		{"First", true, 3},
-		{"Disable", false, 3},
-		{"Unset", false, -1},
-		{"Zero", true, 0},
-		{"Max", true, 10},
+		{"First", true, 3, false},
+		{"GateAlwaysOn", true, 3, true},
+		{"Disable", false, 3, true},
+		{"Unset", false, -1, true},
+		{"KeepAlwaysOn", false, -1, false},
+		{"Zero", true, 0, false},
+		{"Max", true, 10, true},
 	}
 	for i, st := range steps {
-		want := store.IntentSettings{OrgID: org, Enabled: st.enabled, HistoryTurns: st.history, UpdatedAt: at(10 + i)}
+		want := store.IntentSettings{OrgID: org, Enabled: st.enabled, HistoryTurns: st.history, GateAlwaysOn: st.gate, UpdatedAt: at(10 + i)}
 		f.putSettings(t, want)
 		got := f.getSettings(t, org)
 		if d := diff(want, got); d != "" {
@@ -166,7 +170,7 @@ type intentWrites struct {
 // newIntentWrites returns one record of each Intents kind in org.
 func (f *fixture) newIntentWrites(org string) intentWrites {
 	return intentWrites{
-		settings:     store.IntentSettings{OrgID: f.id(org), Enabled: true, HistoryTurns: 3, UpdatedAt: at(10)},
+		settings:     store.IntentSettings{OrgID: f.id(org), Enabled: true, HistoryTurns: 3, GateAlwaysOn: true, UpdatedAt: at(10)},
 		trigger:      f.newTrigger(org, "search", "look it up", 10),
 		user:         f.id("user"),
 		mode:         "on",

@@ -1,5 +1,6 @@
 // Deliberate Tool Mode on the Settings page (admins): the organisation's
-// toggle and re-scan depth, saved on their own (PUT /api/deliberate), and
+// toggle, re-scan depth and always-on choice, saved on their own (PUT
+// /api/deliberate), and
 // its custom triggers, each added (POST /api/deliberate/triggers) or
 // removed (DELETE …?target=&phrase=) at once. See docs/intent.md.
 import { h, errorBox, field, replace } from './dom.js';
@@ -10,7 +11,8 @@ export async function section(api) {
   const el = h('section', { class: 'dtm', id: 'dtm', 'aria-labelledby': 'dtm-h' },
     h('h2', { id: 'dtm-h' }, 'Deliberate Tool Mode'),
     h('p', { class: 'muted small' }, 'With it on, a turn offers the model only the tool families its message plainly asks ',
-      'for, and an ordinary chat message none: smaller prompts, and better choices from small models. ',
+      'for besides the always-on tools, and an ordinary chat message only those: smaller prompts, and better choices ',
+      'from small models. ',
       'A user\'s own On or Off (on their Preferences) wins over this, and an agent\'s ',
       h('code', null, 'deliberate_tool_mode'), ' over it for the agent\'s turns. Saved apart from the settings above.'));
   let d;
@@ -34,7 +36,8 @@ export async function section(api) {
       showMode(saved);
       triggers.show(saved.triggers ?? []);
       status.append(h('p', { class: 'ok' }, `Deliberate Tool Mode saved: ${saved.enabled ? 'on' : 'off'}, `,
-        depthText(saved.history_turns, saved.default_history_turns), '.'));
+        depthText(saved.history_turns, saved.default_history_turns), ', ',
+        saved.gate_always_on ? 'always-on tools gated too' : 'always-on tools kept', '.'));
     } catch (err) {
       button.disabled = false;
       status.append(errorBox(err, 'Not saved'));
@@ -52,14 +55,17 @@ function depthText(n, def) {
   return n === 1 ? '1 recent message re-scanned' : `${n} recent messages re-scanned`;
 }
 
-// modeForm is the toggle and the re-scan depth; submitting it calls
-// save({enabled, history_turns}, button).
+// modeForm is the toggle, the re-scan depth and the always-on choice;
+// submitting it calls save({enabled, history_turns, gate_always_on},
+// button).
 function modeForm(d, save) {
   const on = h('input', { type: 'checkbox', id: 'dtm-enabled', checked: Boolean(d.enabled), 'aria-describedby': 'dtm-enabled-help' });
   const depth = h('select', { id: 'dtm-history', class: 'narrow' },
     h('option', { value: '-1', selected: d.history_turns < 0 }, `Default (${d.default_history_turns})`),
     Array.from({ length: 11 }, (_, n) => h('option', { value: String(n), selected: n === d.history_turns },
       n === 0 ? '0 (the new message only)' : String(n))));
+  const gate = h('input', { type: 'checkbox', id: 'dtm-gate-always-on', checked: Boolean(d.gate_always_on),
+    'aria-describedby': 'dtm-gate-always-on-help' });
   const submit = h('button', { type: 'submit', class: 'primary', id: 'dtm-save' }, 'Save Deliberate Tool Mode');
   const form = h('form', { class: 'settings-form', id: 'dtm-form', 'aria-label': 'Deliberate Tool Mode' },
     h('fieldset', null, h('legend', null, 'Mode'),
@@ -67,10 +73,15 @@ function modeForm(d, save) {
         h('p', { class: 'muted small', id: 'dtm-enabled-help' }, 'Off: every turn offers all the tools its agent has.')),
       field('dtm-history', 'Recent messages re-scanned', depth,
         'Your users\' last messages read again on each turn, so a family stays open while its request is recent: 0 to 10.'),
+      h('div', { class: 'check' }, gate, h('label', { for: 'dtm-gate-always-on' }, 'Gate the always-on tools too'),
+        h('p', { class: 'muted small', id: 'dtm-gate-always-on-help' },
+          'Off: the clarifying question, suggestions, calculator, read_tool_result and read_transcript are offered on ',
+          'every turn, because they widen no permission. On: they are offered only when a message asks for them, ',
+          'for small local models that choose better from fewer tools.')),
       h('div', { class: 'row' }, submit)));
   form.addEventListener('submit', (e) => {
     e.preventDefault();
-    save({ enabled: on.checked, history_turns: Number(depth.value) }, submit);
+    save({ enabled: on.checked, history_turns: Number(depth.value), gate_always_on: gate.checked }, submit);
   });
   return form;
 }

@@ -80,6 +80,8 @@ function inspection(ins, catalog) {
   const intent = ins.intent ?? [];
   const warnings = ins.warnings ?? [];
   const known = new Map((catalog?.tools ?? []).map((t) => [t.name, t.definition_chars]));
+  // why: under Deliberate Tool Mode, the rule that declared each tool.
+  const why = new Map((ins.declared ?? []).map((d) => [d.name, d.reason]));
   return [
     section('ins-summary', 'Request',
       h('dl', { class: 'facts' },
@@ -95,7 +97,7 @@ function inspection(ins, catalog) {
       ? section('ins-warnings', 'Warnings', h('ul', { class: 'warnings' }, warnings.map((w) => h('li', null, w))))
       : null,
     section('ins-tools', `Declared tools (${tools.length})`,
-      tools.length ? toolsTable(tools, known) : h('p', null, 'No tools are declared in this turn.')),
+      tools.length ? toolsTable(tools, known, why) : h('p', null, 'No tools are declared in this turn.')),
     section('ins-excluded', `Left out (${excluded.length})`,
       excluded.length ? excludedTable(excluded) : h('p', null, 'Nothing was left out.')),
     section('ins-intent', 'Deliberate Tool Mode',
@@ -116,9 +118,12 @@ function table(cls, headers, items, cells) {
     h('tbody', null, items.map((it) => h('tr', null, cells(it))))));
 }
 
-function toolsTable(tools, known) {
+// toolsTable lists the declared tools; why maps a tool to the rule that
+// declared it under Deliberate Tool Mode, shown beneath its name.
+function toolsTable(tools, known, why) {
   return table('tools-table', ['Tool', 'Size', 'Description'], tools, (t) => [
-    h('th', { scope: 'row' }, h('code', null, t.name)),
+    h('th', { scope: 'row' }, h('code', null, t.name),
+      why.has(t.name) ? h('div', { class: 'why muted small' }, why.get(t.name)) : null),
     h('td', { class: 'num' }, number(known.get(t.name) ?? chars(JSON.stringify(t)))),
     h('td', null, h('div', { class: 'desc' }, t.description),
       h('details', null, h('summary', null, 'Parameters'), h('pre', { tabindex: '0' }, pretty(t.parameters)))),
