@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 	"unicode"
 
 	"github.com/quiverhq/quiver/httpapi"
@@ -195,6 +196,54 @@ func FuzzLoginAccept(f *testing.F) {
 			}
 		default:
 			t.Fatalf("Accept %q: Content-Type %q", accept, ct)
+		}
+	})
+}
+
+// FuzzLoginForm: whatever form, confirmation cookie and Sec-Fetch-Site a
+// sign-in POST carries without the link's secret, it is refused (401 or
+// 403, never a 5xx or a redirect), sets no session cookie and leaves the
+// link usable.
+func FuzzLoginForm(f *testing.F) {
+	ctx := context.Background()
+	st, err := sqlite.Open(ctx, f.TempDir())
+	if err != nil {
+		f.Fatal(err)
+	}
+	defer st.Close()
+	if err := st.CreateOrg(ctx, store.Org{ID: "org_a", Name: "Acme", CreatedAt: start}); err != nil {
+		f.Fatal(err)
+	}
+	if err := st.CreateUser(ctx, store.User{ID: "bob", OrgID: "org_a", DisplayName: "Bob", Role: store.RoleMember, CreatedAt: start, UpdatedAt: start}); err != nil {
+		f.Fatal(err)
+	}
+	link, err := httpapi.IssueCredential(ctx, st, store.Credential{Kind: store.CredLoginLink, OrgID: "org_a", UserID: "bob", CreatedAt: start, ExpiresAt: start.Add(time.Hour)})
+	if err != nil {
+		f.Fatal(err)
+	}
+	h := httpapi.New(httpapi.Config{Store: st, Engine: &fakeEngine{}, Now: (&clock{t: start}).Now})
+	confirm := httpapi.NewSecret()
+	f.Add("token=x&confirm="+confirm, confirm, "same-origin")
+	f.Add("confirm="+confirm, confirm, "")
+	f.Add("token=%zz&confirm=%", "%", "cross-site")
+	f.Add("token=&token=x;confirm="+confirm, confirm, "none")
+	f.Fuzz(func(t *testing.T, body, cookie, site string) {
+		req := httptest.NewRequest("POST", "/login", strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		req.Header.Set("Sec-Fetch-Site", site)
+		req.Header.Set("Cookie", "quiver_login="+cookie)
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		if rec.Code != http.StatusUnauthorized && rec.Code != http.StatusForbidden && rec.Code != http.StatusBadRequest {
+			t.Fatalf("status %d: %s", rec.Code, rec.Body)
+		}
+		for _, c := range rec.Result().Cookies() {
+			if c.Name == "quiver_session" {
+				t.Fatalf("a session cookie: %+v", c)
+			}
+		}
+		if _, err := st.LookupCredential(ctx, store.CredLoginLink, httpapi.HashSecret(link), start); err != nil {
+			t.Fatalf("the link was used: %v", err)
 		}
 	})
 }

@@ -1,8 +1,10 @@
 package httpapi
 
 import (
+	"bytes"
 	_ "embed"
-	"net/http"
+	"fmt"
+	"html/template"
 	"strconv"
 	"strings"
 
@@ -21,60 +23,116 @@ var loginFailedHTML []byte
 //go:embed login_other.html
 var loginOtherHTML []byte
 
-// loginPageCSP lets the page load nothing at all.
+// loginRefusedHTML is the page a browser gets for a sign-in that did not
+// come from the sign-in page (another site's form, a page confirmed too
+// late or in another browser): the link is left unused.
+//
+//go:embed login_refused.html
+var loginRefusedHTML []byte
+
+// loginConfirmHTML is the sign-in page a working link opens: the account,
+// the organisation, and a form that signs in.
+//
+//go:embed login_confirm.html
+var loginConfirmHTML string
+
+// confirmTemplate renders loginConfirmHTML; html/template escapes every
+// value for where it lands (text or attribute).
+var confirmTemplate = template.Must(template.New("login_confirm.html").Parse(loginConfirmHTML))
+
+// loginPageCSP lets the pages without a form load nothing at all.
 const loginPageCSP = "default-src 'none'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
 
-// loginFailedPage is the 401 answer to a browser following a bad link.
-func loginFailedPage() *loginOutput {
+// uiCSP is the web UI's policy (webui.ContentSecurityPolicy, which a test
+// holds this to), sent with the sign-in page: the page loads nothing, and
+// its form may post only to this origin.
+const uiCSP = "default-src 'self'; script-src 'self'; style-src 'self'; " +
+	"img-src 'self' data:; connect-src 'self'; font-src 'self'; object-src 'none'; " +
+	"base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
+
+// htmlPage is a login page answered with status: the UI's framing ban
+// (X-Frame-Options and the policy's frame-ancestors) on every one, so no
+// other site can frame the Sign in button.
+func htmlPage(status int, csp string, body []byte) *loginOutput {
 	return &loginOutput{
-		Status: http.StatusUnauthorized, ContentType: "text/html; charset=utf-8",
-		CSP: loginPageCSP, Body: loginFailedHTML,
+		Status: status, ContentType: "text/html; charset=utf-8",
+		CSP: csp, FrameOptions: "DENY", Body: body,
 	}
 }
 
-// loginOtherPage is the 409 answer to a browser whose session is another
-// user's than the link's.
-func loginOtherPage() *loginOutput {
-	return &loginOutput{
-		Status: http.StatusConflict, ContentType: "text/html; charset=utf-8",
-		CSP: loginPageCSP, Body: loginOtherHTML,
-	}
-}
-
-// documentLoginPage says in the OpenAPI document that the login's 401 may
-// be that page, with its headers, which the 303 never has (nor a body),
-// and what Accept does (the middleware reads it, not huma).
-func documentLoginPage(op *huma.Operation) {
-	ok, failed, other := op.Responses["303"], op.Responses["401"], op.Responses["409"]
-	if ok == nil || failed == nil || other == nil {
-		panic("httpapi: the login operation lacks its 303, 401 or 409 response")
-	}
-	op.Parameters = append(op.Parameters, &huma.Param{
-		Name: "Accept", In: "header",
-		Description: "Preferring text/html to application/json makes a failure the HTML page.",
-		Schema:      &huma.Schema{Type: huma.TypeString},
+// confirmPage renders the sign-in page for the account name of the
+// organisation org, with the link's token and the confirmation value the
+// form echoes.
+func confirmPage(name, org, token, confirm string) ([]byte, error) {
+	var b bytes.Buffer
+	err := confirmTemplate.Execute(&b, struct{ Name, Org, Token, Confirm, ConfirmField string }{
+		name, org, token, confirm, confirmField,
 	})
-	ok.Content = nil
-	if failed.Headers == nil {
-		failed.Headers = map[string]*huma.Param{}
+	if err != nil {
+		return nil, fmt.Errorf("render sign-in page: %w", err)
 	}
-	for _, h := range []string{"Content-Type", "Content-Security-Policy"} {
-		failed.Headers[h] = ok.Headers[h]
-		delete(ok.Headers, h)
+	return b.Bytes(), nil
+}
+
+// documentLoginPages says in the OpenAPI document what the /login
+// operations answer beyond huma's view: HTML pages with their headers, by
+// the Accept header (the middleware reads it, not huma), a 303 without a
+// body, and the form's fields.
+func documentLoginPages(doc *huma.OpenAPI) {
+	get, post := doc.Paths["/login"].Get, doc.Paths["/login"].Post
+	if get == nil || post == nil {
+		panic("httpapi: GET or POST /login is not registered")
 	}
-	failed.Content["text/html"] = &huma.MediaType{Schema: &huma.Schema{
-		Type: huma.TypeString,
-		Description: "When the Accept header prefers text/html to application/json: a page saying the link is " +
-			"invalid, already used or expired, and how to get a new one.",
-	}}
-	if other.Content == nil {
-		other.Content = map[string]*huma.MediaType{}
+	str := func(doc string) *huma.Schema { return &huma.Schema{Type: huma.TypeString, Description: doc} }
+	header := func() *huma.Param { return &huma.Param{Schema: str("")} }
+	page := func(extra ...string) map[string]*huma.Param {
+		h := map[string]*huma.Param{}
+		for _, name := range append([]string{"Content-Type", "Content-Security-Policy", "X-Frame-Options"}, extra...) {
+			h[name] = header()
+		}
+		return h
 	}
-	other.Content["text/html"] = &huma.MediaType{Schema: &huma.Schema{
-		Type: huma.TypeString,
-		Description: "When the Accept header prefers text/html: a page saying the browser is signed in as another " +
-			"user, so the link was left unused.",
-	}}
+	for _, op := range []*huma.Operation{get, post} {
+		op.Parameters = append(op.Parameters, &huma.Param{
+			Name: "Accept", In: "header", Schema: str(""),
+			Description: "Preferring text/html to application/json makes a failure an HTML page.",
+		})
+	}
+	ok := get.Responses["200"]
+	ok.Headers = page("Set-Cookie")
+	ok.Content = map[string]*huma.MediaType{"text/html": {Schema: str(
+		"The sign-in page: who the link signs in (display name, organisation) and a Sign in button whose form " +
+			"POSTs token and " + confirmField + " to /login. Sent with the web UI's Content-Security-Policy, " +
+			"X-Frame-Options: DENY and Referrer-Policy: no-referrer.")}}
+	redirect := post.Responses["303"]
+	redirect.Headers = map[string]*huma.Param{"Location": header(), "Set-Cookie": header()}
+	redirect.Content = nil
+	post.RequestBody.Content = map[string]*huma.MediaType{"application/x-www-form-urlencoded": {Schema: &huma.Schema{
+		Type: huma.TypeObject, Required: []string{"token", confirmField},
+		Properties: map[string]*huma.Schema{
+			"token":      str("The secret of the login link."),
+			confirmField: str("The value of the " + loginCookie + " cookie the sign-in page set."),
+		},
+	}}}
+	const (
+		invalid = "a page saying the link is invalid, already used or expired, and how to get a new one"
+		other   = "a page saying the browser is signed in as another user, so the link was left unused"
+		refused = "a page saying the sign-in did not come from the sign-in page, so the link was left unused"
+	)
+	for _, p := range []struct {
+		op           *huma.Operation
+		status, what string
+	}{
+		{get, "401", invalid}, {get, "409", other},
+		{post, "401", invalid}, {post, "403", refused}, {post, "409", other},
+	} {
+		r := p.op.Responses[p.status]
+		if r == nil {
+			panic("httpapi: " + p.op.OperationID + " lacks its " + p.status + " response")
+		}
+		r.Headers = page()
+		r.Content["text/html"] = &huma.MediaType{Schema: str("When the Accept header prefers text/html: " + p.what + ".")}
+	}
 }
 
 // prefersHTML reports whether an Accept header ranks text/html above

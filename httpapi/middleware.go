@@ -18,6 +18,10 @@ type requestInfo struct {
 	// html reports whether the request's Accept header prefers text/html
 	// to application/json (a browser following a link).
 	html bool
+	// crossOrigin reports an unsafe request that a browser sent from a
+	// page of another origin (http.CrossOriginProtection's judgement:
+	// Sec-Fetch-Site, else Origin against Host; programs send neither).
+	crossOrigin bool
 }
 
 type requestInfoKey struct{}
@@ -45,6 +49,7 @@ func (s *server) middleware(next http.Handler) http.Handler {
 		if isAPIPath(r.URL.Path) {
 			h.Set("Cache-Control", "no-store")
 			ri.html = prefersHTML(r.Header.Get("Accept"))
+			ri.crossOrigin = s.origins.Check(r) != nil
 			r.Header.Set("Accept", "application/json")
 		}
 		defer func() {

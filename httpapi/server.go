@@ -76,6 +76,9 @@ type server struct {
 	turns         *runningTurns
 	api           huma.API
 	mux           *http.ServeMux
+	// origins tells a cross-site browser request from a same-origin
+	// one (the sign-in POSTs refuse it).
+	origins *http.CrossOriginProtection
 }
 
 // New builds the API's handler. It panics when Store or Engine is nil or
@@ -90,6 +93,7 @@ func New(cfg Config) http.Handler {
 		st: cfg.Store, eng: cfg.Engine, mcp: cfg.MCP, log: cfg.Logger, now: cfg.Now,
 		maxBody: cfg.MaxBody, sessionTTL: cfg.SessionTTL, secureCookies: cfg.SecureCookies,
 		heartbeat: cfg.Heartbeat, turns: newRunningTurns(), mux: http.NewServeMux(),
+		origins: http.NewCrossOriginProtection(),
 	}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
@@ -136,7 +140,7 @@ func apiConfig() huma.Config {
 					},
 					securitySession: {
 						Type: "apiKey", In: "cookie", Name: sessionCookie,
-						Description: "A browser session from GET /login. Unsafe methods also need the X-CSRF-Token header (GET /api/me returns it).",
+						Description: "A browser session from the sign-in page of a login link (POST /login) or from POST /api/login. Unsafe methods also need the X-CSRF-Token header (GET /api/me returns it).",
 					},
 				},
 			},
@@ -150,6 +154,7 @@ func apiConfig() huma.Config {
 // routes registers every operation.
 func (s *server) routes() {
 	s.healthRoutes()
+	s.loginRoutes()
 	s.sessionRoutes()
 	s.tokenRoutes()
 	s.conversationRoutes()

@@ -44,9 +44,10 @@ func TestOpenAPIDocument(t *testing.T) {
 		"GET /api/users", "GET /healthz", "GET /login",
 		"PATCH /api/me", "PATCH /api/users/{id}",
 		"POST /api/console/run", "POST /api/conversations", "POST /api/conversations/{id}/answer", "POST /api/conversations/{id}/cancel",
-		"POST /api/conversations/{id}/messages", "POST /api/deliberate/triggers", "POST /api/logout", "POST /api/mcp-servers",
+		"POST /api/conversations/{id}/messages", "POST /api/deliberate/triggers", "POST /api/login", "POST /api/logout", "POST /api/mcp-servers",
 		"POST /api/mcp-servers/{name}/disable", "POST /api/mcp-servers/{name}/enable", "POST /api/tokens",
 		"POST /api/users", "POST /api/users/{id}/enable", "POST /api/users/{id}/login-link",
+		"POST /login",
 		"PUT /api/agents/{name}", "PUT /api/deliberate", "PUT /api/me/deliberate", "PUT /api/settings",
 	}
 	if diff := cmp.Diff(want, ops); diff != "" {
@@ -67,11 +68,16 @@ func TestOpenAPIDocument(t *testing.T) {
 			t.Errorf("send-message does not mention %s", s)
 		}
 	}
-	login := string(doc.Paths["/login"]["get"])
-	for _, s := range []string{"text/html", "Content-Security-Policy", "invalid, already used or expired"} {
-		if !strings.Contains(login, s) {
-			t.Errorf("login does not mention %s", s)
+	for _, op := range []string{"get", "post"} {
+		login := string(doc.Paths["/login"][op])
+		for _, s := range []string{"text/html", "Content-Security-Policy", "X-Frame-Options", "invalid, already used or expired", "application/json"} {
+			if !strings.Contains(login, s) {
+				t.Errorf("%s /login does not mention %s", op, s)
+			}
 		}
+	}
+	if form := string(doc.Paths["/login"]["post"]); !strings.Contains(form, "application/x-www-form-urlencoded") || !strings.Contains(form, `"confirm"`) {
+		t.Errorf("POST /login does not document its form: %s", form)
 	}
 	if strings.Contains(string(r.body), `"422"`) {
 		t.Error("the document promises 422s; validation failures are 400s")

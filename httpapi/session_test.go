@@ -23,39 +23,47 @@ func (f *fixture) loginLink(org, user string, expires time.Time) string {
 	return tok
 }
 
-// login follows a login link and returns the browser's session with its
-// CSRF token (from GET /api/me).
+// login signs in with a login link through POST /api/login and returns
+// the browser's session with its CSRF token.
 func (f *fixture) login(org, user string) *who {
 	f.t.Helper()
-	r := f.do(nil, "GET", "/login?token="+f.loginLink(org, user, f.clock.Now().Add(time.Hour)), nil)
-	f.ok(r, http.StatusSeeOther, nil)
-	w := &who{session: sessionCookieOf(f.t, r).Value}
+	r := f.do(nil, "POST", "/api/login", map[string]string{"token": f.loginLink(org, user, f.clock.Now().Add(time.Hour))})
 	var me httpapi.Me
-	f.ok(f.do(w, "GET", "/api/me", nil), 200, &me)
-	w.csrf = me.CSRFToken
-	return w
+	f.ok(r, http.StatusOK, &me)
+	return &who{session: sessionCookieOf(f.t, r).Value, csrf: me.CSRFToken}
 }
 
 func sessionCookieOf(t *testing.T, r response) *http.Cookie {
 	t.Helper()
+	c := sessionCookie(r)
+	if c == nil {
+		t.Fatalf("no quiver_session cookie in %v", r.Header.Values("Set-Cookie"))
+	}
+	return c
+}
+
+// sessionCookie is the response's quiver_session cookie, or nil.
+func sessionCookie(r response) *http.Cookie { return cookieNamed(r, "quiver_session") }
+
+// cookieNamed is the response's cookie of that name, or nil.
+func cookieNamed(r response, name string) *http.Cookie {
 	for _, c := range r.Cookies() {
-		if c.Name == "quiver_session" {
+		if c.Name == name {
 			return c
 		}
 	}
-	t.Fatalf("no quiver_session cookie in %v", r.Header.Values("Set-Cookie"))
 	return nil
 }
 
+// TestLoginLink: POST /api/login trades a link for a session (the cookie
+// and GET /api/me's answer, CSRF token included), once, until it expires.
 func TestLoginLink(t *testing.T) {
 	f := newFixture(t, nil)
 	link := f.loginLink("org_a", "bob", start.Add(time.Hour))
 
-	r := f.do(nil, "GET", "/login?token="+link, nil)
-	f.ok(r, http.StatusSeeOther, nil)
-	if loc := r.Header.Get("Location"); loc != "/" {
-		t.Errorf("Location %q, want /", loc)
-	}
+	r := f.do(nil, "POST", "/api/login", map[string]string{"token": link})
+	var got httpapi.Me
+	f.ok(r, http.StatusOK, &got)
 	c := sessionCookieOf(t, r)
 	if !c.HttpOnly || c.SameSite != http.SameSiteLaxMode || c.Path != "/" || c.Secure {
 		t.Errorf("cookie %+v: want HttpOnly, SameSite=Lax, Path=/, not Secure over plain HTTP", c)
@@ -73,14 +81,20 @@ func TestLoginLink(t *testing.T) {
 	if diff := cmp.Diff(want, me); diff != "" || me.CSRFToken == "" {
 		t.Errorf("me (-want +got):\n%s csrf %q", diff, me.CSRFToken)
 	}
+	if diff := cmp.Diff(me, got); diff != "" {
+		t.Errorf("POST /api/login answered (-GET /api/me +got):\n%s", diff)
+	}
 
+	wantError(t, f.do(nil, "POST", "/api/login", map[string]string{"token": link}), http.StatusUnauthorized, "invalid_link")
+	wantError(t, f.do(nil, "POST", "/api/login", map[string]string{"token": "made-up"}), http.StatusUnauthorized, "invalid_link")
+	wantError(t, f.do(nil, "POST", "/api/login", map[string]string{}), http.StatusBadRequest, "invalid_request")
 	wantError(t, f.do(nil, "GET", "/login?token="+link, nil), http.StatusUnauthorized, "invalid_link")
-	wantError(t, f.do(nil, "GET", "/login?token=made-up", nil), http.StatusUnauthorized, "invalid_link")
 	wantError(t, f.do(nil, "GET", "/login", nil), http.StatusBadRequest, "invalid_request")
 
 	expired := f.loginLink("org_a", "bob", start.Add(time.Minute))
 	f.clock.Advance(time.Minute)
 	wantError(t, f.do(nil, "GET", "/login?token="+expired, nil), http.StatusUnauthorized, "invalid_link")
+	wantError(t, f.do(nil, "POST", "/api/login", map[string]string{"token": expired}), http.StatusUnauthorized, "invalid_link")
 }
 
 func TestSessionExpires(t *testing.T) {
@@ -97,12 +111,20 @@ func TestSecureCookieOverTLS(t *testing.T) {
 	defer srv.Close()
 	client := srv.Client()
 	client.CheckRedirect = noRedirect.CheckRedirect
-	req, err := http.NewRequestWithContext(context.Background(), "GET", srv.URL+"/login?token="+f.loginLink("org_a", "bob", start.Add(time.Hour)), nil)
-	f.must(err)
-	resp, err := client.Do(req)
-	f.must(err)
-	resp.Body.Close()
-	if c := sessionCookieOf(t, response{Response: resp}); !c.Secure {
+	link := f.loginLink("org_a", "bob", start.Add(time.Hour))
+	send := func(method, path, body string) response {
+		req, err := http.NewRequestWithContext(context.Background(), method, srv.URL+path, strings.NewReader(body))
+		f.must(err)
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := client.Do(req)
+		f.must(err)
+		resp.Body.Close()
+		return response{Response: resp}
+	}
+	if c := cookieNamed(send("GET", "/login?token="+link, ""), "quiver_login"); c == nil || !c.Secure {
+		t.Errorf("confirmation cookie over TLS not Secure: %+v", c)
+	}
+	if c := sessionCookieOf(t, send("POST", "/api/login", `{"token":"`+link+`"}`)); !c.Secure {
 		t.Errorf("cookie over TLS not Secure: %+v", c)
 	}
 }
@@ -213,10 +235,14 @@ func TestLoginFailurePage(t *testing.T) {
 		})
 	}
 
-	// A used link is as invalid, and a good one still signs a browser in.
+	// A used link is as invalid, and names nobody.
 	link := f.loginLink("org_a", "bob", start.Add(time.Hour))
-	f.ok(f.do(nil, "GET", "/login?token="+link, nil, "Accept: "+acceptFirefox), http.StatusSeeOther, nil)
-	wantLoginPage(t, f.do(nil, "GET", "/login?token="+link, nil, "Accept: "+acceptFirefox))
+	f.ok(f.do(nil, "POST", "/api/login", map[string]string{"token": link}), http.StatusOK, nil)
+	used := f.do(nil, "GET", "/login?token="+link, nil, "Accept: "+acceptFirefox)
+	wantLoginPage(t, used)
+	if strings.Contains(string(used.body), "Bob") {
+		t.Error("the page for a used link names its account")
+	}
 }
 
 func wantLoginPage(t *testing.T, r response) {
@@ -304,9 +330,9 @@ func TestUpdateMe(t *testing.T) {
 }
 
 // TestLoginLinkOfAnotherUser: a browser signed in as bob that follows
-// alice's link (one planted in a message, say) stays bob's: 409, a page
-// for browsers, and the link is left unused for alice. Bob's own link
-// signs him in as usual.
+// alice's link (one planted in a message, say) stays bob's: 409 on the
+// page and on every way of signing in, a page for browsers, and the link
+// is left unused for alice. Bob's own link signs him in as usual.
 func TestLoginLinkOfAnotherUser(t *testing.T) {
 	f := newFixture(t, nil)
 	bob := f.login("org_a", "bob")
@@ -314,17 +340,28 @@ func TestLoginLinkOfAnotherUser(t *testing.T) {
 	wantError(t, f.do(bob, "GET", "/login?token="+link, nil), http.StatusConflict, "signed_in_as_other")
 	page := f.do(bob, "GET", "/login?token="+link, nil, "Accept: "+acceptChrome)
 	if page.StatusCode != http.StatusConflict || !strings.Contains(string(page.body), "already signed in") ||
-		page.Header.Get("Content-Security-Policy") == "" || len(page.Cookies()) != 0 {
+		page.Header.Get("Content-Security-Policy") == "" || len(page.Cookies()) != 0 || strings.Contains(string(page.body), "Alice") {
 		t.Fatalf("page: %d %q %v", page.StatusCode, page.body, page.Header)
 	}
+	wantError(t, f.do(bob, "POST", "/api/login", map[string]string{"token": link}), http.StatusConflict, "signed_in_as_other")
+	// The form, confirmed by a page bob's browser opened before signing in.
+	_, confirm := f.signInPage(nil, link)
+	r := f.postSignIn(bob, link, confirm.Value, confirm, fromPage(f)...)
+	if r.StatusCode != http.StatusConflict || !strings.Contains(string(r.body), "already signed in") || sessionCookie(r) != nil {
+		t.Fatalf("form: %d %q %v", r.StatusCode, r.body, r.Header)
+	}
+	f.linkUnused(link)
+
 	// The link was not used: a browser without bob's session signs in as alice.
-	r := f.do(nil, "GET", "/login?token="+link, nil)
-	f.ok(r, http.StatusSeeOther, nil)
+	r = f.do(nil, "POST", "/api/login", map[string]string{"token": link})
 	var me httpapi.Me
-	f.ok(f.do(&who{session: sessionCookieOf(t, r).Value}, "GET", "/api/me", nil), http.StatusOK, &me)
+	f.ok(r, http.StatusOK, &me)
 	if me.UserID != "alice" {
 		t.Fatalf("signed in as %q, want alice", me.UserID)
 	}
-	// Bob's own link with bob's session: signed in again.
-	f.ok(f.do(bob, "GET", "/login?token="+f.loginLink("org_a", "bob", start.Add(time.Hour)), nil), http.StatusSeeOther, nil)
+	// Bob's own link with bob's session: signed in again, on both paths.
+	f.ok(f.do(bob, "POST", "/api/login", map[string]string{"token": f.loginLink("org_a", "bob", start.Add(time.Hour))}), http.StatusOK, nil)
+	own := f.loginLink("org_a", "bob", start.Add(time.Hour))
+	_, confirm = f.signInPage(bob, own)
+	f.ok(f.postSignIn(bob, own, confirm.Value, confirm, sameOrigin(f)...), http.StatusSeeOther, nil)
 }

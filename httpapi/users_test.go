@@ -43,7 +43,7 @@ func TestCreateUser(t *testing.T) {
 	}
 
 	// The link signs Eve in, once.
-	r := f.do(nil, "GET", nu.LoginLink, nil)
+	r := f.follow(nu.LoginLink)
 	f.ok(r, http.StatusSeeOther, nil)
 	var me httpapi.Me
 	f.ok(f.do(&who{session: sessionCookieOf(t, r).Value}, "GET", "/api/me", nil), http.StatusOK, &me)
@@ -203,7 +203,7 @@ func TestEnableUser(t *testing.T) {
 	wantError(t, f.do(session, "GET", "/api/me", nil), http.StatusUnauthorized, "unauthorized")
 	var l httpapi.LoginLink
 	f.ok(f.do(f.alice, "POST", "/api/users/bob/login-link", nil), http.StatusCreated, &l)
-	r := f.do(nil, "GET", l.LoginLink, nil)
+	r := f.follow(l.LoginLink)
 	f.ok(r, http.StatusSeeOther, nil)
 	var me httpapi.Me
 	f.ok(f.do(&who{session: sessionCookieOf(t, r).Value}, "GET", "/api/me", nil), http.StatusOK, &me)
@@ -247,7 +247,12 @@ func (s disabledStore) GetUser(ctx context.Context, orgID, id string) (store.Use
 func TestDisabledUserWithSurvivingCredentials(t *testing.T) {
 	f := newFixture(t, func(c *httpapi.Config) { c.Store = disabledStore{Store: c.Store, user: "bob"} })
 	wantError(t, f.do(f.bob, "GET", "/api/me", nil), http.StatusUnauthorized, "unauthorized")
-	wantError(t, f.do(nil, "GET", "/login?token="+f.loginLink("org_a", "bob", start.Add(time.Hour)), nil), http.StatusUnauthorized, "invalid_link")
+	link := f.loginLink("org_a", "bob", start.Add(time.Hour))
+	wantError(t, f.do(nil, "GET", "/login?token="+link, nil), http.StatusUnauthorized, "invalid_link")
+	if page := f.do(nil, "GET", "/login?token="+link, nil, "Accept: "+acceptChrome); page.StatusCode != http.StatusUnauthorized || strings.Contains(string(page.body), "Bob") {
+		t.Errorf("the page of a disabled user's link: %d\n%s", page.StatusCode, page.body)
+	}
+	wantError(t, f.do(nil, "POST", "/api/login", map[string]string{"token": link}), http.StatusUnauthorized, "invalid_link")
 	f.ok(f.do(f.carol, "GET", "/api/me", nil), http.StatusOK, nil)
 }
 
@@ -264,7 +269,7 @@ func TestCreateLoginLink(t *testing.T) {
 	f.clock.Advance(24 * time.Hour)
 	wantError(t, f.do(nil, "GET", l.LoginLink, nil), http.StatusUnauthorized, "invalid_link")
 	f.ok(f.do(f.alice, "POST", "/api/users/carol/login-link", nil), http.StatusCreated, &l)
-	r := f.do(nil, "GET", l.LoginLink, nil)
+	r := f.follow(l.LoginLink)
 	f.ok(r, http.StatusSeeOther, nil)
 	var me httpapi.Me
 	f.ok(f.do(&who{session: sessionCookieOf(t, r).Value}, "GET", "/api/me", nil), http.StatusOK, &me)

@@ -162,11 +162,19 @@ func eval[T any](b *browser, expr string, opts ...chromedp.EvaluateOption) T {
 	return browsertest.Eval[T](b.Browser, expr, opts...)
 }
 
-// login signs in through the stub's login link and waits for the app.
+// login signs in through the stub's login link, pressing Sign in on the
+// page it opens, and waits for the app.
 func (b *browser) login() {
 	b.t.Helper()
-	b.Do("sign in", chromedp.Navigate(b.srv.URL+"/login?token=login-link"),
-		chromedp.WaitVisible(chromedp.CSS(`#nav`)))
+	b.signIn(b.srv.URL + "/login?token=login-link")
+}
+
+// signIn opens a login link, presses Sign in on its page and waits for
+// the app.
+func (b *browser) signIn(link string) {
+	b.t.Helper()
+	b.Do("open the login link", chromedp.Navigate(link), chromedp.WaitVisible(chromedp.CSS(`#sign-in`)))
+	b.Do("sign in", chromedp.Click(chromedp.CSS(`#sign-in`)), chromedp.WaitVisible(chromedp.CSS(`#nav`)))
 }
 
 // open routes the app to hash and waits for sel.

@@ -1,9 +1,13 @@
 package webui_test
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
+	"net/url"
 	"strings"
 	"testing"
 
@@ -11,21 +15,31 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-// wantLinkWorks follows a login link the page shows and checks that it
-// signs in (303 to the app).
-func (b *browser) wantLinkWorks(what, link string) {
+// wantLinkWorks opens a login link the page shows and checks that its
+// sign-in page names who, then signs in with it (POST /api/login).
+func (b *browser) wantLinkWorks(what, who, link string) {
 	b.t.Helper()
-	if !strings.HasPrefix(link, b.srv.URL+"/login?token=") {
+	u, err := url.Parse(link)
+	if err != nil || !strings.HasPrefix(link, b.srv.URL+"/login?token=") {
 		b.t.Fatalf("%s %q, want %s/login?token=…", what, link, b.srv.URL)
 	}
-	client := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-	res, err := client.Get(link)
+	res, err := http.Get(link)
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	page, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	if res.StatusCode != http.StatusOK || !strings.Contains(string(page), `<strong id="account">`+who+`</strong>`) {
+		b.t.Errorf("%s: the sign-in page answered %d, want 200 naming %s:\n%s", what, res.StatusCode, who, page)
+	}
+	body, _ := json.Marshal(map[string]string{"token": u.Query().Get("token")})
+	res, err = http.Post(b.srv.URL+"/api/login", "application/json", bytes.NewReader(body))
 	if err != nil {
 		b.t.Fatal(err)
 	}
 	res.Body.Close()
-	if res.StatusCode != http.StatusSeeOther {
-		b.t.Errorf("%s answered %d, want 303", what, res.StatusCode)
+	if res.StatusCode != http.StatusOK {
+		b.t.Errorf("%s: POST /api/login answered %d, want 200", what, res.StatusCode)
 	}
 }
 
@@ -70,7 +84,7 @@ func TestAdminPagesAgainstHTTPAPI(t *testing.T) {
 	if dana == "" {
 		t.Fatal("Dana is not listed")
 	}
-	b.wantLinkWorks("the invitation link", link)
+	b.wantLinkWorks("the invitation link", "Dana Reyes", link)
 	row := `tr[data-user="` + dana + `"]`
 	b.Do("make Dana an admin", chromedp.Click(chromedp.CSS(row+` button[aria-label="Edit Dana Reyes"]`)),
 		chromedp.SetValue(chromedp.CSS(`#edit-role`), "admin"), chromedp.Click(chromedp.CSS(`#edit-user button[type=submit]`)))
@@ -93,7 +107,7 @@ func TestAdminPagesAgainstHTTPAPI(t *testing.T) {
 		chromedp.WaitNotPresent(chromedp.CSS(`#login-link`)))
 	b.Do("a link for Dana enabled", chromedp.Click(chromedp.CSS(row+` button[aria-label="New login link for Dana Reyes"]`)),
 		chromedp.WaitVisible(chromedp.CSS(`#login-link`)))
-	b.wantLinkWorks("a login link after enabling", eval[string](b, `document.getElementById('login-link').value`))
+	b.wantLinkWorks("a login link after enabling", "Dana Reyes", eval[string](b, `document.getElementById('login-link').value`))
 
 	// The tool console.
 	b.open("#/tools?agent=assistant", `#console-tool:enabled`)

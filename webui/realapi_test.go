@@ -134,7 +134,21 @@ func realAPI(t *testing.T) (store.Store, *scriptedEngine, *browser) {
 	eng := &scriptedEngine{st: st, keys: map[string]string{}}
 	h := httpapi.New(httpapi.Config{Store: st, Engine: eng, MCP: &storeMCP{st: st}, UI: webui.Handler(), Heartbeat: -1})
 	b := newBrowser(t, h)
-	b.Do("sign in", chromedp.Navigate(b.srv.URL+"/login?token="+link), chromedp.WaitVisible(chromedp.CSS(`#nav`)))
+	b.Do("open the login link", chromedp.Navigate(b.srv.URL+"/login?token="+link), chromedp.WaitVisible(chromedp.CSS(`#sign-in`)))
+	b.WaitText(`#account`, "Ana Lima")
+	b.WaitText(`#organisation`, "Acme")
+	// The page changed nothing: the link is unused and no session exists.
+	hash := httpapi.HashSecret(link)
+	if _, err := st.LookupCredential(ctx, store.CredLoginLink, hash, time.Now()); err != nil {
+		t.Fatalf("the sign-in page used the link: %v", err)
+	}
+	if s, err := st.ListCredentials(ctx, "org_a", "ana", store.CredSession); err != nil || len(s) != 0 {
+		t.Fatalf("the sign-in page made %d sessions (%v)", len(s), err)
+	}
+	b.Do("sign in", chromedp.Click(chromedp.CSS(`#sign-in`)), chromedp.WaitVisible(chromedp.CSS(`#nav`)))
+	if _, err := st.LookupCredential(ctx, store.CredLoginLink, hash, time.Now()); err == nil {
+		t.Fatal("the link still works after signing in")
+	}
 	return st, eng, b
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"maps"
 	"net/http"
 	"net/url"
@@ -93,6 +94,7 @@ func newStubAPI() *stubAPI {
 	}
 	api := func(pattern string, h http.HandlerFunc) { s.mux.Handle(pattern, s.auth(h)) }
 	s.mux.HandleFunc("GET /login", s.login)
+	s.mux.HandleFunc("POST /login", s.confirmLogin)
 	api("GET /api/me", s.me)
 	api("POST /api/logout", func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusNoContent) })
 	api("GET /api/conversations", s.listConversations)
@@ -162,8 +164,23 @@ func writeErr(w http.ResponseWriter, status int, code, msg string) {
 	writeJSON(w, status, map[string]any{"error": map[string]string{"code": code, "message": msg}})
 }
 
+// login is httpapi's GET /login: a working link shows a sign-in page
+// whose button posts the token; nothing else happens.
 func (s *stubAPI) login(w http.ResponseWriter, r *http.Request) {
 	if r.URL.Query().Get("token") != "login-link" {
+		writeErr(w, http.StatusUnauthorized, "invalid_link", "this login link is invalid, already used or expired")
+		return
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	io.WriteString(w, `<!doctype html><html lang="en"><title>Sign in · Quiver</title><main><h1>Sign in as Ana?</h1>`+
+		`<form method="post" action="/login"><input type="hidden" name="token" value="login-link">`+
+		`<button type="submit" id="sign-in">Sign in as Ana</button></form></main></html>`)
+}
+
+// confirmLogin is httpapi's POST /login: the session cookie and a
+// redirect to the app.
+func (s *stubAPI) confirmLogin(w http.ResponseWriter, r *http.Request) {
+	if r.PostFormValue("token") != "login-link" {
 		writeErr(w, http.StatusUnauthorized, "invalid_link", "this login link is invalid, already used or expired")
 		return
 	}

@@ -61,8 +61,10 @@ func TestFullStackInBrowser(t *testing.T) {
 	s := serveFullStack(t, filepath.Join(dir, "data"), cfg, model)
 	b := browsertest.New(t, browsertest.Config{Origin: s.base, Timezone: zone, Artifacts: fullStackArtifacts(t)})
 
-	// 1. The first-start login link signs the admin in.
-	b.Do("open the login link", chromedp.Navigate(s.login), chromedp.WaitVisible(chromedp.CSS(`#nav`)))
+	// 1. The first-start login link opens the sign-in page; Sign in signs the admin in.
+	b.Do("open the login link", chromedp.Navigate(s.login), chromedp.WaitVisible(chromedp.CSS(`#sign-in`)))
+	b.WaitText(`#account`, "Admin")
+	b.Do("sign in", chromedp.Click(chromedp.CSS(`#sign-in`)), chromedp.WaitVisible(chromedp.CSS(`#nav`)))
 	b.WaitText(`#who-name`, "Admin (admin)")
 	if got := browsertest.Eval[string](b, `location.pathname`); got != "/" {
 		t.Errorf("after the login link the page is at %q, want /", got)

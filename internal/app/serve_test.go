@@ -83,14 +83,54 @@ func TestServeEndToEnd(t *testing.T) {
 	}
 	jar, _ := cookiejar.New(nil)
 	c := &http.Client{Jar: jar}
-	resp, err := c.Get(s.login)
+	// Following the link shows the sign-in page and changes nothing: no
+	// session cookie, the link still works (a link preview fetching it
+	// does not use it up).
+	u, _ := url.Parse(s.base)
+	hasSession := func() bool {
+		for _, ck := range jar.Cookies(u) {
+			if ck.Name == "quiver_session" {
+				return true
+			}
+		}
+		return false
+	}
+	var page []byte
+	for range 2 {
+		resp, err := c.Get(s.login)
+		if err != nil {
+			t.Fatal(err)
+		}
+		page, _ = io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK || !strings.Contains(string(page), `<strong id="account">Admin</strong>`) {
+			t.Fatalf("the login link's page: %d\n%s", resp.StatusCode, page)
+		}
+		if hasSession() {
+			t.Fatal("following the login link set a session cookie")
+		}
+	}
+	// Pressing Sign in posts the page's form from the page.
+	m := regexp.MustCompile(`name="confirm" value="([^"]+)"`).FindStringSubmatch(string(page))
+	if m == nil {
+		t.Fatalf("no confirm field in the page:\n%s", page)
+	}
+	link, _ := url.Parse(s.login)
+	form := url.Values{"token": {link.Query().Get("token")}, "confirm": {m[1]}}
+	req, _ := http.NewRequest(http.MethodPost, s.base+"/login", strings.NewReader(form.Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("Origin", s.base)
+	req.Header.Set("Sec-Fetch-Site", "same-origin")
+	resp, err := c.Do(req)
 	if err != nil || resp.StatusCode != http.StatusOK && resp.StatusCode != http.StatusNotFound {
-		t.Fatalf("login: %v %v", resp, err)
+		t.Fatalf("sign in: %v %v", resp, err)
 	}
 	resp.Body.Close()
-	u, _ := url.Parse(s.base)
-	if len(jar.Cookies(u)) == 0 {
-		t.Fatal("login set no session cookie")
+	if resp.Request.URL.Path != "/" {
+		t.Errorf("signing in ended at %s, want /", resp.Request.URL)
+	}
+	if !hasSession() {
+		t.Fatal("signing in set no session cookie")
 	}
 	var me struct {
 		ID   string `json:"user_id"`
@@ -103,8 +143,13 @@ func TestServeEndToEnd(t *testing.T) {
 	}
 	// The login link works once; an anonymous caller gets 401.
 	anon := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-	if r, err := anon.Get(s.login); err != nil || r.StatusCode == http.StatusSeeOther {
+	if r, err := anon.Post(s.base+"/api/login", "application/json", strings.NewReader(`{"token":"`+link.Query().Get("token")+`"}`)); err != nil || r.StatusCode != http.StatusUnauthorized {
 		t.Errorf("second use of the login link: %v %v", r, err)
+	} else {
+		r.Body.Close()
+	}
+	if r, err := anon.Get(s.login); err != nil || r.StatusCode != http.StatusUnauthorized {
+		t.Errorf("the used login link's page: %v %v", r, err)
 	} else {
 		r.Body.Close()
 	}
