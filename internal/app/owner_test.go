@@ -15,6 +15,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/quiverhq/quiver/internal/app"
+	"github.com/quiverhq/quiver/llm/llmtest"
 	"github.com/quiverhq/quiver/store"
 	"github.com/quiverhq/quiver/store/sqlite"
 )
@@ -232,5 +233,40 @@ func TestMCPServeSessionClaimsConversation(t *testing.T) {
 		"--conversation", "conv-bob", "--args", `{}`)
 	if code != 2 || !strings.Contains(errOut, "belongs to another user") {
 		t.Errorf("Ana in Bob's session conversation: exit %d: %s", code, errOut)
+	}
+}
+
+// TestChatConversationOfAnotherUser: "quiver chat --conversation" of
+// another user's conversation is refused before anything runs, even when
+// its last turn is paused on a question (answering it would resume Ana's
+// turn, with her history, as Bob): one line, exit 2, no model request and
+// nothing written.
+func TestChatConversationOfAnotherUser(t *testing.T) {
+	data := t.TempDir()
+	seedAnaConversation(t, data)
+	st, err := sqlite.Open(context.Background(), data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = st.PutTurn(context.Background(), store.Turn{ID: "t-ana", OrgID: "acme", UserID: "ana", ConversationID: "conv-ana",
+		Agent: "assistant", Tools: []string{"calculate"}, Excluded: []store.Exclusion{}, Status: store.TurnPaused,
+		Question: "Which year?", StartedAt: fixedNow})
+	st.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := rowCounts(t, data)
+	srv := llmtest.Start(t, llmtest.OpenAI{}, llmtest.Reply{Text: []string{"Resumed."}})
+	chat := chatEnv(t, data, srv, "")
+	code, out, stderr := chat("chat", "--agent", agentFile, "--user", "Bob", "--org", "Acme", "--conversation", "conv-ana", "2025")
+	want := `quiver: --conversation: "conv-ana" belongs to another user`
+	if code != 2 || out != "" || !strings.HasPrefix(stderr, want) || strings.Count(stderr, "\n") != 1 {
+		t.Errorf("exit %d, stdout %q, stderr %q; want 2 and %q", code, out, stderr, want)
+	}
+	if seen := srv.Seen(); len(seen) != 0 {
+		t.Errorf("the model was called %d times for a refused chat", len(seen))
+	}
+	if d := cmp.Diff(before, rowCounts(t, data)); d != "" {
+		t.Errorf("refused chat wrote rows (-before +after):\n%s", d)
 	}
 }
