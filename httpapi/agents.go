@@ -9,6 +9,7 @@ import (
 
 	"github.com/danielgtaylor/huma/v2"
 
+	"github.com/quiverhq/quiver/registry"
 	"github.com/quiverhq/quiver/store"
 )
 
@@ -27,7 +28,9 @@ func (s *server) agentRoutes() {
 		OperationID: "put-agent", Method: http.MethodPut, Path: "/api/agents/{name}", Tags: tags,
 		Summary: "Create or replace an agent",
 		Description: "The definition is the agent's YAML. It is parsed and its prompt rendered once before anything " +
-			"is stored; its name must equal the path's. Returns the template's warnings. 201 when created, 200 when replaced.",
+			"is stored; its name must equal the path's. Returns the template's warnings and the allowlist's (unknown tool or " +
+			"family names with the closest known one, MCP servers the organisation has not registered, repeated entries); " +
+			"warnings do not stop the save. 201 when created, 200 when replaced.",
 	}, adminOnly, s.putAgent)
 	register(s, huma.Operation{
 		OperationID: "delete-agent", Method: http.MethodDelete, Path: "/api/agents/{name}", Tags: tags,
@@ -59,6 +62,8 @@ type Agent struct {
 	CreatedAt  time.Time `json:"created_at"`
 	UpdatedAt  time.Time `json:"updated_at"`
 	Warnings   []string  `json:"warnings,omitempty" doc:"The template's warnings (PUT only)."`
+	// AllowlistWarnings are the allowlist's warnings (PUT only).
+	AllowlistWarnings []registry.Warning `json:"allowlist_warnings,omitempty" doc:"The allowlist's warnings (PUT only): entries that name no tool, family or registered MCP server (with the closest name that does, when one is close), or are repeated. The agent is saved all the same."`
 }
 
 type agentsOutput struct {
@@ -137,7 +142,7 @@ type putAgentInput struct {
 func (s *server) putAgent(ctx context.Context, in *putAgentInput) (*agentOutput, error) {
 	a := authFrom(ctx)
 	def := []byte(in.Body.Definition)
-	name, warnings, err := s.eng.ValidateAgent(ctx, a.Caller, def)
+	checked, err := s.eng.ValidateAgent(ctx, a.Caller, def)
 	if err != nil {
 		var br *BadRequest
 		if errors.As(err, &br) {
@@ -145,6 +150,7 @@ func (s *server) putAgent(ctx context.Context, in *putAgentInput) (*agentOutput,
 		}
 		return nil, err // reading the organisation's settings failed
 	}
+	name := checked.Name
 	if name != in.Name {
 		return nil, apiErr(http.StatusBadRequest, "name_mismatch",
 			"the definition names the agent "+strconv.Quote(name)+", the path "+strconv.Quote(in.Name))
@@ -164,7 +170,7 @@ func (s *server) putAgent(ctx context.Context, in *putAgentInput) (*agentOutput,
 		return nil, err
 	}
 	v := agentView(stored)
-	v.Warnings = warnings
+	v.Warnings, v.AllowlistWarnings = checked.Warnings, checked.Allowlist
 	return &agentOutput{Status: status, Body: v}, nil
 }
 

@@ -2,12 +2,14 @@ package httpapi_test
 
 import (
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/quiverhq/quiver/httpapi"
+	"github.com/quiverhq/quiver/registry"
 )
 
 func TestAgents(t *testing.T) {
@@ -83,4 +85,34 @@ func TestModelStatus(t *testing.T) {
 		t.Errorf("only-a %+v: want not connected, with help", st)
 	}
 	wantError(t, f.do(f.bob, "GET", "/api/agents/nope/model-status", nil), http.StatusNotFound, "not_found")
+}
+
+// TestAgentSaveAllowlistWarnings: the engine's allowlist warnings come
+// back in the PUT response (entry, message, suggestion) and do not stop
+// the save; reading the agent carries none.
+func TestAgentSaveAllowlistWarnings(t *testing.T) {
+	f := newFixture(t, nil)
+	def := "name: searcher\nprompt: Search.\ntools: [web_serch, calculate]\n"
+	r := f.do(f.alice, "PUT", "/api/agents/searcher", map[string]any{"definition": def})
+	var a httpapi.Agent
+	f.ok(r, http.StatusCreated, &a)
+	want := []registry.Warning{{Entry: "web_serch", Message: `"web_serch" is not a tool or family name`, Suggestion: "web_search"}}
+	if diff := cmp.Diff(want, a.AllowlistWarnings); diff != "" {
+		t.Errorf("allowlist_warnings (-want +got):\n%s", diff)
+	}
+	var raw struct {
+		AllowlistWarnings []map[string]string `json:"allowlist_warnings"`
+	}
+	r.json(t, &raw)
+	if d := cmp.Diff([]map[string]string{{"entry": "web_serch", "message": `"web_serch" is not a tool or family name`, "suggestion": "web_search"}}, raw.AllowlistWarnings); d != "" {
+		t.Errorf("wire form of allowlist_warnings (-want +got):\n%s", d)
+	}
+	f.ok(f.do(f.alice, "GET", "/api/agents/searcher", nil), http.StatusOK, &a)
+	if a.Definition != def || a.AllowlistWarnings != nil {
+		t.Errorf("stored agent %+v: want the definition saved, no warnings on read", a)
+	}
+	f.ok(f.do(f.alice, "PUT", "/api/agents/searcher", map[string]any{"definition": "name: searcher\ntools: [web_search]\n"}), http.StatusOK, nil)
+	if r := f.do(f.alice, "PUT", "/api/agents/searcher", map[string]any{"definition": "name: searcher\ntools: [web_search]\n"}); strings.Contains(string(r.body), "allowlist_warnings") {
+		t.Errorf("a clean allowlist's response names allowlist_warnings: %s", r.body)
+	}
 }

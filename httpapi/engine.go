@@ -46,6 +46,17 @@ type Inspection struct {
 	Warnings []string          `json:"warnings"`
 }
 
+// AgentValidation is what ValidateAgent found in a valid definition.
+type AgentValidation struct {
+	// Name is the agent's name.
+	Name string
+	// Warnings are the prompt template's warnings.
+	Warnings []string
+	// Allowlist are the allowlist's warnings (registry.Catalog.CheckAllowlist):
+	// entries naming no tool, family or registered MCP server, or repeated.
+	Allowlist []registry.Warning
+}
+
 // IntentMatch is one reason Deliberate Tool Mode opened a family.
 type IntentMatch struct {
 	Family  string `json:"family"`
@@ -88,10 +99,12 @@ type Engine interface {
 	// toolset); nothing runs and nothing is written.
 	Inspect(ctx context.Context, c Caller, conversationID, turnID, message string) (Inspection, error)
 	// ValidateAgent parses an agent definition (the YAML an admin
-	// authored) and renders its prompt once against the widest toolset
-	// c's organisation could give it: the agent's name, and the
-	// template's warnings. A fault of the definition is a *BadRequest.
-	ValidateAgent(ctx context.Context, c Caller, definition []byte) (name string, warnings []string, err error)
+	// authored), renders its prompt once against the widest toolset c's
+	// organisation could give it, and checks its allowlist against the
+	// organisation's tools and registered MCP servers: the agent's name
+	// and the warnings. A fault of the definition is a *BadRequest;
+	// warnings never are.
+	ValidateAgent(ctx context.Context, c Caller, definition []byte) (AgentValidation, error)
 	// Catalog lists every tool c's organisation has (built-ins and its
 	// enabled MCP servers' tools) with its size, and the ceilings.
 	Catalog(ctx context.Context, c Caller) (Catalog, error)

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"reflect"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -20,6 +21,7 @@ import (
 	"github.com/quiverhq/quiver/agent"
 	"github.com/quiverhq/quiver/httpapi"
 	"github.com/quiverhq/quiver/llm"
+	"github.com/quiverhq/quiver/registry"
 	"github.com/quiverhq/quiver/store"
 	"github.com/quiverhq/quiver/store/sqlite"
 	"github.com/quiverhq/quiver/tool"
@@ -148,23 +150,31 @@ func (f *fakeEngine) Inspect(_ context.Context, c httpapi.Caller, conv, turnID, 
 	}, nil
 }
 
-// ValidateAgent parses {name, prompt}; a prompt with "{{" warns.
-func (f *fakeEngine) ValidateAgent(_ context.Context, _ httpapi.Caller, def []byte) (string, []string, error) {
+// ValidateAgent parses {name, prompt, tools}; a prompt with "{{" warns,
+// and so does each tool not named "calculate" or "web_search" (suggesting
+// "web_search").
+func (f *fakeEngine) ValidateAgent(_ context.Context, _ httpapi.Caller, def []byte) (httpapi.AgentValidation, error) {
 	var a struct {
-		Name   string `yaml:"name"`
-		Prompt string `yaml:"prompt"`
+		Name   string   `yaml:"name"`
+		Prompt string   `yaml:"prompt"`
+		Tools  []string `yaml:"tools"`
 	}
 	if err := yaml.Unmarshal(def, &a); err != nil {
-		return "", nil, &httpapi.BadRequest{Msg: "agent: " + err.Error()}
+		return httpapi.AgentValidation{}, &httpapi.BadRequest{Msg: "agent: " + err.Error()}
 	}
 	if a.Name == "" {
-		return "", nil, &httpapi.BadRequest{Msg: "agent: name is required"}
+		return httpapi.AgentValidation{}, &httpapi.BadRequest{Msg: "agent: name is required"}
 	}
-	var warnings []string
+	v := httpapi.AgentValidation{Name: a.Name}
 	if strings.Contains(a.Prompt, "{{") {
-		warnings = []string{"prompt: unknown macro"}
+		v.Warnings = []string{"prompt: unknown macro"}
 	}
-	return a.Name, warnings, nil
+	for _, e := range a.Tools {
+		if e != "calculate" && e != "web_search" {
+			v.Allowlist = append(v.Allowlist, registry.Warning{Entry: e, Message: strconv.Quote(e) + " is not a tool or family name", Suggestion: "web_search"})
+		}
+	}
+	return v, nil
 }
 
 // fakeMCP registers servers in the store as internal/app would, without

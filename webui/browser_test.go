@@ -538,6 +538,21 @@ func TestAgentEditorSavesAndDeletes(t *testing.T) {
 		chromedp.SetValue(chromedp.CSS(`#definition`), strings.Replace(def, "assistant.\n", "assistant for {user_nam}.\n", 1)), save)
 	b.WaitText(`.form-status`, "Saved “assistant”.")
 	b.WaitText(`.form-status`, "prompt: unknown macro {user_nam}")
+	if n := eval[int](b, `document.querySelectorAll('.allowlist-warnings').length`); n != 0 {
+		t.Errorf("%d allowlist warning boxes for a clean allowlist", n)
+	}
+	misspelt := strings.Replace(def, "tools: [web_search]\n", "tools: [web_serch, gitlab/*]\n", 1)
+	if misspelt == def {
+		t.Fatalf("the stub's agent has no tools line to change: %q", def)
+	}
+	b.Do("save with a misspelt tool", chromedp.SetValue(chromedp.CSS(`#definition`), misspelt), save)
+	b.WaitText(`.allowlist-warnings`, "Allowlist warnings (2)")
+	b.WaitText(`.allowlist-warnings li[data-entry="web_serch"]`, `"web_serch" is not a tool or family name — did you mean web_search?`)
+	b.WaitText(`.allowlist-warnings li[data-entry="gitlab/*"]`, `no MCP server "gitlab" is registered in this organisation`)
+	if got := eval[string](b, `document.querySelector('.allowlist-warnings li[data-entry="web_serch"] code').textContent`); got != "web_search" {
+		t.Errorf("suggestion shown as %q", got)
+	}
+	b.Shot("allowlist-warnings")
 	b.Do("save an invalid definition", chromedp.SetValue(chromedp.CSS(`#definition`), def+"colour: red\n"), save)
 	b.WaitText(`.form-status .alert`, "field colour not found")
 	b.Shot("invalid")

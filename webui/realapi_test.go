@@ -227,16 +227,16 @@ func (e *scriptedEngine) Inspect(_ context.Context, c httpapi.Caller, conv, turn
 	}, nil
 }
 
-func (e *scriptedEngine) ValidateAgent(_ context.Context, _ httpapi.Caller, def []byte) (string, []string, error) {
+func (e *scriptedEngine) ValidateAgent(_ context.Context, _ httpapi.Caller, def []byte) (httpapi.AgentValidation, error) {
 	a, err := config.ParseAgent(def)
 	if err != nil {
-		return "", nil, &httpapi.BadRequest{Msg: err.Error()}
+		return httpapi.AgentValidation{}, &httpapi.BadRequest{Msg: err.Error()}
 	}
-	var warnings []string
+	v := httpapi.AgentValidation{Name: a.Name}
 	if strings.Contains(a.Prompt, "{user_nam}") {
-		warnings = []string{"prompt: unknown macro {user_nam}"}
+		v.Warnings = []string{"prompt: unknown macro {user_nam}"}
 	}
-	return a.Name, warnings, nil
+	return v, nil
 }
 
 func (e *scriptedEngine) Catalog(context.Context, httpapi.Caller) (httpapi.Catalog, error) {

@@ -443,7 +443,8 @@ func (s *stubAPI) getAgent(w http.ResponseWriter, r *http.Request) {
 }
 
 // putAgent validates like the engine, roughly: the name line must match
-// the path; an unknown macro is a warning, an unknown key an error.
+// the path; an unknown macro is a warning, an unknown key an error, and a
+// definition naming web_serch gets two allowlist warnings.
 func (s *stubAPI) putAgent(w http.ResponseWriter, r *http.Request) {
 	def := str(body(r), "definition")
 	name := r.PathValue("name")
@@ -459,11 +460,18 @@ func (s *stubAPI) putAgent(w http.ResponseWriter, r *http.Request) {
 	if strings.Contains(def, "{user_nam}") {
 		warnings = append(warnings, "prompt: unknown macro {user_nam}")
 	}
+	resp := map[string]any{"name": name, "definition": def, "warnings": warnings,
+		"created_at": "2026-01-01T00:00:00Z", "updated_at": time.Now().UTC().Format(time.RFC3339)}
+	if strings.Contains(def, "web_serch") {
+		resp["allowlist_warnings"] = []map[string]string{
+			{"entry": "web_serch", "message": `"web_serch" is not a tool or family name`, "suggestion": "web_search"},
+			{"entry": "gitlab/*", "message": `no MCP server "gitlab" is registered in this organisation`},
+		}
+	}
 	s.mu.Lock()
 	s.agents[name] = def
 	s.mu.Unlock()
-	writeJSON(w, http.StatusOK, map[string]any{"name": name, "definition": def, "warnings": warnings,
-		"created_at": "2026-01-01T00:00:00Z", "updated_at": time.Now().UTC().Format(time.RFC3339)})
+	writeJSON(w, http.StatusOK, resp)
 }
 
 func (s *stubAPI) deleteAgent(w http.ResponseWriter, r *http.Request) {

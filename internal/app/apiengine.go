@@ -209,27 +209,33 @@ func (a *apiEngine) pastStart(ctx context.Context, orgID, conversationID, turnID
 	return start, pastExclusions(t, start.Toolset.Excluded()), nil
 }
 
-// ValidateAgent implements httpapi.Engine: the definition parses, and its
+// ValidateAgent implements httpapi.Engine: the definition parses, its
 // prompt renders against the widest toolset the caller's organisation
-// could give it (its settings and MCP servers applied).
-func (a *apiEngine) ValidateAgent(ctx context.Context, c httpapi.Caller, definition []byte) (string, []string, error) {
+// could give it (its settings and MCP servers applied), and its allowlist
+// is checked against the organisation's built-in tools and registered
+// MCP servers.
+func (a *apiEngine) ValidateAgent(ctx context.Context, c httpapi.Caller, definition []byte) (httpapi.AgentValidation, error) {
 	ag, err := config.ParseAgent(definition)
 	if err != nil {
-		return "", nil, &httpapi.BadRequest{Msg: err.Error()}
+		return httpapi.AgentValidation{}, &httpapi.BadRequest{Msg: err.Error()}
 	}
 	f, err := a.facts(c, ag, "validate")
 	if err != nil {
-		return "", nil, &httpapi.BadRequest{Msg: err.Error()}
+		return httpapi.AgentValidation{}, &httpapi.BadRequest{Msg: err.Error()}
 	}
 	cat, err := a.eng.catalog(ctx, &f)
 	if err != nil {
-		return "", nil, err
+		return httpapi.AgentValidation{}, err
 	}
 	req, err := prompt.Assemble(f, cat.Select(f))
 	if err != nil {
-		return "", nil, &httpapi.BadRequest{Msg: err.Error()}
+		return httpapi.AgentValidation{}, &httpapi.BadRequest{Msg: err.Error()}
 	}
-	return ag.Name, req.Warnings, nil
+	allow, err := orgAllowlistWarnings(ctx, a.eng.orgs, a.st, c.OrgID, ag.Tools)
+	if err != nil {
+		return httpapi.AgentValidation{}, err
+	}
+	return httpapi.AgentValidation{Name: ag.Name, Warnings: req.Warnings, Allowlist: allow}, nil
 }
 
 // Catalog implements httpapi.Engine: the organisation's built-ins under

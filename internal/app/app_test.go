@@ -270,7 +270,7 @@ func TestCallReadTranscriptIsNotStored(t *testing.T) {
 		}
 	}
 	st.Close()
-	code, out, stderr := run(t, data, "call", "read_transcript", "--agent", agentFile, "--json", "--args", `{"maxChars":20000}`)
+	code, out, stderr := run(t, data, "call", "read_transcript", "--agent", agentFile, "--conversation", "cli", "--json", "--args", `{"maxChars":20000}`)
 	var got app.CallOutput
 	if err := json.Unmarshal([]byte(out), &got); err != nil || code != 0 {
 		t.Fatalf("exit %d: %s %s", code, out, stderr)

@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"strings"
 
@@ -29,7 +30,9 @@ Flags:
   --department D      caller's department
   --tz ZONE           caller's IANA timezone
   --model P:NAME      override the agent's model (provider:model)
-  --conversation ID   conversation the call belongs to (default "cli")
+  --conversation ID   conversation the call belongs to (default "cli-" and the
+                      caller's user id); it must be the caller's own (one of
+                      another user is refused, exit 2); a new one becomes theirs
   --data DIR          data folder (default $QUIVER_DATA, else $XDG_DATA_HOME/quiver,
                       else ~/.local/share/quiver)
   --config FILE       deployment configuration (web engines, network mode, secrets,
@@ -65,7 +68,7 @@ func parseCall(args []string, env Env) (callFlags, error) {
 	fs.StringVar(&c.in.Caller.Department, "department", "", "")
 	fs.StringVar(&c.in.Caller.Timezone, "tz", "", "")
 	fs.StringVar(&c.in.Model, "model", "", "")
-	fs.StringVar(&c.in.ConversationID, "conversation", "cli", "")
+	fs.StringVar(&c.in.ConversationID, "conversation", "", "")
 	fs.StringVar(&c.data, "data", "", "")
 	fs.StringVar(&c.config, "config", "", "")
 	fs.BoolVar(&c.asJSON, "json", false, "")
@@ -80,10 +83,25 @@ func parseCall(args []string, env Env) (callFlags, error) {
 	if !json.Valid([]byte(c.args)) {
 		return c, usagef("--args: not valid JSON")
 	}
+	if !flagGiven(fs, "conversation") {
+		c.in.ConversationID = defaultCallConversation(c.in.Caller.User)
+	}
 	if strings.TrimSpace(c.in.ConversationID) == "" {
 		return c, usagef("--conversation: must not be empty")
 	}
 	return c, nil
+}
+
+// defaultCallConversation is the conversation of a call without
+// --conversation: one per caller, so that callers who give none do not
+// share (and so cannot read) one another's stored results.
+func defaultCallConversation(user string) string { return "cli-" + slug(user, "cli") }
+
+// flagGiven reports whether the command line set the flag.
+func flagGiven(fs *flag.FlagSet, name string) bool {
+	given := false
+	fs.Visit(func(f *flag.Flag) { given = given || f.Name == name })
+	return given
 }
 
 func runCall(ctx context.Context, args []string, env Env) error {
@@ -103,6 +121,9 @@ func runCall(ctx context.Context, args []string, env Env) error {
 		Toolset: cat.Select(facts),
 		Scope: tool.Scope{OrgID: facts.Place.OrgID, UserID: facts.Caller.UserID,
 			ConversationID: facts.Place.ConversationID, TurnID: facts.TurnID},
+	}
+	if err := claimConversation(ctx, st, facts, env.Now()); err != nil {
+		return err
 	}
 	if err := st.PutTurn(ctx, storedTurn(facts, t.Toolset)); err != nil {
 		return fmt.Errorf("record turn: %w", err)

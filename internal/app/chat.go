@@ -33,7 +33,8 @@ provider configured, Quiver uses an Ollama server on localhost:11434.
 Flags:
   --agent FILE        agent definition (YAML), required
   --model P:NAME      override the agent's model
-  --conversation ID   continue this conversation (default: a new one)
+  --conversation ID   continue this conversation (default: a new one); it must
+                      be the caller's own (another user's is refused, exit 2)
   --config FILE       deployment configuration: providers, prices, max_steps,
                       text_tools, network mode, web engines (docs/models.md,
                       docs/web.md)
@@ -160,6 +161,14 @@ func openSession(ctx context.Context, c chatFlags, env Env) (*session, error) {
 	}
 	if c.in.ConversationID == "" {
 		c.in.ConversationID = agent.NewID("conv_")
+	} else {
+		// Before anything reads it (a paused turn's history) or writes
+		// into it (Deliberate Tool Mode's open families, the turn).
+		facts.Place.ConversationID = c.in.ConversationID
+		if _, err := checkOwner(ctx, rt.st, facts); err != nil {
+			rt.close()
+			return nil, err
+		}
 	}
 	s := &session{env: env, rt: rt, model: model, in: c.in, out: &chatPrinter{w: env.Stdout, errw: env.Stderr, json: c.asJSON}}
 	go rt.mcp.Run(ctx) // idle connections closed while the session lasts

@@ -30,7 +30,7 @@ model's call would: the same refusal for tools outside the set, argument
 validation, scope, limits, timeouts, and storing of long results (read them
 with read_tool_result in the same session). Scope comes from the flags,
 never from a client: each MCP session is one conversation of --user in
---org. See docs/mcp-serve.md.
+--org, created as theirs by its first call. See docs/mcp-serve.md.
 
 --stdio serves one session on standard input and output. --http ADDR serves
 Streamable HTTP at http://ADDR/mcp, each session (Mcp-Session-Id) its own
@@ -51,7 +51,9 @@ Flags:
   --allow-host HOST     also accept this Host header (name or address, optionally
                         with :port), e.g. behind a reverse proxy; repeatable
   --allow-origin URL    also accept this Origin (scheme://host[:port]); repeatable
-  --conversation ID     conversation of the --stdio session (default: a new one)
+  --conversation ID     conversation of the --stdio session (default: a new one);
+                        it must be the caller's own (one of another user is
+                        refused, exit 2); a new one becomes theirs
   --user NAME           caller's display name (scopes the workspace)
   --org O               caller's organisation (scopes the workspace)
   --department D        caller's department
@@ -187,6 +189,11 @@ func runMCPServe(ctx context.Context, args []string, env Env) error {
 	}
 	defer rt.close()
 	st := rt.st
+	if c.in.ConversationID != "" {
+		if _, err := checkOwner(ctx, st, facts); err != nil {
+			return err
+		}
+	}
 	go rt.mcp.Run(ctx) // idle connections closed while the server runs
 	toolset := cat.Select(facts)
 	srvCfg := mcpserver.Config{
@@ -195,7 +202,7 @@ func runMCPServe(ctx context.Context, args []string, env Env) error {
 		OrgID:      facts.Place.OrgID, UserID: facts.Caller.UserID,
 		Version: Version, Logger: env.Logger,
 		StartTurn: func(ctx context.Context, s tool.Scope) error {
-			return st.PutTurn(ctx, sessionTurn(facts, s, toolset, env.Now()))
+			return startSession(ctx, st, facts, s, toolset, env.Now())
 		},
 	}
 	if c.in.ConversationID != "" {
@@ -207,6 +214,18 @@ func runMCPServe(ctx context.Context, args []string, env Env) error {
 		return serveStdio(ctx, srv, env)
 	}
 	return serveHTTP(ctx, srv, c, env)
+}
+
+// startSession claims the session's conversation for the caller (see
+// claimConversation: checked again here, since another user may have
+// taken it since start) and records the session's turn.
+func startSession(ctx context.Context, st store.Store, f turn.Facts, s tool.Scope, ts registry.Toolset, now time.Time) error {
+	rec := sessionTurn(f, s, ts, now)
+	f.Place.ConversationID = s.ConversationID
+	if err := claimConversation(ctx, st, f, now); err != nil {
+		return err
+	}
+	return st.PutTurn(ctx, rec)
 }
 
 // sessionTurn is the turn record of one MCP session: its frozen toolset

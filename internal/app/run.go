@@ -55,6 +55,7 @@ Usage:
   quiver transcript CONVERSATION_ID           print a stored conversation
   quiver turn  --agent FILE [flags] MESSAGE   print the assembled request of a turn
   quiver call  TOOL --agent FILE --args JSON  run one tool call through dispatch
+  quiver agent check FILE [flags]             check an agent file's allowlist
   quiver tools [--json]                       list tools, sizes and ceilings
   quiver prompt render [flags] < TEMPLATE     render an authored prompt template
   quiver mcp   add|list|enable|disable|remove|probe|serve
@@ -103,6 +104,8 @@ func dispatchCommand(ctx context.Context, args []string, env Env) error {
 		return runTurn(args[1:], env)
 	case "call":
 		return runCall(ctx, args[1:], env)
+	case "agent":
+		return runAgent(ctx, args[1:], env)
 	case "tools":
 		return runTools(args[1:], env)
 	case "prompt":
@@ -129,7 +132,7 @@ func dispatchCommand(ctx context.Context, args []string, env Env) error {
 		fmt.Fprint(env.Stdout, usage)
 		return nil
 	}
-	return usagef("unknown command %q (commands: serve, login-link, chat, transcript, turn, call, tools, prompt, mcp, secrets, intent, triggers)", args[0])
+	return usagef("unknown command %q (commands: serve, login-link, chat, transcript, turn, call, agent, tools, prompt, mcp, secrets, intent, triggers)", args[0])
 }
 
 // resultError reports that a tool call ran and returned an error result,

@@ -17,6 +17,9 @@ const turnUsage = `Usage: quiver turn --agent FILE [flags] MESSAGE
 Prints the request Quiver would send to the model for MESSAGE: the system
 prompt, the per-turn context message, the declared tools with their sizes, and
 every tool left out with its reason. No model is called and nothing is written.
+An allowlist entry that names no built-in tool or family (or is repeated) is a
+warning on stderr, with the closest known name; "quiver agent check" also
+checks MCP entries.
 
 Flags:
   --agent FILE        agent definition (YAML), required
@@ -47,6 +50,11 @@ type TurnOutput struct {
 	Excluded []registry.Exclusion `json:"excluded"`
 	// Warnings are template warnings from rendering the system prompt.
 	Warnings []string `json:"warnings"`
+	// AllowlistWarnings are the allowlist's entries that name no built-in
+	// tool or family, or are repeated (see registry.Catalog.CheckAllowlist;
+	// MCP entries are not checked here: see "quiver agent check"). Each is
+	// also a line on stderr.
+	AllowlistWarnings []registry.Warning `json:"allowlist_warnings,omitempty"`
 	// Intent is what Deliberate Tool Mode matched, with --dtm.
 	Intent []intent.Match `json:"intent,omitzero"`
 	// Declared says, with --dtm, why the mode declared each tool, in
@@ -123,6 +131,10 @@ func runTurn(args []string, env Env) error {
 		Warnings: req.Warnings,
 		Intent:   matches,
 		Declared: declared,
+	}
+	out.AllowlistWarnings = cat.CheckAllowlist(facts.Agent.Allow, nil)
+	for _, w := range out.AllowlistWarnings {
+		fmt.Fprintf(env.Stderr, "quiver: warning: %s\n", allowlistLine(w))
 	}
 	if out.Excluded == nil {
 		out.Excluded = []registry.Exclusion{}

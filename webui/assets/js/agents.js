@@ -36,6 +36,12 @@ function yamlName(text) {
   return m ? m[1] : '';
 }
 
+// allowlistItem shows one allowlist warning with its suggestion, if any.
+function allowlistItem(w) {
+  return h('li', { 'data-entry': w.entry }, w.message,
+    w.suggestion ? h('span', null, ' — did you mean ', h('code', null, w.suggestion), '?') : null);
+}
+
 async function editor({ api, me, main }, name) {
   const admin = me.role === 'admin';
   let current = name;
@@ -74,6 +80,7 @@ async function editor({ api, me, main }, name) {
       history.replaceState(null, '', `#/agents/${enc(target)}`);
       del.hidden = false;
       const warnings = saved?.warnings ?? [];
+      const allowlist = saved?.allowlist_warnings ?? [];
       status.append(h('p', { class: 'ok' }, renamed
         ? `Saved as a new agent “${target}”; the agent “${name}” still exists.`
         : `Saved “${target}”.`));
@@ -81,6 +88,11 @@ async function editor({ api, me, main }, name) {
         status.append(h('div', { class: 'warnings-box', role: 'status' },
           h('p', { class: 'label' }, `Template warnings (${warnings.length})`),
           h('ul', { class: 'warnings' }, warnings.map((w) => h('li', null, w)))));
+      }
+      if (allowlist.length) {
+        status.append(h('div', { class: 'warnings-box allowlist-warnings', role: 'status' },
+          h('p', { class: 'label' }, `Allowlist warnings (${allowlist.length}): saved, but these entries add no tool`),
+          h('ul', { class: 'warnings' }, allowlist.map(allowlistItem))));
       }
     } catch (err) {
       status.append(errorBox(err, 'Not saved'));

@@ -1,0 +1,207 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/quiverhq/quiver/internal/config"
+	"github.com/quiverhq/quiver/registry"
+	"github.com/quiverhq/quiver/store"
+	"github.com/quiverhq/quiver/store/sqlite"
+)
+
+const agentUsage = `Usage:
+  quiver agent check FILE [flags]   check an agent file's allowlist
+
+Run "quiver agent COMMAND --help" for a command's flags.
+`
+
+const agentCheckUsage = `Usage: quiver agent check FILE [flags]
+
+Reads an agent definition and checks its allowlist (tools:) without running
+anything: each entry that names no tool or family is a warning with the
+closest known name ("web_serch": did you mean "web_search"?); so is a
+server/tool or server/* entry whose server the organisation (--org) has not
+registered, or a tool its server did not offer at its last discovery, and an
+entry given twice. MCP entries are checked against the registrations in the
+data folder; when it holds no store yet they are reported as not checked,
+not as warnings. Nothing is written.
+
+Exit status 0 when the allowlist is clean, 1 when there are warnings (or the
+store could not be read), 2 when FILE is unreadable or not a valid agent.
+
+Flags:
+  --json           print {"file", "agent", "warnings": [{"entry", "message",
+                   "suggestion"}], "mcp_checked", "note"}
+` + mcpAdminFlags
+
+// AgentCheckOutput is what "quiver agent check --json" prints.
+type AgentCheckOutput struct {
+	File  string `json:"file"`
+	Agent string `json:"agent"`
+	// Warnings are the allowlist's warnings in allowlist order; empty,
+	// never null, when it is clean.
+	Warnings []registry.Warning `json:"warnings"`
+	// MCPChecked says whether server/tool and server/* entries were
+	// checked against the organisation's registrations.
+	MCPChecked bool `json:"mcp_checked"`
+	// Note says why MCP entries were not checked, when there are some.
+	Note string `json:"note,omitempty"`
+}
+
+// runAgent dispatches the "quiver agent" subcommands.
+func runAgent(ctx context.Context, args []string, env Env) error {
+	if len(args) == 0 {
+		return usagef(`agent: no subcommand given (run "quiver agent --help")`)
+	}
+	switch args[0] {
+	case "check":
+		return runAgentCheck(ctx, args[1:], env)
+	case "help", "-h", "--help", "-help":
+		fmt.Fprint(env.Stdout, agentUsage)
+		return nil
+	}
+	return usagef("agent: unknown subcommand %q (check)", args[0])
+}
+
+func runAgentCheck(ctx context.Context, args []string, env Env) error {
+	fs := newFlags("agent check")
+	var a mcpAdmin
+	a.flags(fs)
+	var asJSON bool
+	fs.BoolVar(&asJSON, "json", false, "")
+	pos, err := parse(fs, args, agentCheckUsage, env.Stdout)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 1 {
+		return usagef("agent check: give exactly one agent FILE")
+	}
+	ag, err := config.LoadAgent(pos[0])
+	if err != nil {
+		return &UsageError{Msg: err.Error()}
+	}
+	cfg, err := config.LoadConfig(a.config)
+	if err != nil {
+		return &UsageError{Msg: err.Error()}
+	}
+	out, err := checkAgent(ctx, ag, a, cfg, env)
+	if err != nil {
+		return err
+	}
+	out.File = pos[0]
+	if asJSON {
+		err = writeJSON(env.Stdout, out)
+	} else {
+		printAgentCheck(env.Stdout, out, len(ag.Tools))
+	}
+	if err == nil && len(out.Warnings) > 0 {
+		return resultError{}
+	}
+	return err
+}
+
+// checkAgent checks ag's allowlist against the organisation's catalog and
+// registered servers when the data folder holds a store, else against the
+// deployment's built-in catalog with MCP entries left unchecked.
+func checkAgent(ctx context.Context, ag config.Agent, a mcpAdmin, cfg config.Config, env Env) (AgentCheckOutput, error) {
+	out := AgentCheckOutput{Agent: ag.Name}
+	dir, why := storeDir(a.data, env)
+	if why != "" {
+		out.Warnings = NewCatalog(CatalogDeps{Config: cfg}).CheckAllowlist(ag.Tools, nil)
+		if hasMCPEntry(ag.Tools) {
+			out.Note = "MCP entries (server/tool, server/*) could not be checked: " + why
+		}
+	} else {
+		rt, err := openRuntime(ctx, dir, cfg, env)
+		if err != nil {
+			return out, err
+		}
+		defer rt.close()
+		out.Warnings, err = orgAllowlistWarnings(ctx, rt.orgs, rt.st, slug(a.org, "default"), ag.Tools)
+		if err != nil {
+			return out, err
+		}
+		out.MCPChecked = true
+	}
+	if out.Warnings == nil {
+		out.Warnings = []registry.Warning{}
+	}
+	return out, nil
+}
+
+// storeDir returns the data folder when it holds a store, else why not
+// (opening one would create it, and the check writes nothing).
+func storeDir(flagValue string, env Env) (dir, why string) {
+	dir, err := dataDir(flagValue, env)
+	if err != nil {
+		return "", "no data folder (set --data or QUIVER_DATA)"
+	}
+	if _, err := os.Stat(filepath.Join(dir, sqlite.FileName)); errors.Is(err, fs.ErrNotExist) {
+		return "", fmt.Sprintf("no store in %s, so no registered servers to check against", dir)
+	} else if err != nil {
+		return "", fmt.Sprintf("the store in %s is unreadable: %v", dir, err)
+	}
+	return dir, ""
+}
+
+func hasMCPEntry(allow []string) bool {
+	for _, e := range allow {
+		if strings.Contains(e, "/") {
+			return true
+		}
+	}
+	return false
+}
+
+// orgAllowlistWarnings checks an allowlist against the organisation's
+// built-in catalog (under its settings) and its registered MCP servers,
+// enabled or not; it is the one check behind agent saves and "quiver agent
+// check".
+func orgAllowlistWarnings(ctx context.Context, orgs *orgSettings, st store.MCPServers, orgID string, allow []string) ([]registry.Warning, error) {
+	v, err := orgs.view(ctx, orgID)
+	if err != nil {
+		return nil, err
+	}
+	servers, err := registeredServers(ctx, st, orgID)
+	if err != nil {
+		return nil, err
+	}
+	return v.catalog.CheckAllowlist(allow, servers), nil
+}
+
+// registeredServers lists the organisation's MCP registrations for
+// registry.Catalog.CheckAllowlist: never nil, so that none registered is
+// told apart from unknown.
+func registeredServers(ctx context.Context, st store.MCPServers, orgID string) (registry.RegisteredServers, error) {
+	list, err := st.ListMCPServers(ctx, orgID)
+	if err != nil {
+		return nil, fmt.Errorf("list MCP servers: %w", err)
+	}
+	out := make(registry.RegisteredServers, len(list))
+	for _, s := range list {
+		out[s.Name] = s.Tools
+	}
+	return out, nil
+}
+
+// allowlistLine is one allowlist warning as the CLI prints it.
+func allowlistLine(w registry.Warning) string { return "tools: " + w.String() }
+
+func printAgentCheck(w io.Writer, o AgentCheckOutput, entries int) {
+	for _, wn := range o.Warnings {
+		fmt.Fprintf(w, "%s: %s\n", o.File, allowlistLine(wn))
+	}
+	if len(o.Warnings) == 0 {
+		fmt.Fprintf(w, "%s: agent %s: allowlist clean (%d entries)\n", o.File, o.Agent, entries)
+	}
+	if o.Note != "" {
+		fmt.Fprintf(w, "%s: note: %s\n", o.File, o.Note)
+	}
+}
