@@ -7,11 +7,17 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/quiverhq/quiver/builtin/webrules"
 	"github.com/quiverhq/quiver/tool"
 )
 
 //go:embed fetch_url.md
 var fetchDescription string
+
+// fetchRules is fetch_url's own prompt fragment: when to read a page.
+//
+//go:embed fetch_url_rules.md
+var fetchRules string
 
 // fetchInput is fetch_url's arguments.
 type fetchInput struct {
@@ -34,6 +40,8 @@ func FetchTool(cfg Config) *tool.Tool {
 		Macros:      []string{"url_fetch_tool", "url_metadata_tool"},
 		Description: fetchDescription,
 		Access:      tool.Read,
+		// A fetched page is untrusted: the shared paragraph says so.
+		Fragments: []string{webrules.Untrusted(), strings.TrimSpace(fetchRules)},
 		// Output is bounded by max_length and already paged by start_index;
 		// storing it again would page a page.
 		Unstored: true,
