@@ -203,7 +203,8 @@ func TestAnswer(t *testing.T) {
 		t.Errorf("usage %+v, %v", usage, err)
 	}
 	req := m.Requests()[0]
-	if req.System != "Be brief." || req.CacheKey != "helper" || len(req.Messages) != 2 || req.Messages[1].Text != "hello" {
+	// The agent's prompt, then the fragment calculate brings.
+	if !strings.HasPrefix(req.System, "Be brief.\n\nFor arithmetic whose exact result matters, call `calculate`") || req.CacheKey != "helper" || len(req.Messages) != 2 || req.Messages[1].Text != "hello" {
 		t.Errorf("request %+v", req)
 	}
 }

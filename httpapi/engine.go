@@ -141,6 +141,8 @@ type Settings struct {
 	Switches map[string]bool `json:"switches"`
 	// SwitchNames are the switch names the template language knows.
 	SwitchNames []string `json:"switch_names"`
+	// SwitchInfo says what each of SwitchNames does, in the same order.
+	SwitchInfo []SwitchInfo `json:"switch_info"`
 	// NetworkMode is "public" or "self-hosted".
 	NetworkMode string `json:"network_mode" enum:"public,self-hosted"`
 	// NetworkModes are the modes the deployment allows an organisation.
@@ -149,6 +151,20 @@ type Settings struct {
 	// Keys tells, for every key name Quiver knows, whether it is set.
 	Keys      []KeyState `json:"keys"`
 	UpdatedAt time.Time  `json:"updated_at,omitzero"`
+}
+
+// SwitchInfo is what one feature switch does.
+type SwitchInfo struct {
+	Name string `json:"name"`
+	// Family is the tool family the switch gates; "" when it gates none.
+	Family string `json:"family,omitempty" required:"false"`
+	// Tools are the built-in tools the switch takes out when set off.
+	Tools []string `json:"tools"`
+	// NoTool is true for a switch whose tools do not exist yet: setting
+	// it changes nothing.
+	NoTool bool `json:"no_tool"`
+	// Effect says what the switch changes, for people.
+	Effect string `json:"effect"`
 }
 
 // WebSettings configure the web tools' engines.

@@ -56,6 +56,14 @@ func settingsView(st Settings) Settings {
 	if st.SwitchNames == nil {
 		st.SwitchNames = []string{}
 	}
+	if st.SwitchInfo == nil {
+		st.SwitchInfo = []SwitchInfo{}
+	}
+	for i := range st.SwitchInfo {
+		if st.SwitchInfo[i].Tools == nil {
+			st.SwitchInfo[i].Tools = []string{}
+		}
+	}
 	if st.NetworkModes == nil {
 		st.NetworkModes = []string{}
 	}

@@ -44,6 +44,7 @@ func TestSettings(t *testing.T) {
 	f.ok(do("PUT", put), http.StatusOK, &st)
 	want := httpapi.Settings{
 		Version: 1, Switches: map[string]bool{"web": true}, SwitchNames: []string{"intent", "web"},
+		SwitchInfo:  []httpapi.SwitchInfo{},
 		NetworkMode: "public", NetworkModes: []string{"public", "self-hosted"},
 		Web: httpapi.WebSettings{ExcludeProviders: []string{}},
 		Keys: []httpapi.KeyState{

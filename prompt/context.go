@@ -7,10 +7,20 @@ import (
 	"github.com/quiverhq/quiver/turn"
 )
 
+// timeAwareness is the switch that, set off, keeps the clock out of the
+// context message.
+const timeAwareness = "time_awareness"
+
+// clockShown reports whether the context message carries the time: unless
+// the time_awareness switch is set off.
+func clockShown(f turn.Facts) bool { return !f.Agent.Off(timeAwareness) }
+
 // ContextMessage renders the message that opens a turn: who the model is
 // talking with (display name, department, organisation — never ids, emails
 // or billing data) and the current local time to the minute with the IANA
-// zone and UTC offset. A turn without a timezone uses UTC and says so.
+// zone and UTC offset. A turn without a timezone uses UTC and says so. With
+// the time_awareness switch set off, the time line is left out (an unknown
+// timezone name is still an error).
 func ContextMessage(f turn.Facts) (string, error) {
 	loc, known, err := f.Caller.Location()
 	if err != nil {
@@ -18,6 +28,9 @@ func ContextMessage(f turn.Facts) (string, error) {
 	}
 	var b strings.Builder
 	b.WriteString(who(f.Caller))
+	if !clockShown(f) {
+		return b.String(), nil
+	}
 	b.WriteString("\n")
 	now := f.Start.In(loc)
 	stamp := now.Format("Monday 2006-01-02 15:04")

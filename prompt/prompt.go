@@ -125,19 +125,35 @@ func authored(frags []string) []tmpl.Authored {
 	return out
 }
 
-// Env describes the turn to the template language.
+// Env describes the turn to the template language. A capability is what
+// the turn can do, not what a switch asks for:
+//   - tool_use is on when the model supports tools, the switch is not set
+//     off and the turn declares at least one tool;
+//   - a switch that gates a tool family (web_search, self_teaching for
+//     memory, ...; registry.SwitchFamily) is on exactly when a tool of
+//     that family is declared, so capability:web_search and
+//     tool_family:web_search always agree, and a switch with no tool
+//     behind it is never on;
+//   - time_awareness is on unless set off, as the context message
+//     carries the time unless it is set off;
+//   - every other switch (emoji_usage, personal_memories) is on when set on.
 func Env(f turn.Facts, ts registry.Toolset) tmpl.Env {
+	families := ts.Families()
 	caps := map[string]bool{}
 	for _, name := range tmpl.KnownCapabilities() {
+		if fam := registry.SwitchFamily(name); fam != "" {
+			caps[name] = families[fam]
+			continue
+		}
 		caps[name] = f.Agent.Switch(name)
 	}
-	on, set := f.Agent.Switches["tool_use"]
-	caps["tool_use"] = f.Model.Caps.Tools && (on || !set) && ts.Len() > 0
+	caps["tool_use"] = f.Model.Caps.Tools && !f.Agent.Off("tool_use") && ts.Len() > 0
+	caps[timeAwareness] = clockShown(f)
 	tools := make(map[string]bool, ts.Len())
 	for _, name := range ts.Names() {
 		tools[name] = true
 	}
-	return tmpl.Env{Capabilities: caps, Tools: tools, Families: ts.Families(), Macros: ts.Macros()}
+	return tmpl.Env{Capabilities: caps, Tools: tools, Families: families, Macros: ts.Macros()}
 }
 
 // DefinitionChars is the serialised size of one definition, in characters:

@@ -36,7 +36,11 @@ type Toolset struct {
 //  2. always-on tools (the workspace set and the five helpers) are in;
 //  3. an optional tool must be named, or have its family named, in the
 //     agent's allowlist — an empty allowlist gives no optional tools;
-//  4. a tool whose requirement over the facts fails is out, with its reason.
+//  4. an optional tool is out when a switch that gates it is set off
+//     ("web_search switch off"): the switch named like its family, the
+//     known switch of its family (self_teaching for memory) and the
+//     switches its spec names; an unset switch gates nothing;
+//  5. a tool whose requirement over the facts fails is out, with its reason.
 //
 // Tools an overlay hid (see [Catalog.With]) are left out first, with the
 // overlay's reason, whatever the rules above say.
@@ -91,6 +95,9 @@ func exclusionReason(t *tool.Tool, f turn.Facts, allow map[string]bool) string {
 	}
 	if !spec.AlwaysOn && !allowed(spec, t.Name(), allow) {
 		return "not in the agent's allowlist"
+	}
+	if reason := switchedOff(t, f); reason != "" {
+		return reason
 	}
 	if spec.Requires != nil {
 		return spec.Requires(f)

@@ -64,6 +64,12 @@ type Spec struct {
 	// AlwaysOn puts the tool in every turn whose model supports tools,
 	// whatever the allowlist says. Always-on tools widen no permission.
 	AlwaysOn bool
+	// Switches are feature switches, besides the ones of its family, that
+	// take the tool out of a turn when set off ("web_search" for
+	// research_web, which searches the web too). The switch named like the
+	// family, and the switch the registry's table gives the family, gate
+	// it anyway. Nil means no others. Switches never gate AlwaysOn tools.
+	Switches []string
 	// Requires returns "" when the turn's facts allow the tool, else a short
 	// human-readable reason ("memory switch off"). Nil means no requirement.
 	Requires func(turn.Facts) string

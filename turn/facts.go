@@ -70,8 +70,11 @@ type Agent struct {
 	// Allow lists optional tools, by tool name or family name. An empty list
 	// allows no optional tool.
 	Allow []string
-	// Switches are named feature switches ("memory", "budget", "history",
-	// and the template capabilities); a missing name is off.
+	// Switches are named feature switches (the template capabilities, and
+	// any switch named like a tool family). A missing name is unset:
+	// Switch reports it off and Off reports it not off, and which one a
+	// feature reads is part of its contract (a switch that gates tools
+	// gates them only when set off).
 	Switches map[string]bool
 	// Deliberate overrides the organisation's Deliberate Tool Mode
 	// settings for this agent; nil fields keep the organisation's.
@@ -100,8 +103,14 @@ type Capabilities struct {
 	StructuredOutput bool
 }
 
-// Switch reports whether the named switch is on.
+// Switch reports whether the named switch is set on.
 func (a Agent) Switch(name string) bool { return a.Switches[name] }
+
+// Off reports whether the named switch is set off; an unset switch is not.
+func (a Agent) Off(name string) bool {
+	on, set := a.Switches[name]
+	return set && !on
+}
 
 // HasBackend reports whether the named key or backend is configured.
 func (f Facts) HasBackend(name string) bool { return slices.Contains(f.Backends, name) }

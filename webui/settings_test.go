@@ -58,7 +58,7 @@ func TestSettingsSaveKeepsKeysWriteOnly(t *testing.T) {
 	}
 	if d := cmp.Diff(map[string]string{
 		"tool_use": "mixed: not set", "personal_memories": "mixed: not set", "emoji_usage": "checked: on",
-		"web_search": "mixed: not set", "time_awareness": "mixed: not set",
+		"web_search": "mixed: not set", "image_generation": "mixed: not set", "time_awareness": "mixed: not set",
 	}, b.switchStates()); d != "" {
 		t.Errorf("switches (-want +got):\n%s", d)
 	}
@@ -184,6 +184,44 @@ func TestSettingsConflictReloads(t *testing.T) {
 		t.Errorf("second save %v, want version 4 with the other admin's IAsk URL and web_search on", got)
 	}
 	b.checkHeaders(stubCSRF)
+}
+
+// TestSettingsSwitchWithoutTool: a switch with no tool behind it yet is
+// shown as such and not offered; a switch that gates tools says which.
+func TestSettingsSwitchWithoutTool(t *testing.T) {
+	api := newStubAPI()
+	b := newBrowser(t, api)
+	b.login()
+	b.open("#/settings", `#settings-form`)
+	type row struct {
+		Disabled bool
+		Effect   string
+	}
+	got := eval[map[string]row](b, `Object.fromEntries(['image_generation', 'web_search', 'emoji_usage'].map(n =>
+		[n, { Disabled: document.getElementById('switch-' + n).disabled,
+			Effect: document.getElementById('switch-' + n + '-effect').textContent }]))`)
+	want := map[string]row{
+		"image_generation": {Disabled: true, Effect: "No tool yet: this switch changes nothing."},
+		"web_search":       {Disabled: false, Effect: "off leaves out web_search, research_web"},
+		"emoji_usage":      {Disabled: false, Effect: "prompt conditions only"},
+	}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("switch rows (-want +got):\n%s", d)
+	}
+	if d := eval[string](b, `document.getElementById('switch-image_generation').getAttribute('aria-describedby')`); !strings.Contains(d, "switch-image_generation-effect") {
+		t.Errorf("the no-tool note is not the checkbox's description: aria-describedby %q", d)
+	}
+	b.Shot("no-tool switch")
+	// A click on the disabled box changes nothing, so saving sends no
+	// image_generation switch.
+	b.Do("save", chromedp.Click(chromedp.CSS(`#switch-web_search`)),
+		chromedp.Evaluate[chromedp.Void](`document.getElementById('switch-image_generation').click()`),
+		chromedp.Click(chromedp.CSS(`#settings-save`)))
+	b.WaitText(`#settings-status`, "Settings saved.")
+	sw := b.sent("PUT", "/api/settings").Body["switches"]
+	if d := cmp.Diff(map[string]any{"emoji_usage": true, "web_search": true}, sw); d != "" {
+		t.Errorf("switches sent (-want +got):\n%s", d)
+	}
 }
 
 func TestAdminPagesHiddenFromMembers(t *testing.T) {

@@ -32,7 +32,20 @@ var stubKeys = []stubKey{
 	{"brave_api_key", "Brave Search API key", "env-brave-value"},
 }
 
-var stubSwitchNames = []string{"tool_use", "personal_memories", "emoji_usage", "web_search", "time_awareness"}
+var stubSwitchNames = []string{"tool_use", "personal_memories", "emoji_usage", "web_search", "image_generation", "time_awareness"}
+
+// stubSwitchInfo is switch_info as the engine gives it: image_generation
+// has no tool behind it yet.
+var stubSwitchInfo = []map[string]any{
+	{"name": "tool_use", "tools": []string{}, "no_tool": false, "effect": "every tool: off, the turn declares none"},
+	{"name": "personal_memories", "tools": []string{}, "no_tool": false, "effect": "prompt conditions only"},
+	{"name": "emoji_usage", "tools": []string{}, "no_tool": false, "effect": "prompt conditions only"},
+	{"name": "web_search", "family": "web_search", "tools": []string{"web_search", "research_web"}, "no_tool": false,
+		"effect": "off leaves out web_search, research_web"},
+	{"name": "image_generation", "family": "image_generation", "tools": []string{}, "no_tool": true,
+		"effect": "no tool yet: would gate the image_generation family; setting it changes nothing"},
+	{"name": "time_awareness", "tools": []string{}, "no_tool": false, "effect": "the current time in the context message: off leaves it out"},
+}
 
 type stubWeb struct {
 	Disabled           bool     `json:"disabled"`
@@ -143,7 +156,7 @@ func (s *stubAPI) settingsView() map[string]any {
 	web := st.web
 	web.ExcludeProviders = append([]string{}, web.ExcludeProviders...)
 	return map[string]any{
-		"version": st.version, "switches": maps.Clone(st.switches), "switch_names": stubSwitchNames,
+		"version": st.version, "switches": maps.Clone(st.switches), "switch_names": stubSwitchNames, "switch_info": stubSwitchInfo,
 		"network_mode": st.mode, "network_modes": []string{"public", "self-hosted"}, "web": web,
 		"keys": keys, "updated_at": st.updatedAt.Format(time.RFC3339),
 	}

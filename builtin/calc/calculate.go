@@ -13,6 +13,11 @@ import (
 //go:embed calculate.md
 var description string
 
+// rules is calculate's prompt fragment: when to call it.
+//
+//go:embed rules.md
+var rules string
+
 // input is the calculate tool's arguments.
 type input struct {
 	Expression string `json:"expression" jsonschema:"arithmetic expression, e.g. (1200*1.05^3 - 50)/12"`
@@ -30,6 +35,7 @@ func Tool() *tool.Tool {
 		Description: strings.TrimSpace(description),
 		Access:      tool.Read,
 		AlwaysOn:    true,
+		Fragments:   []string{strings.TrimSpace(rules)},
 		Limits: []tool.Limit{
 			{Name: "expression_chars", Value: MaxLength},
 			{Name: "paren_depth", Value: MaxDepth},

@@ -8,11 +8,17 @@ import (
 	"unicode/utf8"
 
 	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/quiverhq/quiver/builtin/webrules"
 	"github.com/quiverhq/quiver/tool"
 )
 
 //go:embed fetch_url.md
 var fetchDescription string
+
+// fetchRules is fetch_url's own prompt fragment: when to read a page.
+//
+//go:embed fetch_url_rules.md
+var fetchRules string
 
 // fetchInput is fetch_url's arguments.
 type fetchInput struct {
@@ -40,6 +46,8 @@ func FetchTool(cfg Config) *tool.Tool {
 		Description: fetchDescription,
 		Access:      tool.Read,
 		Requires:    f.requires,
+		// A fetched page is untrusted: the shared paragraph says so.
+		Fragments: []string{webrules.Untrusted(), strings.TrimSpace(fetchRules)},
 		// Output is bounded by max_length and already paged by start_index;
 		// storing it again would page a page. (An answer fits dispatch's
 		// default threshold anyway: MaxMaxLength + MaxHeaderChars.)

@@ -9,11 +9,18 @@ import (
 	"sync"
 	"unicode/utf8"
 
+	"github.com/quiverhq/quiver/builtin/webrules"
 	"github.com/quiverhq/quiver/tool"
 )
 
 //go:embed research_web.md
 var researchDescription string
+
+// researchRules is research_web's own prompt fragment: when to prefer it
+// over web_search.
+//
+//go:embed research_web_rules.md
+var researchRules string
 
 // Limits of research_web.
 const (
@@ -66,6 +73,9 @@ func ResearchTool(cfg Config, searcher Searcher) *tool.Tool {
 		Description: researchDescription,
 		Access:      tool.Read,
 		Requires:    r.f.requires,
+		// It searches the web, so the web_search switch gates it too.
+		Switches:  []string{"web_search"},
+		Fragments: []string{webrules.Queries(), webrules.Untrusted(), strings.TrimSpace(researchRules)},
 		Limits: []tool.Limit{
 			{Name: "pages_per_call", Value: r.f.cfg.PagesPerCall},
 			{Name: "pages_per_turn", Value: r.f.cfg.PagesPerTurn},

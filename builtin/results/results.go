@@ -25,6 +25,11 @@ const (
 //go:embed read_tool_result.md
 var description string
 
+// rules is read_tool_result's prompt fragment: when not to read on.
+//
+//go:embed rules.md
+var rules string
+
 // Input is the tool's arguments.
 type Input struct {
 	Refs     []string `json:"refs" jsonschema:"result references (res_…), at most 3"`
@@ -41,6 +46,7 @@ func Tool(rs store.Results) *tool.Tool {
 		Macros:      []string{"tool_result_tool"},
 		Description: description,
 		AlwaysOn:    true,
+		Fragments:   []string{strings.TrimSpace(rules)},
 		// Its output is bounded by maxChars; storing it again would answer
 		// a read with a new reference instead of the text.
 		Unstored: true,

@@ -22,6 +22,11 @@ const (
 //go:embed suggest_next_actions.md
 var description string
 
+// rules is suggest_next_actions' prompt fragment: most answers need none.
+//
+//go:embed rules.md
+var rules string
+
 // Input is the tool's arguments.
 type Input struct {
 	Actions []string `json:"actions" jsonschema:"short follow-ups phrased as the user would say them"`
@@ -46,6 +51,7 @@ func Tool() *tool.Tool {
 		Macros:      []string{"next_actions_tool"},
 		Description: description,
 		AlwaysOn:    true,
+		Fragments:   []string{strings.TrimSpace(rules)},
 		Limits:      []tool.Limit{{Name: "actions", Value: MaxActions}, {Name: "action_chars", Value: MaxActionChars}},
 		Tune: func(s *jsonschema.Schema) {
 			lo, hi := 1, MaxActions

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/quiverhq/quiver/builtin/webrules"
 	"github.com/quiverhq/quiver/tool"
 	"github.com/quiverhq/quiver/turn"
 )
@@ -148,6 +149,7 @@ func (s *Search) ToolFor(cats []string) *tool.Tool {
 		Description: strings.TrimSpace(description),
 		Access:      tool.Read,
 		Requires:    s.requires,
+		Fragments:   []string{webrules.Queries(), webrules.Untrusted()},
 		Limits: []tool.Limit{
 			{Name: "count_default", Value: DefaultCount}, {Name: "count_max", Value: MaxCount},
 			{Name: "title_chars", Value: MaxTitle}, {Name: "snippet_chars", Value: MaxSnippet},

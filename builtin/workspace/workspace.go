@@ -11,6 +11,7 @@
 package workspace
 
 import (
+	_ "embed"
 	"fmt"
 	"os"
 	"path"
@@ -21,6 +22,12 @@ import (
 
 // Family is the tool family every workspace tool belongs to.
 const Family = "workspace"
+
+// rules is the prompt fragment all six tools carry (a turn gets it once):
+// what the workspace is for, and what not to do with it.
+//
+//go:embed rules.md
+var rules string
 
 // Defaults used for the zero values of Config's limits.
 const (
@@ -112,6 +119,7 @@ func spec(name, desc string, access tool.Access, limits ...tool.Limit) tool.Spec
 		Description: strings.TrimSpace(desc),
 		Access:      access,
 		AlwaysOn:    true,
+		Fragments:   []string{strings.TrimSpace(rules)},
 		Limits:      limits,
 	}
 }

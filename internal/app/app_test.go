@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/quiverhq/quiver/builtin/webrules"
 	"github.com/quiverhq/quiver/internal/golden"
 
 	"github.com/google/go-cmp/cmp"
@@ -390,7 +391,7 @@ func TestChatMessageIsNotATemplate(t *testing.T) {
 }
 
 // TestTurnWithWebSearch: an agent that allows web_search declares it, and
-// the default prompt's web paragraph renders with the tool's name.
+// the system prompt carries the tool's web paragraphs.
 func TestTurnWithWebSearch(t *testing.T) {
 	dir := t.TempDir()
 	agent := filepath.Join(dir, "a.yaml")
@@ -406,7 +407,7 @@ func TestTurnWithWebSearch(t *testing.T) {
 	if last := got.Tools[len(got.Tools)-1]; last.Name != "web_search" {
 		t.Errorf("last declared tool %q, want web_search", last.Name)
 	}
-	if !strings.Contains(got.System, "search with `web_search`") {
+	if !strings.Contains(got.System, webrules.Queries()) || !strings.Contains(got.System, webrules.Untrusted()) {
 		t.Errorf("system prompt lacks the web paragraph:\n%s", got.System)
 	}
 }

@@ -36,6 +36,18 @@ const (
 	WidestCeiling = 40122
 )
 
+// Ceilings on the tools' prompt fragments, in characters of authored text,
+// each distinct fragment once. Fragments are paid on every model call of a
+// turn that declares their tools, like definitions; TestDefinitionCeilings
+// holds them too.
+const (
+	// AlwaysPaidFragmentsCeiling bounds the fragments of the always-on
+	// tools, which every tool-using turn's system prompt carries.
+	AlwaysPaidFragmentsCeiling = 1000
+	// WidestFragmentsCeiling bounds the fragments of every built-in tool.
+	WidestFragmentsCeiling = 2400
+)
+
 // CatalogDeps are what the built-in tools need to be constructed.
 type CatalogDeps struct {
 	// Store backs read_tool_result and read_transcript. Nil means a store

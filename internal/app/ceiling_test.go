@@ -27,6 +27,8 @@ func TestDefinitionCeilings(t *testing.T) {
 	}{
 		{"always-paid definitions", sizes.AlwaysPaid.Chars, app.AlwaysPaidCeiling},
 		{"widest toolset definitions", sizes.Widest.Chars, app.WidestCeiling},
+		{"always-paid prompt fragments", sizes.Fragments.AlwaysPaid.Chars, app.AlwaysPaidFragmentsCeiling},
+		{"widest toolset prompt fragments", sizes.Fragments.Widest.Chars, app.WidestFragmentsCeiling},
 	} {
 		if c.got > c.ceiling {
 			t.Errorf("%s are %d characters, over the ceiling of %d: raise the ceiling in the same change, or write shorter", c.name, c.got, c.ceiling)

@@ -306,6 +306,7 @@ func (o *orgSettings) show(ctx context.Context, orgID string) (httpapi.Settings,
 	}
 	out := httpapi.Settings{
 		Version: s.Version, Switches: doc.Switches, SwitchNames: tmpl.KnownCapabilities(),
+		SwitchInfo:  switchInfo(o.baseView.catalog),
 		NetworkMode: o.effectiveMode(doc.NetworkMode), NetworkModes: o.modes(), Web: web, UpdatedAt: s.UpdatedAt,
 	}
 	for _, k := range orgKeys {
@@ -319,6 +320,17 @@ func (o *orgSettings) show(ctx context.Context, orgID string) (httpapi.Settings,
 		out.Keys = append(out.Keys, ks)
 	}
 	return out, nil
+}
+
+// switchInfo says what every known switch does with the built-in tools
+// (the same in every organisation: settings change engines, not which
+// tools exist).
+func switchInfo(c *registry.Catalog) []httpapi.SwitchInfo {
+	var out []httpapi.SwitchInfo
+	for _, s := range c.Switches() {
+		out = append(out, httpapi.SwitchInfo{Name: s.Name, Family: s.Family, Tools: s.Tools, NoTool: s.NoTool, Effect: s.Effect})
+	}
+	return out
 }
 
 // baseMode is the deployment's network mode.

@@ -3,13 +3,18 @@ package app
 import (
 	"fmt"
 	"io"
+	"unicode/utf8"
+
+	"github.com/quiverhq/quiver/registry"
 )
 
 const toolsUsage = `Usage: quiver tools [--json]
 
 Lists every built-in tool with its family, access, whether it is always on,
-and its serialised definition size, then the always-paid and widest totals
-against their ceilings.
+its serialised definition size and the size of its prompt fragments; then
+the always-paid and widest totals of definitions and of fragments against
+their ceilings; then every feature switch and what it gates ("no tool yet"
+for a switch whose tools do not exist yet: setting it changes nothing).
 `
 
 // ToolInfo is one row of "quiver tools".
@@ -19,6 +24,10 @@ type ToolInfo struct {
 	Access          string `json:"access"`
 	AlwaysOn        bool   `json:"always_on"`
 	DefinitionChars int    `json:"definition_chars"`
+	// FragmentChars is the authored size of the tool's prompt fragments;
+	// a fragment several tools share counts on each of them here, and
+	// once in the totals.
+	FragmentChars int `json:"fragment_chars"`
 }
 
 // ToolsOutput is what "quiver tools --json" prints.
@@ -26,6 +35,11 @@ type ToolsOutput struct {
 	Tools      []ToolInfo `json:"tools"`
 	AlwaysPaid Total      `json:"always_paid"`
 	Widest     Total      `json:"widest"`
+	// Fragments are the totals of the prompt fragments the always-on tools
+	// and every tool bring, each distinct text counted once.
+	Fragments FragmentTotals `json:"fragments"`
+	// Switches are the feature switches and what each gates.
+	Switches []registry.Switch `json:"switches"`
 }
 
 // Total is a definitions total against its ceiling.
@@ -34,22 +48,50 @@ type Total struct {
 	Ceiling int `json:"ceiling"`
 }
 
-// CatalogSizes measures the catalog: every tool's definition size, the
-// always-paid total, and the widest total (every tool a turn could get).
+// FragmentTotals are the prompt fragments' totals against their ceilings,
+// in characters of authored text (before macros expand).
+type FragmentTotals struct {
+	AlwaysPaid Total `json:"always_paid"`
+	Widest     Total `json:"widest"`
+}
+
+// CatalogSizes measures the catalog: every tool's definition and fragment
+// sizes, the always-paid and widest totals of both with their ceilings,
+// and what every feature switch gates.
 func CatalogSizes() ToolsOutput {
 	out := ToolsOutput{
 		AlwaysPaid: Total{Ceiling: AlwaysPaidCeiling},
 		Widest:     Total{Ceiling: WidestCeiling},
+		Fragments: FragmentTotals{
+			AlwaysPaid: Total{Ceiling: AlwaysPaidFragmentsCeiling},
+			Widest:     Total{Ceiling: WidestFragmentsCeiling},
+		},
 	}
-	for _, t := range NewCatalog(CatalogDeps{}).Tools() {
+	cat := NewCatalog(CatalogDeps{})
+	seen := map[string]bool{}
+	for _, t := range cat.Tools() {
 		s := t.Spec()
 		n := t.DeclarationChars()
-		out.Tools = append(out.Tools, ToolInfo{Name: s.Name, Family: t.Family(), Access: s.Access.String(), AlwaysOn: s.AlwaysOn, DefinitionChars: n})
+		info := ToolInfo{Name: s.Name, Family: t.Family(), Access: s.Access.String(), AlwaysOn: s.AlwaysOn, DefinitionChars: n}
 		out.Widest.Chars += n
 		if s.AlwaysOn {
 			out.AlwaysPaid.Chars += n
 		}
+		for _, f := range s.Fragments {
+			m := utf8.RuneCountInString(f)
+			info.FragmentChars += m
+			if seen[f] {
+				continue
+			}
+			seen[f] = true
+			out.Fragments.Widest.Chars += m
+			if s.AlwaysOn {
+				out.Fragments.AlwaysPaid.Chars += m
+			}
+		}
+		out.Tools = append(out.Tools, info)
 	}
+	out.Switches = cat.Switches()
 	return out
 }
 
@@ -73,14 +115,21 @@ func runTools(args []string, env Env) error {
 }
 
 func printTools(w io.Writer, o ToolsOutput) {
-	fmt.Fprintf(w, "%-26s %-11s %-6s %-9s %s\n", "TOOL", "FAMILY", "ACCESS", "ALWAYS-ON", "DEFINITION CHARS")
+	fmt.Fprintf(w, "%-26s %-11s %-6s %-9s %-16s %s\n", "TOOL", "FAMILY", "ACCESS", "ALWAYS-ON", "DEFINITION CHARS", "FRAGMENT CHARS")
 	for _, t := range o.Tools {
 		on := "no"
 		if t.AlwaysOn {
 			on = "yes"
 		}
-		fmt.Fprintf(w, "%-26s %-11s %-6s %-9s %d\n", t.Name, t.Family, t.Access, on, t.DefinitionChars)
+		fmt.Fprintf(w, "%-26s %-11s %-6s %-9s %-16d %d\n", t.Name, t.Family, t.Access, on, t.DefinitionChars, t.FragmentChars)
 	}
-	fmt.Fprintf(w, "\nalways-paid: %d of %d chars\nwidest:      %d of %d chars\n",
+	fmt.Fprintf(w, "\ndefinitions  always-paid: %d of %d chars\n             widest:      %d of %d chars\n",
 		o.AlwaysPaid.Chars, o.AlwaysPaid.Ceiling, o.Widest.Chars, o.Widest.Ceiling)
+	f := o.Fragments
+	fmt.Fprintf(w, "fragments    always-paid: %d of %d chars\n             widest:      %d of %d chars\n",
+		f.AlwaysPaid.Chars, f.AlwaysPaid.Ceiling, f.Widest.Chars, f.Widest.Ceiling)
+	fmt.Fprintf(w, "\n%-18s %s\n", "SWITCH", "WHAT IT GATES")
+	for _, s := range o.Switches {
+		fmt.Fprintf(w, "%-18s %s\n", s.Name, s.Effect)
+	}
 }

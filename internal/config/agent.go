@@ -33,7 +33,9 @@ type Agent struct {
 	Prompt string `yaml:"prompt"`
 	// Tools is the allowlist of optional tools or whole families.
 	Tools []string `yaml:"tools"`
-	// Switches turn features on ("memory", "budget", "history", ...).
+	// Switches are feature switches ("web_search", "time_awareness", ...):
+	// one named like a tool family takes it out when false; see
+	// docs/settings.md. An unset switch follows the organisation's.
 	Switches map[string]bool `yaml:"switches"`
 	// Deliberate overrides the organisation's Deliberate Tool Mode
 	// settings for this agent; nil (or an unset field) keeps them.

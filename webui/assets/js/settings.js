@@ -63,7 +63,8 @@ export async function render({ api, me, main }) {
 // settingsForm lays out one version of the settings; submitting it calls
 // save(update, button).
 function settingsForm(s, save) {
-  const switches = (s.switch_names ?? []).map((n) => switchRow(n, s.switches?.[n]));
+  const info = Object.fromEntries((s.switch_info ?? []).map((i) => [i.name, i]));
+  const switches = (s.switch_names ?? []).map((n) => switchRow(n, s.switches?.[n], info[n]));
   const keys = (s.keys ?? []).map(keyRow);
   const web = webFields(s.web ?? {});
   const modes = s.network_modes ?? [];
@@ -115,13 +116,20 @@ function humanize(name) {
 }
 
 // switchRow is one feature switch: a checkbox that is mixed while the
-// switch is not set, and Unset to return it there. value() is true, false,
+// switch is not set, and Unset to return it there, with what the switch
+// does (info, from switch_info). A switch with no tool behind it yet
+// (info.no_tool) is not offered: its checkbox is disabled and says so,
+// and only Unset remains for one saved before. value() is true, false,
 // or undefined (not set: left out of the update).
-function switchRow(name, initial) {
+function switchRow(name, initial, info) {
   const id = `switch-${name}`;
   let set = typeof initial === 'boolean';
-  const box = h('input', { type: 'checkbox', id, checked: initial === true, 'aria-describedby': `${id}-state` });
+  const inert = info?.no_tool === true;
+  const box = h('input', { type: 'checkbox', id, checked: initial === true, disabled: inert,
+    'aria-describedby': `${id}-state ${id}-effect` });
   const state = h('span', { class: 'muted small switch-state', id: `${id}-state` });
+  const effect = h('span', { class: 'muted small switch-effect', id: `${id}-effect` },
+    inert ? 'No tool yet: this switch changes nothing.' : (info?.effect ?? ''));
   const unset = h('button', { type: 'button', class: 'link small', 'aria-label': `Unset ${name}` }, 'Unset');
   const show = () => {
     box.indeterminate = !set;
@@ -139,9 +147,9 @@ function switchRow(name, initial) {
   return {
     name,
     value: () => (set ? box.checked : undefined),
-    el: h('div', { class: 'switch', 'data-switch': name }, box,
+    el: h('div', { class: inert ? 'switch no-tool' : 'switch', 'data-switch': name }, box,
       h('label', { for: id }, humanize(name), ' ', h('code', null, name)),
-      h('span', { class: 'switch-side' }, state, unset)),
+      h('span', { class: 'switch-side' }, state, unset), effect),
   };
 }
 
