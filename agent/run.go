@@ -2,7 +2,6 @@ package agent
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
@@ -120,20 +119,16 @@ func StoredExclusions(ts registry.Toolset) []store.Exclusion {
 
 func (rn *run) touchConversation(ctx context.Context) error {
 	f := rn.facts
-	st := rn.r.cfg.Store
 	now := rn.r.cfg.Now().UTC()
-	c, err := st.GetConversation(ctx, f.Place.OrgID, f.Place.ConversationID)
+	// One atomic claim, not a read and an upsert: two callers racing on a
+	// new ID cannot both own it, and a title set meanwhile is kept.
+	c, err := rn.r.cfg.Store.ClaimConversation(ctx, store.Conversation{ID: f.Place.ConversationID, OrgID: f.Place.OrgID,
+		UserID: f.Caller.UserID, Agent: f.Agent.Name, CreatedAt: now, UpdatedAt: now})
 	switch {
-	case errors.Is(err, store.ErrNotFound):
-		c = store.Conversation{ID: f.Place.ConversationID, OrgID: f.Place.OrgID, UserID: f.Caller.UserID, Agent: f.Agent.Name, CreatedAt: now}
 	case err != nil:
-		return fmt.Errorf("load conversation: %w", err)
+		return fmt.Errorf("save conversation: %w", err)
 	case c.UserID != f.Caller.UserID:
 		return fmt.Errorf("conversation %s belongs to another user", c.ID)
-	}
-	c.UpdatedAt = now
-	if err := st.PutConversation(ctx, c); err != nil {
-		return fmt.Errorf("save conversation: %w", err)
 	}
 	return nil
 }

@@ -183,6 +183,9 @@ func (closedStore) GetResult(context.Context, string, string, string) (store.Res
 	return store.Result{}, errNoStore
 }
 func (closedStore) PutConversation(context.Context, store.Conversation) error { return errNoStore }
+func (closedStore) ClaimConversation(context.Context, store.Conversation) (store.Conversation, error) {
+	return store.Conversation{}, errNoStore
+}
 func (closedStore) GetConversation(context.Context, string, string) (store.Conversation, error) {
 	return store.Conversation{}, errNoStore
 }

@@ -30,18 +30,18 @@ func checkOwner(ctx context.Context, st store.Conversations, f turn.Facts) (exis
 
 // claimConversation makes the facts' conversation the caller's before
 // anything is written into it: one that does not exist yet is created,
-// owned by the caller (so no other user can open it later); one of another
-// user is refused as checkOwner refuses it, with nothing written.
+// owned by the caller (so no other user can open it later), in one atomic
+// step with the check; one of another user is refused as checkOwner
+// refuses it, with nothing written.
 func claimConversation(ctx context.Context, st store.Conversations, f turn.Facts, now time.Time) error {
-	exists, err := checkOwner(ctx, st, f)
-	if err != nil || exists {
-		return err
-	}
 	now = now.UTC()
-	c := store.Conversation{ID: f.Place.ConversationID, OrgID: f.Place.OrgID, UserID: f.Caller.UserID,
-		Agent: f.Agent.Name, CreatedAt: now, UpdatedAt: now}
-	if err := st.PutConversation(ctx, c); err != nil {
+	c, err := st.ClaimConversation(ctx, store.Conversation{ID: f.Place.ConversationID, OrgID: f.Place.OrgID,
+		UserID: f.Caller.UserID, Agent: f.Agent.Name, CreatedAt: now, UpdatedAt: now})
+	switch {
+	case err != nil:
 		return fmt.Errorf("create conversation: %w", err)
+	case c.UserID != f.Caller.UserID:
+		return usagef("--conversation: %q belongs to another user; give a conversation of your own", c.ID)
 	}
 	return nil
 }

@@ -30,6 +30,33 @@ func (s *Store) PutConversation(ctx context.Context, c store.Conversation) error
 	return nil
 }
 
+// ClaimConversation creates c or stamps its UpdatedAt on the stored
+// conversation the same user owns, in one write transaction (which holds
+// SQLite's write lock from BEGIN), and returns the conversation as stored.
+func (s *Store) ClaimConversation(ctx context.Context, c store.Conversation) (store.Conversation, error) {
+	const insert = `INSERT INTO conversations (org_id, id, user_id, agent, title,
+			created_at, updated_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?)
+		ON CONFLICT (org_id, id) DO UPDATE SET updated_at = excluded.updated_at
+		WHERE conversations.user_id = excluded.user_id`
+	const get = `SELECT id, user_id, agent, title, created_at, updated_at
+		FROM conversations WHERE org_id = ? AND id = ?`
+	var out store.Conversation
+	err := s.inWriteTx(ctx, func(tx *sql.Tx) error {
+		if _, err := tx.ExecContext(ctx, insert, c.OrgID, c.ID, c.UserID, c.Agent, c.Title,
+			encodeTime(c.CreatedAt), encodeTime(c.UpdatedAt)); err != nil {
+			return err
+		}
+		var err error
+		out, err = scanConversation(tx.QueryRowContext(ctx, get, c.OrgID, c.ID), c.OrgID)
+		return err
+	})
+	if err != nil {
+		return store.Conversation{}, fmt.Errorf("sqlite: claim conversation: %w", err)
+	}
+	return out, nil
+}
+
 // GetConversation returns the conversation with that ID in that
 // organisation, or an error wrapping store.ErrNotFound when there is none
 // there.

@@ -1,6 +1,8 @@
 package storetest
 
 import (
+	"fmt"
+	"sync"
 	"testing"
 	"time"
 
@@ -16,6 +18,9 @@ func conversationCases() []suiteCase {
 		{"SameIDInOtherOrg", testConversationSameIDInOtherOrg},
 		{"ListScoped", testConversationListScoped},
 		{"ListOrderAndLimit", testConversationListOrderAndLimit},
+		{"ClaimCreates", testConversationClaimCreates},
+		{"ClaimKeepsOwnerAndTitle", testConversationClaimKeepsOwnerAndTitle},
+		{"ClaimConcurrent", testConversationClaimConcurrent},
 	}
 }
 
@@ -224,5 +229,91 @@ func testConversationListOrderAndLimit(t *testing.T, f *fixture) {
 				t.Errorf("ListConversations(limit %d) (-want +got):\n%s", tc.limit, d)
 			}
 		})
+	}
+}
+
+// claim calls ClaimConversation, failing the test on error.
+func (f *fixture) claim(t *testing.T, c store.Conversation) store.Conversation {
+	t.Helper()
+	got, err := f.ClaimConversation(t.Context(), c)
+	if err != nil {
+		t.Fatalf("ClaimConversation %s: %v", c.ID, err)
+	}
+	return got
+}
+
+// testConversationClaimCreates: a claim of a new ID stores the
+// conversation as given and returns it; claiming it again as its owner
+// stamps only UpdatedAt.
+func testConversationClaimCreates(t *testing.T, f *fixture) {
+	c := f.newConversation("org", "conv", "user")
+	if d := diff(c, f.claim(t, c)); d != "" {
+		t.Errorf("first claim (-want +got):\n%s", d)
+	}
+	again := c
+	again.Title, again.Agent, again.CreatedAt, again.UpdatedAt = "", "other-agent", at(30), at(40)
+	want := c
+	want.UpdatedAt = at(40)
+	if d := diff(want, f.claim(t, again)); d != "" {
+		t.Errorf("owner's second claim (-want +got):\n%s", d)
+	}
+	got, err := f.GetConversation(t.Context(), c.OrgID, c.ID)
+	if err != nil {
+		t.Fatalf("GetConversation: %v", err)
+	}
+	if d := diff(want, got); d != "" {
+		t.Errorf("stored after the claims (-want +got):\n%s", d)
+	}
+}
+
+// testConversationClaimKeepsOwnerAndTitle: another user's claim returns
+// the conversation as it is and changes nothing of it.
+func testConversationClaimKeepsOwnerAndTitle(t *testing.T, f *fixture) {
+	mine := f.newConversation("org", "conv", "user")
+	f.putConversation(t, mine)
+	theirs := mine
+	theirs.UserID, theirs.Title, theirs.UpdatedAt = f.id("intruder"), "", at(50)
+	if d := diff(mine, f.claim(t, theirs)); d != "" {
+		t.Errorf("another user's claim (-want +got):\n%s", d)
+	}
+	got, err := f.GetConversation(t.Context(), mine.OrgID, mine.ID)
+	if err != nil {
+		t.Fatalf("GetConversation: %v", err)
+	}
+	if d := diff(mine, got); d != "" {
+		t.Errorf("stored after another user's claim (-want +got):\n%s", d)
+	}
+}
+
+// testConversationClaimConcurrent: eight users claim one new ID at once;
+// exactly one owns it, and every claim answers with that owner.
+func testConversationClaimConcurrent(t *testing.T, f *fixture) {
+	base := f.newConversation("org", "conv", "user")
+	const claimers = 8
+	owners := make([]string, claimers)
+	errs := make([]error, claimers)
+	var wg sync.WaitGroup
+	for i := range claimers {
+		wg.Go(func() {
+			c := base
+			c.UserID = f.id(fmt.Sprintf("user-%d", i))
+			got, err := f.ClaimConversation(t.Context(), c)
+			owners[i], errs[i] = got.UserID, err
+		})
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Fatalf("claim %d: %v", i, err)
+		}
+	}
+	stored, err := f.GetConversation(t.Context(), base.OrgID, base.ID)
+	if err != nil {
+		t.Fatalf("GetConversation: %v", err)
+	}
+	for i, o := range owners {
+		if o != stored.UserID {
+			t.Errorf("claim %d answered owner %q, stored owner is %q", i, o, stored.UserID)
+		}
 	}
 }
