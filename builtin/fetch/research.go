@@ -11,6 +11,7 @@ import (
 
 	"github.com/quiverhq/quiver/builtin/webrules"
 	"github.com/quiverhq/quiver/tool"
+	"github.com/quiverhq/quiver/turn"
 )
 
 //go:embed research_web.md
@@ -46,6 +47,14 @@ type Searcher interface {
 	Search(ctx context.Context, query string, count int) ([]Hit, error)
 }
 
+// GatedSearcher is a Searcher that some turns may not use (web search
+// disabled in config): Unavailable returns why not, or "" when the turn
+// may. research_web is left out of such a turn with that reason.
+type GatedSearcher interface {
+	Searcher
+	Unavailable(turn.Facts) string
+}
+
 // researchInput is research_web's arguments.
 type researchInput struct {
 	Question string `json:"question" jsonschema:"what to find out, as a full question"`
@@ -72,7 +81,7 @@ func ResearchTool(cfg Config, searcher Searcher) *tool.Tool {
 		Macros:      []string{"research_tool"},
 		Description: researchDescription,
 		Access:      tool.Read,
-		Requires:    r.f.requires,
+		Requires:    r.requires,
 		// It searches the web, so the web_search switch gates it too.
 		Switches:  []string{"web_search"},
 		Fragments: []string{webrules.Queries(), webrules.Untrusted(), strings.TrimSpace(researchRules)},
@@ -83,6 +92,20 @@ func ResearchTool(cfg Config, searcher Searcher) *tool.Tool {
 			{Name: "excerpt_chars_per_page", Value: pageExcerptChars},
 		},
 	}, r.research)
+}
+
+// requires leaves research_web out where fetch_url is (an excluded
+// provider) and where its searcher cannot search.
+func (r *researcher) requires(t turn.Facts) string {
+	if reason := r.f.requires(t); reason != "" {
+		return reason
+	}
+	if g, ok := r.search.(GatedSearcher); ok {
+		if reason := g.Unavailable(t); reason != "" {
+			return "it searches with web_search, and " + reason
+		}
+	}
+	return ""
 }
 
 type researcher struct {

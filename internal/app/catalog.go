@@ -23,6 +23,7 @@ import (
 	"github.com/quiverhq/quiver/netguard"
 	"github.com/quiverhq/quiver/registry"
 	"github.com/quiverhq/quiver/store"
+	"github.com/quiverhq/quiver/turn"
 )
 
 // Ceilings on serialised tool definitions, in characters. A tool that pushes
@@ -98,12 +99,20 @@ func NewCatalog(d CatalogDeps) *registry.Catalog {
 	if d.Executable != "" {
 		pages.ReadPDF = pdfReader(d.Executable)
 	}
-	c.Register(search.Tool(), fetch.FetchTool(pages), fetch.ResearchTool(pages, chainSearcher{search.Chain()}))
+	c.Register(search.Tool(), fetch.FetchTool(pages), fetch.ResearchTool(pages, chainSearcher{chain: search.Chain(), unavailable: search.Tool().Spec().Requires}))
 	return c
 }
 
-// chainSearcher lets research_web search with web_search's engine chain.
-type chainSearcher struct{ chain *web.Chain }
+// chainSearcher lets research_web search with web_search's engine chain,
+// and only where web_search's own requirement (not disabled in config)
+// holds.
+type chainSearcher struct {
+	chain       *web.Chain
+	unavailable func(turn.Facts) string
+}
+
+// Unavailable returns why web_search cannot serve the turn, or "".
+func (s chainSearcher) Unavailable(f turn.Facts) string { return s.unavailable(f) }
 
 func (s chainSearcher) Search(ctx context.Context, query string, count int) ([]fetch.Hit, error) {
 	out, err := s.chain.Search(ctx, web.Query{Text: query, Category: "text", Count: count})

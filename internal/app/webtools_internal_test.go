@@ -61,3 +61,30 @@ func TestWebToolsFollowExcludeProviders(t *testing.T) {
 		})
 	}
 }
+
+// TestResearchFollowsWebSearchDisabled: research_web searches with
+// web_search's engines, so a deployment that disables web search leaves it
+// out too, saying why; fetch_url, which does not search, stays.
+func TestResearchFollowsWebSearchDisabled(t *testing.T) {
+	cat := NewCatalog(CatalogDeps{Config: config.Config{Web: config.Web{Disabled: true}}})
+	ts := cat.Select(turn.Facts{
+		Agent: turn.Agent{Allow: []string{"web_search", "url_fetch", "research"}},
+		Model: turn.Model{Provider: "openai", Name: "m", Caps: turn.Capabilities{Tools: true}},
+	})
+	reasons := map[string]string{}
+	for _, e := range ts.Excluded() {
+		reasons[e.Name] = e.Reason
+	}
+	want := map[string]string{
+		"web_search":   "web search is disabled in config",
+		"research_web": "it searches with web_search, and web search is disabled in config",
+	}
+	for name, reason := range want {
+		if reasons[name] != reason {
+			t.Errorf("%s left out with %q, want %q", name, reasons[name], reason)
+		}
+	}
+	if _, ok := ts.Lookup("fetch_url"); !ok {
+		t.Error("fetch_url is left out, but it does not search")
+	}
+}
