@@ -5,6 +5,8 @@ import (
 	"crypto/subtle"
 	"encoding/base64"
 	"errors"
+	"fmt"
+	"mime"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -80,8 +82,9 @@ type loginFormInput struct {
 }
 
 type apiLoginInput struct {
-	Session string `cookie:"quiver_session" doc:"The browser's current session, if any."`
-	Body    loginRequest
+	Session     string `cookie:"quiver_session" doc:"The browser's current session, if any."`
+	ContentType string `header:"Content-Type" doc:"Must be application/json."`
+	Body        loginRequest
 }
 
 // loginRequest is POST /api/login's body.
@@ -129,11 +132,11 @@ func (s *server) loginPage(ctx context.Context, in *loginPageInput) (*loginOutpu
 	if !wellFormedSecret(confirm) {
 		confirm = NewSecret()
 	}
-	body, err := confirmPage(u.DisplayName, org.Name, in.Token, confirm)
+	body, err := confirmPage(confirmAccount{Name: u.DisplayName, UserID: u.ID, Role: u.Role, Org: org.Name}, in.Token, confirm)
 	if err != nil {
 		return nil, err
 	}
-	out := htmlPage(http.StatusOK, uiCSP, body)
+	out := htmlPage(http.StatusOK, confirmCSP, body)
 	out.SetCookie = []http.Cookie{s.cookieOf(ctx, loginCookie, "/login", http.SameSiteStrictMode, confirm, loginPageTTL)}
 	return out, nil
 }
@@ -165,6 +168,11 @@ func (s *server) login(ctx context.Context, in *loginFormInput) (*loginOutput, e
 func (s *server) apiLogin(ctx context.Context, in *apiLoginInput) (*apiLoginOutput, error) {
 	if ri := infoFrom(ctx); ri != nil && ri.crossOrigin {
 		return nil, errCrossOrigin
+	}
+	// huma reads a body without a type as JSON; a cross-site no-cors
+	// fetch can send one without a preflight, so demand the type.
+	if mt, _, err := mime.ParseMediaType(in.ContentType); err != nil || mt != "application/json" {
+		return nil, apiErr(http.StatusUnsupportedMediaType, "unsupported_media_type", "send the login link's token as application/json")
 	}
 	secret, a, err := s.useLink(ctx, in.Body.Token, in.Session)
 	if err != nil {
@@ -206,6 +214,13 @@ func (s *server) useLink(ctx context.Context, token, session string) (string, *a
 	}
 	if err != nil {
 		return "", nil, err
+	}
+	// The browser's previous session (the same user's, or the check above
+	// refused) ends: a sign-in replaces it rather than adding one.
+	if session != "" {
+		if err := s.st.DeleteCredential(ctx, store.CredSession, HashSecret(session)); err != nil && !errors.Is(err, store.ErrNotFound) {
+			return "", nil, fmt.Errorf("end the previous session: %w", err)
+		}
 	}
 	if ri := infoFrom(ctx); ri != nil {
 		ri.orgID, ri.userID = link.OrgID, link.UserID

@@ -1,6 +1,8 @@
 package httpapi_test
 
 import (
+	"crypto/sha256"
+	"encoding/base64"
 	"net/http"
 	"net/url"
 	"regexp"
@@ -111,9 +113,18 @@ func TestLoginPage(t *testing.T) {
 	f := newFixture(t, nil)
 	link := f.loginLink("org_a", "bob", start.Add(time.Hour))
 	r, c := f.signInPage(nil, link)
+	// One inline script, allowed by its hash and nothing else: it keeps
+	// the button disabled for a moment (see armScript).
+	scripts := inlineScript.FindAllStringSubmatch(string(r.body), -1)
+	if len(scripts) != 1 || !strings.Contains(scripts[0][1], "b.disabled=true") {
+		t.Fatalf("scripts %q, want the one that arms the button", scripts)
+	}
+	sum := sha256.Sum256([]byte(scripts[0][1]))
+	csp := strings.Replace(webui.ContentSecurityPolicy, "script-src 'self'",
+		"script-src 'self' 'sha256-"+base64.StdEncoding.EncodeToString(sum[:])+"'", 1)
 	for h, want := range map[string]string{
 		"Content-Type":            "text/html; charset=utf-8",
-		"Content-Security-Policy": webui.ContentSecurityPolicy,
+		"Content-Security-Policy": csp,
 		"X-Frame-Options":         "DENY",
 		"X-Content-Type-Options":  "nosniff",
 		"Referrer-Policy":         "no-referrer",
@@ -125,7 +136,7 @@ func TestLoginPage(t *testing.T) {
 	}
 	page := string(r.body)
 	for _, want := range []string{
-		`<strong id="account">Bob</strong>`, `<strong id="organisation">Acme</strong>`,
+		`<strong id="account">Bob</strong>`, `<strong id="organisation">Acme</strong>`, `<code id="account-id">bob</code>`,
 		`<form method="post" action="/login">`, `<button type="submit" id="sign-in">Sign in as Bob</button>`,
 		`<input type="hidden" name="token" value="` + link + `">`, `<meta name="referrer" content="no-referrer">`,
 	} {
@@ -136,7 +147,7 @@ func TestLoginPage(t *testing.T) {
 	if n := strings.Count(page, link); n != 1 {
 		t.Errorf("the token is %d times in the page, want once (the form's field)", n)
 	}
-	for _, banned := range []string{"<script", "style", "http:", "https:", "href=", "src="} {
+	for _, banned := range []string{"style", "http:", "https:", "href=", "src="} {
 		if strings.Contains(strings.ToLower(page), banned) {
 			t.Errorf("the page holds %q", banned)
 		}
@@ -162,6 +173,9 @@ func TestLoginPage(t *testing.T) {
 	}
 	f.ok(f.postSignIn(nil, link, c.Value, c, sameOrigin(f)...), http.StatusSeeOther, nil)
 }
+
+// inlineScript finds a page's inline scripts.
+var inlineScript = regexp.MustCompile(`(?s)<script>(.*?)</script>`)
 
 // TestLoginPageEscapes: a display name or organisation name written as
 // HTML is shown as text.
@@ -227,6 +241,8 @@ func TestLoginFormRefused(t *testing.T) {
 	// The API path refuses another site's page too.
 	wantError(t, f.do(nil, "POST", "/api/login", map[string]string{"token": link}, "Sec-Fetch-Site: cross-site"), http.StatusForbidden, "cross_origin")
 	wantError(t, f.do(nil, "POST", "/api/login", `{"token":"`+link+`"}`, "Content-Type: text/plain"), http.StatusUnsupportedMediaType, "unsupported_media_type")
+	// Without a type (what a no-cors fetch of an untyped Blob sends).
+	wantError(t, f.do(nil, "POST", "/api/login", `{"token":"`+link+`"}`, "Content-Type: "), http.StatusUnsupportedMediaType, "unsupported_media_type")
 	f.linkUnused(link)
 	if s, err := f.st.ListCredentials(f.ctx, "org_a", "bob", store.CredSession); err != nil || len(s) != 0 {
 		t.Errorf("bob has %d sessions (%v), want none", len(s), err)
@@ -274,4 +290,20 @@ func TestLoginForm(t *testing.T) {
 	link2 := f.loginLink("org_a", "bob", start.Add(time.Hour))
 	_, c2 := f.signInPage(nil, link2)
 	f.ok(f.postSignIn(nil, link2, c2.Value, c2), http.StatusSeeOther, nil)
+}
+
+// TestLoginReplacesSession: signing in again in a browser that holds a
+// session of the same user ends that session, so sign-ins do not pile up.
+func TestLoginReplacesSession(t *testing.T) {
+	f := newFixture(t, nil)
+	first := f.do(nil, "POST", "/api/login", map[string]string{"token": f.loginLink("org_a", "bob", start.Add(time.Hour))})
+	f.ok(first, http.StatusOK, nil)
+	old := sessionCookieOf(t, first)
+	second := f.do(&who{session: old.Value}, "POST", "/api/login", map[string]string{"token": f.loginLink("org_a", "bob", start.Add(time.Hour))})
+	f.ok(second, http.StatusOK, nil)
+	if s, err := f.st.ListCredentials(f.ctx, "org_a", "bob", store.CredSession); err != nil || len(s) != 1 {
+		t.Fatalf("bob has %d sessions (%v), want the new one only", len(s), err)
+	}
+	wantError(t, f.do(&who{session: old.Value}, "GET", "/api/me", nil), http.StatusUnauthorized, "unauthorized")
+	f.ok(f.do(&who{session: sessionCookieOf(t, second).Value}, "GET", "/api/me", nil), http.StatusOK, nil)
 }

@@ -2,6 +2,8 @@ package httpapi
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/base64"
 	_ "embed"
 	"fmt"
 	"html/template"
@@ -60,14 +62,47 @@ func htmlPage(status int, csp string, body []byte) *loginOutput {
 	}
 }
 
-// confirmPage renders the sign-in page for the account name of the
-// organisation org, with the link's token and the confirmation value the
-// form echoes.
-func confirmPage(name, org, token, confirm string) ([]byte, error) {
+// armScript keeps the Sign in button disabled for its first moments on
+// screen. Framing is already refused; this stops a page that sends the
+// browser to a login link on the first click of a double-click from
+// landing the second on the button. Without JavaScript the button works
+// at once.
+const armScript = `(function(){var b=document.getElementById("sign-in");b.disabled=true;` +
+	`function arm(){if(document.visibilityState!=="visible")return;` +
+	`document.removeEventListener("visibilitychange",arm);setTimeout(function(){b.disabled=false;b.dataset.armed="";},armDelayMS);}` +
+	`document.addEventListener("visibilitychange",arm);arm();})();`
+
+// armDelayMS is how long the button stays disabled once the page is
+// visible: longer than a double-click, short enough to go unnoticed.
+const armDelayMS = 700
+
+// armSource is the script as served, and confirmCSP the sign-in page's
+// policy: the UI's, with that one inline script allowed by its hash.
+var (
+	armSource  = strings.ReplaceAll(armScript, "armDelayMS", strconv.Itoa(armDelayMS))
+	confirmCSP = strings.Replace(uiCSP, "script-src 'self'", "script-src 'self' '"+scriptHash(armSource)+"'", 1)
+)
+
+// scriptHash is the CSP source expression of an inline script.
+func scriptHash(src string) string {
+	sum := sha256.Sum256([]byte(src))
+	return "sha256-" + base64.StdEncoding.EncodeToString(sum[:])
+}
+
+// confirmAccount is who a login link signs in, as the sign-in page names
+// them: the display name and organisation, which their owners choose, and
+// the account id and role, which they cannot.
+type confirmAccount struct{ Name, UserID, Role, Org string }
+
+// confirmPage renders the sign-in page for the account, with the link's
+// token and the confirmation value the form echoes.
+func confirmPage(a confirmAccount, token, confirm string) ([]byte, error) {
 	var b bytes.Buffer
-	err := confirmTemplate.Execute(&b, struct{ Name, Org, Token, Confirm, ConfirmField string }{
-		name, org, token, confirm, confirmField,
-	})
+	err := confirmTemplate.Execute(&b, struct {
+		confirmAccount
+		Token, Confirm, ConfirmField string
+		Arm                          template.JS
+	}{a, token, confirm, confirmField, template.JS(armSource)})
 	if err != nil {
 		return nil, fmt.Errorf("render sign-in page: %w", err)
 	}

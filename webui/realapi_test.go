@@ -145,7 +145,8 @@ func realAPI(t *testing.T) (store.Store, *scriptedEngine, *browser) {
 	if s, err := st.ListCredentials(ctx, "org_a", "ana", store.CredSession); err != nil || len(s) != 0 {
 		t.Fatalf("the sign-in page made %d sessions (%v)", len(s), err)
 	}
-	b.Do("sign in", chromedp.Click(chromedp.CSS(`#sign-in`)), chromedp.WaitVisible(chromedp.CSS(`#nav`)))
+	// The button arms itself (its script ran under the page's policy).
+	b.Do("sign in", chromedp.WaitVisible(chromedp.CSS(`#sign-in[data-armed]`)), chromedp.Click(chromedp.CSS(`#sign-in`)), chromedp.WaitVisible(chromedp.CSS(`#nav`)))
 	if _, err := st.LookupCredential(ctx, store.CredLoginLink, hash, time.Now()); err == nil {
 		t.Fatal("the link still works after signing in")
 	}

@@ -164,8 +164,10 @@ func openSession(ctx context.Context, c chatFlags, env Env) (*session, error) {
 	} else {
 		// Before anything reads it (a paused turn's history) or writes
 		// into it (Deliberate Tool Mode's open families, the turn).
+		// Claimed, not only checked: an id no one holds yet becomes the
+		// caller's now, so no one can create it between here and the turn.
 		facts.Place.ConversationID = c.in.ConversationID
-		if _, err := checkOwner(ctx, rt.st, facts); err != nil {
+		if err := claimConversation(ctx, rt.st, facts, env.Now()); err != nil {
 			rt.close()
 			return nil, err
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/quiverhq/quiver/store"
@@ -16,6 +17,9 @@ import (
 // a turn written into it, by someone who is not its owner. The caller's own
 // conversation, or one that does not exist yet, passes.
 func checkOwner(ctx context.Context, st store.Conversations, f turn.Facts) (exists bool, err error) {
+	if err := notConsole(f.Place.ConversationID); err != nil {
+		return false, err
+	}
 	c, err := st.GetConversation(ctx, f.Place.OrgID, f.Place.ConversationID)
 	switch {
 	case errors.Is(err, store.ErrNotFound):
@@ -34,6 +38,9 @@ func checkOwner(ctx context.Context, st store.Conversations, f turn.Facts) (exis
 // step with the check; one of another user is refused as checkOwner
 // refuses it, with nothing written.
 func claimConversation(ctx context.Context, st store.Conversations, f turn.Facts, now time.Time) error {
+	if err := notConsole(f.Place.ConversationID); err != nil {
+		return err
+	}
 	now = now.UTC()
 	c, err := st.ClaimConversation(ctx, store.Conversation{ID: f.Place.ConversationID, OrgID: f.Place.OrgID,
 		UserID: f.Caller.UserID, Agent: f.Agent.Name, CreatedAt: now, UpdatedAt: now})
@@ -42,6 +49,15 @@ func claimConversation(ctx context.Context, st store.Conversations, f turn.Facts
 		return fmt.Errorf("create conversation: %w", err)
 	case c.UserID != f.Caller.UserID:
 		return usagef("--conversation: %q belongs to another user; give a conversation of your own", c.ID)
+	}
+	return nil
+}
+
+// notConsole refuses a web tool console's conversation id: its results
+// have no conversation record to say whose they are (see consolePrefix).
+func notConsole(id string) error {
+	if strings.HasPrefix(id, consolePrefix) {
+		return usagef("--conversation: ids beginning %q belong to the web tool console; give another", consolePrefix)
 	}
 	return nil
 }

@@ -270,3 +270,21 @@ func TestChatConversationOfAnotherUser(t *testing.T) {
 		t.Errorf("refused chat wrote rows (-before +after):\n%s", d)
 	}
 }
+
+// TestCallRefusesConsoleConversation: the web tool console keeps its
+// results under console-USER without a conversation record, so the CLI
+// may not name such an id (it could otherwise claim someone's console and
+// read its results), and nothing is written.
+func TestCallRefusesConsoleConversation(t *testing.T) {
+	data := t.TempDir()
+	seedAnaConversation(t, data)
+	before := rowCounts(t, data)
+	code, out, stderr := run(t, data, "call", "read_tool_result", "--agent", agentFile, "--user", "Bob", "--org", "Acme",
+		"--conversation", "console-ana", "--json", "--args", `{"refs":["res_ana"]}`)
+	if code != 2 || out != "" || !strings.Contains(stderr, "web tool console") || strings.Count(stderr, "\n") != 1 {
+		t.Errorf("exit %d, stdout %q, stderr %q; want 2 and one line naming the console", code, out, stderr)
+	}
+	if d := cmp.Diff(before, rowCounts(t, data)); d != "" {
+		t.Errorf("refused call wrote rows (-before +after):\n%s", d)
+	}
+}
