@@ -113,8 +113,10 @@ type GateOptions struct {
 	// GateAlwaysOn gates the always-on helpers (clarifying question,
 	// suggestions, calculator, read_tool_result, read_transcript) like
 	// the optional families, for small local models that choose better
-	// from the fewest tools: they are declared only when a target that
-	// holds them opens. False keeps them in every turn, first.
+	// from the fewest tools: each is declared only when a target that
+	// holds it opens (calculate with the calculator, read_tool_result with
+	// search and files); the three no target holds are then never
+	// declared. False keeps them in every turn, first.
 	GateAlwaysOn bool
 }
 
@@ -166,6 +168,10 @@ func hiddenReason(t *tool.Tool, o GateOptions) string {
 		prefix = reasonPrefixGated
 	}
 	if len(TargetsOf(t)) == 0 {
+		if prefix == reasonPrefixGated {
+			// No target holds it, so no message can open it.
+			return prefix + "no request opens it, so it is never declared"
+		}
 		return prefix + "not a tool the mode opens"
 	}
 	return prefix + "nothing in the conversation asks for " + strings.Join(TargetsOf(t), " or ")

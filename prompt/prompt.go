@@ -128,7 +128,8 @@ func authored(frags []string) []tmpl.Authored {
 // Env describes the turn to the template language. A capability is what
 // the turn can do, not what a switch asks for:
 //   - tool_use is on when the model supports tools, the switch is not set
-//     off and the turn declares at least one tool;
+//     off and selection gave the turn at least one tool (before any gate
+//     narrowed it: Toolset.Selected);
 //   - a switch that gates a tool family (web_search, self_teaching for
 //     memory, ...; registry.SwitchFamily) is on exactly when a tool of
 //     that family is declared, so capability:web_search and
@@ -147,7 +148,10 @@ func Env(f turn.Facts, ts registry.Toolset) tmpl.Env {
 		}
 		caps[name] = f.Agent.Switch(name)
 	}
-	caps["tool_use"] = f.Model.Caps.Tools && !f.Agent.Off("tool_use") && ts.Len() > 0
+	// Selection, not a gate, decides: a turn whose tools Deliberate Tool
+	// Mode hides until asked for still has tools, and its system prompt
+	// stays the same when they open.
+	caps["tool_use"] = f.Model.Caps.Tools && !f.Agent.Off("tool_use") && ts.Selected() > 0
 	caps[timeAwareness] = clockShown(f)
 	tools := make(map[string]bool, ts.Len())
 	for _, name := range ts.Names() {

@@ -27,6 +27,8 @@ type Toolset struct {
 	// family to whether a tool of it is in the set.
 	macros   map[string]string
 	families map[string]bool
+	// selected is how many tools selection declared before any Narrow.
+	selected int
 }
 
 // Select returns the turn's toolset, in registration order, and one reason
@@ -62,6 +64,7 @@ func (c *Catalog) Select(f turn.Facts) Toolset {
 	}
 	ts.fragments = c.fragmentsOf(picked)
 	ts.macros, ts.families = c.macrosAndFamilies(ts.tools)
+	ts.selected = len(ts.tools)
 	return ts
 }
 
@@ -163,6 +166,11 @@ func (c *Catalog) fragmentsOf(picked []int) []string {
 // Tools returns the toolset's tools in declaration order.
 func (s Toolset) Tools() []*tool.Tool { return append([]*tool.Tool(nil), s.tools...) }
 
+// Selected returns how many tools selection declared before a gate
+// narrowed the set (Narrow keeps it): a turn whose tools a gate hid for
+// now is still a turn that can use tools.
+func (s Toolset) Selected() int { return s.selected }
+
 // Len returns the number of tools in the set.
 func (s Toolset) Len() int { return len(s.tools) }
 
@@ -197,7 +205,7 @@ func (s Toolset) Fragments() []string { return append([]string(nil), s.fragments
 // join the exclusions with the reason keep gives. It never adds a tool, and
 // fragments of dropped tools are dropped unless a kept tool shares them.
 func (s Toolset) Narrow(c *Catalog, keep func(*tool.Tool) (ok bool, reason string)) Toolset {
-	out := Toolset{left: s.Excluded()}
+	out := Toolset{left: s.Excluded(), selected: s.selected}
 	var picked []int
 	for _, t := range s.tools {
 		if ok, reason := keep(t); !ok {
@@ -249,6 +257,7 @@ func (c *Catalog) Restore(names []string) Toolset {
 	}
 	ts.fragments = c.fragmentsOf(picked)
 	ts.macros, ts.families = c.macrosAndFamilies(ts.tools)
+	ts.selected = len(ts.tools)
 	return ts
 }
 

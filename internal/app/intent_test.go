@@ -360,3 +360,33 @@ func TestTurnDeliberate(t *testing.T) {
 		}
 	}
 }
+
+// TestTurnDeliberateGatedStillHasTools: when Deliberate Tool Mode hides
+// every tool for now (the organisation gates the always-on ones too), the
+// default prompt still says the agent can use tools — they open when
+// asked for — and is byte-identical to the turn that opens web search.
+func TestTurnDeliberateGatedStillHasTools(t *testing.T) {
+	dir := t.TempDir()
+	web := filepath.Join(dir, "researcher.yaml")
+	writeFile(t, web, "name: researcher\ntools: [web_search]\n")
+	system := func(msg string) (string, int) {
+		t.Helper()
+		code, out, stderr := run(t, dir, "turn", "--json", "--dtm", "--always-on", "gate", "--agent", web, msg)
+		if code != 0 {
+			t.Fatalf("turn %q: exit %d: %s", msg, code, stderr)
+		}
+		var got app.TurnOutput
+		if err := json.Unmarshal([]byte(out), &got); err != nil {
+			t.Fatal(err)
+		}
+		return got.System, len(got.Tools)
+	}
+	hello, n := system("hello")
+	if n != 0 || strings.Contains(hello, "cannot use tools") || !strings.Contains(hello, "You can use tools") {
+		t.Fatalf("%d tools; system prompt:\n%s", n, hello)
+	}
+	search, n := system("search the web for the weather in Hanoi")
+	if n == 0 || !strings.HasPrefix(search, hello[:strings.Index(hello, "You can use tools")]) {
+		t.Errorf("the opened turn's prompt does not keep the gated turn's opening (%d tools):\n%s", n, search)
+	}
+}

@@ -33,9 +33,10 @@ Flags:
   --history TEXT     an earlier user message, oldest first (repeatable)
   --history-turns N  how many earlier user messages are re-scanned (0–10,
                      default the community's, else 4)
-  --always-on MODE   keep declares the always-on helpers on every turn, gate
-                     treats them like the families (default the community's,
-                     else keep)
+  --always-on MODE   keep declares the always-on helpers on every turn; gate
+                     declares calculate and read_tool_result only when their
+                     family opens, the other three never (default the
+                     community's, else keep)
   --jsonl            read {"id", "message", "history": [...]} objects, one per
                      line, and write {"id", "families": [...]} lines, in order
   --json             print {"families", "tools", "declared", "matches"}

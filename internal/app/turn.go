@@ -32,8 +32,10 @@ Flags:
                       no custom triggers): the tools it would declare, why
                       each is declared, and the matches that opened them
   --always-on MODE    with --dtm: keep (default) declares the always-on
-                      helpers on every turn; gate treats them like the
-                      optional families, as an organisation that opted in
+                      helpers on every turn; gate, as an organisation that
+                      opted in, declares calculate and read_tool_result only
+                      when their family opens, and the clarifying question,
+                      suggestions and read_transcript never
   --json              print one JSON object
 `
 

@@ -27,7 +27,7 @@ func TestWebToolsFollowExcludeProviders(t *testing.T) {
 	web := []string{"web_search", "fetch_url", "research_web"}
 	const reason = "provider novelai is excluded from the web tools in config (web.exclude_providers)"
 	want := []registry.Exclusion{
-		{Name: "web_search", Reason: "provider novelai is excluded from web search in config"},
+		{Name: "web_search", Reason: "provider novelai is excluded from the web tools in config (web.exclude_providers)"},
 		{Name: "fetch_url", Reason: reason},
 		{Name: "research_web", Reason: reason},
 	}

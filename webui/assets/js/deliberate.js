@@ -76,8 +76,9 @@ function modeForm(d, save) {
       h('div', { class: 'check' }, gate, h('label', { for: 'dtm-gate-always-on' }, 'Gate the always-on tools too'),
         h('p', { class: 'muted small', id: 'dtm-gate-always-on-help' },
           'Off: the clarifying question, suggestions, calculator, read_tool_result and read_transcript are offered on ',
-          'every turn, because they widen no permission. On: they are offered only when a message asks for them, ',
-          'for small local models that choose better from fewer tools.')),
+          'every turn, because they widen no permission. On, for small local models that choose better from fewer tools: ',
+          'the calculator and read_tool_result are offered only when a message asks for a calculation, a search or files, ',
+          'and the clarifying question, suggestions and read_transcript are not offered at all.')),
       h('div', { class: 'row' }, submit)));
   form.addEventListener('submit', (e) => {
     e.preventDefault();
