@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/quiverhq/quiver/intent"
 	"github.com/quiverhq/quiver/internal/app"
@@ -388,5 +389,45 @@ func TestTurnDeliberateGatedStillHasTools(t *testing.T) {
 	search, n := system("search the web for the weather in Hanoi")
 	if n == 0 || !strings.HasPrefix(search, hello[:strings.Index(hello, "You can use tools")]) {
 		t.Errorf("the opened turn's prompt does not keep the gated turn's opening (%d tools):\n%s", n, search)
+	}
+}
+
+// TestIntentMatchesTheTurn: quiver intent lists what quiver turn --dtm
+// declares for the same message, in the same order, and no tool Quiver
+// does not ship; a family that opens none says so.
+func TestIntentMatchesTheTurn(t *testing.T) {
+	dir := t.TempDir()
+	all := filepath.Join(dir, "all.yaml")
+	writeFile(t, all, "name: all\ntools: [web_search, url_fetch, research]\n")
+	for _, mode := range []string{"keep", "gate"} {
+		for _, msg := range []string{"search the web for the weather in Hanoi", "hello", "what is 17% of 2340"} {
+			code, out, stderr := run(t, dir, "intent", "--json", "--always-on", mode, msg)
+			if code != 0 {
+				t.Fatalf("intent: exit %d: %s", code, stderr)
+			}
+			var in app.IntentOutput
+			if err := json.Unmarshal([]byte(out), &in); err != nil {
+				t.Fatal(err)
+			}
+			code, out, stderr = run(t, dir, "turn", "--json", "--dtm", "--always-on", mode, "--agent", all, msg)
+			if code != 0 {
+				t.Fatalf("turn: exit %d: %s", code, stderr)
+			}
+			var tu app.TurnOutput
+			if err := json.Unmarshal([]byte(out), &tu); err != nil {
+				t.Fatal(err)
+			}
+			var declared []string
+			for _, d := range tu.Tools {
+				declared = append(declared, d.Name)
+			}
+			if diff := cmp.Diff(declared, in.Tools, cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("%s, %q: intent's tools differ from the turn's (-turn +intent):\n%s", mode, msg, diff)
+			}
+		}
+	}
+	code, out, _ := run(t, dir, "intent", "remind me tomorrow at 9 to call Bob")
+	if code != 0 || !strings.Contains(out, "(reminder opens no tool: none of its tools ships yet)") || strings.Contains(out, "schedule") {
+		t.Errorf("a family without tools:\n%s", out)
 	}
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/quiverhq/quiver/intent"
 	"github.com/quiverhq/quiver/internal/config"
 	"github.com/quiverhq/quiver/store"
+	"github.com/quiverhq/quiver/turn"
 )
 
 const intentUsage = `Usage: quiver intent [flags] MESSAGE
@@ -47,8 +48,9 @@ Flags:
 // IntentOutput is what "quiver intent --json" prints.
 type IntentOutput struct {
 	Families []string `json:"families"`
-	// Tools are the tools a turn would declare, in declaration order: the
-	// always-on helpers (unless gated), then each family's tools.
+	// Tools are the tools Quiver ships that a turn would declare, in
+	// declaration order: the always-on helpers (unless gated), then each
+	// open family's tools. A family's tools not built yet are not listed.
 	Tools []string `json:"tools"`
 	// Declared says why each of Tools is declared.
 	Declared []intent.Declared `json:"declared"`
@@ -158,26 +160,26 @@ func runIntent(ctx context.Context, args []string, env Env) error {
 }
 
 // intentOutput lays out a detection as the tools a turn would declare
-// under o: the always-on helpers Quiver ships, kept unless o gates them,
-// then each open family's tools, every one with the rule that declares it.
+// under o, with the rule that declares each: the real gate over Quiver's
+// shipped tools, every optional family allowed, so the order and reasons
+// are those of a turn (the always-on helpers first unless o gates them,
+// then each open family's tools in the order the families opened).
 func intentOutput(res intent.Result, o intent.GateOptions) IntentOutput {
-	out := IntentOutput{Families: nonNil(res.Targets), Matches: res.Matches, Tools: []string{}, Declared: []intent.Declared{}}
-	declare := func(name, reason string) {
-		if !slices.Contains(out.Tools, name) {
-			out.Tools = append(out.Tools, name)
-			out.Declared = append(out.Declared, intent.Declared{Name: name, Reason: reason})
+	cat := NewCatalog(CatalogDeps{})
+	allow := []string{}
+	for _, t := range cat.Tools() {
+		if !slices.Contains(allow, t.Family()) {
+			allow = append(allow, t.Family())
 		}
 	}
-	for _, t := range NewCatalog(CatalogDeps{}).Tools() {
-		if o.Keeps(t) {
-			declare(t.Name(), intent.ReasonKept)
-		}
-	}
-	for _, target := range res.Targets {
-		i := slices.IndexFunc(res.Matches, func(m intent.Match) bool { return m.Target == target })
-		for _, name := range intent.TargetTools(target) {
-			declare(name, intent.OpenedBy(res.Matches[i]))
-		}
+	ts := cat.Select(turn.Facts{
+		Agent: turn.Agent{Allow: allow},
+		Model: turn.Model{Caps: turn.Capabilities{Tools: true}},
+	})
+	gated := intent.Gate(ts, cat, res.Targets, o)
+	out := IntentOutput{
+		Families: nonNil(res.Targets), Matches: res.Matches,
+		Tools: gated.Names(), Declared: intent.Explain(gated, res, res.Targets, o),
 	}
 	if out.Matches == nil {
 		out.Matches = []intent.Match{}
@@ -198,6 +200,11 @@ func printIntent(w io.Writer, out IntentOutput) {
 	fmt.Fprintf(w, "opens: %s\n", strings.Join(out.Families, ", "))
 	for _, d := range out.Declared {
 		fmt.Fprintf(w, "  %-26s %s\n", d.Name, d.Reason)
+	}
+	for _, fam := range out.Families {
+		if !slices.ContainsFunc(out.Declared, func(d intent.Declared) bool { return strings.HasPrefix(d.Reason, "opened by: "+fam+" ") }) {
+			fmt.Fprintf(w, "  (%s opens no tool: none of its tools ships yet)\n", fam)
+		}
 	}
 	fmt.Fprintln(w, "matches:")
 	for _, m := range out.Matches {
