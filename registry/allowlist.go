@@ -11,7 +11,10 @@ import (
 // registered, an entry given twice. A warning never stops an agent from
 // being saved or run; the entry just does nothing.
 type Warning struct {
-	// Entry is the allowlist entry as written.
+	// Field is the part of the agent the warning is about: "" for the
+	// tools allowlist, "switches" for a switch (see CheckSwitches).
+	Field string `json:"field,omitempty"`
+	// Entry is the allowlist entry (or switch name) as written.
 	Entry string `json:"entry"`
 	// Message says what is wrong with the entry, naming it.
 	Message string `json:"message"`

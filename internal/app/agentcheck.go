@@ -1,6 +1,7 @@
 package app
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -114,7 +115,8 @@ func checkAgent(ctx context.Context, ag config.Agent, a mcpAdmin, cfg config.Con
 	out := AgentCheckOutput{Agent: ag.Name}
 	dir, why := storeDir(a.data, env)
 	if why != "" {
-		out.Warnings = NewCatalog(CatalogDeps{Config: cfg}).CheckAllowlist(ag.Tools, nil)
+		cat := NewCatalog(CatalogDeps{Config: cfg})
+		out.Warnings = append(cat.CheckAllowlist(ag.Tools, nil), cat.CheckSwitches(ag.Switches)...)
 		if hasMCPEntry(ag.Tools) {
 			out.Note = "MCP entries (server/tool, server/*) could not be checked: " + why
 		}
@@ -124,7 +126,7 @@ func checkAgent(ctx context.Context, ag config.Agent, a mcpAdmin, cfg config.Con
 			return out, err
 		}
 		defer rt.close()
-		out.Warnings, err = orgAllowlistWarnings(ctx, rt.orgs, rt.st, slug(a.org, "default"), ag.Tools)
+		out.Warnings, err = orgAllowlistWarnings(ctx, rt.orgs, rt.st, slug(a.org, "default"), ag)
 		if err != nil {
 			return out, err
 		}
@@ -160,11 +162,11 @@ func hasMCPEntry(allow []string) bool {
 	return false
 }
 
-// orgAllowlistWarnings checks an allowlist against the organisation's
-// built-in catalog (under its settings) and its registered MCP servers,
-// enabled or not; it is the one check behind agent saves and "quiver agent
-// check".
-func orgAllowlistWarnings(ctx context.Context, orgs *orgSettings, st store.MCPServers, orgID string, allow []string) ([]registry.Warning, error) {
+// orgAllowlistWarnings checks an agent's allowlist against the
+// organisation's built-in catalog (under its settings) and its registered
+// MCP servers, enabled or not, and its switches against that catalog; it
+// is the one check behind agent saves and "quiver agent check".
+func orgAllowlistWarnings(ctx context.Context, orgs *orgSettings, st store.MCPServers, orgID string, ag config.Agent) ([]registry.Warning, error) {
 	v, err := orgs.view(ctx, orgID)
 	if err != nil {
 		return nil, err
@@ -173,7 +175,7 @@ func orgAllowlistWarnings(ctx context.Context, orgs *orgSettings, st store.MCPSe
 	if err != nil {
 		return nil, err
 	}
-	return v.catalog.CheckAllowlist(allow, servers), nil
+	return append(v.catalog.CheckAllowlist(ag.Tools, servers), v.catalog.CheckSwitches(ag.Switches)...), nil
 }
 
 // registeredServers lists the organisation's MCP registrations for
@@ -192,7 +194,7 @@ func registeredServers(ctx context.Context, st store.MCPServers, orgID string) (
 }
 
 // allowlistLine is one allowlist warning as the CLI prints it.
-func allowlistLine(w registry.Warning) string { return "tools: " + w.String() }
+func allowlistLine(w registry.Warning) string { return cmp.Or(w.Field, "tools") + ": " + w.String() }
 
 func printAgentCheck(w io.Writer, o AgentCheckOutput, entries int) {
 	for _, wn := range o.Warnings {

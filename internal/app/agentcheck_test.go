@@ -220,3 +220,28 @@ func TestTurnAllowlistWarning(t *testing.T) {
 		t.Errorf("clean allowlist: exit %d, stderr %q, allowlist_warnings in output: %v", code, stderr, strings.Contains(out, "allowlist_warnings"))
 	}
 }
+
+// TestAgentCheckSwitches: a switch that changes nothing (misspelt, an
+// always-on family, one with no tool yet) is a warning of quiver agent
+// check and of quiver turn, like an allowlist entry.
+func TestAgentCheckSwitches(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "a.yaml")
+	writeFile(t, file, "name: helper\ntools: [web_search]\nswitches: {web_serch: false, workspace: false, voice_message: true, url_fetch: false}\n")
+	code, out, stderr := run(t, t.TempDir(), "agent", "check", file)
+	want := []string{
+		file + `: switches: switch "voice_message" gates the voice_message family, which has no tool yet: setting it changes nothing`,
+		file + `: switches: "web_serch" is not a switch or tool family name: it changes nothing; did you mean "web_search"?`,
+		file + `: switches: "workspace" is a family of always-on tools: only tool_use turns them off, so this switch changes nothing; did you mean "tool_use"?`,
+	}
+	if code != 1 || stderr != "" {
+		t.Errorf("exit %d, stderr %q; want 1 and nothing", code, stderr)
+	}
+	if d := cmp.Diff(want, strings.Split(strings.TrimSuffix(out, "\n"), "\n")); d != "" {
+		t.Errorf("stdout (-want +got):\n%s", d)
+	}
+	code, _, stderr = run(t, t.TempDir(), "turn", "--agent", file, "hello")
+	if code != 0 || !strings.Contains(stderr, `quiver: warning: switches: "web_serch" is not a switch`) {
+		t.Errorf("quiver turn: exit %d, stderr %q", code, stderr)
+	}
+}

@@ -231,7 +231,7 @@ func (a *apiEngine) ValidateAgent(ctx context.Context, c httpapi.Caller, definit
 	if err != nil {
 		return httpapi.AgentValidation{}, &httpapi.BadRequest{Msg: err.Error()}
 	}
-	allow, err := orgAllowlistWarnings(ctx, a.eng.orgs, a.st, c.OrgID, ag.Tools)
+	allow, err := orgAllowlistWarnings(ctx, a.eng.orgs, a.st, c.OrgID, ag)
 	if err != nil {
 		return httpapi.AgentValidation{}, err
 	}

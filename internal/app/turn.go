@@ -134,7 +134,7 @@ func runTurn(args []string, env Env) error {
 		Intent:   matches,
 		Declared: declared,
 	}
-	out.AllowlistWarnings = cat.CheckAllowlist(facts.Agent.Allow, nil)
+	out.AllowlistWarnings = append(cat.CheckAllowlist(facts.Agent.Allow, nil), cat.CheckSwitches(facts.Agent.Switches)...)
 	for _, w := range out.AllowlistWarnings {
 		fmt.Fprintf(env.Stderr, "quiver: warning: %s\n", allowlistLine(w))
 	}

@@ -1,0 +1,68 @@
+package registry
+
+import (
+	"fmt"
+	"slices"
+	"sort"
+)
+
+// CheckSwitches returns a warning, in name order, for each switch of an
+// agent's switches that changes nothing: a name that is neither a known
+// switch nor a family of c's optional tools (with the closest name that
+// is, when one is close), a family switch no tool of c answers yet, and a
+// family of always-on tools (only tool_use turns those off). Warnings
+// have Field "switches". CheckSwitches never fails and does not change c.
+func (c *Catalog) CheckSwitches(switches map[string]bool) []Warning {
+	names := make([]string, 0, len(switches))
+	for n := range switches {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	known, alwaysOn := c.switchNames()
+	noTool := map[string]bool{}
+	for _, s := range c.Switches() {
+		noTool[s.Name] = s.NoTool
+	}
+	var out []Warning
+	for _, n := range names {
+		w := Warning{Field: "switches", Entry: n}
+		switch {
+		case noTool[n]:
+			w.Message = fmt.Sprintf("switch %q gates the %s family, which has no tool yet: setting it changes nothing", n, SwitchFamily(n))
+		case slices.Contains(known, n):
+			continue
+		case slices.Contains(alwaysOn, n):
+			w.Message = fmt.Sprintf("%q is a family of always-on tools: only tool_use turns them off, so this switch changes nothing", n)
+			w.Suggestion = "tool_use"
+		default:
+			w.Message = fmt.Sprintf("%q is not a switch or tool family name: it changes nothing", n)
+			w.Suggestion = closest(n, known)
+		}
+		out = append(out, w)
+	}
+	return out
+}
+
+// switchNames returns the names a switch may take to do something: every
+// known switch and every family of an optional tool, once each; and,
+// apart, the families that only always-on tools have.
+func (c *Catalog) switchNames() (known, alwaysOn []string) {
+	for _, d := range switchDefs {
+		known = append(known, d.name)
+	}
+	for _, t := range c.tools {
+		fam := t.Family()
+		if fam == "" || slices.Contains(known, fam) {
+			continue
+		}
+		if t.Spec().AlwaysOn {
+			if !slices.Contains(alwaysOn, fam) {
+				alwaysOn = append(alwaysOn, fam)
+			}
+			continue
+		}
+		known = append(known, fam)
+	}
+	alwaysOn = slices.DeleteFunc(alwaysOn, func(f string) bool { return slices.Contains(known, f) })
+	return known, alwaysOn
+}
