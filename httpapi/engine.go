@@ -27,12 +27,17 @@ type Caller struct {
 
 // Inspection is a turn's assembled request as the inspector shows it.
 type Inspection struct {
-	TurnID   string               `json:"turn_id,omitempty"`
-	Agent    string               `json:"agent"`
-	Model    string               `json:"model"`
-	System   string               `json:"system"`
-	Context  string               `json:"context"`
-	Tools    []prompt.Definition  `json:"tools"`
+	TurnID  string              `json:"turn_id,omitempty"`
+	Agent   string              `json:"agent"`
+	Model   string              `json:"model"`
+	System  string              `json:"system"`
+	Context string              `json:"context"`
+	Tools   []prompt.Definition `json:"tools"`
+	// Origins maps each declared tool of an MCP server, by the name the
+	// model calls (a wire name, server__tool), to the server and the
+	// tool's name there, in declaration order; empty when the turn
+	// declares none.
+	Origins  []ToolOrigin         `json:"origins"`
 	Sizes    prompt.Sizes         `json:"sizes"`
 	Excluded []registry.Exclusion `json:"excluded"`
 	// Intent lists Deliberate Tool Mode's matches; empty when the mode is
@@ -57,6 +62,16 @@ type AgentValidation struct {
 	Allowlist []registry.Warning
 }
 
+// ToolOrigin is where a declared tool of an MCP server comes from.
+type ToolOrigin struct {
+	// Name is the name the model calls.
+	Name string `json:"name"`
+	// Server is the registered server's name.
+	Server string `json:"server"`
+	// Tool is the tool's name on that server.
+	Tool string `json:"tool"`
+}
+
 // IntentMatch is one reason Deliberate Tool Mode opened a family.
 type IntentMatch struct {
 	Family  string `json:"family"`
@@ -72,6 +87,10 @@ type ToolView struct {
 	Access      string `json:"access"`
 	AlwaysOn    bool   `json:"always_on"`
 	Chars       int    `json:"definition_chars"`
+	// Server and ServerTool name the MCP server a tool comes from and
+	// the tool's name there; empty for built-in tools.
+	Server     string `json:"server,omitempty"`
+	ServerTool string `json:"server_tool,omitempty"`
 }
 
 // Catalog is the tool catalog with its definition ceilings.

@@ -8,6 +8,7 @@ import (
 
 	"github.com/danielgtaylor/huma/v2"
 
+	"github.com/quiverhq/quiver/mcpclient"
 	"github.com/quiverhq/quiver/store"
 )
 
@@ -75,24 +76,26 @@ type MCPServer struct {
 	Enabled bool   `json:"enabled"`
 	Token   string `json:"token" enum:"set,not set" doc:"Whether an auth token is stored; never the token."`
 	// Discovery distinguishes no discovery yet from one that found none.
-	Discovery    string     `json:"discovery" enum:"unknown,none,discovered" doc:"unknown: never discovered (\"Discovery unknown\"); none: discovered no tools (\"None discovered\"); discovered: tools lists them."`
-	Tools        []string   `json:"tools" doc:"Tool names from the last discovery."`
-	DiscoveredAt *time.Time `json:"discovered_at,omitempty"`
-	CreatedAt    time.Time  `json:"created_at"`
-	UpdatedAt    time.Time  `json:"updated_at"`
+	Discovery    string               `json:"discovery" enum:"unknown,none,discovered" doc:"unknown: never discovered (\"Discovery unknown\"); none: discovered no tools (\"None discovered\"); discovered: tools lists them."`
+	Tools        []string             `json:"tools" doc:"Tool names from the last discovery."`
+	Names        []mcpclient.ToolName `json:"names" doc:"Each discovered tool with the name models call it by (server__tool; see docs/mcp.md), in the order of tools."`
+	DiscoveredAt *time.Time           `json:"discovered_at,omitempty"`
+	CreatedAt    time.Time            `json:"created_at"`
+	UpdatedAt    time.Time            `json:"updated_at"`
 }
 
 func mcpView(m store.MCPServer) MCPServer {
 	v := MCPServer{
 		Name: m.Name, URL: m.URL, Type: m.Type, Enabled: m.Enabled, Token: "not set",
 		Discovery: "discovered", Tools: m.Tools, CreatedAt: m.CreatedAt, UpdatedAt: m.UpdatedAt,
+		Names: mcpclient.WireNames(m.Name, m.Tools),
 	}
 	if m.Token != "" {
 		v.Token = "set"
 	}
 	switch {
 	case m.Tools == nil:
-		v.Discovery, v.Tools = "unknown", []string{}
+		v.Discovery, v.Tools, v.Names = "unknown", []string{}, []mcpclient.ToolName{}
 	case len(m.Tools) == 0:
 		v.Discovery = "none"
 	}

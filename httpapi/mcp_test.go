@@ -9,6 +9,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/quiverhq/quiver/httpapi"
+	"github.com/quiverhq/quiver/mcpclient"
 )
 
 func TestMCPList(t *testing.T) {
@@ -23,9 +24,10 @@ func TestMCPList(t *testing.T) {
 	f.ok(r, http.StatusOK, &list)
 	at := start
 	want := []httpapi.MCPServer{
-		{Name: "alpha", URL: "https://alpha.example/mcp", Type: "general", Enabled: true, Token: "not set", Discovery: "unknown", Tools: []string{}, CreatedAt: start, UpdatedAt: start},
-		{Name: "beta", URL: "https://beta.example/mcp", Type: "general", Enabled: true, Token: "set", Discovery: "none", Tools: []string{}, DiscoveredAt: &at, CreatedAt: start, UpdatedAt: start},
-		{Name: "gamma", URL: "https://gamma.example/mcp", Type: "general", Enabled: true, Token: "not set", Discovery: "discovered", Tools: []string{"search", "fetch"}, DiscoveredAt: &at, CreatedAt: start, UpdatedAt: start},
+		{Name: "alpha", URL: "https://alpha.example/mcp", Type: "general", Enabled: true, Token: "not set", Discovery: "unknown", Tools: []string{}, Names: []mcpclient.ToolName{}, CreatedAt: start, UpdatedAt: start},
+		{Name: "beta", URL: "https://beta.example/mcp", Type: "general", Enabled: true, Token: "set", Discovery: "none", Tools: []string{}, Names: []mcpclient.ToolName{}, DiscoveredAt: &at, CreatedAt: start, UpdatedAt: start},
+		{Name: "gamma", URL: "https://gamma.example/mcp", Type: "general", Enabled: true, Token: "not set", Discovery: "discovered", Tools: []string{"search", "fetch"},
+			Names: []mcpclient.ToolName{{Name: "gamma__search", Tool: "search"}, {Name: "gamma__fetch", Tool: "fetch"}}, DiscoveredAt: &at, CreatedAt: start, UpdatedAt: start},
 	}
 	if diff := cmp.Diff(want, list.Servers); diff != "" {
 		t.Errorf("servers (-want +got):\n%s", diff)

@@ -58,7 +58,7 @@ func BenchmarkToolCall(b *testing.B) {
 	b.Run("quiver", func(b *testing.B) {
 		ts := builtins().With(e.overlay(builtins()).Overlay).Select(facts("bench/echo"))
 		dt := dispatch.Turn{Toolset: ts, Scope: tool.Scope{OrgID: org}}
-		call := dispatch.Call{ID: "c", Name: "echo", Args: json.RawMessage(`{"text":"hi"}`)}
+		call := dispatch.Call{ID: "c", Name: "bench__echo", Args: json.RawMessage(`{"text":"hi"}`)}
 		b.ReportAllocs()
 		for b.Loop() {
 			res, err := d.Call(ctx, dt, call)
@@ -81,4 +81,17 @@ func BenchmarkToolCall(b *testing.B) {
 			}
 		}
 	})
+}
+
+// BenchmarkWireName measures the name derivation Overlay runs for every
+// listed tool: a plain name, and one that is sanitised and hashed.
+func BenchmarkWireName(b *testing.B) {
+	for _, name := range []string{"search_issues", "tra cứu thời tiết.v2"} {
+		b.Run(name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				WireName("github", name)
+			}
+		})
+	}
 }

@@ -54,7 +54,7 @@ func TestTransports(t *testing.T) {
 			// A registered server on this transport answers calls.
 			e.add(Registration{Name: "a", URL: p.URL})
 			ts := builtins().With(e.overlay(builtins()).Overlay).Select(facts("a/*"))
-			res, err := run(t, ts, "echo", `{"text":"over `+tc.want+`"}`)
+			res, err := run(t, ts, "a__echo", `{"text":"over `+tc.want+`"}`)
 			if err != nil || res.Content != "echo: over "+tc.want {
 				t.Errorf("call = %+v, %v", res, err)
 			}
@@ -244,13 +244,13 @@ func TestResponseCap(t *testing.T) {
 			// The cap is per answer, not per session: an SSE session
 			// carries every answer on one stream.
 			for i := range 8 {
-				if res, err := run(t, ts, "mid", `{}`); err != nil || len(res.Content) != limit/3 {
+				if res, err := run(t, ts, "a__mid", `{}`); err != nil || len(res.Content) != limit/3 {
 					t.Fatalf("answer %d under the cap: %d characters, %v", i, len(res.Content), err)
 				}
 			}
-			_, err := run(t, ts, "big", `{}`)
+			_, err := run(t, ts, "a__big", `{}`)
 			wantContains(t, "error", errString(err), "the MCP server a failed", "larger than the response size cap")
-			if res, err := run(t, ts, "mid", `{}`); err != nil || len(res.Content) != limit/3 {
+			if res, err := run(t, ts, "a__mid", `{}`); err != nil || len(res.Content) != limit/3 {
 				t.Errorf("call after the oversized answer: %d characters, %v", len(res.Content), err)
 			}
 		})
@@ -391,7 +391,7 @@ func TestCooldownClearedByDisable(t *testing.T) {
 		}
 	}
 	ts = builtins().With(e.overlay(builtins()).Overlay).Select(facts("a/*"))
-	if _, ok := ts.Lookup("echo"); !ok {
+	if _, ok := ts.Lookup("a__echo"); !ok {
 		t.Errorf("echo not offered after re-enabling: %v", ts.Excluded())
 	}
 }
@@ -410,7 +410,7 @@ func TestCallTimeout(t *testing.T) {
 	})
 	e.add(Registration{Name: "a", URL: p.URL})
 	ts := builtins().With(e.overlay(builtins()).Overlay).Select(facts("a/*"))
-	_, err := run(t, ts, "slow", `{}`)
+	_, err := run(t, ts, "a__slow", `{}`)
 	wantContains(t, "error", errString(err), "the MCP server a did not answer within 100ms")
 	if got := ts.Tools()[1].Spec().Timeout; got <= 100*time.Millisecond {
 		t.Errorf("tool timeout %v leaves dispatch no room above the call timeout", got)
@@ -441,14 +441,14 @@ func TestDropMidStream(t *testing.T) {
 	})
 	ts := builtins().With(e.overlay(builtins()).Overlay).Select(facts("a/*"))
 	inits := p.rpcs("initialize")
-	_, err := run(t, ts, "drop", `{"text":"x"}`)
+	_, err := run(t, ts, "a__drop", `{"text":"x"}`)
 	wantContains(t, "error", errString(err), "the MCP server a failed: ")
 
 	ts = builtins().With(e.overlay(builtins()).Overlay).Select(facts("a/*"))
 	if got := p.rpcs("initialize"); got != inits+1 {
 		t.Errorf("%d new sessions after the drop, want 1", got-inits)
 	}
-	res, err := run(t, ts, "echo", `{"text":"again"}`)
+	res, err := run(t, ts, "a__echo", `{"text":"again"}`)
 	if err != nil || res.Content != "echo: again" {
 		t.Errorf("call after the drop = %+v, %v", res, err)
 	}
@@ -475,10 +475,10 @@ func TestDropBeforeAnswer(t *testing.T) {
 		return dropped
 	})
 	ts := builtins().With(e.overlay(builtins()).Overlay).Select(facts("a/*"))
-	_, err := run(t, ts, "echo", `{"text":"lost"}`)
+	_, err := run(t, ts, "a__echo", `{"text":"lost"}`)
 	wantContains(t, "error", errString(err), "the MCP server a failed: ", "EOF")
 	ts = builtins().With(e.overlay(builtins()).Overlay).Select(facts("a/*"))
-	res, err := run(t, ts, "echo", `{"text":"again"}`)
+	res, err := run(t, ts, "a__echo", `{"text":"again"}`)
 	if err != nil || res.Content != "echo: again" {
 		t.Errorf("call after the drop = %+v, %v", res, err)
 	}
@@ -500,14 +500,14 @@ func TestMalformedResult(t *testing.T) {
 	})
 	ts := builtins().With(e.overlay(builtins()).Overlay).Select(facts("a/*"))
 	inits := p.rpcs("initialize")
-	_, err := run(t, ts, "bad", `{"text":"x"}`)
+	_, err := run(t, ts, "a__bad", `{"text":"x"}`)
 	wantContains(t, "error", errString(err), "the MCP server a failed: ", "failed to decode response")
 
 	ts = builtins().With(e.overlay(builtins()).Overlay).Select(facts("a/*"))
 	if got := p.rpcs("initialize"); got != inits+1 {
 		t.Errorf("%d new sessions after the malformed answer, want 1", got-inits)
 	}
-	res, err := run(t, ts, "echo", `{"text":"again"}`)
+	res, err := run(t, ts, "a__echo", `{"text":"again"}`)
 	if err != nil || res.Content != "echo: again" {
 		t.Errorf("call after the malformed answer = %+v, %v", res, err)
 	}
@@ -537,7 +537,7 @@ func TestJSONRPCErrorKeepsConnection(t *testing.T) {
 	if _, err := e.svc.call(context.Background(), e.list()[0], netguard.SelfHosted, "no_such_tool", nil); err == nil {
 		t.Fatal("a call of an unknown tool succeeded")
 	}
-	res, err := run(t, ts, "echo", `{"text":"same session"}`)
+	res, err := run(t, ts, "a__echo", `{"text":"same session"}`)
 	if err != nil || res.Content != "echo: same session" {
 		t.Errorf("call = %+v, %v", res, err)
 	}
@@ -555,7 +555,7 @@ func TestIdleSweep(t *testing.T) {
 	deletes := p.count(isDelete)
 
 	e.clock.Advance(9 * time.Minute)
-	if _, err := run(t, ts, "echo", `{"text":"keeps it warm"}`); err != nil {
+	if _, err := run(t, ts, "a__echo", `{"text":"keeps it warm"}`); err != nil {
 		t.Fatal(err)
 	}
 	e.clock.Advance(9 * time.Minute) // 18 minutes after connecting, 9 after the call

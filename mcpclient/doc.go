@@ -9,10 +9,13 @@
 // then is the registration stored. Listing reads stored metadata only.
 //
 // At the start of a turn, [Service.Overlay] turns the organisation's enabled
-// servers into a registry.Overlay: their tools, named as the servers name
-// them, minus names two servers share and names a built-in reserves; and the
-// built-in tools that typed servers replace (web_search, fetch_url), which
-// never come back silently when the replacement is unavailable.
+// servers into a registry.Overlay: their tools, each under its wire name
+// "<server>__<tool>" ([WireName]), which depends on the server's and the
+// tool's names only, so servers never compete for a name and registering
+// another renames nothing; and the built-in tools that typed servers
+// replace (web_search, fetch_url), which never come back silently when the
+// replacement is unavailable. A call is sent to the server under the
+// tool's real name.
 //
 // Every request goes through the guarded client (netguard): redirects are
 // refused, the bearer token is sent only to the registered origin, and in

@@ -102,8 +102,9 @@ func tryEverything(t *testing.T, x nodetools.Tools) (url string, ok bool) {
 }
 
 // TestEverythingEndToEnd registers the reference server, discovers its
-// tools, calls echo and get-sum through Overlay, Select and dispatch, and
-// runs a Quiver turn whose model calls echo.
+// tools, calls echo and get-sum under their wire names through Overlay,
+// Select and dispatch, and runs a Quiver turn whose model calls echo.
+// Every tool it lists is offered, under a name every provider accepts.
 func TestEverythingEndToEnd(t *testing.T) {
 	url := startEverything(t)
 	e := newEnv(t, nil)
@@ -124,19 +125,22 @@ func TestEverythingEndToEnd(t *testing.T) {
 
 	tr := e.overlay(builtins())
 	ts := builtins().With(tr.Overlay).Select(facts("everything/*"))
-	for _, want := range []string{"echo", "get-sum"} {
+	for _, want := range []string{"everything__echo", "everything__get-sum"} {
 		if _, ok := ts.Lookup(want); !ok {
 			t.Fatalf("%s not offered; toolset %v, excluded %v", want, ts.Names(), ts.Excluded())
 		}
+	}
+	if len(tr.Overlay.Dropped) != 0 || len(ts.Names()) != len(rec.Tools)+1 {
+		t.Errorf("discovered %v; offered %v, dropped %v", rec.Tools, ts.Names(), tr.Overlay.Dropped)
 	}
 	d := dispatch.New(dispatch.Config{Results: e.st, Logger: slog.New(slog.DiscardHandler)})
 	dt := dispatch.Turn{Toolset: ts, Scope: tool.Scope{OrgID: org, UserID: "u1", ConversationID: "c1", TurnID: "t1"}}
 	calls := []struct {
 		name, args, want string
 	}{
-		{"echo", `{"message":"xin chào"}`, "Echo: xin chào"},
-		{"get-sum", `{"a":2,"b":40}`, "42"},
-		{"get-tiny-image", `{}`, "[image: image/png, "},
+		{"everything__echo", `{"message":"xin chào"}`, "Echo: xin chào"},
+		{"everything__get-sum", `{"a":2,"b":40}`, "42"},
+		{"everything__get-tiny-image", `{}`, "[image: image/png, "},
 	}
 	for _, c := range calls {
 		res, err := d.Call(ctx, dt, dispatch.Call{ID: "call-" + c.name, Name: c.name, Args: json.RawMessage(c.args)})
@@ -144,7 +148,7 @@ func TestEverythingEndToEnd(t *testing.T) {
 			t.Errorf("%s(%s) = %+v, %v; want content with %q", c.name, c.args, res, err, c.want)
 		}
 	}
-	res, err := d.Call(ctx, dt, dispatch.Call{ID: "bad", Name: "get-sum", Args: json.RawMessage(`{"a":"two"}`)})
+	res, err := d.Call(ctx, dt, dispatch.Call{ID: "bad", Name: "everything__get-sum", Args: json.RawMessage(`{"a":"two"}`)})
 	if err != nil || !res.IsError {
 		t.Errorf("get-sum with bad arguments = %+v, %v; want an error result", res, err)
 	}
@@ -164,7 +168,7 @@ func TestEverythingEndToEnd(t *testing.T) {
 			t.Fatal(err)
 		}
 		model := llmtest.NewModel(
-			llmtest.Reply{ToolCalls: []llm.ToolCall{llmtest.Call("tc1", "echo", map[string]string{"message": "from the model"})}},
+			llmtest.Reply{ToolCalls: []llm.ToolCall{llmtest.Call("tc1", "everything__echo", map[string]string{"message": "from the model"})}},
 			llmtest.Reply{Text: []string{"The server said it back."}},
 		)
 		runner := agent.New(agent.Config{Store: e.st, Dispatcher: d, Now: e.clock.Now, Logger: slog.New(slog.DiscardHandler)})
@@ -176,8 +180,8 @@ func TestEverythingEndToEnd(t *testing.T) {
 		for _, d := range model.Requests()[0].Tools {
 			declared = append(declared, d.Name)
 		}
-		if !slices.Contains(declared, "echo") {
-			t.Errorf("the model was offered %v, want echo among them", declared)
+		if !slices.Contains(declared, "everything__echo") {
+			t.Errorf("the model was offered %v, want everything__echo among them", declared)
 		}
 		msgs, err := e.st.ListMessages(ctx, org, "conv1", 0)
 		if err != nil {
@@ -187,6 +191,6 @@ func TestEverythingEndToEnd(t *testing.T) {
 		for _, m := range msgs {
 			fmt.Fprintf(&transcript, "%s %s: %s\n", m.Role, m.ToolName, m.Content)
 		}
-		wantContains(t, "transcript", transcript.String(), "tool echo: Echo: from the model", "The server said it back.")
+		wantContains(t, "transcript", transcript.String(), "tool everything__echo: Echo: from the model", "The server said it back.")
 	})
 }

@@ -93,17 +93,17 @@ func TestOrgSwitchedToPublic(t *testing.T) {
 	}
 	tsA, tsB := e.toolset(org, "srv/*"), e.toolset(org2, "srv/*")
 	for name, ts := range map[string]registry.Toolset{org: tsA, org2: tsB} {
-		if res, err := run(t, ts, "echo", `{"text":"hi"}`); err != nil || res.Content != "echo: hi" {
+		if res, err := run(t, ts, "srv__echo", `{"text":"hi"}`); err != nil || res.Content != "echo: hi" {
 			t.Fatalf("%s before the switch: %+v, %v", name, res, err)
 		}
 	}
 
 	modes.set(org, netguard.Public)
 	heard := sent(pa)
-	_, err := run(t, tsA, "echo", `{"text":"hi"}`)
+	_, err := run(t, tsA, "srv__echo", `{"text":"hi"}`)
 	wantContains(t, "call of a turn routed before the switch", errString(err), "network mode of this organisation changed")
 	ts := e.toolset(org, "srv/*")
-	if _, ok := ts.Lookup("echo"); ok {
+	if _, ok := ts.Lookup("srv__echo"); ok {
 		t.Error("echo is still offered to the switched organisation")
 	}
 	wantContains(t, "exclusion", excluded(ts, "srv/*"), "public mode needs an https URL")
@@ -122,7 +122,7 @@ func TestOrgSwitchedToPublic(t *testing.T) {
 	// a new turn and a new registration all reach loopback servers.
 	calls := pb.rpcs("tools/call")
 	for i, ts := range []registry.Toolset{tsB, e.toolset(org2, "srv/*")} {
-		if res, err := run(t, ts, "echo", `{"text":"still"}`); err != nil || res.Content != "echo: still" {
+		if res, err := run(t, ts, "srv__echo", `{"text":"still"}`); err != nil || res.Content != "echo: still" {
 			t.Errorf("%s turn %d after the switch: %+v, %v", org2, i, res, err)
 		}
 	}
@@ -152,7 +152,7 @@ func TestOrgSwitchedBackReconnects(t *testing.T) {
 	e.toolset(org, "srv/*")
 	modes.set(org, netguard.SelfHosted)
 	ts := e.toolset(org, "srv/*")
-	if res, err := run(t, ts, "echo", `{"text":"back"}`); err != nil || res.Content != "echo: back" {
+	if res, err := run(t, ts, "srv__echo", `{"text":"back"}`); err != nil || res.Content != "echo: back" {
 		t.Fatalf("after switching back: %+v, %v", res, err)
 	}
 	if got := p.rpcs("initialize") - inits; got != 1 {
@@ -172,13 +172,13 @@ func TestModeForErrorFailsClosed(t *testing.T) {
 	addEcho(other.srv, "echo")
 	e.add(Registration{Name: "srv", URL: p.URL, Type: store.MCPWebSearch})
 	routed := e.toolset(org, "srv/*")
-	if _, err := run(t, routed, "echo", `{"text":"hi"}`); err != nil {
+	if _, err := run(t, routed, "srv__echo", `{"text":"hi"}`); err != nil {
 		t.Fatalf("before the failure: %v", err)
 	}
 
 	modes.fail(org)
 	heard := sent(p)
-	_, err := run(t, routed, "echo", `{"text":"hi"}`)
+	_, err := run(t, routed, "srv__echo", `{"text":"hi"}`)
 	wantContains(t, "call", errString(err), "the MCP server srv is unavailable: "+errNoMode)
 	wantNotContains(t, "call", errString(err), "settings store is down")
 	if tool.IsInfra(err) {

@@ -22,7 +22,7 @@ const GeneralFamilyPrefix = "mcp:"
 
 // replacement describes the built-in tool a typed server stands in for.
 type replacement struct {
-	builtin string // the built-in tool's name, reserved for the family's own use
+	builtin string // the built-in tool's name, hidden while the server is enabled
 	family  string // the built-in's family, given to the server's tools
 }
 
@@ -50,9 +50,11 @@ type routed struct {
 }
 
 // route decides which listed tools a turn may be offered, and which
-// built-ins they replace. base is the built-in catalog: every name in it is
-// reserved. imp builds a tool for one server's listed tool.
-func route(states []serverState, base *registry.Catalog, imp func(st serverState, t mcpTool, family string, macros []string) (*tool.Tool, error)) routed {
+// built-ins they replace. Every tool is offered under its wire name
+// (WireName), so no two servers compete for a name and no server's tool
+// for a built-in's. base is the built-in catalog. imp builds a tool for
+// one server's listed tool.
+func route(states []serverState, base *registry.Catalog, imp importer) routed {
 	var r routed
 	r.overlay.Hide = map[string]string{}
 	states = slices.Clone(states)
@@ -62,16 +64,7 @@ func route(states []serverState, base *registry.Catalog, imp func(st serverState
 		}
 	}
 	skip := familyConflicts(states, &r)
-	offers := map[string][]string{} // tool name → servers offering it
-	taken := map[string]bool{}      // names imported so far
-	for _, st := range states {
-		if skip[st.reg.ID] || st.conn == nil {
-			continue
-		}
-		for _, name := range distinctNames(st.tools) {
-			offers[name] = append(offers[name], st.reg.Name)
-		}
-	}
+	taken := map[string]string{} // wire name → the server/tool imported under it
 	for _, st := range states {
 		if skip[st.reg.ID] {
 			continue
@@ -86,7 +79,6 @@ func route(states []serverState, base *registry.Catalog, imp func(st serverState
 			// research_web searches and reads with the built-ins; it
 			// would go around the replacement.
 			r.overlay.Hide[researchTool] = reason + " (research_web uses the built-in search and reader)"
-
 		}
 		if st.conn == nil {
 			r.overlay.Dropped = append(r.overlay.Dropped, registry.Exclusion{
@@ -94,47 +86,53 @@ func route(states []serverState, base *registry.Catalog, imp func(st serverState
 			})
 			continue
 		}
-		names := distinctNames(st.tools)
-		macros := map[string][]string{}
-		if typed {
-			macros = familyMacros(st.reg.Type, names)
-		}
-		for _, t := range st.tools {
-			if !slices.Contains(names, t.Name) {
-				continue // a repeated name within one listing counts once
-			}
-			names = slices.DeleteFunc(names, func(n string) bool { return n == t.Name })
-			full := st.reg.Name + "/" + t.Name
-			if by := offers[t.Name]; len(by) > 1 {
-				r.drop(full, "offered by more than one MCP server ("+strings.Join(by, ", ")+")")
-				continue
-			}
-			if _, reserved := base.Lookup(t.Name); reserved && !(typed && t.Name == rep.builtin) {
-				r.drop(full, "the name is reserved by a built-in tool")
-				continue
-			}
-			// A general server's tools get a family of their own, so a
-			// server cannot claim a built-in family ("workspace").
-			family := GeneralFamilyPrefix + st.reg.Name
-			if typed {
-				family = rep.family
-			}
-			if taken[t.Name] {
-				// Unreachable with one tool list per server; server data
-				// must never reach the catalog's duplicate-name panic.
-				r.drop(full, "offered twice")
-				continue
-			}
-			imported, err := imp(st, mcpTool{t}, family, macros[t.Name])
-			if err != nil {
-				r.drop(full, err.Error())
-				continue
-			}
-			taken[t.Name] = true
-			r.overlay.Tools = append(r.overlay.Tools, imported)
-		}
+		r.importServer(st, base, taken, imp)
 	}
 	return r
+}
+
+// importer builds the tool for one listed tool of a server.
+type importer func(st serverState, t mcpTool, family string, macros []string) (*tool.Tool, error)
+
+// importServer adds a connected server's tools to the overlay, each name
+// once, in listing order. A general server's tools get a family of their
+// own, "mcp:<server>", so a server cannot claim a built-in family
+// ("workspace"); a typed server's take the family of the built-in they
+// replace, and its macros name the best-named of them.
+func (r *routed) importServer(st serverState, base *registry.Catalog, taken map[string]string, imp importer) {
+	names := distinctNames(st.tools)
+	family, macros := GeneralFamilyPrefix+st.reg.Name, map[string][]string{}
+	if rep, typed := replacements[st.reg.Type]; typed {
+		family, macros = rep.family, familyMacros(st.reg.Type, names)
+	}
+	seen := make(map[string]bool, len(names))
+	for _, t := range st.tools {
+		if seen[t.Name] {
+			continue // a repeated name within one listing counts once
+		}
+		seen[t.Name] = true
+		full := st.reg.Name + "/" + capText(t.Name, MaxToolNameChars) // as the allowlist names it
+		imported, err := imp(st, mcpTool{t}, family, macros[t.Name])
+		if err != nil {
+			r.drop(full, err.Error())
+			continue
+		}
+		// With wire names neither happens (server parts are distinct and
+		// hold no "__"; no built-in name has one) unless a server lists a
+		// plain name equal to another of its tools' hashed one, or hashes
+		// collide: server data must never reach the catalog's
+		// duplicate-name panic.
+		if by, dup := taken[imported.Name()]; dup {
+			r.drop(full, fmt.Sprintf("its name %s is already taken by %s", imported.Name(), by))
+			continue
+		}
+		if _, builtin := base.Lookup(imported.Name()); builtin {
+			r.drop(full, fmt.Sprintf("its name %s is a built-in tool's", imported.Name()))
+			continue
+		}
+		taken[imported.Name()] = full
+		r.overlay.Tools = append(r.overlay.Tools, imported)
+	}
 }
 
 func (r *routed) drop(name, reason string) {

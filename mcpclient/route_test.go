@@ -40,25 +40,30 @@ func TestMCPToolsAreOptionalAndAllowlisted(t *testing.T) {
 		want  []string
 	}{
 		{nil, []string{"calculate"}},
-		{[]string{"srv/echo"}, []string{"calculate", "echo"}},
-		{[]string{"srv/*"}, []string{"calculate", "echo", "peek"}},
-		{[]string{"srv/peek", "lookup"}, []string{"calculate", "lookup", "peek"}},
-		{[]string{"other/*", "srv/nope", "srv"}, []string{"calculate"}},
+		{[]string{"srv/echo"}, []string{"calculate", "srv__echo"}},
+		{[]string{"srv/*"}, []string{"calculate", "srv__echo", "srv__peek"}},
+		{[]string{"srv/peek", "lookup"}, []string{"calculate", "lookup", "srv__peek"}},
+		// Neither the server's name for a tool nor the wire name admits
+		// it: the allowlist names server tools as server/tool.
+		{[]string{"other/*", "srv/nope", "srv", "echo", "srv__echo"}, []string{"calculate"}},
 	}
 	for _, tc := range tests {
 		ts := cat.Select(facts(tc.allow...))
 		if diff := cmp.Diff(tc.want, ts.Names()); diff != "" {
 			t.Errorf("allow %v (-want +got):\n%s", tc.allow, diff)
 		}
-		if _, in := ts.Lookup("echo"); !in && excluded(ts, "echo") != "not in the agent's allowlist" {
-			t.Errorf("allow %v: echo excluded with %q", tc.allow, excluded(ts, "echo"))
+		if _, in := ts.Lookup("srv__echo"); !in && excluded(ts, "srv__echo") != "not in the agent's allowlist" {
+			t.Errorf("allow %v: srv__echo excluded with %q", tc.allow, excluded(ts, "srv__echo"))
 		}
 	}
-	echo, _ := cat.Lookup("echo")
-	peek, _ := cat.Lookup("peek")
+	echo, _ := cat.Lookup("srv__echo")
+	peek, _ := cat.Lookup("srv__peek")
 	spec := echo.Spec()
 	if diff := cmp.Diff([]string{"srv/echo", "srv/*"}, spec.AllowAs); diff != "" {
 		t.Errorf("AllowAs (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(tool.Origin{Server: "srv", Tool: "echo"}, spec.Origin); diff != "" {
+		t.Errorf("Origin (-want +got):\n%s", diff)
 	}
 	if spec.Access != tool.Write || peek.Spec().Access != tool.Read {
 		t.Errorf("access echo %v, peek %v; want write (no hint), read (read-only hint)", spec.Access, peek.Spec().Access)
@@ -69,81 +74,55 @@ func TestMCPToolsAreOptionalAndAllowlisted(t *testing.T) {
 	if peek.Spec().Description != "Reads." || !strings.Contains(string(echo.Schema()), `"text"`) {
 		t.Errorf("declaration %s / %s", echo.Schema(), peek.Spec().Description)
 	}
-}
-
-func TestNameOfferedByTwoServersDropped(t *testing.T) {
-	e := newEnv(t, nil)
-	a, b := startPeer(t, "a", peerOpts{}), startPeer(t, "b", peerOpts{})
-	addEcho(a.srv, "search")
-	addEcho(a.srv, "only_a")
-	addEcho(b.srv, "search")
-	e.add(Registration{Name: "alpha", URL: a.URL})
-	e.add(Registration{Name: "beta", URL: b.URL})
-	cat, tr := e.overlaid()
-	want := []registry.Exclusion{
-		{Name: "alpha/search", Reason: "offered by more than one MCP server (alpha, beta)"},
-		{Name: "beta/search", Reason: "offered by more than one MCP server (alpha, beta)"},
-	}
-	if diff := cmp.Diff(want, tr.Overlay.Dropped); diff != "" {
-		t.Errorf("dropped (-want +got):\n%s", diff)
-	}
-	ts := cat.Select(facts("alpha/*", "beta/*", "search"))
-	if diff := cmp.Diff([]string{"calculate", "only_a"}, ts.Names()); diff != "" {
-		t.Errorf("toolset (-want +got):\n%s", diff)
-	}
-	if excluded(ts, "alpha/search") == "" || excluded(ts, "beta/search") == "" {
-		t.Errorf("Excluded() lacks the collision: %v", ts.Excluded())
+	if res, err := run(t, cat.Select(facts("srv/*")), "srv__echo", `{"text":"hi"}`); err != nil || res.Content != "echo: hi" {
+		t.Errorf("srv__echo ran %+v, %v; want the server's echo", res, err)
 	}
 }
 
-func TestBuiltinNamesReserved(t *testing.T) {
+// TestBuiltinNamesNamespaced: a server's tools named like built-ins
+// (calculate, lookup, web_search, fetch_url) are offered under their wire
+// names beside the built-ins, which keep their own names and handlers.
+func TestBuiltinNamesNamespaced(t *testing.T) {
 	e := newEnv(t, nil)
 	general, searcher, fetcher := startPeer(t, "g", peerOpts{}), startPeer(t, "s", peerOpts{}), startPeer(t, "f", peerOpts{})
 	for _, n := range []string{"calculate", "mine", "web_search"} {
 		addEcho(general.srv, n)
 	}
-	addEcho(searcher.srv, "web_search") // its family's own name
-	addEcho(searcher.srv, "lookup")     // another built-in's
-	addEcho(fetcher.srv, "fetch_url")   // its family's own name
+	addEcho(searcher.srv, "web_search")
+	addEcho(searcher.srv, "lookup")
+	addEcho(fetcher.srv, "fetch_url")
 	e.add(Registration{Name: "gen", URL: general.URL})
 	e.add(Registration{Name: "srch", URL: searcher.URL, Type: "web_search"})
 	e.add(Registration{Name: "ftch", URL: fetcher.URL, Type: "url_fetcher"})
-	_, tr := e.overlaid()
-
-	reserved := "the name is reserved by a built-in tool"
-	collision := "offered by more than one MCP server (gen, srch)"
-	want := []registry.Exclusion{
-		{Name: "gen/calculate", Reason: reserved},
-		{Name: "gen/web_search", Reason: collision},
-		{Name: "srch/lookup", Reason: reserved},
-		{Name: "srch/web_search", Reason: collision},
+	cat, tr := e.overlaid()
+	if len(tr.Overlay.Dropped) != 0 {
+		t.Errorf("dropped %v, want none", tr.Overlay.Dropped)
 	}
-	if diff := cmp.Diff(want, tr.Overlay.Dropped); diff != "" {
-		t.Errorf("dropped (-want +got):\n%s", diff)
-	}
-	cat := builtins().With(tr.Overlay)
-	ts := cat.Select(facts("gen/*", "srch/*", "ftch/*"))
-	if diff := cmp.Diff([]string{"calculate", "fetch_url", "mine"}, ts.Names()); diff != "" {
+	ts := cat.Select(facts("gen/*", "srch/*", "ftch/*", "lookup"))
+	want := []string{"calculate", "lookup", "ftch__fetch_url", "gen__calculate", "gen__mine", "gen__web_search", "srch__lookup", "srch__web_search"}
+	if diff := cmp.Diff(want, ts.Names()); diff != "" {
 		t.Errorf("toolset (-want +got):\n%s", diff)
 	}
-
-	// Without the general server, the web_search server keeps its own name.
-	if err := e.svc.SetEnabled(context.Background(), org, "gen", false); err != nil {
-		t.Fatal(err)
-	}
-	cat, _ = e.overlaid()
-	ts = cat.Select(facts("srch/*", "ftch/*"))
-	if diff := cmp.Diff([]string{"calculate", "fetch_url", "web_search"}, ts.Names()); diff != "" {
-		t.Errorf("toolset (-want +got):\n%s", diff)
-	}
-	if got := excluded(ts, "srch/lookup"); got != reserved {
-		t.Errorf("srch/lookup excluded with %q", got)
-	}
-	for name, want := range map[string]string{"web_search": "web_search: q", "fetch_url": "fetch_url: q"} {
+	for name, want := range map[string]string{
+		"calculate": "built-in calculate", "lookup": "built-in lookup",
+		"gen__calculate": "calculate: q", "gen__web_search": "web_search: q",
+		"srch__web_search": "web_search: q", "srch__lookup": "lookup: q", "ftch__fetch_url": "fetch_url: q",
+	} {
 		res, err := run(t, ts, name, `{"text":"q"}`)
 		if err != nil || res.Content != want {
-			t.Errorf("%s ran %+v, %v; want the MCP server's, not the built-in", name, res, err)
+			t.Errorf("%s ran %+v, %v; want %q", name, res, err, want)
 		}
+	}
+	macros := ts.Macros()
+	if macros["web_search_tool"] != "srch__web_search" || macros["url_fetch_tool"] != "ftch__fetch_url" {
+		t.Errorf("macros %v; want the replacements' wire names", macros)
+	}
+	families := map[string]string{}
+	for _, tl := range ts.Tools() {
+		families[tl.Name()] = tl.Family()
+	}
+	if families["srch__lookup"] != "web_search" || families["ftch__fetch_url"] != "url_fetch" || families["gen__web_search"] != "mcp:gen" {
+		t.Errorf("families %v", families)
 	}
 }
 
@@ -163,15 +142,15 @@ func TestWebSearchServerReplacesBuiltin(t *testing.T) {
 		t.Errorf("hidden (-want +got):\n%s", diff)
 	}
 	ts := cat.Select(facts("web_search"))
-	if diff := cmp.Diff([]string{"calculate", "brave_web_search", "fetch_page", "image_search"}, ts.Names()); diff != "" {
+	if diff := cmp.Diff([]string{"calculate", "brave__brave_web_search", "brave__fetch_page", "brave__image_search"}, ts.Names()); diff != "" {
 		t.Errorf("the family allowlist entry admits (-want +got):\n%s", diff)
 	}
 	if got := ts.Excluded()[0]; got != (registry.Exclusion{Name: "web_search", Reason: "replaced by MCP server brave"}) {
 		t.Errorf("first exclusion %+v", got)
 	}
 	wantMacros := map[string]string{
-		"web_search_tool": "brave_web_search", "image_search_tool": "image_search",
-		"video_search_tool": "brave_web_search", "news_search_tool": "brave_web_search",
+		"web_search_tool": "brave__brave_web_search", "image_search_tool": "brave__image_search",
+		"video_search_tool": "brave__brave_web_search", "news_search_tool": "brave__brave_web_search",
 		"url_fetch_tool": "fetch_url", "url_metadata_tool": "fetch_url",
 	}
 	if diff := cmp.Diff(wantMacros, ts.Macros()); diff != "" {
@@ -199,11 +178,11 @@ func TestURLFetcherServerReplacesBuiltin(t *testing.T) {
 		t.Errorf("fetch_url hidden with %q", got)
 	}
 	ts := cat.Select(facts("url_fetch"))
-	if diff := cmp.Diff([]string{"calculate", "get_metadata", "read_page", "search"}, ts.Names()); diff != "" {
+	if diff := cmp.Diff([]string{"calculate", "reader__get_metadata", "reader__read_page", "reader__search"}, ts.Names()); diff != "" {
 		t.Errorf("toolset (-want +got):\n%s", diff)
 	}
 	macros := ts.Macros()
-	if macros["url_fetch_tool"] != "read_page" || macros["url_metadata_tool"] != "get_metadata" || macros["web_search_tool"] != "web_search" {
+	if macros["url_fetch_tool"] != "reader__read_page" || macros["url_metadata_tool"] != "reader__get_metadata" || macros["web_search_tool"] != "web_search" {
 		t.Errorf("macros %v", macros)
 	}
 }
@@ -228,9 +207,9 @@ func TestUnavailableReplacementNeverFallsBack(t *testing.T) {
 	}
 }
 
-// TestInvalidToolsDropped: names a provider would refuse and schemas that
-// are not object schemas are dropped with a reason; long descriptions are
-// cut.
+// TestInvalidToolsDropped: schemas that are not object schemas, or are too
+// large, are dropped with a reason; long descriptions are cut. (Names are
+// never a reason: see TestOddToolNamesReachTheirTools.)
 func TestInvalidToolsDropped(t *testing.T) {
 	e := newEnv(t, nil)
 	// The SDK refuses to register a non-object schema, so the server's
@@ -248,19 +227,12 @@ func TestInvalidToolsDropped(t *testing.T) {
 			return res, err
 		}
 	}})
-	addEcho(p.srv, "has.dot")
-	addEcho(p.srv, "has space")
-	addEcho(p.srv, strings.Repeat("n", 65))
 	addEcho(p.srv, "ok")
 	addRaw(p.srv, &mcp.Tool{Name: "wordy", Description: strings.Repeat("ü", 5000)}, nil)
 	e.add(Registration{Name: "srv", URL: p.URL})
 	cat, tr := e.overlaid()
 
-	badName := "name is not usable by model providers (letters, digits, _ and -, at most 64)"
 	want := []registry.Exclusion{
-		{Name: "srv/has.dot", Reason: badName},
-		{Name: "srv/has space", Reason: badName},
-		{Name: "srv/" + strings.Repeat("n", 65), Reason: badName},
 		{Name: "srv/flat", Reason: "input schema root is not an object schema"},
 		{Name: "srv/huge", Reason: "input schema is larger than 16384 bytes"},
 	}
@@ -273,10 +245,10 @@ func TestInvalidToolsDropped(t *testing.T) {
 		t.Errorf("dropped (-want +got):\n%s", diff)
 	}
 	ts := cat.Select(facts("srv/*"))
-	if diff := cmp.Diff([]string{"calculate", "ok", "wordy"}, ts.Names()); diff != "" {
+	if diff := cmp.Diff([]string{"calculate", "srv__ok", "srv__wordy"}, ts.Names()); diff != "" {
 		t.Errorf("toolset (-want +got):\n%s", diff)
 	}
-	wordy, _ := ts.Lookup("wordy")
+	wordy, _ := ts.Lookup("srv__wordy")
 	if n := utf8.RuneCountInString(wordy.Spec().Description); n != MaxDescriptionChars {
 		t.Errorf("description of %d characters, want %d", n, MaxDescriptionChars)
 	}
@@ -318,11 +290,11 @@ func TestResultsRendered(t *testing.T) {
 		"structured": {Content: `{"a":1,"b":2}`},
 		"empty":      {Content: "(no content)"},
 		"failed":     {Content: "quota exceeded", IsError: true},
-		"silent":     {Content: "silent failed without saying why", IsError: true},
+		"silent":     {Content: "srv__silent failed without saying why", IsError: true},
 		"long":       {Content: strings.Repeat("x", MaxResultChars) + "\n[result cut at 200000 characters]"},
 	}
 	for name, w := range want {
-		got, err := run(t, ts, name, `{}`)
+		got, err := run(t, ts, "srv__"+name, `{}`)
 		if err != nil {
 			t.Errorf("%s: %v", name, err)
 			continue
@@ -371,13 +343,13 @@ func TestURLArgumentsVetted(t *testing.T) {
 		`{"url":"https://example.com/","urls":["https://example.org/","http://[fd00:ec2::254]/"]}`,
 	}
 	for _, args := range refused {
-		_, err := run(t, ts, "fetch", args)
+		_, err := run(t, ts, "srv__fetch", args)
 		wantContains(t, "error for "+args, errString(err), "blocked")
 	}
 	if n := p.rpcs("tools/call"); n != 0 {
 		t.Errorf("the server got %d calls with refused URLs", n)
 	}
-	res, err := run(t, ts, "fetch", `{"url":"http://127.0.0.1:9/page","note":"http://169.254.169.254/ is only text"}`)
+	res, err := run(t, ts, "srv__fetch", `{"url":"http://127.0.0.1:9/page","note":"http://169.254.169.254/ is only text"}`)
 	if err != nil || res.Content != "fetched http://127.0.0.1:9/page" {
 		t.Errorf("allowed URL: %+v, %v", res, err)
 	}
@@ -496,7 +468,7 @@ func TestFamilyConflict(t *testing.T) {
 		t.Errorf("hidden %v: the built-in must stay", r.overlay.Hide)
 	}
 	ts := builtins().With(r.overlay).Select(facts("web_search", "plain/*"))
-	if diff := cmp.Diff([]string{"calculate", "web_search", "mine"}, ts.Names()); diff != "" {
+	if diff := cmp.Diff([]string{"calculate", "web_search", "plain__mine"}, ts.Names()); diff != "" {
 		t.Errorf("toolset (-want +got):\n%s", diff)
 	}
 }
@@ -527,8 +499,9 @@ func TestBestName(t *testing.T) {
 }
 
 // TestRouteReadsEachToolListOnce: a server's tool list changing while a
-// turn routes (another turn refreshed the shared connection) cannot make
-// two servers offer one name to the catalog, which would panic.
+// turn routes (another turn refreshed the shared connection) does not
+// change what the turn routes from it, and cannot reach the catalog's
+// duplicate-name panic.
 func TestRouteReadsEachToolListOnce(t *testing.T) {
 	conn := func(names ...string) *Conn {
 		c := &Conn{}
@@ -555,7 +528,7 @@ func TestRouteReadsEachToolListOnce(t *testing.T) {
 	for _, tl := range r.overlay.Tools {
 		names = append(names, tl.Name())
 	}
-	if diff := cmp.Diff([]string{"alpha", "shared"}, names); diff != "" {
+	if diff := cmp.Diff([]string{"a__alpha", "b__shared"}, names); diff != "" {
 		t.Errorf("routed tools (-want +got):\n%s", diff)
 	}
 	builtins().With(r.overlay) // must not panic

@@ -455,7 +455,7 @@ func (s *Service) refreshSnapshot(reg store.MCPServer, names []string) {
 // n: its URL arguments are vetted under n's mode, and its calls refused
 // once the organisation's mode is no longer n's. n is nil only when no
 // server connected, and then the importer is never called.
-func (s *Service) importer(n *network) func(st serverState, t mcpTool, family string, macros []string) (*tool.Tool, error) {
+func (s *Service) importer(n *network) importer {
 	return func(st serverState, t mcpTool, family string, macros []string) (*tool.Tool, error) {
 		reg, name := st.reg, t.Name
 		return importTool(t.Tool, importSpec{

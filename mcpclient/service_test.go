@@ -347,7 +347,7 @@ func TestDisableClosesAndHides(t *testing.T) {
 	addEcho(p.srv, "echo")
 	e.add(Registration{Name: "a", URL: p.URL})
 	ts := builtins().With(e.overlay(builtins()).Overlay).Select(facts("a/*"))
-	if _, ok := ts.Lookup("echo"); !ok {
+	if _, ok := ts.Lookup("a__echo"); !ok {
 		t.Fatalf("echo not offered: %v", ts.Excluded())
 	}
 	before := p.count(func(s seen) bool { return s.Method == http.MethodDelete })
@@ -358,14 +358,14 @@ func TestDisableClosesAndHides(t *testing.T) {
 		t.Errorf("disabling ended %d sessions, want 1", got-before)
 	}
 	ts = builtins().With(e.overlay(builtins()).Overlay).Select(facts("a/*"))
-	if _, ok := ts.Lookup("echo"); ok {
+	if _, ok := ts.Lookup("a__echo"); ok {
 		t.Error("a disabled server's tool is offered")
 	}
 	if err := e.svc.SetEnabled(context.Background(), org, "a", true); err != nil {
 		t.Fatal(err)
 	}
 	ts = builtins().With(e.overlay(builtins()).Overlay).Select(facts("a/*"))
-	if _, ok := ts.Lookup("echo"); !ok {
+	if _, ok := ts.Lookup("a__echo"); !ok {
 		t.Errorf("re-enabled server's tool not offered: %v", ts.Excluded())
 	}
 	refusal(t, e.svc.SetEnabled(context.Background(), org, "nope", true), `no server named "nope"`)
@@ -449,7 +449,7 @@ func TestSnapshotRefreshOnListChanged(t *testing.T) {
 		t.Errorf("%d initializations, want 2 (Add's and the pooled one reused)", got)
 	}
 	ts := builtins().With(tr.Overlay).Select(facts("s/*"))
-	if diff := cmp.Diff([]string{"calculate", "c"}, ts.Names()); diff != "" {
+	if diff := cmp.Diff([]string{"calculate", "s__c"}, ts.Names()); diff != "" {
 		t.Errorf("toolset after the change (-want +got):\n%s", diff)
 	}
 	e.svc.Close()
@@ -500,7 +500,7 @@ func TestListChangedDuringListing(t *testing.T) {
 	// again.
 	for i := range 2 {
 		ts := builtins().With(e.overlay(builtins()).Overlay).Select(facts("s/*"))
-		if diff := cmp.Diff([]string{"calculate", "early", "late"}, ts.Names()); diff != "" {
+		if diff := cmp.Diff([]string{"calculate", "s__early", "s__late"}, ts.Names()); diff != "" {
 			t.Errorf("toolset %d after the announced change (-want +got):\n%s", i, diff)
 		}
 	}
@@ -515,7 +515,7 @@ func TestCallReverifiesRegistration(t *testing.T) {
 	addEcho(p.srv, "echo")
 	e.add(Registration{Name: "a", URL: p.URL})
 	ts := builtins().With(e.overlay(builtins()).Overlay).Select(facts("a/echo"))
-	res, err := run(t, ts, "echo", `{"text":"hi"}`)
+	res, err := run(t, ts, "a__echo", `{"text":"hi"}`)
 	if err != nil || res.Content != "echo: hi" {
 		t.Fatalf("call = %+v, %v", res, err)
 	}
@@ -524,17 +524,17 @@ func TestCallReverifiesRegistration(t *testing.T) {
 	if err := e.svc.SetEnabled(context.Background(), org, "a", false); err != nil {
 		t.Fatal(err)
 	}
-	_, err = run(t, ts, "echo", `{"text":"hi"}`)
+	_, err = run(t, ts, "a__echo", `{"text":"hi"}`)
 	wantContains(t, "error", errString(err), "the MCP server a is disabled")
 
 	if err := e.svc.Remove(context.Background(), org, "a", true); err != nil {
 		t.Fatal(err)
 	}
-	_, err = run(t, ts, "echo", `{"text":"hi"}`)
+	_, err = run(t, ts, "a__echo", `{"text":"hi"}`)
 	wantContains(t, "error", errString(err), "the MCP server a was removed")
 
 	e.add(Registration{Name: "a", URL: p.URL}) // same name, new row
-	_, err = run(t, ts, "echo", `{"text":"hi"}`)
+	_, err = run(t, ts, "a__echo", `{"text":"hi"}`)
 	wantContains(t, "error", errString(err), "changed since this turn started")
 
 	if got := p.rpcs("tools/call"); got != calls {

@@ -21,18 +21,22 @@ const (
 	MaxDescriptionChars = 2048
 	// MaxSchemaBytes caps an imported tool's serialised input schema.
 	MaxSchemaBytes = 16 << 10
+	// MaxToolNameChars caps a listed tool's name, as the MCP
+	// specification does; a longer one is not offered.
+	MaxToolNameChars = 128
 	// MaxResultChars caps the text of one call's result (dispatch then
 	// stores anything over its threshold and shows a preview).
 	MaxResultChars = 200_000
 )
 
-// callFunc runs one call of an imported tool on its server.
+// callFunc runs one call of an imported tool on its server, under the
+// tool's real name.
 type callFunc func(ctx context.Context, args json.RawMessage) (*mcp.CallToolResult, error)
 
 // importSpec is what importTool needs besides the listed tool.
 type importSpec struct {
 	server string // registration name
-	family string // built-in family a typed server stands in for, else ""
+	family string // the tools' family: mcp:<server>, or the built-in's a typed server replaces
 	macros []string
 	call   callFunc
 	// checkArgs vets arguments before the call (URL arguments against the
@@ -41,16 +45,22 @@ type importSpec struct {
 	timeout   time.Duration
 }
 
-// importTool turns a listed MCP tool into a Quiver tool. The error says why
-// the tool cannot be offered (name, schema); it names no secret.
+// importTool turns a listed MCP tool into a Quiver tool named
+// WireName(server, tool name), whose calls reach the server's tool under
+// its real name. The error says why the tool cannot be offered (its
+// schema); it names no secret.
 func importTool(t *mcp.Tool, s importSpec) (*tool.Tool, error) {
-	if !tool.ValidRawName(t.Name) {
-		return nil, errors.New("name is not usable by model providers (letters, digits, _ and -, at most 64)")
+	switch {
+	case t.Name == "":
+		return nil, errors.New("the tool has no name")
+	case utf8.RuneCountInString(t.Name) > MaxToolNameChars:
+		return nil, fmt.Errorf("name is longer than %d characters (the MCP limit)", MaxToolNameChars)
 	}
 	schema, err := importSchema(t.InputSchema)
 	if err != nil {
 		return nil, err
 	}
+	wire := WireName(s.server, t.Name)
 	desc := capText(strings.TrimSpace(t.Description), MaxDescriptionChars)
 	if desc == "" {
 		desc = fmt.Sprintf("Tool %s of the MCP server %s.", t.Name, s.server)
@@ -60,15 +70,15 @@ func importTool(t *mcp.Tool, s importSpec) (*tool.Tool, error) {
 		access = tool.Read
 	}
 	spec := tool.Spec{
-		Name:        t.Name,
+		Name:        wire,
 		Family:      s.family,
 		Macros:      s.macros,
 		Description: desc,
 		Access:      access,
 		AllowAs:     []string{s.server + "/" + t.Name, s.server + "/*"},
+		Origin:      tool.Origin{Server: s.server, Tool: t.Name},
 		Timeout:     s.timeout,
 	}
-	name := t.Name
 	return tool.Import(spec, schema, func(ctx context.Context, _ tool.Scope, args json.RawMessage) (tool.Result, error) {
 		if s.checkArgs != nil {
 			if err := s.checkArgs(ctx, args); err != nil {
@@ -79,7 +89,7 @@ func importTool(t *mcp.Tool, s importSpec) (*tool.Tool, error) {
 		if err != nil {
 			return tool.Result{}, err
 		}
-		return renderResult(name, res), nil
+		return renderResult(wire, res), nil
 	})
 }
 

@@ -91,9 +91,23 @@ type Spec struct {
 	// A tool with AllowAs entries is not admitted by its bare name. Nil
 	// means none (the name and family admit the tool).
 	AllowAs []string
+	// Origin names the tool behind an imported one: the MCP server and the
+	// tool's own name there, which may differ from Name (the name the model
+	// calls; see mcpclient.WireName). Inspectors show it; the handler
+	// carries the real name itself. The zero value (no Server) means one
+	// of Quiver's own tools.
+	Origin Origin
 	// Tune, when set, adjusts the schema inferred from the input type (enums,
 	// bounds, defaults). It runs once, at construction.
 	Tune func(*jsonschema.Schema)
+}
+
+// Origin is where an imported tool comes from.
+type Origin struct {
+	// Server is the registration name of the MCP server.
+	Server string `json:"server"`
+	// Tool is the tool's name as the server lists it.
+	Tool string `json:"tool"`
 }
 
 // Scope is what a call may reach, taken from the turn and never from the

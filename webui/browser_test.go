@@ -429,10 +429,14 @@ func TestInspectorShowsExcludedToolWithReason(t *testing.T) {
 	if d := cmp.Diff(want, rows); d != "" {
 		t.Errorf("excluded tools (-want +got):\n%s", d)
 	}
-	b.WaitText(`#ins-tools`, "Declared tools (1)")
+	b.WaitText(`#ins-tools`, "Declared tools (2)")
 	b.WaitText(`.tools-table`, "calculate")
 	if got := eval[[]string](b, `[...document.querySelectorAll('.tools-table tbody th .why')].map(e => e.textContent)`); !cmp.Equal(got, []string{"always-on: kept by deliberate tool mode"}) {
 		t.Errorf("why calculate is declared: %q", got)
+	}
+	// An MCP tool shows which server and tool its name maps to.
+	if got := eval[[]string](b, `[...document.querySelectorAll('.tools-table tbody th .origin')].map(e => e.textContent)`); !cmp.Equal(got, []string{"MCP server docs, tool search_docs"}) {
+		t.Errorf("MCP origins shown: %q", got)
 	}
 	b.WaitText(`.inspection`, "what is")                                    // the Deliberate Tool Mode match
 	b.WaitText(`.inspection`, "{user_department} is empty for this caller") // a warning
@@ -460,14 +464,16 @@ func TestMCPServersAddEnableDelete(t *testing.T) {
 	b := newBrowser(t, newStubAPI())
 	b.login()
 	b.open("#/mcp", `tr[data-server="docs"]`)
-	b.WaitText(`tr[data-server="docs"]`, "search_docs")
+	b.WaitText(`tr[data-server="docs"]`, "docs__search_docs")
 	type row struct{ Status, Token, Tools string }
 	rowOf := func(name string) row {
 		return eval[row](b, fmt.Sprintf(`(() => { const r = document.querySelector('tr[data-server=%q]');
 			const cell = (l) => r.querySelector('[data-label="' + l + '"]').textContent.replace(l, '');
 			return { Status: cell('Status'), Token: cell('Token'), Tools: r.querySelector('[data-label="Tools"] ul, [data-label="Tools"] span').textContent }; })()`, name))
 	}
-	if d := cmp.Diff(row{"Enabled", "Set", "search_docsread_page"}, rowOf("docs")); d != "" {
+	// Each tool by the name models call it; a sanitised one with the
+	// server's name for it.
+	if d := cmp.Diff(row{"Enabled", "Set", "docs__search_docsdocs__read_pagedocs__page_get_1faa9758 (page.get)"}, rowOf("docs")); d != "" {
 		t.Errorf("docs row (-want +got):\n%s", d)
 	}
 	if d := cmp.Diff(row{"Disabled", "Not set", "Discovery unknown"}, rowOf("legacy")); d != "" {

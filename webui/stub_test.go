@@ -14,6 +14,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/quiverhq/quiver/mcpclient"
 	"github.com/quiverhq/quiver/webui"
 )
 
@@ -35,16 +36,17 @@ const (
 )
 
 type stubServer struct {
-	Name         string   `json:"name"`
-	URL          string   `json:"url"`
-	Type         string   `json:"type"`
-	Enabled      bool     `json:"enabled"`
-	Token        string   `json:"token"`
-	Discovery    string   `json:"discovery"`
-	Tools        []string `json:"tools"`
-	CreatedAt    string   `json:"created_at"`
-	UpdatedAt    string   `json:"updated_at"`
-	DiscoveredAt string   `json:"discovered_at,omitempty"`
+	Name         string               `json:"name"`
+	URL          string               `json:"url"`
+	Type         string               `json:"type"`
+	Enabled      bool                 `json:"enabled"`
+	Token        string               `json:"token"`
+	Discovery    string               `json:"discovery"`
+	Tools        []string             `json:"tools"`
+	Names        []mcpclient.ToolName `json:"names"`
+	CreatedAt    string               `json:"created_at"`
+	UpdatedAt    string               `json:"updated_at"`
+	DiscoveredAt string               `json:"discovered_at,omitempty"`
 }
 
 type stubAPI struct {
@@ -79,10 +81,11 @@ func newStubAPI() *stubAPI {
 		mux: http.NewServeMux(),
 		servers: []stubServer{
 			{Name: "docs", URL: "https://docs.example/mcp", Type: "general", Enabled: true, Token: "set",
-				Discovery: "discovered", Tools: []string{"search_docs", "read_page"},
+				Discovery: "discovered", Tools: []string{"search_docs", "read_page", "page.get"},
+				Names:     mcpclient.WireNames("docs", []string{"search_docs", "read_page", "page.get"}),
 				CreatedAt: "2026-01-02T10:00:00Z", UpdatedAt: "2026-01-02T10:00:00Z", DiscoveredAt: "2026-01-02T10:00:00Z"},
 			{Name: "legacy", URL: "http://10.0.0.7:9000/mcp", Type: "web_search", Enabled: false, Token: "not set",
-				Discovery: "unknown", Tools: []string{}, CreatedAt: "2026-01-03T10:00:00Z", UpdatedAt: "2026-01-03T10:00:00Z"},
+				Discovery: "unknown", Tools: []string{}, Names: []mcpclient.ToolName{}, CreatedAt: "2026-01-03T10:00:00Z", UpdatedAt: "2026-01-03T10:00:00Z"},
 		},
 		agents: map[string]string{
 			"assistant": "name: assistant\nmodel: openai:gpt-4.1-mini\nprompt: |\n  You are Acme's internal assistant.\ntools: [web_search]\n",
@@ -408,8 +411,10 @@ func (s *stubAPI) inspect(w http.ResponseWriter, r *http.Request) {
 		"context": "Caller: Ana Lima (Finance, Acme)\nTime: 2026-01-05 16:00 Asia/Ho_Chi_Minh",
 		"tools": []any{
 			map[string]any{"name": "calculate", "description": "Evaluate an arithmetic expression exactly.", "parameters": params},
+			map[string]any{"name": "docs__search_docs", "description": "Searches the docs.", "parameters": params},
 		},
-		"sizes": map[string]any{"definitions_chars": 2900, "always_paid_chars": 2400, "system_chars": 64, "context_chars": 70},
+		"origins": []any{map[string]any{"name": "docs__search_docs", "server": "docs", "tool": "search_docs"}},
+		"sizes":   map[string]any{"definitions_chars": 2900, "always_paid_chars": 2400, "system_chars": 64, "context_chars": 70},
 		"excluded": []any{
 			map[string]any{"name": "web_search", "reason": "Deliberate Tool Mode: the message asks for no web search"},
 			map[string]any{"name": "memory_save", "reason": "memory: switch off"},
@@ -510,7 +515,7 @@ func (s *stubAPI) addServer(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	srv := stubServer{Name: str(b, "name"), URL: u.String(), Type: str(b, "type"), Enabled: true, Token: "not set",
-		Discovery: "none", Tools: []string{}, CreatedAt: "2026-01-06T10:00:00Z", UpdatedAt: "2026-01-06T10:00:00Z",
+		Discovery: "none", Tools: []string{}, Names: []mcpclient.ToolName{}, CreatedAt: "2026-01-06T10:00:00Z", UpdatedAt: "2026-01-06T10:00:00Z",
 		DiscoveredAt: "2026-01-06T10:00:00Z"}
 	if str(b, "token") != "" {
 		srv.Token = "set"

@@ -170,7 +170,7 @@ func (a *apiEngine) Inspect(ctx context.Context, c httpapi.Caller, conversationI
 		Model:  start.Facts.Model.Provider + ":" + start.Facts.Model.Name,
 		System: start.Request.System, Context: start.Request.Context, Tools: start.Request.Tools,
 		Sizes: start.Request.Sizes, Excluded: excluded, Warnings: warnings,
-		Intent: []httpapi.IntentMatch{}, Declared: []intent.Declared{},
+		Intent: []httpapi.IntentMatch{}, Declared: []intent.Declared{}, Origins: origins(start.Toolset),
 	}
 	if out.Excluded == nil {
 		out.Excluded = []registry.Exclusion{}
@@ -182,6 +182,18 @@ func (a *apiEngine) Inspect(ctx context.Context, c httpapi.Caller, conversationI
 		out.Intent = append(out.Intent, httpapi.IntentMatch{Family: m.Target, Trigger: m.Trigger, Source: m.Source})
 	}
 	return out, nil
+}
+
+// origins maps the set's MCP tools, in declaration order, to their servers
+// and their names there; never nil.
+func origins(ts registry.Toolset) []httpapi.ToolOrigin {
+	out := []httpapi.ToolOrigin{}
+	for _, t := range ts.Tools() {
+		if o := t.Spec().Origin; o.Server != "" {
+			out = append(out, httpapi.ToolOrigin{Name: t.Name(), Server: o.Server, Tool: o.Tool})
+		}
+	}
+	return out
 }
 
 // pastStart rebuilds a stored turn of the conversation for the inspector:
@@ -253,10 +265,14 @@ func (a *apiEngine) Catalog(ctx context.Context, c httpapi.Caller) (httpapi.Cata
 	}
 	for _, t := range cat.Tools() {
 		sp := t.Spec()
-		out.Tools = append(out.Tools, httpapi.ToolView{
+		v := httpapi.ToolView{
 			Name: sp.Name, Family: t.Family(), Description: sp.Description, Access: sp.Access.String(),
 			AlwaysOn: sp.AlwaysOn, Chars: t.DeclarationChars(),
-		})
+		}
+		if sp.Origin.Server != "" {
+			v.Server, v.ServerTool = sp.Origin.Server, sp.Origin.Tool
+		}
+		out.Tools = append(out.Tools, v)
 	}
 	return out, nil
 }

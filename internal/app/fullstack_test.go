@@ -261,7 +261,7 @@ func fullStackMCP(t *testing.T, b *browsertest.Browser, peer *fullStackPeer) {
 		const cell = (l) => r.querySelector('[data-label="' + l + '"]').textContent;
 		return { URL: cell('URL'), Status: cell('Status'), Token: cell('Token'),
 			Tools: [...r.querySelectorAll('[data-label="Tools"] li')].map(li => li.textContent) }; })()`)
-	if d := cmp.Diff(row{URL: peer.URL, Status: "Enabled", Token: "Not set", Tools: []string{"echo", "lookup_order"}}, got); d != "" {
+	if d := cmp.Diff(row{URL: peer.URL, Status: "Enabled", Token: "Not set", Tools: []string{"localtools__echo", "localtools__lookup_order"}}, got); d != "" {
 		t.Errorf("server row (-want +got):\n%s", d)
 	}
 	if peer.hits.Load() == 0 {

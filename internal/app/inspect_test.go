@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/quiverhq/quiver/httpapi"
 	"github.com/quiverhq/quiver/llm/llmtest"
 	"github.com/quiverhq/quiver/store/sqlite"
 )
@@ -17,6 +18,7 @@ import (
 type inspection struct {
 	TurnID   string                          `json:"turn_id"`
 	Tools    []struct{ Name string }         `json:"tools"`
+	Origins  []httpapi.ToolOrigin            `json:"origins"`
 	Excluded []struct{ Name, Reason string } `json:"excluded"`
 }
 

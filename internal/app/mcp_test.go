@@ -15,10 +15,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/quiverhq/quiver/internal/app"
 	"github.com/quiverhq/quiver/internal/clock"
+	"github.com/quiverhq/quiver/mcpclient"
 	"github.com/quiverhq/quiver/store/sqlite"
 )
 
@@ -128,8 +130,8 @@ func TestMCPAdminLifecycle(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("add: exit %d: %s", code, stderr)
 	}
-	if !strings.Contains(out, "echo, web_search") {
-		t.Errorf("add output %q does not list the discovered tools", out)
+	if !strings.Contains(out, "search__echo, search__web_search") {
+		t.Errorf("add output %q does not list the discovered tools by their wire names", out)
 	}
 	for _, a := range peer.auths.Load().([]string) {
 		if a != "Bearer s3cret-token-value" {
@@ -163,6 +165,10 @@ func TestMCPAdminLifecycle(t *testing.T) {
 	if len(views) != 1 || views[0].Token != "set" || !views[0].Enabled || views[0].Type != "web_search" || views[0].Discovery != "echo, web_search" {
 		t.Fatalf("list: %+v", views)
 	}
+	wantNames := []mcpclient.ToolName{{Name: "search__echo", Tool: "echo"}, {Name: "search__web_search", Tool: "web_search"}}
+	if diff := cmp.Diff(wantNames, views[0].Names); diff != "" {
+		t.Errorf("list names (-want +got):\n%s", diff)
+	}
 
 	// The stored token is sealed, not the plaintext.
 	db, err := os.ReadFile(filepath.Join(data, "quiver.db"))
@@ -171,15 +177,20 @@ func TestMCPAdminLifecycle(t *testing.T) {
 	}
 
 	// A turn's call reaches the server's web_search, which replaced the
-	// built-in; the agent allows web_search.
+	// built-in (left out, so the bare name is refused); the agent allows
+	// web_search, the family the server's tools take.
 	agentPath := writeConfig(t, t.TempDir(), "name: a\nmodel: openai:gpt-4.1-mini\ntools: [web_search, search/echo]\n")
-	code, out, stderr = runEnv(t, data, vars, "", "call", "web_search", "--agent", agentPath, "--args", `{"text":"quiver"}`, "--config", cfg)
+	code, out, stderr = runEnv(t, data, vars, "", "call", "search__web_search", "--agent", agentPath, "--args", `{"text":"quiver"}`, "--config", cfg)
 	if code != 0 || !strings.Contains(out, "found: quiver") {
-		t.Fatalf("call web_search: exit %d, out %q, err %q", code, out, stderr)
+		t.Fatalf("call search__web_search: exit %d, out %q, err %q", code, out, stderr)
 	}
-	code, out, _ = runEnv(t, data, vars, "", "call", "echo", "--agent", agentPath, "--args", `{"text":"hi"}`, "--config", cfg)
+	code, out, _ = runEnv(t, data, vars, "", "call", "web_search", "--agent", agentPath, "--args", `{"query":"quiver"}`, "--config", cfg)
+	if code != 1 || !strings.Contains(out, `Tool "web_search" is not available.`) {
+		t.Fatalf("call web_search: exit %d, out %q; want the built-in left out", code, out)
+	}
+	code, out, _ = runEnv(t, data, vars, "", "call", "search__echo", "--agent", agentPath, "--args", `{"text":"hi"}`, "--config", cfg)
 	if code != 0 || !strings.Contains(out, "echo: hi") {
-		t.Fatalf("call echo: exit %d, out %q", code, out)
+		t.Fatalf("call search__echo: exit %d, out %q", code, out)
 	}
 
 	// Disabled: the tool is gone from the turn, and the built-in does not
@@ -187,8 +198,8 @@ func TestMCPAdminLifecycle(t *testing.T) {
 	if code, _, stderr = runEnv(t, data, vars, "", "mcp", "disable", "search", "--config", cfg); code != 0 {
 		t.Fatalf("disable: %d %s", code, stderr)
 	}
-	code, out, _ = runEnv(t, data, vars, "", "call", "echo", "--agent", agentPath, "--args", `{"text":"hi"}`, "--config", cfg)
-	if code != 1 || !strings.Contains(out, `Tool "echo" is not available.`) {
+	code, out, _ = runEnv(t, data, vars, "", "call", "search__echo", "--agent", agentPath, "--args", `{"text":"hi"}`, "--config", cfg)
+	if code != 1 || !strings.Contains(out, `Tool "search__echo" is not available.`) {
 		t.Fatalf("call after disable: exit %d, out %q", code, out)
 	}
 
@@ -255,7 +266,7 @@ func TestMCPTokensNeedKey(t *testing.T) {
 	}
 	newOnly := writeConfig(t, t.TempDir(), "network:\n  mode: self-hosted\nsecrets:\n  key_file: "+newKey+"\n")
 	agentPath := writeConfig(t, t.TempDir(), "name: a\nmodel: openai:gpt-4.1-mini\ntools: [peer/*]\n")
-	code, out, stderr = runEnv(t, data, nil, "", "call", "echo", "--agent", agentPath, "--args", `{"text":"rotated"}`, "--config", newOnly)
+	code, out, stderr = runEnv(t, data, nil, "", "call", "peer__echo", "--agent", agentPath, "--args", `{"text":"rotated"}`, "--config", newOnly)
 	if code != 0 || !strings.Contains(out, "echo: rotated") {
 		t.Fatalf("call with the new key: %d %q %q", code, out, stderr)
 	}

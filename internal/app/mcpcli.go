@@ -32,7 +32,9 @@ stores the registration, enabled. The token is stored encrypted and never
 shown again.
 
 NAME is 1–32 letters, digits or hyphens. URL is http(s), at most 500
-characters; in public network mode only https to public addresses.
+characters; in public network mode only https to public addresses. Agents
+name the server's tools as NAME/tool or NAME/*; models call them NAME__tool
+(docs/mcp.md, "Tool names").
 
 Flags:
   --type T         general (default), web_search (replaces the built-in
@@ -45,8 +47,10 @@ Flags:
 const mcpListUsage = `Usage: quiver mcp list [flags]
 
 Lists the organisation's registered servers from stored metadata; it never
-contacts a server. TOOLS is the last successful discovery: "Discovery
-unknown" before one, "None discovered" when it found none.
+contacts a server. TOOLS is the last successful discovery, each tool under
+the name models call it by (NAME__tool; a tool name that had to be
+sanitised or shortened is followed by the server's name for it, quoted):
+"Discovery unknown" before one, "None discovered" when it found none.
 
 Flags:
   --json           print JSON
@@ -112,16 +116,20 @@ func mcpRefusal(err error) error {
 // ServerView is a registration as "quiver mcp list --json" prints it: the
 // token only as set or not set.
 type ServerView struct {
-	Name         string    `json:"name"`
-	Type         string    `json:"type"`
-	Enabled      bool      `json:"enabled"`
-	URL          string    `json:"url"`
-	Token        string    `json:"token"`
-	Tools        []string  `json:"tools"`
-	Discovery    string    `json:"discovery"`
-	CreatedAt    time.Time `json:"created_at"`
-	UpdatedAt    time.Time `json:"updated_at"`
-	DiscoveredAt time.Time `json:"discovered_at,omitzero"`
+	Name      string   `json:"name"`
+	Type      string   `json:"type"`
+	Enabled   bool     `json:"enabled"`
+	URL       string   `json:"url"`
+	Token     string   `json:"token"`
+	Tools     []string `json:"tools"`
+	Discovery string   `json:"discovery"`
+	// Names maps each discovered tool to the name models call it by
+	// (server__tool, see docs/mcp.md), in discovery order; null before a
+	// discovery.
+	Names        []mcpclient.ToolName `json:"names"`
+	CreatedAt    time.Time            `json:"created_at"`
+	UpdatedAt    time.Time            `json:"updated_at"`
+	DiscoveredAt time.Time            `json:"discovered_at,omitzero"`
 }
 
 func viewOf(s store.MCPServer) ServerView {
@@ -131,7 +139,7 @@ func viewOf(s store.MCPServer) ServerView {
 	}
 	return ServerView{
 		Name: s.Name, Type: s.Type, Enabled: s.Enabled, URL: displayURL(s.URL), Token: token,
-		Tools: s.Tools, Discovery: mcpclient.Snapshot(s.Tools),
+		Tools: s.Tools, Discovery: mcpclient.Snapshot(s.Tools), Names: mcpclient.WireNames(s.Name, s.Tools),
 		CreatedAt: s.CreatedAt, UpdatedAt: s.UpdatedAt, DiscoveredAt: s.DiscoveredAt,
 	}
 }
@@ -185,7 +193,7 @@ func runMCPAdd(ctx context.Context, args []string, env Env) error {
 	if asJSON {
 		return writeJSON(env.Stdout, viewOf(rec))
 	}
-	fmt.Fprintf(env.Stdout, "added %s (%s, %s): %s\n", rec.Name, rec.Type, mcpclient.Origin(rec.URL), mcpclient.Snapshot(rec.Tools))
+	fmt.Fprintf(env.Stdout, "added %s (%s, %s): %s\n", rec.Name, rec.Type, mcpclient.Origin(rec.URL), mcpclient.DescribeNames(rec.Name, rec.Tools))
 	return nil
 }
 
@@ -255,7 +263,7 @@ func runMCPList(ctx context.Context, args []string, env Env) error {
 	tw := tabwriter.NewWriter(env.Stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "NAME\tTYPE\tENABLED\tTOKEN\tURL\tTOOLS")
 	for _, v := range views {
-		fmt.Fprintf(tw, "%s\t%s\t%t\t%s\t%s\t%s\n", v.Name, v.Type, v.Enabled, v.Token, v.URL, v.Discovery)
+		fmt.Fprintf(tw, "%s\t%s\t%t\t%s\t%s\t%s\n", v.Name, v.Type, v.Enabled, v.Token, v.URL, mcpclient.DescribeNames(v.Name, v.Tools))
 	}
 	return tw.Flush()
 }

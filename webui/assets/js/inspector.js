@@ -97,7 +97,7 @@ function inspection(ins, catalog) {
       ? section('ins-warnings', 'Warnings', h('ul', { class: 'warnings' }, warnings.map((w) => h('li', null, w))))
       : null,
     section('ins-tools', `Declared tools (${tools.length})`,
-      tools.length ? toolsTable(tools, known, why) : h('p', null, 'No tools are declared in this turn.')),
+      tools.length ? toolsTable(tools, known, why, ins.origins ?? []) : h('p', null, 'No tools are declared in this turn.')),
     section('ins-excluded', `Left out (${excluded.length})`,
       excluded.length ? excludedTable(excluded) : h('p', null, 'Nothing was left out.')),
     section('ins-intent', 'Deliberate Tool Mode',
@@ -119,11 +119,16 @@ function table(cls, headers, items, cells) {
 }
 
 // toolsTable lists the declared tools; why maps a tool to the rule that
-// declared it under Deliberate Tool Mode, shown beneath its name.
-function toolsTable(tools, known, why) {
+// declared it under Deliberate Tool Mode, and a tool of an MCP server says
+// which server and which of its tools the name the model calls maps to;
+// both are shown beneath its name.
+function toolsTable(tools, known, why, origins) {
+  const from = new Map(origins.map((o) => [o.name, o]));
   return table('tools-table', ['Tool', 'Size', 'Description'], tools, (t) => [
     h('th', { scope: 'row' }, h('code', null, t.name),
-      why.has(t.name) ? h('div', { class: 'why muted small' }, why.get(t.name)) : null),
+      why.has(t.name) ? h('div', { class: 'why muted small' }, why.get(t.name)) : null,
+      from.has(t.name) ? h('div', { class: 'origin muted small' },
+        'MCP server ', h('code', null, from.get(t.name).server), ', tool ', h('code', null, from.get(t.name).tool)) : null),
     h('td', { class: 'num' }, number(known.get(t.name) ?? chars(JSON.stringify(t)))),
     h('td', null, h('div', { class: 'desc' }, t.description),
       h('details', null, h('summary', null, 'Parameters'), h('pre', { tabindex: '0' }, pretty(t.parameters)))),

@@ -19,7 +19,8 @@ export async function render({ api, me, main }) {
   }
   main.append(h('p', { class: 'lede' }, 'Remote MCP servers whose tools your agents may use (name them in an agent\'s ',
     h('code', null, 'tools:'), ' as ', h('code', null, 'server/tool'), ' or ', h('code', null, 'server/*'),
-    '). This list is read from storage; the servers are not contacted to show it.'));
+    '); models call them by the names listed here, ', h('code', null, 'server__tool'),
+    '. This list is read from storage; the servers are not contacted to show it.'));
   const status = h('div', { class: 'form-status', 'aria-live': 'polite' });
   const table = h('div', { class: 'servers' });
   const refresh = async () => {
@@ -52,10 +53,14 @@ export async function render({ api, me, main }) {
   await refresh();
 }
 
+// toolsCell lists the discovered tools by the names models call them
+// (server__tool); a name that had to be sanitised or shortened says which
+// of the server's tools it is.
 function toolsCell(s) {
   if (s.discovery === 'unknown') return h('span', { class: 'muted' }, 'Discovery unknown');
-  if (s.discovery === 'none' || !s.tools?.length) return h('span', { class: 'muted' }, 'None discovered');
-  return h('ul', { class: 'names' }, s.tools.map((t) => h('li', null, h('code', null, t))));
+  if (s.discovery === 'none' || !s.names?.length) return h('span', { class: 'muted' }, 'None discovered');
+  return h('ul', { class: 'names' }, s.names.map((n) => h('li', null, h('code', null, n.name),
+    n.name.endsWith(`__${n.tool}`) ? null : h('span', { class: 'muted small' }, ` (${n.tool})`))));
 }
 
 function serverTable(list, { toggle, remove }) {
