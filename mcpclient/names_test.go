@@ -260,7 +260,7 @@ func TestWireNameClashesDropped(t *testing.T) {
 	base := builtins()
 	base.Register(tool.NewRaw(tool.Spec{Name: "x__y", Description: "A built-in with a double underscore."}, schemaObject(),
 		func(context.Context, tool.Scope, json.RawMessage) (tool.Result, error) { return tool.Result{}, nil }))
-	imp := func(st serverState, t mcpTool, family string, macros []string) (*tool.Tool, error) {
+	imp := func(st serverState, t mcpTool, family string, macros []string, _ tool.Spec) (*tool.Tool, error) {
 		return importTool(t.Tool, importSpec{server: st.reg.Name, family: family, macros: macros,
 			call: func(context.Context, json.RawMessage) (*mcp.CallToolResult, error) { return &mcp.CallToolResult{}, nil }})
 	}

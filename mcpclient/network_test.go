@@ -263,7 +263,7 @@ func TestURLArgumentsVettedUnderTurnMode(t *testing.T) {
 		{netguard.SelfHosted, "fetched http://127.0.0.1:9/page"},
 	}
 	for _, tc := range tests {
-		tl, err := e.svc.importer(e.svc.nets[tc.mode])(st, fetch, "mcp:srv", nil)
+		tl, err := e.svc.importer(e.svc.nets[tc.mode])(st, fetch, "mcp:srv", nil, tool.Spec{})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -91,8 +91,12 @@ func route(states []serverState, base *registry.Catalog, imp importer) routed {
 	return r
 }
 
-// importer builds the tool for one listed tool of a server.
-type importer func(st serverState, t mcpTool, family string, macros []string) (*tool.Tool, error)
+// importer builds the tool for one listed tool of a server. inherit is
+// the spec of the built-in a typed server replaces (zero for a general
+// server): its requirement and prompt fragments carry over, so a
+// replacement is left out where the built-in would be and brings the
+// built-in's rules (that search results and pages are untrusted).
+type importer func(st serverState, t mcpTool, family string, macros []string, inherit tool.Spec) (*tool.Tool, error)
 
 // importServer adds a connected server's tools to the overlay, each name
 // once, in listing order. A general server's tools get a family of their
@@ -102,8 +106,12 @@ type importer func(st serverState, t mcpTool, family string, macros []string) (*
 func (r *routed) importServer(st serverState, base *registry.Catalog, taken map[string]string, imp importer) {
 	names := distinctNames(st.tools)
 	family, macros := GeneralFamilyPrefix+st.reg.Name, map[string][]string{}
+	var inherit tool.Spec
 	if rep, typed := replacements[st.reg.Type]; typed {
 		family, macros = rep.family, familyMacros(st.reg.Type, names)
+		if b, ok := base.Lookup(rep.builtin); ok {
+			inherit = b.Spec()
+		}
 	}
 	seen := make(map[string]bool, len(names))
 	for _, t := range st.tools {
@@ -112,7 +120,7 @@ func (r *routed) importServer(st serverState, base *registry.Catalog, taken map[
 		}
 		seen[t.Name] = true
 		full := st.reg.Name + "/" + capText(t.Name, MaxToolNameChars) // as the allowlist names it
-		imported, err := imp(st, mcpTool{t}, family, macros[t.Name])
+		imported, err := imp(st, mcpTool{t}, family, macros[t.Name], inherit)
 		if err != nil {
 			r.drop(full, err.Error())
 			continue

@@ -456,10 +456,11 @@ func (s *Service) refreshSnapshot(reg store.MCPServer, names []string) {
 // once the organisation's mode is no longer n's. n is nil only when no
 // server connected, and then the importer is never called.
 func (s *Service) importer(n *network) importer {
-	return func(st serverState, t mcpTool, family string, macros []string) (*tool.Tool, error) {
+	return func(st serverState, t mcpTool, family string, macros []string, inherit tool.Spec) (*tool.Tool, error) {
 		reg, name := st.reg, t.Name
 		return importTool(t.Tool, importSpec{
 			server: reg.Name, family: family, macros: macros,
+			requires: inherit.Requires, fragments: inherit.Fragments,
 			timeout:   s.limits.CallTimeout + 5*time.Second,
 			checkArgs: urlArgChecker(t.InputSchema, n.guard),
 			call: func(ctx context.Context, args json.RawMessage) (*mcp.CallToolResult, error) {

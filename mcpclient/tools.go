@@ -13,6 +13,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/quiverhq/quiver/tool"
+	"github.com/quiverhq/quiver/turn"
 )
 
 // Bounds on what a server's tool listing and results may put in a turn.
@@ -38,7 +39,11 @@ type importSpec struct {
 	server string // registration name
 	family string // the tools' family: mcp:<server>, or the built-in's a typed server replaces
 	macros []string
-	call   callFunc
+	// requires and fragments are the replaced built-in's (see importer);
+	// nil for a general server's tools.
+	requires  func(turn.Facts) string
+	fragments []string
+	call      callFunc
 	// checkArgs vets arguments before the call (URL arguments against the
 	// network policy); nil means none.
 	checkArgs func(ctx context.Context, args json.RawMessage) error
@@ -78,6 +83,8 @@ func importTool(t *mcp.Tool, s importSpec) (*tool.Tool, error) {
 		AllowAs:     []string{s.server + "/" + t.Name, s.server + "/*"},
 		Origin:      tool.Origin{Server: s.server, Tool: t.Name},
 		Timeout:     s.timeout,
+		Requires:    s.requires,
+		Fragments:   s.fragments,
 	}
 	return tool.Import(spec, schema, func(ctx context.Context, _ tool.Scope, args json.RawMessage) (tool.Result, error) {
 		if s.checkArgs != nil {
