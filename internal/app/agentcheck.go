@@ -18,7 +18,7 @@ import (
 )
 
 const agentUsage = `Usage:
-  quiver agent check FILE [flags]   check an agent file's allowlist
+  quiver agent check FILE [flags]   check an agent file's allowlist and switches
 
 Run "quiver agent COMMAND --help" for a command's flags.
 `
@@ -30,9 +30,13 @@ anything: each entry that names no tool or family is a warning with the
 closest known name ("web_serch": did you mean "web_search"?); so is a
 server/tool or server/* entry whose server the organisation (--org) has not
 registered, or a tool its server did not offer at its last discovery, and an
-entry given twice. MCP entries are checked against the registrations in the
-data folder; when it holds no store yet they are reported as not checked,
-not as warnings. Nothing is written.
+entry given twice. Each switch (switches:) that changes nothing is a warning
+too: a misspelt name, a family of always-on tools (only tool_use turns those
+off), a family with no tool yet. MCP entries are checked against the
+registrations in the data folder; when it holds no store yet they are
+reported as not checked, not as warnings, and no data folder is created.
+Nothing of the agent or the store is changed (opening a store written by an
+older Quiver migrates it, as every command does).
 
 Exit status 0 when the allowlist is clean, 1 when there are warnings (or the
 store could not be read), 2 when FILE is unreadable or not a valid agent.
