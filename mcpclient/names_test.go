@@ -300,3 +300,24 @@ func TestDescribeNames(t *testing.T) {
 		t.Errorf("WireNames = %+v", got)
 	}
 }
+
+// TestDroppedNamesPrintable: a tool a server lists under a name with
+// terminal control codes is reported (when dropped) with those codes
+// replaced, so a hostile server cannot write escape sequences to a
+// terminal or a log through an exclusion line.
+func TestDroppedNamesPrintable(t *testing.T) {
+	long := "\x1b[2J" + strings.Repeat("a", MaxToolNameChars+10)
+	states := []serverState{{reg: store.MCPServer{ID: "1", Name: "srv", Type: store.MCPGeneral},
+		conn: &Conn{tools: []*mcp.Tool{{Name: long, InputSchema: map[string]any{"type": "object"}}}}}}
+	imp := func(st serverState, t mcpTool, family string, macros []string, _ tool.Spec) (*tool.Tool, error) {
+		return importTool(t.Tool, importSpec{server: st.reg.Name, family: family, macros: macros,
+			call: func(context.Context, json.RawMessage) (*mcp.CallToolResult, error) { return &mcp.CallToolResult{}, nil }})
+	}
+	r := route(states, builtins(), imp)
+	if len(r.overlay.Dropped) != 1 {
+		t.Fatalf("dropped %v, want the over-long name", r.overlay.Dropped)
+	}
+	if name := r.overlay.Dropped[0].Name; strings.ContainsRune(name, '\x1b') || !strings.HasPrefix(name, "srv/\uFFFD[2J") {
+		t.Errorf("dropped name %q holds a control code or lost its text", name)
+	}
+}

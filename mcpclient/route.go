@@ -119,7 +119,10 @@ func (r *routed) importServer(st serverState, base *registry.Catalog, taken map[
 			continue // a repeated name within one listing counts once
 		}
 		seen[t.Name] = true
-		full := st.reg.Name + "/" + capText(t.Name, MaxToolNameChars) // as the allowlist names it
+		// As the allowlist names it, and only for messages: a server's
+		// name may hold terminal control codes, which never reach a log
+		// or a terminal.
+		full := st.reg.Name + "/" + printable(capText(t.Name, MaxToolNameChars))
 		imported, err := imp(st, mcpTool{t}, family, macros[t.Name], inherit)
 		if err != nil {
 			r.drop(full, err.Error())

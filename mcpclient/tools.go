@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strings"
 	"time"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/google/jsonschema-go/jsonschema"
@@ -181,6 +182,17 @@ func capText(s string, n int) string {
 		return s
 	}
 	return string([]rune(s)[:n])
+}
+
+// printable replaces every rune of s that is not printable (control
+// codes, escape sequences' ESC, invalid UTF-8) with U+FFFD.
+func printable(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r == utf8.RuneError || !unicode.IsPrint(r) {
+			return utf8.RuneError
+		}
+		return r
+	}, s)
 }
 
 func firstLine(s string) string {
