@@ -92,6 +92,10 @@ type Start struct {
 	Request prompt.Request
 	Model   llm.Model
 	Message string
+	// Declared is why a gate (Deliberate Tool Mode) declared each tool of
+	// Toolset, recorded with the turn (store.Turn.Declared); nil when no
+	// gate applied.
+	Declared []store.Exclusion
 }
 
 // Outcome is how a turn ended.

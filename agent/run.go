@@ -17,12 +17,14 @@ type run struct {
 	r       *Runner
 	facts   turn.Facts
 	toolset registry.Toolset
-	req     prompt.Request
-	model   llm.Model
-	rec     store.Turn
-	history []llm.Message
-	emit    func(Event)
-	out     Outcome
+	// declared is why a gate declared each tool (Start.Declared).
+	declared []store.Exclusion
+	req      prompt.Request
+	model    llm.Model
+	rec      store.Turn
+	history  []llm.Message
+	emit     func(Event)
+	out      Outcome
 }
 
 // Run starts a new turn: it records the turn, its context message and the
@@ -73,7 +75,7 @@ func (r *Runner) newRun(s Start, emit func(Event)) *run {
 	if emit == nil {
 		emit = func(Event) {}
 	}
-	rn := &run{r: r, facts: s.Facts, toolset: s.Toolset, req: s.Request, model: s.Model}
+	rn := &run{r: r, facts: s.Facts, toolset: s.Toolset, declared: s.Declared, req: s.Request, model: s.Model}
 	rn.emit = func(ev Event) {
 		ev.ConversationID, ev.TurnID = s.Facts.Place.ConversationID, s.Facts.TurnID
 		emit(ev)
@@ -92,7 +94,7 @@ func (rn *run) begin(ctx context.Context, message string) error {
 	rn.rec = store.Turn{
 		ID: f.TurnID, OrgID: f.Place.OrgID, UserID: f.Caller.UserID, ConversationID: f.Place.ConversationID,
 		Agent: f.Agent.Name, Model: rn.model.Ref(), Timezone: f.Caller.Timezone, Payer: f.Payer,
-		Tools: rn.toolset.Names(), Excluded: StoredExclusions(rn.toolset),
+		Tools: rn.toolset.Names(), Excluded: StoredExclusions(rn.toolset), Declared: rn.declared,
 		Status: store.TurnRunning, StartedAt: f.Start.UTC(),
 	}
 	if err := rn.saveTurn(ctx); err != nil {

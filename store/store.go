@@ -97,6 +97,11 @@ type Turn struct {
 	// ones) and at most MaxExclusionReason bytes of each reason, cut on a
 	// rune boundary; see BoundExclusions.
 	Excluded []Exclusion
+	// Declared is why each tool of Tools was declared, in declaration
+	// order, when a gate (Deliberate Tool Mode) chose them ("always-on:
+	// kept by deliberate tool mode", "opened by: search (…)"). nil means
+	// no gate applied (or not recorded); bounded as Excluded is.
+	Declared []Exclusion
 	// Status is one of the Turn… statuses.
 	Status string
 	// Question and Suggested hold the pending clarifying question of a

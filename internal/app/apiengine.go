@@ -159,11 +159,15 @@ func (a *apiEngine) Inspect(ctx context.Context, c httpapi.Caller, conversationI
 		return httpapi.Inspection{}, err
 	}
 	start, excluded := p.Start, p.Start.Toolset.Excluded()
+	pastDeclared := []intent.Declared{}
 	if turnID != "" {
 		if start, excluded, err = a.pastStart(ctx, c.OrgID, conversationID, turnID, p); err != nil {
 			return httpapi.Inspection{}, err
 		}
 		warnings = start.Request.Warnings
+		for _, d := range start.Declared {
+			pastDeclared = append(pastDeclared, intent.Declared{Name: d.Name, Reason: d.Reason})
+		}
 	}
 	out := httpapi.Inspection{
 		TurnID: start.Facts.TurnID, Agent: start.Facts.Agent.Name,
@@ -175,8 +179,11 @@ func (a *apiEngine) Inspect(ctx context.Context, c httpapi.Caller, conversationI
 	if out.Excluded == nil {
 		out.Excluded = []registry.Exclusion{}
 	}
-	if turnID == "" && p.Intent.Declared != nil {
+	switch {
+	case turnID == "" && p.Intent.Declared != nil:
 		out.Declared = p.Intent.Declared
+	case turnID != "":
+		out.Declared = pastDeclared
 	}
 	for _, m := range p.Intent.Result.Matches {
 		out.Intent = append(out.Intent, httpapi.IntentMatch{Family: m.Target, Trigger: m.Trigger, Source: m.Source})
@@ -210,7 +217,7 @@ func (a *apiEngine) pastStart(ctx context.Context, orgID, conversationID, turnID
 		return agent.Start{}, nil, err
 	}
 	start := p.Start
-	start.Toolset = restore(p.Catalog, start.Facts, t.Tools)
+	start.Toolset, start.Declared = restore(p.Catalog, start.Facts, t.Tools), t.Declared
 	start.Facts.TurnID, start.Facts.Caller.Timezone = t.ID, t.Timezone
 	if start.Request, err = prompt.Assemble(start.Facts, start.Toolset); err != nil {
 		return agent.Start{}, nil, err

@@ -110,8 +110,22 @@ func (e *engine) prepare(ctx context.Context, r TurnRequest) (Prepared, []string
 	if err != nil {
 		return Prepared{}, nil, fmt.Errorf("assemble: %w", err)
 	}
-	p.Start = agent.Start{Facts: f, Toolset: ts, Request: req, Model: r.Model, Message: r.Message}
+	p.Start = agent.Start{Facts: f, Toolset: ts, Request: req, Model: r.Model, Message: r.Message,
+		Declared: storedDeclared(p.Intent.Declared)}
 	return p, req.Warnings, nil
+}
+
+// storedDeclared is the mode's reasons as a turn records them; nil (the
+// mode off) stays nil.
+func storedDeclared(ds []intent.Declared) []store.Exclusion {
+	if ds == nil {
+		return nil
+	}
+	out := make([]store.Exclusion, len(ds))
+	for i, d := range ds {
+		out[i] = store.Exclusion{Name: d.Name, Reason: d.Reason}
+	}
+	return out
 }
 
 // stillDeclared keeps the entries of ds whose tool ts declares: the model

@@ -138,7 +138,7 @@ func TestInspectorKeepsPastReasons(t *testing.T) {
 // and, once the organisation gates the always-on helpers too, declares
 // none for a chat message and names that rule for each.
 func TestInspectorDeliberateReasons(t *testing.T) {
-	model := llmtest.Start(t, llmtest.OpenAI{})
+	model := llmtest.Start(t, llmtest.OpenAI{}, llmtest.Reply{Text: []string{"Cats it is."}})
 	s := startServe(t, t.TempDir(), model)
 	a := signIn(t, s)
 	def := "name: reader\nmodel: openai:gpt-test\nprompt: Read.\ntools: [web_search]\n"
@@ -185,6 +185,44 @@ func TestInspectorDeliberateReasons(t *testing.T) {
 	if declared, _ := inspect("search the web for cats"); !slices.Equal(declared, want) {
 		t.Errorf("mode on, a search: why declared %+v, want %+v", declared, want)
 	}
+	// A turn run under the mode records its reasons: its inspector shows
+	// them later, whatever the mode decides for new messages by then. (In
+	// a conversation of its own: its message would open search in this
+	// one's later turns.)
+	var ran struct{ ID string }
+	if code, body := a.do(http.MethodPost, "/api/conversations", map[string]string{"agent": "reader"}); code/100 != 2 || json.Unmarshal(body, &ran) != nil {
+		t.Fatalf("create conversation: %d %s", code, body)
+	}
+	if code, body := a.do(http.MethodPost, "/api/conversations/"+ran.ID+"/messages", map[string]string{"message": "search the web for cats"}); code != http.StatusOK || !strings.Contains(string(body), `"done"`) {
+		t.Fatalf("send: %d %s", code, body)
+	}
+	var msgs struct {
+		Messages []struct {
+			TurnID string `json:"turn_id"`
+		} `json:"messages"`
+	}
+	if code, body := a.do(http.MethodGet, "/api/conversations/"+ran.ID+"/messages", nil); code != http.StatusOK || json.Unmarshal(body, &msgs) != nil || len(msgs.Messages) == 0 {
+		t.Fatalf("messages: %d %s", code, body)
+	}
+	past := func() []why {
+		t.Helper()
+		var in struct {
+			Declared []why `json:"declared"`
+		}
+		code, body := a.do(http.MethodGet, "/api/conversations/"+ran.ID+"/inspect?turn="+msgs.Messages[0].TurnID, nil)
+		if code != http.StatusOK || json.Unmarshal(body, &in) != nil {
+			t.Fatalf("inspect the past turn: %d %s", code, body)
+		}
+		return in.Declared
+	}
+	if got := past(); !slices.Equal(got, want) {
+		t.Errorf("the past turn: why declared %+v, want %+v", got, want)
+	}
+	defer func() {
+		if got := past(); !slices.Equal(got, want) {
+			t.Errorf("the past turn, after the organisation gated the helpers: why declared %+v, want %+v", got, want)
+		}
+	}()
 
 	put(map[string]any{"enabled": true, "history_turns": -1, "gate_always_on": true})
 	declared, in := inspect("hi")

@@ -22,10 +22,14 @@ func (s *Store) PutTurn(ctx context.Context, t store.Turn) error {
 	if err != nil {
 		return fmt.Errorf("sqlite: put turn: %w", err)
 	}
+	declared, err := encodeExclusions(t.Declared)
+	if err != nil {
+		return fmt.Errorf("sqlite: put turn: %w", err)
+	}
 	const q = `INSERT INTO turns (org_id, id, user_id, conversation_id, agent,
-			model, timezone, payer, tools, exclusions, status, question, suggested,
-			steps, started_at, ended_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+			model, timezone, payer, tools, exclusions, declarations, status, question,
+			suggested, steps, started_at, ended_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT (org_id, id) DO UPDATE SET
 			user_id = excluded.user_id,
 			conversation_id = excluded.conversation_id,
@@ -35,6 +39,7 @@ func (s *Store) PutTurn(ctx context.Context, t store.Turn) error {
 			payer = excluded.payer,
 			tools = excluded.tools,
 			exclusions = excluded.exclusions,
+			declarations = excluded.declarations,
 			status = excluded.status,
 			question = excluded.question,
 			suggested = excluded.suggested,
@@ -42,7 +47,7 @@ func (s *Store) PutTurn(ctx context.Context, t store.Turn) error {
 			started_at = excluded.started_at,
 			ended_at = excluded.ended_at`
 	_, err = s.writer.ExecContext(ctx, q, t.OrgID, t.ID, t.UserID, t.ConversationID,
-		t.Agent, t.Model, t.Timezone, t.Payer, tools, excluded, t.Status, t.Question,
+		t.Agent, t.Model, t.Timezone, t.Payer, tools, excluded, declared, t.Status, t.Question,
 		t.Suggested, t.Steps, encodeTime(t.StartedAt), encodeOptionalTime(t.EndedAt))
 	if err != nil {
 		return fmt.Errorf("sqlite: put turn: %w", err)
@@ -54,19 +59,23 @@ func (s *Store) PutTurn(ctx context.Context, t store.Turn) error {
 // wrapping store.ErrNotFound when there is none there.
 func (s *Store) GetTurn(ctx context.Context, orgID, id string) (store.Turn, error) {
 	const q = `SELECT user_id, conversation_id, agent, model, timezone, payer,
-			tools, exclusions, status, question, suggested, steps, started_at, ended_at
+			tools, exclusions, declarations, status, question, suggested, steps,
+			started_at, ended_at
 		FROM turns WHERE org_id = ? AND id = ?`
 	t := store.Turn{ID: id, OrgID: orgID}
 	var tools, startedAt string
-	var excluded, endedAt sql.NullString
+	var excluded, declared, endedAt sql.NullString
 	err := s.reader.QueryRowContext(ctx, q, orgID, id).Scan(&t.UserID,
 		&t.ConversationID, &t.Agent, &t.Model, &t.Timezone, &t.Payer, &tools,
-		&excluded, &t.Status, &t.Question, &t.Suggested, &t.Steps, &startedAt, &endedAt)
+		&excluded, &declared, &t.Status, &t.Question, &t.Suggested, &t.Steps, &startedAt, &endedAt)
 	if errors.Is(err, sql.ErrNoRows) {
 		err = store.ErrNotFound
 	}
 	if err == nil {
 		t, err = decodeTurn(t, tools, excluded, startedAt, endedAt)
+	}
+	if err == nil {
+		t.Declared, err = decodeExclusions(declared)
 	}
 	if err != nil {
 		return store.Turn{}, fmt.Errorf("sqlite: get turn: %w", err)

@@ -10,7 +10,7 @@
 // times come back in UTC with at least millisecond precision (a zero
 // Turn.EndedAt as zero), toolset order survives, Seqs are positive and
 // increasing under concurrent appends, an MCP server's nil and empty Tools
-// stay distinct, as do a turn's nil and empty Excluded, a turn's
+// stay distinct, as do a turn's nil and empty Excluded (and Declared), a turn's
 // exclusions are kept in order and bounded as store.BoundExclusions says
 // (the bounds' values are checked too), a user intent mode other than off, follow and on is
 // refused, every answer of concurrent OpenIntentTargets calls is a prefix

@@ -21,6 +21,7 @@ func turnCases() []suiteCase {
 		{"Interrupt", testTurnInterrupt},
 		{"ExclusionsNilOrEmpty", testTurnExclusionsNilOrEmpty},
 		{"ExclusionsBounded", testTurnExclusionsBounded},
+		{"DeclaredNilOrKept", testTurnDeclaredNilOrKept},
 	}
 }
 
@@ -79,6 +80,11 @@ func (f *fixture) newTurn(org, id string) store.Turn {
 		Excluded: []store.Exclusion{
 			{Name: "web_search", Reason: "web search is disabled in config"},
 			{Name: "fetch_url", Reason: "not in the agent's allowlist"},
+		},
+		Declared: []store.Exclusion{
+			{Name: "web.search", Reason: `opened by: search (phrase "look up", pack)`},
+			{Name: "calendar.create", Reason: "always-on: kept by deliberate tool mode"},
+			{Name: "files.read", Reason: "opened by: files (earlier in this conversation)"},
 		},
 		Status:    store.TurnRunning,
 		Steps:     2,
@@ -307,6 +313,43 @@ func testTurnExclusionsBounded(t *testing.T, f *fixture) {
 	for _, e := range got.Excluded {
 		if !utf8.ValidString(e.Reason) {
 			t.Errorf("reason of %s is not valid UTF-8: %q", e.Name, e.Reason)
+		}
+	}
+}
+
+// testTurnDeclaredNilOrKept: a turn no gate chose reads back Declared nil,
+// one a gate chose its entries in order (an empty list non-nil), a put
+// replaces one with the other, and the bounds of Excluded apply.
+func testTurnDeclaredNilOrKept(t *testing.T, f *fixture) {
+	tu := f.newTurn("org", "turn")
+	long := strings.Repeat("b", store.MaxExclusionReason+20)
+	for _, step := range []struct {
+		name    string
+		put     []store.Exclusion
+		want    []store.Exclusion
+		wantNil bool
+	}{
+		{"Nil", nil, nil, true},
+		{"Empty", []store.Exclusion{}, []store.Exclusion{}, false},
+		{"Some", []store.Exclusion{{Name: "z", Reason: "2"}, {Name: "a", Reason: "1"}},
+			[]store.Exclusion{{Name: "z", Reason: "2"}, {Name: "a", Reason: "1"}}, false},
+		{"LongReasonCut", []store.Exclusion{{Name: "a", Reason: long}},
+			[]store.Exclusion{{Name: "a", Reason: long[:store.MaxExclusionReason]}}, false},
+		{"NilAgain", nil, nil, true},
+	} {
+		tu.Declared = step.put
+		if err := f.PutTurn(t.Context(), tu); err != nil {
+			t.Fatalf("PutTurn %s: %v", step.name, err)
+		}
+		got, err := f.GetTurn(t.Context(), tu.OrgID, tu.ID)
+		if err != nil {
+			t.Fatalf("GetTurn %s: %v", step.name, err)
+		}
+		if (got.Declared == nil) != step.wantNil {
+			t.Errorf("%s: Declared = %#v, want nil %v", step.name, got.Declared, step.wantNil)
+		}
+		if d := diff(step.want, got.Declared); d != "" {
+			t.Errorf("%s: Declared (-want +got):\n%s", step.name, d)
 		}
 	}
 }

@@ -1,0 +1,6 @@
+-- 0009: why each declared tool was declared, when a gate (Deliberate Tool
+-- Mode) chose the turn's tools, so a past turn's inspector shows the rule
+-- that declared each. The same encoding as exclusions: a JSON array of
+-- {"name", "reason"} in declaration order; NULL when no gate applied (or
+-- the turn was stored before this column).
+ALTER TABLE turns ADD COLUMN declarations TEXT DEFAULT NULL;
