@@ -83,15 +83,7 @@ func TestInspectorKeepsPastReasons(t *testing.T) {
 	if code, body := a.do(http.MethodPost, "/api/conversations/"+conv.ID+"/messages", map[string]string{"message": "hi"}); code != http.StatusOK || !strings.Contains(string(body), `"done"`) {
 		t.Fatalf("send: %d %s", code, body)
 	}
-	var msgs struct {
-		Messages []struct {
-			TurnID string `json:"turn_id"`
-		} `json:"messages"`
-	}
-	if code, body := a.do(http.MethodGet, "/api/conversations/"+conv.ID+"/messages", nil); code != http.StatusOK || json.Unmarshal(body, &msgs) != nil || len(msgs.Messages) == 0 || msgs.Messages[0].TurnID == "" {
-		t.Fatalf("messages: %d %s", code, body)
-	}
-	turnID := msgs.Messages[0].TurnID
+	turnID := a.firstTurnID(conv.ID)
 
 	const atTheTime = "not in the agent's allowlist"
 	check := func(when string, in inspection, wantReason string) {
@@ -189,27 +181,17 @@ func TestInspectorDeliberateReasons(t *testing.T) {
 	// them later, whatever the mode decides for new messages by then. (In
 	// a conversation of its own: its message would open search in this
 	// one's later turns.)
-	var ran struct{ ID string }
-	if code, body := a.do(http.MethodPost, "/api/conversations", map[string]string{"agent": "reader"}); code/100 != 2 || json.Unmarshal(body, &ran) != nil {
-		t.Fatalf("create conversation: %d %s", code, body)
-	}
-	if code, body := a.do(http.MethodPost, "/api/conversations/"+ran.ID+"/messages", map[string]string{"message": "search the web for cats"}); code != http.StatusOK || !strings.Contains(string(body), `"done"`) {
+	ran := a.newConversation("reader")
+	if code, body := a.do(http.MethodPost, "/api/conversations/"+ran+"/messages", map[string]string{"message": "search the web for cats"}); code != http.StatusOK || !strings.Contains(string(body), `"done"`) {
 		t.Fatalf("send: %d %s", code, body)
 	}
-	var msgs struct {
-		Messages []struct {
-			TurnID string `json:"turn_id"`
-		} `json:"messages"`
-	}
-	if code, body := a.do(http.MethodGet, "/api/conversations/"+ran.ID+"/messages", nil); code != http.StatusOK || json.Unmarshal(body, &msgs) != nil || len(msgs.Messages) == 0 {
-		t.Fatalf("messages: %d %s", code, body)
-	}
+	ranTurn := a.firstTurnID(ran)
 	past := func() []why {
 		t.Helper()
 		var in struct {
 			Declared []why `json:"declared"`
 		}
-		code, body := a.do(http.MethodGet, "/api/conversations/"+ran.ID+"/inspect?turn="+msgs.Messages[0].TurnID, nil)
+		code, body := a.do(http.MethodGet, "/api/conversations/"+ran+"/inspect?turn="+ranTurn, nil)
 		if code != http.StatusOK || json.Unmarshal(body, &in) != nil {
 			t.Fatalf("inspect the past turn: %d %s", code, body)
 		}

@@ -145,15 +145,7 @@ func TestInspectorShowsMCPOrigins(t *testing.T) {
 	if code != http.StatusOK || !strings.Contains(string(body), "echo: via the wire name") {
 		t.Fatalf("send: %d %s", code, body)
 	}
-	var msgs struct {
-		Messages []struct {
-			TurnID string `json:"turn_id"`
-		} `json:"messages"`
-	}
-	if code, body := a.do(http.MethodGet, "/api/conversations/"+conv.ID+"/messages", nil); code != http.StatusOK || json.Unmarshal(body, &msgs) != nil || len(msgs.Messages) == 0 {
-		t.Fatalf("messages: %d %s", code, body)
-	}
-	turnID := msgs.Messages[0].TurnID
+	turnID := a.firstTurnID(conv.ID)
 
 	want := []httpapi.ToolOrigin{{Name: "peer__echo", Server: "peer", Tool: "echo"}, {Name: "peer__web_search", Server: "peer", Tool: "web_search"}}
 	check := func(when string, in inspection) {

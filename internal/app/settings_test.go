@@ -54,6 +54,30 @@ func signIn(t *testing.T, s serving) *apiClient {
 	return a
 }
 
+// newConversation creates a conversation with the agent and returns its id.
+func (a *apiClient) newConversation(agent string) string {
+	a.t.Helper()
+	var conv struct{ ID string }
+	if code, body := a.do(http.MethodPost, "/api/conversations", map[string]string{"agent": agent}); code/100 != 2 || json.Unmarshal(body, &conv) != nil {
+		a.t.Fatalf("create conversation: %d %s", code, body)
+	}
+	return conv.ID
+}
+
+// firstTurnID returns the turn of the conversation's first stored message.
+func (a *apiClient) firstTurnID(conv string) string {
+	a.t.Helper()
+	var msgs struct {
+		Messages []struct {
+			TurnID string `json:"turn_id"`
+		} `json:"messages"`
+	}
+	if code, body := a.do(http.MethodGet, "/api/conversations/"+conv+"/messages", nil); code != http.StatusOK || json.Unmarshal(body, &msgs) != nil || len(msgs.Messages) == 0 || msgs.Messages[0].TurnID == "" {
+		a.t.Fatalf("messages: %d %s", code, body)
+	}
+	return msgs.Messages[0].TurnID
+}
+
 // do sends a JSON request and returns the status and body.
 func (a *apiClient) do(method, path string, body any) (int, []byte) {
 	a.t.Helper()
