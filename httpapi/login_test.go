@@ -136,8 +136,8 @@ func TestLoginPage(t *testing.T) {
 	}
 	page := string(r.body)
 	for _, want := range []string{
-		`<strong id="account">Bob</strong>`, `<strong id="organisation">Acme</strong>`, `<code id="account-id">bob</code>`,
-		`<form method="post" action="/login">`, `<button type="submit" id="sign-in">Sign in as Bob</button>`,
+		`<strong id="account"><bdi>Bob</bdi></strong>`, `<strong id="organisation"><bdi>Acme</bdi></strong>`, `<code id="account-id">bob</code>`,
+		`<form method="post" action="/login">`, `<button type="submit" id="sign-in">Sign in as <bdi>Bob</bdi></button>`,
 		`<input type="hidden" name="token" value="` + link + `">`, `<meta name="referrer" content="no-referrer">`,
 	} {
 		if !strings.Contains(page, want) {
@@ -187,8 +187,8 @@ func TestLoginPageEscapes(t *testing.T) {
 	r, _ := f.signInPage(nil, f.loginLink("org_x", "mallory", start.Add(time.Hour)))
 	page := string(r.body)
 	for _, want := range []string{
-		`<strong id="account">&lt;img src=x onerror=alert(1)&gt;&#34;Mallory</strong>`,
-		`<strong id="organisation">&lt;b&gt;Evil&lt;/b&gt; &amp; &#34;Co&#34;</strong>`,
+		`<strong id="account"><bdi>&lt;img src=x onerror=alert(1)&gt;&#34;Mallory</bdi></strong>`,
+		`<strong id="organisation"><bdi>&lt;b&gt;Evil&lt;/b&gt; &amp; &#34;Co&#34;</bdi></strong>`,
 	} {
 		if !strings.Contains(page, want) {
 			t.Errorf("the page lacks %s:\n%s", want, page)

@@ -29,7 +29,7 @@ func (b *browser) wantLinkWorks(what, who, link string) {
 	}
 	page, _ := io.ReadAll(res.Body)
 	res.Body.Close()
-	if res.StatusCode != http.StatusOK || !strings.Contains(string(page), `<strong id="account">`+who+`</strong>`) {
+	if res.StatusCode != http.StatusOK || !strings.Contains(string(page), `<strong id="account"><bdi>`+who+`</bdi></strong>`) {
 		b.t.Errorf("%s: the sign-in page answered %d, want 200 naming %s:\n%s", what, res.StatusCode, who, page)
 	}
 	body, _ := json.Marshal(map[string]string{"token": u.Query().Get("token")})

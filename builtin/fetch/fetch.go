@@ -169,7 +169,7 @@ func newFetcher(cfg Config) *fetcher {
 // is one the configuration excludes from the web tools.
 func (f *fetcher) requires(t turn.Facts) string {
 	if slices.Contains(f.cfg.ExcludeProviders, t.Model.Provider) {
-		return fmt.Sprintf("provider %s is excluded from the web tools in config (web.exclude_providers)", t.Model.Provider)
+		return fmt.Sprintf("provider %s is excluded from the web tools (web.exclude_providers, in config or Settings)", t.Model.Provider)
 	}
 	return ""
 }

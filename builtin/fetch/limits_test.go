@@ -21,7 +21,7 @@ import (
 // names it; other providers keep both.
 func TestRequiresFollowsExcludedProviders(t *testing.T) {
 	excluding := Config{Client: http.DefaultClient, ExcludeProviders: []string{"novelai", "ollama"}}
-	const reason = "provider novelai is excluded from the web tools in config (web.exclude_providers)"
+	const reason = "provider novelai is excluded from the web tools (web.exclude_providers, in config or Settings)"
 	tests := []struct {
 		name     string
 		cfg      Config

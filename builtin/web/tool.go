@@ -185,7 +185,7 @@ func (s *Search) requires(f turn.Facts) string {
 	case s.disabled:
 		return "web search is disabled in config"
 	case slices.Contains(s.exclude, f.Model.Provider):
-		return fmt.Sprintf("provider %s is excluded from the web tools in config (web.exclude_providers)", f.Model.Provider)
+		return fmt.Sprintf("provider %s is excluded from the web tools (web.exclude_providers, in config or Settings)", f.Model.Provider)
 	}
 	return ""
 }

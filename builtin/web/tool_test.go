@@ -87,7 +87,7 @@ func TestRequires(t *testing.T) {
 	}{
 		{"available by default", Config{}, "openai", ""},
 		{"disabled", Config{Disabled: true}, "openai", "web search is disabled in config"},
-		{"excluded provider", Config{ExcludeProviders: []string{"novelai"}}, "novelai", "provider novelai is excluded from the web tools in config (web.exclude_providers)"},
+		{"excluded provider", Config{ExcludeProviders: []string{"novelai"}}, "novelai", "provider novelai is excluded from the web tools (web.exclude_providers, in config or Settings)"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

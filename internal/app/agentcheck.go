@@ -205,9 +205,17 @@ func printAgentCheck(w io.Writer, o AgentCheckOutput, entries int) {
 		fmt.Fprintf(w, "%s: %s\n", o.File, allowlistLine(wn))
 	}
 	if len(o.Warnings) == 0 {
-		fmt.Fprintf(w, "%s: agent %s: allowlist clean (%d entries)\n", o.File, o.Agent, entries)
+		fmt.Fprintf(w, "%s: agent %s: allowlist clean (%d %s)\n", o.File, o.Agent, entries, plural(entries, "entry", "entries"))
 	}
 	if o.Note != "" {
 		fmt.Fprintf(w, "%s: note: %s\n", o.File, o.Note)
 	}
+}
+
+// plural is one when n is 1, else many.
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }

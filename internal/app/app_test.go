@@ -443,3 +443,20 @@ func TestClockOffsetRefused(t *testing.T) {
 		t.Fatalf("exit %d, stdout %q, stderr %q; want 2, nothing, one line naming the variable", code, out.String(), errb.String())
 	}
 }
+
+// TestCallSaysWhyALeftOutToolIsRefused: the model-facing refusal names only
+// the tool, but the person at the CLI is told the reason on stderr; a name
+// no tool has gets no reason.
+func TestCallSaysWhyALeftOutToolIsRefused(t *testing.T) {
+	data := t.TempDir()
+	code, out, stderr := run(t, data, "call", "web_search", "--agent", agentFile, "--args", `{"query":"x"}`)
+	if code != 1 || strings.TrimSpace(out) != `Tool "web_search" is not available.` {
+		t.Fatalf("exit %d, stdout %q", code, out)
+	}
+	if stderr != "quiver: web_search is left out of this turn: not in the agent's allowlist\n" {
+		t.Errorf("stderr %q, want the exclusion reason", stderr)
+	}
+	if code, _, stderr = run(t, data, "call", "no_such_tool", "--agent", agentFile, "--args", `{}`); code != 1 || stderr != "" {
+		t.Errorf("unknown tool: exit %d, stderr %q; want 1 and no reason", code, stderr)
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"strings"
+	"unicode"
 
 	"github.com/quiverhq/quiver/agent"
 	"github.com/quiverhq/quiver/dispatch"
@@ -132,7 +133,37 @@ func runCall(ctx context.Context, args []string, env Env) error {
 	if err != nil {
 		return err
 	}
+	// The model's refusal names only the tool; the person at the CLI runs
+	// the deployment and is told why, on stderr.
+	if why := leftOutReason(t.Toolset, c.toolName); why != "" {
+		fmt.Fprintf(env.Stderr, "quiver: %s is left out of this turn: %s\n", c.toolName, why)
+	}
 	return printCall(env, c.asJSON, res)
+}
+
+// leftOutReason is why ts left the named tool out, or "" when ts declares
+// it or the catalog has no tool of that name.
+func leftOutReason(ts registry.Toolset, name string) string {
+	if _, ok := ts.Lookup(name); ok {
+		return ""
+	}
+	for _, e := range ts.Excluded() {
+		if e.Name == name {
+			return printableReason(e.Reason)
+		}
+	}
+	return ""
+}
+
+// printableReason keeps a reason (which may quote an MCP server) to one
+// line of printable text.
+func printableReason(s string) string {
+	return strings.Map(func(r rune) rune {
+		if !unicode.IsPrint(r) {
+			return ' '
+		}
+		return r
+	}, s)
 }
 
 // storedTurn is the turn record: the timezone captured at its start, the

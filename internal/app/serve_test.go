@@ -103,7 +103,7 @@ func TestServeEndToEnd(t *testing.T) {
 		}
 		page, _ = io.ReadAll(resp.Body)
 		resp.Body.Close()
-		if resp.StatusCode != http.StatusOK || !strings.Contains(string(page), `<strong id="account">Admin</strong>`) {
+		if resp.StatusCode != http.StatusOK || !strings.Contains(string(page), `<strong id="account"><bdi>Admin</bdi></strong>`) {
 			t.Fatalf("the login link's page: %d\n%s", resp.StatusCode, page)
 		}
 		if hasSession() {

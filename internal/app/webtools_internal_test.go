@@ -25,9 +25,9 @@ func TestWebToolsFollowExcludeProviders(t *testing.T) {
 		{"organisation settings", o.apply(settingsDoc{Web: webDoc{ExcludeProviders: &[]string{"novelai"}}}, nil)},
 	}
 	web := []string{"web_search", "fetch_url", "research_web"}
-	const reason = "provider novelai is excluded from the web tools in config (web.exclude_providers)"
+	const reason = "provider novelai is excluded from the web tools (web.exclude_providers, in config or Settings)"
 	want := []registry.Exclusion{
-		{Name: "web_search", Reason: "provider novelai is excluded from the web tools in config (web.exclude_providers)"},
+		{Name: "web_search", Reason: "provider novelai is excluded from the web tools (web.exclude_providers, in config or Settings)"},
 		{Name: "fetch_url", Reason: reason},
 		{Name: "research_web", Reason: reason},
 	}
