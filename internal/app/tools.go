@@ -16,7 +16,8 @@ Lists every built-in tool with its family, access, whether it is always on,
 its serialised definition size and the size of its prompt fragments; then
 the always-paid and widest totals of definitions and of fragments against
 their ceilings; then every feature switch and what it gates ("no tool yet"
-for a switch whose tools do not exist yet: setting it changes nothing).
+for a switch whose tools do not exist yet: setting it changes nothing);
+then each tool's hard limits (characters, counts, bytes).
 `
 
 // ToolInfo is one row of "quiver tools".
@@ -30,6 +31,15 @@ type ToolInfo struct {
 	// a fragment several tools share counts on each of them here, and
 	// once in the totals.
 	FragmentChars int `json:"fragment_chars"`
+	// Limits are the tool's hard limits (fetch_url's max_length_max, ...),
+	// as its spec declares them; empty when it declares none.
+	Limits []ToolLimit `json:"limits"`
+}
+
+// ToolLimit is one named limit of a tool.
+type ToolLimit struct {
+	Name  string `json:"name"`
+	Value int    `json:"value"`
 }
 
 // ToolsOutput is what "quiver tools --json" prints.
@@ -74,7 +84,10 @@ func CatalogSizes() ToolsOutput {
 	for _, t := range cat.Tools() {
 		s := t.Spec()
 		n := t.DeclarationChars()
-		info := ToolInfo{Name: s.Name, Family: t.Family(), Access: s.Access.String(), AlwaysOn: s.AlwaysOn, DefinitionChars: n}
+		info := ToolInfo{Name: s.Name, Family: t.Family(), Access: s.Access.String(), AlwaysOn: s.AlwaysOn, DefinitionChars: n, Limits: []ToolLimit{}}
+		for _, l := range s.Limits {
+			info.Limits = append(info.Limits, ToolLimit{Name: l.Name, Value: l.Value})
+		}
 		out.Widest.Chars += n
 		if s.AlwaysOn {
 			out.AlwaysPaid.Chars += n
@@ -144,5 +157,15 @@ func printTools(w io.Writer, o ToolsOutput) {
 	}
 	if len(others) > 0 {
 		fmt.Fprintf(w, "(an optional family's own name is a switch too: %s set off leaves out that family's tools)\n", strings.Join(others, " or "))
+	}
+	fmt.Fprintf(w, "\n%-26s %s\n", "TOOL", "LIMITS")
+	for _, t := range o.Tools {
+		var ls []string
+		for _, l := range t.Limits {
+			ls = append(ls, fmt.Sprintf("%s=%d", l.Name, l.Value))
+		}
+		if len(ls) > 0 {
+			fmt.Fprintf(w, "%-26s %s\n", t.Name, strings.Join(ls, " "))
+		}
 	}
 }
