@@ -95,7 +95,8 @@ func (rn *run) begin(ctx context.Context, message string) error {
 		ID: f.TurnID, OrgID: f.Place.OrgID, UserID: f.Caller.UserID, ConversationID: f.Place.ConversationID,
 		Agent: f.Agent.Name, Model: rn.model.Ref(), Timezone: f.Caller.Timezone, Payer: f.Payer,
 		Tools: rn.toolset.Names(), Excluded: StoredExclusions(rn.toolset), Declared: rn.declared,
-		Status: store.TurnRunning, StartedAt: f.Start.UTC(),
+		Selected: rn.toolset.Selected(),
+		Status:   store.TurnRunning, StartedAt: f.Start.UTC(),
 	}
 	if err := rn.saveTurn(ctx); err != nil {
 		return err

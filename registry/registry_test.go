@@ -213,3 +213,33 @@ func TestRestore(t *testing.T) {
 		t.Errorf("fragments (-want +got):\n%s", diff)
 	}
 }
+
+// TestSelectedSurvivesNarrowing: Selected counts what selection gave the
+// turn, whatever a gate later hid; Arrange keeps it, Restore counts the
+// restored tools, and WithSelected restores a recorded count (never below
+// the set's size).
+func TestSelectedSurvivesNarrowing(t *testing.T) {
+	c := catalog()
+	ts := c.Select(facts([]string{"web"}, nil))
+	n := ts.Selected()
+	if n != ts.Len() || n == 0 {
+		t.Fatalf("Selected %d, Len %d: want equal and positive", n, ts.Len())
+	}
+	none := ts.Narrow(c, func(*tool.Tool) (bool, string) { return false, "hidden" })
+	if none.Len() != 0 || none.Selected() != n {
+		t.Errorf("after hiding every tool: Len %d, Selected %d; want 0, %d", none.Len(), none.Selected(), n)
+	}
+	if got := none.Arrange(func(*tool.Tool) int { return 0 }).Selected(); got != n {
+		t.Errorf("Arrange changed Selected to %d, want %d", got, n)
+	}
+	restored := c.Restore(ts.Names()[:1])
+	if restored.Selected() != 1 {
+		t.Errorf("Restore of one tool: Selected %d, want 1", restored.Selected())
+	}
+	if got := restored.WithSelected(n).Selected(); got != n {
+		t.Errorf("WithSelected(%d) = %d", n, got)
+	}
+	if got := restored.WithSelected(0).Selected(); got != 1 {
+		t.Errorf("WithSelected(0) on a set of one = %d, want 1", got)
+	}
+}

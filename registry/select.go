@@ -166,10 +166,19 @@ func (c *Catalog) fragmentsOf(picked []int) []string {
 // Tools returns the toolset's tools in declaration order.
 func (s Toolset) Tools() []*tool.Tool { return append([]*tool.Tool(nil), s.tools...) }
 
-// Selected returns how many tools selection declared before a gate
-// narrowed the set (Narrow keeps it): a turn whose tools a gate hid for
-// now is still a turn that can use tools.
+// Selected returns how many tools selection declared before any Narrow
+// (a gate, or a model refusing schemas): a turn whose tools a gate hid
+// for now is still a turn that can use tools. Narrow and Arrange keep it;
+// Restore counts the restored tools unless WithSelected says otherwise.
 func (s Toolset) Selected() int { return s.selected }
+
+// WithSelected returns the set with Selected n, for a restored set whose
+// turn recorded how many tools selection gave it; n below Len counts as
+// Len (a record from before the count was kept).
+func (s Toolset) WithSelected(n int) Toolset {
+	s.selected = max(n, len(s.tools))
+	return s
+}
 
 // Len returns the number of tools in the set.
 func (s Toolset) Len() int { return len(s.tools) }

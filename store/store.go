@@ -102,6 +102,10 @@ type Turn struct {
 	// kept by deliberate tool mode", "opened by: search (…)"). nil means
 	// no gate applied (or not recorded); bounded as Excluded is.
 	Declared []Exclusion
+	// Selected is how many tools selection gave the turn before a gate
+	// narrowed them to Tools (registry.Toolset.Selected); 0 when not
+	// recorded, so a reader takes at least len(Tools).
+	Selected int
 	// Status is one of the Turn… statuses.
 	Status string
 	// Question and Suggested hold the pending clarifying question of a

@@ -217,7 +217,7 @@ func (a *apiEngine) pastStart(ctx context.Context, orgID, conversationID, turnID
 		return agent.Start{}, nil, err
 	}
 	start := p.Start
-	start.Toolset, start.Declared = restore(p.Catalog, start.Facts, t.Tools), t.Declared
+	start.Toolset, start.Declared = restore(p.Catalog, start.Facts, t.Tools).WithSelected(t.Selected), t.Declared
 	start.Facts.TurnID, start.Facts.Caller.Timezone = t.ID, t.Timezone
 	if start.Request, err = prompt.Assemble(start.Facts, start.Toolset); err != nil {
 		return agent.Start{}, nil, err

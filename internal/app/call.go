@@ -174,7 +174,7 @@ func storedTurn(f turn.Facts, ts registry.Toolset) store.Turn {
 	return store.Turn{
 		ID: f.TurnID, OrgID: f.Place.OrgID, UserID: f.Caller.UserID, ConversationID: f.Place.ConversationID,
 		Agent: f.Agent.Name, Timezone: f.Caller.Timezone, Payer: f.Payer, Tools: ts.Names(),
-		Excluded: agent.StoredExclusions(ts), Status: "done", StartedAt: f.Start.UTC(),
+		Excluded: agent.StoredExclusions(ts), Selected: ts.Selected(), Status: "done", StartedAt: f.Start.UTC(),
 	}
 }
 

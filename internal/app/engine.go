@@ -85,7 +85,7 @@ func (e *engine) prepare(ctx context.Context, r TurnRequest) (Prepared, []string
 	var ts registry.Toolset
 	if paused != nil {
 		f.TurnID, f.Caller.Timezone = paused.ID, paused.Timezone
-		ts = restore(cat, f, paused.Tools)
+		ts = restore(cat, f, paused.Tools).WithSelected(paused.Selected)
 	} else {
 		f.TurnID = agent.NewID("turn_")
 		d := *e.dtm

@@ -217,3 +217,38 @@ func TestInspectorDeliberateReasons(t *testing.T) {
 		}
 	}
 }
+
+// TestInspectorPastGatedTurnKeepsItsPrompt: a turn whose tools Deliberate
+// Tool Mode hid entirely (the organisation gates the helpers too) was sent
+// "you can use tools"; inspecting it later shows the system prompt the
+// model received, not one rebuilt from its empty toolset.
+func TestInspectorPastGatedTurnKeepsItsPrompt(t *testing.T) {
+	model := llmtest.Start(t, llmtest.OpenAI{}, llmtest.Reply{Text: []string{"Hello."}})
+	s := startServe(t, t.TempDir(), model)
+	a := signIn(t, s)
+	def := "name: reader\nmodel: openai:gpt-test\ntools: [web_search]\n"
+	if code, body := a.do(http.MethodPut, "/api/agents/reader", map[string]string{"definition": def}); code/100 != 2 {
+		t.Fatalf("put agent: %d %s", code, body)
+	}
+	if code, b := a.do(http.MethodPut, "/api/deliberate", map[string]any{"enabled": true, "history_turns": -1, "gate_always_on": true}); code != http.StatusOK {
+		t.Fatalf("put deliberate: %d %s", code, b)
+	}
+	conv := a.newConversation("reader")
+	if code, body := a.do(http.MethodPost, "/api/conversations/"+conv+"/messages", map[string]string{"message": "hi"}); code != http.StatusOK || !strings.Contains(string(body), `"done"`) {
+		t.Fatalf("send: %d %s", code, body)
+	}
+	seen := model.Seen()
+	if len(seen) != 1 || len(seen[0].Req.Tools) != 0 || !strings.Contains(seen[0].Req.System, "You can use tools") {
+		t.Fatalf("the model got %d requests; want one with no tools and 'You can use tools'", len(seen))
+	}
+	var in struct {
+		System string `json:"system"`
+	}
+	code, body := a.do(http.MethodGet, "/api/conversations/"+conv+"/inspect?turn="+a.firstTurnID(conv), nil)
+	if code != http.StatusOK || json.Unmarshal(body, &in) != nil {
+		t.Fatalf("inspect: %d %s", code, body)
+	}
+	if in.System != seen[0].Req.System {
+		t.Errorf("the past turn's system prompt:\n%s\nwant what the model received:\n%s", in.System, seen[0].Req.System)
+	}
+}

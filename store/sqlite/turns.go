@@ -27,9 +27,9 @@ func (s *Store) PutTurn(ctx context.Context, t store.Turn) error {
 		return fmt.Errorf("sqlite: put turn: %w", err)
 	}
 	const q = `INSERT INTO turns (org_id, id, user_id, conversation_id, agent,
-			model, timezone, payer, tools, exclusions, declarations, status, question,
-			suggested, steps, started_at, ended_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+			model, timezone, payer, tools, exclusions, declarations, selected, status,
+			question, suggested, steps, started_at, ended_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT (org_id, id) DO UPDATE SET
 			user_id = excluded.user_id,
 			conversation_id = excluded.conversation_id,
@@ -40,6 +40,7 @@ func (s *Store) PutTurn(ctx context.Context, t store.Turn) error {
 			tools = excluded.tools,
 			exclusions = excluded.exclusions,
 			declarations = excluded.declarations,
+			selected = excluded.selected,
 			status = excluded.status,
 			question = excluded.question,
 			suggested = excluded.suggested,
@@ -47,7 +48,7 @@ func (s *Store) PutTurn(ctx context.Context, t store.Turn) error {
 			started_at = excluded.started_at,
 			ended_at = excluded.ended_at`
 	_, err = s.writer.ExecContext(ctx, q, t.OrgID, t.ID, t.UserID, t.ConversationID,
-		t.Agent, t.Model, t.Timezone, t.Payer, tools, excluded, declared, t.Status, t.Question,
+		t.Agent, t.Model, t.Timezone, t.Payer, tools, excluded, declared, t.Selected, t.Status, t.Question,
 		t.Suggested, t.Steps, encodeTime(t.StartedAt), encodeOptionalTime(t.EndedAt))
 	if err != nil {
 		return fmt.Errorf("sqlite: put turn: %w", err)
@@ -59,15 +60,15 @@ func (s *Store) PutTurn(ctx context.Context, t store.Turn) error {
 // wrapping store.ErrNotFound when there is none there.
 func (s *Store) GetTurn(ctx context.Context, orgID, id string) (store.Turn, error) {
 	const q = `SELECT user_id, conversation_id, agent, model, timezone, payer,
-			tools, exclusions, declarations, status, question, suggested, steps,
-			started_at, ended_at
+			tools, exclusions, declarations, COALESCE(selected, 0), status, question,
+			suggested, steps, started_at, ended_at
 		FROM turns WHERE org_id = ? AND id = ?`
 	t := store.Turn{ID: id, OrgID: orgID}
 	var tools, startedAt string
 	var excluded, declared, endedAt sql.NullString
 	err := s.reader.QueryRowContext(ctx, q, orgID, id).Scan(&t.UserID,
 		&t.ConversationID, &t.Agent, &t.Model, &t.Timezone, &t.Payer, &tools,
-		&excluded, &declared, &t.Status, &t.Question, &t.Suggested, &t.Steps, &startedAt, &endedAt)
+		&excluded, &declared, &t.Selected, &t.Status, &t.Question, &t.Suggested, &t.Steps, &startedAt, &endedAt)
 	if errors.Is(err, sql.ErrNoRows) {
 		err = store.ErrNotFound
 	}

@@ -86,6 +86,7 @@ func (f *fixture) newTurn(org, id string) store.Turn {
 			{Name: "calendar.create", Reason: "always-on: kept by deliberate tool mode"},
 			{Name: "files.read", Reason: "opened by: files (earlier in this conversation)"},
 		},
+		Selected:  7,
 		Status:    store.TurnRunning,
 		Steps:     2,
 		StartedAt: at(30),

@@ -4,3 +4,7 @@
 -- {"name", "reason"} in declaration order; NULL when no gate applied (or
 -- the turn was stored before this column).
 ALTER TABLE turns ADD COLUMN declarations TEXT DEFAULT NULL;
+-- How many tools selection gave the turn before a gate narrowed it: a turn
+-- whose tools the mode hid for now still renders "you can use tools".
+-- NULL (0) for a turn stored before this column.
+ALTER TABLE turns ADD COLUMN selected INTEGER DEFAULT NULL;
