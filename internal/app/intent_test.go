@@ -430,4 +430,10 @@ func TestIntentMatchesTheTurn(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "(reminder opens no tool: none of its tools ships yet)") || strings.Contains(out, "schedule") {
 		t.Errorf("a family without tools:\n%s", out)
 	}
+	// A family whose shipped tool is already declared as kept is not one
+	// without tools.
+	code, out, _ = run(t, dir, "intent", "calculate 12*7 please")
+	if code != 0 || !strings.Contains(out, "opens: calculator") || strings.Contains(out, "opens no tool") {
+		t.Errorf("the calculator family, kept helper:\n%s", out)
+	}
 }

@@ -54,6 +54,9 @@ type IntentOutput struct {
 	Tools []string `json:"tools"`
 	// Declared says why each of Tools is declared.
 	Declared []intent.Declared `json:"declared"`
+	// Unbuilt are the open families none of whose tools Quiver ships yet
+	// (apps, an organisation's MCP tools, is never listed).
+	Unbuilt []string `json:"unbuilt"`
 	Matches  []intent.Match    `json:"matches"`
 }
 
@@ -180,6 +183,12 @@ func intentOutput(res intent.Result, o intent.GateOptions) IntentOutput {
 	out := IntentOutput{
 		Families: nonNil(res.Targets), Matches: res.Matches,
 		Tools: gated.Names(), Declared: intent.Explain(gated, res, res.Targets, o),
+		Unbuilt: []string{},
+	}
+	for _, fam := range res.Targets {
+		if fam != intent.Apps && !slices.ContainsFunc(intent.TargetTools(fam), func(n string) bool { _, ok := cat.Lookup(n); return ok }) {
+			out.Unbuilt = append(out.Unbuilt, fam)
+		}
 	}
 	if out.Matches == nil {
 		out.Matches = []intent.Match{}
@@ -201,10 +210,8 @@ func printIntent(w io.Writer, out IntentOutput) {
 	for _, d := range out.Declared {
 		fmt.Fprintf(w, "  %-26s %s\n", d.Name, d.Reason)
 	}
-	for _, fam := range out.Families {
-		if !slices.ContainsFunc(out.Declared, func(d intent.Declared) bool { return strings.HasPrefix(d.Reason, "opened by: "+fam+" ") }) {
-			fmt.Fprintf(w, "  (%s opens no tool: none of its tools ships yet)\n", fam)
-		}
+	for _, fam := range out.Unbuilt {
+		fmt.Fprintf(w, "  (%s opens no tool: none of its tools ships yet)\n", fam)
 	}
 	fmt.Fprintln(w, "matches:")
 	for _, m := range out.Matches {
