@@ -56,8 +56,8 @@ type IntentOutput struct {
 	Declared []intent.Declared `json:"declared"`
 	// Unbuilt are the open families none of whose tools Quiver ships yet
 	// (apps, an organisation's MCP tools, is never listed).
-	Unbuilt []string `json:"unbuilt"`
-	Matches  []intent.Match    `json:"matches"`
+	Unbuilt []string       `json:"unbuilt"`
+	Matches []intent.Match `json:"matches"`
 }
 
 type stringsFlag []string
