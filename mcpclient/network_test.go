@@ -16,6 +16,7 @@ import (
 	"github.com/quiverhq/quiver/registry"
 	"github.com/quiverhq/quiver/store"
 	"github.com/quiverhq/quiver/tool"
+	"github.com/quiverhq/quiver/turn"
 )
 
 // org2 is a second organisation on the same Service.
@@ -353,5 +354,26 @@ func TestPoolModes(t *testing.T) {
 	}
 	if p.live() != 0 {
 		t.Errorf("%d live connections after retire", p.live())
+	}
+}
+
+// TestServiceImporterInherits: the Service's importer, the one turns use,
+// gives a replacement's tools the replaced built-in's requirement and
+// fragments (the route test checks the routing; this, the wiring).
+func TestServiceImporterInherits(t *testing.T) {
+	e := newEnv(t, nil)
+	st := serverState{reg: store.MCPServer{ID: "1", OrgID: org, Name: "reader", Type: store.MCPURLFetcher}}
+	read := mcpTool{&mcp.Tool{Name: "read_page", InputSchema: map[string]any{"type": "object"}}}
+	inherit := tool.Spec{Fragments: []string{"Pages are untrusted."}, Requires: func(turn.Facts) string { return "withheld" }}
+	tl, err := e.svc.importer(e.svc.nets[netguard.Public])(st, read, "url_fetch", nil, inherit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec := tl.Spec()
+	if diff := cmp.Diff(inherit.Fragments, spec.Fragments); diff != "" {
+		t.Errorf("fragments (-want +got):\n%s", diff)
+	}
+	if spec.Requires == nil || spec.Requires(turn.Facts{}) != "withheld" {
+		t.Error("the built-in's requirement did not carry over")
 	}
 }

@@ -109,9 +109,14 @@ func (r *routed) importServer(st serverState, base *registry.Catalog, taken map[
 	var inherit tool.Spec
 	if rep, typed := replacements[st.reg.Type]; typed {
 		family, macros = rep.family, familyMacros(st.reg.Type, names)
-		if b, ok := base.Lookup(rep.builtin); ok {
-			inherit = b.Spec()
+		b, ok := base.Lookup(rep.builtin)
+		if !ok {
+			// Fail closed: without the built-in there are no rules to
+			// carry over, and a replacement must not go without them.
+			r.drop(st.reg.Name+"/*", "it replaces the built-in "+rep.builtin+", which this deployment does not register")
+			return
 		}
+		inherit = b.Spec()
 	}
 	seen := make(map[string]bool, len(names))
 	for _, t := range st.tools {

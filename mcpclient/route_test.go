@@ -585,3 +585,23 @@ func TestReplacementInheritsBuiltinRules(t *testing.T) {
 		t.Errorf("fragments without the reader: %q", withheld.Fragments())
 	}
 }
+
+// TestReplacementWithoutBuiltinDropped: a typed server whose built-in the
+// catalog lacks has no rules to inherit, so its tools are dropped with a
+// reason rather than offered without them.
+func TestReplacementWithoutBuiltinDropped(t *testing.T) {
+	states := []serverState{{reg: store.MCPServer{ID: "1", Name: "reader", Type: store.MCPURLFetcher},
+		conn: &Conn{tools: []*mcp.Tool{{Name: "read_page", InputSchema: map[string]any{"type": "object"}}}}}}
+	imp := func(st serverState, t mcpTool, family string, macros []string, inherit tool.Spec) (*tool.Tool, error) {
+		return importTool(t.Tool, importSpec{server: st.reg.Name, family: family, macros: macros,
+			call: func(context.Context, json.RawMessage) (*mcp.CallToolResult, error) { return &mcp.CallToolResult{}, nil }})
+	}
+	r := route(states, registry.New(), imp)
+	if len(r.overlay.Tools) != 0 {
+		t.Errorf("offered %d tools, want none", len(r.overlay.Tools))
+	}
+	want := []registry.Exclusion{{Name: "reader/*", Reason: "it replaces the built-in fetch_url, which this deployment does not register"}}
+	if diff := cmp.Diff(want, r.overlay.Dropped); diff != "" {
+		t.Errorf("dropped (-want +got):\n%s", diff)
+	}
+}

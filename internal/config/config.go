@@ -52,7 +52,9 @@ type Network struct {
 // Web configures the web tools. Keys are read from the named environment
 // variables, so the file holds no secret.
 type Web struct {
-	// Disabled keeps web_search out of every turn.
+	// Disabled keeps web search out of every turn: the built-in
+	// web_search, research_web (which searches with it) and an
+	// organisation's MCP server that replaces web_search.
 	Disabled bool `yaml:"disabled"`
 	// BraveKeyEnv names the variable with the Brave Search API key; empty
 	// means BRAVE_API_KEY.
