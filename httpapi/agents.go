@@ -62,8 +62,9 @@ type Agent struct {
 	CreatedAt  time.Time `json:"created_at"`
 	UpdatedAt  time.Time `json:"updated_at"`
 	Warnings   []string  `json:"warnings,omitempty" doc:"The template's warnings (PUT only)."`
-	// AllowlistWarnings are the allowlist's warnings (PUT only).
-	AllowlistWarnings []registry.Warning `json:"allowlist_warnings,omitempty" doc:"The allowlist's warnings (PUT only): entries that name no tool, family or registered MCP server (with the closest name that does, when one is close), or are repeated. The agent is saved all the same."`
+	// AllowlistWarnings are the allowlist's and switches' warnings (PUT
+	// only; see registry.Warning.Field).
+	AllowlistWarnings []registry.Warning `json:"allowlist_warnings,omitempty" doc:"The allowlist's and switches' warnings (PUT only): entries that name no tool, family or registered MCP server (with the closest name that does, when one is close), or are repeated; and, with field \"switches\", switches that change nothing. The agent is saved all the same."`
 }
 
 type agentsOutput struct {

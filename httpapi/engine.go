@@ -43,10 +43,11 @@ type Inspection struct {
 	// Intent lists Deliberate Tool Mode's matches; empty when the mode is
 	// off or matched nothing.
 	Intent []IntentMatch `json:"intent"`
-	// Declared says, for a new turn under Deliberate Tool Mode, why each
+	// Declared says, for a turn under Deliberate Tool Mode, why each
 	// declared tool is (an always-on helper kept, or the family that
-	// opened it), in declaration order; empty when the mode is off and
-	// for a stored turn.
+	// opened it), in declaration order (a stored turn's as recorded when
+	// it started); empty when the mode is off, and for a turn stored
+	// before the reasons were recorded.
 	Declared []intent.Declared `json:"declared"`
 	Warnings []string          `json:"warnings"`
 }

@@ -151,8 +151,10 @@ func (r *routed) importServer(st serverState, base *registry.Catalog, taken map[
 	}
 }
 
+// drop leaves a tool out with a reason; the reason may quote the server
+// (a schema it sent), so control codes are replaced.
 func (r *routed) drop(name, reason string) {
-	r.overlay.Dropped = append(r.overlay.Dropped, registry.Exclusion{Name: name, Reason: reason})
+	r.overlay.Dropped = append(r.overlay.Dropped, registry.Exclusion{Name: name, Reason: printable(reason)})
 }
 
 // familyConflicts finds typed families with more than one enabled server:

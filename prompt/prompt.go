@@ -149,8 +149,8 @@ func Env(f turn.Facts, ts registry.Toolset) tmpl.Env {
 		caps[name] = f.Agent.Switch(name)
 	}
 	// Selection, not a gate, decides: a turn whose tools Deliberate Tool
-	// Mode hides until asked for still has tools, and its system prompt
-	// stays the same when they open.
+	// Mode hides until asked for still has tools, and the prompt's
+	// tool-use paragraph stays the same when they open.
 	caps["tool_use"] = f.Model.Caps.Tools && !f.Agent.Off("tool_use") && ts.Selected() > 0
 	caps[timeAwareness] = clockShown(f)
 	tools := make(map[string]bool, ts.Len())

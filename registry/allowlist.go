@@ -6,10 +6,11 @@ import (
 	"strings"
 )
 
-// Warning is one allowlist entry that admits nothing, or nothing more: a
+// Warning is one allowlist entry that admits nothing, or nothing more (a
 // name no tool or family has, a server the organisation has not
-// registered, an entry given twice. A warning never stops an agent from
-// being saved or run; the entry just does nothing.
+// registered, an entry given twice), or one switch that changes nothing
+// (Field "switches"). A warning never stops an agent from being saved or
+// run; the entry just does nothing.
 type Warning struct {
 	// Field is the part of the agent the warning is about: "" for the
 	// tools allowlist, "switches" for a switch (see CheckSwitches).

@@ -9,8 +9,9 @@ import (
 // CheckSwitches returns a warning, in name order, for each switch of an
 // agent's switches that changes nothing: a name that is neither a known
 // switch nor a family of c's optional tools (with the closest name that
-// is, when one is close), a family switch no tool of c answers yet, and a
-// family of always-on tools (only tool_use turns those off). Warnings
+// is, when one is close), a family switch no tool of c answers yet (by the
+// switch's name or its family's: self_teaching or memory), and a family
+// of always-on tools (only tool_use turns those off). Warnings
 // have Field "switches". CheckSwitches never fails and does not change c.
 func (c *Catalog) CheckSwitches(switches map[string]bool) []Warning {
 	names := make([]string, 0, len(switches))
@@ -19,21 +20,24 @@ func (c *Catalog) CheckSwitches(switches map[string]bool) []Warning {
 	}
 	sort.Strings(names)
 	known, alwaysOn := c.switchNames()
-	noTool := map[string]bool{}
+	// A known switch with no tool yet, and the family it will gate under
+	// that family's own name (memory for self_teaching), change nothing.
+	noTool := map[string]string{}
 	for _, s := range c.Switches() {
-		noTool[s.Name] = s.NoTool
+		if s.NoTool {
+			noTool[s.Name], noTool[s.Family] = s.Family, s.Family
+		}
 	}
 	var out []Warning
 	for _, n := range names {
 		w := Warning{Field: "switches", Entry: n}
 		switch {
-		case noTool[n]:
-			w.Message = fmt.Sprintf("switch %q gates the %s family, which has no tool yet: setting it changes nothing", n, SwitchFamily(n))
+		case noTool[n] != "":
+			w.Message = fmt.Sprintf("switch %q gates the %s family, which has no tool yet: setting it changes nothing", n, noTool[n])
 		case slices.Contains(known, n):
 			continue
 		case slices.Contains(alwaysOn, n):
-			w.Message = fmt.Sprintf("%q is a family of always-on tools: only tool_use turns them off, so this switch changes nothing", n)
-			w.Suggestion = "tool_use"
+			w.Message = fmt.Sprintf("%q is a family of always-on tools: only tool_use turns them off (and every other tool with them), so this switch changes nothing", n)
 		default:
 			w.Message = fmt.Sprintf("%q is not a switch or tool family name: it changes nothing", n)
 			w.Suggestion = closest(n, known)

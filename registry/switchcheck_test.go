@@ -30,7 +30,9 @@ func TestCheckSwitches(t *testing.T) {
 		{"nothing close", map[string]bool{"zebra_mode": true}, []registry.Warning{{Field: "switches", Entry: "zebra_mode",
 			Message: `"zebra_mode" is not a switch or tool family name: it changes nothing`}}},
 		{"always-on family", map[string]bool{"calc": false}, []registry.Warning{{Field: "switches", Entry: "calc",
-			Message: `"calc" is a family of always-on tools: only tool_use turns them off, so this switch changes nothing`, Suggestion: "tool_use"}}},
+			Message: `"calc" is a family of always-on tools: only tool_use turns them off (and every other tool with them), so this switch changes nothing`}}},
+		{"a no-tool switch's family", map[string]bool{"memory": false}, []registry.Warning{{Field: "switches", Entry: "memory",
+			Message: `switch "memory" gates the memory family, which has no tool yet: setting it changes nothing`}}},
 		{"no tool yet", map[string]bool{"voice_message": true}, []registry.Warning{{Field: "switches", Entry: "voice_message",
 			Message: `switch "voice_message" gates the voice_message family, which has no tool yet: setting it changes nothing`}}},
 		{"in name order", map[string]bool{"zz": true, "aa": true}, []registry.Warning{

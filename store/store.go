@@ -165,7 +165,7 @@ func truncateUTF8(s string, n int) string {
 // Turns stores turns.
 type Turns interface {
 	// PutTurn inserts the turn or replaces the stored one with the same ID,
-	// keeping t.Excluded as BoundExclusions returns it.
+	// keeping t.Excluded and t.Declared as BoundExclusions returns them.
 	PutTurn(ctx context.Context, t Turn) error
 	// GetTurn returns the turn with that ID in that organisation.
 	GetTurn(ctx context.Context, orgID, id string) (Turn, error)

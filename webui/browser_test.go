@@ -552,7 +552,7 @@ func TestAgentEditorSavesAndDeletes(t *testing.T) {
 		t.Fatalf("the stub's agent has no tools line to change: %q", def)
 	}
 	b.Do("save with a misspelt tool", chromedp.SetValue(chromedp.CSS(`#definition`), misspelt), save)
-	b.WaitText(`.allowlist-warnings`, "Allowlist warnings (2)")
+	b.WaitText(`.allowlist-warnings`, "Allowlist and switch warnings (2)")
 	b.WaitText(`.allowlist-warnings li[data-entry="web_serch"]`, `"web_serch" is not a tool or family name — did you mean web_search?`)
 	b.WaitText(`.allowlist-warnings li[data-entry="gitlab/*"]`, `no MCP server "gitlab" is registered in this organisation`)
 	if got := eval[string](b, `document.querySelector('.allowlist-warnings li[data-entry="web_serch"] code').textContent`); got != "web_search" {

@@ -38,8 +38,9 @@ reported as not checked, not as warnings, and no data folder is created.
 Nothing of the agent or the store is changed (opening a store written by an
 older Quiver migrates it, as every command does).
 
-Exit status 0 when the allowlist is clean, 1 when there are warnings (or the
-store could not be read), 2 when FILE is unreadable or not a valid agent.
+Exit status 0 when the allowlist and switches are clean, 1 when there are warnings
+(or the store could not be read), 2 when FILE is unreadable or not a valid
+agent.
 
 Flags:
   --json           print {"file", "agent", "warnings": [{"entry", "message",

@@ -232,7 +232,7 @@ func TestAgentCheckSwitches(t *testing.T) {
 	want := []string{
 		file + `: switches: switch "voice_message" gates the voice_message family, which has no tool yet: setting it changes nothing`,
 		file + `: switches: "web_serch" is not a switch or tool family name: it changes nothing; did you mean "web_search"?`,
-		file + `: switches: "workspace" is a family of always-on tools: only tool_use turns them off, so this switch changes nothing; did you mean "tool_use"?`,
+		file + `: switches: "workspace" is a family of always-on tools: only tool_use turns them off (and every other tool with them), so this switch changes nothing`,
 	}
 	if code != 1 || stderr != "" {
 		t.Errorf("exit %d, stderr %q; want 1 and nothing", code, stderr)

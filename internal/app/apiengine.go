@@ -166,7 +166,11 @@ func (a *apiEngine) Inspect(ctx context.Context, c httpapi.Caller, conversationI
 		}
 		warnings = start.Request.Warnings
 		for _, d := range start.Declared {
-			pastDeclared = append(pastDeclared, intent.Declared{Name: d.Name, Reason: d.Reason})
+			// A tool the restored set no longer holds (its server gone)
+			// is listed with the exclusions, not here.
+			if _, ok := start.Toolset.Lookup(d.Name); ok {
+				pastDeclared = append(pastDeclared, intent.Declared{Name: d.Name, Reason: d.Reason})
+			}
 		}
 	}
 	out := httpapi.Inspection{

@@ -21,7 +21,10 @@ const callUsage = `Usage: quiver call TOOL --agent FILE --args JSON [flags]
 Runs one tool call through dispatch exactly as a model's call would: the same
 refusal for tools outside the agent's toolset, the same argument validation,
 scope, limits and timeouts. Prints the result the model would read. Exits 1
-when the result is an error result.
+when the result is an error result. A tool the turn leaves out gets the
+model's refusal on stdout (it names only the tool) and, on stderr, the
+reason it is left out. An MCP server's tool is called by the name models
+call it, server__tool (see "quiver mcp list").
 
 Flags:
   --agent FILE        agent definition (YAML), required

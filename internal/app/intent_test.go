@@ -365,7 +365,7 @@ func TestTurnDeliberate(t *testing.T) {
 // TestTurnDeliberateGatedStillHasTools: when Deliberate Tool Mode hides
 // every tool for now (the organisation gates the always-on ones too), the
 // default prompt still says the agent can use tools — they open when
-// asked for — and is byte-identical to the turn that opens web search.
+// asked for — and the turn that opens web search keeps its opening.
 func TestTurnDeliberateGatedStillHasTools(t *testing.T) {
 	dir := t.TempDir()
 	web := filepath.Join(dir, "researcher.yaml")

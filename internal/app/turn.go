@@ -54,8 +54,9 @@ type TurnOutput struct {
 	Warnings []string `json:"warnings"`
 	// AllowlistWarnings are the allowlist's entries that name no built-in
 	// tool or family, or are repeated (see registry.Catalog.CheckAllowlist;
-	// MCP entries are not checked here: see "quiver agent check"). Each is
-	// also a line on stderr.
+	// MCP entries are not checked here: see "quiver agent check"), and the
+	// switches that change nothing (Field "switches"; CheckSwitches). Each
+	// is also a line on stderr.
 	AllowlistWarnings []registry.Warning `json:"allowlist_warnings,omitempty"`
 	// Intent is what Deliberate Tool Mode matched, with --dtm.
 	Intent []intent.Match `json:"intent,omitzero"`

@@ -38,7 +38,7 @@ function yamlName(text) {
 
 // allowlistItem shows one allowlist warning with its suggestion, if any.
 function allowlistItem(w) {
-  return h('li', { 'data-entry': w.entry }, w.message,
+  return h('li', { 'data-entry': w.entry, 'data-field': w.field || 'tools' }, `${w.field || 'tools'}: `, w.message,
     w.suggestion ? h('span', null, ' — did you mean ', h('code', null, w.suggestion), '?') : null);
 }
 
@@ -91,7 +91,7 @@ async function editor({ api, me, main }, name) {
       }
       if (allowlist.length) {
         status.append(h('div', { class: 'warnings-box allowlist-warnings', role: 'status' },
-          h('p', { class: 'label' }, `Allowlist warnings (${allowlist.length}): saved, but these entries add no tool`),
+          h('p', { class: 'label' }, `Allowlist and switch warnings (${allowlist.length}): saved, but these change nothing`),
           h('ul', { class: 'warnings' }, allowlist.map(allowlistItem))));
       }
     } catch (err) {
