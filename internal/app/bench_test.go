@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/quiverhq/quiver/intent"
 	"github.com/quiverhq/quiver/internal/app"
 	"github.com/quiverhq/quiver/prompt"
 	"github.com/quiverhq/quiver/tmpl"
@@ -58,6 +59,45 @@ func BenchmarkSelectAssemble(b *testing.B) {
 	}
 	if len(req.Tools) != 211 {
 		b.Fatalf("%d tools declared, want 211", len(req.Tools))
+	}
+	b.ReportMetric(float64(req.Sizes.DefinitionsChars), "def-chars")
+}
+
+// BenchmarkSelectGateAssemble250 measures what a turn costs before its
+// first model call on a catalog of 250 tools (the built-ins and 236
+// MCP-like ones, every one allowed): Select, Deliberate Tool Mode's
+// detection and gate on a message that opens search, and Assemble. It is
+// the before/after figure of the turn engine's redesign.
+func BenchmarkSelectGateAssemble250(b *testing.B) {
+	cat := app.NewCatalog(app.CatalogDeps{DataDir: b.TempDir()})
+	allow := []string{"web_search", "url_fetch", "research"}
+	for i := range 250 - cat.Len() {
+		t := mcpLike(i)
+		cat.Register(t)
+		allow = append(allow, t.Name())
+	}
+	packs, err := intent.BuiltinPacks()
+	if err != nil {
+		b.Fatal(err)
+	}
+	det := intent.New(packs)
+	f := turn.Facts{
+		Start:  time.Date(2026, 11, 29, 23, 3, 0, 0, time.UTC),
+		Caller: turn.Caller{DisplayName: "Ana Lima", Department: "Finance", Organisation: "Acme", Timezone: "Asia/Ho_Chi_Minh"},
+		Agent:  turn.Agent{Name: "bench", Prompt: tmpl.Author("You are helpful."), Allow: allow},
+		Model:  turn.Model{Provider: "openai", Name: "gpt-4.1-mini", Caps: turn.Capabilities{Tools: true}},
+	}
+	const msg = "search the web for flights to Zurich next Friday and compare prices"
+	var req prompt.Request
+	for b.Loop() {
+		res := det.Detect(intent.Input{Text: msg})
+		ts := intent.Gate(cat.Select(f), cat, res.Targets, intent.GateOptions{})
+		if req, err = prompt.Assemble(f, ts); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if cat.Len() != 250 || len(req.Tools) != 8 {
+		b.Fatalf("catalog of %d, %d tools declared; want 250 and the helpers plus search's", cat.Len(), len(req.Tools))
 	}
 	b.ReportMetric(float64(req.Sizes.DefinitionsChars), "def-chars")
 }
