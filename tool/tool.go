@@ -39,8 +39,8 @@ func (a Access) String() string {
 
 // Limit is a named hard limit a tool enforces, listed for people and docs.
 type Limit struct {
-	Name  string
-	Value int
+	Name  string `json:"name"`
+	Value int    `json:"value"`
 }
 
 // Spec describes a tool. Name, Description and a handler are required; the

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/JohannesKaufmann/html-to-markdown/v2/converter"
+	"github.com/quiverhq/quiver/builtin/webrules"
 	"github.com/quiverhq/quiver/tool"
 	"github.com/quiverhq/quiver/turn"
 )
@@ -168,10 +169,7 @@ func newFetcher(cfg Config) *fetcher {
 // requires is both tools' requirement: "" unless the turn's model provider
 // is one the configuration excludes from the web tools.
 func (f *fetcher) requires(t turn.Facts) string {
-	if slices.Contains(f.cfg.ExcludeProviders, t.Model.Provider) {
-		return fmt.Sprintf("provider %s is excluded from the web tools (web.exclude_providers, in config or Settings)", t.Model.Provider)
-	}
-	return ""
+	return webrules.ProviderExcluded(f.cfg.ExcludeProviders, t.Model.Provider)
 }
 
 // document returns the page at u converted to text, from the cache when the

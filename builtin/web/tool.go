@@ -181,13 +181,10 @@ func tune(s *jsonschema.Schema, enum []any) {
 }
 
 func (s *Search) requires(f turn.Facts) string {
-	switch {
-	case s.disabled:
+	if s.disabled {
 		return "web search is disabled in config"
-	case slices.Contains(s.exclude, f.Model.Provider):
-		return fmt.Sprintf("provider %s is excluded from the web tools (web.exclude_providers, in config or Settings)", f.Model.Provider)
 	}
-	return ""
+	return webrules.ProviderExcluded(s.exclude, f.Model.Provider)
 }
 
 func (s *Search) run(ctx context.Context, _ tool.Scope, in input) (string, error) {

@@ -69,6 +69,47 @@ func TestMCPServeHelp(t *testing.T) {
 	}
 }
 
+// stdioServe is "quiver mcp serve --stdio" run in-process on pipes, with
+// an MCP client connected to it (err is the connection's: a serve that
+// refused to start closes its pipes, so Connect fails).
+type stdioServe struct {
+	cs     *mcp.ClientSession
+	err    error
+	stderr *bytes.Buffer
+	exit   chan int
+	out    io.Closer
+}
+
+// serveStdio starts "quiver mcp serve --stdio ARGS" on the data folder,
+// at fixedNow, and connects a client.
+func serveStdio(t *testing.T, data string, args ...string) *stdioServe {
+	t.Helper()
+	serverIn, clientOut := io.Pipe()
+	clientIn, serverOut := io.Pipe()
+	s := &stdioServe{stderr: &bytes.Buffer{}, exit: make(chan int, 1), out: clientOut}
+	env := app.Env{
+		Stdin: serverIn, Stdout: serverOut, Stderr: s.stderr,
+		Now:    func() time.Time { return fixedNow },
+		Getenv: func(k string) string { return map[string]string{"QUIVER_DATA": data}[k] },
+	}
+	go func() {
+		code := app.Main(context.Background(), append([]string{"mcp", "serve", "--stdio"}, args...), env)
+		serverOut.Close()
+		serverIn.Close()
+		s.exit <- code
+	}()
+	s.cs, s.err = mcp.NewClient(&mcp.Implementation{Name: "test", Version: "0"}, nil).Connect(context.Background(),
+		&mcp.IOTransport{Reader: clientIn, Writer: clientOut}, nil)
+	return s
+}
+
+// wait closes the client's side of standard input and returns the exit
+// status of the serve.
+func (s *stdioServe) wait() int {
+	s.out.Close()
+	return <-s.exit
+}
+
 // TestMCPServeStdio drives "quiver mcp serve --stdio" through Main with
 // pipes and the SDK client: the listed tools are the agent's toolset, calls
 // go through dispatch (refusal, stored result read back in the session),
@@ -87,22 +128,8 @@ func TestMCPServeStdio(t *testing.T) {
 		want = append(want, d.Name)
 	}
 
-	serverIn, clientOut := io.Pipe()
-	clientIn, serverOut := io.Pipe()
-	var stderr bytes.Buffer
-	env := app.Env{
-		Stdin: serverIn, Stdout: serverOut, Stderr: &stderr,
-		Now:    func() time.Time { return fixedNow },
-		Getenv: func(k string) string { return map[string]string{"QUIVER_DATA": data}[k] },
-	}
-	exit := make(chan int, 1)
-	go func() {
-		code := app.Main(context.Background(), append([]string{"mcp", "serve", "--stdio", "--conversation", "conv-mcp"}, who...), env)
-		serverOut.Close()
-		exit <- code
-	}()
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "0"}, nil).Connect(context.Background(),
-		&mcp.IOTransport{Reader: clientIn, Writer: clientOut}, nil)
+	srv := serveStdio(t, data, append([]string{"--conversation", "conv-mcp"}, who...)...)
+	cs, err, stderr := srv.cs, srv.err, srv.stderr
 	if err != nil {
 		t.Fatalf("connect: %v (stderr %s)", err, stderr.String())
 	}
@@ -136,7 +163,7 @@ func TestMCPServeStdio(t *testing.T) {
 	}
 
 	cs.Close()
-	if code := <-exit; code != 0 {
+	if code := srv.wait(); code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr.String())
 	}
 	if !strings.Contains(stderr.String(), "quiver: serving "+strconv.Itoa(len(want))+" tools of agent assistant over stdio") {

@@ -1,20 +1,16 @@
 package app_test
 
 import (
-	"bytes"
 	"context"
 	"database/sql"
 	"encoding/json"
 	"errors"
-	"io"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-	"github.com/quiverhq/quiver/internal/app"
 	"github.com/quiverhq/quiver/llm/llmtest"
 	"github.com/quiverhq/quiver/store"
 	"github.com/quiverhq/quiver/store/sqlite"
@@ -146,24 +142,8 @@ func TestMCPServeConversationOfAnotherUser(t *testing.T) {
 	seedAnaConversation(t, data)
 	before := rowCounts(t, data)
 
-	serverIn, clientOut := io.Pipe()
-	clientIn, serverOut := io.Pipe()
-	var stderr bytes.Buffer
-	env := app.Env{
-		Stdin: serverIn, Stdout: serverOut, Stderr: &stderr,
-		Now:    func() time.Time { return fixedNow },
-		Getenv: func(k string) string { return map[string]string{"QUIVER_DATA": data}[k] },
-	}
-	exit := make(chan int, 1)
-	go func() {
-		code := app.Main(context.Background(), []string{"mcp", "serve", "--stdio", "--conversation", "conv-ana",
-			"--agent", agentFile, "--user", "Bob", "--org", "Acme"}, env)
-		serverOut.Close()
-		serverIn.Close()
-		exit <- code
-	}()
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "0"}, nil).Connect(context.Background(),
-		&mcp.IOTransport{Reader: clientIn, Writer: clientOut}, nil)
+	srv := serveStdio(t, data, "--conversation", "conv-ana", "--agent", agentFile, "--user", "Bob", "--org", "Acme")
+	cs, err, stderr := srv.cs, srv.err, srv.stderr
 	if err == nil {
 		// Served: show what Bob's client could read, then end the session.
 		for _, name := range []string{"read_transcript", "read_tool_result"} {
@@ -177,8 +157,7 @@ func TestMCPServeConversationOfAnotherUser(t *testing.T) {
 		}
 		cs.Close()
 	}
-	clientOut.Close()
-	code := <-exit
+	code := srv.wait()
 	want := `quiver: --conversation: "conv-ana" belongs to another user`
 	if code != 2 || !strings.HasPrefix(stderr.String(), want) || strings.Count(stderr.String(), "\n") != 1 {
 		t.Errorf("exit %d, stderr %q; want 2 and %q", code, stderr.String(), want)
@@ -193,23 +172,8 @@ func TestMCPServeConversationOfAnotherUser(t *testing.T) {
 // is refused there afterwards.
 func TestMCPServeSessionClaimsConversation(t *testing.T) {
 	data := t.TempDir()
-	serverIn, clientOut := io.Pipe()
-	clientIn, serverOut := io.Pipe()
-	var stderr bytes.Buffer
-	env := app.Env{
-		Stdin: serverIn, Stdout: serverOut, Stderr: &stderr,
-		Now:    func() time.Time { return fixedNow },
-		Getenv: func(k string) string { return map[string]string{"QUIVER_DATA": data}[k] },
-	}
-	exit := make(chan int, 1)
-	go func() {
-		code := app.Main(context.Background(), []string{"mcp", "serve", "--stdio", "--conversation", "conv-bob",
-			"--agent", agentFile, "--user", "Bob", "--org", "Acme"}, env)
-		serverOut.Close()
-		exit <- code
-	}()
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "0"}, nil).Connect(context.Background(),
-		&mcp.IOTransport{Reader: clientIn, Writer: clientOut}, nil)
+	srv := serveStdio(t, data, "--conversation", "conv-bob", "--agent", agentFile, "--user", "Bob", "--org", "Acme")
+	cs, err, stderr := srv.cs, srv.err, srv.stderr
 	if err != nil {
 		t.Fatalf("connect: %v (stderr %s)", err, stderr.String())
 	}
@@ -217,7 +181,7 @@ func TestMCPServeSessionClaimsConversation(t *testing.T) {
 		t.Errorf("calculate = %q", text)
 	}
 	cs.Close()
-	if code := <-exit; code != 0 {
+	if code := srv.wait(); code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr.String())
 	}
 	st, err := sqlite.Open(context.Background(), data)

@@ -8,6 +8,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/quiverhq/quiver/registry"
+	"github.com/quiverhq/quiver/tool"
 )
 
 const toolsUsage = `Usage: quiver tools [--json]
@@ -33,13 +34,7 @@ type ToolInfo struct {
 	FragmentChars int `json:"fragment_chars"`
 	// Limits are the tool's hard limits (fetch_url's max_length_max, ...),
 	// as its spec declares them; empty when it declares none.
-	Limits []ToolLimit `json:"limits"`
-}
-
-// ToolLimit is one named limit of a tool.
-type ToolLimit struct {
-	Name  string `json:"name"`
-	Value int    `json:"value"`
+	Limits []tool.Limit `json:"limits"`
 }
 
 // ToolsOutput is what "quiver tools --json" prints.
@@ -84,10 +79,7 @@ func CatalogSizes() ToolsOutput {
 	for _, t := range cat.Tools() {
 		s := t.Spec()
 		n := t.DeclarationChars()
-		info := ToolInfo{Name: s.Name, Family: t.Family(), Access: s.Access.String(), AlwaysOn: s.AlwaysOn, DefinitionChars: n, Limits: []ToolLimit{}}
-		for _, l := range s.Limits {
-			info.Limits = append(info.Limits, ToolLimit{Name: l.Name, Value: l.Value})
-		}
+		info := ToolInfo{Name: s.Name, Family: t.Family(), Access: s.Access.String(), AlwaysOn: s.AlwaysOn, DefinitionChars: n, Limits: append([]tool.Limit{}, s.Limits...)}
 		out.Widest.Chars += n
 		if s.AlwaysOn {
 			out.AlwaysPaid.Chars += n
