@@ -96,6 +96,10 @@ type Start struct {
 	// Toolset, recorded with the turn (store.Turn.Declared); nil when no
 	// gate applied.
 	Declared []store.Exclusion
+	// History is the conversation's messages as collected at the turn's
+	// start (engine's collect step), so that the runner does not read
+	// them again; nil reads them from the store.
+	History []store.Message
 }
 
 // Outcome is how a turn ended.
@@ -129,5 +133,5 @@ func NewID(prefix string) string {
 
 // scope is the dispatch scope of a turn, from its facts.
 func scope(f turn.Facts) tool.Scope {
-	return tool.Scope{OrgID: f.Place.OrgID, UserID: f.Caller.UserID, ConversationID: f.Place.ConversationID, TurnID: f.TurnID}
+	return f.Scope()
 }

@@ -23,8 +23,11 @@ type run struct {
 	model    llm.Model
 	rec      store.Turn
 	history  []llm.Message
-	emit     func(Event)
-	out      Outcome
+	// collected is Start.History: the messages read at the turn's start,
+	// or nil to read them.
+	collected []store.Message
+	emit      func(Event)
+	out       Outcome
 }
 
 // Run starts a new turn: it records the turn, its context message and the
@@ -75,7 +78,7 @@ func (r *Runner) newRun(s Start, emit func(Event)) *run {
 	if emit == nil {
 		emit = func(Event) {}
 	}
-	rn := &run{r: r, facts: s.Facts, toolset: s.Toolset, declared: s.Declared, req: s.Request, model: s.Model}
+	rn := &run{r: r, facts: s.Facts, toolset: s.Toolset, declared: s.Declared, req: s.Request, model: s.Model, collected: s.History}
 	rn.emit = func(ev Event) {
 		ev.ConversationID, ev.TurnID = s.Facts.Place.ConversationID, s.Facts.TurnID
 		emit(ev)
@@ -138,9 +141,12 @@ func (rn *run) touchConversation(ctx context.Context) error {
 
 // loadHistory reads the conversation so far into the model's view.
 func (rn *run) loadHistory(ctx context.Context) error {
-	msgs, err := rn.r.cfg.Store.ListMessages(ctx, rn.facts.Place.OrgID, rn.facts.Place.ConversationID, 0)
-	if err != nil {
-		return fmt.Errorf("load history: %w", err)
+	msgs := rn.collected
+	if msgs == nil {
+		var err error
+		if msgs, err = rn.r.cfg.Store.ListMessages(ctx, rn.facts.Place.OrgID, rn.facts.Place.ConversationID, 0); err != nil {
+			return fmt.Errorf("load history: %w", err)
+		}
 	}
 	rn.history = toLLM(trimHistory(msgs, rn.r.cfg.MaxHistory), rn.facts.TurnID)
 	return nil

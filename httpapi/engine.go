@@ -9,6 +9,7 @@ import (
 	"github.com/quiverhq/quiver/intent"
 	"github.com/quiverhq/quiver/prompt"
 	"github.com/quiverhq/quiver/registry"
+	"github.com/quiverhq/quiver/store"
 )
 
 // Caller is who a request acts for, taken from its credential and the
@@ -108,12 +109,17 @@ type Catalog struct {
 // (an unknown agent, a message too long) are *BadRequest; anything else is
 // an internal error whose detail is logged, never sent.
 type Engine interface {
-	// Send runs message in the conversation as c: a new turn, or the
-	// answer to the conversation's paused turn. Events go to emit as they
+	// Begin collects the facts of a turn of message in c's conversation
+	// (a new turn, or the answer to the conversation's paused turn): it
+	// reads the conversation, its messages and the organisation's
+	// settings once, and writes nothing. A conversation that is not c's
+	// is engine.ErrNoConversation.
+	Begin(ctx context.Context, c Caller, conversationID, message string) (PendingTurn, error)
+	// Run prepares and runs a begun turn. Events go to emit as they
 	// happen, ending with agent.EventDone or agent.EventError; emit is
-	// never called after Send returns. Cancelling ctx cancels the turn,
+	// never called after Run returns. Cancelling ctx cancels the turn,
 	// which is then recorded as interrupted.
-	Send(ctx context.Context, c Caller, conversationID, message string, emit func(agent.Event)) error
+	Run(ctx context.Context, t PendingTurn, emit func(agent.Event)) error
 	// Inspect returns the request message would send in the conversation
 	// now (or, with turnID set, the request of that stored turn's
 	// toolset); nothing runs and nothing is written.
@@ -149,6 +155,15 @@ type Engine interface {
 	// provider is configured at all, a probe of the local Ollama), and
 	// when not, how to connect one.
 	ModelStatus(ctx context.Context, c Caller, agentName string) (ModelStatus, error)
+}
+
+// PendingTurn is a turn Engine.Begin collected the facts of, not yet run.
+type PendingTurn interface {
+	// Conversation is the conversation as read at the turn's start.
+	Conversation() store.Conversation
+	// Answers reports whether the turn answers the conversation's paused
+	// turn.
+	Answers() bool
 }
 
 // Settings are an organisation's settings as the API shows them.

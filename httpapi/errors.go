@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/quiverhq/quiver/engine"
 	"log/slog"
 	"net/http"
 	"strings"
@@ -130,6 +131,15 @@ func (s *server) toError(ctx context.Context, op string, err error) *Error {
 	var br *BadRequest
 	if errors.As(err, &br) {
 		return badRequest(br.Msg)
+	}
+	var ie *engine.InputError
+	switch {
+	case errors.Is(err, engine.ErrNoConversation):
+		return notFound("no such conversation")
+	case errors.Is(err, engine.ErrNoTurn):
+		return badRequest(engine.ErrNoTurn.Error())
+	case errors.As(err, &ie):
+		return badRequest(ie.Msg)
 	}
 	var cf *Conflict
 	if errors.As(err, &cf) {

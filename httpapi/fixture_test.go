@@ -19,6 +19,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/quiverhq/quiver/agent"
+	"github.com/quiverhq/quiver/engine"
 	"github.com/quiverhq/quiver/httpapi"
 	"github.com/quiverhq/quiver/llm"
 	"github.com/quiverhq/quiver/registry"
@@ -45,7 +46,7 @@ func (c *clock) Advance(d time.Duration) {
 	c.t = c.t.Add(d)
 }
 
-// sendCall is one Engine.Send the fake saw.
+// sendCall is one Engine.Run the fake saw.
 type sendCall struct {
 	Caller         httpapi.Caller
 	ConversationID string
@@ -67,6 +68,8 @@ type sendCall struct {
 //
 // Its settings, console and model status are in fake_test.go.
 type fakeEngine struct {
+	// st is the fixture's store, which Begin reads.
+	st      store.Store
 	mu      sync.Mutex
 	calls   []sendCall
 	blocked chan error // receives ctx.Err() when a blocked turn or tool run ends
@@ -95,7 +98,42 @@ func scriptedEvents(conv string) []agent.Event {
 	}
 }
 
-func (f *fakeEngine) Send(ctx context.Context, c httpapi.Caller, conv, message string, emit func(agent.Event)) error {
+// fakeTurn is a turn the fake began.
+type fakeTurn struct {
+	caller  httpapi.Caller
+	conv    store.Conversation
+	message string
+	answers bool
+}
+
+func (t fakeTurn) Conversation() store.Conversation { return t.conv }
+func (t fakeTurn) Answers() bool                    { return t.answers }
+
+// Begin reads the conversation as the engine does: another user's is
+// engine.ErrNoConversation, and the turn answers when the last turn is
+// paused (store.PausedTurn).
+func (f *fakeEngine) Begin(ctx context.Context, c httpapi.Caller, id, message string) (httpapi.PendingTurn, error) {
+	conv, err := f.st.GetConversation(ctx, c.OrgID, id)
+	if errors.Is(err, store.ErrNotFound) || err == nil && conv.UserID != c.UserID {
+		return nil, engine.ErrNoConversation
+	}
+	if err != nil {
+		return nil, err
+	}
+	ms, err := f.st.ListMessages(ctx, c.OrgID, id, 0)
+	if err != nil {
+		return nil, err
+	}
+	paused, err := store.PausedTurn(ctx, f.st, c.OrgID, ms)
+	if err != nil {
+		return nil, err
+	}
+	return fakeTurn{caller: c, conv: conv, message: message, answers: paused != nil}, nil
+}
+
+func (f *fakeEngine) Run(ctx context.Context, pt httpapi.PendingTurn, emit func(agent.Event)) error {
+	t := pt.(fakeTurn)
+	c, conv, message := t.caller, t.conv.ID, t.message
 	f.mu.Lock()
 	f.calls = append(f.calls, sendCall{Caller: c, ConversationID: conv, Message: message})
 	f.mu.Unlock()
@@ -139,7 +177,10 @@ func (f *fakeEngine) lastCall(t *testing.T) sendCall {
 	return f.calls[len(f.calls)-1]
 }
 
-func (f *fakeEngine) Inspect(_ context.Context, c httpapi.Caller, conv, turnID, message string) (httpapi.Inspection, error) {
+func (f *fakeEngine) Inspect(ctx context.Context, c httpapi.Caller, conv, turnID, message string) (httpapi.Inspection, error) {
+	if _, err := f.Begin(ctx, c, conv, message); err != nil {
+		return httpapi.Inspection{}, err
+	}
 	if turnID == "turn_missing" {
 		return httpapi.Inspection{}, &httpapi.BadRequest{Msg: "no such turn in this conversation"}
 	}
@@ -258,7 +299,7 @@ func newFixture(t *testing.T, edit func(*httpapi.Config)) *fixture {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	f := &fixture{t: t, st: st, eng: &fakeEngine{blocked: make(chan error, 1), toolRunning: make(chan context.Context, 1)}, clock: &clock{t: start}, logs: &syncBuffer{}, ctx: ctx}
+	f := &fixture{t: t, st: st, eng: &fakeEngine{st: st, blocked: make(chan error, 1), toolRunning: make(chan context.Context, 1)}, clock: &clock{t: start}, logs: &syncBuffer{}, ctx: ctx}
 	cfg := httpapi.Config{
 		Store: st, Engine: f.eng, MCP: &fakeMCP{st: st, now: f.clock.Now},
 		Logger: slog.New(slog.NewTextHandler(f.logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
@@ -267,6 +308,8 @@ func newFixture(t *testing.T, edit func(*httpapi.Config)) *fixture {
 	if edit != nil {
 		edit(&cfg)
 	}
+	// The fake engine reads what the server reads (a test's wrapper).
+	f.eng.st = cfg.Store
 	f.srv = httptest.NewServer(httpapi.New(cfg))
 	t.Cleanup(f.srv.Close)
 

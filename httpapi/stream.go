@@ -106,25 +106,19 @@ func (s *server) answerPause(ctx context.Context, in *answerInput) (*huma.Stream
 	return s.startTurn(ctx, in.ID, in.Body.Answer, true)
 }
 
-// startTurn checks everything that can still be a JSON error (ownership,
-// the pending pause, a turn already running, the rate limit, the caller
-// disabled meanwhile), registers the turn as running, names an untitled
-// conversation after its first message, and returns the stream that runs
-// it.
+// startTurn checks everything that can still be a JSON error (ownership
+// and the pending pause, which the engine's Begin reads once; a turn
+// already running; the rate limit; the caller disabled meanwhile),
+// registers the turn as running, names an untitled conversation after its
+// first message, and returns the stream that runs it.
 func (s *server) startTurn(ctx context.Context, id, text string, answer bool) (*huma.StreamResponse, error) {
 	a := authFrom(ctx)
-	conv, err := s.ownConversation(ctx, a, id)
+	pt, err := s.eng.Begin(ctx, a.Caller, id, text)
 	if err != nil {
-		return nil, err
+		return nil, s.toError(ctx, "send-message", err)
 	}
-	if answer {
-		p, err := s.pendingPause(ctx, a.OrgID, id)
-		if err != nil {
-			return nil, err
-		}
-		if p == nil {
-			return nil, apiErr(http.StatusConflict, "not_paused", "the conversation has no question waiting for an answer")
-		}
+	if answer && !pt.Answers() {
+		return nil, apiErr(http.StatusConflict, "not_paused", "the conversation has no question waiting for an answer")
 	}
 	key := turnKey(a.OrgID, id)
 	if s.turns.running(key) {
@@ -137,9 +131,9 @@ func (s *server) startTurn(ctx context.Context, id, text string, answer bool) (*
 	if err != nil {
 		return nil, err
 	}
-	if !answer && conv.Title == "" {
-		// Before the turn: the engine re-reads the conversation and keeps
-		// the title.
+	if conv := pt.Conversation(); !answer && conv.Title == "" {
+		// Before the turn, which stamps the conversation and keeps the
+		// title.
 		conv.Title = title(text)
 		if err := s.st.PutConversation(ctx, conv); err != nil {
 			end()
@@ -148,7 +142,7 @@ func (s *server) startTurn(ctx context.Context, id, text string, answer bool) (*
 	}
 	return &huma.StreamResponse{Body: func(hctx huma.Context) {
 		defer end()
-		s.runTurn(turnCtx, hctx, a.Caller, id, text)
+		s.runTurn(turnCtx, hctx, pt)
 	}}, nil
 }
 
@@ -178,11 +172,12 @@ var errCancelRequested = errors.New("turn cancelled on request")
 // without it. Otherwise an error before any event is a JSON error
 // response; after, an error event unless the engine already ended with
 // done or error.
-func (s *server) runTurn(ctx context.Context, hctx huma.Context, c Caller, conversationID, text string) {
+func (s *server) runTurn(ctx context.Context, hctx huma.Context, pt PendingTurn) {
+	conversationID := pt.Conversation().ID
 	_, w := humago.Unwrap(hctx)
 	es := newEventStream(w)
 	stop := es.heartbeats(s.heartbeat)
-	err := s.eng.Send(ctx, c, conversationID, text, es.send)
+	err := s.eng.Run(ctx, pt, es.send)
 	stop()
 	if errors.Is(context.Cause(ctx), errCancelRequested) {
 		if err != nil && !errors.Is(err, context.Canceled) {

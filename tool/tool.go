@@ -110,14 +110,9 @@ type Origin struct {
 	Tool string `json:"tool"`
 }
 
-// Scope is what a call may reach, taken from the turn and never from the
-// model's arguments.
-type Scope struct {
-	OrgID          string
-	UserID         string
-	ConversationID string
-	TurnID         string
-}
+// Scope is what a call may reach: turn.Scope, built by turn.Facts.Scope
+// from the turn and never from the model's arguments.
+type Scope = turn.Scope
 
 // Pause asks the surface to stop the turn and put a question to the user.
 type Pause struct {

@@ -39,6 +39,26 @@ type Facts struct {
 	// Payer identifies who is billed for the turn. It is carried for
 	// accounting only and appears in no prompt text.
 	Payer string
+	// Network is the organisation's network mode for the turn's egress
+	// (netguard's mode names: what MCP servers and user-given URLs may
+	// reach); empty means the deployment's default.
+	Network string
+}
+
+// Scope is what a tool handler may reach: this organisation, this user,
+// this conversation, this turn. It is built only by Facts.Scope, from
+// the turn's facts; nothing a model writes in arguments changes it.
+type Scope struct {
+	OrgID          string
+	UserID         string
+	ConversationID string
+	TurnID         string
+}
+
+// Scope is the turn's tool scope: the one place a scope is built from
+// facts.
+func (f Facts) Scope() Scope {
+	return Scope{OrgID: f.Place.OrgID, UserID: f.Caller.UserID, ConversationID: f.Place.ConversationID, TurnID: f.TurnID}
 }
 
 // Caller describes the person behind the turn. Only DisplayName, Department
@@ -59,7 +79,12 @@ type Caller struct {
 type Place struct {
 	OrgID          string
 	ConversationID string
-	ChannelID      string
+	// ChannelID is the chat channel on surfaces that have channels
+	// (Discord); empty elsewhere.
+	ChannelID string
+	// CommunityID is the community the channel belongs to (a Discord
+	// server); empty on surfaces without one.
+	CommunityID string
 }
 
 // Agent is the configured agent as the turn sees it.

@@ -2,186 +2,179 @@ package app
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"log/slog"
-	"strings"
-	"time"
+	"slices"
+	"sync"
 
 	"github.com/quiverhq/quiver/agent"
 	"github.com/quiverhq/quiver/dispatch"
+	"github.com/quiverhq/quiver/engine"
 	"github.com/quiverhq/quiver/intent"
+	"github.com/quiverhq/quiver/internal/config"
 	"github.com/quiverhq/quiver/llm"
 	"github.com/quiverhq/quiver/mcpclient"
-	"github.com/quiverhq/quiver/prompt"
 	"github.com/quiverhq/quiver/registry"
 	"github.com/quiverhq/quiver/store"
-	"github.com/quiverhq/quiver/tool"
 	"github.com/quiverhq/quiver/turn"
 )
 
-// engine runs turns: the whole spine from facts to the recorded outcome,
-// shared by every surface (the CLI chat, the HTTP API). It is safe for
-// concurrent use by different conversations.
-type engine struct {
-	st     store.Store
+// newEngine builds the turn engine over the runtime: its repositories,
+// the organisations' runtimes, stored agents, MCP tools and, when models
+// is set, the models turns open (the CLI passes its session's model in
+// each request instead).
+func (r *runtime) newEngine(cfg config.Config, det *intent.Detector, ms *models, env Env) *engine.Engine {
+	disp := dispatch.New(dispatch.Config{Results: r.st, Now: env.Now, Logger: env.Logger})
+	ecfg := engine.Config{
+		Repos:   engine.Repositories{Conversations: r.st, Messages: r.st, Turns: r.st, Intents: r.st},
+		Runtime: orgRuntimes{orgs: r.orgs}, Agents: storedAgents{r.st},
+		Tools:    mcpTools{svc: r.mcp, env: env},
+		Detector: det, Dispatcher: disp, Now: env.Now, Logger: env.Logger,
+		Runner: agent.New(agent.Config{
+			Store: r.st, Dispatcher: disp,
+			MaxSteps: cfg.MaxSteps, Prices: prices(cfg), Now: env.Now, Logger: env.Logger,
+		}),
+	}
+	if ms != nil {
+		ecfg.Runtime = orgRuntimes{orgs: r.orgs, models: &openedModels{ms: *ms}}
+	}
+	return engine.New(ecfg)
+}
+
+// orgRuntimes is engine.RuntimeSource over the organisations' settings;
+// models nil opens none (the CLI brings its session's model).
+type orgRuntimes struct {
 	orgs   *orgSettings
-	mcp    *mcpclient.Service
-	dtm    *deliberate
-	runner *agent.Runner
-	// disp runs the tool console's calls (the runner holds the same one).
-	disp   *dispatch.Dispatcher
-	now    func() time.Time
-	logger *slog.Logger
+	models *openedModels
 }
 
-// TurnRequest is one user message to run.
-type TurnRequest struct {
-	// Facts are the turn's facts; TurnID is assigned here.
-	Facts turn.Facts
-	// Model serves the turn; its reference replaces Facts.Model's
-	// provider and name. Nil is allowed only with DryRun (the inspector
-	// works with no model connected): declarations are then not checked
-	// against a model.
-	Model llm.Model
-	// Message is the user's message (or the answer to a paused turn).
-	Message string
-	// UserMode overrides Deliberate Tool Mode's stored user mode ("on",
-	// "off"); "" uses the stored one.
-	UserMode string
-	// DryRun prepares without writing anything (the inspector): the
-	// targets Deliberate Tool Mode opens are not recorded.
-	DryRun bool
-}
-
-// Prepared is a turn ready to run, for callers that show what it will send
-// (the inspector) or run it.
-type Prepared struct {
-	Start   agent.Start
-	Resume  bool
-	Catalog *registry.Catalog
-	// Intent is what Deliberate Tool Mode decided; Active false when off.
-	Intent gated
-}
-
-// prepare collects everything a turn needs: the organisation's catalog
-// (built-ins plus MCP tools), the paused turn it answers if any, the
-// selected and gated toolset narrowed to what the model can take, and the
-// assembled request. Warnings are the prompt's template warnings.
-func (e *engine) prepare(ctx context.Context, r TurnRequest) (Prepared, []string, error) {
-	f := r.Facts
-	if r.Model != nil {
-		f.Model.Provider, f.Model.Name, _ = strings.Cut(r.Model.Ref(), ":")
-	}
-	paused, err := e.pausedTurn(ctx, f.Place.OrgID, f.Place.ConversationID)
+// Runtime implements engine.RuntimeSource: one settings read.
+func (o orgRuntimes) Runtime(ctx context.Context, orgID string) (engine.Runtime, error) {
+	v, err := o.orgs.view(ctx, orgID)
 	if err != nil {
-		return Prepared{}, nil, err
+		return engine.Runtime{}, err
 	}
-	cat, err := e.catalog(ctx, &f)
+	rt := runtimeOf(v)
+	if o.models != nil {
+		rt.Models = o.models.at(orgID, v)
+	}
+	return rt, nil
+}
+
+// runtimeOf is the engine's runtime of a settings view.
+func runtimeOf(v *orgView) engine.Runtime {
+	backends := make([]string, 0, len(v.keys))
+	for name := range v.keys {
+		backends = append(backends, name)
+	}
+	slices.Sort(backends)
+	network := v.cfg.Network.Mode
+	if network == "" {
+		network = "public"
+	}
+	return engine.Runtime{Version: v.version, Catalog: v.catalog, Switches: v.switches, Network: network, Backends: backends}
+}
+
+// storedAgents is engine.AgentSource over the store's agents.
+type storedAgents struct{ st store.Agents }
+
+// Agent implements engine.AgentSource.
+func (s storedAgents) Agent(ctx context.Context, orgID, name string) (engine.Agent, error) {
+	stored, err := s.st.GetAgent(ctx, orgID, name)
 	if err != nil {
-		return Prepared{}, nil, err
+		return engine.Agent{}, err
 	}
-	p := Prepared{Catalog: cat, Resume: paused != nil}
-	var ts registry.Toolset
-	if paused != nil {
-		f.TurnID, f.Caller.Timezone = paused.ID, paused.Timezone
-		ts = restore(cat, f, paused.Tools).WithSelected(paused.Selected)
-	} else {
-		f.TurnID = agent.NewID("turn_")
-		d := *e.dtm
-		if r.UserMode != "" {
-			d.userMode = r.UserMode
-		}
-		if p.Intent, err = d.gate(ctx, cat, f, cat.Select(f), r.Message, r.DryRun); err != nil {
-			return Prepared{}, nil, err
-		}
-		ts = p.Intent.Toolset
-	}
-	if r.Model != nil {
-		ts = ts.Narrow(cat, func(t *tool.Tool) (bool, string) {
-			if err := r.Model.CheckTool(llm.ToolDef(t.Declaration())); err != nil {
-				return false, "the model cannot take its schema: " + err.Error()
-			}
-			return true, ""
-		})
-		p.Intent.Declared = stillDeclared(p.Intent.Declared, ts)
-	}
-	req, err := prompt.Assemble(f, ts)
+	ag, err := config.ParseAgent(stored.Definition)
 	if err != nil {
-		return Prepared{}, nil, fmt.Errorf("assemble: %w", err)
+		return engine.Agent{}, fmt.Errorf("stored agent %s: %w", name, err)
 	}
-	p.Start = agent.Start{Facts: f, Toolset: ts, Request: req, Model: r.Model, Message: r.Message,
-		Declared: storedDeclared(p.Intent.Declared)}
-	return p, req.Warnings, nil
+	return agentOf(ag)
 }
 
-// storedDeclared is the mode's reasons as a turn records them; nil (the
-// mode off) stays nil.
-func storedDeclared(ds []intent.Declared) []store.Exclusion {
-	if ds == nil {
-		return nil
+// agentOf is what a turn sees of a parsed agent.
+func agentOf(ag config.Agent) (engine.Agent, error) {
+	m, err := ag.TurnModel("")
+	if err != nil {
+		return engine.Agent{}, &engine.InputError{Msg: err.Error()}
 	}
-	out := make([]store.Exclusion, len(ds))
-	for i, d := range ds {
-		out[i] = store.Exclusion{Name: d.Name, Reason: d.Reason}
-	}
-	return out
+	return engine.Agent{Agent: ag.TurnAgent(), Model: m}, nil
 }
 
-// stillDeclared keeps the entries of ds whose tool ts declares: the model
-// may refuse a schema the mode had declared. Nil stays nil (the mode off).
-func stillDeclared(ds []intent.Declared, ts registry.Toolset) []intent.Declared {
-	if ds == nil {
-		return nil
+// mcpTools is engine.ToolSource over the MCP client service.
+type mcpTools struct {
+	svc *mcpclient.Service
+	env Env
+}
+
+// TurnCatalog implements engine.ToolSource (see turnCatalog).
+func (m mcpTools) TurnCatalog(ctx context.Context, orgID, _ string, base *registry.Catalog) *registry.Catalog {
+	return turnCatalog(ctx, base, m.svc, orgID, m.env)
+}
+
+// openedModels opens models once per organisation and settings version,
+// with the organisation's keys.
+type openedModels struct {
+	ms models
+
+	mu sync.Mutex
+	// byOrg holds, per organisation, the models opened under its
+	// settings version; a new version starts afresh.
+	byOrg map[string]versionModels
+}
+
+// versionModels are an organisation's models at one settings version, by
+// "provider:model".
+type versionModels struct {
+	version int64
+	models  map[string]llm.Model
+}
+
+// at is the engine.ModelOpener of an organisation's settings view.
+func (o *openedModels) at(orgID string, v *orgView) engine.ModelOpener {
+	return viewModels{o: o, orgID: orgID, v: v}
+}
+
+// viewModels is engine.ModelOpener for one organisation's view.
+type viewModels struct {
+	o     *openedModels
+	orgID string
+	v     *orgView
+}
+
+// Open implements engine.ModelOpener.
+func (vm viewModels) Open(ctx context.Context, m turn.Model) (llm.Model, error) {
+	return vm.o.open(ctx, vm.orgID, vm.v, m)
+}
+
+// open returns the model m names under v, opened once per version.
+func (o *openedModels) open(ctx context.Context, orgID string, v *orgView, m turn.Model) (llm.Model, error) {
+	key := m.Provider + ":" + m.Name
+	o.mu.Lock()
+	cur := o.byOrg[orgID]
+	mod, ok := cur.models[key]
+	o.mu.Unlock()
+	if ok && cur.version == v.version {
+		return mod, nil
 	}
-	out := []intent.Declared{}
-	for _, d := range ds {
-		if _, ok := ts.Lookup(d.Name); ok {
-			out = append(out, d)
-		}
-	}
-	return out
-}
-
-// catalog is the turn catalog of f's organisation (see orgCatalog).
-func (e *engine) catalog(ctx context.Context, f *turn.Facts) (*registry.Catalog, error) {
-	return orgCatalog(ctx, e.orgs, e.mcp, f, Env{Logger: e.logger})
-}
-
-// restore rebuilds a stored toolset, keeping only the tools the facts
-// still admit: a name an MCP server took since the turn paused (another
-// server's tool, outside the allowlist) is not declared.
-func restore(cat *registry.Catalog, f turn.Facts, names []string) registry.Toolset {
-	return cat.Restore(names).Narrow(cat, func(t *tool.Tool) (bool, string) {
-		if reason := registry.Admits(f, t); reason != "" {
-			return false, reason
-		}
-		return true, ""
-	})
-}
-
-// run runs a prepared turn, reporting events to emit (with the thought log
-// of Deliberate Tool Mode in between).
-func (e *engine) run(ctx context.Context, p Prepared, emit func(agent.Event)) (agent.Outcome, error) {
-	if p.Resume {
-		return e.runner.Resume(ctx, p.Start, emit)
-	}
-	emit = p.Intent.thoughtLog(ctx, e.st, p.Start.Facts.Place.OrgID, e.logger, emit)
-	return e.runner.Run(ctx, p.Start, emit)
-}
-
-// pausedTurn returns the conversation's last turn when it is paused.
-func (e *engine) pausedTurn(ctx context.Context, orgID, conversationID string) (*store.Turn, error) {
-	msgs, err := e.st.ListMessages(ctx, orgID, conversationID, 0)
-	if err != nil || len(msgs) == 0 {
+	ms := o.ms
+	ms.cfg = v.cfg
+	mod, _, err := ms.open(ctx, m)
+	if err != nil {
 		return nil, err
 	}
-	t, err := e.st.GetTurn(ctx, orgID, msgs[len(msgs)-1].TurnID)
-	if errors.Is(err, store.ErrNotFound) {
-		return nil, nil
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.byOrg == nil {
+		o.byOrg = map[string]versionModels{}
 	}
-	if err != nil || t.Status != store.TurnPaused {
-		return nil, err
+	cur = o.byOrg[orgID]
+	switch {
+	case cur.models != nil && cur.version > v.version:
+		// A newer version was cached meanwhile: use mod for this turn
+		// only, never replace the newer models with it.
+	case cur.models == nil || cur.version < v.version:
+		o.byOrg[orgID] = versionModels{version: v.version, models: map[string]llm.Model{key: mod}}
+	default:
+		cur.models[key] = mod
 	}
-	return &t, nil
+	return mod, nil
 }

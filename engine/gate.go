@@ -1,4 +1,4 @@
-package app
+package engine
 
 import (
 	"context"
@@ -15,41 +15,39 @@ import (
 	"github.com/quiverhq/quiver/turn"
 )
 
-// deliberate is Deliberate Tool Mode as the CLI runs it: the detector over
-// the built-in packs (validated at start) and the store holding settings,
-// custom triggers and each conversation's open targets.
-type deliberate struct {
-	detector *intent.Detector
-	st       store.Store
-	// userMode overrides the stored user mode when set (chat --dtm).
-	userMode string
-	logger   *slog.Logger
-}
-
-// gated is one turn's decision: the narrowed toolset, why each tool in it
-// is declared (for the inspector) and, per tool the mode opened, the match
-// that opened it (for the thought log; the always-on helpers it kept are
-// not there).
-type gated struct {
-	Toolset  registry.Toolset
-	Active   bool
-	Result   intent.Result
-	Open     []string
+// Gated is Deliberate Tool Mode's decision for one turn: the narrowed
+// toolset, why each tool in it is declared (for the inspector) and, per
+// tool the mode opened, the match that opened it (for the thought log;
+// the always-on helpers it kept are not there).
+type Gated struct {
+	Toolset registry.Toolset
+	// Active is false when the mode is off for the turn.
+	Active bool
+	// Result is what the detector matched.
+	Result intent.Result
+	// Open are the conversation's open targets, in the order they opened.
+	Open []string
+	// Declared says why each declared tool is declared; nil when off.
 	Declared []intent.Declared
 	openBy   map[string]intent.Match
 }
 
-// settings reads the community's settings with the agent's override, and
-// the user's override.
-func (d *deliberate) settings(ctx context.Context, orgID, userID string, ag turn.Deliberate) (intent.Settings, error) {
-	s, err := d.st.GetIntentSettings(ctx, orgID)
-	if err != nil {
-		return intent.Settings{}, fmt.Errorf("read deliberate tool mode settings: %w", err)
+// deliberateSettings reads the organisation's settings with the agent's
+// override and the user's mode (unless the request overrides it), and
+// compiles the organisation's custom triggers when the mode is active.
+func (e *Engine) deliberateSettings(ctx context.Context, r Request, ag turn.Deliberate) (intent.Settings, *intent.Custom, error) {
+	st := e.cfg.Repos.Intents
+	if e.cfg.Detector == nil || st == nil {
+		return intent.Settings{}, nil, nil
 	}
-	mode := d.userMode
+	s, err := st.GetIntentSettings(ctx, r.OrgID)
+	if err != nil {
+		return intent.Settings{}, nil, fmt.Errorf("read deliberate tool mode settings: %w", err)
+	}
+	mode := r.UserMode
 	if mode == "" {
-		if mode, err = d.st.GetUserIntentMode(ctx, orgID, userID); err != nil {
-			return intent.Settings{}, fmt.Errorf("read deliberate tool mode override: %w", err)
+		if mode, err = st.GetUserIntentMode(ctx, r.OrgID, r.Caller.UserID); err != nil {
+			return intent.Settings{}, nil, fmt.Errorf("read deliberate tool mode override: %w", err)
 		}
 	}
 	h := s.HistoryTurns
@@ -63,20 +61,23 @@ func (d *deliberate) settings(ctx context.Context, orgID, userID string, ag turn
 	if ag.Enabled != nil {
 		enabled = *ag.Enabled
 	}
-	return intent.Settings{Enabled: enabled, UserMode: mode, HistoryTurns: h, GateAlwaysOn: s.GateAlwaysOn}, nil
-}
-
-// custom compiles the community's custom triggers.
-func (d *deliberate) custom(ctx context.Context, orgID string) (*intent.Custom, error) {
-	ts, err := d.st.ListIntentTriggers(ctx, orgID)
+	set := intent.Settings{Enabled: enabled, UserMode: mode, HistoryTurns: h, GateAlwaysOn: s.GateAlwaysOn}
+	if !set.Active() {
+		return set, nil, nil
+	}
+	ts, err := st.ListIntentTriggers(ctx, r.OrgID)
 	if err != nil {
-		return nil, fmt.Errorf("read custom triggers: %w", err)
+		return intent.Settings{}, nil, fmt.Errorf("read custom triggers: %w", err)
 	}
 	m := map[string][]string{}
 	for _, t := range ts {
 		m[t.Target] = append(m[t.Target], t.Phrase)
 	}
-	return intent.CompileCustom(m)
+	custom, err := intent.CompileCustom(m)
+	if err != nil {
+		return intent.Settings{}, nil, fmt.Errorf("custom triggers: %w", err)
+	}
+	return set, custom, nil
 }
 
 // history turns the conversation's stored messages into what the detector
@@ -104,31 +105,24 @@ func history(msgs []store.Message) []intent.Message {
 // opens targets; they join the conversation's open targets, which stay open
 // for the rest of the conversation in the order they opened, and the
 // toolset is narrowed to them and to the always-on helpers (unless the
-// community gates those too).
+// organisation gates those too).
 //
 // With dryRun the conversation's open targets are read, not written: the
 // result is what the turn would declare.
-func (d *deliberate) gate(ctx context.Context, cat *registry.Catalog, f turn.Facts, ts registry.Toolset, message string, dryRun bool) (gated, error) {
-	set, err := d.settings(ctx, f.Place.OrgID, f.Caller.UserID, f.Agent.Deliberate)
-	if err != nil || !set.Active() {
-		return gated{Toolset: ts}, err
+func (e *Engine) gate(ctx context.Context, c *Collected, cat *registry.Catalog, ts registry.Toolset, message string, dryRun bool) (Gated, error) {
+	set := c.dtm
+	if !set.Active() {
+		return Gated{Toolset: ts}, nil
 	}
-	custom, err := d.custom(ctx, f.Place.OrgID)
-	if err != nil {
-		return gated{}, err
-	}
-	msgs, err := d.st.ListMessages(ctx, f.Place.OrgID, f.Place.ConversationID, 0)
-	if err != nil {
-		return gated{}, fmt.Errorf("read conversation: %w", err)
-	}
-	res := d.detector.Detect(intent.Input{Text: message, History: history(msgs), HistoryTurns: set.HistoryTurns, Custom: custom})
+	f := c.facts
+	res := e.cfg.Detector.Detect(intent.Input{Text: message, History: history(c.history), HistoryTurns: set.HistoryTurns, Custom: c.custom})
 	record := res.Targets
 	if dryRun {
 		record = nil
 	}
-	open, err := d.st.OpenIntentTargets(ctx, f.Place.OrgID, f.Place.ConversationID, record)
+	open, err := e.cfg.Repos.Intents.OpenIntentTargets(ctx, f.Place.OrgID, f.Place.ConversationID, record)
 	if err != nil {
-		return gated{}, fmt.Errorf("record open targets: %w", err)
+		return Gated{}, fmt.Errorf("record open targets: %w", err)
 	}
 	if dryRun {
 		for _, t := range res.Targets {
@@ -138,7 +132,7 @@ func (d *deliberate) gate(ctx context.Context, cat *registry.Catalog, f turn.Fac
 		}
 	}
 	opts := set.GateOptions()
-	g := gated{Toolset: intent.Gate(ts, cat, open, opts), Active: true, Result: res, Open: open, openBy: map[string]intent.Match{}}
+	g := Gated{Toolset: intent.Gate(ts, cat, open, opts), Active: true, Result: res, Open: open, openBy: map[string]intent.Match{}}
 	g.Declared = intent.Explain(g.Toolset, res, open, opts)
 	for _, t := range g.Toolset.Tools() {
 		if m, ok := intent.Opening(t, res, open); ok && !opts.Keeps(t) {
@@ -151,8 +145,8 @@ func (d *deliberate) gate(ctx context.Context, cat *registry.Catalog, f turn.Fac
 // thoughtLog returns an event sink that, besides passing events on to
 // next, records a thought-log entry the first time in the turn a tool the
 // mode opened is called: the tool, the trigger and its source.
-func (g gated) thoughtLog(ctx context.Context, st store.Messages, orgID string, logger *slog.Logger, next func(agent.Event)) func(agent.Event) {
-	if !g.Active {
+func (g Gated) thoughtLog(ctx context.Context, st store.Messages, orgID string, logger *slog.Logger, next func(agent.Event)) func(agent.Event) {
+	if !g.Active || st == nil {
 		return next
 	}
 	var mu sync.Mutex

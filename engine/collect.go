@@ -1,0 +1,238 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/quiverhq/quiver/intent"
+	"github.com/quiverhq/quiver/llm"
+	"github.com/quiverhq/quiver/store"
+	"github.com/quiverhq/quiver/turn"
+)
+
+// Request is what a surface knows when a turn starts: who asks, where,
+// with which agent, and the message.
+type Request struct {
+	// Caller is the person asking; UserID is required. Timezone must be
+	// a valid zone name or empty (surfaces validate it).
+	Caller turn.Caller
+	// OrgID is the caller's organisation.
+	OrgID string
+	// ConversationID names the conversation; "" is a turn with no
+	// conversation (nothing read; with Create, nothing written).
+	ConversationID string
+	// ChannelID and CommunityID locate the conversation on surfaces that
+	// have them.
+	ChannelID, CommunityID string
+	// Agent is the agent when the surface has one (an agent file). Nil
+	// takes the conversation's stored agent (AgentName when set, else
+	// the conversation's), through Config.Agents.
+	Agent *Agent
+	// AgentName names a stored agent for requests without a
+	// conversation's (the tool console).
+	AgentName string
+	// Model serves the turn; nil opens the agent's through the
+	// runtime's Models. Its reference becomes the facts' provider and name.
+	Model llm.Model
+	// Message is the user's message (or the answer to a paused turn).
+	Message string
+	// UserMode overrides Deliberate Tool Mode's stored user mode ("on",
+	// "off"); "" uses the stored one.
+	UserMode string
+	// DryRun prepares without writing anything (the inspector,
+	// quiver turn): a missing model is no error, and the targets
+	// Deliberate Tool Mode opens are not recorded.
+	DryRun bool
+	// Create makes the conversation the caller's when no one holds it
+	// yet (the CLI). Without it the conversation must exist and be the
+	// caller's (the HTTP API), else ErrNoConversation.
+	Create bool
+	// Payer is who is billed; "" bills the organisation.
+	Payer string
+	// TurnID names the turn; "" takes a fresh id (Config.NewID). A turn
+	// answering a paused one keeps that turn's id.
+	TurnID string
+}
+
+// Collected is everything a turn reads before it selects: the facts and
+// the conversation's state at the turn's start. It is built once by
+// collect and never changed after.
+type Collected struct {
+	facts   turn.Facts
+	conv    store.Conversation
+	history []store.Message
+	paused  *store.Turn
+	runtime Runtime
+	model   llm.Model
+	dtm     intent.Settings
+	custom  *intent.Custom
+}
+
+// Facts returns the turn's facts.
+func (c *Collected) Facts() turn.Facts { return c.facts }
+
+// Conversation returns the conversation as read at the turn's start;
+// zero when the turn has none or it did not exist yet.
+func (c *Collected) Conversation() store.Conversation { return c.conv }
+
+// Paused returns the conversation's paused turn, which this turn answers;
+// nil when its last turn is not paused.
+func (c *Collected) Paused() *store.Turn { return c.paused }
+
+// collect reads, once each, the conversation, its messages and paused
+// turn, the agent, the organisation's runtime, Deliberate Tool Mode's
+// settings and the model, and builds the turn's facts from them.
+func (e *Engine) collect(ctx context.Context, r Request) (*Collected, error) {
+	if r.Caller.UserID == "" || r.OrgID == "" {
+		return nil, errors.New("engine: a request needs its caller's user and organisation")
+	}
+	c := &Collected{}
+	if err := e.readConversation(ctx, r, c); err != nil {
+		return nil, err
+	}
+	ag, err := e.agent(ctx, r, c.conv)
+	if err != nil {
+		return nil, err
+	}
+	if c.runtime, err = e.cfg.Runtime.Runtime(ctx, r.OrgID); err != nil {
+		return nil, err
+	}
+	if c.model, err = e.model(ctx, r, c.runtime, ag.Model); err != nil {
+		return nil, err
+	}
+	c.facts = e.facts(r, ag, c)
+	if c.paused == nil {
+		if c.dtm, c.custom, err = e.deliberateSettings(ctx, r, c.facts.Agent.Deliberate); err != nil {
+			return nil, err
+		}
+	}
+	return c, nil
+}
+
+// readConversation reads the conversation (ownership), its messages and
+// its paused turn.
+func (e *Engine) readConversation(ctx context.Context, r Request, c *Collected) error {
+	repos := e.cfg.Repos
+	if r.ConversationID == "" || repos.Conversations == nil {
+		return nil
+	}
+	conv, err := repos.Conversations.GetConversation(ctx, r.OrgID, r.ConversationID)
+	switch {
+	case errors.Is(err, store.ErrNotFound) && r.Create:
+	case errors.Is(err, store.ErrNotFound), err == nil && conv.UserID != r.Caller.UserID:
+		return ErrNoConversation
+	case err != nil:
+		return fmt.Errorf("read conversation: %w", err)
+	default:
+		c.conv = conv
+	}
+	if c.conv.ID == "" {
+		c.history = []store.Message{}
+		return nil
+	}
+	if c.history, err = repos.Messages.ListMessages(ctx, r.OrgID, r.ConversationID, 0); err != nil {
+		return fmt.Errorf("read conversation: %w", err)
+	}
+	if c.history == nil {
+		c.history = []store.Message{}
+	}
+	c.paused, err = store.PausedTurn(ctx, repos.Turns, r.OrgID, c.history)
+	return err
+}
+
+// agent is the request's agent: its own, or the stored one it names, or
+// the conversation's.
+func (e *Engine) agent(ctx context.Context, r Request, conv store.Conversation) (Agent, error) {
+	if r.Agent != nil {
+		return *r.Agent, nil
+	}
+	name := r.AgentName
+	if name == "" {
+		name = conv.Agent
+	}
+	if e.cfg.Agents == nil || name == "" {
+		return Agent{}, errors.New("engine: the request names no agent")
+	}
+	ag, err := e.cfg.Agents.Agent(ctx, r.OrgID, name)
+	switch {
+	case errors.Is(err, store.ErrNotFound) && r.AgentName != "":
+		return Agent{}, inputf("no agent named %q", name)
+	case errors.Is(err, store.ErrNotFound):
+		return Agent{}, inputf("the conversation's agent %q no longer exists", name)
+	case err != nil:
+		return Agent{}, fmt.Errorf("stored agent %s: %w", name, err)
+	}
+	return ag, nil
+}
+
+// model is the request's model, or the one the agent names opened under
+// the runtime. A dry run goes on without one.
+func (e *Engine) model(ctx context.Context, r Request, rt Runtime, m turn.Model) (llm.Model, error) {
+	if r.Model != nil {
+		return r.Model, nil
+	}
+	if rt.Models == nil {
+		if r.DryRun {
+			return nil, nil
+		}
+		return nil, inputf("no model is connected")
+	}
+	mod, err := rt.Models.Open(ctx, m)
+	if err != nil && !r.DryRun {
+		return nil, inputf("no model is connected: %v", err)
+	}
+	if err != nil {
+		return nil, nil
+	}
+	return mod, nil
+}
+
+// facts builds the turn's facts, final: the model the turn runs on, the
+// switches in force (the organisation's under the agent's), the network
+// mode and backends, and, answering a paused turn, that turn's id and
+// timezone.
+func (e *Engine) facts(r Request, ag Agent, c *Collected) turn.Facts {
+	payer := r.Payer
+	if payer == "" {
+		payer = r.OrgID
+	}
+	f := turn.Facts{
+		TurnID: r.TurnID,
+		Start:  e.cfg.Now(),
+		Caller: r.Caller,
+		Place: turn.Place{OrgID: r.OrgID, ConversationID: r.ConversationID,
+			ChannelID: r.ChannelID, CommunityID: r.CommunityID},
+		Agent:    ag.Agent,
+		Model:    ag.Model,
+		Backends: slices.Clone(c.runtime.Backends),
+		Network:  c.runtime.Network,
+		Payer:    payer,
+	}
+	if f.TurnID == "" {
+		f.TurnID = e.cfg.NewID("turn_")
+	}
+	f.Caller.Permissions = slices.Clone(r.Caller.Permissions)
+	f.Agent.Switches = mergeSwitches(c.runtime.Switches, ag.Agent.Switches)
+	if c.model != nil {
+		f.Model.Provider, f.Model.Name, _ = strings.Cut(c.model.Ref(), ":")
+	}
+	if c.paused != nil {
+		f.TurnID, f.Caller.Timezone = c.paused.ID, c.paused.Timezone
+	}
+	return f
+}
+
+// mergeSwitches is the organisation's switches with the agent's on top
+// (an agent's explicit switch wins); never nil.
+func mergeSwitches(org, agent map[string]bool) map[string]bool {
+	out := maps.Clone(org)
+	if out == nil {
+		out = map[string]bool{}
+	}
+	maps.Copy(out, agent)
+	return out
+}
