@@ -24,9 +24,19 @@ import (
 // DefaultMaxSteps is the step limit when Config.MaxSteps is zero.
 const DefaultMaxSteps = 12
 
+// Repositories are the parts of the store a Runner uses: the
+// conversation a turn claims, the turn record, the transcript and the
+// usage of each model call.
+type Repositories interface {
+	store.Conversations
+	store.Turns
+	store.Messages
+	store.Usages
+}
+
 // Config configures a Runner. Store and Dispatcher are required.
 type Config struct {
-	Store      store.Store
+	Store      Repositories
 	Dispatcher *dispatch.Dispatcher
 	// MaxSteps bounds the model steps of one turn; zero means 12.
 	MaxSteps int

@@ -19,10 +19,24 @@ import (
 	"github.com/quiverhq/quiver/store"
 )
 
+// Repositories are the parts of the store the API reads and writes
+// directly: accounts (sign-in, users, tokens), agents, conversations with
+// their turns and messages, Deliberate Tool Mode settings and MCP server
+// registrations. Everything else goes through the Engine.
+type Repositories interface {
+	store.Accounts
+	store.Agents
+	store.Conversations
+	store.Turns
+	store.Messages
+	store.Intents
+	store.MCPServers
+}
+
 // Config configures the API. Store and Engine are required; every other
 // zero value means the default documented on its field.
 type Config struct {
-	Store  store.Store
+	Store  Repositories
 	Engine Engine
 	// MCP administers MCP servers (add with a connection test, enable,
 	// disable, remove); nil answers those endpoints 501. Listing reads
@@ -63,7 +77,7 @@ const APIVersion = "1.0.0"
 
 // server holds the API's dependencies; handlers are its methods.
 type server struct {
-	st            store.Store
+	st            Repositories
 	eng           Engine
 	mcp           MCPAdmin
 	log           *slog.Logger
