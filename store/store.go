@@ -25,6 +25,12 @@ var (
 	ErrConflict = errors.New("changed since it was read")
 )
 
+// ErrNoStore is what a consumer given no repository answers, wrapped, when
+// a call needs one: the command it runs in opened no store (quiver tools,
+// prompt render and agent check build a catalog whose tools they never
+// run). No repository returns it.
+var ErrNoStore = errors.New("no store is open for this command")
+
 // Store is every repository together, with Close. Only the composition
 // root (internal/app), which opens a store and hands each consumer the
 // repositories it declares, takes it.

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/quiverhq/quiver/builtin"
 	"github.com/quiverhq/quiver/internal/config"
 	"github.com/quiverhq/quiver/registry"
 	"github.com/quiverhq/quiver/store"
@@ -120,7 +121,7 @@ func checkAgent(ctx context.Context, ag config.Agent, a mcpAdmin, cfg config.Con
 	out := AgentCheckOutput{Agent: ag.Name}
 	dir, why := storeDir(a.data, env)
 	if why != "" {
-		cat := NewCatalog(CatalogDeps{Config: cfg})
+		cat := builtin.NewCatalog(builtin.CatalogDeps{Config: cfg})
 		out.Warnings = append(cat.CheckAllowlist(ag.Tools, nil), cat.CheckSwitches(ag.Switches)...)
 		if hasMCPEntry(ag.Tools) {
 			out.Note = "MCP entries (server/tool, server/*) could not be checked: " + why

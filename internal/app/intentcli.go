@@ -13,6 +13,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/quiverhq/quiver/builtin"
 	"github.com/quiverhq/quiver/intent"
 	"github.com/quiverhq/quiver/internal/config"
 	"github.com/quiverhq/quiver/store"
@@ -168,7 +169,7 @@ func runIntent(ctx context.Context, args []string, env Env) error {
 // are those of a turn (the always-on helpers first unless o gates them,
 // then each open family's tools in the order the families opened).
 func intentOutput(res intent.Result, o intent.GateOptions) IntentOutput {
-	cat := NewCatalog(CatalogDeps{})
+	cat := builtin.NewCatalog(builtin.CatalogDeps{})
 	allow := []string{}
 	for _, t := range cat.Tools() {
 		if !slices.Contains(allow, t.Family()) {

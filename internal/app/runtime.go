@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/quiverhq/quiver/agent"
+	"github.com/quiverhq/quiver/builtin"
 	"github.com/quiverhq/quiver/dispatch"
 	"github.com/quiverhq/quiver/intent"
 	"github.com/quiverhq/quiver/internal/config"
@@ -34,9 +35,12 @@ func openRuntime(ctx context.Context, dir string, cfg config.Config, env Env) (*
 	var orgs *orgSettings
 	modeFor := func(ctx context.Context, orgID string) (netguard.Mode, error) { return orgs.mode(ctx, orgID) }
 	svc := mcpService(cfg, st, kr, modeFor, env)
-	exe := selfExecutable()
+	var readPDF func(context.Context, []byte) (string, string, error)
+	if exe := selfExecutable(); exe != "" {
+		readPDF = pdfReader(exe)
+	}
 	orgs = newOrgSettings(st, kr, cfg, env, func(c config.Config, keys map[string]string) *registry.Catalog {
-		return NewCatalog(CatalogDeps{Store: st, DataDir: dir, Config: c, Getenv: env.Getenv, MCP: svc, Executable: exe, Keys: keys})
+		return builtin.NewCatalog(builtin.CatalogDeps{Results: st, Messages: st, DataDir: dir, Config: c, Getenv: env.Getenv, MCP: svc, ReadPDF: readPDF, Keys: keys})
 	})
 	return &runtime{st: st, mcp: svc, orgs: orgs}, nil
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/quiverhq/quiver/builtin"
 	"github.com/quiverhq/quiver/httpapi"
 	"github.com/quiverhq/quiver/internal/config"
 	"github.com/quiverhq/quiver/registry"
@@ -22,7 +23,7 @@ func TestSettingsSayWhatSwitchesDo(t *testing.T) {
 	}
 	defer st.Close()
 	build := func(cfg config.Config, keys map[string]string) *registry.Catalog {
-		return NewCatalog(CatalogDeps{Config: cfg, Keys: keys})
+		return builtin.NewCatalog(builtin.CatalogDeps{Config: cfg, Keys: keys})
 	}
 	o := newOrgSettings(st, nil, config.Config{}, Env{}, build)
 	got, err := o.show(ctx, "acme")

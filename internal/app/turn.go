@@ -6,6 +6,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/quiverhq/quiver/builtin"
 	"github.com/quiverhq/quiver/intent"
 	"github.com/quiverhq/quiver/internal/config"
 	"github.com/quiverhq/quiver/prompt"
@@ -106,7 +107,7 @@ func runTurn(args []string, env Env) error {
 	if err != nil {
 		return err
 	}
-	cat := NewCatalog(CatalogDeps{})
+	cat := builtin.NewCatalog(builtin.CatalogDeps{})
 	ts := cat.Select(facts)
 	var matches []intent.Match
 	var declared []intent.Declared

@@ -6,6 +6,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/quiverhq/quiver/builtin"
 	"github.com/quiverhq/quiver/internal/config"
 	"github.com/quiverhq/quiver/registry"
 	"github.com/quiverhq/quiver/turn"
@@ -33,7 +34,7 @@ func TestWebToolsFollowExcludeProviders(t *testing.T) {
 	}
 	for _, c := range configs {
 		t.Run(c.name, func(t *testing.T) {
-			cat := NewCatalog(CatalogDeps{Config: c.cfg})
+			cat := builtin.NewCatalog(builtin.CatalogDeps{Config: c.cfg})
 			facts := func(provider string) turn.Facts {
 				return turn.Facts{
 					Agent: turn.Agent{Allow: []string{"web_search", "url_fetch", "research"}},
@@ -59,32 +60,5 @@ func TestWebToolsFollowExcludeProviders(t *testing.T) {
 				}
 			}
 		})
-	}
-}
-
-// TestResearchFollowsWebSearchDisabled: research_web searches with
-// web_search's engines, so a deployment that disables web search leaves it
-// out too, saying why; fetch_url, which does not search, stays.
-func TestResearchFollowsWebSearchDisabled(t *testing.T) {
-	cat := NewCatalog(CatalogDeps{Config: config.Config{Web: config.Web{Disabled: true}}})
-	ts := cat.Select(turn.Facts{
-		Agent: turn.Agent{Allow: []string{"web_search", "url_fetch", "research"}},
-		Model: turn.Model{Provider: "openai", Name: "m", Caps: turn.Capabilities{Tools: true}},
-	})
-	reasons := map[string]string{}
-	for _, e := range ts.Excluded() {
-		reasons[e.Name] = e.Reason
-	}
-	want := map[string]string{
-		"web_search":   "web search is disabled in config",
-		"research_web": "it searches with web_search, and web search is disabled in config",
-	}
-	for name, reason := range want {
-		if reasons[name] != reason {
-			t.Errorf("%s left out with %q, want %q", name, reasons[name], reason)
-		}
-	}
-	if _, ok := ts.Lookup("fetch_url"); !ok {
-		t.Error("fetch_url is left out, but it does not search")
 	}
 }
