@@ -17,6 +17,7 @@ import (
 	"github.com/quiverhq/quiver/internal/config"
 	"github.com/quiverhq/quiver/llm"
 	"github.com/quiverhq/quiver/registry"
+	"github.com/quiverhq/quiver/settings"
 	"github.com/quiverhq/quiver/store"
 	"github.com/quiverhq/quiver/store/sqlite"
 	"github.com/quiverhq/quiver/tool"
@@ -161,7 +162,7 @@ type scriptedEngine struct {
 
 	// The organisation's settings: what was saved, the version, and the
 	// key values (write-only).
-	saved   httpapi.SettingsUpdate
+	saved   settings.Update
 	version int64
 	keys    map[string]string
 	// noModel makes ModelStatus answer not connected.
@@ -248,21 +249,21 @@ func (e *scriptedEngine) Catalog(context.Context, httpapi.Caller) (httpapi.Catal
 }
 
 // settingsKeys are the keys the scripted settings know.
-var settingsKeys = []httpapi.KeyState{{Name: "openai_api_key", Label: "OpenAI API key"}, {Name: "brave_api_key", Label: "Brave Search API key"}}
+var settingsKeys = []settings.KeyState{{Name: "openai_api_key", Label: "OpenAI API key"}, {Name: "brave_api_key", Label: "Brave Search API key"}}
 
-func (e *scriptedEngine) Settings(context.Context, httpapi.Caller) (httpapi.Settings, error) {
+func (e *scriptedEngine) Settings(context.Context, httpapi.Caller) (settings.View, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	return e.settingsView(), nil
 }
 
 // settingsView shows the settings; e.mu is held.
-func (e *scriptedEngine) settingsView() httpapi.Settings {
+func (e *scriptedEngine) settingsView() settings.View {
 	mode := e.saved.NetworkMode
 	if mode == "" {
 		mode = "public"
 	}
-	v := httpapi.Settings{Version: e.version, Switches: e.saved.Switches, SwitchNames: []string{"tool_use", "web_search"},
+	v := settings.View{Version: e.version, Switches: e.saved.Switches, SwitchNames: []string{"tool_use", "web_search"},
 		NetworkMode: mode, NetworkModes: []string{"public"}, Web: e.saved.Web}
 	for _, k := range settingsKeys {
 		if e.keys[k.Name] != "" {
@@ -273,11 +274,11 @@ func (e *scriptedEngine) settingsView() httpapi.Settings {
 	return v
 }
 
-func (e *scriptedEngine) UpdateSettings(_ context.Context, _ httpapi.Caller, u httpapi.SettingsUpdate) (httpapi.Settings, error) {
+func (e *scriptedEngine) UpdateSettings(_ context.Context, _ httpapi.Caller, u settings.Update) (settings.View, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if u.Version != e.version {
-		return httpapi.Settings{}, &httpapi.Conflict{Msg: "the settings were changed by someone else since you opened them; reload and try again"}
+		return settings.View{}, settings.ErrConflict
 	}
 	for _, n := range u.ClearKeys {
 		delete(e.keys, n)

@@ -14,6 +14,7 @@ import (
 	"github.com/quiverhq/quiver/llm"
 	"github.com/quiverhq/quiver/prompt"
 	"github.com/quiverhq/quiver/registry"
+	"github.com/quiverhq/quiver/settings"
 	"github.com/quiverhq/quiver/store"
 	"github.com/quiverhq/quiver/turn"
 )
@@ -86,7 +87,7 @@ func (a *apiEngine) facts(c httpapi.Caller, ag config.Agent, conversationID stri
 // model opens (once per settings version) the model a turn of the
 // organisation runs on, with the organisation's keys.
 func (a *apiEngine) model(ctx context.Context, orgID string, m turn.Model) (llm.Model, error) {
-	view, err := a.eng.orgs.view(ctx, orgID)
+	view, err := a.eng.orgs.Runtime(ctx, orgID)
 	if err != nil {
 		return nil, err
 	}
@@ -95,11 +96,11 @@ func (a *apiEngine) model(ctx context.Context, orgID string, m turn.Model) (llm.
 	om := a.opened[orgID]
 	mod, ok := om.models[key]
 	a.mu.Unlock()
-	if ok && om.version == view.version {
+	if ok && om.version == view.Version() {
 		return mod, nil
 	}
 	ms := a.models
-	ms.cfg = view.cfg
+	ms.cfg = view.Config()
 	mod, _, err = ms.open(ctx, m)
 	if err != nil {
 		return nil, &httpapi.BadRequest{Msg: "no model is connected: " + err.Error()}
@@ -110,11 +111,11 @@ func (a *apiEngine) model(ctx context.Context, orgID string, m turn.Model) (llm.
 	}
 	om = a.opened[orgID]
 	switch {
-	case om.models != nil && om.version > view.version:
+	case om.models != nil && om.version > view.Version():
 		// A newer version was cached meanwhile: use mod for this turn
 		// only, never replace the newer models with it.
-	case om.models == nil || om.version < view.version:
-		om = openedModels{version: view.version, models: map[string]llm.Model{key: mod}}
+	case om.models == nil || om.version < view.Version():
+		om = openedModels{version: view.Version(), models: map[string]llm.Model{key: mod}}
 		a.opened[orgID] = om
 	default:
 		om.models[key] = mod
@@ -264,11 +265,11 @@ func (a *apiEngine) ValidateAgent(ctx context.Context, c httpapi.Caller, definit
 // Catalog implements httpapi.Engine: the organisation's built-ins under
 // its settings and its enabled MCP servers' tools.
 func (a *apiEngine) Catalog(ctx context.Context, c httpapi.Caller) (httpapi.Catalog, error) {
-	view, err := a.eng.orgs.view(ctx, c.OrgID)
+	view, err := a.eng.orgs.Runtime(ctx, c.OrgID)
 	if err != nil {
 		return httpapi.Catalog{}, err
 	}
-	cat := turnCatalog(ctx, view.catalog, a.eng.mcp, c.OrgID, Env{Logger: a.eng.logger})
+	cat := turnCatalog(ctx, view.Catalog(), a.eng.mcp, c.OrgID, Env{Logger: a.eng.logger})
 	s := CatalogSizes()
 	out := httpapi.Catalog{
 		AlwaysPaidChars: s.AlwaysPaid.Chars, AlwaysPaidCeiling: s.AlwaysPaid.Ceiling,
@@ -289,13 +290,13 @@ func (a *apiEngine) Catalog(ctx context.Context, c httpapi.Caller) (httpapi.Cata
 }
 
 // Settings implements httpapi.Engine.
-func (a *apiEngine) Settings(ctx context.Context, c httpapi.Caller) (httpapi.Settings, error) {
-	return a.eng.orgs.show(ctx, c.OrgID)
+func (a *apiEngine) Settings(ctx context.Context, c httpapi.Caller) (settings.View, error) {
+	return a.eng.orgs.Show(ctx, c.OrgID)
 }
 
 // UpdateSettings implements httpapi.Engine.
-func (a *apiEngine) UpdateSettings(ctx context.Context, c httpapi.Caller, u httpapi.SettingsUpdate) (httpapi.Settings, error) {
-	return a.eng.orgs.update(ctx, c.OrgID, u)
+func (a *apiEngine) UpdateSettings(ctx context.Context, c httpapi.Caller, u settings.Update) (settings.View, error) {
+	return a.eng.orgs.Update(ctx, c.OrgID, u)
 }
 
 // pastExclusions is what a turn that recorded its exclusions left out:

@@ -15,6 +15,7 @@ import (
 	"github.com/quiverhq/quiver/mcpclient"
 	"github.com/quiverhq/quiver/prompt"
 	"github.com/quiverhq/quiver/registry"
+	"github.com/quiverhq/quiver/settings"
 	"github.com/quiverhq/quiver/store"
 	"github.com/quiverhq/quiver/tool"
 	"github.com/quiverhq/quiver/turn"
@@ -25,7 +26,7 @@ import (
 // concurrent use by different conversations.
 type engine struct {
 	st     store.Store
-	orgs   *orgSettings
+	orgs   *settings.Service
 	mcp    *mcpclient.Service
 	dtm    *deliberate
 	runner *agent.Runner

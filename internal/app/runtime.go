@@ -11,6 +11,7 @@ import (
 	"github.com/quiverhq/quiver/mcpclient"
 	"github.com/quiverhq/quiver/netguard"
 	"github.com/quiverhq/quiver/registry"
+	"github.com/quiverhq/quiver/settings"
 	"github.com/quiverhq/quiver/store/sqlite"
 	"github.com/quiverhq/quiver/turn"
 )
@@ -23,7 +24,7 @@ type runtime struct {
 	mcp *mcpclient.Service
 	// orgs gives each organisation its configuration and built-in catalog
 	// (the deployment's with the organisation's settings applied).
-	orgs *orgSettings
+	orgs *settings.Service
 }
 
 // openRuntime opens the data folder's runtime under the configuration.
@@ -32,15 +33,19 @@ func openRuntime(ctx context.Context, dir string, cfg config.Config, env Env) (*
 	if err != nil {
 		return nil, err
 	}
-	var orgs *orgSettings
-	modeFor := func(ctx context.Context, orgID string) (netguard.Mode, error) { return orgs.mode(ctx, orgID) }
+	var orgs *settings.Service
+	modeFor := func(ctx context.Context, orgID string) (netguard.Mode, error) { return orgs.Mode(ctx, orgID) }
 	svc := mcpService(cfg, st, kr, modeFor, env)
 	var readPDF func(context.Context, []byte) (string, string, error)
 	if exe := selfExecutable(); exe != "" {
 		readPDF = pdfReader(exe)
 	}
-	orgs = newOrgSettings(st, kr, cfg, env, func(c config.Config, keys map[string]string) *registry.Catalog {
-		return builtin.NewCatalog(builtin.CatalogDeps{Results: st, Messages: st, DataDir: dir, Config: c, Getenv: env.Getenv, MCP: svc, ReadPDF: readPDF, Keys: keys})
+	orgs = settings.New(settings.Config{
+		Store: st, Keyring: kr, Base: cfg, Getenv: env.Getenv, Now: env.Now, Logger: env.Logger,
+		ProviderKey: func(provider string) string { return models{cfg: cfg, getenv: env.Getenv}.connection(provider).key },
+		Build: func(c config.Config, keys map[string]string) *registry.Catalog {
+			return builtin.NewCatalog(builtin.CatalogDeps{Results: st, Messages: st, DataDir: dir, Config: c, Getenv: env.Getenv, MCP: svc, ReadPDF: readPDF, Keys: keys})
+		},
 	})
 	return &runtime{st: st, mcp: svc, orgs: orgs}, nil
 }
@@ -53,13 +58,13 @@ func (r *runtime) catalog(ctx context.Context, f *turn.Facts, env Env) (*registr
 // orgCatalog is the turn catalog of f's organisation: its built-ins under
 // its settings, with its MCP servers' tools (see turnCatalog). It applies
 // the organisation's feature switches under the agent's own in f.
-func orgCatalog(ctx context.Context, orgs *orgSettings, svc *mcpclient.Service, f *turn.Facts, env Env) (*registry.Catalog, error) {
-	v, err := orgs.view(ctx, f.Place.OrgID)
+func orgCatalog(ctx context.Context, orgs *settings.Service, svc *mcpclient.Service, f *turn.Facts, env Env) (*registry.Catalog, error) {
+	v, err := orgs.Runtime(ctx, f.Place.OrgID)
 	if err != nil {
 		return nil, err
 	}
-	f.Agent.Switches = mergeSwitches(v.switches, f.Agent.Switches)
-	return turnCatalog(ctx, v.catalog, svc, f.Place.OrgID, env), nil
+	f.Agent.Switches = v.MergeSwitches(f.Agent.Switches)
+	return turnCatalog(ctx, v.Catalog(), svc, f.Place.OrgID, env), nil
 }
 
 // openTurnRuntime serves the commands that run one turn's tools without a

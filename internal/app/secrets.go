@@ -9,6 +9,7 @@ import (
 	"github.com/quiverhq/quiver/mcpclient"
 	"github.com/quiverhq/quiver/netguard"
 	"github.com/quiverhq/quiver/secret"
+	"github.com/quiverhq/quiver/settings"
 	"github.com/quiverhq/quiver/store"
 	"github.com/quiverhq/quiver/store/sqlite"
 )
@@ -163,7 +164,7 @@ func runSecrets(ctx context.Context, args []string, env Env) error {
 		return fmt.Errorf("rotate: %w (nothing was changed)", err)
 	}
 	k, err := st.RewrapOrgSecrets(ctx, func(orgID, name, sealed string) (string, error) {
-		out, err := kr.Rotate(sealed, SecretAAD(orgID, name))
+		out, err := kr.Rotate(sealed, settings.SecretAAD(orgID, name))
 		if err != nil {
 			return "", fmt.Errorf("key %s of %q: %w", name, orgID, err)
 		}

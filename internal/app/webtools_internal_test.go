@@ -1,6 +1,7 @@
 package app
 
 import (
+	"context"
 	"slices"
 	"testing"
 
@@ -9,6 +10,9 @@ import (
 	"github.com/quiverhq/quiver/builtin"
 	"github.com/quiverhq/quiver/internal/config"
 	"github.com/quiverhq/quiver/registry"
+	"github.com/quiverhq/quiver/settings"
+	"github.com/quiverhq/quiver/store"
+	"github.com/quiverhq/quiver/store/sqlite"
 	"github.com/quiverhq/quiver/turn"
 )
 
@@ -17,13 +21,12 @@ import (
 // every web tool (web_search, fetch_url, research_web), each with a reason
 // naming the provider; other providers keep them all.
 func TestWebToolsFollowExcludeProviders(t *testing.T) {
-	o := &orgSettings{}
 	configs := []struct {
 		name string
 		cfg  config.Config
 	}{
 		{"deployment config", config.Config{Web: config.Web{ExcludeProviders: []string{"novelai"}}}},
-		{"organisation settings", o.apply(settingsDoc{Web: webDoc{ExcludeProviders: &[]string{"novelai"}}}, nil)},
+		{"organisation settings", savedConfig(t, settings.Web{ExcludeProviders: []string{"novelai"}})},
 	}
 	web := []string{"web_search", "fetch_url", "research_web"}
 	const reason = "provider novelai is excluded from the web tools (web.exclude_providers, in config or Settings)"
@@ -61,4 +64,30 @@ func TestWebToolsFollowExcludeProviders(t *testing.T) {
 			}
 		})
 	}
+}
+
+// savedConfig is the configuration in force for an organisation of a
+// default deployment that saved web in its settings.
+func savedConfig(t *testing.T, web settings.Web) config.Config {
+	t.Helper()
+	ctx := context.Background()
+	st, err := sqlite.Open(ctx, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	if err := st.CreateOrg(ctx, store.Org{ID: "acme", Name: "Acme"}); err != nil {
+		t.Fatal(err)
+	}
+	o := settings.New(settings.Config{Store: st, Build: func(cfg config.Config, keys map[string]string) *registry.Catalog {
+		return builtin.NewCatalog(builtin.CatalogDeps{Config: cfg, Keys: keys})
+	}})
+	if _, err := o.Update(ctx, "acme", settings.Update{NetworkMode: "public", Web: web}); err != nil {
+		t.Fatal(err)
+	}
+	rt, err := o.Runtime(ctx, "acme")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rt.Config()
 }
