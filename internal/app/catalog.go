@@ -62,7 +62,7 @@ type CatalogDeps struct {
 	Getenv func(string) string
 	// MCP serves engines the configuration puts on an MCP server (IAsk);
 	// nil leaves them out.
-	MCP *mcpclient.Service
+	MCP *mcpclient.Pool
 	// Executable is the quiver binary fetch_url runs to read PDFs in a
 	// child process; "" reads them in this process.
 	Executable string
@@ -161,7 +161,7 @@ func webConfig(d CatalogDeps, client *http.Client) web.Config {
 		if name == "" {
 			name = "iask_search"
 		}
-		cfg.IAsk.Backend = &iaskMCP{svc: d.MCP, target: iaskTarget(w.IAskMCPURL, w.IAskMCPTokenEnv, getenv), tool: name}
+		cfg.IAsk.Backend = &iaskMCP{pool: d.MCP, target: iaskTarget(w.IAskMCPURL, w.IAskMCPTokenEnv, getenv), tool: name}
 	}
 	return cfg
 }

@@ -18,7 +18,7 @@ import (
 // deployment configures (web.iask_mcp_url), through the MCP client's
 // guarded, pooled connections.
 type iaskMCP struct {
-	svc    *mcpclient.Service
+	pool   *mcpclient.Pool
 	target mcpclient.Target
 	tool   string
 }
@@ -28,7 +28,7 @@ type iaskMCP struct {
 // structured content or as the text), or else as prose whose Markdown
 // links are its sources.
 func (b *iaskMCP) Ask(ctx context.Context, query string) (web.IAskAnswer, error) {
-	res, err := b.svc.CallFixed(ctx, "iask", b.target, b.tool, map[string]any{"query": query})
+	res, err := b.pool.CallFixed(ctx, "iask", b.target, b.tool, map[string]any{"query": query})
 	switch {
 	case mcpclient.IsCooldown(err):
 		return web.IAskAnswer{}, &web.EngineError{Kind: web.CoolingDown, Err: err}

@@ -7,19 +7,17 @@ import (
 	"github.com/quiverhq/quiver/dispatch"
 	"github.com/quiverhq/quiver/intent"
 	"github.com/quiverhq/quiver/internal/config"
-	"github.com/quiverhq/quiver/mcpclient"
-	"github.com/quiverhq/quiver/netguard"
 	"github.com/quiverhq/quiver/registry"
 	"github.com/quiverhq/quiver/store/sqlite"
 	"github.com/quiverhq/quiver/turn"
 )
 
 // runtime is what every command that runs tools opens: the store (with
-// the refusal to start on unreadable tokens), the MCP client service and
-// the built-in catalog. close releases them.
+// the refusal to start on unreadable tokens), the MCP registrations and
+// connection pool, and the built-in catalog. close releases them.
 type runtime struct {
 	st  *sqlite.Store
-	mcp *mcpclient.Service
+	mcp *mcpRuntime
 	// orgs gives each organisation its configuration and built-in catalog
 	// (the deployment's with the organisation's settings applied).
 	orgs *orgSettings
@@ -31,14 +29,12 @@ func openRuntime(ctx context.Context, dir string, cfg config.Config, env Env) (*
 	if err != nil {
 		return nil, err
 	}
-	var orgs *orgSettings
-	modeFor := func(ctx context.Context, orgID string) (netguard.Mode, error) { return orgs.mode(ctx, orgID) }
-	svc := mcpService(cfg, st, kr, modeFor, env)
+	m := newMCPRuntime(cfg, st, kr, env)
 	exe := selfExecutable()
-	orgs = newOrgSettings(st, kr, cfg, env, func(c config.Config, keys map[string]string) *registry.Catalog {
-		return NewCatalog(CatalogDeps{Store: st, DataDir: dir, Config: c, Getenv: env.Getenv, MCP: svc, Executable: exe, Keys: keys})
+	orgs := newOrgSettings(st, kr, cfg, env, func(c config.Config, keys map[string]string) *registry.Catalog {
+		return NewCatalog(CatalogDeps{Store: st, DataDir: dir, Config: c, Getenv: env.Getenv, MCP: m.pool, Executable: exe, Keys: keys})
 	})
-	return &runtime{st: st, mcp: svc, orgs: orgs}, nil
+	return &runtime{st: st, mcp: m, orgs: orgs}, nil
 }
 
 // catalog is the turn catalog of f's organisation (see orgCatalog).
@@ -49,13 +45,13 @@ func (r *runtime) catalog(ctx context.Context, f *turn.Facts, env Env) (*registr
 // orgCatalog is the turn catalog of f's organisation: its built-ins under
 // its settings, with its MCP servers' tools (see turnCatalog). It applies
 // the organisation's feature switches under the agent's own in f.
-func orgCatalog(ctx context.Context, orgs *orgSettings, svc *mcpclient.Service, f *turn.Facts, env Env) (*registry.Catalog, error) {
+func orgCatalog(ctx context.Context, orgs *orgSettings, m *mcpRuntime, f *turn.Facts, env Env) (*registry.Catalog, error) {
 	v, err := orgs.view(ctx, f.Place.OrgID)
 	if err != nil {
 		return nil, err
 	}
 	f.Agent.Switches = mergeSwitches(v.switches, f.Agent.Switches)
-	return turnCatalog(ctx, v.catalog, svc, f.Place.OrgID, env), nil
+	return turnCatalog(ctx, v.catalog, m, f.Place.OrgID, networkMode(v.cfg.Network.Mode), env), nil
 }
 
 // openTurnRuntime serves the commands that run one turn's tools without a
