@@ -269,7 +269,7 @@ func (a *apiEngine) Catalog(ctx context.Context, c httpapi.Caller) (httpapi.Cata
 	if err != nil {
 		return httpapi.Catalog{}, err
 	}
-	cat := turnCatalog(ctx, view.Catalog(), a.eng.mcp, c.OrgID, Env{Logger: a.eng.logger})
+	cat := turnCatalog(ctx, view.Catalog(), a.eng.mcp, c.OrgID, networkMode(view.Config().Network.Mode), Env{Logger: a.eng.logger})
 	s := CatalogSizes()
 	out := httpapi.Catalog{
 		AlwaysPaidChars: s.AlwaysPaid.Chars, AlwaysPaidCeiling: s.AlwaysPaid.Ceiling,

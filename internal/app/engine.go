@@ -12,7 +12,6 @@ import (
 	"github.com/quiverhq/quiver/dispatch"
 	"github.com/quiverhq/quiver/intent"
 	"github.com/quiverhq/quiver/llm"
-	"github.com/quiverhq/quiver/mcpclient"
 	"github.com/quiverhq/quiver/prompt"
 	"github.com/quiverhq/quiver/registry"
 	"github.com/quiverhq/quiver/settings"
@@ -27,7 +26,7 @@ import (
 type engine struct {
 	st     store.Store
 	orgs   *settings.Service
-	mcp    *mcpclient.Service
+	mcp    *mcpRuntime
 	dtm    *deliberate
 	runner *agent.Runner
 	// disp runs the tool console's calls (the runner holds the same one).

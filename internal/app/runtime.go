@@ -8,8 +8,6 @@ import (
 	"github.com/quiverhq/quiver/dispatch"
 	"github.com/quiverhq/quiver/intent"
 	"github.com/quiverhq/quiver/internal/config"
-	"github.com/quiverhq/quiver/mcpclient"
-	"github.com/quiverhq/quiver/netguard"
 	"github.com/quiverhq/quiver/registry"
 	"github.com/quiverhq/quiver/settings"
 	"github.com/quiverhq/quiver/store/sqlite"
@@ -17,11 +15,11 @@ import (
 )
 
 // runtime is what every command that runs tools opens: the store (with
-// the refusal to start on unreadable tokens), the MCP client service and
-// the built-in catalog. close releases them.
+// the refusal to start on unreadable tokens), the MCP registrations and
+// connection pool, and the built-in catalog. close releases them.
 type runtime struct {
 	st  *sqlite.Store
-	mcp *mcpclient.Service
+	mcp *mcpRuntime
 	// orgs gives each organisation its configuration and built-in catalog
 	// (the deployment's with the organisation's settings applied).
 	orgs *settings.Service
@@ -33,21 +31,19 @@ func openRuntime(ctx context.Context, dir string, cfg config.Config, env Env) (*
 	if err != nil {
 		return nil, err
 	}
-	var orgs *settings.Service
-	modeFor := func(ctx context.Context, orgID string) (netguard.Mode, error) { return orgs.Mode(ctx, orgID) }
-	svc := mcpService(cfg, st, kr, modeFor, env)
+	m := newMCPRuntime(cfg, st, kr, env)
 	var readPDF func(context.Context, []byte) (string, string, error)
 	if exe := selfExecutable(); exe != "" {
 		readPDF = pdfReader(exe)
 	}
-	orgs = settings.New(settings.Config{
+	orgs := settings.New(settings.Config{
 		Store: st, Keyring: kr, Base: cfg, Getenv: env.Getenv, Now: env.Now, Logger: env.Logger,
 		ProviderKey: func(provider string) string { return models{cfg: cfg, getenv: env.Getenv}.connection(provider).key },
 		Build: func(c config.Config, keys map[string]string) *registry.Catalog {
-			return builtin.NewCatalog(builtin.CatalogDeps{Results: st, Messages: st, DataDir: dir, Config: c, Getenv: env.Getenv, MCP: svc, ReadPDF: readPDF, Keys: keys})
+			return builtin.NewCatalog(builtin.CatalogDeps{Results: st, Messages: st, DataDir: dir, Config: c, Getenv: env.Getenv, MCP: m.pool, ReadPDF: readPDF, Keys: keys})
 		},
 	})
-	return &runtime{st: st, mcp: svc, orgs: orgs}, nil
+	return &runtime{st: st, mcp: m, orgs: orgs}, nil
 }
 
 // catalog is the turn catalog of f's organisation (see orgCatalog).
@@ -58,13 +54,13 @@ func (r *runtime) catalog(ctx context.Context, f *turn.Facts, env Env) (*registr
 // orgCatalog is the turn catalog of f's organisation: its built-ins under
 // its settings, with its MCP servers' tools (see turnCatalog). It applies
 // the organisation's feature switches under the agent's own in f.
-func orgCatalog(ctx context.Context, orgs *settings.Service, svc *mcpclient.Service, f *turn.Facts, env Env) (*registry.Catalog, error) {
+func orgCatalog(ctx context.Context, orgs *settings.Service, m *mcpRuntime, f *turn.Facts, env Env) (*registry.Catalog, error) {
 	v, err := orgs.Runtime(ctx, f.Place.OrgID)
 	if err != nil {
 		return nil, err
 	}
 	f.Agent.Switches = v.MergeSwitches(f.Agent.Switches)
-	return turnCatalog(ctx, v.Catalog(), svc, f.Place.OrgID, env), nil
+	return turnCatalog(ctx, v.Catalog(), m, f.Place.OrgID, networkMode(v.Config().Network.Mode), env), nil
 }
 
 // openTurnRuntime serves the commands that run one turn's tools without a

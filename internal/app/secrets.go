@@ -7,7 +7,6 @@ import (
 
 	"github.com/quiverhq/quiver/internal/config"
 	"github.com/quiverhq/quiver/mcpclient"
-	"github.com/quiverhq/quiver/netguard"
 	"github.com/quiverhq/quiver/secret"
 	"github.com/quiverhq/quiver/settings"
 	"github.com/quiverhq/quiver/store"
@@ -90,23 +89,6 @@ func checkTokens(ctx context.Context, st store.Store, kr *secret.Keyring) error 
 		return errNoKey
 	}
 	return nil
-}
-
-// mcpService builds the MCP client service from the configuration.
-func mcpService(cfg config.Config, st store.MCPServers, kr *secret.Keyring, modeFor func(context.Context, string) (netguard.Mode, error), env Env) *mcpclient.Service {
-	mode := netguard.Public
-	if cfg.Network.Mode == "self-hosted" {
-		mode = netguard.SelfHosted
-	}
-	m := cfg.MCP
-	return mcpclient.New(mcpclient.Config{
-		Store: st, Keyring: kr, Network: netguard.Config{Mode: mode}, ModeFor: modeFor,
-		Limits: mcpclient.Limits{
-			Slots: m.Slots, ConnectTimeout: m.ConnectTimeout.Std(), CallTimeout: m.CallTimeout.Std(),
-			IdleClose: m.IdleClose.Std(), Cooldown: m.Cooldown.Std(), MaxResponseBytes: m.MaxResponseBytes,
-		},
-		Version: Version, Now: env.Now, Logger: env.Logger,
-	})
 }
 
 // runSecrets runs "quiver secrets rotate".

@@ -131,7 +131,7 @@ func runServe(ctx context.Context, args []string, env Env) error {
 		models: models{cfg: cfg, getenv: env.Getenv, http: &http.Client{Timeout: 5 * time.Second}, api: modelHTTPClient()},
 	}
 	handler := httpapi.New(httpapi.Config{
-		Store: st, Engine: api, MCP: apiMCP{svc}, UI: uiHandler(), Logger: env.Logger, Now: env.Now,
+		Store: st, Engine: api, MCP: apiMCP{regs: svc.regs, orgs: rt.orgs}, UI: uiHandler(), Logger: env.Logger, Now: env.Now,
 		SecureCookies: c.secure,
 	})
 	ln, err := net.Listen("tcp", c.addr)
