@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -356,10 +357,10 @@ Flags:
 // triggersFlags are the flags of quiver triggers.
 type triggersFlags struct {
 	sub, server, target, user, alwaysOn, data, cfgPath string
-	// history is -2 when not given.
-	history int
-	asJSON  bool
-	pos     []string
+	history                                            int
+	// historySet reports that --history was given.
+	historySet, asJSON bool
+	pos                []string
 }
 
 func runTriggers(ctx context.Context, args []string, env Env) error {
@@ -380,7 +381,7 @@ func runTriggers(ctx context.Context, args []string, env Env) error {
 	fs.StringVar(&f.server, "server", "", "")
 	fs.StringVar(&f.target, "target", "", "")
 	fs.StringVar(&f.user, "user", "", "")
-	fs.IntVar(&f.history, "history", -2, "")
+	fs.IntVar(&f.history, "history", 0, "")
 	fs.StringVar(&f.alwaysOn, "always-on", "", "")
 	fs.StringVar(&f.data, "data", "", "")
 	fs.StringVar(&f.cfgPath, "config", "", "")
@@ -390,6 +391,7 @@ func runTriggers(ctx context.Context, args []string, env Env) error {
 		return err
 	}
 	f.pos = pos
+	fs.Visit(func(fl *flag.Flag) { f.historySet = f.historySet || fl.Name == "history" })
 	if f.server == "" {
 		return usagef("triggers %s: --server is required", sub)
 	}
@@ -450,7 +452,7 @@ func (f triggersFlags) check() error {
 // --always-on when given.
 func (f triggersFlags) change() (dtmconfig.Change, error) {
 	c := dtmconfig.Change{Enabled: f.pos[0] == "on"}
-	if f.history != -2 {
+	if f.historySet {
 		if err := dtmconfig.CheckHistoryTurns(f.history); err != nil {
 			return c, usagef("triggers mode: --history: %v", err)
 		}
