@@ -87,6 +87,7 @@ type InvalidError struct {
 	Msg string
 }
 
+// Error returns Msg.
 func (e *InvalidError) Error() string { return e.Msg }
 
 func invalid(field, msg string) *InvalidError { return &InvalidError{Field: field, Msg: msg} }

@@ -61,13 +61,17 @@ type Change struct {
 // people, as both surfaces show it.
 type InvalidError struct{ Msg string }
 
+// Error returns Msg.
 func (e *InvalidError) Error() string { return e.Msg }
 
 // Errors of trigger writes, matched with errors.Is on a *TriggerError.
 var (
+	// ErrTriggerExists: the target already has the trigger.
 	ErrTriggerExists = errors.New("deliberate: trigger exists")
-	ErrTriggerLimit  = errors.New("deliberate: too many triggers")
-	ErrNoTrigger     = errors.New("deliberate: no such trigger")
+	// ErrTriggerLimit: the target has intent.MaxCustomPerTarget triggers.
+	ErrTriggerLimit = errors.New("deliberate: too many triggers")
+	// ErrNoTrigger: the target has no such trigger.
+	ErrNoTrigger = errors.New("deliberate: no such trigger")
 )
 
 // TriggerError is a trigger write refused by what is stored: Err is
@@ -78,6 +82,7 @@ type TriggerError struct {
 	Trigger Trigger
 }
 
+// Error names the trigger and what is wrong with it, for people.
 func (e *TriggerError) Error() string {
 	t := e.Trigger
 	switch e.Err {
@@ -89,6 +94,7 @@ func (e *TriggerError) Error() string {
 	return fmt.Sprintf("no %s trigger %q", t.Target, t.Phrase)
 }
 
+// Unwrap returns Err, so errors.Is matches the sentinel.
 func (e *TriggerError) Unwrap() error { return e.Err }
 
 // CheckHistoryTurns refuses a re-scan depth outside
