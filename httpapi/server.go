@@ -15,6 +15,8 @@ import (
 	"github.com/danielgtaylor/huma/v2"
 	"github.com/danielgtaylor/huma/v2/adapters/humago"
 
+	"github.com/quiverhq/quiver/accounts"
+	"github.com/quiverhq/quiver/deliberate"
 	"github.com/quiverhq/quiver/internal/clock"
 	"github.com/quiverhq/quiver/store"
 )
@@ -78,6 +80,8 @@ const APIVersion = "1.0.0"
 // server holds the API's dependencies; handlers are its methods.
 type server struct {
 	st            Repositories
+	acc           *accounts.Service
+	dtm           *deliberate.Service
 	eng           Engine
 	mcp           MCPAdmin
 	log           *slog.Logger
@@ -124,6 +128,8 @@ func New(cfg Config) http.Handler {
 	if s.heartbeat == 0 {
 		s.heartbeat = DefaultHeartbeat
 	}
+	s.acc = &accounts.Service{Store: cfg.Store, Now: s.now, SessionTTL: s.sessionTTL}
+	s.dtm = &deliberate.Service{Store: cfg.Store, Now: s.now}
 	s.limiter = newLimiter(cfg.RateLimit, s.now)
 	s.api = humago.New(s.mux, apiConfig())
 	s.api.UseMiddleware(s.authenticate)

@@ -11,6 +11,7 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/quiverhq/quiver/accounts"
 	"github.com/quiverhq/quiver/agent"
 	"github.com/quiverhq/quiver/httpapi"
 	"github.com/quiverhq/quiver/internal/clock"
@@ -129,7 +130,7 @@ func realAPI(t *testing.T) (store.Store, *scriptedEngine, *browser) {
 		Role: store.RoleAdmin, CreatedAt: now, UpdatedAt: now}))
 	must(st.PutAgent(ctx, store.StoredAgent{OrgID: "org_a", Name: "assistant", CreatedAt: now, UpdatedAt: now,
 		Definition: []byte("name: assistant\nmodel: openai:gpt-4.1-mini\nprompt: |\n  You help.\ntools: []\n")}))
-	link, err := httpapi.IssueCredential(ctx, st, store.Credential{Kind: store.CredLoginLink, OrgID: "org_a", UserID: "ana",
+	link, err := (&accounts.Service{Store: st}).Issue(ctx, store.Credential{Kind: store.CredLoginLink, OrgID: "org_a", UserID: "ana",
 		CreatedAt: now, ExpiresAt: now.Add(24 * time.Hour)})
 	must(err)
 	eng := &scriptedEngine{st: st, keys: map[string]string{}}
@@ -139,7 +140,7 @@ func realAPI(t *testing.T) (store.Store, *scriptedEngine, *browser) {
 	b.WaitText(`#account`, "Ana Lima")
 	b.WaitText(`#organisation`, "Acme")
 	// The page changed nothing: the link is unused and no session exists.
-	hash := httpapi.HashSecret(link)
+	hash := accounts.HashSecret(link)
 	if _, err := st.LookupCredential(ctx, store.CredLoginLink, hash, time.Now()); err != nil {
 		t.Fatalf("the sign-in page used the link: %v", err)
 	}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/quiverhq/quiver/accounts"
 	"github.com/quiverhq/quiver/dispatch"
 	"github.com/quiverhq/quiver/httpapi"
 	"github.com/quiverhq/quiver/internal/config"
@@ -84,7 +85,7 @@ func (a *apiEngine) RunTool(ctx context.Context, c httpapi.Caller, agentName, na
 	if len(args) == 0 {
 		args = json.RawMessage(`{}`)
 	}
-	f.TurnID = "console_" + httpapi.NewSecret()[:16]
+	f.TurnID = "console_" + accounts.NewSecret()[:16]
 	if err := a.st.PutTurn(ctx, storedTurn(f, ts)); err != nil {
 		return httpapi.ToolRun{}, fmt.Errorf("record console turn: %w", err)
 	}
