@@ -83,7 +83,7 @@ func (ms models) anyKey() bool {
 // falls back to an Ollama server on localhost:11434 when one answers, and
 // otherwise says in one line how to connect a model.
 func (ms models) open(ctx context.Context, m turn.Model) (llm.Model, string, error) {
-	caps := llm.Capabilities{Tools: m.Caps.Tools, ParallelTools: m.Caps.ParallelTools, Vision: m.Caps.Vision, Video: m.Caps.Video, StructuredOutput: m.Caps.StructuredOutput}
+	caps := m.Caps
 	if m.Provider != "ollama" && !ms.configured(m.Provider) && !ms.anyKey() {
 		name, err := ms.probeOllama(ctx, m)
 		if err != nil {
@@ -111,7 +111,7 @@ func (ms models) configured(provider string) bool {
 
 const connectHelp = "set OPENAI_API_KEY, ANTHROPIC_API_KEY or GEMINI_API_KEY (or a provider in --config), or start Ollama on localhost:11434"
 
-func (ms models) build(ctx context.Context, m turn.Model, caps llm.Capabilities) (llm.Model, error) {
+func (ms models) build(ctx context.Context, m turn.Model, caps turn.Capabilities) (llm.Model, error) {
 	c := ms.connection(m.Provider)
 	switch m.Provider {
 	case "anthropic":
