@@ -98,9 +98,7 @@ func (a *apiEngine) model(ctx context.Context, orgID string, m turn.Model) (llm.
 	if ok && om.version == view.version {
 		return mod, nil
 	}
-	ms := a.models
-	ms.cfg = view.cfg
-	mod, _, err = ms.open(ctx, m)
+	mod, _, err = a.models.open(ctx, view.cfg, m)
 	if err != nil {
 		return nil, &httpapi.BadRequest{Msg: "no model is connected: " + err.Error()}
 	}

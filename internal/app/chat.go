@@ -139,8 +139,8 @@ func openSession(ctx context.Context, c chatFlags, env Env) (*session, error) {
 	if err != nil {
 		return nil, err
 	}
-	ms := models{cfg: cfg, getenv: env.Getenv, http: &http.Client{}}
-	model, notice, err := ms.open(ctx, facts.Model)
+	ms := models{getenv: env.Getenv, http: &http.Client{}, logger: env.Logger}
+	model, notice, err := ms.open(ctx, cfg, facts.Model)
 	if err != nil {
 		return nil, err
 	}

@@ -352,7 +352,7 @@ func (o *orgSettings) effectiveMode(chosen string) string {
 // fromEnvironment reports whether the deployment supplies the key.
 func (o *orgSettings) fromEnvironment(k keySpec) bool {
 	if k.provider != "" {
-		return models{cfg: o.base, getenv: o.getenv}.connection(k.provider).key != ""
+		return models{getenv: o.getenv}.set(o.base).Connection(k.provider).Key != ""
 	}
 	switch k.name {
 	case "brave_api_key":
