@@ -12,6 +12,7 @@ import (
 	"github.com/quiverhq/quiver/intent"
 	"github.com/quiverhq/quiver/internal/config"
 	"github.com/quiverhq/quiver/llm"
+	"github.com/quiverhq/quiver/llm/providers"
 	"github.com/quiverhq/quiver/prompt"
 	"github.com/quiverhq/quiver/registry"
 	"github.com/quiverhq/quiver/store"
@@ -135,6 +136,7 @@ func (a *apiEngine) request(ctx context.Context, c httpapi.Caller, conversationI
 	if err != nil && !dry {
 		return Prepared{}, nil, err
 	}
+	f.Model.Caps = providers.Effective(f.Model.Caps, mod)
 	return a.eng.prepare(ctx, TurnRequest{Facts: f, Model: mod, Message: message, DryRun: dry})
 }
 
