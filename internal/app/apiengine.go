@@ -12,6 +12,7 @@ import (
 	"github.com/quiverhq/quiver/intent"
 	"github.com/quiverhq/quiver/internal/config"
 	"github.com/quiverhq/quiver/llm"
+	"github.com/quiverhq/quiver/llm/providers"
 	"github.com/quiverhq/quiver/prompt"
 	"github.com/quiverhq/quiver/registry"
 	"github.com/quiverhq/quiver/settings"
@@ -99,9 +100,7 @@ func (a *apiEngine) model(ctx context.Context, orgID string, m turn.Model) (llm.
 	if ok && om.version == view.Version() {
 		return mod, nil
 	}
-	ms := a.models
-	ms.cfg = view.Config()
-	mod, _, err = ms.open(ctx, m)
+	mod, _, err = a.models.open(ctx, view.Config(), m)
 	if err != nil {
 		return nil, &httpapi.BadRequest{Msg: "no model is connected: " + err.Error()}
 	}
@@ -138,6 +137,7 @@ func (a *apiEngine) request(ctx context.Context, c httpapi.Caller, conversationI
 	if err != nil && !dry {
 		return Prepared{}, nil, err
 	}
+	f.Model.Caps = providers.Effective(f.Model.Caps, mod)
 	return a.eng.prepare(ctx, TurnRequest{Facts: f, Model: mod, Message: message, DryRun: dry})
 }
 

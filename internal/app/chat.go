@@ -14,6 +14,7 @@ import (
 	"github.com/quiverhq/quiver/intent"
 	"github.com/quiverhq/quiver/internal/config"
 	"github.com/quiverhq/quiver/llm"
+	"github.com/quiverhq/quiver/llm/providers"
 )
 
 const chatUsage = `Usage: quiver chat --agent FILE [flags] [MESSAGE]
@@ -139,8 +140,8 @@ func openSession(ctx context.Context, c chatFlags, env Env) (*session, error) {
 	if err != nil {
 		return nil, err
 	}
-	ms := models{cfg: cfg, getenv: env.Getenv, http: &http.Client{}}
-	model, notice, err := ms.open(ctx, facts.Model)
+	ms := models{getenv: env.Getenv, http: &http.Client{}, logger: env.Logger}
+	model, notice, err := ms.open(ctx, cfg, facts.Model)
 	if err != nil {
 		return nil, err
 	}
@@ -196,6 +197,7 @@ func (s *session) say(ctx context.Context, message string) error {
 	if err != nil {
 		return err
 	}
+	facts.Model.Caps = providers.Effective(facts.Model.Caps, s.model)
 	p, warnings, err := s.eng.prepare(ctx, TurnRequest{Facts: facts, Model: s.model, Message: message})
 	if err != nil {
 		return err

@@ -38,7 +38,7 @@ func openRuntime(ctx context.Context, dir string, cfg config.Config, env Env) (*
 	}
 	orgs := settings.New(settings.Config{
 		Store: st, Keyring: kr, Base: cfg, Getenv: env.Getenv, Now: env.Now, Logger: env.Logger,
-		ProviderKey: func(provider string) string { return models{cfg: cfg, getenv: env.Getenv}.connection(provider).key },
+		ProviderKey: func(provider string) string { return models{getenv: env.Getenv}.set(cfg).Connection(provider).Key },
 		Build: func(c config.Config, keys map[string]string) *registry.Catalog {
 			return builtin.NewCatalog(builtin.CatalogDeps{Results: st, Messages: st, DataDir: dir, Config: c, Getenv: env.Getenv, MCP: m.pool, ReadPDF: readPDF, Keys: keys})
 		},

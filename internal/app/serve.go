@@ -13,6 +13,7 @@ import (
 	"github.com/quiverhq/quiver/accounts"
 	"github.com/quiverhq/quiver/httpapi"
 	"github.com/quiverhq/quiver/internal/config"
+	"github.com/quiverhq/quiver/llm/providers"
 	"github.com/quiverhq/quiver/store"
 )
 
@@ -129,7 +130,7 @@ func runServe(ctx context.Context, args []string, env Env) error {
 	}
 	api := &apiEngine{
 		eng: rt.engine(cfg, det, "", env), st: st, now: env.Now,
-		models: models{cfg: cfg, getenv: env.Getenv, http: &http.Client{Timeout: 5 * time.Second}, api: modelHTTPClient()},
+		models: models{getenv: env.Getenv, http: &http.Client{Timeout: 5 * time.Second}, api: providers.NewHTTPClient(), logger: env.Logger},
 	}
 	handler := httpapi.New(httpapi.Config{
 		Store: st, Engine: api, MCP: apiMCP{regs: svc.regs, orgs: rt.orgs}, UI: uiHandler(), Logger: env.Logger, Now: env.Now,
