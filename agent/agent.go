@@ -6,12 +6,11 @@ package agent
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"log/slog"
 	"time"
 
 	"github.com/quiverhq/quiver/dispatch"
+	"github.com/quiverhq/quiver/ids"
 	"github.com/quiverhq/quiver/internal/clock"
 	"github.com/quiverhq/quiver/llm"
 	"github.com/quiverhq/quiver/prompt"
@@ -24,9 +23,19 @@ import (
 // DefaultMaxSteps is the step limit when Config.MaxSteps is zero.
 const DefaultMaxSteps = 12
 
+// Repositories are the parts of the store a Runner uses: the
+// conversation a turn claims, the turn record, the transcript and the
+// usage of each model call.
+type Repositories interface {
+	store.Conversations
+	store.Turns
+	store.Messages
+	store.Usages
+}
+
 // Config configures a Runner. Store and Dispatcher are required.
 type Config struct {
-	Store      store.Store
+	Store      Repositories
 	Dispatcher *dispatch.Dispatcher
 	// MaxSteps bounds the model steps of one turn; zero means 12.
 	MaxSteps int
@@ -42,6 +51,9 @@ type Config struct {
 	Sleep func(ctx context.Context, d time.Duration) error
 	// Now is the clock; nil means clock.Now.
 	Now func() time.Time
+	// IDs makes the ID ("turn_…") of a turn started without one; nil
+	// means ids.Random.
+	IDs ids.Source
 	// Logger; nil means slog.Default().
 	Logger *slog.Logger
 }
@@ -67,6 +79,7 @@ func New(cfg Config) *Runner {
 	if cfg.Now == nil {
 		cfg.Now = clock.Now
 	}
+	cfg.IDs = ids.OrRandom(cfg.IDs)
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
@@ -124,11 +137,12 @@ const (
 	StopError     = "error"
 )
 
-// NewID returns a random id with the prefix ("turn_…").
+// NewID returns a random id with the prefix ("turn_…"), as ids.Random does.
+//
+// Deprecated: take an ids.Source (nil meaning ids.Random) where IDs are
+// made, so that tests can inject ids.Sequence.
 func NewID(prefix string) string {
-	b := make([]byte, 10)
-	_, _ = rand.Read(b) // crypto/rand.Read never fails
-	return prefix + hex.EncodeToString(b)
+	return ids.Random{}.New(prefix)
 }
 
 // scope is the dispatch scope of a turn, from its facts.

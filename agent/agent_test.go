@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -19,6 +20,7 @@ import (
 	"github.com/quiverhq/quiver/builtin/ask"
 	"github.com/quiverhq/quiver/builtin/calc"
 	"github.com/quiverhq/quiver/dispatch"
+	"github.com/quiverhq/quiver/ids"
 	"github.com/quiverhq/quiver/llm"
 	"github.com/quiverhq/quiver/llm/llmtest"
 	"github.com/quiverhq/quiver/prompt"
@@ -67,9 +69,7 @@ func newEnv(t *testing.T, cfg agent.Config) *env {
 		}),
 		tool.New(tool.Spec{Name: "secret", Description: "Not allowed."}, func(context.Context, tool.Scope, struct{}) (string, error) { return "leak", nil }),
 	)
-	refs := 0
-	newRef := func() string { refs++; return fmt.Sprintf("res_%d", refs) }
-	cfg.Store, cfg.Dispatcher = e.st, dispatch.New(dispatch.Config{Results: e.st, Threshold: 200, Preview: 50, NewRef: newRef, Logger: quiet})
+	cfg.Store, cfg.Dispatcher = e.st, dispatch.New(dispatch.Config{Results: e.st, Threshold: 200, Preview: 50, IDs: &ids.Sequence{}, Logger: quiet})
 	cfg.Logger = quiet
 	cfg.Now = func() time.Time { return t0 }
 	cfg.Sleep = func(_ context.Context, d time.Duration) error { e.sleeps = append(e.sleeps, d); return nil }
@@ -206,6 +206,35 @@ func TestAnswer(t *testing.T) {
 	// The agent's prompt, then the fragment calculate brings.
 	if !strings.HasPrefix(req.System, "Be brief.\n\nFor arithmetic whose exact result matters, call `calculate`") || req.CacheKey != "helper" || len(req.Messages) != 2 || req.Messages[1].Text != "hello" {
 		t.Errorf("request %+v", req)
+	}
+}
+
+// TestTurnIDs: a turn started without an ID gets one from Config.IDs
+// (random "turn_" and 20 hex digits by default); one that has an ID keeps it.
+func TestTurnIDs(t *testing.T) {
+	m := func() llm.Model { return llmtest.NewModel(llmtest.Reply{Text: []string{"ok"}}) }
+	e := newEnv(t, agent.Config{IDs: &ids.Sequence{}})
+	var got []string
+	for range 2 {
+		out, _ := e.run(context.Background(), "c1", "hi", m())
+		got = append(got, out.TurnID)
+	}
+	s := e.start("c1", "hi", m())
+	s.Facts.TurnID = "t-given"
+	out, err := e.runner.Run(context.Background(), s, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got = append(got, out.TurnID)
+	if diff := cmp.Diff([]string{"turn_1", "turn_2", "t-given"}, got); diff != "" {
+		t.Errorf("turn IDs (-want +got):\n%s", diff)
+	}
+	if _, err := e.st.GetTurn(context.Background(), "o1", "turn_2"); err != nil {
+		t.Errorf("turn_2 not stored under its ID: %v", err)
+	}
+	out, _ = newEnv(t, agent.Config{}).run(context.Background(), "c1", "hi", m())
+	if !regexp.MustCompile(`^turn_[0-9a-f]{20}$`).MatchString(out.TurnID) {
+		t.Errorf("default turn ID %q, want turn_ and 20 hex digits", out.TurnID)
 	}
 }
 

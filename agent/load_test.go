@@ -14,6 +14,7 @@ import (
 	"github.com/quiverhq/quiver/llm"
 	"github.com/quiverhq/quiver/llm/llmtest"
 	"github.com/quiverhq/quiver/llm/openai"
+	"github.com/quiverhq/quiver/turn"
 )
 
 // BenchmarkConcurrentConversations runs 1,000 conversations at once, each
@@ -54,7 +55,7 @@ func loadRound(b *testing.B, n int) loadMetrics {
 		return llmtest.Reply{ToolCalls: []llm.ToolCall{llmtest.Call("c1", "calculate", map[string]string{"expression": "6*7"})}}
 	})
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 256}}
-	model, err := openai.New(openai.Config{APIKey: "k", BaseURL: srv.URL, Model: "bench", Caps: llm.Capabilities{Tools: true}, HTTPClient: client})
+	model, err := openai.New(openai.Config{APIKey: "k", BaseURL: srv.URL, Model: "bench", Caps: turn.Capabilities{Tools: true}, HTTPClient: client})
 	if err != nil {
 		b.Fatal(err)
 	}

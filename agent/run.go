@@ -31,13 +31,14 @@ type run struct {
 }
 
 // Run starts a new turn: it records the turn, its context message and the
-// user's message, then loops. emit (when non-nil) receives every event as
+// user's message, then loops. A turn whose facts carry no TurnID gets one
+// from Config.IDs. emit (when non-nil) receives every event as
 // it happens, from the calling goroutine. The error return is for failures
 // the turn could not record; provider and tool failures end the turn with
 // Outcome.Stop StopError and an EventError, and a nil error.
 func (r *Runner) Run(ctx context.Context, s Start, emit func(Event)) (Outcome, error) {
 	if s.Facts.TurnID == "" {
-		s.Facts.TurnID = NewID("turn_")
+		s.Facts.TurnID = r.cfg.IDs.New("turn_")
 	}
 	rn := r.newRun(s, emit)
 	if err := rn.begin(ctx, s.Message); err != nil {

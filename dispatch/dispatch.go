@@ -6,7 +6,6 @@ package dispatch
 
 import (
 	"context"
-	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -16,6 +15,7 @@ import (
 	"time"
 	"unicode"
 
+	"github.com/quiverhq/quiver/ids"
 	"github.com/quiverhq/quiver/internal/clock"
 	"github.com/quiverhq/quiver/registry"
 	"github.com/quiverhq/quiver/store"
@@ -39,8 +39,9 @@ type Config struct {
 	// Preview is how many characters of a stored result the model reads
 	// inline. Zero means 2,000; it is capped at Threshold.
 	Preview int
-	// NewRef returns a fresh result reference; nil means random "res_…" ids.
-	NewRef func() string
+	// IDs makes the reference ("res_…") of each stored result; nil means
+	// ids.Random.
+	IDs ids.Source
 	// Now is the clock; nil means clock.Now.
 	Now func() time.Time
 	// Logger receives one record per failed call; nil means slog.Default().
@@ -62,9 +63,7 @@ func New(cfg Config) *Dispatcher {
 		cfg.Preview = DefaultPreview
 	}
 	cfg.Preview = min(cfg.Preview, cfg.Threshold)
-	if cfg.NewRef == nil {
-		cfg.NewRef = randomRef
-	}
+	cfg.IDs = ids.OrRandom(cfg.IDs)
 	if cfg.Now == nil {
 		cfg.Now = clock.Now
 	}
@@ -187,14 +186,4 @@ func (d *Dispatcher) classify(ctx context.Context, tl *tool.Tool, err error) (to
 	}
 	d.cfg.Logger.Info("tool call failed", "tool", tl.Name(), "error", msg)
 	return tool.Result{Content: msg, IsError: true}, nil
-}
-
-func randomRef() string {
-	const alphabet = "abcdefghijkmnpqrstuvwxyz23456789"
-	b := make([]byte, 16)
-	_, _ = rand.Read(b) // crypto/rand.Read never returns an error.
-	for i := range b {
-		b[i] = alphabet[int(b[i])%len(alphabet)]
-	}
-	return "res_" + string(b)
 }

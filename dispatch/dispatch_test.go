@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/quiverhq/quiver/dispatch"
+	"github.com/quiverhq/quiver/ids"
 	"github.com/quiverhq/quiver/registry"
 	"github.com/quiverhq/quiver/store"
 	"github.com/quiverhq/quiver/tool"
@@ -81,8 +83,9 @@ func setup(t *testing.T, cfg dispatch.Config, extra ...*tool.Tool) (*dispatch.Di
 	if cfg.Results == nil {
 		cfg.Results = rs
 	}
-	n := 0
-	cfg.NewRef = func() string { n++; return fmt.Sprintf("res_%d", n) }
+	if cfg.IDs == nil {
+		cfg.IDs = &ids.Sequence{}
+	}
 	c := registry.New()
 	c.Register(behave(nil))
 	c.Register(extra...)
@@ -245,6 +248,23 @@ func TestLargeResultsAreStored(t *testing.T) {
 	got, _ = d.Call(context.Background(), tn, dispatch.Call{Name: "behave", Args: []byte(`{"mode":"big","n":100}`)})
 	if got.Ref != "" {
 		t.Errorf("result at threshold was stored as %s", got.Ref)
+	}
+}
+
+// TestDefaultResultRefs: without Config.IDs a stored result's reference is
+// random, "res_" and 20 hex digits, and the body is stored under it.
+func TestDefaultResultRefs(t *testing.T) {
+	_, tn, rs := setup(t, dispatch.Config{})
+	d := dispatch.New(dispatch.Config{Results: rs, Threshold: 100})
+	got, err := d.Call(context.Background(), tn, dispatch.Call{Name: "behave", Args: []byte(`{"mode":"big","n":101}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !regexp.MustCompile(`^res_[0-9a-f]{20}$`).MatchString(got.Ref) {
+		t.Fatalf("default reference %q, want res_ and 20 hex digits", got.Ref)
+	}
+	if _, err := rs.GetResult(context.Background(), "o1", "c1", got.Ref); err != nil {
+		t.Errorf("body not stored under %s: %v", got.Ref, err)
 	}
 }
 

@@ -18,7 +18,7 @@ func (d *Dispatcher) store(ctx context.Context, s tool.Scope, name string, res t
 	if n <= d.cfg.Threshold {
 		return res, nil
 	}
-	ref := d.cfg.NewRef()
+	ref := d.cfg.IDs.New("res_")
 	rec := store.Result{
 		Ref: ref, OrgID: s.OrgID, ConversationID: s.ConversationID, TurnID: s.TurnID,
 		Tool: name, Body: res.Content, CreatedAt: d.cfg.Now().UTC(),

@@ -10,6 +10,7 @@ import (
 
 	"github.com/quiverhq/quiver/intent"
 	"github.com/quiverhq/quiver/llm"
+	"github.com/quiverhq/quiver/llm/providers"
 	"github.com/quiverhq/quiver/store"
 	"github.com/quiverhq/quiver/turn"
 )
@@ -53,6 +54,10 @@ type Request struct {
 	Create bool
 	// Payer is who is billed; "" bills the organisation.
 	Payer string
+	// Deliberate, when set, is Deliberate Tool Mode's settings for this
+	// turn in place of the stored ones, with no custom triggers (quiver
+	// turn --dtm).
+	Deliberate *intent.Settings
 	// TurnID names the turn; "" takes a fresh id (Config.NewID). A turn
 	// answering a paused one keeps that turn's id.
 	TurnID string
@@ -62,6 +67,7 @@ type Request struct {
 // the conversation's state at the turn's start. It is built once by
 // collect and never changed after.
 type Collected struct {
+	req     Request
 	facts   turn.Facts
 	conv    store.Conversation
 	history []store.Message
@@ -90,7 +96,7 @@ func (e *Engine) collect(ctx context.Context, r Request) (*Collected, error) {
 	if r.Caller.UserID == "" || r.OrgID == "" {
 		return nil, errors.New("engine: a request needs its caller's user and organisation")
 	}
-	c := &Collected{}
+	c := &Collected{req: r}
 	if err := e.readConversation(ctx, r, c); err != nil {
 		return nil, err
 	}
@@ -220,6 +226,7 @@ func (e *Engine) facts(r Request, ag Agent, c *Collected) turn.Facts {
 	if c.model != nil {
 		f.Model.Provider, f.Model.Name, _ = strings.Cut(c.model.Ref(), ":")
 	}
+	f.Model.Caps = providers.Effective(ag.Model.Caps, c.model)
 	if c.paused != nil {
 		f.TurnID, f.Caller.Timezone = c.paused.ID, c.paused.Timezone
 	}

@@ -159,3 +159,12 @@ func inputf(format string, args ...any) error { return &InputError{Msg: fmt.Spri
 
 // isNotFound reports whether err is the store's not-found.
 func isNotFound(err error) bool { return errors.Is(err, store.ErrNotFound) }
+
+// StaticRuntime is a RuntimeSource that gives every organisation rt (a
+// turn of an agent alone, as quiver turn prepares).
+func StaticRuntime(rt Runtime) RuntimeSource { return staticRuntime{rt} }
+
+type staticRuntime struct{ rt Runtime }
+
+// Runtime implements RuntimeSource.
+func (s staticRuntime) Runtime(context.Context, string) (Runtime, error) { return s.rt, nil }

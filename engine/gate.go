@@ -37,7 +37,12 @@ type Gated struct {
 // compiles the organisation's custom triggers when the mode is active.
 func (e *Engine) deliberateSettings(ctx context.Context, r Request, ag turn.Deliberate) (intent.Settings, *intent.Custom, error) {
 	st := e.cfg.Repos.Intents
-	if e.cfg.Detector == nil || st == nil {
+	switch {
+	case e.cfg.Detector == nil:
+		return intent.Settings{}, nil, nil
+	case r.Deliberate != nil:
+		return *r.Deliberate, nil, nil
+	case st == nil:
 		return intent.Settings{}, nil, nil
 	}
 	s, err := st.GetIntentSettings(ctx, r.OrgID)
@@ -120,11 +125,14 @@ func (e *Engine) gate(ctx context.Context, c *Collected, cat *registry.Catalog, 
 	if dryRun {
 		record = nil
 	}
-	open, err := e.cfg.Repos.Intents.OpenIntentTargets(ctx, f.Place.OrgID, f.Place.ConversationID, record)
-	if err != nil {
-		return Gated{}, fmt.Errorf("record open targets: %w", err)
+	var open []string
+	if st := e.cfg.Repos.Intents; st != nil && f.Place.ConversationID != "" {
+		var err error
+		if open, err = st.OpenIntentTargets(ctx, f.Place.OrgID, f.Place.ConversationID, record); err != nil {
+			return Gated{}, fmt.Errorf("record open targets: %w", err)
+		}
 	}
-	if dryRun {
+	if dryRun || e.cfg.Repos.Intents == nil {
 		for _, t := range res.Targets {
 			if !slices.Contains(open, t) {
 				open = append(open, t)

@@ -36,7 +36,11 @@ type Inspection struct {
 // implied). A turnID not of the conversation is ErrNoTurn.
 func (e *Engine) Inspect(ctx context.Context, r Request, turnID string) (Inspection, error) {
 	r.DryRun = true
-	p, err := e.Prepare(ctx, r)
+	c, err := e.Collect(ctx, r)
+	if err != nil {
+		return Inspection{}, err
+	}
+	p, err := e.Prepare(ctx, c)
 	if err != nil {
 		return Inspection{}, err
 	}

@@ -32,21 +32,22 @@ type Prepared struct {
 	Warnings []string
 }
 
-// Prepare collects the turn's facts once and builds everything the turn
-// needs from them: the turn's catalog, the toolset (the paused turn's
-// restored, or selected and gated), narrowed to the schemas the model can
-// take, and the assembled request. With DryRun nothing is written.
-func (e *Engine) Prepare(ctx context.Context, r Request) (*Prepared, error) {
-	c, err := e.collect(ctx, r)
-	if err != nil {
-		return nil, err
-	}
-	return e.prepare(ctx, c, r.Message, r.DryRun)
+// Collect reads, once each, what a turn needs before it selects: the
+// conversation (refusing another user's as ErrNoConversation), its
+// messages and paused turn, the agent, the organisation's runtime,
+// Deliberate Tool Mode's settings and the model. It writes nothing.
+func (e *Engine) Collect(ctx context.Context, r Request) (*Collected, error) {
+	return e.collect(ctx, r)
 }
 
-// prepare builds the turn from collected facts.
-func (e *Engine) prepare(ctx context.Context, c *Collected, message string, dryRun bool) (*Prepared, error) {
+// Prepare builds everything a collected turn needs from its facts, and
+// reads nothing Collect read: the turn's catalog, the toolset (the paused
+// turn's restored, or selected and gated), narrowed to the schemas the
+// model can take, and the assembled request. With the request's DryRun
+// nothing is written.
+func (e *Engine) Prepare(ctx context.Context, c *Collected) (*Prepared, error) {
 	f := c.facts
+	message, dryRun := c.req.Message, c.req.DryRun
 	cat := e.catalog(ctx, c)
 	p := &Prepared{Collected: c, Catalog: cat, Resume: c.paused != nil}
 	var ts registry.Toolset

@@ -6,9 +6,11 @@ import (
 
 	"github.com/quiverhq/quiver/agent"
 	"github.com/quiverhq/quiver/dispatch"
+	"github.com/quiverhq/quiver/prompt"
 	"github.com/quiverhq/quiver/registry"
 	"github.com/quiverhq/quiver/store"
 	"github.com/quiverhq/quiver/tool"
+	"github.com/quiverhq/quiver/turn"
 )
 
 // Session is a turn without a model, for the surfaces that run tool calls
@@ -69,4 +71,19 @@ func (e *Engine) Call(ctx context.Context, s *Session, call dispatch.Call) (tool
 		return tool.Result{}, fmt.Errorf("engine: no dispatcher configured")
 	}
 	return e.cfg.Dispatcher.Call(ctx, dispatch.Turn{Toolset: s.Toolset, Scope: s.facts.Scope()}, call)
+}
+
+// Assemble is the request the session's toolset gives its facts (what
+// an agent check renders against).
+func (s *Session) Assemble() (prompt.Request, error) { return prompt.Assemble(s.facts, s.Toolset) }
+
+// Catalog is the organisation's turn catalog today: its built-ins under
+// its settings with its MCP servers' tools.
+func (e *Engine) Catalog(ctx context.Context, orgID string) (*registry.Catalog, error) {
+	rt, err := e.cfg.Runtime.Runtime(ctx, orgID)
+	if err != nil {
+		return nil, err
+	}
+	c := &Collected{runtime: rt, facts: turn.Facts{Place: turn.Place{OrgID: orgID}, Network: rt.Network}}
+	return e.catalog(ctx, c), nil
 }

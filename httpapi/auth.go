@@ -2,17 +2,14 @@ package httpapi
 
 import (
 	"context"
-	"crypto/rand"
-	"crypto/sha256"
 	"crypto/subtle"
-	"encoding/base64"
-	"encoding/hex"
 	"errors"
 	"net/http"
 	"strings"
 
 	"github.com/danielgtaylor/huma/v2"
 
+	"github.com/quiverhq/quiver/accounts"
 	"github.com/quiverhq/quiver/store"
 	"github.com/quiverhq/quiver/turn"
 )
@@ -137,27 +134,26 @@ func (s *server) identify(ctx huma.Context) (*auth, *Error) {
 	return s.caller(ctx.Context(), store.CredSession, c.Value, "the session has ended; sign in again")
 }
 
-// caller looks up a secret's credential and its user. A disabled user
-// is refused even when a credential of theirs survived: disabling deletes
-// them, but the user record is what decides.
+// caller authenticates a secret of kind; invalid is the 401's message
+// when it is unknown or expired.
 func (s *server) caller(ctx context.Context, kind, secret, invalid string) (*auth, *Error) {
-	hash := HashSecret(secret)
-	cred, err := s.st.LookupCredential(ctx, kind, hash, s.now())
-	if err == nil {
-		var u store.User
-		u, err = s.st.GetUser(ctx, cred.OrgID, cred.UserID)
-		if err == nil && !u.DisabledAt.IsZero() {
-			return nil, apiErr(http.StatusUnauthorized, "unauthorized", "this user has been disabled; ask an admin")
-		}
-		if err == nil {
-			return &auth{Caller: callerOf(u), kind: kind, hash: hash, csrf: cred.CSRF}, nil
-		}
-	}
-	if errors.Is(err, store.ErrNotFound) {
+	id, err := s.acc.Authenticate(ctx, kind, secret)
+	switch {
+	case errors.Is(err, accounts.ErrUserDisabled):
+		return nil, apiErr(http.StatusUnauthorized, "unauthorized", "this user has been disabled; ask an admin")
+	case errors.Is(err, accounts.ErrInvalidCredential):
 		return nil, apiErr(http.StatusUnauthorized, "unauthorized", invalid)
+	case err != nil:
+		s.internal(ctx, "authenticate", err)
+		return nil, errInternal
 	}
-	s.internal(ctx, "authenticate", err)
-	return nil, errInternal
+	return authOf(id), nil
+}
+
+// authOf is the request's auth for an authenticated identity.
+func authOf(id accounts.Identity) *auth {
+	c := id.Credential
+	return &auth{Caller: callerOf(id.User), kind: c.Kind, hash: c.Hash, csrf: c.CSRF}
 }
 
 // callerOf is the caller a stored user is, with their stored zone.
@@ -166,18 +162,4 @@ func callerOf(u store.User) Caller {
 		OrgID: u.OrgID, UserID: u.ID, DisplayName: u.DisplayName,
 		Department: u.Department, Timezone: u.Timezone, Role: u.Role,
 	}
-}
-
-// NewSecret returns a fresh credential secret: 32 bytes from crypto/rand,
-// base64url without padding. Only its HashSecret is ever stored.
-func NewSecret() string {
-	b := make([]byte, 32)
-	_, _ = rand.Read(b) // crypto/rand.Read never fails
-	return base64.RawURLEncoding.EncodeToString(b)
-}
-
-// HashSecret is the stored form of a secret: lower-case hex SHA-256.
-func HashSecret(secret string) string {
-	sum := sha256.Sum256([]byte(secret))
-	return hex.EncodeToString(sum[:])
 }

@@ -8,8 +8,8 @@ import (
 
 	"github.com/danielgtaylor/huma/v2"
 
+	"github.com/quiverhq/quiver/deliberate"
 	"github.com/quiverhq/quiver/intent"
-	"github.com/quiverhq/quiver/store"
 )
 
 // deliberateRoutes registers Deliberate Tool Mode's settings: the
@@ -32,7 +32,8 @@ func (s *server) deliberateRoutes() {
 		OperationID: "add-trigger", Method: http.MethodPost, Path: "/api/deliberate/triggers", Tags: tags,
 		Summary: "Add a custom trigger phrase to a target",
 		Description: "The phrase is normalised as the detector reads messages (and returned so). 409 trigger_exists " +
-			"for a phrase the target has, 409 trigger_limit at the per-target limit.",
+			"for a phrase the target has, 409 trigger_limit at the per-target limit; the messages name the trigger " +
+			"as quiver triggers does.",
 		DefaultStatus: http.StatusCreated,
 		Errors:        []int{http.StatusConflict},
 	}, adminOnly, s.addTrigger)
@@ -85,12 +86,14 @@ type putDeliberateInput struct {
 	}
 }
 
+// deliberateView is what GET /api/deliberate answers for the
+// organisation.
 func (s *server) deliberateView(ctx context.Context, orgID string) (*deliberateOutput, error) {
-	st, err := s.st.GetIntentSettings(ctx, orgID)
+	st, err := s.dtm.Settings(ctx, orgID)
 	if err != nil {
 		return nil, err
 	}
-	ts, err := s.st.ListIntentTriggers(ctx, orgID)
+	ts, err := s.dtm.Triggers(ctx, orgID)
 	if err != nil {
 		return nil, err
 	}
@@ -111,22 +114,31 @@ func (s *server) getDeliberate(ctx context.Context, _ *struct{}) (*deliberateOut
 
 func (s *server) putDeliberate(ctx context.Context, in *putDeliberateInput) (*deliberateOutput, error) {
 	a := authFrom(ctx)
-	set := store.IntentSettings{
-		OrgID: a.OrgID, Enabled: in.Body.Enabled, HistoryTurns: in.Body.HistoryTurns, UpdatedAt: s.now().UTC(),
-	}
-	if in.Body.GateAlwaysOn != nil {
-		set.GateAlwaysOn = *in.Body.GateAlwaysOn
-	} else {
-		stored, err := s.st.GetIntentSettings(ctx, a.OrgID)
-		if err != nil {
-			return nil, err
-		}
-		set.GateAlwaysOn = stored.GateAlwaysOn
-	}
-	if err := s.st.PutIntentSettings(ctx, set); err != nil {
-		return nil, err
+	history := in.Body.HistoryTurns
+	c := deliberate.Change{Enabled: in.Body.Enabled, HistoryTurns: &history, GateAlwaysOn: in.Body.GateAlwaysOn}
+	if _, err := s.dtm.Update(ctx, a.OrgID, c); err != nil {
+		return nil, deliberateError(err)
 	}
 	return s.deliberateView(ctx, a.OrgID)
+}
+
+// deliberateError maps the configuration's errors to statuses, with their
+// messages: bad input 400, trigger_exists and trigger_limit 409, no such
+// trigger 404; anything else passes unchanged.
+func deliberateError(err error) error {
+	var bad *deliberate.InvalidError
+	var te *deliberate.TriggerError
+	switch {
+	case errors.As(err, &bad):
+		return badRequest(bad.Msg)
+	case errors.As(err, &te) && errors.Is(te, deliberate.ErrTriggerExists):
+		return apiErr(http.StatusConflict, "trigger_exists", te.Error())
+	case te != nil && errors.Is(te, deliberate.ErrTriggerLimit):
+		return apiErr(http.StatusConflict, "trigger_limit", te.Error())
+	case te != nil && errors.Is(te, deliberate.ErrNoTrigger):
+		return notFound(te.Error())
+	}
+	return err
 }
 
 type triggerInput struct{ Body Trigger }
@@ -134,21 +146,11 @@ type triggerInput struct{ Body Trigger }
 type triggerOutput struct{ Body Trigger }
 
 func (s *server) addTrigger(ctx context.Context, in *triggerInput) (*triggerOutput, error) {
-	a := authFrom(ctx)
-	phrase, err := intent.CheckCustom(in.Body.Target, in.Body.Phrase)
+	t, err := s.dtm.AddTrigger(ctx, authFrom(ctx).OrgID, in.Body.Target, in.Body.Phrase)
 	if err != nil {
-		return nil, badRequest(err.Error())
+		return nil, deliberateError(err)
 	}
-	err = s.st.AddIntentTrigger(ctx, store.IntentTrigger{OrgID: a.OrgID, Target: in.Body.Target, Phrase: phrase, CreatedAt: s.now().UTC()}, intent.MaxCustomPerTarget)
-	switch {
-	case errors.Is(err, store.ErrTriggerExists):
-		return nil, apiErr(http.StatusConflict, "trigger_exists", "the target already has this trigger")
-	case errors.Is(err, store.ErrTriggerLimit):
-		return nil, apiErr(http.StatusConflict, "trigger_limit", "the target already has the most custom triggers allowed")
-	case err != nil:
-		return nil, err
-	}
-	return &triggerOutput{Body: Trigger{Target: in.Body.Target, Phrase: phrase}}, nil
+	return &triggerOutput{Body: Trigger{Target: t.Target, Phrase: t.Phrase}}, nil
 }
 
 type removeTriggerInput struct {
@@ -157,15 +159,8 @@ type removeTriggerInput struct {
 }
 
 func (s *server) removeTrigger(ctx context.Context, in *removeTriggerInput) (*struct{}, error) {
-	a := authFrom(ctx)
-	phrase, err := intent.CheckCustom(in.Target, in.Phrase)
-	if err != nil {
-		return nil, badRequest(err.Error())
-	}
-	if err := s.st.RemoveIntentTrigger(ctx, a.OrgID, in.Target, phrase); errors.Is(err, store.ErrNotFound) {
-		return nil, notFound("no such trigger")
-	} else if err != nil {
-		return nil, err
+	if _, err := s.dtm.RemoveTrigger(ctx, authFrom(ctx).OrgID, in.Target, in.Phrase); err != nil {
+		return nil, deliberateError(err)
 	}
 	return nil, nil
 }
@@ -184,7 +179,7 @@ type putMyDeliberateInput struct {
 
 func (s *server) getMyDeliberate(ctx context.Context, _ *struct{}) (*myDeliberateOutput, error) {
 	a := authFrom(ctx)
-	mode, err := s.st.GetUserIntentMode(ctx, a.OrgID, a.UserID)
+	mode, err := s.dtm.UserMode(ctx, a.OrgID, a.UserID)
 	if err != nil {
 		return nil, err
 	}
@@ -195,10 +190,11 @@ func (s *server) getMyDeliberate(ctx context.Context, _ *struct{}) (*myDeliberat
 
 func (s *server) putMyDeliberate(ctx context.Context, in *putMyDeliberateInput) (*myDeliberateOutput, error) {
 	a := authFrom(ctx)
-	if err := s.st.SetUserIntentMode(ctx, a.OrgID, a.UserID, in.Body.Mode); err != nil {
-		return nil, err
+	mode, err := s.dtm.SetUserMode(ctx, a.OrgID, a.UserID, in.Body.Mode)
+	if err != nil {
+		return nil, deliberateError(err)
 	}
 	out := &myDeliberateOutput{}
-	out.Body.Mode = in.Body.Mode
+	out.Body.Mode = mode
 	return out, nil
 }

@@ -1,12 +1,15 @@
 package httpapi_test
 
 import (
+	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/url"
 	"slices"
 	"testing"
 
 	"github.com/quiverhq/quiver/httpapi"
+	"github.com/quiverhq/quiver/intent"
 )
 
 // TestDeliberateSettings: an admin turns Deliberate Tool Mode on, adds
@@ -111,5 +114,42 @@ func TestDeliberateGateAlwaysOn(t *testing.T) {
 	}
 	if d := get(f.dave); d.GateAlwaysOn || d.Enabled {
 		t.Errorf("org_b sees org_a's opt-in: %+v", d)
+	}
+}
+
+// TestTriggerRefusalMessages: the API refuses a trigger with the message
+// quiver triggers prints for it (one validation in package deliberate):
+// it names the trigger, the target, or the limit.
+func TestTriggerRefusalMessages(t *testing.T) {
+	f := newFixture(t, nil)
+	message := func(r response) string {
+		t.Helper()
+		var body struct{ Error httpapi.ErrorInfo }
+		if err := json.Unmarshal(r.body, &body); err != nil {
+			t.Fatalf("body %s: %v", r.body, err)
+		}
+		return body.Error.Message
+	}
+	add := func(phrase string) response {
+		return f.do(f.alice, "POST", "/api/deliberate/triggers", map[string]any{"target": "image", "phrase": phrase})
+	}
+	f.ok(add("PFP"), http.StatusCreated, nil)
+	r := add("pfp")
+	wantError(t, r, http.StatusConflict, "trigger_exists")
+	if got, want := message(r), `"pfp" is already a image trigger`; got != want {
+		t.Errorf("repeat: %q, want %q", got, want)
+	}
+	for i := 1; i < intent.MaxCustomPerTarget; i++ {
+		f.ok(add(fmt.Sprintf("pic %d", i)), http.StatusCreated, nil)
+	}
+	r = add("one more")
+	wantError(t, r, http.StatusConflict, "trigger_limit")
+	if got, want := message(r), fmt.Sprintf("image already has %d custom triggers (the limit)", intent.MaxCustomPerTarget); got != want {
+		t.Errorf("full: %q, want %q", got, want)
+	}
+	r = f.do(f.alice, "DELETE", "/api/deliberate/triggers?target=image&phrase=nope", nil)
+	wantError(t, r, http.StatusNotFound, "not_found")
+	if got, want := message(r), `no image trigger "nope"`; got != want {
+		t.Errorf("remove: %q, want %q", got, want)
 	}
 }

@@ -3,12 +3,12 @@ package httpapi
 import (
 	"context"
 	"encoding/json"
-	"time"
 
 	"github.com/quiverhq/quiver/agent"
 	"github.com/quiverhq/quiver/intent"
 	"github.com/quiverhq/quiver/prompt"
 	"github.com/quiverhq/quiver/registry"
+	"github.com/quiverhq/quiver/settings"
 	"github.com/quiverhq/quiver/store"
 )
 
@@ -136,11 +136,12 @@ type Engine interface {
 	Catalog(ctx context.Context, c Caller) (Catalog, error)
 	// Settings returns c's organisation's settings; keys only say whether
 	// they are set, never their value.
-	Settings(ctx context.Context, c Caller) (Settings, error)
+	Settings(ctx context.Context, c Caller) (settings.View, error)
 	// UpdateSettings validates u and saves it as one write: a bad field
-	// is a *BadRequest and a stale u.Version a *Conflict, both writing
-	// nothing. It returns the settings now in force.
-	UpdateSettings(ctx context.Context, c Caller, u SettingsUpdate) (Settings, error)
+	// is a *settings.InvalidError (400) and a stale u.Version
+	// settings.ErrConflict (409), both writing nothing. It returns the
+	// settings now in force.
+	UpdateSettings(ctx context.Context, c Caller, u settings.Update) (settings.View, error)
 	// RunTool runs one tool by hand as c (the tool console): the tool must
 	// be in the toolset the agent would get from c (before Deliberate
 	// Tool Mode), and it runs through the dispatcher with c's scope and
@@ -164,81 +165,6 @@ type PendingTurn interface {
 	// Answers reports whether the turn answers the conversation's paused
 	// turn.
 	Answers() bool
-}
-
-// Settings are an organisation's settings as the API shows them.
-type Settings struct {
-	// Version is passed back in SettingsUpdate; 0 means never saved (the
-	// deployment's defaults apply).
-	Version int64 `json:"version"`
-	// Switches are the organisation's feature switches: each agent's own
-	// switches override them.
-	Switches map[string]bool `json:"switches"`
-	// SwitchNames are the switch names the template language knows.
-	SwitchNames []string `json:"switch_names"`
-	// SwitchInfo says what each of SwitchNames does, in the same order.
-	SwitchInfo []SwitchInfo `json:"switch_info"`
-	// NetworkMode is "public" or "self-hosted".
-	NetworkMode string `json:"network_mode" enum:"public,self-hosted"`
-	// NetworkModes are the modes the deployment allows an organisation.
-	NetworkModes []string    `json:"network_modes"`
-	Web          WebSettings `json:"web"`
-	// Keys tells, for every key name Quiver knows, whether it is set.
-	Keys      []KeyState `json:"keys"`
-	UpdatedAt time.Time  `json:"updated_at,omitzero"`
-}
-
-// SwitchInfo is what one feature switch does.
-type SwitchInfo struct {
-	Name string `json:"name"`
-	// Family is the tool family the switch gates; "" when it gates none.
-	Family string `json:"family,omitempty" required:"false"`
-	// Tools are the built-in tools the switch takes out when set off.
-	Tools []string `json:"tools"`
-	// NoTool is true for a switch whose tools do not exist yet: setting
-	// it changes nothing.
-	NoTool bool `json:"no_tool"`
-	// Effect says what the switch changes, for people.
-	Effect string `json:"effect"`
-}
-
-// WebSettings configure the web tools' engines.
-type WebSettings struct {
-	// Disabled turns web_search off.
-	Disabled bool `json:"disabled" required:"false"`
-	// SearXNGURL is a SearXNG instance's base URL; "" leaves it out.
-	SearXNGURL string `json:"searxng_url" maxLength:"500" required:"false"`
-	// IAskURL is the IAsk endpoint; "" leaves it out.
-	IAskURL string `json:"iask_url" maxLength:"500" required:"false"`
-	// DuckDuckGoDisabled takes DuckDuckGo out of the chain.
-	DuckDuckGoDisabled bool `json:"duckduckgo_disabled" required:"false"`
-	// ExcludeProviders are model providers ("ollama", "novelai") whose
-	// turns get no web tool (web_search, fetch_url, research_web).
-	ExcludeProviders []string `json:"exclude_providers" maxItems:"8" required:"false"`
-}
-
-// KeyState is whether one write-only key is set, and where from.
-type KeyState struct {
-	Name string `json:"name"`
-	// Label is what the key is for, for people.
-	Label string `json:"label"`
-	Set   bool   `json:"set"`
-	// Source is "settings" (saved here), "environment" (the deployment's
-	// environment or config file) or "" when not set.
-	Source string `json:"source" enum:"settings,environment,"`
-}
-
-// SettingsUpdate replaces an organisation's settings. Keys are write-only:
-// SetKeys sets (a value is never shown again), ClearKeys removes; keys in
-// neither keep their value.
-type SettingsUpdate struct {
-	// Version is the Settings.Version the change was made on.
-	Version     int64             `json:"version" minimum:"0"`
-	Switches    map[string]bool   `json:"switches" required:"false"`
-	NetworkMode string            `json:"network_mode" enum:"public,self-hosted"`
-	Web         WebSettings       `json:"web" required:"false"`
-	SetKeys     map[string]string `json:"set_keys,omitempty"`
-	ClearKeys   []string          `json:"clear_keys,omitempty" maxItems:"16"`
 }
 
 // ToolRun is the outcome of one tool run from the console.

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/quiverhq/quiver/httpapi"
+	"github.com/quiverhq/quiver/settings"
 )
 
 // fakeCatalog is the catalog the fake engine lists.
@@ -25,7 +26,7 @@ func (f *fakeEngine) Catalog(_ context.Context, c httpapi.Caller) (httpapi.Catal
 }
 
 // fakeKeys are the key names the fake's settings know.
-var fakeKeys = []httpapi.KeyState{
+var fakeKeys = []settings.KeyState{
 	{Name: "openai_api_key", Label: "OpenAI API key"},
 	{Name: "brave_api_key", Label: "Brave Search API key"},
 }
@@ -33,7 +34,7 @@ var fakeKeys = []httpapi.KeyState{
 // fakeSettings are one organisation's settings in the fake engine.
 type fakeSettings struct {
 	version int64
-	update  httpapi.SettingsUpdate // without keys
+	update  settings.Update // without keys
 	keys    map[string]string
 }
 
@@ -44,14 +45,14 @@ func (f *fakeEngine) orgSettings(orgID string) *fakeSettings {
 	}
 	st := f.settings[orgID]
 	if st == nil {
-		st = &fakeSettings{update: httpapi.SettingsUpdate{NetworkMode: "public"}, keys: map[string]string{}}
+		st = &fakeSettings{update: settings.Update{NetworkMode: "public"}, keys: map[string]string{}}
 		f.settings[orgID] = st
 	}
 	return st
 }
 
-func (st *fakeSettings) view() httpapi.Settings {
-	v := httpapi.Settings{
+func (st *fakeSettings) view() settings.View {
+	v := settings.View{
 		Version: st.version, Switches: st.update.Switches, SwitchNames: []string{"intent", "web"},
 		NetworkMode: st.update.NetworkMode, NetworkModes: []string{"public", "self-hosted"}, Web: st.update.Web,
 	}
@@ -67,7 +68,7 @@ func (st *fakeSettings) view() httpapi.Settings {
 	return v
 }
 
-func (f *fakeEngine) Settings(_ context.Context, c httpapi.Caller) (httpapi.Settings, error) {
+func (f *fakeEngine) Settings(_ context.Context, c httpapi.Caller) (settings.View, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return f.orgSettings(c.OrgID).view(), nil
@@ -76,31 +77,31 @@ func (f *fakeEngine) Settings(_ context.Context, c httpapi.Caller) (httpapi.Sett
 // UpdateSettings refuses a stale version, unknown switches and keys, and
 // a SearXNG URL that is not http(s); the switch "boom" is an internal
 // error.
-func (f *fakeEngine) UpdateSettings(_ context.Context, c httpapi.Caller, u httpapi.SettingsUpdate) (httpapi.Settings, error) {
+func (f *fakeEngine) UpdateSettings(_ context.Context, c httpapi.Caller, u settings.Update) (settings.View, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	st := f.orgSettings(c.OrgID)
 	if u.Version != st.version {
-		return httpapi.Settings{}, &httpapi.Conflict{Msg: "the settings changed since they were read; reload them and apply the change again"}
+		return settings.View{}, settings.ErrConflict
 	}
 	if u.Switches["boom"] {
-		return httpapi.Settings{}, errors.New(secretDetail)
+		return settings.View{}, errors.New(secretDetail)
 	}
 	for name := range u.Switches {
 		if name != "intent" && name != "web" {
-			return httpapi.Settings{}, &httpapi.BadRequest{Msg: "switches: unknown switch " + name}
+			return settings.View{}, &settings.InvalidError{Field: "switches", Msg: "unknown switch " + name}
 		}
 	}
 	known := func(name string) bool {
-		return slices.ContainsFunc(fakeKeys, func(k httpapi.KeyState) bool { return k.Name == name })
+		return slices.ContainsFunc(fakeKeys, func(k settings.KeyState) bool { return k.Name == name })
 	}
 	for _, name := range append(slices.Collect(maps.Keys(u.SetKeys)), u.ClearKeys...) {
 		if !known(name) {
-			return httpapi.Settings{}, &httpapi.BadRequest{Msg: "unknown key " + name}
+			return settings.View{}, &settings.InvalidError{Msg: "unknown key " + name}
 		}
 	}
 	if w := u.Web.SearXNGURL; w != "" && !strings.HasPrefix(w, "http://") && !strings.HasPrefix(w, "https://") {
-		return httpapi.Settings{}, &httpapi.BadRequest{Msg: "web.searxng_url: not an http(s) URL"}
+		return settings.View{}, &settings.InvalidError{Field: "web.searxng_url", Msg: "not an http(s) URL"}
 	}
 	maps.Copy(st.keys, u.SetKeys)
 	for _, name := range u.ClearKeys {

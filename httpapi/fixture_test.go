@@ -18,6 +18,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/quiverhq/quiver/accounts"
 	"github.com/quiverhq/quiver/agent"
 	"github.com/quiverhq/quiver/engine"
 	"github.com/quiverhq/quiver/httpapi"
@@ -69,7 +70,7 @@ type sendCall struct {
 // Its settings, console and model status are in fake_test.go.
 type fakeEngine struct {
 	// st is the fixture's store, which Begin reads.
-	st      store.Store
+	st      httpapi.Repositories
 	mu      sync.Mutex
 	calls   []sendCall
 	blocked chan error // receives ctx.Err() when a blocked turn or tool run ends
@@ -336,7 +337,7 @@ func (f *fixture) must(err error) {
 func (f *fixture) user(org, id, role, tz string) *who {
 	f.t.Helper()
 	f.must(f.st.CreateUser(f.ctx, store.User{ID: id, OrgID: org, DisplayName: strings.ToUpper(id[:1]) + id[1:], Department: "R&D", Timezone: tz, Role: role, CreatedAt: start, UpdatedAt: start}))
-	tok, err := httpapi.IssueCredential(f.ctx, f.st, store.Credential{Kind: store.CredAPIToken, OrgID: org, UserID: id, Label: "test", CreatedAt: start})
+	tok, err := (&accounts.Service{Store: f.st}).Issue(f.ctx, store.Credential{Kind: store.CredAPIToken, OrgID: org, UserID: id, Label: "test", CreatedAt: start})
 	f.must(err)
 	return &who{token: tok}
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 	"unicode"
 
+	"github.com/quiverhq/quiver/accounts"
 	"github.com/quiverhq/quiver/httpapi"
 	"github.com/quiverhq/quiver/store"
 	"github.com/quiverhq/quiver/store/sqlite"
@@ -33,7 +34,7 @@ func FuzzAuthentication(f *testing.F) {
 	if err := st.CreateUser(ctx, store.User{ID: "bob", OrgID: "org_a", Role: store.RoleMember, CreatedAt: start}); err != nil {
 		f.Fatal(err)
 	}
-	tok, err := httpapi.IssueCredential(ctx, st, store.Credential{Kind: store.CredAPIToken, OrgID: "org_a", UserID: "bob", CreatedAt: start})
+	tok, err := (&accounts.Service{Store: st}).Issue(ctx, store.Credential{Kind: store.CredAPIToken, OrgID: "org_a", UserID: "bob", CreatedAt: start})
 	if err != nil {
 		f.Fatal(err)
 	}
@@ -110,7 +111,7 @@ func FuzzRequestBodies(f *testing.F) {
 	if err := st.PutAgent(ctx, store.StoredAgent{OrgID: "org_a", Name: "helper", Definition: []byte("name: helper\n"), CreatedAt: start, UpdatedAt: start}); err != nil {
 		f.Fatal(err)
 	}
-	tok, err := httpapi.IssueCredential(ctx, st, store.Credential{Kind: store.CredAPIToken, OrgID: "org_a", UserID: "alice", CreatedAt: start})
+	tok, err := (&accounts.Service{Store: st}).Issue(ctx, store.Credential{Kind: store.CredAPIToken, OrgID: "org_a", UserID: "alice", CreatedAt: start})
 	if err != nil {
 		f.Fatal(err)
 	}
@@ -217,12 +218,12 @@ func FuzzLoginForm(f *testing.F) {
 	if err := st.CreateUser(ctx, store.User{ID: "bob", OrgID: "org_a", DisplayName: "Bob", Role: store.RoleMember, CreatedAt: start, UpdatedAt: start}); err != nil {
 		f.Fatal(err)
 	}
-	link, err := httpapi.IssueCredential(ctx, st, store.Credential{Kind: store.CredLoginLink, OrgID: "org_a", UserID: "bob", CreatedAt: start, ExpiresAt: start.Add(time.Hour)})
+	link, err := (&accounts.Service{Store: st}).Issue(ctx, store.Credential{Kind: store.CredLoginLink, OrgID: "org_a", UserID: "bob", CreatedAt: start, ExpiresAt: start.Add(time.Hour)})
 	if err != nil {
 		f.Fatal(err)
 	}
 	h := httpapi.New(httpapi.Config{Store: st, Engine: &fakeEngine{}, Now: (&clock{t: start}).Now})
-	confirm := httpapi.NewSecret()
+	confirm := accounts.NewSecret()
 	f.Add("token=x&confirm="+confirm, confirm, "same-origin")
 	f.Add("confirm="+confirm, confirm, "")
 	f.Add("token=%zz&confirm=%", "%", "cross-site")
@@ -242,7 +243,7 @@ func FuzzLoginForm(f *testing.F) {
 				t.Fatalf("a session cookie: %+v", c)
 			}
 		}
-		if _, err := st.LookupCredential(ctx, store.CredLoginLink, httpapi.HashSecret(link), start); err != nil {
+		if _, err := st.LookupCredential(ctx, store.CredLoginLink, accounts.HashSecret(link), start); err != nil {
 			t.Fatalf("the link was used: %v", err)
 		}
 	})

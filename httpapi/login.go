@@ -5,7 +5,6 @@ import (
 	"crypto/subtle"
 	"encoding/base64"
 	"errors"
-	"fmt"
 	"mime"
 	"net/http"
 	"net/url"
@@ -14,7 +13,7 @@ import (
 
 	"github.com/danielgtaylor/huma/v2"
 
-	"github.com/quiverhq/quiver/store"
+	"github.com/quiverhq/quiver/accounts"
 )
 
 // Names and lifetimes of the sign-in confirmation.
@@ -28,10 +27,6 @@ const (
 	// loginPageTTL is how long a sign-in page can be confirmed.
 	loginPageTTL = 15 * time.Minute
 )
-
-// errSignedInAsOther: the browser's live session is another user's than
-// the link's, which is then left unused.
-var errSignedInAsOther = errors.New("httpapi: signed in as another user")
 
 func (s *server) loginRoutes() {
 	register(s, huma.Operation{
@@ -112,27 +107,16 @@ type apiLoginOutput struct {
 // loginPage shows the page a working link opens, and changes nothing
 // stored: the link is looked up, never consumed.
 func (s *server) loginPage(ctx context.Context, in *loginPageInput) (*loginOutput, error) {
-	now := s.now()
-	other, err := s.signedInAsOther(ctx, in.Session, in.Token, now)
-	if err != nil {
-		return nil, err
-	}
-	if other {
-		return loginRefusal(ctx, errSignedInAsOther)
-	}
-	_, u, err := s.usableLink(ctx, in.Token, now)
-	var org store.Org
-	if err == nil {
-		org, err = s.st.GetOrg(ctx, u.OrgID)
-	}
+	acct, err := s.acc.PeekLink(ctx, in.Token, in.Session)
 	if err != nil {
 		return loginRefusal(ctx, err)
 	}
 	confirm := in.Confirm
 	if !wellFormedSecret(confirm) {
-		confirm = NewSecret()
+		confirm = accounts.NewSecret()
 	}
-	body, err := confirmPage(confirmAccount{Name: u.DisplayName, UserID: u.ID, Role: u.Role, Org: org.Name}, in.Token, confirm)
+	u := acct.User
+	body, err := confirmPage(confirmAccount{Name: u.DisplayName, UserID: u.ID, Role: u.Role, Org: acct.Org.Name}, in.Token, confirm)
 	if err != nil {
 		return nil, err
 	}
@@ -185,83 +169,17 @@ func (s *server) apiLogin(ctx context.Context, in *apiLoginInput) (*apiLoginOutp
 	return &apiLoginOutput{SetCookie: s.cookie(ctx, secret, s.sessionTTL), Body: me.Body}, nil
 }
 
-// useLink consumes a login link and starts a session for its user,
-// returning the session's secret and caller. A link of a disabled user is
-// as invalid as a used one (store.ErrNotFound); a session of another user
-// is errSignedInAsOther, and the link stays unused.
+// useLink signs in with a login link (accounts.Service.SignIn),
+// returning the session's secret and caller.
 func (s *server) useLink(ctx context.Context, token, session string) (string, *auth, error) {
-	now := s.now()
-	if other, err := s.signedInAsOther(ctx, session, token, now); err != nil {
-		return "", nil, err
-	} else if other {
-		return "", nil, errSignedInAsOther
-	}
-	link, err := s.st.ConsumeCredential(ctx, store.CredLoginLink, HashSecret(token), now)
-	var u store.User
-	if err == nil {
-		if u, err = s.st.GetUser(ctx, link.OrgID, link.UserID); err == nil && !u.DisabledAt.IsZero() {
-			err = store.ErrNotFound
-		}
-	}
-	csrf := NewSecret()
-	var secret string
-	if err == nil {
-		// PutCredential refuses a user disabled meanwhile (ErrNotFound).
-		secret, err = IssueCredential(ctx, s.st, store.Credential{
-			Kind: store.CredSession, OrgID: link.OrgID, UserID: link.UserID,
-			CSRF: csrf, CreatedAt: now, ExpiresAt: now.Add(s.sessionTTL),
-		})
-	}
+	sess, err := s.acc.SignIn(ctx, token, session)
 	if err != nil {
 		return "", nil, err
-	}
-	// The browser's previous session (the same user's, or the check above
-	// refused) ends: a sign-in replaces it rather than adding one.
-	if session != "" {
-		if err := s.st.DeleteCredential(ctx, store.CredSession, HashSecret(session)); err != nil && !errors.Is(err, store.ErrNotFound) {
-			return "", nil, fmt.Errorf("end the previous session: %w", err)
-		}
 	}
 	if ri := infoFrom(ctx); ri != nil {
-		ri.orgID, ri.userID = link.OrgID, link.UserID
+		ri.orgID, ri.userID = sess.User.OrgID, sess.User.ID
 	}
-	return secret, &auth{Caller: callerOf(u), kind: store.CredSession, hash: HashSecret(secret), csrf: csrf}, nil
-}
-
-// usableLink is the unexpired, unused link of token and its user, without
-// using it; store.ErrNotFound when there is none or its user is disabled.
-func (s *server) usableLink(ctx context.Context, token string, now time.Time) (store.Credential, store.User, error) {
-	link, err := s.st.LookupCredential(ctx, store.CredLoginLink, HashSecret(token), now)
-	if err != nil {
-		return store.Credential{}, store.User{}, err
-	}
-	u, err := s.st.GetUser(ctx, link.OrgID, link.UserID)
-	if err == nil && !u.DisabledAt.IsZero() {
-		err = store.ErrNotFound
-	}
-	return link, u, err
-}
-
-// signedInAsOther reports whether session is a live session of a user
-// other than the (still unused) link's; a bad or missing session or link
-// is not, and the login goes on to its own checks.
-func (s *server) signedInAsOther(ctx context.Context, session, token string, now time.Time) (bool, error) {
-	if session == "" {
-		return false, nil
-	}
-	cur, err := s.st.LookupCredential(ctx, store.CredSession, HashSecret(session), now)
-	if errors.Is(err, store.ErrNotFound) {
-		return false, nil
-	} else if err != nil {
-		return false, err
-	}
-	link, err := s.st.LookupCredential(ctx, store.CredLoginLink, HashSecret(token), now)
-	if errors.Is(err, store.ErrNotFound) {
-		return false, nil
-	} else if err != nil {
-		return false, err
-	}
-	return link.OrgID != cur.OrgID || link.UserID != cur.UserID, nil
+	return sess.Secret, authOf(sess.Identity), nil
 }
 
 // The refusals of a sign-in that leave the link unused.
@@ -273,12 +191,12 @@ var (
 )
 
 // loginError is the API error of a failed sign-in: invalid_link for a
-// missing link or user, signed_in_as_other, or err itself.
+// link that does not sign in, signed_in_as_other, or err itself.
 func loginError(err error) error {
 	switch {
-	case errors.Is(err, store.ErrNotFound):
+	case errors.Is(err, accounts.ErrInvalidLink):
 		return apiErr(http.StatusUnauthorized, "invalid_link", "this login link is invalid, already used or expired")
-	case errors.Is(err, errSignedInAsOther):
+	case errors.Is(err, accounts.ErrSignedInAsOther):
 		return apiErr(http.StatusConflict, "signed_in_as_other",
 			"this browser is signed in as another user; sign out first (the link was not used)")
 	}
@@ -292,9 +210,9 @@ func loginRefusal(ctx context.Context, err error) (*loginOutput, error) {
 		return nil, loginError(err)
 	}
 	switch {
-	case errors.Is(err, store.ErrNotFound):
+	case errors.Is(err, accounts.ErrInvalidLink):
 		return htmlPage(http.StatusUnauthorized, loginPageCSP, loginFailedHTML), nil
-	case errors.Is(err, errSignedInAsOther):
+	case errors.Is(err, accounts.ErrSignedInAsOther):
 		return htmlPage(http.StatusConflict, loginPageCSP, loginOtherHTML), nil
 	case errors.Is(err, errCrossOrigin), errors.Is(err, errUnconfirmed):
 		return htmlPage(http.StatusForbidden, loginPageCSP, loginRefusedHTML), nil
@@ -302,7 +220,7 @@ func loginRefusal(ctx context.Context, err error) (*loginOutput, error) {
 	return nil, err
 }
 
-// wellFormedSecret reports whether v has NewSecret's shape: 32 bytes in
+// wellFormedSecret reports whether v has accounts.NewSecret's shape: 32 bytes in
 // unpadded base64url.
 func wellFormedSecret(v string) bool {
 	b, err := base64.RawURLEncoding.DecodeString(v)

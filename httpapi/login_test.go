@@ -12,6 +12,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/quiverhq/quiver/accounts"
 	"github.com/quiverhq/quiver/httpapi"
 	"github.com/quiverhq/quiver/store"
 	"github.com/quiverhq/quiver/webui"
@@ -70,7 +71,7 @@ func (f *fixture) follow(path string) response {
 // linkUnused fails the test unless the link can still be used.
 func (f *fixture) linkUnused(link string) {
 	f.t.Helper()
-	if _, err := f.st.LookupCredential(f.ctx, store.CredLoginLink, httpapi.HashSecret(link), f.clock.Now()); err != nil {
+	if _, err := f.st.LookupCredential(f.ctx, store.CredLoginLink, accounts.HashSecret(link), f.clock.Now()); err != nil {
 		f.t.Fatalf("the login link was used or lost: %v", err)
 	}
 }
@@ -208,7 +209,7 @@ func TestLoginFormRefused(t *testing.T) {
 	f := newFixture(t, nil)
 	link := f.loginLink("org_a", "bob", start.Add(time.Hour))
 	_, c := f.signInPage(nil, link)
-	wrong := &http.Cookie{Name: "quiver_login", Value: httpapi.NewSecret()}
+	wrong := &http.Cookie{Name: "quiver_login", Value: accounts.NewSecret()}
 	for _, tc := range []struct {
 		name    string
 		confirm string
@@ -272,7 +273,7 @@ func TestLoginForm(t *testing.T) {
 	if me.UserID != "bob" || me.Auth != "session" || me.CSRFToken == "" {
 		t.Errorf("me %+v", me)
 	}
-	if _, err := f.st.LookupCredential(f.ctx, store.CredLoginLink, httpapi.HashSecret(link), f.clock.Now()); err == nil {
+	if _, err := f.st.LookupCredential(f.ctx, store.CredLoginLink, accounts.HashSecret(link), f.clock.Now()); err == nil {
 		t.Error("the link still works after signing in")
 	}
 	if strings.Contains(f.logs.String(), link) || strings.Contains(f.logs.String(), c.Value) {

@@ -15,7 +15,7 @@ import (
 // closes reached, then waits for release. A send is held there after it
 // authenticated and before it registers its turn.
 type pausingStore struct {
-	store.Store
+	httpapi.Repositories
 	conv             string
 	reached, release chan struct{}
 	once             sync.Once
@@ -28,7 +28,7 @@ func (s *pausingStore) GetConversation(ctx context.Context, orgID, id string) (s
 			<-s.release
 		})
 	}
-	return s.Store.GetConversation(ctx, orgID, id)
+	return s.Repositories.GetConversation(ctx, orgID, id)
 }
 
 // TestDisabledWhileStarting: a send that authenticated before its user
@@ -36,7 +36,7 @@ func (s *pausingStore) GetConversation(ctx context.Context, orgID, id string) (s
 // user's turns, is refused with 401 and runs nothing.
 func TestDisabledWhileStarting(t *testing.T) {
 	ps := &pausingStore{conv: "conv_bob", reached: make(chan struct{}), release: make(chan struct{})}
-	f := newFixture(t, func(c *httpapi.Config) { ps.Store = c.Store; c.Store = ps })
+	f := newFixture(t, func(c *httpapi.Config) { ps.Repositories = c.Store; c.Store = ps })
 	f.conversation("org_a", "bob", "conv_bob")
 	done := make(chan response)
 	go func() {

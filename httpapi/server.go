@@ -15,14 +15,30 @@ import (
 	"github.com/danielgtaylor/huma/v2"
 	"github.com/danielgtaylor/huma/v2/adapters/humago"
 
+	"github.com/quiverhq/quiver/accounts"
+	"github.com/quiverhq/quiver/deliberate"
 	"github.com/quiverhq/quiver/internal/clock"
 	"github.com/quiverhq/quiver/store"
 )
 
+// Repositories are the parts of the store the API reads and writes
+// directly: accounts (sign-in, users, tokens), agents, conversations with
+// their turns and messages, Deliberate Tool Mode settings and MCP server
+// registrations. Everything else goes through the Engine.
+type Repositories interface {
+	store.Accounts
+	store.Agents
+	store.Conversations
+	store.Turns
+	store.Messages
+	store.Intents
+	store.MCPServers
+}
+
 // Config configures the API. Store and Engine are required; every other
 // zero value means the default documented on its field.
 type Config struct {
-	Store  store.Store
+	Store  Repositories
 	Engine Engine
 	// MCP administers MCP servers (add with a connection test, enable,
 	// disable, remove); nil answers those endpoints 501. Listing reads
@@ -63,7 +79,9 @@ const APIVersion = "1.0.0"
 
 // server holds the API's dependencies; handlers are its methods.
 type server struct {
-	st            store.Store
+	st            Repositories
+	acc           *accounts.Service
+	dtm           *deliberate.Service
 	eng           Engine
 	mcp           MCPAdmin
 	log           *slog.Logger
@@ -110,6 +128,8 @@ func New(cfg Config) http.Handler {
 	if s.heartbeat == 0 {
 		s.heartbeat = DefaultHeartbeat
 	}
+	s.acc = &accounts.Service{Store: cfg.Store, Now: s.now, SessionTTL: s.sessionTTL}
+	s.dtm = &deliberate.Service{Store: cfg.Store, Now: s.now}
 	s.limiter = newLimiter(cfg.RateLimit, s.now)
 	s.api = humago.New(s.mux, apiConfig())
 	s.api.UseMiddleware(s.authenticate)

@@ -2,7 +2,6 @@ package httpapi
 
 import (
 	"context"
-	"errors"
 	"net/http"
 	"time"
 
@@ -62,7 +61,7 @@ func (s *server) logout(ctx context.Context, _ *struct{}) (*logoutOutput, error)
 	if a.kind != store.CredSession {
 		return nil, apiErr(http.StatusBadRequest, "not_session", "logout ends a browser session; revoke an API token with DELETE /api/tokens/{id}")
 	}
-	if err := s.st.DeleteCredential(ctx, store.CredSession, a.hash); err != nil && !errors.Is(err, store.ErrNotFound) {
+	if err := s.acc.EndSession(ctx, a.hash); err != nil {
 		return nil, err
 	}
 	return &logoutOutput{SetCookie: s.cookie(ctx, "", 0)}, nil
@@ -89,7 +88,7 @@ func (s *server) me(ctx context.Context, _ *struct{}) (*meOutput, error) {
 
 // meOf is what GET /api/me answers for a.
 func (s *server) meOf(ctx context.Context, a *auth) (*meOutput, error) {
-	org, err := s.st.GetOrg(ctx, a.OrgID)
+	org, err := s.acc.Org(ctx, a.OrgID)
 	if err != nil {
 		return nil, err
 	}
@@ -107,17 +106,11 @@ type updateMeInput struct{ Body profileChange }
 
 func (s *server) updateMe(ctx context.Context, in *updateMeInput) (*meOutput, error) {
 	a := authFrom(ctx)
-	// The profile only, applied to the user as stored in the write's
-	// transaction: the role goes back as it is stored, never as read
-	// before an admin's concurrent change.
-	u, err := s.st.ModifyUser(ctx, a.OrgID, a.UserID, s.now(), func(u *store.User) error {
-		role := u.Role
-		err := in.Body.apply(u)
-		u.Role = role
-		return err
-	})
+	// The profile only: the role stays as stored, never as read before an
+	// admin's concurrent change.
+	u, err := s.acc.UpdateProfile(ctx, a.OrgID, a.UserID, in.Body.profile())
 	if err != nil {
-		return nil, userError(err)
+		return nil, accountError(err)
 	}
 	updated := *a
 	updated.Caller = callerOf(u)

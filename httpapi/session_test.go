@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/quiverhq/quiver/accounts"
 	"github.com/quiverhq/quiver/httpapi"
 	"github.com/quiverhq/quiver/store"
 )
@@ -18,7 +19,7 @@ import (
 // secret.
 func (f *fixture) loginLink(org, user string, expires time.Time) string {
 	f.t.Helper()
-	tok, err := httpapi.IssueCredential(f.ctx, f.st, store.Credential{Kind: store.CredLoginLink, OrgID: org, UserID: user, CreatedAt: f.clock.Now(), ExpiresAt: expires})
+	tok, err := (&accounts.Service{Store: f.st}).Issue(f.ctx, store.Credential{Kind: store.CredLoginLink, OrgID: org, UserID: user, CreatedAt: f.clock.Now(), ExpiresAt: expires})
 	f.must(err)
 	return tok
 }

@@ -2,9 +2,14 @@ package httpapi
 
 import (
 	"context"
+	"errors"
 	"net/http"
+	"time"
 
 	"github.com/danielgtaylor/huma/v2"
+
+	"github.com/quiverhq/quiver/registry"
+	"github.com/quiverhq/quiver/settings"
 )
 
 func (s *server) settingsRoutes() {
@@ -31,47 +36,156 @@ type putSettingsInput struct{ Body SettingsUpdate }
 
 func (s *server) getSettings(ctx context.Context, _ *struct{}) (*settingsOutput, error) {
 	a := authFrom(ctx)
-	st, err := s.eng.Settings(ctx, a.Caller)
+	v, err := s.eng.Settings(ctx, a.Caller)
 	if err != nil {
-		return nil, err
+		return nil, settingsError(err)
 	}
-	return &settingsOutput{Body: settingsView(st)}, nil
+	return &settingsOutput{Body: settingsWire(v)}, nil
 }
 
 func (s *server) putSettings(ctx context.Context, in *putSettingsInput) (*settingsOutput, error) {
 	a := authFrom(ctx)
-	st, err := s.eng.UpdateSettings(ctx, a.Caller, in.Body)
+	v, err := s.eng.UpdateSettings(ctx, a.Caller, in.Body.domain())
 	if err != nil {
-		return nil, err
+		return nil, settingsError(err)
 	}
-	return &settingsOutput{Body: settingsView(st)}, nil
+	return &settingsOutput{Body: settingsWire(v)}, nil
 }
 
-// settingsView fills nil lists and maps so that clients always get [] and
-// {}, never null.
-func settingsView(st Settings) Settings {
+// settingsError maps the settings' errors to the wire: an
+// *settings.InvalidError is 400 invalid_request and settings.ErrConflict
+// 409 conflict, each with its message; anything else is returned as is
+// (an internal error, logged and answered 500).
+func settingsError(err error) error {
+	var inv *settings.InvalidError
+	if errors.As(err, &inv) {
+		return badRequest(inv.Error())
+	}
+	if errors.Is(err, settings.ErrConflict) {
+		return apiErr(http.StatusConflict, "conflict", settings.ErrConflict.Error())
+	}
+	return err
+}
+
+// settingsWire is v as the API shows it: nil lists and maps are [] and {},
+// never null.
+func settingsWire(v settings.View) Settings {
+	st := Settings{
+		Version: v.Version, Switches: v.Switches, SwitchNames: v.SwitchNames, SwitchInfo: switchInfoWire(v.SwitchInfo),
+		NetworkMode: v.NetworkMode, NetworkModes: v.NetworkModes, Web: WebSettings(v.Web),
+		Keys: make([]KeyState, 0, len(v.Keys)), UpdatedAt: v.UpdatedAt,
+	}
+	for _, k := range v.Keys {
+		st.Keys = append(st.Keys, KeyState(k))
+	}
 	if st.Switches == nil {
 		st.Switches = map[string]bool{}
 	}
 	if st.SwitchNames == nil {
 		st.SwitchNames = []string{}
 	}
-	if st.SwitchInfo == nil {
-		st.SwitchInfo = []SwitchInfo{}
-	}
-	for i := range st.SwitchInfo {
-		if st.SwitchInfo[i].Tools == nil {
-			st.SwitchInfo[i].Tools = []string{}
-		}
-	}
 	if st.NetworkModes == nil {
 		st.NetworkModes = []string{}
-	}
-	if st.Keys == nil {
-		st.Keys = []KeyState{}
 	}
 	if st.Web.ExcludeProviders == nil {
 		st.Web.ExcludeProviders = []string{}
 	}
 	return st
+}
+
+// switchInfoWire is the switches' descriptions as the API shows them;
+// never nil, and no Tools is [].
+func switchInfoWire(in []registry.Switch) []SwitchInfo {
+	out := make([]SwitchInfo, 0, len(in))
+	for _, s := range in {
+		w := SwitchInfo(s)
+		if w.Tools == nil {
+			w.Tools = []string{}
+		}
+		out = append(out, w)
+	}
+	return out
+}
+
+// domain is the update as the settings take it.
+func (u SettingsUpdate) domain() settings.Update {
+	return settings.Update{
+		Version: u.Version, Switches: u.Switches, NetworkMode: u.NetworkMode, Web: settings.Web(u.Web),
+		SetKeys: u.SetKeys, ClearKeys: u.ClearKeys,
+	}
+}
+
+// Settings are an organisation's settings as the API shows them.
+type Settings struct {
+	// Version is passed back in SettingsUpdate; 0 means never saved (the
+	// deployment's defaults apply).
+	Version int64 `json:"version"`
+	// Switches are the organisation's feature switches: each agent's own
+	// switches override them.
+	Switches map[string]bool `json:"switches"`
+	// SwitchNames are the switch names the template language knows.
+	SwitchNames []string `json:"switch_names"`
+	// SwitchInfo says what each of SwitchNames does, in the same order.
+	SwitchInfo []SwitchInfo `json:"switch_info"`
+	// NetworkMode is "public" or "self-hosted".
+	NetworkMode string `json:"network_mode" enum:"public,self-hosted"`
+	// NetworkModes are the modes the deployment allows an organisation.
+	NetworkModes []string    `json:"network_modes"`
+	Web          WebSettings `json:"web"`
+	// Keys tells, for every key name Quiver knows, whether it is set.
+	Keys      []KeyState `json:"keys"`
+	UpdatedAt time.Time  `json:"updated_at,omitzero"`
+}
+
+// SwitchInfo is what one feature switch does.
+type SwitchInfo struct {
+	Name string `json:"name"`
+	// Family is the tool family the switch gates; "" when it gates none.
+	Family string `json:"family,omitempty" required:"false"`
+	// Tools are the built-in tools the switch takes out when set off.
+	Tools []string `json:"tools"`
+	// NoTool is true for a switch whose tools do not exist yet: setting
+	// it changes nothing.
+	NoTool bool `json:"no_tool"`
+	// Effect says what the switch changes, for people.
+	Effect string `json:"effect"`
+}
+
+// WebSettings configure the web tools' engines.
+type WebSettings struct {
+	// Disabled turns web_search off.
+	Disabled bool `json:"disabled" required:"false"`
+	// SearXNGURL is a SearXNG instance's base URL; "" leaves it out.
+	SearXNGURL string `json:"searxng_url" maxLength:"500" required:"false"`
+	// IAskURL is the IAsk endpoint; "" leaves it out.
+	IAskURL string `json:"iask_url" maxLength:"500" required:"false"`
+	// DuckDuckGoDisabled takes DuckDuckGo out of the chain.
+	DuckDuckGoDisabled bool `json:"duckduckgo_disabled" required:"false"`
+	// ExcludeProviders are model providers ("ollama", "novelai") whose
+	// turns get no web tool (web_search, fetch_url, research_web).
+	ExcludeProviders []string `json:"exclude_providers" maxItems:"8" required:"false"`
+}
+
+// KeyState is whether one write-only key is set, and where from.
+type KeyState struct {
+	Name string `json:"name"`
+	// Label is what the key is for, for people.
+	Label string `json:"label"`
+	Set   bool   `json:"set"`
+	// Source is "settings" (saved here), "environment" (the deployment's
+	// environment or config file) or "" when not set.
+	Source string `json:"source" enum:"settings,environment,"`
+}
+
+// SettingsUpdate replaces an organisation's settings. Keys are write-only:
+// SetKeys sets (a value is never shown again), ClearKeys removes; keys in
+// neither keep their value.
+type SettingsUpdate struct {
+	// Version is the Settings.Version the change was made on.
+	Version     int64             `json:"version" minimum:"0"`
+	Switches    map[string]bool   `json:"switches" required:"false"`
+	NetworkMode string            `json:"network_mode" enum:"public,self-hosted"`
+	Web         WebSettings       `json:"web" required:"false"`
+	SetKeys     map[string]string `json:"set_keys,omitempty"`
+	ClearKeys   []string          `json:"clear_keys,omitempty" maxItems:"16"`
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/quiverhq/quiver/httpapi"
+	"github.com/quiverhq/quiver/settings"
 )
 
 // settingsBody is a valid PUT /api/settings body made on version.
@@ -64,7 +65,11 @@ func TestSettings(t *testing.T) {
 	// A stale version writes nothing.
 	stale := settingsBody(0)
 	stale["set_keys"] = map[string]string{"brave_api_key": key}
-	wantError(t, do("PUT", stale), http.StatusConflict, "conflict")
+	r = do("PUT", stale)
+	wantError(t, r, http.StatusConflict, "conflict")
+	if !strings.Contains(string(r.body), settings.ErrConflict.Error()) {
+		t.Errorf("the conflict does not carry the settings' message: %s", r.body)
+	}
 	f.ok(do("GET", nil), http.StatusOK, &st)
 	if st.Version != 1 || st.Keys[1].Set {
 		t.Errorf("a stale write changed the settings: %+v", st)

@@ -2,31 +2,14 @@ package httpapi
 
 import (
 	"context"
-	"errors"
 	"net/http"
 	"time"
 
 	"github.com/danielgtaylor/huma/v2"
 
+	"github.com/quiverhq/quiver/accounts"
 	"github.com/quiverhq/quiver/store"
 )
-
-// IssueCredential stores c under the hash of a fresh secret (NewSecret)
-// and returns the secret, which is stored nowhere: show it once. The
-// caller sets every other field (Kind, OrgID, UserID, Label, CSRF,
-// CreatedAt, ExpiresAt). internal/app uses it for the first admin's login
-// link (store.CredLoginLink, served at /login?token=SECRET).
-func IssueCredential(ctx context.Context, st store.Accounts, c store.Credential) (string, error) {
-	secret := NewSecret()
-	c.Hash = HashSecret(secret)
-	if err := st.PutCredential(ctx, c); err != nil {
-		return "", err
-	}
-	return secret, nil
-}
-
-// tokenIDLen is how many hex digits of a token's hash name it.
-const tokenIDLen = 16
 
 func (s *server) tokenRoutes() {
 	register(s, huma.Operation{
@@ -66,7 +49,7 @@ type NewToken struct {
 }
 
 func tokenView(c store.Credential) Token {
-	t := Token{ID: c.Hash[:tokenIDLen], Label: c.Label, CreatedAt: c.CreatedAt}
+	t := Token{ID: accounts.TokenID(c), Label: c.Label, CreatedAt: c.CreatedAt}
 	if !c.ExpiresAt.IsZero() {
 		at := c.ExpiresAt
 		t.ExpiresAt = &at
@@ -85,21 +68,12 @@ type newTokenOutput struct{ Body NewToken }
 
 func (s *server) createToken(ctx context.Context, in *createTokenInput) (*newTokenOutput, error) {
 	a := authFrom(ctx)
-	now := s.now()
-	c := store.Credential{
-		Kind: store.CredAPIToken, OrgID: a.OrgID, UserID: a.UserID,
-		Label: in.Body.Label, CreatedAt: now,
-	}
-	if in.Body.ExpiresInDays > 0 {
-		c.ExpiresAt = now.Add(time.Duration(in.Body.ExpiresInDays) * 24 * time.Hour)
-	}
-	secret, err := IssueCredential(ctx, s.st, c)
+	tok, err := s.acc.CreateToken(ctx, a.OrgID, a.UserID, in.Body.Label, in.Body.ExpiresInDays)
 	if err != nil {
-		return nil, err
+		return nil, accountError(err)
 	}
-	c.Hash = HashSecret(secret)
-	v := tokenView(c)
-	return &newTokenOutput{Body: NewToken{ID: v.ID, Label: v.Label, CreatedAt: v.CreatedAt, ExpiresAt: v.ExpiresAt, Token: secret}}, nil
+	v := tokenView(tok.Credential)
+	return &newTokenOutput{Body: NewToken{ID: v.ID, Label: v.Label, CreatedAt: v.CreatedAt, ExpiresAt: v.ExpiresAt, Token: tok.Secret}}, nil
 }
 
 type userQuery struct {
@@ -118,7 +92,7 @@ func (s *server) listTokens(ctx context.Context, in *userQuery) (*tokensOutput, 
 	if err != nil {
 		return nil, err
 	}
-	creds, err := s.st.ListCredentials(ctx, a.OrgID, user, store.CredAPIToken)
+	creds, err := s.acc.Tokens(ctx, a.OrgID, user)
 	if err != nil {
 		return nil, err
 	}
@@ -141,20 +115,7 @@ func (s *server) deleteToken(ctx context.Context, in *deleteTokenInput) (*struct
 	if err != nil {
 		return nil, err
 	}
-	creds, err := s.st.ListCredentials(ctx, a.OrgID, user, store.CredAPIToken)
-	if err != nil {
-		return nil, err
-	}
-	for _, c := range creds {
-		if len(in.ID) == tokenIDLen && c.Hash[:tokenIDLen] == in.ID {
-			err := s.st.DeleteCredential(ctx, store.CredAPIToken, c.Hash)
-			if errors.Is(err, store.ErrNotFound) {
-				break // revoked meanwhile
-			}
-			return nil, err
-		}
-	}
-	return nil, notFound("no such token")
+	return nil, accountError(s.acc.RevokeToken(ctx, a.OrgID, user, in.ID))
 }
 
 // targetUser is the user a token operation acts on: the caller, or for
@@ -166,11 +127,8 @@ func (s *server) targetUser(ctx context.Context, a *auth, user string) (string, 
 	if !a.admin() {
 		return "", apiErr(http.StatusForbidden, "forbidden", "only an admin may manage another user's tokens")
 	}
-	if _, err := s.st.GetUser(ctx, a.OrgID, user); err != nil {
-		if errors.Is(err, store.ErrNotFound) {
-			return "", notFound("no such user")
-		}
-		return "", err
+	if _, err := s.acc.User(ctx, a.OrgID, user); err != nil {
+		return "", accountError(err)
 	}
 	return user, nil
 }

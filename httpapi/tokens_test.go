@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/quiverhq/quiver/accounts"
 	"github.com/quiverhq/quiver/httpapi"
 	"github.com/quiverhq/quiver/store"
 )
@@ -23,7 +24,7 @@ func TestTokens(t *testing.T) {
 	if strings.Contains(created.Token, "=") || len(created.Token) != 43 {
 		t.Errorf("secret %q is not 32 bytes of unpadded base64url", created.Token)
 	}
-	stored, err := f.st.LookupCredential(f.ctx, store.CredAPIToken, httpapi.HashSecret(created.Token), now)
+	stored, err := f.st.LookupCredential(f.ctx, store.CredAPIToken, accounts.HashSecret(created.Token), now)
 	f.must(err)
 	if stored.Hash == created.Token || !strings.HasPrefix(stored.Hash, created.ID) {
 		t.Errorf("stored %+v: want the secret's hash, named by the id", stored)

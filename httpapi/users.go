@@ -4,15 +4,12 @@ import (
 	"context"
 	"errors"
 	"net/http"
-	"strings"
 	"time"
-	"unicode"
 
 	"github.com/danielgtaylor/huma/v2"
 
-	"github.com/quiverhq/quiver/agent"
+	"github.com/quiverhq/quiver/accounts"
 	"github.com/quiverhq/quiver/store"
-	"github.com/quiverhq/quiver/turn"
 )
 
 // The people of an organisation, administered by its admins. A user is
@@ -83,100 +80,56 @@ func userView(u store.User) User {
 	}
 }
 
-// LoginLinkTTL is how long a login link works.
-const LoginLinkTTL = 24 * time.Hour
-
-// IssueLoginLink stores a one-time login link for the user, valid for
-// LoginLinkTTL from now, and returns its secret (served at
-// /login?token=SECRET, shown once) and when it expires. A user who is
-// unknown or disabled gives store.ErrNotFound (wrapped).
-func IssueLoginLink(ctx context.Context, st store.Accounts, orgID, userID string, now time.Time) (string, time.Time, error) {
-	c := loginLink(orgID, userID, now)
-	secret, err := IssueCredential(ctx, st, c)
-	return secret, c.ExpiresAt, err
-}
-
-// loginLink is a login link for the user made at now, without its hash.
-func loginLink(orgID, userID string, now time.Time) store.Credential {
-	return store.Credential{
-		Kind: store.CredLoginLink, OrgID: orgID, UserID: userID, CreatedAt: now, ExpiresAt: now.Add(LoginLinkTTL),
-	}
-}
-
 // LoginLink is a login link just made: shown once.
 type LoginLink struct {
 	LoginLink string    `json:"login_link" doc:"The path to open on this server (/login?token=…); works once." example:"/login?token=…"`
 	ExpiresAt time.Time `json:"expires_at"`
 }
 
-func loginLinkView(secret string, expires time.Time) LoginLink {
-	return LoginLink{LoginLink: "/login?token=" + secret, ExpiresAt: expires}
+func loginLinkView(l accounts.LoginLink) LoginLink {
+	return LoginLink{LoginLink: "/login?token=" + l.Secret, ExpiresAt: l.ExpiresAt}
 }
 
 // profileChange is what may change about a user's profile; absent fields
-// keep their value.
+// keep their value (accounts.Profile, with its wire names).
 type profileChange struct {
 	DisplayName *string `json:"display_name,omitempty" minLength:"1" maxLength:"100" doc:"Not blank; no control characters or line breaks."`
 	Department  *string `json:"department,omitempty" maxLength:"100"`
 	Timezone    *string `json:"timezone,omitempty" maxLength:"64" doc:"An IANA zone such as Europe/Paris; empty clears it."`
 }
 
-// apply validates p and writes it into u.
-func (p profileChange) apply(u *store.User) error {
-	if p.DisplayName != nil {
-		v, err := profileText("display_name", *p.DisplayName)
-		if err != nil {
-			return err
-		}
-		if v == "" {
-			return badRequest("display_name must not be blank")
-		}
-		u.DisplayName = v
-	}
-	if p.Department != nil {
-		v, err := profileText("department", *p.Department)
-		if err != nil {
-			return err
-		}
-		u.Department = v
-	}
-	if p.Timezone != nil {
-		v := strings.TrimSpace(*p.Timezone)
-		if v != "" {
-			if _, err := turn.LoadZone(v); err != nil {
-				return apiErr(http.StatusBadRequest, "bad_timezone", "timezone: "+err.Error())
-			}
-		}
-		u.Timezone = v
-	}
-	return nil
-}
-
-// profileText trims a profile field and refuses control characters and
-// line or paragraph separators: the name and department go into a turn's
-// context message, where a line break would let them pose as another
-// line.
-func profileText(field, v string) (string, error) {
-	v = strings.TrimSpace(v)
-	if strings.IndexFunc(v, breaksLine) >= 0 {
-		return "", badRequest(field + " must not contain control characters or line breaks")
-	}
-	return v, nil
-}
-
-func breaksLine(r rune) bool { return unicode.IsControl(r) || unicode.In(r, unicode.Zl, unicode.Zp) }
-
-// orgUser returns a user of the caller's organisation; one of another
-// organisation is as absent as a missing one.
-func (s *server) orgUser(ctx context.Context, a *auth, id string) (store.User, error) {
-	u, err := s.st.GetUser(ctx, a.OrgID, id)
-	if errors.Is(err, store.ErrNotFound) {
-		return u, errNoUser
-	}
-	return u, err
+func (p profileChange) profile() accounts.Profile {
+	return accounts.Profile{DisplayName: p.DisplayName, Department: p.Department, Timezone: p.Timezone}
 }
 
 var errNoUser = notFound("no such user")
+
+// accountError maps the accounts' errors to statuses: bad input 400
+// (bad_timezone for a timezone), no such user or token 404, the last
+// admin 409 last_admin, a disabled user 409 user_disabled, disabling
+// yourself 400; anything else passes unchanged (nil included).
+func accountError(err error) error {
+	var bad *accounts.InvalidError
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &bad) && bad.Field == "timezone":
+		return apiErr(http.StatusBadRequest, "bad_timezone", bad.Msg)
+	case bad != nil:
+		return badRequest(bad.Msg)
+	case errors.Is(err, accounts.ErrNoUser):
+		return errNoUser
+	case errors.Is(err, accounts.ErrNoToken):
+		return notFound("no such token")
+	case errors.Is(err, accounts.ErrLastAdmin):
+		return apiErr(http.StatusConflict, "last_admin", "this is the organisation's last admin: make another user an admin first")
+	case errors.Is(err, accounts.ErrUserDisabled):
+		return errUserDisabled
+	case errors.Is(err, accounts.ErrDisableSelf):
+		return apiErr(http.StatusBadRequest, "cannot_disable_self", "you cannot disable yourself; another admin can")
+	}
+	return err
+}
 
 type usersOutput struct {
 	Body struct {
@@ -186,7 +139,7 @@ type usersOutput struct {
 
 func (s *server) listUsers(ctx context.Context, _ *struct{}) (*usersOutput, error) {
 	a := authFrom(ctx)
-	us, err := s.st.ListUsers(ctx, a.OrgID)
+	us, err := s.acc.Users(ctx, a.OrgID)
 	if err != nil {
 		return nil, err
 	}
@@ -216,24 +169,15 @@ type newUserOutput struct {
 
 func (s *server) createUser(ctx context.Context, in *createUserInput) (*newUserOutput, error) {
 	a := authFrom(ctx)
-	now := s.now()
 	b := in.Body
-	u := store.User{ID: agent.NewID("usr_"), OrgID: a.OrgID, Role: b.Role, CreatedAt: now, UpdatedAt: now}
-	if u.Role == "" {
-		u.Role = store.RoleMember
-	}
-	if err := (profileChange{DisplayName: &b.DisplayName, Department: &b.Department, Timezone: &b.Timezone}).apply(&u); err != nil {
-		return nil, err
-	}
-	// One write: a link that cannot be stored leaves no user behind for a
-	// retry to duplicate.
-	secret, link := NewSecret(), loginLink(a.OrgID, u.ID, now)
-	link.Hash = HashSecret(secret)
-	if err := s.st.CreateUser(ctx, u, link); err != nil {
-		return nil, err
+	u, link, err := s.acc.CreateUser(ctx, a.OrgID, accounts.NewUser{
+		DisplayName: b.DisplayName, Department: b.Department, Timezone: b.Timezone, Role: b.Role,
+	})
+	if err != nil {
+		return nil, accountError(err)
 	}
 	out := &newUserOutput{}
-	out.Body.User, out.Body.LoginLink = userView(u), loginLinkView(secret, link.ExpiresAt)
+	out.Body.User, out.Body.LoginLink = userView(u), loginLinkView(link)
 	return out, nil
 }
 
@@ -259,44 +203,17 @@ func (s *server) updateUser(ctx context.Context, in *updateUserInput) (*userOutp
 	a := authFrom(ctx)
 	b := in.Body
 	p := profileChange{DisplayName: b.DisplayName, Department: b.Department, Timezone: b.Timezone}
-	// Read, changed and written in one store transaction: a concurrent
-	// edit of another field is never written back as it was.
-	u, err := s.st.ModifyUser(ctx, a.OrgID, in.ID, s.now(), func(u *store.User) error {
-		if err := p.apply(u); err != nil {
-			return err
-		}
-		if b.Role != nil {
-			u.Role = *b.Role
-		}
-		return nil
-	})
+	u, err := s.acc.UpdateUser(ctx, a.OrgID, in.ID, p.profile(), b.Role)
 	if err != nil {
-		return nil, userError(err)
+		return nil, accountError(err)
 	}
 	return &userOutput{Body: userView(u)}, nil
 }
 
-// userError maps the store's sentinels of user writes to statuses.
-func userError(err error) error {
-	switch {
-	case errors.Is(err, store.ErrNotFound):
-		return errNoUser
-	case errors.Is(err, store.ErrLastAdmin):
-		return apiErr(http.StatusConflict, "last_admin", "this is the organisation's last admin: make another user an admin first")
-	}
-	return err
-}
-
 func (s *server) disableUser(ctx context.Context, in *userPath) (*struct{}, error) {
 	a := authFrom(ctx)
-	if in.ID == a.UserID {
-		return nil, apiErr(http.StatusBadRequest, "cannot_disable_self", "you cannot disable yourself; another admin can")
-	}
-	if _, err := s.orgUser(ctx, a, in.ID); err != nil {
-		return nil, err
-	}
-	if err := s.st.DisableUser(ctx, a.OrgID, in.ID, s.now()); err != nil {
-		return nil, userError(err)
+	if err := s.acc.DisableUser(ctx, a.OrgID, a.UserID, in.ID); err != nil {
+		return nil, accountError(err)
 	}
 	s.turns.cancelUser(userKey(a.OrgID, in.ID))
 	return nil, nil
@@ -305,13 +222,9 @@ func (s *server) disableUser(ctx context.Context, in *userPath) (*struct{}, erro
 // enableUser answers the user as stored after enabling, UpdatedAt
 // included (unchanged when they were enabled already).
 func (s *server) enableUser(ctx context.Context, in *userPath) (*userOutput, error) {
-	a := authFrom(ctx)
-	if err := s.st.EnableUser(ctx, a.OrgID, in.ID, s.now()); err != nil {
-		return nil, userError(err)
-	}
-	u, err := s.orgUser(ctx, a, in.ID)
+	u, err := s.acc.EnableUser(ctx, authFrom(ctx).OrgID, in.ID)
 	if err != nil {
-		return nil, err
+		return nil, accountError(err)
 	}
 	return &userOutput{Body: userView(u)}, nil
 }
@@ -321,20 +234,9 @@ type loginLinkOutput struct{ Body LoginLink }
 var errUserDisabled = apiErr(http.StatusConflict, "user_disabled", "this user is disabled: enable them first")
 
 func (s *server) createLoginLink(ctx context.Context, in *userPath) (*loginLinkOutput, error) {
-	a := authFrom(ctx)
-	u, err := s.orgUser(ctx, a, in.ID)
+	link, err := s.acc.IssueLoginLink(ctx, authFrom(ctx).OrgID, in.ID)
 	if err != nil {
-		return nil, err
+		return nil, accountError(err)
 	}
-	if !u.DisabledAt.IsZero() {
-		return nil, errUserDisabled
-	}
-	secret, expires, err := IssueLoginLink(ctx, s.st, a.OrgID, u.ID, s.now())
-	if errors.Is(err, store.ErrNotFound) {
-		return nil, errUserDisabled // disabled meanwhile
-	}
-	if err != nil {
-		return nil, err
-	}
-	return &loginLinkOutput{Body: loginLinkView(secret, expires)}, nil
+	return &loginLinkOutput{Body: loginLinkView(link)}, nil
 }

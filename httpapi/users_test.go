@@ -217,7 +217,7 @@ func TestEnableUser(t *testing.T) {
 // organisation's last enabled admin. Through the API alone that needs a
 // race (the caller is an enabled admin other than the target, unless
 // demoted meanwhile), so the store stands in for it.
-type lastAdminStore struct{ store.Store }
+type lastAdminStore struct{ httpapi.Repositories }
 
 func (lastAdminStore) DisableUser(context.Context, string, string, time.Time) error {
 	return fmt.Errorf("disable user: %w", store.ErrLastAdmin)
@@ -232,12 +232,12 @@ func TestDisableLastAdmin(t *testing.T) {
 // remain: the state disabling must never leave, but if it did,
 // authentication still refuses them.
 type disabledStore struct {
-	store.Store
+	httpapi.Repositories
 	user string
 }
 
 func (s disabledStore) GetUser(ctx context.Context, orgID, id string) (store.User, error) {
-	u, err := s.Store.GetUser(ctx, orgID, id)
+	u, err := s.Repositories.GetUser(ctx, orgID, id)
 	if err == nil && id == s.user {
 		u.DisabledAt = start
 	}
@@ -245,7 +245,7 @@ func (s disabledStore) GetUser(ctx context.Context, orgID, id string) (store.Use
 }
 
 func TestDisabledUserWithSurvivingCredentials(t *testing.T) {
-	f := newFixture(t, func(c *httpapi.Config) { c.Store = disabledStore{Store: c.Store, user: "bob"} })
+	f := newFixture(t, func(c *httpapi.Config) { c.Store = disabledStore{Repositories: c.Store, user: "bob"} })
 	wantError(t, f.do(f.bob, "GET", "/api/me", nil), http.StatusUnauthorized, "unauthorized")
 	link := f.loginLink("org_a", "bob", start.Add(time.Hour))
 	wantError(t, f.do(nil, "GET", "/login?token="+link, nil), http.StatusUnauthorized, "invalid_link")
@@ -282,7 +282,7 @@ func TestCreateLoginLink(t *testing.T) {
 // change another request committed: what a handler that reads outside
 // its write's transaction would write back.
 type staleStore struct {
-	store.Store
+	httpapi.Repositories
 	stale store.User
 }
 
@@ -290,7 +290,7 @@ func (s staleStore) GetUser(ctx context.Context, orgID, id string) (store.User, 
 	if orgID == s.stale.OrgID && id == s.stale.ID {
 		return s.stale, nil
 	}
-	return s.Store.GetUser(ctx, orgID, id)
+	return s.Repositories.GetUser(ctx, orgID, id)
 }
 
 // TestUserEditKeepsConcurrentChanges: an edit of some fields writes back
@@ -341,7 +341,7 @@ func TestUserEditKeepsConcurrentChanges(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			f := newFixture(t, func(c *httpapi.Config) { c.Store = staleStore{Store: c.Store, stale: tc.stale} })
+			f := newFixture(t, func(c *httpapi.Config) { c.Store = staleStore{Repositories: c.Store, stale: tc.stale} })
 			tc.meanwhile(f)
 			f.clock.Advance(time.Minute)
 			f.ok(tc.edit(f), http.StatusOK, nil)
@@ -356,7 +356,7 @@ func TestUserEditKeepsConcurrentChanges(t *testing.T) {
 
 // linkFailsStore fails every write of a login link, as a store does
 // when the write fails: CreateUser, one transaction, then writes nothing.
-type linkFailsStore struct{ store.Store }
+type linkFailsStore struct{ httpapi.Repositories }
 
 func (linkFailsStore) PutCredential(_ context.Context, c store.Credential) error {
 	if c.Kind == store.CredLoginLink {
@@ -369,7 +369,7 @@ func (s linkFailsStore) CreateUser(ctx context.Context, u store.User, creds ...s
 	if slices.ContainsFunc(creds, func(c store.Credential) bool { return c.Kind == store.CredLoginLink }) {
 		return errors.New(secretDetail)
 	}
-	return s.Store.CreateUser(ctx, u, creds...)
+	return s.Repositories.CreateUser(ctx, u, creds...)
 }
 
 // TestCreateUserLinkFails: a login link that cannot be stored leaves no

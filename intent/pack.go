@@ -55,6 +55,7 @@ type PackError struct {
 	Msg  string
 }
 
+// Error is "file:line: message", the form editors jump to.
 func (e *PackError) Error() string { return fmt.Sprintf("%s:%d: %s", e.File, e.Line, e.Msg) }
 
 // regexChars are characters a phrase may not hold: packs are literal.

@@ -10,6 +10,7 @@ import (
 	"iter"
 
 	"github.com/quiverhq/quiver/tool"
+	"github.com/quiverhq/quiver/turn"
 )
 
 // Role is who wrote a message.
@@ -102,22 +103,16 @@ func (u Usage) Add(v Usage) Usage {
 	}
 }
 
-// Capabilities are what a model can do.
-type Capabilities struct {
-	Tools            bool `json:"tools"`
-	ParallelTools    bool `json:"parallel_tools"`
-	Vision           bool `json:"vision"`
-	Video            bool `json:"video"`
-	StructuredOutput bool `json:"structured_output"`
-}
-
 // Model is a chat model behind some provider. Implementations are safe for
 // concurrent use.
 type Model interface {
 	// Ref returns the model's "provider:model" reference.
 	Ref() string
-	// Capabilities returns what the model can do.
-	Capabilities() Capabilities
+	// Capabilities returns what the model can do: the provider's own
+	// knowledge of it, or what its configuration claims where the provider
+	// cannot tell (an OpenAI-compatible endpoint). A turn runs with these
+	// combined with the agent's declaration (see providers.Effective).
+	Capabilities() turn.Capabilities
 	// CheckTool reports, before any request, a declaration the provider
 	// cannot take (a schema outside its subset). Nil means it can.
 	CheckTool(ToolDef) error

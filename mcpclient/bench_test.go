@@ -25,7 +25,7 @@ func benchServer(b *testing.B) string {
 }
 
 // BenchmarkToolCall compares one tool call through Quiver's path (the
-// tool Service.Overlay built, run by dispatch: registration re-check in
+// tool NewToolset built, run by dispatch: registration re-check in
 // SQLite, argument validation, guarded origin-bound HTTP client, result
 // rendering) with the same call made directly on an SDK ClientSession,
 // against the same server. "overlay" is what a turn pays once to get the
@@ -72,7 +72,7 @@ func BenchmarkToolCall(b *testing.B) {
 		base := builtins()
 		b.ReportAllocs()
 		for b.Loop() {
-			tr, err := e.svc.Overlay(ctx, org, base)
+			tr, err := NewToolset(ctx, e.regs, e.pool, org, e.mode, base)
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -83,7 +83,7 @@ func BenchmarkToolCall(b *testing.B) {
 	})
 }
 
-// BenchmarkWireName measures the name derivation Overlay runs for every
+// BenchmarkWireName measures the name derivation NewToolset runs for every
 // listed tool: a plain name, and one that is sanitised and hashed.
 func BenchmarkWireName(b *testing.B) {
 	for _, name := range []string{"search_issues", "tra cứu thời tiết.v2"} {

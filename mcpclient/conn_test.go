@@ -40,7 +40,7 @@ func TestTransports(t *testing.T) {
 			e := newEnv(t, nil)
 			p := startPeer(t, "peer-"+tc.want, peerOpts{sse: tc.sse})
 			addEcho(p.srv, "echo")
-			c, err := e.svc.Probe(context.Background(), p.URL, "")
+			c, err := e.pool.Probe(context.Background(), p.URL, "")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -88,7 +88,7 @@ func TestBearerOnlyToRegisteredOrigin(t *testing.T) {
 	defer first.Close()
 	defer first.CloseClientConnections()
 
-	_, err := e.svc.Add(context.Background(), org, Registration{Name: "a", URL: first.URL + "/sse", Token: secretToken})
+	_, err := e.regs.Add(context.Background(), org, e.mode, Registration{Name: "a", URL: first.URL + "/sse", Token: secretToken})
 	msg := refusal(t, err, "request to another origin refused")
 	wantNotContains(t, "refusal", msg, secretToken, "/messages")
 	if n := elsewhere.Load(); n != 0 {
@@ -128,7 +128,7 @@ func TestOtherOriginNamed(t *testing.T) {
 			}
 			hc := httpClientFor(base, endpoint, secretToken, 1<<20)
 			tr := &lossyTransport{hc: hc, post: tc.post}
-			c, err := e.svc.deployment().dialer.attempt(context.Background(), TransportSSE, tr, hc, time.Now().Add(time.Minute), time.Minute)
+			c, err := e.pool.deployment().dialer.attempt(context.Background(), TransportSSE, tr, hc, time.Now().Add(time.Minute), time.Minute)
 			if err == nil {
 				c.Close()
 				t.Fatal("connected")
@@ -209,7 +209,7 @@ func TestRedirectRefused(t *testing.T) {
 		http.Redirect(w, r, target.URL, http.StatusTemporaryRedirect)
 	}))
 	defer red.Close()
-	_, err := e.svc.Add(context.Background(), org, Registration{Name: "a", URL: red.URL + "/old-path", Token: secretToken})
+	_, err := e.regs.Add(context.Background(), org, e.mode, Registration{Name: "a", URL: red.URL + "/old-path", Token: secretToken})
 	msg := refusal(t, err, "redirects are refused")
 	wantContains(t, "refusal", msg, "307", "streamable HTTP:", "SSE:")
 	wantNotContains(t, "refusal", msg, secretToken, "/old-path", target.ts.URL)
@@ -229,7 +229,7 @@ func TestResponseCap(t *testing.T) {
 		"SSE":                      {sse: true},
 	} {
 		t.Run(name, func(t *testing.T) {
-			e := newEnv(t, func(c *Config) { c.Limits.MaxResponseBytes = limit })
+			e := newEnv(t, func(c *testConfig) { c.Pool.Limits.MaxResponseBytes = limit })
 			p := startPeer(t, "p", o)
 			answer := func(n int) mcp.ToolHandler {
 				return func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
@@ -257,12 +257,12 @@ func TestResponseCap(t *testing.T) {
 	}
 
 	// A tool listing over the cap fails the connect.
-	e := newEnv(t, func(c *Config) { c.Limits.MaxResponseBytes = limit })
+	e := newEnv(t, func(c *testConfig) { c.Pool.Limits.MaxResponseBytes = limit })
 	huge := startPeer(t, "huge", peerOpts{})
 	for i := range 40 {
 		addRaw(huge.srv, &mcp.Tool{Name: fmt.Sprintf("t%d", i), Description: strings.Repeat("d", 2048)}, nil)
 	}
-	_, err := e.svc.Add(context.Background(), org, Registration{Name: "huge", URL: huge.URL})
+	_, err := e.regs.Add(context.Background(), org, e.mode, Registration{Name: "huge", URL: huge.URL})
 	refusal(t, err, "larger than the response size cap")
 }
 
@@ -309,10 +309,10 @@ func hang(t *testing.T, p *peer) {
 }
 
 func TestHangingServerTimesOutOnce(t *testing.T) {
-	e := newEnv(t, func(c *Config) { c.Limits.ConnectTimeout = 100 * time.Millisecond })
+	e := newEnv(t, func(c *testConfig) { c.Pool.Limits.ConnectTimeout = 100 * time.Millisecond })
 	p := startPeer(t, "p", peerOpts{})
 	hang(t, p)
-	_, err := e.svc.Add(context.Background(), org, Registration{Name: "a", URL: p.URL})
+	_, err := e.regs.Add(context.Background(), org, e.mode, Registration{Name: "a", URL: p.URL})
 	refusal(t, err, "no answer within 100ms")
 	// The timeout covers the whole connect: no SSE attempt follows a
 	// Streamable HTTP attempt that got no answer, and the attempt given up
@@ -327,9 +327,9 @@ func TestHangingServerTimesOutOnce(t *testing.T) {
 }
 
 func TestHangingServerCooldown(t *testing.T) {
-	e := newEnv(t, func(c *Config) {
-		c.Limits.ConnectTimeout = 100 * time.Millisecond
-		c.Limits.Cooldown = 5 * time.Minute
+	e := newEnv(t, func(c *testConfig) {
+		c.Pool.Limits.ConnectTimeout = 100 * time.Millisecond
+		c.Pool.Limits.Cooldown = 5 * time.Minute
 	})
 	p := startPeer(t, "p", peerOpts{})
 	hang(t, p)
@@ -356,7 +356,7 @@ func TestHangingServerCooldown(t *testing.T) {
 	}
 	// A call of a tool routed earlier is refused the same way.
 	e.clock.Advance(time.Second - time.Nanosecond)
-	if _, err := e.svc.call(context.Background(), e.list()[0], netguard.SelfHosted, "echo", nil); err == nil || !strings.Contains(err.Error(), "is unavailable: not retried before") {
+	if _, err := e.servers().call(context.Background(), e.list()[0], netguard.SelfHosted, "echo", nil); err == nil || !strings.Contains(err.Error(), "is unavailable: not retried before") {
 		t.Errorf("call during the cooldown: %v", err)
 	}
 	if n := len(p.requests()); n != tried {
@@ -386,7 +386,7 @@ func TestCooldownClearedByDisable(t *testing.T) {
 	p.setIntercept(nil)
 	// An admin who fixed the server disables and enables it to retry at once.
 	for _, on := range []bool{false, true} {
-		if err := e.svc.SetEnabled(context.Background(), org, "a", on); err != nil {
+		if err := e.regs.SetEnabled(context.Background(), org, "a", on); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -397,7 +397,7 @@ func TestCooldownClearedByDisable(t *testing.T) {
 }
 
 func TestCallTimeout(t *testing.T) {
-	e := newEnv(t, func(c *Config) { c.Limits.CallTimeout = 100 * time.Millisecond })
+	e := newEnv(t, func(c *testConfig) { c.Pool.Limits.CallTimeout = 100 * time.Millisecond })
 	p := startPeer(t, "p", peerOpts{})
 	release := make(chan struct{})
 	t.Cleanup(func() { close(release) })
@@ -520,7 +520,7 @@ func TestMalformedServer(t *testing.T) {
 		w.Write([]byte("<html>not MCP</html>"))
 	}))
 	defer garbage.Close()
-	_, err := e.svc.Add(context.Background(), org, Registration{Name: "a", URL: garbage.URL})
+	_, err := e.regs.Add(context.Background(), org, e.mode, Registration{Name: "a", URL: garbage.URL})
 	msg := refusal(t, err, "could not connect to "+garbage.URL)
 	wantContains(t, "refusal", msg, "streamable HTTP: ", "failed to decode response", "SSE: ", "malformed")
 }
@@ -534,7 +534,7 @@ func TestJSONRPCErrorKeepsConnection(t *testing.T) {
 	e.add(Registration{Name: "a", URL: p.URL})
 	ts := builtins().With(e.overlay(builtins()).Overlay).Select(facts("a/*"))
 	inits := p.rpcs("initialize")
-	if _, err := e.svc.call(context.Background(), e.list()[0], netguard.SelfHosted, "no_such_tool", nil); err == nil {
+	if _, err := e.servers().call(context.Background(), e.list()[0], netguard.SelfHosted, "no_such_tool", nil); err == nil {
 		t.Fatal("a call of an unknown tool succeeded")
 	}
 	res, err := run(t, ts, "a__echo", `{"text":"same session"}`)
@@ -547,7 +547,7 @@ func TestJSONRPCErrorKeepsConnection(t *testing.T) {
 }
 
 func TestIdleSweep(t *testing.T) {
-	e := newEnv(t, func(c *Config) { c.Limits.IdleClose = 10 * time.Minute })
+	e := newEnv(t, func(c *testConfig) { c.Pool.Limits.IdleClose = 10 * time.Minute })
 	p := startPeer(t, "p", peerOpts{})
 	addEcho(p.srv, "echo")
 	e.add(Registration{Name: "a", URL: p.URL})
@@ -559,18 +559,18 @@ func TestIdleSweep(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.clock.Advance(9 * time.Minute) // 18 minutes after connecting, 9 after the call
-	if n := e.svc.pool.sweep(); n != 0 {
+	if n := e.pool.sweep(); n != 0 {
 		t.Errorf("sweep closed %d connections used 9 minutes ago", n)
 	}
 	e.clock.Advance(time.Minute + time.Nanosecond)
-	if n := e.svc.pool.sweep(); n != 1 {
+	if n := e.pool.sweep(); n != 1 {
 		t.Errorf("sweep closed %d connections idle past the limit, want 1", n)
 	}
 	if got := p.count(isDelete); got != deletes+1 {
 		t.Errorf("the server saw %d session ends, want 1", got-deletes)
 	}
-	if e.svc.pool.live() != 0 {
-		t.Errorf("%d live connections after the sweep", e.svc.pool.live())
+	if e.pool.live() != 0 {
+		t.Errorf("%d live connections after the sweep", e.pool.live())
 	}
 	inits := p.rpcs("initialize")
 	e.overlay(builtins())
@@ -590,9 +590,9 @@ func TestConcurrentOverlaysShareOneConnect(t *testing.T) {
 	var wg sync.WaitGroup
 	for range 8 {
 		wg.Go(func() {
-			tr, err := e.svc.Overlay(context.Background(), org, builtins())
+			tr, err := NewToolset(context.Background(), e.regs, e.pool, org, e.mode, builtins())
 			if err != nil || len(tr.Overlay.Tools) != 1 {
-				t.Errorf("Overlay = %+v, %v", tr, err)
+				t.Errorf("NewToolset = %+v, %v", tr, err)
 			}
 		})
 	}
@@ -613,7 +613,7 @@ func TestRotatedTokenReplacesConnection(t *testing.T) {
 	e.overlay(builtins())
 	deletes := p.count(isDelete)
 	n, err := e.st.RewrapMCPTokens(context.Background(), func(s store.MCPServer) (string, error) {
-		return e.cfg.Keyring.Seal([]byte(secretToken), TokenAAD(s.OrgID, s.ID))
+		return e.cfg.Registrations.Keyring.Seal([]byte(secretToken), TokenAAD(s.OrgID, s.ID))
 	})
 	if err != nil || n != 1 {
 		t.Fatalf("rewrap: %d, %v", n, err)
@@ -622,7 +622,7 @@ func TestRotatedTokenReplacesConnection(t *testing.T) {
 	if got := p.count(isDelete); got != deletes+1 {
 		t.Errorf("the old session was ended %d times, want 1", got-deletes)
 	}
-	if e.svc.pool.live() != 1 {
-		t.Errorf("%d live connections, want 1", e.svc.pool.live())
+	if e.pool.live() != 1 {
+		t.Errorf("%d live connections, want 1", e.pool.live())
 	}
 }

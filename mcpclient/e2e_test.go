@@ -102,7 +102,7 @@ func tryEverything(t *testing.T, x nodetools.Tools) (url string, ok bool) {
 }
 
 // TestEverythingEndToEnd registers the reference server, discovers its
-// tools, calls echo and get-sum under their wire names through Overlay,
+// tools, calls echo and get-sum under their wire names through NewToolset,
 // Select and dispatch, and runs a Quiver turn whose model calls echo.
 // Every tool it lists is offered, under a name every provider accepts.
 func TestEverythingEndToEnd(t *testing.T) {
@@ -110,7 +110,7 @@ func TestEverythingEndToEnd(t *testing.T) {
 	e := newEnv(t, nil)
 	ctx := context.Background()
 
-	rec, err := e.svc.Add(ctx, org, Registration{Name: "everything", URL: url})
+	rec, err := e.regs.Add(ctx, org, e.mode, Registration{Name: "everything", URL: url})
 	if err != nil {
 		t.Fatal(err)
 	}

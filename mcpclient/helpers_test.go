@@ -68,51 +68,85 @@ func newKeyring(t testing.TB) *secret.Keyring {
 	return kr
 }
 
+// testConfig is what a test may change before its env is built.
+type testConfig struct {
+	Pool          PoolConfig
+	Registrations RegistrationsConfig
+	// Mode is the network mode the organisations' toolsets and
+	// registrations are given (e.add, e.overlay, e.regs.Add with e.mode);
+	// "" means the deployment's, Pool.Network.Mode.
+	Mode netguard.Mode
+}
+
 // env is one test's world: a real SQLite store, a keyring, an injected
-// clock and a Service in self-hosted mode (so loopback servers are
-// reachable) unless the test's cfg says otherwise.
+// clock, a Pool in self-hosted mode (so loopback servers are reachable)
+// and Registrations over both, unless the test's cfg says otherwise.
 type env struct {
 	t     testing.TB
 	st    *sqlite.Store
 	clock *manualClock
-	svc   *Service
-	cfg   Config
+	pool  *Pool
+	regs  *Registrations
+	cfg   testConfig
+	// mode is the network mode the env's turns and registrations are
+	// given.
+	mode netguard.Mode
 }
 
-func newEnv(t testing.TB, mod func(*Config)) *env {
+func newEnv(t testing.TB, mod func(*testConfig)) *env {
 	t.Helper()
 	e := &env{t: t, st: openStore(t), clock: newClock()}
 	ids := 0
-	e.cfg = Config{
-		Store:   e.st,
-		Keyring: newKeyring(t),
-		Network: netguard.Config{Mode: netguard.SelfHosted},
-		Version: "test",
-		Now:     e.clock.Now,
-		NewID:   func() string { ids++; return fmt.Sprintf("id%d", ids) },
+	e.cfg = testConfig{
+		Pool: PoolConfig{
+			Network: netguard.Config{Mode: netguard.SelfHosted},
+			Version: "test",
+			Now:     e.clock.Now,
+		},
+		Registrations: RegistrationsConfig{
+			Store:   e.st,
+			Keyring: newKeyring(t),
+			Now:     e.clock.Now,
+			NewID:   func() string { ids++; return fmt.Sprintf("id%d", ids) },
+		},
 	}
 	if mod != nil {
 		mod(&e.cfg)
 	}
-	e.svc = New(e.cfg)
-	t.Cleanup(func() { e.svc.Close() })
+	e.pool = NewPool(e.cfg.Pool)
+	e.cfg.Registrations.Pool = e.pool
+	e.regs = NewRegistrations(e.cfg.Registrations)
+	e.mode = e.cfg.Mode
+	if e.mode == "" {
+		e.mode = normalMode(e.cfg.Pool.Network.Mode)
+	}
+	t.Cleanup(e.close)
 	return e
 }
 
-// add registers a server and fails the test on a refusal.
+// close closes the pool and waits for the background snapshot writes.
+func (e *env) close() {
+	e.pool.Close()
+	e.regs.Close()
+}
+
+// servers is what the env's toolsets call through.
+func (e *env) servers() servers { return servers{regs: e.regs, pool: e.pool} }
+
+// add registers a server under e.mode and fails the test on a refusal.
 func (e *env) add(r Registration) {
 	e.t.Helper()
-	if _, err := e.svc.Add(context.Background(), org, r); err != nil {
+	if _, err := e.regs.Add(context.Background(), org, e.mode, r); err != nil {
 		e.t.Fatalf("Add %s: %v", r.Name, err)
 	}
 }
 
-// overlay runs Service.Overlay against base.
-func (e *env) overlay(base *registry.Catalog) Turn {
+// overlay builds org's toolset under e.mode against base.
+func (e *env) overlay(base *registry.Catalog) Toolset {
 	e.t.Helper()
-	tr, err := e.svc.Overlay(context.Background(), org, base)
+	tr, err := NewToolset(context.Background(), e.regs, e.pool, org, e.mode, base)
 	if err != nil {
-		e.t.Fatalf("Overlay: %v", err)
+		e.t.Fatalf("NewToolset: %v", err)
 	}
 	return tr
 }

@@ -19,9 +19,9 @@ type network struct {
 
 // newNetworks returns a network per mode the deployment allows: public
 // always, self-hosted only when cfg.Network.Mode is self-hosted. Each is
-// cfg.Network with its mode set and the service's own redirect, time and
+// cfg.Network with its mode set and the pool's own redirect, time and
 // size limits on top.
-func newNetworks(cfg Config, limits Limits) map[netguard.Mode]*network {
+func newNetworks(cfg PoolConfig, limits Limits) map[netguard.Mode]*network {
 	modes := []netguard.Mode{netguard.Public}
 	if normalMode(cfg.Network.Mode) == netguard.SelfHosted {
 		modes = append(modes, netguard.SelfHosted)
@@ -55,32 +55,20 @@ func normalMode(m netguard.Mode) netguard.Mode {
 
 // deployment returns the network of the deployment's own mode, used where
 // there is no organisation (Probe, CallFixed).
-func (s *Service) deployment() *network {
-	return s.nets[normalMode(s.cfg.Network.Mode)]
+func (p *Pool) deployment() *network {
+	return p.nets[p.deploymentMode]
 }
 
-// networkFor returns the network an organisation's registrations use:
-// Config.ModeFor's answer, or the deployment's mode without it. It fails,
-// and never falls back to another mode, when ModeFor fails or names a mode
-// the deployment does not allow.
-func (s *Service) networkFor(ctx context.Context, orgID string) (*network, error) {
-	if s.cfg.ModeFor == nil {
-		return s.deployment(), nil
-	}
-	m, err := s.cfg.ModeFor(ctx, orgID)
-	if err != nil {
-		return nil, fmt.Errorf("network mode of organisation %s: %w", orgID, err)
-	}
-	n, ok := s.nets[normalMode(m)]
+// network returns the network of mode, the mode a turn or a registration
+// request was given. It fails, and never falls back to another mode, when
+// the deployment does not allow mode (self-hosted in a public deployment).
+func (p *Pool) network(mode netguard.Mode) (*network, error) {
+	n, ok := p.nets[normalMode(mode)]
 	if !ok {
-		return nil, fmt.Errorf("network mode of organisation %s: %s is not allowed by the deployment (network.mode %s)", orgID, normalMode(m), normalMode(s.cfg.Network.Mode))
+		return nil, fmt.Errorf("network mode %s is not allowed by the deployment (network.mode %s)", normalMode(mode), p.deploymentMode)
 	}
 	return n, nil
 }
-
-// errNoMode is the reason given for an organisation whose network mode
-// could not be determined; the cause is logged, not shown.
-const errNoMode = "the organisation's network mode could not be determined"
 
 // checkURL applies the network policy to a server URL: in public mode only
 // HTTPS, and only public addresses.

@@ -19,43 +19,8 @@ import (
 	"github.com/quiverhq/quiver/turn"
 )
 
-// org2 is a second organisation on the same Service.
+// org2 is a second organisation on the same Pool and Registrations.
 const org2 = "org2"
-
-// orgModes is a Config.ModeFor whose answers a test changes by hand; an
-// organisation in failing gets an error.
-type orgModes struct {
-	mu      sync.Mutex
-	modes   map[string]netguard.Mode
-	failing map[string]bool
-	calls   int
-}
-
-func newOrgModes(modes map[string]netguard.Mode) *orgModes {
-	return &orgModes{modes: modes, failing: map[string]bool{}}
-}
-
-func (o *orgModes) ModeFor(_ context.Context, orgID string) (netguard.Mode, error) {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	o.calls++
-	if o.failing[orgID] {
-		return "", errors.New("settings store is down")
-	}
-	return o.modes[orgID], nil
-}
-
-func (o *orgModes) set(orgID string, m netguard.Mode) {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	o.modes[orgID] = m
-}
-
-func (o *orgModes) fail(orgID string) {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	o.failing[orgID] = true
-}
 
 // sent counts the requests a server got other than GETs: the session's
 // standalone event stream is a GET the SDK opens in the background after
@@ -66,51 +31,77 @@ func sent(p *peer) int {
 	return p.count(func(s seen) bool { return s.Method != http.MethodGet })
 }
 
-// toolset is the toolset an organisation's turn gets, allowing allow.
-func (e *env) toolset(orgID string, allow ...string) registry.Toolset {
+// toolset is the toolset a turn of an organisation given mode gets,
+// allowing allow.
+func (e *env) toolset(orgID string, mode netguard.Mode, allow ...string) registry.Toolset {
 	e.t.Helper()
-	tr, err := e.svc.Overlay(context.Background(), orgID, builtins())
+	tr, err := NewToolset(context.Background(), e.regs, e.pool, orgID, mode, builtins())
 	if err != nil {
-		e.t.Fatalf("Overlay %s: %v", orgID, err)
+		e.t.Fatalf("NewToolset %s: %v", orgID, err)
 	}
 	return builtins().With(tr.Overlay).Select(facts(allow...))
 }
 
-// TestOrgSwitchedToPublic: an organisation switched from self-hosted to
-// public can no longer add, connect to or call a loopback http server, and
-// its server hears nothing more (the pooled session is closed without a
-// request), while another organisation on the same Service, still
-// self-hosted, keeps using its own.
+// TestToolsetUsesGivenMode: a turn's toolset connects under the network
+// mode it is given, on one Pool with no way to look a mode up: a loopback
+// http server is refused, without a request, to a turn given public mode
+// and reached by the next turn given self-hosted mode.
+func TestToolsetUsesGivenMode(t *testing.T) {
+	e := newEnv(t, nil) // a self-hosted deployment allows both modes
+	p := startPeer(t, "p", peerOpts{})
+	addEcho(p.srv, "echo")
+	e.add(Registration{Name: "srv", URL: p.URL})
+	heard := sent(p)
+
+	public := e.toolset(org, netguard.Public, "srv/*")
+	if _, ok := public.Lookup("srv__echo"); ok {
+		t.Error("echo is offered to a turn given public mode")
+	}
+	wantContains(t, "public exclusion", excluded(public, "srv/*"), "MCP server unavailable", "public mode needs an https URL")
+	if got := sent(p) - heard; got != 0 {
+		t.Errorf("the server got %d requests from the public turn: %v", got, p.requests())
+	}
+
+	selfHosted := e.toolset(org, netguard.SelfHosted, "srv/*")
+	if res, err := run(t, selfHosted, "srv__echo", `{"text":"local"}`); err != nil || res.Content != "echo: local" {
+		t.Errorf("call of the self-hosted turn: %+v, %v", res, err)
+	}
+}
+
+// TestOrgSwitchedToPublic: once a turn of an organisation switched from
+// self-hosted to public is given public mode, the organisation can no
+// longer add, connect to or call a loopback http server — not even from
+// a turn routed before the switch — and its server hears nothing more
+// (the pooled session is closed without a request), while another
+// organisation on the same Pool, still self-hosted, keeps using its own.
 func TestOrgSwitchedToPublic(t *testing.T) {
-	modes := newOrgModes(map[string]netguard.Mode{org: netguard.SelfHosted, org2: netguard.SelfHosted})
-	e := newEnv(t, func(c *Config) { c.ModeFor = modes.ModeFor })
+	e := newEnv(t, nil)
 	pa, pb, pc := startPeer(t, "a", peerOpts{}), startPeer(t, "b", peerOpts{}), startPeer(t, "c", peerOpts{})
 	for _, p := range []*peer{pa, pb, pc} {
 		addEcho(p.srv, "echo")
 	}
 	e.add(Registration{Name: "srv", URL: pa.URL})
-	if _, err := e.svc.Add(context.Background(), org2, Registration{Name: "srv", URL: pb.URL}); err != nil {
+	if _, err := e.regs.Add(context.Background(), org2, netguard.SelfHosted, Registration{Name: "srv", URL: pb.URL}); err != nil {
 		t.Fatalf("Add for %s: %v", org2, err)
 	}
-	tsA, tsB := e.toolset(org, "srv/*"), e.toolset(org2, "srv/*")
+	tsA, tsB := e.toolset(org, netguard.SelfHosted, "srv/*"), e.toolset(org2, netguard.SelfHosted, "srv/*")
 	for name, ts := range map[string]registry.Toolset{org: tsA, org2: tsB} {
 		if res, err := run(t, ts, "srv__echo", `{"text":"hi"}`); err != nil || res.Content != "echo: hi" {
 			t.Fatalf("%s before the switch: %+v, %v", name, res, err)
 		}
 	}
 
-	modes.set(org, netguard.Public)
 	heard := sent(pa)
-	_, err := run(t, tsA, "srv__echo", `{"text":"hi"}`)
-	wantContains(t, "call of a turn routed before the switch", errString(err), "network mode of this organisation changed")
-	ts := e.toolset(org, "srv/*")
+	ts := e.toolset(org, netguard.Public, "srv/*")
 	if _, ok := ts.Lookup("srv__echo"); ok {
 		t.Error("echo is still offered to the switched organisation")
 	}
 	wantContains(t, "exclusion", excluded(ts, "srv/*"), "public mode needs an https URL")
-	_, err = e.svc.call(context.Background(), e.list()[0], netguard.Public, "echo", nil)
+	_, err := run(t, tsA, "srv__echo", `{"text":"hi"}`)
+	wantContains(t, "call of a turn routed before the switch", errString(err), "network mode of this organisation changed", "now public")
+	_, err = e.servers().call(context.Background(), e.list()[0], netguard.Public, "echo", nil)
 	wantContains(t, "call under the new mode", errString(err), "public mode needs an https URL")
-	_, err = e.svc.Add(context.Background(), org, Registration{Name: "other", URL: pc.URL})
+	_, err = e.regs.Add(context.Background(), org, netguard.Public, Registration{Name: "other", URL: pc.URL})
 	refusal(t, err, "public mode needs an https URL")
 	if got := sent(pa) - heard; got != 0 {
 		t.Errorf("the switched organisation's server got %d requests after the switch: %v", got, pa.requests())
@@ -122,7 +113,7 @@ func TestOrgSwitchedToPublic(t *testing.T) {
 	// The other organisation, still self-hosted, is unaffected: its turn,
 	// a new turn and a new registration all reach loopback servers.
 	calls := pb.rpcs("tools/call")
-	for i, ts := range []registry.Toolset{tsB, e.toolset(org2, "srv/*")} {
+	for i, ts := range []registry.Toolset{tsB, e.toolset(org2, netguard.SelfHosted, "srv/*")} {
 		if res, err := run(t, ts, "srv__echo", `{"text":"still"}`); err != nil || res.Content != "echo: still" {
 			t.Errorf("%s turn %d after the switch: %+v, %v", org2, i, res, err)
 		}
@@ -130,11 +121,11 @@ func TestOrgSwitchedToPublic(t *testing.T) {
 	if got := pb.rpcs("tools/call") - calls; got != 2 {
 		t.Errorf("%s's server got %d calls, want 2", org2, got)
 	}
-	if _, err := e.svc.Add(context.Background(), org2, Registration{Name: "other", URL: pc.URL}); err != nil {
+	if _, err := e.regs.Add(context.Background(), org2, netguard.SelfHosted, Registration{Name: "other", URL: pc.URL}); err != nil {
 		t.Errorf("Add for %s after the switch: %v", org2, err)
 	}
 	// The switched organisation's session was closed, not left open.
-	if got := e.svc.pool.live(); got != 1 {
+	if got := e.pool.live(); got != 1 {
 		t.Errorf("%d live connections, want 1 (%s's)", got, org2)
 	}
 }
@@ -142,17 +133,14 @@ func TestOrgSwitchedToPublic(t *testing.T) {
 // TestOrgSwitchedBackReconnects: switching back to self-hosted connects
 // afresh (a cooldown or a session of the other mode is not carried over).
 func TestOrgSwitchedBackReconnects(t *testing.T) {
-	modes := newOrgModes(map[string]netguard.Mode{org: netguard.SelfHosted})
-	e := newEnv(t, func(c *Config) { c.ModeFor = modes.ModeFor })
+	e := newEnv(t, nil)
 	p := startPeer(t, "p", peerOpts{})
 	addEcho(p.srv, "echo")
 	e.add(Registration{Name: "srv", URL: p.URL})
-	e.toolset(org, "srv/*")
+	e.toolset(org, netguard.SelfHosted, "srv/*")
 	inits := p.rpcs("initialize")
-	modes.set(org, netguard.Public)
-	e.toolset(org, "srv/*")
-	modes.set(org, netguard.SelfHosted)
-	ts := e.toolset(org, "srv/*")
+	e.toolset(org, netguard.Public, "srv/*")
+	ts := e.toolset(org, netguard.SelfHosted, "srv/*")
 	if res, err := run(t, ts, "srv__echo", `{"text":"back"}`); err != nil || res.Content != "echo: back" {
 		t.Fatalf("after switching back: %+v, %v", res, err)
 	}
@@ -161,45 +149,50 @@ func TestOrgSwitchedBackReconnects(t *testing.T) {
 	}
 }
 
-// TestModeForErrorFailsClosed: when an organisation's mode cannot be read,
-// its servers are left out with a reason, calls of a turn already routed
-// are refused and Add fails, all without a request to any server, even
-// though the deployment's own mode (self-hosted) would allow them.
-func TestModeForErrorFailsClosed(t *testing.T) {
-	modes := newOrgModes(map[string]netguard.Mode{org: netguard.SelfHosted})
-	e := newEnv(t, func(c *Config) { c.ModeFor = modes.ModeFor })
+// publicDeployment is an env whose deployment is public, holding a stored
+// web_search registration of a loopback http server (stored as if added
+// while the deployment was self-hosted).
+func publicDeployment(t *testing.T, p *peer) *env {
+	e := newEnv(t, func(c *testConfig) { c.Pool.Network = netguard.Config{Mode: netguard.Public} })
+	reg := store.MCPServer{ID: "r1", OrgID: org, Name: "srv", URL: p.URL, Type: store.MCPWebSearch, Enabled: true, CreatedAt: t0, UpdatedAt: t0}
+	if err := e.st.CreateMCPServer(context.Background(), reg, 0); err != nil {
+		t.Fatal(err)
+	}
+	return e
+}
+
+// TestDisallowedModeFailsClosed: a turn given a mode the deployment does
+// not allow (self-hosted in a public deployment) has its servers left out
+// with the reason and the built-in they replace still hidden, a turn
+// routed before under another mode has its calls refused, and Add under
+// that mode fails, all without a request to any server.
+func TestDisallowedModeFailsClosed(t *testing.T) {
 	p, other := startPeer(t, "p", peerOpts{}), startPeer(t, "other", peerOpts{})
 	addEcho(p.srv, "echo")
 	addEcho(other.srv, "echo")
-	e.add(Registration{Name: "srv", URL: p.URL, Type: store.MCPWebSearch})
-	routed := e.toolset(org, "srv/*")
-	if _, err := run(t, routed, "srv__echo", `{"text":"hi"}`); err != nil {
-		t.Fatalf("before the failure: %v", err)
-	}
+	e := publicDeployment(t, p)
+	reg := e.list()[0]
 
-	modes.fail(org)
-	heard := sent(p)
-	_, err := run(t, routed, "srv__echo", `{"text":"hi"}`)
-	wantContains(t, "call", errString(err), "the MCP server srv is unavailable: "+errNoMode)
-	wantNotContains(t, "call", errString(err), "settings store is down")
+	ts := e.toolset(org, netguard.SelfHosted, "srv/*", "web_search")
+	if diff := cmp.Diff([]string{"calculate"}, ts.Names()); diff != "" {
+		t.Errorf("toolset (-want +got):\n%s", diff)
+	}
+	wantContains(t, "exclusion", excluded(ts, "srv/*"), "MCP server unavailable: network mode self-hosted is not allowed by the deployment")
+	wantContains(t, "web_search exclusion", excluded(ts, "web_search"), "replaced by MCP server srv, which is unavailable")
+
+	_, err := e.servers().call(context.Background(), reg, netguard.Public, "echo", nil)
+	wantContains(t, "call of a public turn", errString(err), "network mode of this organisation changed", "now self-hosted")
 	if tool.IsInfra(err) {
 		t.Errorf("call error %v is marked infra; the model should see the refusal", err)
 	}
 
-	ts := e.toolset(org, "srv/*", "web_search")
-	if diff := cmp.Diff([]string{"calculate"}, ts.Names()); diff != "" {
-		t.Errorf("toolset (-want +got):\n%s", diff)
-	}
-	wantContains(t, "exclusion", excluded(ts, "srv/*"), "MCP server unavailable: "+errNoMode)
-	wantContains(t, "web_search exclusion", excluded(ts, "web_search"), "replaced by MCP server srv, which is unavailable")
-
-	_, err = e.svc.Add(context.Background(), org, Registration{Name: "other", URL: other.URL})
-	wantContains(t, "Add", errString(err), "settings store is down")
+	_, err = e.regs.Add(context.Background(), org, netguard.SelfHosted, Registration{Name: "other", URL: other.URL})
+	wantContains(t, "Add", errString(err), "self-hosted is not allowed by the deployment")
 	if _, refused := errors.AsType[*Error](err); refused {
-		t.Errorf("Add error %v is a refusal of the registration; it is the service's failure", err)
+		t.Errorf("Add error %v is a refusal of the registration; it is the caller's mistake", err)
 	}
-	if got := sent(p) - heard; got != 0 {
-		t.Errorf("the server got %d requests after the mode failed: %v", got, p.requests())
+	if got := len(p.requests()); got != 0 {
+		t.Errorf("the server got %d requests: %v", got, p.requests())
 	}
 	if got := len(other.requests()); got != 0 {
 		t.Errorf("the server being added got %d requests", got)
@@ -209,45 +202,45 @@ func TestModeForErrorFailsClosed(t *testing.T) {
 	}
 }
 
-// TestOrgModeBeyondDeployment: a self-hosted answer from ModeFor in a
-// public deployment is refused, not honoured, and no request is sent.
+// TestOrgModeBeyondDeployment: Add under self-hosted mode in a public
+// deployment is refused, not honoured, and no request is sent.
 func TestOrgModeBeyondDeployment(t *testing.T) {
-	modes := newOrgModes(map[string]netguard.Mode{org: netguard.SelfHosted})
-	e := newEnv(t, func(c *Config) {
-		c.Network = netguard.Config{Mode: netguard.Public}
-		c.ModeFor = modes.ModeFor
+	e := newEnv(t, func(c *testConfig) {
+		c.Pool.Network = netguard.Config{Mode: netguard.Public}
+		c.Mode = netguard.SelfHosted
 	})
 	p := startPeer(t, "p", peerOpts{})
 	addEcho(p.srv, "echo")
-	_, err := e.svc.Add(context.Background(), org, Registration{Name: "srv", URL: p.URL})
+	_, err := e.regs.Add(context.Background(), org, e.mode, Registration{Name: "srv", URL: p.URL})
 	wantContains(t, "Add", errString(err), "self-hosted is not allowed by the deployment")
 	if got := len(p.requests()); got != 0 {
 		t.Errorf("the server got %d requests", got)
 	}
 }
 
-// TestNoModeLookupWithoutServers: an organisation without an enabled
-// server costs no mode look-up per turn.
-func TestNoModeLookupWithoutServers(t *testing.T) {
-	modes := newOrgModes(map[string]netguard.Mode{})
-	e := newEnv(t, func(c *Config) { c.ModeFor = modes.ModeFor })
-	ts := e.toolset(org)
+// TestNoModeCheckWithoutServers: an organisation without an enabled
+// server gets the built-ins alone under any mode, even one the deployment
+// does not allow: there is nothing to refuse, so nothing is reported.
+func TestNoModeCheckWithoutServers(t *testing.T) {
+	e := newEnv(t, func(c *testConfig) { c.Pool.Network = netguard.Config{Mode: netguard.Public} })
+	tr, err := NewToolset(context.Background(), e.regs, e.pool, org, netguard.SelfHosted, builtins())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(tr.Overlay.Tools) != 0 || len(tr.Overlay.Dropped) != 0 || len(tr.Overlay.Hide) != 0 || len(tr.Notices) != 0 {
+		t.Errorf("toolset of an organisation without servers = %+v", tr)
+	}
+	ts := builtins().With(tr.Overlay).Select(facts())
 	if diff := cmp.Diff([]string{"calculate"}, ts.Names()); diff != "" {
 		t.Errorf("toolset (-want +got):\n%s", diff)
-	}
-	modes.mu.Lock()
-	defer modes.mu.Unlock()
-	if modes.calls != 0 {
-		t.Errorf("ModeFor called %d times for an organisation without servers", modes.calls)
 	}
 }
 
 // TestURLArgumentsVettedUnderTurnMode: a tool routed under public mode
 // vets its URL arguments with the public policy, one routed under
-// self-hosted mode with the self-hosted one, on the same Service.
+// self-hosted mode with the self-hosted one, on the same Pool.
 func TestURLArgumentsVettedUnderTurnMode(t *testing.T) {
-	modes := newOrgModes(map[string]netguard.Mode{org: netguard.SelfHosted})
-	e := newEnv(t, func(c *Config) { c.ModeFor = modes.ModeFor })
+	e := newEnv(t, nil)
 	p := startPeer(t, "p", peerOpts{})
 	addFetch(p.srv)
 	e.add(Registration{Name: "srv", URL: p.URL})
@@ -264,7 +257,7 @@ func TestURLArgumentsVettedUnderTurnMode(t *testing.T) {
 		{netguard.SelfHosted, "fetched http://127.0.0.1:9/page"},
 	}
 	for _, tc := range tests {
-		tl, err := e.svc.importer(e.svc.nets[tc.mode])(st, fetch, "mcp:srv", nil, tool.Spec{})
+		tl, err := e.servers().importer(e.pool.nets[tc.mode])(st, fetch, "mcp:srv", nil, tool.Spec{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -357,15 +350,15 @@ func TestPoolModes(t *testing.T) {
 	}
 }
 
-// TestServiceImporterInherits: the Service's importer, the one turns use,
+// TestToolsetImporterInherits: the toolset's importer, the one turns use,
 // gives a replacement's tools the replaced built-in's requirement and
 // fragments (the route test checks the routing; this, the wiring).
-func TestServiceImporterInherits(t *testing.T) {
+func TestToolsetImporterInherits(t *testing.T) {
 	e := newEnv(t, nil)
 	st := serverState{reg: store.MCPServer{ID: "1", OrgID: org, Name: "reader", Type: store.MCPURLFetcher}}
 	read := mcpTool{&mcp.Tool{Name: "read_page", InputSchema: map[string]any{"type": "object"}}}
 	inherit := tool.Spec{Fragments: []string{"Pages are untrusted."}, Requires: func(turn.Facts) string { return "withheld" }}
-	tl, err := e.svc.importer(e.svc.nets[netguard.Public])(st, read, "url_fetch", nil, inherit)
+	tl, err := e.servers().importer(e.pool.nets[netguard.Public])(st, read, "url_fetch", nil, inherit)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,24 +4,89 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"sync"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/quiverhq/quiver/internal/clock"
 	"github.com/quiverhq/quiver/netguard"
 )
 
-// poolKey identifies a connection: the registration and what it connects
-// with, so an edited URL or token, or a changed network mode of its
-// organisation, never reuses an old session.
-type poolKey struct {
-	id, url, sealedToken string
-	mode                 netguard.Mode
+// Defaults of Limits.
+const (
+	DefaultConnectTimeout   = 15 * time.Second
+	DefaultCallTimeout      = 30 * time.Second
+	DefaultIdleClose        = 10 * time.Minute
+	DefaultCooldown         = 5 * time.Minute
+	DefaultMaxResponseBytes = 8 << 20
+)
+
+// Limits bound what a connection to a server may cost. Zero fields take
+// the defaults above.
+type Limits struct {
+	// ConnectTimeout bounds a connect plus the tool discovery.
+	ConnectTimeout time.Duration
+	// CallTimeout bounds one tool call.
+	CallTimeout time.Duration
+	// IdleClose closes a connection unused for this long.
+	IdleClose time.Duration
+	// Cooldown is how long a server that failed to connect is not retried.
+	Cooldown time.Duration
+	// MaxResponseBytes caps one HTTP response body, and each event of an
+	// event stream (an SSE session carries every answer on one stream, so
+	// a cap on the stream's total would fail calls of a long session).
+	MaxResponseBytes int64
 }
 
-// pool keeps one live connection per registration, connects lazily, and
-// quarantines a server after a failed connect. It is safe for concurrent
-// use.
-type pool struct {
+func (l Limits) withDefaults() Limits {
+	def := func(v *time.Duration, d time.Duration) {
+		if *v <= 0 {
+			*v = d
+		}
+	}
+	def(&l.ConnectTimeout, DefaultConnectTimeout)
+	def(&l.CallTimeout, DefaultCallTimeout)
+	def(&l.IdleClose, DefaultIdleClose)
+	def(&l.Cooldown, DefaultCooldown)
+	if l.MaxResponseBytes <= 0 {
+		l.MaxResponseBytes = DefaultMaxResponseBytes
+	}
+	return l
+}
+
+// PoolConfig configures a Pool.
+type PoolConfig struct {
+	// Network is the guarded client's policy (mode, resolver, ports). The
+	// pool sets its own redirect, time and size limits on top. Its Mode
+	// is the deployment's: the widest mode a toolset or a registration may
+	// be given, and the mode of Probe and CallFixed, which belong to no
+	// organisation.
+	Network netguard.Config
+	Limits  Limits
+	// Version is sent as the client version at initialisation.
+	Version string
+	// Now is the clock of idle times and cooldowns; nil means clock.Now.
+	Now func() time.Time
+	// Logger receives connection events; nil discards them.
+	Logger *slog.Logger
+}
+
+// Pool keeps the live connections to MCP servers: at most one per
+// registration and network mode, connected lazily, closed when idle,
+// and a server that failed to connect is not retried during its cooldown.
+// Every connection goes through the guarded client of its network mode.
+// It is safe for concurrent use; Close it when done.
+type Pool struct {
+	limits Limits
+	// nets holds one guarded client per mode the deployment allows.
+	nets map[netguard.Mode]*network
+	// deploymentMode is PoolConfig.Network's mode, normalised.
+	deploymentMode netguard.Mode
+	logger         *slog.Logger
+
 	dial     func(ctx context.Context, key poolKey, t Target) (*Conn, error)
 	now      func() time.Time
 	cooldown time.Duration
@@ -40,6 +105,139 @@ type pool struct {
 	// before a drop (disable, remove) closes its connection instead of
 	// pooling it.
 	gens map[string]uint64
+	// seen holds, per organisation, the network mode of its latest
+	// toolset or registration (see observe).
+	seen map[string]netguard.Mode
+}
+
+// NewPool returns a Pool under cfg's network policy.
+func NewPool(cfg PoolConfig) *Pool {
+	if cfg.Now == nil {
+		cfg.Now = clock.Now
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	limits := cfg.Limits.withDefaults()
+	nets := newNetworks(cfg, limits)
+	p := newPool(func(ctx context.Context, key poolKey, t Target) (*Conn, error) {
+		// Every key is made from a network of nets.
+		return nets[key.mode].dialer.dial(ctx, t, limits.ConnectTimeout)
+	}, cfg.Now, limits.Cooldown, limits.IdleClose)
+	p.limits, p.nets, p.logger = limits, nets, cfg.Logger
+	p.deploymentMode = normalMode(cfg.Network.Mode)
+	return p
+}
+
+// newPool returns a Pool that connects with dial, without networks: the
+// connection mechanics alone, as NewPool and the pool's tests build them.
+func newPool(dial func(context.Context, poolKey, Target) (*Conn, error), now func() time.Time, cooldown, idle time.Duration) *Pool {
+	return &Pool{
+		dial: dial, now: now, cooldown: cooldown, idle: idle, logger: slog.New(slog.DiscardHandler),
+		conns: map[poolKey]*Conn{}, pending: map[poolKey]*pendingDial{}, failed: map[string]failure{},
+		seen: map[string]netguard.Mode{},
+	}
+}
+
+// Limits returns the limits in force (defaults applied).
+func (p *Pool) Limits() Limits { return p.limits }
+
+// Run closes idle connections every minute until ctx ends.
+func (p *Pool) Run(ctx context.Context) {
+	t := time.NewTicker(time.Minute)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			p.sweep()
+		}
+	}
+}
+
+// Close closes every connection; a connect finishing later closes its
+// connection at once. It always returns nil.
+func (p *Pool) Close() error {
+	p.closeAll()
+	return nil
+}
+
+// CallFixed calls a tool of a server the deployment configures (not a
+// user registration), such as an MCP-served search backend, under the
+// deployment's network mode. It shares the pool, its cooldown and the call
+// timeout; key names the server in the pool and in errors.
+func (p *Pool) CallFixed(ctx context.Context, key string, t Target, name string, args any) (*mcp.CallToolResult, error) {
+	n := p.deployment()
+	if err := n.checkURL(ctx, t.URL); err != nil {
+		return nil, err
+	}
+	redact := func(err error) string { return sanitise(err, t.URL, t.Token.Reveal()) }
+	pk := poolKey{id: "fixed:" + key, url: t.URL, mode: n.mode}
+	conn, err := p.get(ctx, pk, t, redact)
+	if err != nil {
+		var cd *cooldownError
+		if errors.As(err, &cd) {
+			return nil, fmt.Errorf("%s: %w", key, cd)
+		}
+		return nil, fmt.Errorf("%s: %s", key, redact(err))
+	}
+	cctx, cancel := context.WithTimeout(ctx, p.limits.CallTimeout)
+	defer cancel()
+	res, err := conn.Call(cctx, name, args)
+	if err != nil {
+		if cctx.Err() != nil && ctx.Err() == nil {
+			return nil, fmt.Errorf("%s: no answer within %s: %w", key, p.limits.CallTimeout, context.DeadlineExceeded)
+		}
+		p.forgetBroken(pk, conn, err)
+		return nil, fmt.Errorf("%s: %s", key, redact(err))
+	}
+	conn.touch(p.now())
+	return res, nil
+}
+
+// IsCooldown reports whether err is a server skipped during its cooldown.
+func IsCooldown(err error) bool {
+	var cd *cooldownError
+	return errors.As(err, &cd)
+}
+
+// forgetBroken closes and forgets conn when a call on it failed on the
+// wire (a stream cut mid-answer, a body that is not JSON-RPC, the session
+// gone), so the next call connects afresh instead of reusing a session
+// that may be dead. A JSON-RPC error — the server's answer, or the SDK's
+// verdict that only this request failed — keeps the connection.
+func (p *Pool) forgetBroken(key poolKey, conn *Conn, err error) {
+	if _, answered := errors.AsType[*jsonrpc.Error](err); !answered {
+		p.forget(key, conn)
+	}
+}
+
+// observe records mode as the network mode orgID is in now: a toolset or
+// a registration request of the organisation was just given it. Calls of
+// an earlier toolset made under another mode are refused from then on
+// (see current), so a change of mode reaches turns already running as
+// soon as any newer turn or registration of the organisation carries it.
+func (p *Pool) observe(orgID string, mode netguard.Mode) {
+	p.mu.Lock()
+	p.seen[orgID] = normalMode(mode)
+	p.mu.Unlock()
+}
+
+// current returns orgID's latest observed mode and whether it is mode.
+func (p *Pool) current(orgID string, mode netguard.Mode) (netguard.Mode, bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	m, ok := p.seen[orgID]
+	return m, !ok || m == normalMode(mode)
+}
+
+// poolKey identifies a connection: the registration and what it connects
+// with, so an edited URL or token, or a changed network mode of its
+// organisation, never reuses an old session.
+type poolKey struct {
+	id, url, sealedToken string
+	mode                 netguard.Mode
 }
 
 type pendingDial struct {
@@ -74,18 +272,11 @@ func (e *cooldownError) Error() string {
 	return fmt.Sprintf("not retried before %s after a failed connect (%s)", e.until.UTC().Format(time.TimeOnly), e.msg)
 }
 
-func newPool(dial func(context.Context, poolKey, Target) (*Conn, error), now func() time.Time, cooldown, idle time.Duration) *pool {
-	return &pool{
-		dial: dial, now: now, cooldown: cooldown, idle: idle,
-		conns: map[poolKey]*Conn{}, pending: map[poolKey]*pendingDial{}, failed: map[string]failure{},
-	}
-}
-
 // get returns the live connection for key, connecting when there is none.
 // Concurrent gets for one key share one connect. A registration in its
 // cooldown fails at once with a *cooldownError; redact turns a connect
 // error into the message the cooldown repeats.
-func (p *pool) get(ctx context.Context, key poolKey, t Target, redact func(error) string) (*Conn, error) {
+func (p *Pool) get(ctx context.Context, key poolKey, t Target, redact func(error) string) (*Conn, error) {
 	p.mu.Lock()
 	if c, ok := p.conns[key]; ok {
 		p.mu.Unlock()
@@ -113,7 +304,7 @@ func (p *pool) get(ctx context.Context, key poolKey, t Target, redact func(error
 
 // connect dials for a pending get; the dial is not bound to the first
 // caller's context, so one caller giving up does not fail the others.
-func (p *pool) connect(key poolKey, t Target, pd *pendingDial, redact func(error) string) {
+func (p *Pool) connect(key poolKey, t Target, pd *pendingDial, redact func(error) string) {
 	c, err := p.dial(context.Background(), key, t)
 	p.mu.Lock()
 	delete(p.pending, key)
@@ -147,7 +338,7 @@ func (p *pool) connect(key poolKey, t Target, pd *pendingDial, redact func(error
 
 // watch forgets a connection once its session ends (the server closed it
 // or the network dropped), so the next get reconnects.
-func (p *pool) watch(key poolKey, c *Conn) {
+func (p *Pool) watch(key poolKey, c *Conn) {
 	c.session.Wait()
 	p.mu.Lock()
 	if p.conns[key] == c {
@@ -157,7 +348,7 @@ func (p *pool) watch(key poolKey, c *Conn) {
 }
 
 // forget closes and forgets key's connection if it is still c.
-func (p *pool) forget(key poolKey, c *Conn) {
+func (p *Pool) forget(key poolKey, c *Conn) {
 	p.mu.Lock()
 	if p.conns[key] == c {
 		delete(p.conns, key)
@@ -168,7 +359,7 @@ func (p *pool) forget(key poolKey, c *Conn) {
 
 // drop closes every connection of a registration and clears its cooldown:
 // used when it is disabled, deleted or edited.
-func (p *pool) drop(id string) {
+func (p *Pool) drop(id string) {
 	p.mu.Lock()
 	if p.gens == nil {
 		p.gens = map[string]uint64{}
@@ -187,7 +378,7 @@ func (p *pool) drop(id string) {
 // its organisation's mode changed, so the session must neither be reused
 // nor speak to a destination the new mode may forbid. A connection made
 // with another URL or token is left to be replaced by the next connect.
-func (p *pool) retire(key poolKey) {
+func (p *Pool) retire(key poolKey) {
 	var old []*Conn
 	p.mu.Lock()
 	for _, m := range [...]netguard.Mode{netguard.Public, netguard.SelfHosted} {
@@ -205,7 +396,7 @@ func (p *pool) retire(key poolKey) {
 	}
 }
 
-func (p *pool) dropLocked(id string) []*Conn {
+func (p *Pool) dropLocked(id string) []*Conn {
 	var closed []*Conn
 	for k, c := range p.conns {
 		if k.id == id {
@@ -218,7 +409,7 @@ func (p *pool) dropLocked(id string) []*Conn {
 
 // sweep closes connections idle for longer than the idle limit and returns
 // how many it closed.
-func (p *pool) sweep() int {
+func (p *Pool) sweep() int {
 	cutoff := p.now().Add(-p.idle)
 	p.mu.Lock()
 	var closed []*Conn
@@ -236,7 +427,7 @@ func (p *pool) sweep() int {
 }
 
 // closeAll closes every connection.
-func (p *pool) closeAll() {
+func (p *Pool) closeAll() {
 	p.mu.Lock()
 	p.closed = true
 	conns := p.conns
@@ -248,7 +439,7 @@ func (p *pool) closeAll() {
 }
 
 // live returns how many connections are open.
-func (p *pool) live() int {
+func (p *Pool) live() int {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return len(p.conns)

@@ -23,7 +23,7 @@ import (
 
 // overlaid returns the catalog a turn would select from (the built-ins with
 // the organisation's overlay) and the overlay itself.
-func (e *env) overlaid() (*registry.Catalog, Turn) {
+func (e *env) overlaid() (*registry.Catalog, Toolset) {
 	e.t.Helper()
 	tr := e.overlay(builtins())
 	return builtins().With(tr.Overlay), tr
@@ -331,7 +331,7 @@ func addFetch(s *mcp.Server) {
 // service is self-hosted here and the refused addresses are those every
 // mode refuses; TestURLArgumentsVettedPublic covers loopback arguments.
 func TestURLArgumentsVetted(t *testing.T) {
-	e := newEnv(t, func(c *Config) { c.Network.Resolver = fixedResolver{} })
+	e := newEnv(t, func(c *testConfig) { c.Pool.Network.Resolver = fixedResolver{} })
 	p := startPeer(t, "p", peerOpts{})
 	addFetch(p.srv)
 	e.add(Registration{Name: "srv", URL: p.URL})
@@ -359,13 +359,15 @@ func TestURLArgumentsVetted(t *testing.T) {
 // TestURLArgumentsVettedPublic: in public mode the same check refuses
 // loopback and private addresses, in any field that holds URLs.
 func TestURLArgumentsVettedPublic(t *testing.T) {
-	e := newEnv(t, func(c *Config) { c.Network = netguard.Config{Mode: netguard.Public, Resolver: fixedResolver{}} })
+	e := newEnv(t, func(c *testConfig) {
+		c.Pool.Network = netguard.Config{Mode: netguard.Public, Resolver: fixedResolver{}}
+	})
 	schema := map[string]any{"type": "object", "properties": map[string]any{
 		"url":   map[string]any{"type": "string"},
 		"links": map[string]any{"type": "array", "items": map[string]any{"type": "string", "format": "uri"}},
 		"note":  map[string]any{"type": "string"},
 	}}
-	check := urlArgChecker(schema, e.svc.deployment().guard)
+	check := urlArgChecker(schema, e.pool.deployment().guard)
 	tests := []struct {
 		args, want string
 	}{
@@ -395,11 +397,11 @@ func TestPublicModeRefusesStoredHTTP(t *testing.T) {
 	p := startPeer(t, "p", peerOpts{})
 	addEcho(p.srv, "echo")
 	port := uint16(p.ts.Listener.Addr().(*net.TCPAddr).Port)
-	e := newEnv(t, func(c *Config) {
+	e := newEnv(t, func(c *testConfig) {
 		// The address and port are allowed: only the scheme is wrong.
-		c.Network = netguard.Config{Mode: netguard.Public, Allow: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}, Ports: []uint16{port}}
+		c.Pool.Network = netguard.Config{Mode: netguard.Public, Allow: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}, Ports: []uint16{port}}
 	})
-	sealed, err := e.cfg.Keyring.Seal([]byte(secretToken), TokenAAD(org, "r1"))
+	sealed, err := e.cfg.Registrations.Keyring.Seal([]byte(secretToken), TokenAAD(org, "r1"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -410,7 +412,7 @@ func TestPublicModeRefusesStoredHTTP(t *testing.T) {
 	cat, _ := e.overlaid()
 	ts := cat.Select(facts("srv/*"))
 	wantContains(t, "exclusion", excluded(ts, "srv/*"), "public mode needs an https URL")
-	if _, err := e.svc.call(context.Background(), reg, netguard.Public, "echo", nil); err == nil {
+	if _, err := e.servers().call(context.Background(), reg, netguard.Public, "echo", nil); err == nil {
 		t.Error("a call went through")
 	}
 	if n := len(p.requests()); n != 0 {

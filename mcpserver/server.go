@@ -6,15 +6,14 @@ package mcpserver
 
 import (
 	"context"
-	"crypto/rand"
 	"encoding/json"
 	"log/slog"
-	"strings"
 	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/quiverhq/quiver/dispatch"
+	"github.com/quiverhq/quiver/ids"
 	"github.com/quiverhq/quiver/registry"
 	"github.com/quiverhq/quiver/tool"
 )
@@ -51,12 +50,14 @@ type Config struct {
 	// Logger receives infrastructure failures, with detail the client never
 	// sees; nil discards.
 	Logger *slog.Logger
-	// NewConversation returns the id of a new session's conversation; nil
-	// means "mcp_" and 26 random characters.
+	// IDs makes the id of each new session's conversation ("mcp_…", unless
+	// NewConversation is set) and of the one turn its calls belong to
+	// ("turn_…"); nil means ids.Random.
+	IDs ids.Source
+	// NewConversation returns the conversation of a new session, for a
+	// caller that serves an existing conversation; nil means a new id from
+	// IDs.
 	NewConversation func() string
-	// NewTurn returns the id of the one turn a new session's calls belong
-	// to; nil means "turn_" and 26 random characters.
-	NewTurn func() string
 	// StartTurn is called once per session, before its first tools/call runs,
 	// with the scope every call of that session uses; the caller records the
 	// turn there (a session's stored results are read by conversation). Nil
@@ -102,11 +103,9 @@ func New(cfg Config) *Server {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
+	cfg.IDs = ids.OrRandom(cfg.IDs)
 	if cfg.NewConversation == nil {
-		cfg.NewConversation = func() string { return "mcp_" + strings.ToLower(rand.Text()) }
-	}
-	if cfg.NewTurn == nil {
-		cfg.NewTurn = func() string { return "turn_" + strings.ToLower(rand.Text()) }
+		cfg.NewConversation = func() string { return cfg.IDs.New("mcp_") }
 	}
 	s := &Server{cfg: cfg, sessions: map[*mcp.ServerSession]*session{}, work: newInflight()}
 	s.stop, s.cancelStop = context.WithCancel(context.Background())
@@ -204,7 +203,7 @@ func (s *Server) scopeOf(ctx context.Context, ss *mcp.ServerSession) (tool.Scope
 		return sess.scope, nil
 	}
 	scope := tool.Scope{OrgID: s.cfg.OrgID, UserID: s.cfg.UserID,
-		ConversationID: s.cfg.NewConversation(), TurnID: s.cfg.NewTurn()}
+		ConversationID: s.cfg.NewConversation(), TurnID: s.cfg.IDs.New("turn_")}
 	if s.cfg.StartTurn != nil {
 		if err := s.cfg.StartTurn(ctx, scope); err != nil {
 			return tool.Scope{}, err

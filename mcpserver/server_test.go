@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"regexp"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -21,6 +22,7 @@ import (
 	"github.com/quiverhq/quiver/builtin/calc"
 	"github.com/quiverhq/quiver/builtin/results"
 	"github.com/quiverhq/quiver/dispatch"
+	"github.com/quiverhq/quiver/ids"
 	"github.com/quiverhq/quiver/mcpserver"
 	"github.com/quiverhq/quiver/registry"
 	"github.com/quiverhq/quiver/store"
@@ -69,8 +71,6 @@ type fixture struct {
 	logs    *syncBuffer
 	entered chan struct{}
 	release chan struct{}
-	convSeq atomic.Int64
-	turnSeq atomic.Int64
 }
 
 type syncBuffer struct {
@@ -90,7 +90,11 @@ func (s *syncBuffer) String() string {
 	return s.b.String()
 }
 
-func newFixture(t testing.TB) *fixture {
+func newFixture(t testing.TB) *fixture { return newFixtureWith(t, nil) }
+
+// newFixtureWith is newFixture with change (when non-nil) applied to the
+// server's Config before the server is made.
+func newFixtureWith(t testing.TB, change func(*mcpserver.Config)) *fixture {
 	f := &fixture{turns: make(chan tool.Scope, 1024), logs: &syncBuffer{}, entered: make(chan struct{}, 1), release: make(chan struct{})}
 	rs := &memResults{m: map[string]store.Result{}}
 	cat := registry.New()
@@ -124,19 +128,20 @@ func newFixture(t testing.TB) *fixture {
 		Model: turn.Model{Caps: turn.Capabilities{Tools: true}},
 		Agent: turn.Agent{Allow: []string{"big_text", "whoami", "broken", "block"}},
 	})
-	var refs atomic.Int64
-	f.d = dispatch.New(dispatch.Config{Results: rs, Logger: slog.New(slog.DiscardHandler),
-		NewRef: func() string { return fmt.Sprintf("res_%d", refs.Add(1)) }})
-	f.srv = mcpserver.New(mcpserver.Config{
+	f.d = dispatch.New(dispatch.Config{Results: rs, Logger: slog.New(slog.DiscardHandler), IDs: &ids.Sequence{}})
+	cfg := mcpserver.Config{
 		Toolset: f.ts, Dispatcher: f.d, OrgID: "acme", UserID: "ana", Version: "1.2.3",
-		Logger:          slog.New(slog.NewTextHandler(f.logs, nil)),
-		NewConversation: func() string { return fmt.Sprintf("conv%d", f.convSeq.Add(1)) },
-		NewTurn:         func() string { return fmt.Sprintf("turn%d", f.turnSeq.Add(1)) },
+		Logger: slog.New(slog.NewTextHandler(f.logs, nil)),
+		IDs:    &ids.Sequence{},
 		StartTurn: func(_ context.Context, s tool.Scope) error {
 			f.turns <- s
 			return nil
 		},
-	})
+	}
+	if change != nil {
+		change(&cfg)
+	}
+	f.srv = mcpserver.New(cfg)
 	return f
 }
 
@@ -352,8 +357,8 @@ func TestSessionScope(t *testing.T) {
 	whoA, _ := callText(t, a, "whoami", nil)
 	whoB, _ := callText(t, b, "whoami", nil)
 	want := []string{
-		`{"OrgID":"acme","UserID":"ana","ConversationID":"conv1","TurnID":"turn1"}`,
-		`{"OrgID":"acme","UserID":"ana","ConversationID":"conv2","TurnID":"turn2"}`,
+		`{"OrgID":"acme","UserID":"ana","ConversationID":"mcp_1","TurnID":"turn_1"}`,
+		`{"OrgID":"acme","UserID":"ana","ConversationID":"mcp_2","TurnID":"turn_2"}`,
 	}
 	if diff := cmp.Diff(want, []string{whoA, whoB}); diff != "" {
 		t.Errorf("scopes (-want +got):\n%s", diff)
@@ -363,8 +368,34 @@ func TestSessionScope(t *testing.T) {
 	for s := range f.turns {
 		started = append(started, s.ConversationID)
 	}
-	if diff := cmp.Diff([]string{"conv1", "conv2"}, started); diff != "" {
+	if diff := cmp.Diff([]string{"mcp_1", "mcp_2"}, started); diff != "" {
 		t.Errorf("turns started (-want +got):\n%s", diff)
+	}
+}
+
+// TestSessionIDs: by default a session's conversation and turn are random
+// "mcp_" and "turn_" ids; NewConversation replaces only the conversation.
+func TestSessionIDs(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		change func(*mcpserver.Config)
+		conv   string // pattern
+		turn   string
+	}{
+		{"default", func(c *mcpserver.Config) { c.IDs = nil }, `^mcp_[0-9a-f]{20}$`, `^turn_[0-9a-f]{20}$`},
+		{"given conversation", func(c *mcpserver.Config) { c.NewConversation = func() string { return "c-given" } }, `^c-given$`, `^turn_1$`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFixtureWith(t, tc.change)
+			text, _ := callText(t, f.stdioClient(t), "whoami", nil)
+			var s tool.Scope
+			if err := json.Unmarshal([]byte(text), &s); err != nil {
+				t.Fatal(err)
+			}
+			if !regexp.MustCompile(tc.conv).MatchString(s.ConversationID) || !regexp.MustCompile(tc.turn).MatchString(s.TurnID) {
+				t.Errorf("scope %+v, want conversation %s and turn %s", s, tc.conv, tc.turn)
+			}
+		})
 	}
 }
 

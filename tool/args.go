@@ -17,6 +17,8 @@ type ArgError struct {
 	Msg   string
 }
 
+// Error names the tool and, when set, the field: the text the model reads
+// to correct its call.
 func (e *ArgError) Error() string {
 	if e.Field == "" {
 		return fmt.Sprintf("invalid arguments for %s: %s", e.Tool, e.Msg)

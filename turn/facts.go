@@ -120,12 +120,15 @@ type Model struct {
 }
 
 // Capabilities are what a model can do. Zero means it can do none of them.
+// It is the one declaration of a model's capabilities: an agent's (Model.Caps)
+// and an opened llm.Model's (its Capabilities method) are both this type.
+// The JSON names are what an API that shows them uses.
 type Capabilities struct {
-	Tools            bool
-	ParallelTools    bool
-	Vision           bool
-	Video            bool
-	StructuredOutput bool
+	Tools            bool `json:"tools"`
+	ParallelTools    bool `json:"parallel_tools"`
+	Vision           bool `json:"vision"`
+	Video            bool `json:"video"`
+	StructuredOutput bool `json:"structured_output"`
 }
 
 // Switch reports whether the named switch is set on.

@@ -74,9 +74,9 @@ func TestDeliberateToolModeSettings(t *testing.T) {
 
 	// A duplicate, a bad phrase and a full target: the API's messages.
 	refusals := []struct{ target, phrase, msg string }{
-		{"memory", "REMEMBER this", "Not added: the target already has this trigger"},
+		{"memory", "REMEMBER this", `Not added: "remember this" is already a memory trigger`},
 		{"search", "a|b", `Not added: phrase "a|b" holds regular expression syntax`},
-		{"video", "one more clip", "Not added: the target already has the most custom triggers allowed"},
+		{"video", "one more clip", "Not added: video already has 16 custom triggers (the limit)"},
 	}
 	for _, r := range refusals {
 		b.addTrigger(r.target, r.phrase)

@@ -169,7 +169,7 @@ func TestDeliberateAndPreferencesAgainstHTTPAPI(t *testing.T) {
 		t.Errorf("stored triggers (-want +got):\n%s", d)
 	}
 	b.addTrigger("image", "PROFILE pic")
-	b.WaitText(`#trigger-status .alert`, "Not added: the target already has this trigger")
+	b.WaitText(`#trigger-status .alert`, `Not added: "profile pic" is already a image trigger`)
 	b.addTrigger("image", "a|b")
 	b.WaitText(`#trigger-status .alert`, "regular expression syntax")
 	b.Do("remove", chromedp.Click(chromedp.CSS(`button[aria-label="Remove profile pic from image"]`)),

@@ -3,6 +3,7 @@ package webui_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"strings"
 	"sync"
 	"testing"
@@ -11,12 +12,15 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/quiverhq/quiver/accounts"
 	"github.com/quiverhq/quiver/agent"
+	"github.com/quiverhq/quiver/engine"
 	"github.com/quiverhq/quiver/httpapi"
 	"github.com/quiverhq/quiver/internal/clock"
 	"github.com/quiverhq/quiver/internal/config"
 	"github.com/quiverhq/quiver/llm"
 	"github.com/quiverhq/quiver/registry"
+	"github.com/quiverhq/quiver/settings"
 	"github.com/quiverhq/quiver/store"
 	"github.com/quiverhq/quiver/store/sqlite"
 	"github.com/quiverhq/quiver/tool"
@@ -128,7 +132,7 @@ func realAPI(t *testing.T) (store.Store, *scriptedEngine, *browser) {
 		Role: store.RoleAdmin, CreatedAt: now, UpdatedAt: now}))
 	must(st.PutAgent(ctx, store.StoredAgent{OrgID: "org_a", Name: "assistant", CreatedAt: now, UpdatedAt: now,
 		Definition: []byte("name: assistant\nmodel: openai:gpt-4.1-mini\nprompt: |\n  You help.\ntools: []\n")}))
-	link, err := httpapi.IssueCredential(ctx, st, store.Credential{Kind: store.CredLoginLink, OrgID: "org_a", UserID: "ana",
+	link, err := (&accounts.Service{Store: st}).Issue(ctx, store.Credential{Kind: store.CredLoginLink, OrgID: "org_a", UserID: "ana",
 		CreatedAt: now, ExpiresAt: now.Add(24 * time.Hour)})
 	must(err)
 	eng := &scriptedEngine{st: st, keys: map[string]string{}}
@@ -138,7 +142,7 @@ func realAPI(t *testing.T) (store.Store, *scriptedEngine, *browser) {
 	b.WaitText(`#account`, "Ana Lima")
 	b.WaitText(`#organisation`, "Acme")
 	// The page changed nothing: the link is unused and no session exists.
-	hash := httpapi.HashSecret(link)
+	hash := accounts.HashSecret(link)
 	if _, err := st.LookupCredential(ctx, store.CredLoginLink, hash, time.Now()); err != nil {
 		t.Fatalf("the sign-in page used the link: %v", err)
 	}
@@ -161,14 +165,48 @@ type scriptedEngine struct {
 
 	// The organisation's settings: what was saved, the version, and the
 	// key values (write-only).
-	saved   httpapi.SettingsUpdate
+	saved   settings.Update
 	version int64
 	keys    map[string]string
 	// noModel makes ModelStatus answer not connected.
 	noModel bool
 }
 
-func (e *scriptedEngine) Send(ctx context.Context, c httpapi.Caller, conv, message string, emit func(agent.Event)) error {
+// scriptedTurn is a turn the scripted engine began.
+type scriptedTurn struct {
+	c       httpapi.Caller
+	conv    store.Conversation
+	message string
+	answers bool
+}
+
+func (t scriptedTurn) Conversation() store.Conversation { return t.conv }
+func (t scriptedTurn) Answers() bool                    { return t.answers }
+
+// Begin reads the conversation as the engine does: another user's is
+// engine.ErrNoConversation; the turn answers a paused last turn.
+func (e *scriptedEngine) Begin(ctx context.Context, c httpapi.Caller, id, message string) (httpapi.PendingTurn, error) {
+	conv, err := e.st.GetConversation(ctx, c.OrgID, id)
+	if errors.Is(err, store.ErrNotFound) || err == nil && conv.UserID != c.UserID {
+		return nil, engine.ErrNoConversation
+	}
+	if err != nil {
+		return nil, err
+	}
+	ms, err := e.st.ListMessages(ctx, c.OrgID, id, 0)
+	if err != nil {
+		return nil, err
+	}
+	paused, err := store.PausedTurn(ctx, e.st, c.OrgID, ms)
+	if err != nil {
+		return nil, err
+	}
+	return scriptedTurn{c: c, conv: conv, message: message, answers: paused != nil}, nil
+}
+
+func (e *scriptedEngine) Run(ctx context.Context, pt httpapi.PendingTurn, emit func(agent.Event)) error {
+	t := pt.(scriptedTurn)
+	c, conv, message := t.c, t.conv.ID, t.message
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	at := clock.Now()
@@ -248,21 +286,21 @@ func (e *scriptedEngine) Catalog(context.Context, httpapi.Caller) (httpapi.Catal
 }
 
 // settingsKeys are the keys the scripted settings know.
-var settingsKeys = []httpapi.KeyState{{Name: "openai_api_key", Label: "OpenAI API key"}, {Name: "brave_api_key", Label: "Brave Search API key"}}
+var settingsKeys = []settings.KeyState{{Name: "openai_api_key", Label: "OpenAI API key"}, {Name: "brave_api_key", Label: "Brave Search API key"}}
 
-func (e *scriptedEngine) Settings(context.Context, httpapi.Caller) (httpapi.Settings, error) {
+func (e *scriptedEngine) Settings(context.Context, httpapi.Caller) (settings.View, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	return e.settingsView(), nil
 }
 
 // settingsView shows the settings; e.mu is held.
-func (e *scriptedEngine) settingsView() httpapi.Settings {
+func (e *scriptedEngine) settingsView() settings.View {
 	mode := e.saved.NetworkMode
 	if mode == "" {
 		mode = "public"
 	}
-	v := httpapi.Settings{Version: e.version, Switches: e.saved.Switches, SwitchNames: []string{"tool_use", "web_search"},
+	v := settings.View{Version: e.version, Switches: e.saved.Switches, SwitchNames: []string{"tool_use", "web_search"},
 		NetworkMode: mode, NetworkModes: []string{"public"}, Web: e.saved.Web}
 	for _, k := range settingsKeys {
 		if e.keys[k.Name] != "" {
@@ -273,11 +311,11 @@ func (e *scriptedEngine) settingsView() httpapi.Settings {
 	return v
 }
 
-func (e *scriptedEngine) UpdateSettings(_ context.Context, _ httpapi.Caller, u httpapi.SettingsUpdate) (httpapi.Settings, error) {
+func (e *scriptedEngine) UpdateSettings(_ context.Context, _ httpapi.Caller, u settings.Update) (settings.View, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if u.Version != e.version {
-		return httpapi.Settings{}, &httpapi.Conflict{Msg: "the settings were changed by someone else since you opened them; reload and try again"}
+		return settings.View{}, settings.ErrConflict
 	}
 	for _, n := range u.ClearKeys {
 		delete(e.keys, n)

@@ -131,9 +131,9 @@ func (s *stubAPI) addTrigger(w http.ResponseWriter, r *http.Request) {
 	t := stubTrigger{target, phrase}
 	switch {
 	case slices.Contains(s.dtm.triggers, t):
-		writeErr(w, http.StatusConflict, "trigger_exists", "the target already has this trigger")
+		writeErr(w, http.StatusConflict, "trigger_exists", fmt.Sprintf("%q is already a %s trigger", phrase, target))
 	case len(s.triggersOf(target)) >= stubMaxTriggers:
-		writeErr(w, http.StatusConflict, "trigger_limit", "the target already has the most custom triggers allowed")
+		writeErr(w, http.StatusConflict, "trigger_limit", fmt.Sprintf("%s already has %d custom triggers (the limit)", target, stubMaxTriggers))
 	default:
 		s.dtm.triggers = append(s.dtm.triggers, t)
 		writeJSON(w, http.StatusCreated, t)
@@ -162,7 +162,7 @@ func (s *stubAPI) removeTrigger(w http.ResponseWriter, r *http.Request) {
 	defer s.mu.Unlock()
 	i := slices.Index(s.dtm.triggers, stubTrigger{q.Get("target"), phrase})
 	if i < 0 {
-		writeErr(w, http.StatusNotFound, "not_found", "no such trigger")
+		writeErr(w, http.StatusNotFound, "not_found", fmt.Sprintf("no %s trigger %q", q.Get("target"), phrase))
 		return
 	}
 	s.dtm.triggers = slices.Delete(s.dtm.triggers, i, i+1)

@@ -38,7 +38,10 @@ type Input struct {
 }
 
 // Tool returns read_tool_result reading from rs. Only results stored in the
-// calling turn's organisation and conversation can be read.
+// calling turn's organisation and conversation can be read. A nil rs gives
+// the same tool and declaration, whose calls with valid arguments fail with
+// an infrastructure error wrapping store.ErrNoStore: for commands that
+// declare tools but open no store.
 func Tool(rs store.Results) *tool.Tool {
 	return tool.New(tool.Spec{
 		Name:        "read_tool_result",
@@ -74,6 +77,9 @@ func read(ctx context.Context, rs store.Results, s tool.Scope, in Input) (string
 	}
 	if in.Offset < 0 {
 		return "", fmt.Errorf("offset must be 0 or more, got %d", in.Offset)
+	}
+	if rs == nil {
+		return "", tool.Infra(fmt.Errorf("read_tool_result: %w", store.ErrNoStore))
 	}
 	var parts []string
 	found := 0

@@ -29,7 +29,10 @@ type Input struct {
 }
 
 // Tool returns read_transcript over ms. It reads only the calling turn's
-// conversation, and only turns before the calling one.
+// conversation, and only turns before the calling one. A nil ms gives the
+// same tool and declaration, whose calls with valid arguments fail with an
+// infrastructure error wrapping store.ErrNoStore: for commands that
+// declare tools but open no store.
 func Tool(ms store.Messages) *tool.Tool {
 	return tool.New(tool.Spec{
 		Name:        "read_transcript",
@@ -52,6 +55,9 @@ func read(ctx context.Context, ms store.Messages, s tool.Scope, in Input) (strin
 	}
 	if in.MaxChars < 1 || in.MaxChars > MaxMaxChars {
 		return "", fmt.Errorf("maxChars must be between 1 and %d, got %d", MaxMaxChars, in.MaxChars)
+	}
+	if ms == nil {
+		return "", tool.Infra(fmt.Errorf("read_transcript: %w", store.ErrNoStore))
 	}
 	msgs, err := ms.ListMessages(ctx, s.OrgID, s.ConversationID, in.Before)
 	if err != nil {

@@ -118,6 +118,8 @@ type EngineError struct {
 	Err        error
 }
 
+// Error is the kind, then Err when there is one. It may hold URLs or
+// bodies from Err: log it, never show it to the model.
 func (e *EngineError) Error() string {
 	if e.Err == nil {
 		return e.Kind.String()
@@ -125,6 +127,8 @@ func (e *EngineError) Error() string {
 	return fmt.Sprintf("%s: %v", e.Kind, e.Err)
 }
 
+// Unwrap returns Err, the underlying cause (nil when the engine gave none),
+// for errors.Is and errors.As.
 func (e *EngineError) Unwrap() error { return e.Err }
 
 // kindOf classifies err for the chain: an *EngineError keeps its kind, a

@@ -11,8 +11,10 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/quiverhq/quiver/builtin"
 	"github.com/quiverhq/quiver/internal/config"
 	"github.com/quiverhq/quiver/registry"
+	"github.com/quiverhq/quiver/settings"
 	"github.com/quiverhq/quiver/store"
 	"github.com/quiverhq/quiver/store/sqlite"
 )
@@ -120,7 +122,7 @@ func checkAgent(ctx context.Context, ag config.Agent, a mcpAdmin, cfg config.Con
 	out := AgentCheckOutput{Agent: ag.Name}
 	dir, why := storeDir(a.data, env)
 	if why != "" {
-		cat := NewCatalog(CatalogDeps{Config: cfg})
+		cat := builtin.NewCatalog(builtin.CatalogDeps{Config: cfg})
 		out.Warnings = append(cat.CheckAllowlist(ag.Tools, nil), cat.CheckSwitches(ag.Switches)...)
 		if hasMCPEntry(ag.Tools) {
 			out.Note = "MCP entries (server/tool, server/*) could not be checked: " + why
@@ -171,8 +173,8 @@ func hasMCPEntry(allow []string) bool {
 // organisation's built-in catalog (under its settings) and its registered
 // MCP servers, enabled or not, and its switches against that catalog; it
 // is the one check behind agent saves and "quiver agent check".
-func orgAllowlistWarnings(ctx context.Context, orgs *orgSettings, st store.MCPServers, orgID string, ag config.Agent) ([]registry.Warning, error) {
-	v, err := orgs.view(ctx, orgID)
+func orgAllowlistWarnings(ctx context.Context, orgs *settings.Service, st store.MCPServers, orgID string, ag config.Agent) ([]registry.Warning, error) {
+	v, err := orgs.Runtime(ctx, orgID)
 	if err != nil {
 		return nil, err
 	}
@@ -180,7 +182,7 @@ func orgAllowlistWarnings(ctx context.Context, orgs *orgSettings, st store.MCPSe
 	if err != nil {
 		return nil, err
 	}
-	return append(v.catalog.CheckAllowlist(ag.Tools, servers), v.catalog.CheckSwitches(ag.Switches)...), nil
+	return append(v.Catalog().CheckAllowlist(ag.Tools, servers), v.Catalog().CheckSwitches(ag.Switches)...), nil
 }
 
 // registeredServers lists the organisation's MCP registrations for

@@ -2,151 +2,79 @@ package app
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
-	"sync"
 	"time"
 
 	"github.com/quiverhq/quiver/agent"
+	"github.com/quiverhq/quiver/dispatch"
+	"github.com/quiverhq/quiver/engine"
 	"github.com/quiverhq/quiver/httpapi"
-	"github.com/quiverhq/quiver/intent"
 	"github.com/quiverhq/quiver/internal/config"
-	"github.com/quiverhq/quiver/llm"
-	"github.com/quiverhq/quiver/prompt"
 	"github.com/quiverhq/quiver/registry"
+	"github.com/quiverhq/quiver/settings"
 	"github.com/quiverhq/quiver/store"
 	"github.com/quiverhq/quiver/turn"
 )
 
-// apiEngine is httpapi.Engine over the turn engine: agents come from the
-// store, callers from their credentials, models from the configuration.
+// apiEngine is httpapi.Engine over the turn engine: it maps the API's
+// callers to engine requests and the engine's answers to the wire. It
+// builds no turn itself.
 type apiEngine struct {
-	eng    *engine
-	st     store.Store
-	models models
-	now    func() time.Time
-
-	mu sync.Mutex
-	// opened holds, per organisation, the models opened under its
-	// settings version; a new version starts afresh.
-	opened map[string]openedModels
-}
-
-// openedModels are an organisation's models at one settings version, by
-// "provider:model".
-type openedModels struct {
-	version int64
-	models  map[string]llm.Model
+	eng      *engine.Engine
+	orgs     *settings.Service
+	runtimes engine.RuntimeSource
+	agents   engine.AgentSource
+	mcp      store.MCPServers
+	turns    store.Turns
+	now      func() time.Time
 }
 
 var _ httpapi.Engine = (*apiEngine)(nil)
 
-// agentFor loads and parses the conversation's stored agent.
-func (a *apiEngine) agentFor(ctx context.Context, orgID, conversationID string) (config.Agent, error) {
-	conv, err := a.st.GetConversation(ctx, orgID, conversationID)
-	if errors.Is(err, store.ErrNotFound) {
-		return config.Agent{}, &httpapi.BadRequest{Msg: "no such conversation"}
+// request is the engine request of c in a conversation.
+func request(c httpapi.Caller, conversationID, message string) engine.Request {
+	return engine.Request{
+		Caller: turn.Caller{UserID: c.UserID, DisplayName: c.DisplayName, Department: c.Department,
+			Organisation: c.OrgID, Timezone: c.Timezone, Permissions: permissions(c.Role)},
+		OrgID: c.OrgID, ConversationID: conversationID, Message: message,
 	}
-	if err != nil {
-		return config.Agent{}, err
-	}
-	stored, err := a.st.GetAgent(ctx, orgID, conv.Agent)
-	if errors.Is(err, store.ErrNotFound) {
-		return config.Agent{}, &httpapi.BadRequest{Msg: fmt.Sprintf("the conversation's agent %q no longer exists", conv.Agent)}
-	}
-	if err != nil {
-		return config.Agent{}, err
-	}
-	ag, err := config.ParseAgent(stored.Definition)
-	if err != nil {
-		return config.Agent{}, fmt.Errorf("stored agent %s: %w", conv.Agent, err)
-	}
-	return ag, nil
 }
 
-// facts builds a turn's facts for a caller.
-func (a *apiEngine) facts(c httpapi.Caller, ag config.Agent, conversationID string) (turn.Facts, error) {
-	m, err := ag.TurnModel("")
-	if err != nil {
-		return turn.Facts{}, err
+// permissions are what a role may do on the web surface.
+func permissions(role string) []string {
+	if role == store.RoleAdmin {
+		return []string{"manage_settings", "manage_agents", "manage_users"}
 	}
-	return turn.Facts{
-		Start: a.now(),
-		Caller: turn.Caller{
-			UserID: c.UserID, DisplayName: c.DisplayName, Department: c.Department,
-			Organisation: c.OrgID, Timezone: c.Timezone,
-		},
-		Place: turn.Place{OrgID: c.OrgID, ConversationID: conversationID},
-		Agent: ag.TurnAgent(),
-		Model: m,
-		Payer: c.OrgID,
-	}, nil
+	return nil
 }
 
-// model opens (once per settings version) the model a turn of the
-// organisation runs on, with the organisation's keys.
-func (a *apiEngine) model(ctx context.Context, orgID string, m turn.Model) (llm.Model, error) {
-	view, err := a.eng.orgs.view(ctx, orgID)
+// apiTurn is httpapi.PendingTurn over the engine's collected facts.
+type apiTurn struct{ c *engine.Collected }
+
+// Conversation implements httpapi.PendingTurn.
+func (t apiTurn) Conversation() store.Conversation { return t.c.Conversation() }
+
+// Answers implements httpapi.PendingTurn.
+func (t apiTurn) Answers() bool { return t.c.Paused() != nil }
+
+// Begin implements httpapi.Engine.
+func (a *apiEngine) Begin(ctx context.Context, c httpapi.Caller, conversationID, message string) (httpapi.PendingTurn, error) {
+	col, err := a.eng.Collect(ctx, request(c, conversationID, message))
 	if err != nil {
 		return nil, err
 	}
-	key := m.Provider + ":" + m.Name
-	a.mu.Lock()
-	om := a.opened[orgID]
-	mod, ok := om.models[key]
-	a.mu.Unlock()
-	if ok && om.version == view.version {
-		return mod, nil
-	}
-	ms := a.models
-	ms.cfg = view.cfg
-	mod, _, err = ms.open(ctx, m)
-	if err != nil {
-		return nil, &httpapi.BadRequest{Msg: "no model is connected: " + err.Error()}
-	}
-	a.mu.Lock()
-	if a.opened == nil {
-		a.opened = map[string]openedModels{}
-	}
-	om = a.opened[orgID]
-	switch {
-	case om.models != nil && om.version > view.version:
-		// A newer version was cached meanwhile: use mod for this turn
-		// only, never replace the newer models with it.
-	case om.models == nil || om.version < view.version:
-		om = openedModels{version: view.version, models: map[string]llm.Model{key: mod}}
-		a.opened[orgID] = om
-	default:
-		om.models[key] = mod
-	}
-	a.mu.Unlock()
-	return mod, nil
+	return apiTurn{col}, nil
 }
 
-// request prepares a turn of message for the caller.
-func (a *apiEngine) request(ctx context.Context, c httpapi.Caller, conversationID, message string, dry bool) (Prepared, []string, error) {
-	ag, err := a.agentFor(ctx, c.OrgID, conversationID)
-	if err != nil {
-		return Prepared{}, nil, err
-	}
-	f, err := a.facts(c, ag, conversationID)
-	if err != nil {
-		return Prepared{}, nil, err
-	}
-	mod, err := a.model(ctx, c.OrgID, f.Model)
-	if err != nil && !dry {
-		return Prepared{}, nil, err
-	}
-	return a.eng.prepare(ctx, TurnRequest{Facts: f, Model: mod, Message: message, DryRun: dry})
-}
-
-// Send implements httpapi.Engine.
-func (a *apiEngine) Send(ctx context.Context, c httpapi.Caller, conversationID, message string, emit func(agent.Event)) error {
-	p, _, err := a.request(ctx, c, conversationID, message, false)
+// Run implements httpapi.Engine.
+func (a *apiEngine) Run(ctx context.Context, pt httpapi.PendingTurn, emit func(agent.Event)) error {
+	p, err := a.eng.Prepare(ctx, pt.(apiTurn).c)
 	if err != nil {
 		return err
 	}
-	_, err = a.eng.run(ctx, p, emit)
+	_, err = a.eng.Run(ctx, p, emit)
 	return err
 }
 
@@ -154,42 +82,19 @@ func (a *apiEngine) Send(ctx context.Context, c httpapi.Caller, conversationID, 
 // or the stored turn's toolset with why it left the other tools out;
 // nothing runs and nothing is written.
 func (a *apiEngine) Inspect(ctx context.Context, c httpapi.Caller, conversationID, turnID, message string) (httpapi.Inspection, error) {
-	p, warnings, err := a.request(ctx, c, conversationID, message, true)
+	ins, err := a.eng.Inspect(ctx, request(c, conversationID, message), turnID)
 	if err != nil {
 		return httpapi.Inspection{}, err
 	}
-	start, excluded := p.Start, p.Start.Toolset.Excluded()
-	pastDeclared := []intent.Declared{}
-	if turnID != "" {
-		if start, excluded, err = a.pastStart(ctx, c.OrgID, conversationID, turnID, p); err != nil {
-			return httpapi.Inspection{}, err
-		}
-		warnings = start.Request.Warnings
-		for _, d := range start.Declared {
-			// A tool the restored set no longer holds (its server gone)
-			// is listed with the exclusions, not here.
-			if _, ok := start.Toolset.Lookup(d.Name); ok {
-				pastDeclared = append(pastDeclared, intent.Declared{Name: d.Name, Reason: d.Reason})
-			}
-		}
-	}
+	s := ins.Start
 	out := httpapi.Inspection{
-		TurnID: start.Facts.TurnID, Agent: start.Facts.Agent.Name,
-		Model:  start.Facts.Model.Provider + ":" + start.Facts.Model.Name,
-		System: start.Request.System, Context: start.Request.Context, Tools: start.Request.Tools,
-		Sizes: start.Request.Sizes, Excluded: excluded, Warnings: warnings,
-		Intent: []httpapi.IntentMatch{}, Declared: []intent.Declared{}, Origins: origins(start.Toolset),
+		TurnID: s.Facts.TurnID, Agent: s.Facts.Agent.Name,
+		Model:  s.Facts.Model.Provider + ":" + s.Facts.Model.Name,
+		System: s.Request.System, Context: s.Request.Context, Tools: s.Request.Tools,
+		Sizes: s.Request.Sizes, Excluded: ins.Excluded, Warnings: ins.Warnings,
+		Intent: []httpapi.IntentMatch{}, Declared: ins.Declared, Origins: origins(s.Toolset),
 	}
-	if out.Excluded == nil {
-		out.Excluded = []registry.Exclusion{}
-	}
-	switch {
-	case turnID == "" && p.Intent.Declared != nil:
-		out.Declared = p.Intent.Declared
-	case turnID != "":
-		out.Declared = pastDeclared
-	}
-	for _, m := range p.Intent.Result.Matches {
+	for _, m := range ins.Matches {
 		out.Intent = append(out.Intent, httpapi.IntentMatch{Family: m.Target, Trigger: m.Trigger, Source: m.Source})
 	}
 	return out, nil
@@ -207,31 +112,6 @@ func origins(ts registry.Toolset) []httpapi.ToolOrigin {
 	return out
 }
 
-// pastStart rebuilds a stored turn of the conversation for the inspector:
-// its restored toolset and request, and its exclusions — the reasons
-// recorded when it started (see pastExclusions), or, for a turn stored
-// before those were, the restored set's with today's reasons added (see
-// explainStored).
-func (a *apiEngine) pastStart(ctx context.Context, orgID, conversationID, turnID string, p Prepared) (agent.Start, []registry.Exclusion, error) {
-	t, err := a.st.GetTurn(ctx, orgID, turnID)
-	if errors.Is(err, store.ErrNotFound) || (err == nil && t.ConversationID != conversationID) {
-		return agent.Start{}, nil, &httpapi.BadRequest{Msg: "no such turn in this conversation"}
-	}
-	if err != nil {
-		return agent.Start{}, nil, err
-	}
-	start := p.Start
-	start.Toolset, start.Declared = restore(p.Catalog, start.Facts, t.Tools).WithSelected(t.Selected), t.Declared
-	start.Facts.TurnID, start.Facts.Caller.Timezone = t.ID, t.Timezone
-	if start.Request, err = prompt.Assemble(start.Facts, start.Toolset); err != nil {
-		return agent.Start{}, nil, err
-	}
-	if t.Excluded == nil {
-		return start, explainStored(start.Toolset.Excluded(), p.Catalog.Select(start.Facts).Excluded()), nil
-	}
-	return start, pastExclusions(t, start.Toolset.Excluded()), nil
-}
-
 // ValidateAgent implements httpapi.Engine: the definition parses, its
 // prompt renders against the widest toolset the caller's organisation
 // could give it (its settings and MCP servers applied), and its allowlist
@@ -242,19 +122,21 @@ func (a *apiEngine) ValidateAgent(ctx context.Context, c httpapi.Caller, definit
 	if err != nil {
 		return httpapi.AgentValidation{}, &httpapi.BadRequest{Msg: err.Error()}
 	}
-	f, err := a.facts(c, ag, "validate")
-	if err != nil {
-		return httpapi.AgentValidation{}, &httpapi.BadRequest{Msg: err.Error()}
-	}
-	cat, err := a.eng.catalog(ctx, &f)
+	ea, err := agentOf(ag)
 	if err != nil {
 		return httpapi.AgentValidation{}, err
 	}
-	req, err := prompt.Assemble(f, cat.Select(f))
+	r := request(c, "validate", "")
+	r.Agent = &ea
+	s, err := a.eng.Select(ctx, r)
+	if err != nil {
+		return httpapi.AgentValidation{}, err
+	}
+	req, err := s.Assemble()
 	if err != nil {
 		return httpapi.AgentValidation{}, &httpapi.BadRequest{Msg: err.Error()}
 	}
-	allow, err := orgAllowlistWarnings(ctx, a.eng.orgs, a.st, c.OrgID, ag)
+	allow, err := orgAllowlistWarnings(ctx, a.orgs, a.mcp, c.OrgID, ag)
 	if err != nil {
 		return httpapi.AgentValidation{}, err
 	}
@@ -264,11 +146,10 @@ func (a *apiEngine) ValidateAgent(ctx context.Context, c httpapi.Caller, definit
 // Catalog implements httpapi.Engine: the organisation's built-ins under
 // its settings and its enabled MCP servers' tools.
 func (a *apiEngine) Catalog(ctx context.Context, c httpapi.Caller) (httpapi.Catalog, error) {
-	view, err := a.eng.orgs.view(ctx, c.OrgID)
+	cat, err := a.eng.Catalog(ctx, c.OrgID)
 	if err != nil {
 		return httpapi.Catalog{}, err
 	}
-	cat := turnCatalog(ctx, view.catalog, a.eng.mcp, c.OrgID, Env{Logger: a.eng.logger})
 	s := CatalogSizes()
 	out := httpapi.Catalog{
 		AlwaysPaidChars: s.AlwaysPaid.Chars, AlwaysPaidCeiling: s.AlwaysPaid.Ceiling,
@@ -289,53 +170,83 @@ func (a *apiEngine) Catalog(ctx context.Context, c httpapi.Caller) (httpapi.Cata
 }
 
 // Settings implements httpapi.Engine.
-func (a *apiEngine) Settings(ctx context.Context, c httpapi.Caller) (httpapi.Settings, error) {
-	return a.eng.orgs.show(ctx, c.OrgID)
+func (a *apiEngine) Settings(ctx context.Context, c httpapi.Caller) (settings.View, error) {
+	return a.orgs.Show(ctx, c.OrgID)
 }
 
 // UpdateSettings implements httpapi.Engine.
-func (a *apiEngine) UpdateSettings(ctx context.Context, c httpapi.Caller, u httpapi.SettingsUpdate) (httpapi.Settings, error) {
-	return a.eng.orgs.update(ctx, c.OrgID, u)
+func (a *apiEngine) UpdateSettings(ctx context.Context, c httpapi.Caller, u settings.Update) (settings.View, error) {
+	return a.orgs.Update(ctx, c.OrgID, u)
 }
 
-// pastExclusions is what a turn that recorded its exclusions left out:
-// exactly the recorded reasons, then any tool it declared that its
-// restored toolset has lost since (no longer registered, or no longer
-// admitted), with restored's reason, so that a declared tool does not
-// vanish from the inspector unexplained.
-func pastExclusions(t store.Turn, restored []registry.Exclusion) []registry.Exclusion {
-	out := make([]registry.Exclusion, 0, len(t.Excluded))
-	for _, e := range t.Excluded {
-		out = append(out, registry.Exclusion{Name: e.Name, Reason: e.Reason})
-	}
-	declared := make(map[string]bool, len(t.Tools))
-	for _, name := range t.Tools {
-		declared[name] = true
-	}
-	for _, e := range restored {
-		if declared[e.Name] {
-			out = append(out, registry.Exclusion{Name: e.Name, Reason: "in the toolset this turn started with; today: " + e.Reason})
-		}
-	}
-	return out
+// consoleSession is the turn an agent would give the caller before
+// Deliberate Tool Mode, under the caller's console conversation.
+func (a *apiEngine) consoleSession(ctx context.Context, c httpapi.Caller, agentName string) (*engine.Session, error) {
+	r := request(c, consoleConversation(c.UserID), "")
+	r.AgentName = agentName
+	return a.eng.Select(ctx, r)
 }
 
-// explainStored adds to the exclusions of a turn stored before turns
-// recorded theirs the reason the catalog gives today, where it has one:
-// such a turn records which tools it declared, not why the others were
-// left out, so "not in the toolset this turn started with" alone would
-// hide the likely cause (a switch, the allowlist, a missing backend).
-func explainStored(stored, today []registry.Exclusion) []registry.Exclusion {
-	why := make(map[string]string, len(today))
-	for _, e := range today {
-		why[e.Name] = e.Reason
+// ConsoleTools implements httpapi.Engine.
+func (a *apiEngine) ConsoleTools(ctx context.Context, c httpapi.Caller, agentName string) ([]httpapi.ConsoleTool, error) {
+	s, err := a.consoleSession(ctx, c, agentName)
+	if err != nil {
+		return nil, err
 	}
-	out := make([]registry.Exclusion, len(stored))
-	for i, e := range stored {
-		out[i] = e
-		if r := why[e.Name]; r != "" && r != e.Reason {
-			out[i].Reason = e.Reason + "; today: " + r
-		}
+	out := []httpapi.ConsoleTool{}
+	for _, t := range s.Toolset.Tools() {
+		d := t.Declaration()
+		out = append(out, httpapi.ConsoleTool{
+			Name: d.Name, Family: t.Family(), Description: d.Description,
+			Access: t.Spec().Access.String(), InputSchema: d.Parameters,
+		})
 	}
-	return out
+	return out, nil
+}
+
+// RunTool implements httpapi.Engine: one call through the dispatcher, in a
+// console turn recorded under the caller's console conversation.
+func (a *apiEngine) RunTool(ctx context.Context, c httpapi.Caller, agentName, name string, args json.RawMessage) (httpapi.ToolRun, error) {
+	s, err := a.consoleSession(ctx, c, agentName)
+	if err != nil {
+		return httpapi.ToolRun{}, err
+	}
+	if _, ok := s.Toolset.Lookup(name); !ok {
+		return httpapi.ToolRun{}, &httpapi.BadRequest{Msg: fmt.Sprintf("agent %q has no tool %q for you", agentName, name)}
+	}
+	if len(args) == 0 {
+		args = json.RawMessage(`{}`)
+	}
+	if err := a.turns.PutTurn(ctx, s.Turn("", "")); err != nil {
+		return httpapi.ToolRun{}, fmt.Errorf("record console turn: %w", err)
+	}
+	start := a.now()
+	res, err := a.eng.Call(ctx, s, dispatch.Call{ID: "console", Name: name, Args: args})
+	if err != nil {
+		return httpapi.ToolRun{}, fmt.Errorf("console call %s: %w", name, err)
+	}
+	return httpapi.ToolRun{Tool: name, Result: res.Content, IsError: res.IsError, DurationMS: a.now().Sub(start).Milliseconds()}, nil
+}
+
+// ModelStatus implements httpapi.Engine: whether the agent's model opens
+// under the organisation's settings.
+func (a *apiEngine) ModelStatus(ctx context.Context, c httpapi.Caller, agentName string) (httpapi.ModelStatus, error) {
+	ag, err := a.agents.Agent(ctx, c.OrgID, agentName)
+	if errors.Is(err, store.ErrNotFound) {
+		return httpapi.ModelStatus{}, &httpapi.BadRequest{Msg: fmt.Sprintf("no agent named %q", agentName)}
+	}
+	if err != nil {
+		return httpapi.ModelStatus{}, err
+	}
+	out := httpapi.ModelStatus{Model: ag.Model.Provider + ":" + ag.Model.Name}
+	rt, err := a.runtimes.Runtime(ctx, c.OrgID)
+	if err != nil {
+		return httpapi.ModelStatus{}, err
+	}
+	if _, err := rt.Models.Open(ctx, ag.Model); err != nil {
+		out.Help = "no model is connected: " + err.Error() + " (admins can add a provider key in Settings)"
+		return out, nil
+	}
+	out.Connected = true
+	return out, nil
 }

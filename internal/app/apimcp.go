@@ -6,16 +6,22 @@ import (
 
 	"github.com/quiverhq/quiver/httpapi"
 	"github.com/quiverhq/quiver/mcpclient"
+	"github.com/quiverhq/quiver/settings"
 	"github.com/quiverhq/quiver/store"
 )
 
-// apiMCP is httpapi.MCPAdmin over the MCP client service.
-type apiMCP struct{ svc *mcpclient.Service }
+// apiMCP is httpapi.MCPAdmin over the organisations' MCP registrations.
+// A request that connects (Add) is given the organisation's network mode
+// from its settings.
+type apiMCP struct {
+	regs *mcpclient.Registrations
+	orgs *settings.Service
+}
 
 var _ httpapi.MCPAdmin = apiMCP{}
 
-// refusal maps a service refusal to the API's errors: a store rule stays
-// wrapped (409/404), anything else the caller did is a *BadRequest.
+// refusal maps a registration refusal to the API's errors: a store rule
+// stays wrapped (409/404), anything else the caller did is a *BadRequest.
 func refusal(err error) error {
 	var re *mcpclient.Error
 	if !errors.As(err, &re) {
@@ -27,15 +33,27 @@ func refusal(err error) error {
 	return &httpapi.BadRequest{Msg: re.Msg}
 }
 
+// Add implements httpapi.MCPAdmin: the fields are validated before the
+// organisation's settings are read for its network mode.
 func (m apiMCP) Add(ctx context.Context, orgID, name, url, token, typ string) (store.MCPServer, error) {
-	rec, err := m.svc.Add(ctx, orgID, mcpclient.Registration{Name: name, URL: url, Token: token, Type: typ})
+	reg := mcpclient.Registration{Name: name, URL: url, Token: token, Type: typ}
+	if err := reg.Validate(); err != nil {
+		return store.MCPServer{}, &httpapi.BadRequest{Msg: err.Error()}
+	}
+	mode, err := m.orgs.Mode(ctx, orgID)
+	if err != nil {
+		return store.MCPServer{}, err
+	}
+	rec, err := m.regs.Add(ctx, orgID, mode, reg)
 	return rec, refusal(err)
 }
 
+// SetEnabled implements httpapi.MCPAdmin.
 func (m apiMCP) SetEnabled(ctx context.Context, orgID, name string, on bool) error {
-	return refusal(m.svc.SetEnabled(ctx, orgID, name, on))
+	return refusal(m.regs.SetEnabled(ctx, orgID, name, on))
 }
 
+// Remove implements httpapi.MCPAdmin.
 func (m apiMCP) Remove(ctx context.Context, orgID, name string) error {
-	return refusal(m.svc.Remove(ctx, orgID, name, true))
+	return refusal(m.regs.Remove(ctx, orgID, name, true))
 }

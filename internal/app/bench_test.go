@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/quiverhq/quiver/builtin"
 	"github.com/quiverhq/quiver/intent"
-	"github.com/quiverhq/quiver/internal/app"
 	"github.com/quiverhq/quiver/prompt"
 	"github.com/quiverhq/quiver/tmpl"
 	"github.com/quiverhq/quiver/tool"
@@ -36,7 +36,7 @@ func mcpLike(i int) *tool.Tool {
 // BenchmarkSelectAssemble measures Select + Assemble for a turn whose agent
 // allows the whole catalog plus 200 synthetic MCP-like tools.
 func BenchmarkSelectAssemble(b *testing.B) {
-	cat := app.NewCatalog(app.CatalogDeps{DataDir: b.TempDir()})
+	cat := builtin.NewCatalog(builtin.CatalogDeps{DataDir: b.TempDir()})
 	allow := []string{}
 	for i := range 200 {
 		t := mcpLike(i)
@@ -69,7 +69,7 @@ func BenchmarkSelectAssemble(b *testing.B) {
 // detection and gate on a message that opens search, and Assemble. It is
 // the before/after figure of the turn engine's redesign.
 func BenchmarkSelectGateAssemble250(b *testing.B) {
-	cat := app.NewCatalog(app.CatalogDeps{DataDir: b.TempDir()})
+	cat := builtin.NewCatalog(builtin.CatalogDeps{DataDir: b.TempDir()})
 	allow := []string{"web_search", "url_fetch", "research"}
 	for i := range 250 - cat.Len() {
 		t := mcpLike(i)

@@ -8,12 +8,9 @@ import (
 	"strings"
 	"unicode"
 
-	"github.com/quiverhq/quiver/agent"
 	"github.com/quiverhq/quiver/dispatch"
 	"github.com/quiverhq/quiver/registry"
-	"github.com/quiverhq/quiver/store"
 	"github.com/quiverhq/quiver/tool"
-	"github.com/quiverhq/quiver/turn"
 )
 
 const callUsage = `Usage: quiver call TOOL --agent FILE --args JSON [flags]
@@ -113,32 +110,29 @@ func runCall(ctx context.Context, args []string, env Env) error {
 	if err != nil {
 		return err
 	}
-	rt, facts, cat, err := openTurnRuntime(ctx, c.in, c.data, c.config, env)
+	rt, eng, sess, err := openTurnSession(ctx, c.in, fmt.Sprintf("cli-%d", env.Now().UnixNano()), c.data, c.config, env)
 	if err != nil {
 		return err
 	}
 	defer rt.close()
 	st := rt.st
-	d := dispatch.New(dispatch.Config{Results: st, Now: env.Now, Logger: env.Logger})
-	facts.TurnID = fmt.Sprintf("cli-%d", env.Now().UnixNano())
-	t := dispatch.Turn{
-		Toolset: cat.Select(facts),
-		Scope: tool.Scope{OrgID: facts.Place.OrgID, UserID: facts.Caller.UserID,
-			ConversationID: facts.Place.ConversationID, TurnID: facts.TurnID},
-	}
-	if err := claimConversation(ctx, st, facts, env.Now()); err != nil {
+	r, err := turnRequest(c.in)
+	if err != nil {
 		return err
 	}
-	if err := st.PutTurn(ctx, storedTurn(facts, t.Toolset)); err != nil {
+	if err := claimConversation(ctx, st, r, env.Now()); err != nil {
+		return err
+	}
+	if err := st.PutTurn(ctx, sess.Turn("", "")); err != nil {
 		return fmt.Errorf("record turn: %w", err)
 	}
-	res, err := d.Call(ctx, t, dispatch.Call{ID: "cli", Name: c.toolName, Args: json.RawMessage(c.args)})
+	res, err := eng.Call(ctx, sess, dispatch.Call{ID: "cli", Name: c.toolName, Args: json.RawMessage(c.args)})
 	if err != nil {
 		return err
 	}
 	// The model's refusal names only the tool; the person at the CLI runs
 	// the deployment and is told why, on stderr.
-	if why := leftOutReason(t.Toolset, c.toolName); why != "" {
+	if why := leftOutReason(sess.Toolset, c.toolName); why != "" {
 		fmt.Fprintf(env.Stderr, "quiver: %s is left out of this turn: %s\n", c.toolName, why)
 	}
 	return printCall(env, c.asJSON, res)
@@ -167,18 +161,6 @@ func printableReason(s string) string {
 		}
 		return r
 	}, s)
-}
-
-// storedTurn is the turn record: the timezone captured at its start, the
-// frozen toolset and why it left each other tool out are kept, so a
-// resumed turn shows the same zone and tools and the inspector the reasons
-// of that time.
-func storedTurn(f turn.Facts, ts registry.Toolset) store.Turn {
-	return store.Turn{
-		ID: f.TurnID, OrgID: f.Place.OrgID, UserID: f.Caller.UserID, ConversationID: f.Place.ConversationID,
-		Agent: f.Agent.Name, Timezone: f.Caller.Timezone, Payer: f.Payer, Tools: ts.Names(),
-		Excluded: agent.StoredExclusions(ts), Selected: ts.Selected(), Status: "done", StartedAt: f.Start.UTC(),
-	}
 }
 
 func printCall(env Env, asJSON bool, res tool.Result) error {

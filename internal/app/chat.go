@@ -11,9 +11,9 @@ import (
 	"strings"
 
 	"github.com/quiverhq/quiver/agent"
+	"github.com/quiverhq/quiver/engine"
 	"github.com/quiverhq/quiver/intent"
 	"github.com/quiverhq/quiver/internal/config"
-	"github.com/quiverhq/quiver/llm"
 )
 
 const chatUsage = `Usage: quiver chat --agent FILE [flags] [MESSAGE]
@@ -103,14 +103,14 @@ func parseChat(args []string, env Env) (chatFlags, error) {
 	return c, nil
 }
 
-// session is one chat's world: store, catalog, runner, model.
+// session is one chat's world: the runtime, the engine, the model and
+// the request every message starts from (the agent file read once).
 type session struct {
-	env   Env
-	rt    *runtime
-	eng   *engine
-	model llm.Model
-	in    TurnInput
-	out   *chatPrinter
+	env Env
+	rt  *runtime
+	eng *engine.Engine
+	req engine.Request
+	out *chatPrinter
 }
 
 func runChat(ctx context.Context, args []string, env Env) error {
@@ -135,12 +135,12 @@ func openSession(ctx context.Context, c chatFlags, env Env) (*session, error) {
 		return nil, &UsageError{Msg: err.Error()}
 	}
 	c.in.Now = env.Now()
-	facts, err := collectFacts(c.in)
+	req, err := turnRequest(c.in)
 	if err != nil {
 		return nil, err
 	}
-	ms := models{cfg: cfg, getenv: env.Getenv, http: &http.Client{}}
-	model, notice, err := ms.open(ctx, facts.Model)
+	ms := models{getenv: env.Getenv, http: &http.Client{}, logger: env.Logger}
+	model, notice, err := ms.open(ctx, cfg, req.Agent.Model)
 	if err != nil {
 		return nil, err
 	}
@@ -159,22 +159,22 @@ func openSession(ctx context.Context, c chatFlags, env Env) (*session, error) {
 	if err != nil {
 		return nil, err
 	}
-	if c.in.ConversationID == "" {
-		c.in.ConversationID = agent.NewID("conv_")
+	if req.ConversationID == "" {
+		req.ConversationID = agent.NewID("conv_")
 	} else {
 		// Before anything reads it (a paused turn's history) or writes
 		// into it (Deliberate Tool Mode's open families, the turn).
 		// Claimed, not only checked: an id no one holds yet becomes the
 		// caller's now, so no one can create it between here and the turn.
-		facts.Place.ConversationID = c.in.ConversationID
-		if err := claimConversation(ctx, rt.st, facts, env.Now()); err != nil {
+		if err := claimConversation(ctx, rt.st, req, env.Now()); err != nil {
 			rt.close()
 			return nil, err
 		}
 	}
-	s := &session{env: env, rt: rt, model: model, in: c.in, out: &chatPrinter{w: env.Stdout, errw: env.Stderr, json: c.asJSON}}
+	req.Model, req.UserMode = model, c.dtm
+	s := &session{env: env, rt: rt, req: req, out: &chatPrinter{w: env.Stdout, errw: env.Stderr, json: c.asJSON}}
 	go rt.mcp.Run(ctx) // idle connections closed while the session lasts
-	s.eng = rt.engine(cfg, det, c.dtm, env)
+	s.eng = rt.newEngine(cfg, det, nil, env)
 	return s, nil
 }
 
@@ -191,19 +191,20 @@ func prices(cfg config.Config) map[string]agent.Price {
 
 // say runs one user message: a new turn, or the answer to a paused one.
 func (s *session) say(ctx context.Context, message string) error {
-	s.in.Now = s.env.Now()
-	facts, err := collectFacts(s.in)
+	r := s.req
+	r.Message = message
+	c, err := s.eng.Collect(ctx, r)
+	if err != nil {
+		return cliError(err)
+	}
+	p, err := s.eng.Prepare(ctx, c)
 	if err != nil {
 		return err
 	}
-	p, warnings, err := s.eng.prepare(ctx, TurnRequest{Facts: facts, Model: s.model, Message: message})
-	if err != nil {
-		return err
-	}
-	for _, w := range warnings {
+	for _, w := range p.Warnings {
 		fmt.Fprintf(s.env.Stderr, "quiver: prompt warning: %s\n", w)
 	}
-	out, err := s.eng.run(ctx, p, s.out.event)
+	out, err := s.eng.Run(ctx, p, s.out.event)
 	if err != nil {
 		return err
 	}
@@ -222,7 +223,7 @@ func (s *session) readLoop(ctx context.Context) error {
 	}
 	tty := isTerminal(in)
 	if tty && !s.out.json {
-		fmt.Fprintf(s.env.Stderr, "conversation %s — Ctrl-D to end\n", s.in.ConversationID)
+		fmt.Fprintf(s.env.Stderr, "conversation %s — Ctrl-D to end\n", s.req.ConversationID)
 	}
 	sc := bufio.NewScanner(in)
 	sc.Buffer(make([]byte, 64<<10), 1<<20)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/google/jsonschema-go/jsonschema"
 
+	"github.com/quiverhq/quiver/builtin"
 	"github.com/quiverhq/quiver/intent"
 	"github.com/quiverhq/quiver/prompt"
 	"github.com/quiverhq/quiver/registry"
@@ -67,7 +68,7 @@ func standIns() []*tool.Tool {
 // also for a community that gates the helpers too. Run with -v for the
 // table.
 func TestDeliberateModeCacheStability(t *testing.T) {
-	base := NewCatalog(CatalogDeps{})
+	base := builtin.NewCatalog(builtin.CatalogDeps{})
 	cat := base.With(registry.Overlay{Tools: standIns()})
 	allow := []string{"web_search", "fetch_url", "research_web", "tasks", "memory", "image", "capabilities"}
 	f := turn.Facts{

@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"sync"
 
@@ -12,8 +13,8 @@ import (
 	"github.com/quiverhq/quiver/intent"
 	"github.com/quiverhq/quiver/internal/config"
 	"github.com/quiverhq/quiver/llm"
-	"github.com/quiverhq/quiver/mcpclient"
 	"github.com/quiverhq/quiver/registry"
+	"github.com/quiverhq/quiver/settings"
 	"github.com/quiverhq/quiver/store"
 	"github.com/quiverhq/quiver/turn"
 )
@@ -22,20 +23,20 @@ import (
 // the organisations' runtimes, stored agents, MCP tools and, when models
 // is set, the models turns open (the CLI passes its session's model in
 // each request instead).
-func (r *runtime) newEngine(cfg config.Config, det *intent.Detector, ms *models, env Env) *engine.Engine {
+func (r *runtime) newEngine(cfg config.Config, det *intent.Detector, om *openedModels, env Env) *engine.Engine {
 	disp := dispatch.New(dispatch.Config{Results: r.st, Now: env.Now, Logger: env.Logger})
 	ecfg := engine.Config{
 		Repos:   engine.Repositories{Conversations: r.st, Messages: r.st, Turns: r.st, Intents: r.st},
 		Runtime: orgRuntimes{orgs: r.orgs}, Agents: storedAgents{r.st},
-		Tools:    mcpTools{svc: r.mcp, env: env},
+		Tools:    mcpTools{m: r.mcp, env: env},
 		Detector: det, Dispatcher: disp, Now: env.Now, Logger: env.Logger,
 		Runner: agent.New(agent.Config{
 			Store: r.st, Dispatcher: disp,
 			MaxSteps: cfg.MaxSteps, Prices: prices(cfg), Now: env.Now, Logger: env.Logger,
 		}),
 	}
-	if ms != nil {
-		ecfg.Runtime = orgRuntimes{orgs: r.orgs, models: &openedModels{ms: *ms}}
+	if om != nil {
+		ecfg.Runtime = orgRuntimes{orgs: r.orgs, models: om}
 	}
 	return engine.New(ecfg)
 }
@@ -43,13 +44,13 @@ func (r *runtime) newEngine(cfg config.Config, det *intent.Detector, ms *models,
 // orgRuntimes is engine.RuntimeSource over the organisations' settings;
 // models nil opens none (the CLI brings its session's model).
 type orgRuntimes struct {
-	orgs   *orgSettings
+	orgs   *settings.Service
 	models *openedModels
 }
 
 // Runtime implements engine.RuntimeSource: one settings read.
 func (o orgRuntimes) Runtime(ctx context.Context, orgID string) (engine.Runtime, error) {
-	v, err := o.orgs.view(ctx, orgID)
+	v, err := o.orgs.Runtime(ctx, orgID)
 	if err != nil {
 		return engine.Runtime{}, err
 	}
@@ -60,18 +61,11 @@ func (o orgRuntimes) Runtime(ctx context.Context, orgID string) (engine.Runtime,
 	return rt, nil
 }
 
-// runtimeOf is the engine's runtime of a settings view.
-func runtimeOf(v *orgView) engine.Runtime {
-	backends := make([]string, 0, len(v.keys))
-	for name := range v.keys {
-		backends = append(backends, name)
-	}
-	slices.Sort(backends)
-	network := v.cfg.Network.Mode
-	if network == "" {
-		network = "public"
-	}
-	return engine.Runtime{Version: v.version, Catalog: v.catalog, Switches: v.switches, Network: network, Backends: backends}
+// runtimeOf is the engine's runtime of a settings runtime.
+func runtimeOf(v *settings.Runtime) engine.Runtime {
+	backends := slices.Sorted(maps.Keys(v.Keys()))
+	return engine.Runtime{Version: v.Version(), Catalog: v.Catalog(), Switches: v.Switches(),
+		Network: string(v.Mode()), Backends: backends}
 }
 
 // storedAgents is engine.AgentSource over the store's agents.
@@ -99,15 +93,15 @@ func agentOf(ag config.Agent) (engine.Agent, error) {
 	return engine.Agent{Agent: ag.TurnAgent(), Model: m}, nil
 }
 
-// mcpTools is engine.ToolSource over the MCP client service.
+// mcpTools is engine.ToolSource over the MCP registrations and pool.
 type mcpTools struct {
-	svc *mcpclient.Service
+	m   *mcpRuntime
 	env Env
 }
 
 // TurnCatalog implements engine.ToolSource (see turnCatalog).
-func (m mcpTools) TurnCatalog(ctx context.Context, orgID, _ string, base *registry.Catalog) *registry.Catalog {
-	return turnCatalog(ctx, base, m.svc, orgID, m.env)
+func (t mcpTools) TurnCatalog(ctx context.Context, orgID, network string, base *registry.Catalog) *registry.Catalog {
+	return turnCatalog(ctx, base, t.m, orgID, networkMode(network), t.env)
 }
 
 // openedModels opens models once per organisation and settings version,
@@ -129,7 +123,7 @@ type versionModels struct {
 }
 
 // at is the engine.ModelOpener of an organisation's settings view.
-func (o *openedModels) at(orgID string, v *orgView) engine.ModelOpener {
+func (o *openedModels) at(orgID string, v *settings.Runtime) engine.ModelOpener {
 	return viewModels{o: o, orgID: orgID, v: v}
 }
 
@@ -137,7 +131,7 @@ func (o *openedModels) at(orgID string, v *orgView) engine.ModelOpener {
 type viewModels struct {
 	o     *openedModels
 	orgID string
-	v     *orgView
+	v     *settings.Runtime
 }
 
 // Open implements engine.ModelOpener.
@@ -146,18 +140,16 @@ func (vm viewModels) Open(ctx context.Context, m turn.Model) (llm.Model, error) 
 }
 
 // open returns the model m names under v, opened once per version.
-func (o *openedModels) open(ctx context.Context, orgID string, v *orgView, m turn.Model) (llm.Model, error) {
+func (o *openedModels) open(ctx context.Context, orgID string, v *settings.Runtime, m turn.Model) (llm.Model, error) {
 	key := m.Provider + ":" + m.Name
 	o.mu.Lock()
 	cur := o.byOrg[orgID]
 	mod, ok := cur.models[key]
 	o.mu.Unlock()
-	if ok && cur.version == v.version {
+	if ok && cur.version == v.Version() {
 		return mod, nil
 	}
-	ms := o.ms
-	ms.cfg = v.cfg
-	mod, _, err := ms.open(ctx, m)
+	mod, _, err := o.ms.open(ctx, v.Config(), m)
 	if err != nil {
 		return nil, err
 	}
@@ -168,11 +160,11 @@ func (o *openedModels) open(ctx context.Context, orgID string, v *orgView, m tur
 	}
 	cur = o.byOrg[orgID]
 	switch {
-	case cur.models != nil && cur.version > v.version:
+	case cur.models != nil && cur.version > v.Version():
 		// A newer version was cached meanwhile: use mod for this turn
 		// only, never replace the newer models with it.
-	case cur.models == nil || cur.version < v.version:
-		o.byOrg[orgID] = versionModels{version: v.version, models: map[string]llm.Model{key: mod}}
+	case cur.models == nil || cur.version < v.Version():
+		o.byOrg[orgID] = versionModels{version: v.Version(), models: map[string]llm.Model{key: mod}}
 	default:
 		cur.models[key] = mod
 	}

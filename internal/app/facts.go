@@ -1,10 +1,12 @@
 package app
 
 import (
+	"errors"
 	"strings"
 	"time"
 	"unicode"
 
+	"github.com/quiverhq/quiver/engine"
 	"github.com/quiverhq/quiver/internal/config"
 	"github.com/quiverhq/quiver/turn"
 )
@@ -23,37 +25,37 @@ type TurnInput struct {
 	Now            time.Time
 }
 
-// collectFacts loads the agent file and builds the turn's facts, validating
-// everything (agent, model, timezone) before anything is written.
-func collectFacts(in TurnInput) (turn.Facts, error) {
+// turnRequest loads the agent file and builds the engine request of a
+// CLI turn, validating everything (agent, model, timezone, conversation)
+// before anything is written.
+func turnRequest(in TurnInput) (engine.Request, error) {
 	if in.AgentFile == "" {
-		return turn.Facts{}, usagef("--agent is required")
+		return engine.Request{}, usagef("--agent is required")
 	}
 	a, err := config.LoadAgent(in.AgentFile)
 	if err != nil {
-		return turn.Facts{}, &UsageError{Msg: err.Error()}
+		return engine.Request{}, &UsageError{Msg: err.Error()}
 	}
 	model, err := a.TurnModel(in.Model)
 	if err != nil {
-		return turn.Facts{}, usagef("--model: %v", err)
+		return engine.Request{}, usagef("--model: %v", err)
 	}
 	if in.Caller.Timezone != "" {
 		if _, err := turn.LoadZone(in.Caller.Timezone); err != nil {
-			return turn.Facts{}, usagef("--tz: %v", err)
+			return engine.Request{}, usagef("--tz: %v", err)
 		}
 	}
+	if err := notConsole(in.ConversationID); err != nil {
+		return engine.Request{}, err
+	}
 	orgID, userID := slug(in.Caller.Org, "default"), slug(in.Caller.User, "cli")
-	return turn.Facts{
-		TurnID: "cli",
-		Start:  in.Now,
+	return engine.Request{
 		Caller: turn.Caller{
 			UserID: userID, DisplayName: in.Caller.User, Department: in.Caller.Department,
 			Organisation: in.Caller.Org, Timezone: in.Caller.Timezone,
 		},
-		Place: turn.Place{OrgID: orgID, ConversationID: in.ConversationID},
-		Agent: a.TurnAgent(),
-		Model: model,
-		Payer: orgID,
+		OrgID: orgID, ConversationID: in.ConversationID, Create: true,
+		Agent: &engine.Agent{Agent: a.TurnAgent(), Model: model},
 	}, nil
 }
 
@@ -81,4 +83,17 @@ func slug(s, def string) string {
 		out = string(r[:64])
 	}
 	return out
+}
+
+// cliError is an engine refusal as the CLI reports it: the request's
+// fault is a usage error (exit 2), with nothing written.
+func cliError(err error) error {
+	var ie *engine.InputError
+	switch {
+	case errors.As(err, &ie):
+		return &UsageError{Msg: ie.Msg}
+	case errors.Is(err, engine.ErrNoConversation):
+		return usagef("--conversation: it belongs to another user; give a conversation of your own")
+	}
+	return err
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -13,9 +14,10 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/quiverhq/quiver/builtin"
+	dtmconfig "github.com/quiverhq/quiver/deliberate"
 	"github.com/quiverhq/quiver/intent"
 	"github.com/quiverhq/quiver/internal/config"
-	"github.com/quiverhq/quiver/store"
 	"github.com/quiverhq/quiver/turn"
 )
 
@@ -168,7 +170,7 @@ func runIntent(ctx context.Context, args []string, env Env) error {
 // are those of a turn (the always-on helpers first unless o gates them,
 // then each open family's tools in the order the families opened).
 func intentOutput(res intent.Result, o intent.GateOptions) IntentOutput {
-	cat := NewCatalog(CatalogDeps{})
+	cat := builtin.NewCatalog(builtin.CatalogDeps{})
 	allow := []string{}
 	for _, t := range cat.Tools() {
 		if !slices.Contains(allow, t.Family()) {
@@ -266,21 +268,17 @@ func communityIntent(ctx context.Context, server, data string, cfg config.Config
 		return community{}, err
 	}
 	defer st.Close()
-	d := &deliberate{st: st}
+	cfgs := &dtmconfig.Service{Store: st, Now: env.Now}
 	org := slug(server, "default")
-	custom, err := d.custom(ctx, org)
+	custom, err := cfgs.Custom(ctx, org)
 	if err != nil {
 		return community{}, err
 	}
-	s, err := st.GetIntentSettings(ctx, org)
+	set, err := cfgs.Settings(ctx, org)
 	if err != nil {
 		return community{}, err
 	}
-	depth := s.HistoryTurns
-	if depth < 0 {
-		depth = intent.DefaultHistoryTurns
-	}
-	return community{custom: custom, depth: depth, gateAlwaysOn: s.GateAlwaysOn}, nil
+	return community{custom: custom, depth: set.Depth(), gateAlwaysOn: set.GateAlwaysOn}, nil
 }
 
 // intentLine is one --jsonl request.
@@ -348,14 +346,23 @@ Families: ` + "search, reminder, memory, image, video, voice, media-analysis, me
 
 Flags:
   --server ID    community (organisation), required
-  --history N    (mode) recent user messages re-scanned, 0–10; unchanged
-                 when not given
+  --history N    (mode) recent user messages re-scanned, 0–10, or -1 for
+                 the default (4); unchanged when not given
   --always-on M  (mode) keep or gate the always-on helpers; unchanged when
                  not given
   --data DIR     data folder
   --config FILE  deployment configuration
   --json         print JSON (list)
 `
+
+// triggersFlags are the flags of quiver triggers.
+type triggersFlags struct {
+	sub, server, target, user, alwaysOn, data, cfgPath string
+	history                                            int
+	// historySet reports that --history was given.
+	historySet, asJSON bool
+	pos                []string
+}
 
 func runTriggers(ctx context.Context, args []string, env Env) error {
 	if len(args) == 0 {
@@ -371,65 +378,34 @@ func runTriggers(ctx context.Context, args []string, env Env) error {
 		return usagef("triggers: unknown subcommand %q (list, add, remove, mode, user)", sub)
 	}
 	fs := newFlags("triggers " + sub)
-	var server, target, user, alwaysOn, data, cfgPath string
-	var history int
-	var asJSON bool
-	fs.StringVar(&server, "server", "", "")
-	fs.StringVar(&target, "target", "", "")
-	fs.StringVar(&user, "user", "", "")
-	fs.IntVar(&history, "history", -2, "")
-	fs.StringVar(&alwaysOn, "always-on", "", "")
-	fs.StringVar(&data, "data", "", "")
-	fs.StringVar(&cfgPath, "config", "", "")
-	fs.BoolVar(&asJSON, "json", false, "")
+	f := triggersFlags{sub: sub}
+	fs.StringVar(&f.server, "server", "", "")
+	fs.StringVar(&f.target, "target", "", "")
+	fs.StringVar(&f.user, "user", "", "")
+	fs.IntVar(&f.history, "history", 0, "")
+	fs.StringVar(&f.alwaysOn, "always-on", "", "")
+	fs.StringVar(&f.data, "data", "", "")
+	fs.StringVar(&f.cfgPath, "config", "", "")
+	fs.BoolVar(&f.asJSON, "json", false, "")
 	pos, err := parse(fs, args[1:], triggersUsage, env.Stdout)
 	if err != nil {
 		return err
 	}
-	if server == "" {
+	f.pos = pos
+	fs.Visit(func(fl *flag.Flag) { f.historySet = f.historySet || fl.Name == "history" })
+	if f.server == "" {
 		return usagef("triggers %s: --server is required", sub)
 	}
-	org := slug(server, "default")
-	// Validate everything before the store is opened.
-	var phrase, mode string
-	var gateAlwaysOn bool
-	switch sub {
-	case "add", "remove":
-		if len(pos) != 1 {
-			return usagef("triggers %s: give one PHRASE", sub)
-		}
-		if phrase, err = intent.CheckCustom(target, pos[0]); err != nil {
-			return usagef("triggers %s: %v", sub, err)
-		}
-	case "mode":
-		if len(pos) != 1 || (pos[0] != "on" && pos[0] != "off") {
-			return usagef("triggers mode: give on or off")
-		}
-		if history != -2 && (history < 0 || history > intent.MaxHistoryTurns) {
-			return usagef("triggers mode: --history: use 0–%d", intent.MaxHistoryTurns)
-		}
-		if alwaysOn != "" {
-			if gateAlwaysOn, err = intent.ParseAlwaysOn(alwaysOn); err != nil {
-				return usagef("triggers mode: --always-on: %v", err)
-			}
-		}
-	case "user":
-		if user == "" || len(pos) != 1 {
-			return usagef("triggers user: give --user NAME and one of off, follow, on")
-		}
-		if mode, err = intent.ParseUserMode(pos[0]); err != nil {
-			return usagef("triggers user: %v", err)
-		}
-	case "list":
-		if len(pos) != 0 {
-			return usagef("triggers list: takes no arguments")
-		}
+	// Validate everything before the store is opened (the same checks
+	// the writes make again, with the same messages).
+	if err := f.check(); err != nil {
+		return err
 	}
-	cfg, err := config.LoadConfig(cfgPath)
+	cfg, err := config.LoadConfig(f.cfgPath)
 	if err != nil {
 		return &UsageError{Msg: err.Error()}
 	}
-	dir, err := dataDir(data, env)
+	dir, err := dataDir(f.data, env)
 	if err != nil {
 		return err
 	}
@@ -438,38 +414,90 @@ func runTriggers(ctx context.Context, args []string, env Env) error {
 		return err
 	}
 	defer st.Close()
-	switch sub {
-	case "add":
-		err = st.AddIntentTrigger(ctx, store.IntentTrigger{OrgID: org, Target: target, Phrase: phrase, CreatedAt: env.Now().UTC()}, intent.MaxCustomPerTarget)
-		switch {
-		case errors.Is(err, store.ErrTriggerExists):
-			return usagef("triggers add: %q is already a %s trigger", phrase, target)
-		case errors.Is(err, store.ErrTriggerLimit):
-			return usagef("triggers add: %s already has %d custom triggers (the limit)", target, intent.MaxCustomPerTarget)
-		case err != nil:
+	return f.run(ctx, &dtmconfig.Service{Store: st, Now: env.Now}, env)
+}
+
+// check validates the subcommand's arguments, as the store's writes do.
+func (f triggersFlags) check() error {
+	switch f.sub {
+	case "add", "remove":
+		if len(f.pos) != 1 {
+			return usagef("triggers %s: give one PHRASE", f.sub)
+		}
+		if _, err := dtmconfig.NewTrigger(f.target, f.pos[0]); err != nil {
+			return usagef("triggers %s: %v", f.sub, err)
+		}
+	case "mode":
+		if len(f.pos) != 1 || (f.pos[0] != "on" && f.pos[0] != "off") {
+			return usagef("triggers mode: give on or off")
+		}
+		if _, err := f.change(); err != nil {
 			return err
 		}
-		fmt.Fprintf(env.Stdout, "added %s trigger %q\n", target, phrase)
-	case "remove":
-		if err := st.RemoveIntentTrigger(ctx, org, target, phrase); errors.Is(err, store.ErrNotFound) {
-			return usagef("triggers remove: no %s trigger %q", target, phrase)
+	case "user":
+		if f.user == "" || len(f.pos) != 1 {
+			return usagef("triggers user: give --user NAME and one of off, follow, on")
+		}
+		if _, err := dtmconfig.ParseUserMode(f.pos[0]); err != nil {
+			return usagef("triggers user: %v", err)
+		}
+	case "list":
+		if len(f.pos) != 0 {
+			return usagef("triggers list: takes no arguments")
+		}
+	}
+	return nil
+}
+
+// change is what triggers mode asks for: on or off, and --history and
+// --always-on when given.
+func (f triggersFlags) change() (dtmconfig.Change, error) {
+	c := dtmconfig.Change{Enabled: f.pos[0] == "on"}
+	if f.historySet {
+		if err := dtmconfig.CheckHistoryTurns(f.history); err != nil {
+			return c, usagef("triggers mode: --history: %v", err)
+		}
+		c.HistoryTurns = &f.history
+	}
+	if f.alwaysOn != "" {
+		gate, err := intent.ParseAlwaysOn(f.alwaysOn)
+		if err != nil {
+			return c, usagef("triggers mode: --always-on: %v", err)
+		}
+		c.GateAlwaysOn = &gate
+	}
+	return c, nil
+}
+
+// run carries out the checked subcommand; a write the stored state
+// refuses (a trigger that exists, a full target, one that is not there)
+// is bad input.
+func (f triggersFlags) run(ctx context.Context, cfgs *dtmconfig.Service, env Env) error {
+	org := slug(f.server, "default")
+	switch f.sub {
+	case "add":
+		t, err := cfgs.AddTrigger(ctx, org, f.target, f.pos[0])
+		if refused(err) {
+			return usagef("triggers add: %v", err)
 		} else if err != nil {
 			return err
 		}
-		fmt.Fprintf(env.Stdout, "removed %s trigger %q\n", target, phrase)
+		fmt.Fprintf(env.Stdout, "added %s trigger %q\n", t.Target, t.Phrase)
+	case "remove":
+		t, err := cfgs.RemoveTrigger(ctx, org, f.target, f.pos[0])
+		if refused(err) {
+			return usagef("triggers remove: %v", err)
+		} else if err != nil {
+			return err
+		}
+		fmt.Fprintf(env.Stdout, "removed %s trigger %q\n", t.Target, t.Phrase)
 	case "mode":
-		s, err := st.GetIntentSettings(ctx, org)
+		c, err := f.change()
 		if err != nil {
 			return err
 		}
-		s.OrgID, s.Enabled, s.UpdatedAt = org, pos[0] == "on", env.Now().UTC()
-		if history != -2 {
-			s.HistoryTurns = history
-		}
-		if alwaysOn != "" {
-			s.GateAlwaysOn = gateAlwaysOn
-		}
-		if err := st.PutIntentSettings(ctx, s); err != nil {
+		s, err := cfgs.Update(ctx, org, c)
+		if err != nil {
 			return err
 		}
 		depth := "default " + strconv.Itoa(intent.DefaultHistoryTurns)
@@ -477,38 +505,53 @@ func runTriggers(ctx context.Context, args []string, env Env) error {
 			depth = strconv.Itoa(s.HistoryTurns)
 		}
 		fmt.Fprintf(env.Stdout, "deliberate tool mode %s for %s (history: %s; always-on helpers: %s)\n",
-			pos[0], org, depth, intent.AlwaysOnWord(s.GateAlwaysOn))
+			f.pos[0], org, depth, intent.AlwaysOnWord(s.GateAlwaysOn))
 	case "user":
-		if err := st.SetUserIntentMode(ctx, org, slug(user, "cli"), mode); err != nil {
-			return err
-		}
-		fmt.Fprintf(env.Stdout, "deliberate tool mode for %s in %s: %s\n", user, org, mode)
-	case "list":
-		ts, err := st.ListIntentTriggers(ctx, org)
+		mode, err := cfgs.SetUserMode(ctx, org, slug(f.user, "cli"), f.pos[0])
 		if err != nil {
 			return err
 		}
-		if asJSON {
-			type row struct {
-				Target string `json:"family"`
-				Phrase string `json:"phrase"`
-			}
-			rows := []row{}
-			for _, t := range ts {
-				rows = append(rows, row{t.Target, t.Phrase})
-			}
-			return writeJSON(env.Stdout, rows)
+		fmt.Fprintf(env.Stdout, "deliberate tool mode for %s in %s: %s\n", f.user, org, mode)
+	case "list":
+		ts, err := cfgs.Triggers(ctx, org)
+		if err != nil {
+			return err
 		}
-		if len(ts) == 0 {
-			fmt.Fprintf(env.Stdout, "no custom triggers for %s\n", org)
-			return nil
-		}
-		tw := tabwriter.NewWriter(env.Stdout, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "FAMILY\tPHRASE")
-		for _, t := range ts {
-			fmt.Fprintf(tw, "%s\t%s\n", t.Target, t.Phrase)
-		}
-		return tw.Flush()
+		return printTriggers(env.Stdout, org, ts, f.asJSON)
 	}
 	return nil
+}
+
+// refused reports whether err is the configuration refusing the input
+// (bad, or at odds with what is stored) rather than failing.
+func refused(err error) bool {
+	var bad *dtmconfig.InvalidError
+	var te *dtmconfig.TriggerError
+	return errors.As(err, &bad) || errors.As(err, &te)
+}
+
+// printTriggers lists a community's custom triggers, for people or as
+// JSON [{"family", "phrase"}].
+func printTriggers(w io.Writer, org string, ts []dtmconfig.Trigger, asJSON bool) error {
+	if asJSON {
+		type row struct {
+			Target string `json:"family"`
+			Phrase string `json:"phrase"`
+		}
+		rows := []row{}
+		for _, t := range ts {
+			rows = append(rows, row{t.Target, t.Phrase})
+		}
+		return writeJSON(w, rows)
+	}
+	if len(ts) == 0 {
+		fmt.Fprintf(w, "no custom triggers for %s\n", org)
+		return nil
+	}
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "FAMILY\tPHRASE")
+	for _, t := range ts {
+		fmt.Fprintf(tw, "%s\t%s\n", t.Target, t.Phrase)
+	}
+	return tw.Flush()
 }

@@ -20,7 +20,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/quiverhq/quiver/httpapi"
+	"github.com/quiverhq/quiver/accounts"
 	"github.com/quiverhq/quiver/internal/app"
 	"github.com/quiverhq/quiver/internal/clock"
 	"github.com/quiverhq/quiver/llm"
@@ -270,7 +270,7 @@ func seedUsers(tb testing.TB, st store.Accounts, n int) []string {
 		if err := st.CreateUser(ctx, u); err != nil {
 			tb.Fatalf("create user %s: %v", u.ID, err)
 		}
-		tok, err := httpapi.IssueCredential(ctx, st, store.Credential{Kind: store.CredAPIToken, OrgID: u.OrgID, UserID: u.ID, Label: "load", CreatedAt: now})
+		tok, err := (&accounts.Service{Store: st}).Issue(ctx, store.Credential{Kind: store.CredAPIToken, OrgID: u.OrgID, UserID: u.ID, Label: "load", CreatedAt: now})
 		if err != nil {
 			tb.Fatalf("token for %s: %v", u.ID, err)
 		}

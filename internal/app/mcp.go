@@ -3,6 +3,12 @@ package app
 import (
 	"context"
 	"fmt"
+
+	"github.com/quiverhq/quiver/internal/config"
+	"github.com/quiverhq/quiver/mcpclient"
+	"github.com/quiverhq/quiver/netguard"
+	"github.com/quiverhq/quiver/secret"
+	"github.com/quiverhq/quiver/store"
 )
 
 const mcpUsage = `Usage:
@@ -43,4 +49,55 @@ func runMCP(ctx context.Context, args []string, env Env) error {
 		return nil
 	}
 	return usagef("mcp: unknown subcommand %q (add, list, enable, disable, remove, probe, serve)", args[0])
+}
+
+// mcpRuntime is the MCP client side of a runtime: the organisations'
+// registrations and the connection pool their toolsets and the
+// deployment's MCP-served backends share.
+type mcpRuntime struct {
+	regs *mcpclient.Registrations
+	pool *mcpclient.Pool
+}
+
+// newMCPRuntime builds the registrations over st and kr and the pool,
+// from the configuration.
+func newMCPRuntime(cfg config.Config, st store.MCPServers, kr *secret.Keyring, env Env) *mcpRuntime {
+	pool := mcpPool(cfg, env)
+	regs := mcpclient.NewRegistrations(mcpclient.RegistrationsConfig{
+		Store: st, Keyring: kr, Pool: pool, Slots: cfg.MCP.Slots, Now: env.Now, Logger: env.Logger,
+	})
+	return &mcpRuntime{regs: regs, pool: pool}
+}
+
+// mcpPool builds the MCP connection pool from the configuration: the
+// deployment's network mode is the widest an organisation may be given.
+func mcpPool(cfg config.Config, env Env) *mcpclient.Pool {
+	m := cfg.MCP
+	return mcpclient.NewPool(mcpclient.PoolConfig{
+		Network: netguard.Config{Mode: networkMode(cfg.Network.Mode)},
+		Limits: mcpclient.Limits{
+			ConnectTimeout: m.ConnectTimeout.Std(), CallTimeout: m.CallTimeout.Std(),
+			IdleClose: m.IdleClose.Std(), Cooldown: m.Cooldown.Std(), MaxResponseBytes: m.MaxResponseBytes,
+		},
+		Version: Version, Now: env.Now, Logger: env.Logger,
+	})
+}
+
+// networkMode is the netguard mode a configuration's network.mode names:
+// self-hosted, else public.
+func networkMode(name string) netguard.Mode {
+	if name == "self-hosted" {
+		return netguard.SelfHosted
+	}
+	return netguard.Public
+}
+
+// Run closes idle connections until ctx ends (see mcpclient.Pool.Run).
+func (m *mcpRuntime) Run(ctx context.Context) { m.pool.Run(ctx) }
+
+// Close closes every connection, then waits for the registrations'
+// background snapshot writes.
+func (m *mcpRuntime) Close() {
+	m.pool.Close()
+	m.regs.Close()
 }

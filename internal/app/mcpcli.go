@@ -86,25 +86,26 @@ func (a *mcpAdmin) flags(fs interface {
 	fs.StringVar(&a.data, "data", "", "")
 }
 
-// open loads the configuration and opens the store and the MCP service.
-// The caller runs done.
-func (a *mcpAdmin) open(ctx context.Context, env Env) (svc *mcpclient.Service, st store.Store, orgID string, done func(), err error) {
+// open loads the configuration and opens the runtime (the store, the
+// organisations' settings and the MCP registrations). The caller closes
+// the runtime.
+func (a *mcpAdmin) open(ctx context.Context, env Env) (rt *runtime, orgID string, err error) {
 	cfg, err := config.LoadConfig(a.config)
 	if err != nil {
-		return nil, nil, "", nil, &UsageError{Msg: err.Error()}
+		return nil, "", &UsageError{Msg: err.Error()}
 	}
 	dir, err := dataDir(a.data, env)
 	if err != nil {
-		return nil, nil, "", nil, err
+		return nil, "", err
 	}
-	rt, err := openRuntime(ctx, dir, cfg, env)
+	rt, err = openRuntime(ctx, dir, cfg, env)
 	if err != nil {
-		return nil, nil, "", nil, err
+		return nil, "", err
 	}
-	return rt.mcp, rt.st, slug(a.org, "default"), rt.close, nil
+	return rt, slug(a.org, "default"), nil
 }
 
-// mcpRefusal turns a service refusal into bad input (exit 2).
+// mcpRefusal turns a registration refusal into bad input (exit 2).
 func mcpRefusal(err error) error {
 	var re *mcpclient.Error
 	if errors.As(err, &re) {
@@ -181,12 +182,16 @@ func runMCPAdd(ctx context.Context, args []string, env Env) error {
 	if err := reg.Validate(); err != nil {
 		return usagef("mcp add: %v", err) // before the data folder is touched
 	}
-	svc, _, org, done, err := a.open(ctx, env)
+	rt, org, err := a.open(ctx, env)
 	if err != nil {
 		return err
 	}
-	defer done()
-	rec, err := svc.Add(ctx, org, reg)
+	defer rt.close()
+	mode, err := rt.orgs.Mode(ctx, org)
+	if err != nil {
+		return err
+	}
+	rec, err := rt.mcp.regs.Add(ctx, org, mode, reg)
 	if err != nil {
 		return mcpRefusal(err)
 	}
@@ -240,12 +245,12 @@ func runMCPList(ctx context.Context, args []string, env Env) error {
 	if len(pos) > 0 {
 		return usagef("mcp list: takes no arguments")
 	}
-	svc, _, org, done, err := a.open(ctx, env)
+	rt, org, err := a.open(ctx, env)
 	if err != nil {
 		return err
 	}
-	defer done()
-	recs, err := svc.List(ctx, org)
+	defer rt.close()
+	recs, err := rt.mcp.regs.List(ctx, org)
 	if err != nil {
 		return err
 	}
@@ -283,12 +288,12 @@ func runMCPToggle(ctx context.Context, args []string, env Env, enable bool) erro
 	if len(pos) != 1 {
 		return usagef("%s: give one NAME", name)
 	}
-	svc, _, org, done, err := a.open(ctx, env)
+	rt, org, err := a.open(ctx, env)
 	if err != nil {
 		return err
 	}
-	defer done()
-	if err := svc.SetEnabled(ctx, org, pos[0], enable); err != nil {
+	defer rt.close()
+	if err := rt.mcp.regs.SetEnabled(ctx, org, pos[0], enable); err != nil {
 		return mcpRefusal(err)
 	}
 	fmt.Fprintf(env.Stdout, "%s %sd\n", pos[0], strings.TrimPrefix(name, "mcp "))
@@ -311,12 +316,12 @@ func runMCPRemove(ctx context.Context, args []string, env Env) error {
 	if !yes {
 		return usagef("mcp remove: deleting %s needs --yes", pos[0])
 	}
-	svc, _, org, done, err := a.open(ctx, env)
+	rt, org, err := a.open(ctx, env)
 	if err != nil {
 		return err
 	}
-	defer done()
-	if err := svc.Remove(ctx, org, pos[0], true); err != nil {
+	defer rt.close()
+	if err := rt.mcp.regs.Remove(ctx, org, pos[0], true); err != nil {
 		return mcpRefusal(err)
 	}
 	fmt.Fprintf(env.Stdout, "%s removed\n", pos[0])

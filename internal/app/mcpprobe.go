@@ -107,9 +107,9 @@ func runMCPProbe(ctx context.Context, args []string, env Env) error {
 	if err != nil {
 		return err
 	}
-	svc := mcpService(cfg, nil, nil, nil, env)
-	defer svc.Close()
-	conn, err := svc.Probe(ctx, pos[0], token)
+	pool := mcpPool(cfg, env)
+	defer pool.Close()
+	conn, err := pool.Probe(ctx, pos[0], token)
 	if err != nil {
 		return mcpRefusal(err)
 	}

@@ -13,13 +13,13 @@ import (
 	"strings"
 	"time"
 
+	"github.com/quiverhq/quiver/engine"
+
 	"github.com/quiverhq/quiver/dispatch"
 	"github.com/quiverhq/quiver/mcpserver"
-	"github.com/quiverhq/quiver/registry"
 	"github.com/quiverhq/quiver/secret"
 	"github.com/quiverhq/quiver/store"
 	"github.com/quiverhq/quiver/tool"
-	"github.com/quiverhq/quiver/turn"
 )
 
 const mcpServeUsage = `Usage: quiver mcp serve --agent FILE (--stdio | --http ADDR) [flags]
@@ -183,26 +183,30 @@ func runMCPServe(ctx context.Context, args []string, env Env) error {
 	if err != nil {
 		return err
 	}
-	rt, facts, cat, err := openTurnRuntime(ctx, c.in, c.data, c.config, env)
+	rt, _, sess, err := openTurnSession(ctx, c.in, "", c.data, c.config, env)
 	if err != nil {
 		return err
 	}
 	defer rt.close()
 	st := rt.st
+	r, err := turnRequest(c.in)
+	if err != nil {
+		return err
+	}
 	if c.in.ConversationID != "" {
-		if _, err := checkOwner(ctx, st, facts); err != nil {
+		if _, err := checkOwner(ctx, st, r); err != nil {
 			return err
 		}
 	}
 	go rt.mcp.Run(ctx) // idle connections closed while the server runs
-	toolset := cat.Select(facts)
+	facts, toolset := sess.Facts(), sess.Toolset
 	srvCfg := mcpserver.Config{
 		Toolset:    toolset,
 		Dispatcher: dispatch.New(dispatch.Config{Results: st, Now: env.Now, Logger: env.Logger}),
 		OrgID:      facts.Place.OrgID, UserID: facts.Caller.UserID,
 		Version: Version, Logger: env.Logger,
 		StartTurn: func(ctx context.Context, s tool.Scope) error {
-			return startSession(ctx, st, facts, s, toolset, env.Now())
+			return startSession(ctx, st, r, sess, s, env.Now())
 		},
 	}
 	if c.in.ConversationID != "" {
@@ -218,21 +222,16 @@ func runMCPServe(ctx context.Context, args []string, env Env) error {
 
 // startSession claims the session's conversation for the caller (see
 // claimConversation: checked again here, since another user may have
-// taken it since start) and records the session's turn.
-func startSession(ctx context.Context, st store.Store, f turn.Facts, s tool.Scope, ts registry.Toolset, now time.Time) error {
-	rec := sessionTurn(f, s, ts, now)
-	f.Place.ConversationID = s.ConversationID
-	if err := claimConversation(ctx, st, f, now); err != nil {
+// taken it since start) and records the session's turn: the toolset
+// frozen at start, under the session's conversation and turn.
+func startSession(ctx context.Context, st store.Store, r engine.Request, sess *engine.Session, s tool.Scope, now time.Time) error {
+	r.ConversationID = s.ConversationID
+	if err := claimConversation(ctx, st, r, now); err != nil {
 		return err
 	}
+	rec := sess.Turn(s.TurnID, s.ConversationID)
+	rec.StartedAt = now.UTC()
 	return st.PutTurn(ctx, rec)
-}
-
-// sessionTurn is the turn record of one MCP session: its frozen toolset
-// and exclusions, the caller's timezone, the session's conversation.
-func sessionTurn(f turn.Facts, s tool.Scope, ts registry.Toolset, now time.Time) store.Turn {
-	f.TurnID, f.Place.ConversationID, f.Start = s.TurnID, s.ConversationID, now
-	return storedTurn(f, ts)
 }
 
 // serveStdio serves until the client closes standard input or ctx ends;

@@ -7,8 +7,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/quiverhq/quiver/engine"
 	"github.com/quiverhq/quiver/store"
-	"github.com/quiverhq/quiver/turn"
 )
 
 // checkOwner reports whether the facts' conversation exists; it is bad
@@ -16,17 +16,17 @@ import (
 // owns it, since its transcript and stored results would then be read, and
 // a turn written into it, by someone who is not its owner. The caller's own
 // conversation, or one that does not exist yet, passes.
-func checkOwner(ctx context.Context, st store.Conversations, f turn.Facts) (exists bool, err error) {
-	if err := notConsole(f.Place.ConversationID); err != nil {
+func checkOwner(ctx context.Context, st store.Conversations, r engine.Request) (exists bool, err error) {
+	if err := notConsole(r.ConversationID); err != nil {
 		return false, err
 	}
-	c, err := st.GetConversation(ctx, f.Place.OrgID, f.Place.ConversationID)
+	c, err := st.GetConversation(ctx, r.OrgID, r.ConversationID)
 	switch {
 	case errors.Is(err, store.ErrNotFound):
 		return false, nil
 	case err != nil:
 		return false, fmt.Errorf("load conversation: %w", err)
-	case c.UserID != f.Caller.UserID:
+	case c.UserID != r.Caller.UserID:
 		return true, usagef("--conversation: %q belongs to another user; give a conversation of your own", c.ID)
 	}
 	return true, nil
@@ -37,17 +37,17 @@ func checkOwner(ctx context.Context, st store.Conversations, f turn.Facts) (exis
 // owned by the caller (so no other user can open it later), in one atomic
 // step with the check; one of another user is refused as checkOwner
 // refuses it, with nothing written.
-func claimConversation(ctx context.Context, st store.Conversations, f turn.Facts, now time.Time) error {
-	if err := notConsole(f.Place.ConversationID); err != nil {
+func claimConversation(ctx context.Context, st store.Conversations, r engine.Request, now time.Time) error {
+	if err := notConsole(r.ConversationID); err != nil {
 		return err
 	}
 	now = now.UTC()
-	c, err := st.ClaimConversation(ctx, store.Conversation{ID: f.Place.ConversationID, OrgID: f.Place.OrgID,
-		UserID: f.Caller.UserID, Agent: f.Agent.Name, CreatedAt: now, UpdatedAt: now})
+	c, err := st.ClaimConversation(ctx, store.Conversation{ID: r.ConversationID, OrgID: r.OrgID,
+		UserID: r.Caller.UserID, Agent: r.Agent.Agent.Name, CreatedAt: now, UpdatedAt: now})
 	switch {
 	case err != nil:
 		return fmt.Errorf("create conversation: %w", err)
-	case c.UserID != f.Caller.UserID:
+	case c.UserID != r.Caller.UserID:
 		return usagef("--conversation: %q belongs to another user; give a conversation of your own", c.ID)
 	}
 	return nil

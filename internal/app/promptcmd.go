@@ -6,6 +6,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/quiverhq/quiver/builtin"
 	"github.com/quiverhq/quiver/tmpl"
 )
 
@@ -103,7 +104,7 @@ func renderEnv(caps, tools, families []string) tmpl.Env {
 	for _, t := range tools {
 		env.Tools[t] = true
 	}
-	for _, t := range NewCatalog(CatalogDeps{}).Tools() {
+	for _, t := range builtin.NewCatalog(builtin.CatalogDeps{}).Tools() {
 		env.Families[t.Family()] = env.Families[t.Family()] || env.Tools[t.Name()]
 		for _, key := range t.Spec().Macros {
 			env.Macros[key] = t.Name()

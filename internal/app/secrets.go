@@ -7,8 +7,8 @@ import (
 
 	"github.com/quiverhq/quiver/internal/config"
 	"github.com/quiverhq/quiver/mcpclient"
-	"github.com/quiverhq/quiver/netguard"
 	"github.com/quiverhq/quiver/secret"
+	"github.com/quiverhq/quiver/settings"
 	"github.com/quiverhq/quiver/store"
 	"github.com/quiverhq/quiver/store/sqlite"
 )
@@ -91,23 +91,6 @@ func checkTokens(ctx context.Context, st store.Store, kr *secret.Keyring) error 
 	return nil
 }
 
-// mcpService builds the MCP client service from the configuration.
-func mcpService(cfg config.Config, st store.MCPServers, kr *secret.Keyring, modeFor func(context.Context, string) (netguard.Mode, error), env Env) *mcpclient.Service {
-	mode := netguard.Public
-	if cfg.Network.Mode == "self-hosted" {
-		mode = netguard.SelfHosted
-	}
-	m := cfg.MCP
-	return mcpclient.New(mcpclient.Config{
-		Store: st, Keyring: kr, Network: netguard.Config{Mode: mode}, ModeFor: modeFor,
-		Limits: mcpclient.Limits{
-			Slots: m.Slots, ConnectTimeout: m.ConnectTimeout.Std(), CallTimeout: m.CallTimeout.Std(),
-			IdleClose: m.IdleClose.Std(), Cooldown: m.Cooldown.Std(), MaxResponseBytes: m.MaxResponseBytes,
-		},
-		Version: Version, Now: env.Now, Logger: env.Logger,
-	})
-}
-
 // runSecrets runs "quiver secrets rotate".
 func runSecrets(ctx context.Context, args []string, env Env) error {
 	if len(args) == 0 {
@@ -163,7 +146,7 @@ func runSecrets(ctx context.Context, args []string, env Env) error {
 		return fmt.Errorf("rotate: %w (nothing was changed)", err)
 	}
 	k, err := st.RewrapOrgSecrets(ctx, func(orgID, name, sealed string) (string, error) {
-		out, err := kr.Rotate(sealed, SecretAAD(orgID, name))
+		out, err := kr.Rotate(sealed, settings.SecretAAD(orgID, name))
 		if err != nil {
 			return "", fmt.Errorf("key %s of %q: %w", name, orgID, err)
 		}

@@ -10,8 +10,10 @@ import (
 	"sync"
 	"time"
 
+	"github.com/quiverhq/quiver/accounts"
 	"github.com/quiverhq/quiver/httpapi"
 	"github.com/quiverhq/quiver/internal/config"
+	"github.com/quiverhq/quiver/llm/providers"
 	"github.com/quiverhq/quiver/store"
 )
 
@@ -126,12 +128,13 @@ func runServe(ctx context.Context, args []string, env Env) error {
 	} else if n > 0 {
 		env.Logger.Warn("turns cut short by the last stop recorded as interrupted", "turns", n)
 	}
-	api := &apiEngine{
-		eng: rt.engine(cfg, det, "", env), st: st, now: env.Now,
-		models: models{cfg: cfg, getenv: env.Getenv, http: &http.Client{Timeout: 5 * time.Second}, api: modelHTTPClient()},
-	}
+	ms := &models{getenv: env.Getenv, http: &http.Client{Timeout: 5 * time.Second}, api: providers.NewHTTPClient(), logger: env.Logger}
+	om := &openedModels{ms: *ms}
+	eng := rt.newEngine(cfg, det, om, env)
+	runtimes := orgRuntimes{orgs: rt.orgs, models: om}
+	api := &apiEngine{eng: eng, orgs: rt.orgs, runtimes: runtimes, agents: storedAgents{st}, mcp: st, turns: st, now: env.Now}
 	handler := httpapi.New(httpapi.Config{
-		Store: st, Engine: api, MCP: apiMCP{svc}, UI: uiHandler(), Logger: env.Logger, Now: env.Now,
+		Store: st, Engine: api, MCP: apiMCP{regs: svc.regs, orgs: rt.orgs}, UI: uiHandler(), Logger: env.Logger, Now: env.Now,
 		SecureCookies: c.secure,
 	})
 	ln, err := net.Listen("tcp", c.addr)
@@ -157,14 +160,15 @@ func runServe(ctx context.Context, args []string, env Env) error {
 // (used login links, ended sessions).
 const credentialSweep = time.Hour
 
-// sweepCredentials deletes expired credentials now and then every period
-// until ctx ends. Lookups already ignore expired credentials; this only
-// keeps the table from growing.
+// sweepCredentials deletes expired credentials
+// (accounts.Service.DeleteExpired) now and then every period until ctx
+// ends.
 func sweepCredentials(ctx context.Context, st store.Accounts, period time.Duration, env Env) {
+	acc := &accounts.Service{Store: st, Now: env.Now}
 	t := time.NewTicker(period)
 	defer t.Stop()
 	for {
-		n, err := st.DeleteExpiredCredentials(ctx, env.Now())
+		n, err := acc.DeleteExpired(ctx)
 		switch {
 		case err != nil && ctx.Err() == nil:
 			env.Logger.Error("delete expired credentials", "err", err)
@@ -218,56 +222,17 @@ func serveUntilDone(ctx context.Context, ln net.Listener, h http.Handler, grace 
 	return err
 }
 
-// bootstrap prepares a new installation: the default organisation, an
-// admin, the example agent, and a one-time login link printed to stderr.
-// An installation whose default organisation has a user is left alone. A
-// first start cut short (the process stopped between these writes) is
-// completed by the next start: each step skips what already exists.
+// bootstrap prepares a new installation (accounts.Service.Bootstrap:
+// the default organisation, an admin, the example agent) and prints the
+// admin's one-time login link to stderr. An installation already set up
+// is left alone and nothing is printed.
 func bootstrap(ctx context.Context, st store.Store, env Env, base string) error {
-	n, err := st.CountOrgs(ctx)
-	if err != nil {
+	acc := &accounts.Service{Store: st, Agents: st, Now: env.Now}
+	link, made, err := acc.Bootstrap(ctx, accounts.ExampleAgent{Name: "assistant", Definition: []byte(defaultAgent)})
+	if err != nil || !made {
 		return err
 	}
-	if n > 0 {
-		users, err := st.ListUsers(ctx, "default")
-		if err != nil || len(users) > 0 {
-			return err
-		}
-		if _, err := st.GetOrg(ctx, "default"); errors.Is(err, store.ErrNotFound) {
-			return nil // organisations made by hand, not by a first start
-		} else if err != nil {
-			return err
-		}
-	}
-	now := env.Now().UTC()
-	steps := []struct {
-		what string
-		do   func() error
-	}{
-		{"create organisation", func() error {
-			return st.CreateOrg(ctx, store.Org{ID: "default", Name: "Default", CreatedAt: now})
-		}},
-		{"create admin", func() error {
-			return st.CreateUser(ctx, store.User{ID: "admin", OrgID: "default", DisplayName: "Admin", Role: store.RoleAdmin, CreatedAt: now, UpdatedAt: now})
-		}},
-	}
-	for _, step := range steps {
-		if err := step.do(); err != nil && !errors.Is(err, store.ErrExists) {
-			return fmt.Errorf("%s: %w", step.what, err)
-		}
-	}
-	if _, err := st.GetAgent(ctx, "default", "assistant"); errors.Is(err, store.ErrNotFound) {
-		if err := st.PutAgent(ctx, store.StoredAgent{OrgID: "default", Name: "assistant", Definition: []byte(defaultAgent), CreatedAt: now, UpdatedAt: now}); err != nil {
-			return fmt.Errorf("create example agent: %w", err)
-		}
-	} else if err != nil {
-		return fmt.Errorf("read example agent: %w", err)
-	}
-	link, _, err := httpapi.IssueLoginLink(ctx, st, "default", "admin", now)
-	if err != nil {
-		return fmt.Errorf("store login link: %w", err)
-	}
-	fmt.Fprintf(env.Stderr, "quiver: first start: log in as admin at %s/login?token=%s (valid 24 hours, once)\n", base, link)
+	fmt.Fprintf(env.Stderr, "quiver: first start: log in as %s at %s/login?token=%s (valid 24 hours, once)\n", accounts.FirstAdminID, base, link.Secret)
 	return nil
 }
 
@@ -310,17 +275,16 @@ func runLoginLink(ctx context.Context, args []string, env Env) error {
 		return err
 	}
 	defer st.Close()
-	if u, err := st.GetUser(ctx, org, user); errors.Is(err, store.ErrNotFound) {
+	acc := &accounts.Service{Store: st, Now: env.Now}
+	link, err := acc.IssueLoginLink(ctx, org, user)
+	switch {
+	case errors.Is(err, accounts.ErrNoUser):
 		return usagef("login-link: no user %q in organisation %q", user, org)
-	} else if err != nil {
-		return err
-	} else if !u.DisabledAt.IsZero() {
+	case errors.Is(err, accounts.ErrUserDisabled):
 		return usagef("login-link: user %q is disabled (an admin can re-enable them in the web UI's People page)", user)
+	case err != nil:
+		return fmt.Errorf("login-link: %w", err)
 	}
-	secret, _, err := httpapi.IssueLoginLink(ctx, st, org, user, env.Now().UTC())
-	if err != nil {
-		return fmt.Errorf("store login link: %w", err)
-	}
-	fmt.Fprintf(env.Stdout, "http://%s/login?token=%s\n", addr, secret)
+	fmt.Fprintf(env.Stdout, "http://%s/login?token=%s\n", addr, link.Secret)
 	return nil
 }

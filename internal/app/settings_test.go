@@ -16,7 +16,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/quiverhq/quiver/httpapi"
+	"github.com/quiverhq/quiver/accounts"
 	"github.com/quiverhq/quiver/internal/clock"
 	"github.com/quiverhq/quiver/llm/llmtest"
 	"github.com/quiverhq/quiver/store"
@@ -402,11 +402,11 @@ func secondOrg(t *testing.T, s serving, data string) *apiClient {
 	if err := st.CreateUser(ctx, store.User{ID: "oadmin", OrgID: "other", DisplayName: "Other admin", Role: store.RoleAdmin, CreatedAt: now, UpdatedAt: now}); err != nil {
 		t.Fatal(err)
 	}
-	link, _, err := httpapi.IssueLoginLink(ctx, st, "other", "oadmin", now)
+	link, err := (&accounts.Service{Store: st, Now: clock.Now}).IssueLoginLink(ctx, "other", "oadmin")
 	if err != nil {
 		t.Fatal(err)
 	}
-	s.login = s.base + "/login?token=" + link
+	s.login = s.base + "/login?token=" + link.Secret
 	return signIn(t, s)
 }
 

@@ -6,9 +6,10 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/quiverhq/quiver/httpapi"
+	"github.com/quiverhq/quiver/builtin"
 	"github.com/quiverhq/quiver/internal/config"
 	"github.com/quiverhq/quiver/registry"
+	"github.com/quiverhq/quiver/settings"
 	"github.com/quiverhq/quiver/store/sqlite"
 )
 
@@ -22,15 +23,15 @@ func TestSettingsSayWhatSwitchesDo(t *testing.T) {
 	}
 	defer st.Close()
 	build := func(cfg config.Config, keys map[string]string) *registry.Catalog {
-		return NewCatalog(CatalogDeps{Config: cfg, Keys: keys})
+		return builtin.NewCatalog(builtin.CatalogDeps{Config: cfg, Keys: keys})
 	}
-	o := newOrgSettings(st, nil, config.Config{}, Env{}, build)
-	got, err := o.show(ctx, "acme")
+	o := settings.New(settings.Config{Store: st, Build: build})
+	got, err := o.Show(ctx, "acme")
 	if err != nil {
 		t.Fatal(err)
 	}
 	var names []string
-	byName := map[string]httpapi.SwitchInfo{}
+	byName := map[string]registry.Switch{}
 	for _, s := range got.SwitchInfo {
 		names = append(names, s.Name)
 		byName[s.Name] = s
@@ -38,7 +39,7 @@ func TestSettingsSayWhatSwitchesDo(t *testing.T) {
 	if d := cmp.Diff(got.SwitchNames, names); d != "" {
 		t.Errorf("switch_info does not follow switch_names (-names +info):\n%s", d)
 	}
-	want := map[string]httpapi.SwitchInfo{
+	want := map[string]registry.Switch{
 		"web_search": {Name: "web_search", Family: "web_search", Tools: []string{"web_search", "research_web"},
 			Effect: "off leaves out web_search, research_web"},
 		"image_generation": {Name: "image_generation", Family: "image_generation", Tools: []string{}, NoTool: true,

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/quiverhq/quiver/builtin"
 	"github.com/quiverhq/quiver/registry"
 	"github.com/quiverhq/quiver/tool"
 )
@@ -74,7 +75,7 @@ func CatalogSizes() ToolsOutput {
 			Widest:     Total{Ceiling: WidestFragmentsCeiling},
 		},
 	}
-	cat := NewCatalog(CatalogDeps{})
+	cat := builtin.NewCatalog(builtin.CatalogDeps{})
 	seen := map[string]bool{}
 	for _, t := range cat.Tools() {
 		s := t.Spec()

@@ -1,11 +1,14 @@
 package app
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
 
+	"github.com/quiverhq/quiver/builtin"
+	"github.com/quiverhq/quiver/engine"
 	"github.com/quiverhq/quiver/intent"
 	"github.com/quiverhq/quiver/internal/config"
 	"github.com/quiverhq/quiver/prompt"
@@ -102,38 +105,33 @@ func runTurn(args []string, env Env) error {
 		}
 	}
 	in.Now = env.Now()
-	facts, err := collectFacts(in)
+	r, err := turnRequest(in)
 	if err != nil {
 		return err
 	}
-	cat := NewCatalog(CatalogDeps{})
-	ts := cat.Select(facts)
-	var matches []intent.Match
-	var declared []intent.Declared
+	cat := builtin.NewCatalog(builtin.CatalogDeps{})
+	ecfg := engine.Config{Runtime: engine.StaticRuntime(engine.Runtime{Catalog: cat, Network: "public"}), Now: env.Now}
 	if dtm {
-		det, err := loadDetector(config.Config{})
-		if err != nil {
+		if ecfg.Detector, err = loadDetector(config.Config{}); err != nil {
 			return err
 		}
-		res := det.Detect(intent.Input{Text: pos[0]})
-		ts, matches = intent.Gate(ts, cat, res.Targets, opts), res.Matches
-		declared = intent.Explain(ts, res, res.Targets, opts)
-		if matches == nil {
-			matches = []intent.Match{}
-		}
+		r.Deliberate = &intent.Settings{Enabled: true, GateAlwaysOn: opts.GateAlwaysOn}
 	}
-	req, err := prompt.Assemble(facts, ts)
+	r.Message = pos[0]
+	ins, err := engine.New(ecfg).Inspect(context.Background(), r, "")
 	if err != nil {
 		return usagef("turn: %v", err)
 	}
+	facts, req := ins.Start.Facts, ins.Start.Request
 	out := TurnOutput{
 		Agent: facts.Agent.Name, Model: facts.Model.Provider + ":" + facts.Model.Name, Message: pos[0],
 		System: req.System, Context: req.Context, Tools: req.Tools, Sizes: req.Sizes,
 		Ceilings: Ceilings{AlwaysPaidChars: AlwaysPaidCeiling, WidestChars: WidestCeiling},
-		Excluded: ts.Excluded(),
+		Excluded: ins.Excluded,
 		Warnings: req.Warnings,
-		Intent:   matches,
-		Declared: declared,
+	}
+	if dtm {
+		out.Intent, out.Declared = ins.Matches, ins.Declared
 	}
 	out.AllowlistWarnings = append(cat.CheckAllowlist(facts.Agent.Allow, nil), cat.CheckSwitches(facts.Agent.Switches)...)
 	for _, w := range out.AllowlistWarnings {

@@ -1,13 +1,18 @@
 package app
 
 import (
+	"context"
 	"slices"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/quiverhq/quiver/builtin"
 	"github.com/quiverhq/quiver/internal/config"
 	"github.com/quiverhq/quiver/registry"
+	"github.com/quiverhq/quiver/settings"
+	"github.com/quiverhq/quiver/store"
+	"github.com/quiverhq/quiver/store/sqlite"
 	"github.com/quiverhq/quiver/turn"
 )
 
@@ -16,13 +21,12 @@ import (
 // every web tool (web_search, fetch_url, research_web), each with a reason
 // naming the provider; other providers keep them all.
 func TestWebToolsFollowExcludeProviders(t *testing.T) {
-	o := &orgSettings{}
 	configs := []struct {
 		name string
 		cfg  config.Config
 	}{
 		{"deployment config", config.Config{Web: config.Web{ExcludeProviders: []string{"novelai"}}}},
-		{"organisation settings", o.apply(settingsDoc{Web: webDoc{ExcludeProviders: &[]string{"novelai"}}}, nil)},
+		{"organisation settings", savedConfig(t, settings.Web{ExcludeProviders: []string{"novelai"}})},
 	}
 	web := []string{"web_search", "fetch_url", "research_web"}
 	const reason = "provider novelai is excluded from the web tools (web.exclude_providers, in config or Settings)"
@@ -33,7 +37,7 @@ func TestWebToolsFollowExcludeProviders(t *testing.T) {
 	}
 	for _, c := range configs {
 		t.Run(c.name, func(t *testing.T) {
-			cat := NewCatalog(CatalogDeps{Config: c.cfg})
+			cat := builtin.NewCatalog(builtin.CatalogDeps{Config: c.cfg})
 			facts := func(provider string) turn.Facts {
 				return turn.Facts{
 					Agent: turn.Agent{Allow: []string{"web_search", "url_fetch", "research"}},
@@ -62,29 +66,28 @@ func TestWebToolsFollowExcludeProviders(t *testing.T) {
 	}
 }
 
-// TestResearchFollowsWebSearchDisabled: research_web searches with
-// web_search's engines, so a deployment that disables web search leaves it
-// out too, saying why; fetch_url, which does not search, stays.
-func TestResearchFollowsWebSearchDisabled(t *testing.T) {
-	cat := NewCatalog(CatalogDeps{Config: config.Config{Web: config.Web{Disabled: true}}})
-	ts := cat.Select(turn.Facts{
-		Agent: turn.Agent{Allow: []string{"web_search", "url_fetch", "research"}},
-		Model: turn.Model{Provider: "openai", Name: "m", Caps: turn.Capabilities{Tools: true}},
-	})
-	reasons := map[string]string{}
-	for _, e := range ts.Excluded() {
-		reasons[e.Name] = e.Reason
+// savedConfig is the configuration in force for an organisation of a
+// default deployment that saved web in its settings.
+func savedConfig(t *testing.T, web settings.Web) config.Config {
+	t.Helper()
+	ctx := context.Background()
+	st, err := sqlite.Open(ctx, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
 	}
-	want := map[string]string{
-		"web_search":   "web search is disabled in config",
-		"research_web": "it searches with web_search, and web search is disabled in config",
+	t.Cleanup(func() { st.Close() })
+	if err := st.CreateOrg(ctx, store.Org{ID: "acme", Name: "Acme"}); err != nil {
+		t.Fatal(err)
 	}
-	for name, reason := range want {
-		if reasons[name] != reason {
-			t.Errorf("%s left out with %q, want %q", name, reasons[name], reason)
-		}
+	o := settings.New(settings.Config{Store: st, Build: func(cfg config.Config, keys map[string]string) *registry.Catalog {
+		return builtin.NewCatalog(builtin.CatalogDeps{Config: cfg, Keys: keys})
+	}})
+	if _, err := o.Update(ctx, "acme", settings.Update{NetworkMode: "public", Web: web}); err != nil {
+		t.Fatal(err)
 	}
-	if _, ok := ts.Lookup("fetch_url"); !ok {
-		t.Error("fetch_url is left out, but it does not search")
+	rt, err := o.Runtime(ctx, "acme")
+	if err != nil {
+		t.Fatal(err)
 	}
+	return rt.Config()
 }

@@ -17,6 +17,7 @@ import (
 
 	"github.com/quiverhq/quiver/internal/clock"
 	"github.com/quiverhq/quiver/llm"
+	"github.com/quiverhq/quiver/turn"
 )
 
 // DefaultMaxTokens bounds a reply when neither the Config nor the Request
@@ -36,7 +37,7 @@ type Config struct {
 	Model string
 	// Caps are what the model can do. The zero value means what every
 	// current Claude model does: tools, parallel tool calls and vision.
-	Caps llm.Capabilities
+	Caps turn.Capabilities
 	// HTTPClient sends the requests. Nil means the SDK's default client.
 	HTTPClient *http.Client
 	// MaxTokens bounds each reply when the Request does not. Zero means
@@ -49,7 +50,7 @@ type Config struct {
 type Model struct {
 	client    anthropic.Client
 	name      string
-	caps      llm.Capabilities
+	caps      turn.Capabilities
 	maxTokens int
 	now       func() time.Time
 }
@@ -67,8 +68,8 @@ func New(cfg Config) (*Model, error) {
 		maxTokens: cfg.MaxTokens,
 		now:       clock.Now,
 	}
-	if m.caps == (llm.Capabilities{}) {
-		m.caps = llm.Capabilities{Tools: true, ParallelTools: true, Vision: true}
+	if m.caps == (turn.Capabilities{}) {
+		m.caps = turn.Capabilities{Tools: true, ParallelTools: true, Vision: true}
 	}
 	if m.maxTokens <= 0 {
 		m.maxTokens = DefaultMaxTokens
@@ -110,7 +111,7 @@ func clientOptions(cfg Config) []option.RequestOption {
 func (m *Model) Ref() string { return "anthropic:" + m.name }
 
 // Capabilities returns the configured capabilities.
-func (m *Model) Capabilities() llm.Capabilities { return m.caps }
+func (m *Model) Capabilities() turn.Capabilities { return m.caps }
 
 // Stream sends req to the Messages API with streaming and yields its
 // events: text deltas, tool-call starts, complete tool calls, the combined

@@ -9,6 +9,7 @@ import (
 
 	"github.com/quiverhq/quiver/llm"
 	"github.com/quiverhq/quiver/llm/llmtest"
+	"github.com/quiverhq/quiver/turn"
 )
 
 func newTestModel(t *testing.T, baseURL string) llm.Model {
@@ -35,10 +36,10 @@ func TestNew(t *testing.T) {
 	if got := m.Ref(); got != "anthropic:claude-sonnet-4-5" {
 		t.Errorf("Ref() = %q", got)
 	}
-	if want := (llm.Capabilities{Tools: true, ParallelTools: true, Vision: true}); m.Capabilities() != want {
+	if want := (turn.Capabilities{Tools: true, ParallelTools: true, Vision: true}); m.Capabilities() != want {
 		t.Errorf("default capabilities %+v, want %+v", m.Capabilities(), want)
 	}
-	caps := llm.Capabilities{Tools: true}
+	caps := turn.Capabilities{Tools: true}
 	if m, _ := New(Config{Model: "x", Caps: caps}); m.Capabilities() != caps {
 		t.Errorf("configured capabilities %+v, want %+v", m.Capabilities(), caps)
 	}

@@ -19,6 +19,7 @@ import (
 	"google.golang.org/genai"
 
 	"github.com/quiverhq/quiver/llm"
+	"github.com/quiverhq/quiver/turn"
 )
 
 // Config configures a Model.
@@ -36,7 +37,7 @@ type Config struct {
 	// Caps is what Capabilities reports. The zero value means what every
 	// current Gemini model can do: tools, parallel tool calls, vision, video
 	// and structured output. Any other value is reported as given.
-	Caps llm.Capabilities
+	Caps turn.Capabilities
 	// HTTPClient sends the requests; nil means a new default client. Its
 	// Timeout, if any, bounds a whole stream: prefer a context deadline.
 	HTTPClient *http.Client
@@ -46,7 +47,7 @@ type Config struct {
 type Model struct {
 	client *genai.Client
 	model  string
-	caps   llm.Capabilities
+	caps   turn.Capabilities
 	key    string // only to redact it from error messages
 }
 
@@ -70,8 +71,8 @@ func New(ctx context.Context, cfg Config) (*Model, error) {
 		return nil, errors.New("gemini: " + redact(err.Error(), cfg.APIKey))
 	}
 	caps := cfg.Caps
-	if caps == (llm.Capabilities{}) {
-		caps = llm.Capabilities{Tools: true, ParallelTools: true, Vision: true, Video: true, StructuredOutput: true}
+	if caps == (turn.Capabilities{}) {
+		caps = turn.Capabilities{Tools: true, ParallelTools: true, Vision: true, Video: true, StructuredOutput: true}
 	}
 	return &Model{client: client, model: cfg.Model, caps: caps, key: client.ClientConfig().APIKey}, nil
 }
@@ -80,7 +81,7 @@ func New(ctx context.Context, cfg Config) (*Model, error) {
 func (m *Model) Ref() string { return "gemini:" + m.model }
 
 // Capabilities returns Config.Caps, or the Gemini defaults.
-func (m *Model) Capabilities() llm.Capabilities { return m.caps }
+func (m *Model) Capabilities() turn.Capabilities { return m.caps }
 
 // CheckTool reports a declaration Gemini cannot take: a function name
 // outside its alphabet, or a schema outside its subset. The error is an

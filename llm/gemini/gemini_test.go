@@ -14,6 +14,7 @@ import (
 
 	"github.com/quiverhq/quiver/llm"
 	"github.com/quiverhq/quiver/llm/llmtest"
+	"github.com/quiverhq/quiver/turn"
 )
 
 const testKey = "test-key"
@@ -49,7 +50,7 @@ func TestNew(t *testing.T) {
 	if c := m.Capabilities(); !c.Tools || !c.ParallelTools || !c.Vision {
 		t.Errorf("zero Caps gave %+v, want the Gemini defaults", c)
 	}
-	given := llm.Capabilities{Tools: true}
+	given := turn.Capabilities{Tools: true}
 	m2, err := New(context.Background(), Config{APIKey: testKey, Model: "x", Caps: given})
 	if err != nil || m2.Capabilities() != given {
 		t.Errorf("Caps %+v, %v; want as given", m2.Capabilities(), err)

@@ -15,6 +15,7 @@ import (
 	"testing"
 
 	"github.com/quiverhq/quiver/llm"
+	"github.com/quiverhq/quiver/turn"
 )
 
 // Reply is one scripted model reply. A fake server streams it in the
@@ -166,8 +167,11 @@ func (s *Server) Seen() []Seen {
 // Model is a scripted in-process llm.Model: each Stream call answers with
 // the next reply. It records requests. Safe for concurrent use.
 type Model struct {
+	// ModelRef is what Ref returns ("provider:model").
 	ModelRef string
-	Caps     llm.Capabilities
+	// Caps is what Capabilities reports; the zero value reports none, not
+	// even tools.
+	Caps turn.Capabilities
 	// Refuse, when set, is CheckTool's answer.
 	Refuse func(llm.ToolDef) error
 
@@ -178,7 +182,7 @@ type Model struct {
 
 // NewModel returns a scripted model with tool support answering replies.
 func NewModel(replies ...Reply) *Model {
-	return &Model{ModelRef: "fake:scripted", Caps: llm.Capabilities{Tools: true, ParallelTools: true}, replies: replies}
+	return &Model{ModelRef: "fake:scripted", Caps: turn.Capabilities{Tools: true, ParallelTools: true}, replies: replies}
 }
 
 // Push appends replies to the script.
@@ -199,7 +203,7 @@ func (m *Model) Requests() []llm.Request {
 func (m *Model) Ref() string { return m.ModelRef }
 
 // Capabilities implements llm.Model.
-func (m *Model) Capabilities() llm.Capabilities { return m.Caps }
+func (m *Model) Capabilities() turn.Capabilities { return m.Caps }
 
 // CheckTool implements llm.Model.
 func (m *Model) CheckTool(d llm.ToolDef) error {

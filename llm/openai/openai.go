@@ -23,6 +23,7 @@ import (
 
 	"github.com/quiverhq/quiver/internal/clock"
 	"github.com/quiverhq/quiver/llm"
+	"github.com/quiverhq/quiver/turn"
 )
 
 // DefaultBaseURL is OpenAI's API root, used when Config.BaseURL is empty.
@@ -42,7 +43,7 @@ type Config struct {
 	Model string
 	// Caps is what the model can do, as configured; the zero value claims
 	// nothing (not even tools).
-	Caps llm.Capabilities
+	Caps turn.Capabilities
 	// HTTPClient sends the requests. Nil means a client of the model's own
 	// on http.DefaultTransport, with no timeout: the caller's context
 	// bounds each call.
@@ -101,7 +102,7 @@ func New(cfg Config) (*Model, error) {
 func (m *Model) Ref() string { return m.cfg.Provider + ":" + m.cfg.Model }
 
 // Capabilities returns Config.Caps.
-func (m *Model) Capabilities() llm.Capabilities { return m.cfg.Caps }
+func (m *Model) Capabilities() turn.Capabilities { return m.cfg.Caps }
 
 // toolName is what OpenAI accepts as a function name.
 var toolName = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`)

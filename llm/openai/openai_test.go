@@ -16,11 +16,12 @@ import (
 
 	"github.com/quiverhq/quiver/llm"
 	"github.com/quiverhq/quiver/llm/llmtest"
+	"github.com/quiverhq/quiver/turn"
 )
 
 func newModel(t testing.TB, baseURL string) *Model {
 	t.Helper()
-	m, err := New(Config{APIKey: "test-key", BaseURL: baseURL, Model: "gpt-test", Caps: llm.Capabilities{Tools: true}})
+	m, err := New(Config{APIKey: "test-key", BaseURL: baseURL, Model: "gpt-test", Caps: turn.Capabilities{Tools: true}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -57,6 +57,7 @@ import (
 	"iter"
 
 	"github.com/quiverhq/quiver/llm"
+	"github.com/quiverhq/quiver/turn"
 )
 
 // Wrap returns a model that offers req.Tools to inner through the text
@@ -80,7 +81,7 @@ func (m *model) Ref() string { return m.inner.Ref() }
 
 // Capabilities returns the inner model's, with tools and parallel tool
 // calls, which the wrapper provides.
-func (m *model) Capabilities() llm.Capabilities {
+func (m *model) Capabilities() turn.Capabilities {
 	c := m.inner.Capabilities()
 	c.Tools, c.ParallelTools = true, true
 	return c

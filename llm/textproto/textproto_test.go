@@ -13,6 +13,7 @@ import (
 
 	"github.com/quiverhq/quiver/llm"
 	"github.com/quiverhq/quiver/llm/llmtest"
+	"github.com/quiverhq/quiver/turn"
 )
 
 var tools = []llm.ToolDef{
@@ -226,7 +227,7 @@ func TestStreamCancelled(t *testing.T) {
 
 func TestModelFacts(t *testing.T) {
 	inner := llmtest.NewModel()
-	inner.Caps = llm.Capabilities{Vision: true}
+	inner.Caps = turn.Capabilities{Vision: true}
 	inner.Refuse = func(llm.ToolDef) error { return errors.New("inner refuses everything") }
 	m := Wrap(inner)
 	if Wrap(m) != m {
@@ -235,7 +236,7 @@ func TestModelFacts(t *testing.T) {
 	if m.Ref() != inner.Ref() {
 		t.Errorf("Ref = %q, want %q", m.Ref(), inner.Ref())
 	}
-	want := llm.Capabilities{Tools: true, ParallelTools: true, Vision: true}
+	want := turn.Capabilities{Tools: true, ParallelTools: true, Vision: true}
 	if diff := cmp.Diff(want, m.Capabilities()); diff != "" {
 		t.Errorf("capabilities (-want +got):\n%s", diff)
 	}

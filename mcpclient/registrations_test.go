@@ -31,7 +31,7 @@ func refusal(t *testing.T, err error, want string) string {
 
 func (e *env) list() []store.MCPServer {
 	e.t.Helper()
-	recs, err := e.svc.List(context.Background(), org)
+	recs, err := e.regs.List(context.Background(), org)
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -64,7 +64,7 @@ func TestAddInvalidFieldStoresNothingContactsNothing(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := e.svc.Add(context.Background(), org, tc.reg)
+			_, err := e.regs.Add(context.Background(), org, e.mode, tc.reg)
 			msg := refusal(t, err, tc.want)
 			wantNotContains(t, "refusal", msg, secretToken)
 		})
@@ -82,13 +82,13 @@ func TestAddDuplicateName(t *testing.T) {
 	a, b := startPeer(t, "a", peerOpts{}), startPeer(t, "b", peerOpts{})
 	addEcho(a.srv, "echo")
 	e.add(Registration{Name: "srv", URL: a.URL})
-	_, err := e.svc.Add(context.Background(), org, Registration{Name: " srv ", URL: b.URL})
+	_, err := e.regs.Add(context.Background(), org, e.mode, Registration{Name: " srv ", URL: b.URL})
 	refusal(t, err, `name: "srv" is already registered`)
 	if n := len(b.requests()); n != 0 {
 		t.Errorf("the second server got %d requests", n)
 	}
 	// Another organisation may use the name.
-	if _, err := e.svc.Add(context.Background(), "org2", Registration{Name: "srv", URL: a.URL}); err != nil {
+	if _, err := e.regs.Add(context.Background(), "org2", e.mode, Registration{Name: "srv", URL: a.URL}); err != nil {
 		t.Errorf("same name in another organisation: %v", err)
 	}
 }
@@ -100,7 +100,7 @@ func TestAddSecondTypedFamilyRefusedBeforeConnecting(t *testing.T) {
 	addEcho(second.srv, "search")
 	e.add(Registration{Name: "ws1", URL: first.URL, Type: "web_search"})
 
-	_, err := e.svc.Add(context.Background(), org, Registration{Name: "ws2", URL: second.URL, Type: "web_search"})
+	_, err := e.regs.Add(context.Background(), org, e.mode, Registration{Name: "ws2", URL: second.URL, Type: "web_search"})
 	refusal(t, err, `type: web_search is already served by the enabled server "ws1"`)
 	if n := len(second.requests()); n != 0 {
 		t.Errorf("the second server got %d requests before the refusal", n)
@@ -110,12 +110,12 @@ func TestAddSecondTypedFamilyRefusedBeforeConnecting(t *testing.T) {
 	e.add(Registration{Name: "plain", URL: second.URL})
 
 	// A disabled server of the family no longer blocks a new one.
-	if err := e.svc.SetEnabled(context.Background(), org, "ws1", false); err != nil {
+	if err := e.regs.SetEnabled(context.Background(), org, "ws1", false); err != nil {
 		t.Fatal(err)
 	}
 	e.add(Registration{Name: "ws2", URL: second.URL, Type: "web_search"})
 	// ...but it cannot be enabled beside it.
-	err = e.svc.SetEnabled(context.Background(), org, "ws1", true)
+	err = e.regs.SetEnabled(context.Background(), org, "ws1", true)
 	refusal(t, err, "type: another enabled server already serves web_search")
 	if diff := cmp.Diff([]string{"fetcher", "plain", "ws1", "ws2"}, e.names()); diff != "" {
 		t.Errorf("stored (-want +got):\n%s", diff)
@@ -123,21 +123,21 @@ func TestAddSecondTypedFamilyRefusedBeforeConnecting(t *testing.T) {
 }
 
 func TestAddSlotLimitCountsDisabled(t *testing.T) {
-	e := newEnv(t, func(c *Config) { c.Limits.Slots = 2 })
+	e := newEnv(t, func(c *testConfig) { c.Registrations.Slots = 2 })
 	p, third := startPeer(t, "p", peerOpts{}), startPeer(t, "third", peerOpts{})
 	addEcho(p.srv, "echo")
 	addEcho(third.srv, "echo")
 	e.add(Registration{Name: "a", URL: p.URL})
 	e.add(Registration{Name: "b", URL: p.URL})
-	if err := e.svc.SetEnabled(context.Background(), org, "b", false); err != nil {
+	if err := e.regs.SetEnabled(context.Background(), org, "b", false); err != nil {
 		t.Fatal(err)
 	}
-	_, err := e.svc.Add(context.Background(), org, Registration{Name: "c", URL: third.URL})
+	_, err := e.regs.Add(context.Background(), org, e.mode, Registration{Name: "c", URL: third.URL})
 	refusal(t, err, "limit: this organisation already has 2 servers")
 	if n := len(third.requests()); n != 0 {
 		t.Errorf("the server over the limit got %d requests", n)
 	}
-	if err := e.svc.Remove(context.Background(), org, "b", true); err != nil {
+	if err := e.regs.Remove(context.Background(), org, "b", true); err != nil {
 		t.Fatal(err)
 	}
 	e.add(Registration{Name: "c", URL: third.URL})
@@ -147,7 +147,7 @@ func TestAddSlotLimitCountsDisabled(t *testing.T) {
 }
 
 func TestAddPublicModeRefusesLocalWithoutContact(t *testing.T) {
-	e := newEnv(t, func(c *Config) { c.Network = netguard.Config{Mode: netguard.Public} })
+	e := newEnv(t, func(c *testConfig) { c.Pool.Network = netguard.Config{Mode: netguard.Public} })
 	p := startPeer(t, "local", peerOpts{})
 	addEcho(p.srv, "echo")
 	port := p.ts.Listener.Addr().(*net.TCPAddr).Port
@@ -162,7 +162,7 @@ func TestAddPublicModeRefusesLocalWithoutContact(t *testing.T) {
 		{"https://[::1]/mcp", "blocked"},
 	}
 	for _, tc := range tests {
-		_, err := e.svc.Add(context.Background(), org, Registration{Name: "a", URL: tc.url})
+		_, err := e.regs.Add(context.Background(), org, e.mode, Registration{Name: "a", URL: tc.url})
 		msg := refusal(t, err, tc.want)
 		wantNotContains(t, "refusal", msg, "/mcp", "/latest")
 	}
@@ -200,7 +200,7 @@ func TestAddConnectFailureSanitised(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := e.svc.Add(context.Background(), org, Registration{Name: "a", URL: tc.url, Token: secretToken})
+			_, err := e.regs.Add(context.Background(), org, e.mode, Registration{Name: "a", URL: tc.url, Token: secretToken})
 			msg := refusal(t, err, "could not connect to "+tc.origin+": ")
 			wantContains(t, "refusal", msg, tc.wants...)
 			wantNotContains(t, "refusal", msg, secretToken, "private-path", "key=q1")
@@ -219,7 +219,7 @@ func TestAddStoresSnapshotAndSealedToken(t *testing.T) {
 	p := startPeer(t, "p", peerOpts{})
 	addEcho(p.srv, "zeta")
 	addEcho(p.srv, "alpha")
-	rec, err := e.svc.Add(context.Background(), org, Registration{Name: "my server", URL: p.URL, Token: " " + secretToken + " "})
+	rec, err := e.regs.Add(context.Background(), org, e.mode, Registration{Name: "my server", URL: p.URL, Token: " " + secretToken + " "})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -239,14 +239,14 @@ func TestAddStoresSnapshotAndSealedToken(t *testing.T) {
 	if sealed == "" || strings.Contains(sealed, secretToken) {
 		t.Fatalf("stored token %q is not sealed", sealed)
 	}
-	pt, err := e.cfg.Keyring.Open(sealed, TokenAAD(org, "id1"))
+	pt, err := e.cfg.Registrations.Keyring.Open(sealed, TokenAAD(org, "id1"))
 	if err != nil || string(pt) != secretToken {
 		t.Errorf("the sealed token opens to %q, %v; want the trimmed plaintext", pt, err)
 	}
-	if _, err := e.cfg.Keyring.Open(sealed, TokenAAD(org, "id2")); err == nil {
+	if _, err := e.cfg.Registrations.Keyring.Open(sealed, TokenAAD(org, "id2")); err == nil {
 		t.Error("the sealed token opens with another row's binding")
 	}
-	if _, err := e.cfg.Keyring.Open(sealed, TokenAAD("org2", "id1")); err == nil {
+	if _, err := e.cfg.Registrations.Keyring.Open(sealed, TokenAAD("org2", "id1")); err == nil {
 		t.Error("the sealed token opens with another organisation's binding")
 	}
 	// Every request carried the token, and Add closed its session.
@@ -265,7 +265,7 @@ var cmpIgnoreToken = cmp.FilterPath(func(p cmp.Path) bool { return p.String() ==
 func TestAddZeroToolsIsNoneDiscovered(t *testing.T) {
 	e := newEnv(t, nil)
 	p := startPeer(t, "empty", peerOpts{})
-	rec, err := e.svc.Add(context.Background(), org, Registration{Name: "empty", URL: p.URL})
+	rec, err := e.regs.Add(context.Background(), org, e.mode, Registration{Name: "empty", URL: p.URL})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -275,10 +275,10 @@ func TestAddZeroToolsIsNoneDiscovered(t *testing.T) {
 }
 
 func TestAddTokenNeedsKeyring(t *testing.T) {
-	e := newEnv(t, func(c *Config) { c.Keyring = nil })
+	e := newEnv(t, func(c *testConfig) { c.Registrations.Keyring = nil })
 	p := startPeer(t, "p", peerOpts{})
 	addEcho(p.srv, "echo")
-	_, err := e.svc.Add(context.Background(), org, Registration{Name: "a", URL: p.URL, Token: secretToken})
+	_, err := e.regs.Add(context.Background(), org, e.mode, Registration{Name: "a", URL: p.URL, Token: secretToken})
 	msg := refusal(t, err, "token: no encryption key is configured")
 	wantNotContains(t, "refusal", msg, secretToken)
 	if n := len(p.requests()); n != 0 {
@@ -295,9 +295,11 @@ func TestStoredTokenWithoutKeyring(t *testing.T) {
 	addEcho(p.srv, "echo")
 	e.add(Registration{Name: "a", URL: p.URL, Token: secretToken})
 	before := len(p.requests())
-	keyless := New(Config{Store: e.st, Network: e.cfg.Network, Now: e.clock.Now})
+	pool := NewPool(PoolConfig{Network: e.cfg.Pool.Network, Now: e.clock.Now})
+	defer pool.Close()
+	keyless := NewRegistrations(RegistrationsConfig{Store: e.st, Pool: pool, Now: e.clock.Now})
 	defer keyless.Close()
-	tr, err := keyless.Overlay(context.Background(), org, builtins())
+	tr, err := NewToolset(context.Background(), keyless, pool, org, e.mode, builtins())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -309,31 +311,31 @@ func TestStoredTokenWithoutKeyring(t *testing.T) {
 }
 
 func TestRemove(t *testing.T) {
-	e := newEnv(t, func(c *Config) { c.Limits.Slots = 1 })
+	e := newEnv(t, func(c *testConfig) { c.Registrations.Slots = 1 })
 	p := startPeer(t, "p", peerOpts{})
 	addEcho(p.srv, "echo")
 	e.add(Registration{Name: "a", URL: p.URL})
 
-	refusal(t, e.svc.Remove(context.Background(), org, "a", false), `removing "a" needs explicit confirmation`)
+	refusal(t, e.regs.Remove(context.Background(), org, "a", false), `removing "a" needs explicit confirmation`)
 	if diff := cmp.Diff([]string{"a"}, e.names()); diff != "" {
 		t.Fatalf("unconfirmed remove changed the store (-want +got):\n%s", diff)
 	}
-	refusal(t, e.svc.Remove(context.Background(), org, "nope", true), `no server named "nope"`)
+	refusal(t, e.regs.Remove(context.Background(), org, "nope", true), `no server named "nope"`)
 
 	e.overlay(builtins()) // opens the pooled connection
-	if e.svc.pool.live() != 1 {
-		t.Fatalf("%d live connections after Overlay, want 1", e.svc.pool.live())
+	if e.pool.live() != 1 {
+		t.Fatalf("%d live connections after NewToolset, want 1", e.pool.live())
 	}
 	deletes := func() int { return p.count(func(s seen) bool { return s.Method == http.MethodDelete }) }
 	before := deletes()
-	if err := e.svc.Remove(context.Background(), org, "a", true); err != nil {
+	if err := e.regs.Remove(context.Background(), org, "a", true); err != nil {
 		t.Fatal(err)
 	}
 	if got := deletes(); got != before+1 {
 		t.Errorf("the server saw %d session ends on Remove, want 1", got-before)
 	}
-	if e.svc.pool.live() != 0 {
-		t.Errorf("%d live connections after Remove", e.svc.pool.live())
+	if e.pool.live() != 0 {
+		t.Errorf("%d live connections after Remove", e.pool.live())
 	}
 	if got := e.list(); len(got) != 0 {
 		t.Errorf("stored %v after Remove", got)
@@ -351,7 +353,7 @@ func TestDisableClosesAndHides(t *testing.T) {
 		t.Fatalf("echo not offered: %v", ts.Excluded())
 	}
 	before := p.count(func(s seen) bool { return s.Method == http.MethodDelete })
-	if err := e.svc.SetEnabled(context.Background(), org, "a", false); err != nil {
+	if err := e.regs.SetEnabled(context.Background(), org, "a", false); err != nil {
 		t.Fatal(err)
 	}
 	if got := p.count(func(s seen) bool { return s.Method == http.MethodDelete }); got != before+1 {
@@ -361,14 +363,14 @@ func TestDisableClosesAndHides(t *testing.T) {
 	if _, ok := ts.Lookup("a__echo"); ok {
 		t.Error("a disabled server's tool is offered")
 	}
-	if err := e.svc.SetEnabled(context.Background(), org, "a", true); err != nil {
+	if err := e.regs.SetEnabled(context.Background(), org, "a", true); err != nil {
 		t.Fatal(err)
 	}
 	ts = builtins().With(e.overlay(builtins()).Overlay).Select(facts("a/*"))
 	if _, ok := ts.Lookup("a__echo"); !ok {
 		t.Errorf("re-enabled server's tool not offered: %v", ts.Excluded())
 	}
-	refusal(t, e.svc.SetEnabled(context.Background(), org, "nope", true), `no server named "nope"`)
+	refusal(t, e.regs.SetEnabled(context.Background(), org, "nope", true), `no server named "nope"`)
 }
 
 func TestListNeverContactsServers(t *testing.T) {
@@ -397,7 +399,7 @@ func TestSnapshotRefreshOnReconnect(t *testing.T) {
 	addEcho(p.srv, "b") // changed while no connection is open
 	e.clock.Advance(time.Hour)
 	e.overlay(builtins())
-	e.svc.Close() // waits for the background write
+	e.close() // waits for the background write
 	rec := e.list()[0]
 	if diff := cmp.Diff([]string{"a", "b"}, rec.Tools); diff != "" {
 		t.Errorf("snapshot (-want +got):\n%s", diff)
@@ -408,7 +410,7 @@ func TestSnapshotRefreshOnReconnect(t *testing.T) {
 }
 
 // TestSnapshotRefreshOnListChanged: a live connection whose server
-// announces a changed tool list lists again at the next Overlay and stores
+// announces a changed tool list lists again at the next NewToolset and stores
 // the new snapshot.
 func TestSnapshotRefreshOnListChanged(t *testing.T) {
 	e := newEnv(t, nil)
@@ -452,7 +454,7 @@ func TestSnapshotRefreshOnListChanged(t *testing.T) {
 	if diff := cmp.Diff([]string{"calculate", "s__c"}, ts.Names()); diff != "" {
 		t.Errorf("toolset after the change (-want +got):\n%s", diff)
 	}
-	e.svc.Close()
+	e.close()
 	if diff := cmp.Diff([]string{"c"}, e.list()[0].Tools); diff != "" {
 		t.Errorf("stored snapshot (-want +got):\n%s", diff)
 	}
@@ -496,7 +498,7 @@ func TestListChangedDuringListing(t *testing.T) {
 	})
 	addEcho(p.srv, "early")
 	e.add(Registration{Name: "s", URL: p.URL})
-	// The connection comes back marked stale, so the same Overlay lists
+	// The connection comes back marked stale, so the same NewToolset lists
 	// again.
 	for i := range 2 {
 		ts := builtins().With(e.overlay(builtins()).Overlay).Select(facts("s/*"))
@@ -521,13 +523,13 @@ func TestCallReverifiesRegistration(t *testing.T) {
 	}
 	calls := p.rpcs("tools/call")
 
-	if err := e.svc.SetEnabled(context.Background(), org, "a", false); err != nil {
+	if err := e.regs.SetEnabled(context.Background(), org, "a", false); err != nil {
 		t.Fatal(err)
 	}
 	_, err = run(t, ts, "a__echo", `{"text":"hi"}`)
 	wantContains(t, "error", errString(err), "the MCP server a is disabled")
 
-	if err := e.svc.Remove(context.Background(), org, "a", true); err != nil {
+	if err := e.regs.Remove(context.Background(), org, "a", true); err != nil {
 		t.Fatal(err)
 	}
 	_, err = run(t, ts, "a__echo", `{"text":"hi"}`)

@@ -1,10 +1,10 @@
-package app_test
+package builtin_test
 
 import (
 	"slices"
 	"testing"
 
-	"github.com/quiverhq/quiver/internal/app"
+	"github.com/quiverhq/quiver/builtin"
 )
 
 // readerLimits are the names under which a reading tool lists the most
@@ -20,7 +20,7 @@ var readerLimits = []string{"max_output_chars", "maxChars_max", "max_length_max"
 func TestPageReadingHasTheLowestLimit(t *testing.T) {
 	maxes := map[string]int{}
 	var fetchDefault int
-	for _, tl := range app.NewCatalog(app.CatalogDeps{}).Tools() {
+	for _, tl := range builtin.NewCatalog(builtin.CatalogDeps{}).Tools() {
 		for _, l := range tl.Spec().Limits {
 			if slices.Contains(readerLimits, l.Name) {
 				maxes[tl.Name()] = l.Value

@@ -1,4 +1,4 @@
-package app
+package builtin
 
 import (
 	"context"
@@ -14,11 +14,19 @@ import (
 	"github.com/quiverhq/quiver/secret"
 )
 
+// FixedCaller calls a tool of an MCP server the deployment configures
+// (not a user registration), under the deployment's network mode, as
+// *mcpclient.Service's CallFixed does; key names the server in the
+// caller's pool and errors. It must be safe for concurrent use.
+type FixedCaller interface {
+	CallFixed(ctx context.Context, key string, t mcpclient.Target, name string, args any) (*mcp.CallToolResult, error)
+}
+
 // iaskMCP serves web_search's IAsk engine from a tool of an MCP server the
 // deployment configures (web.iask_mcp_url), through the MCP client's
 // guarded, pooled connections.
 type iaskMCP struct {
-	svc    *mcpclient.Service
+	svc    FixedCaller
 	target mcpclient.Target
 	tool   string
 }

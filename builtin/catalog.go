@@ -1,0 +1,140 @@
+// Package builtin is the built-in catalog: every family of builtin/
+// registered in order, wired to the repositories, the guarded HTTP client
+// and the engine backends the deployment configures. The families
+// themselves (builtin/<family>) never import it.
+package builtin
+
+import (
+	"cmp"
+	"context"
+	"net/http"
+	"path/filepath"
+
+	"github.com/quiverhq/quiver/builtin/ask"
+	"github.com/quiverhq/quiver/builtin/calc"
+	"github.com/quiverhq/quiver/builtin/fetch"
+	"github.com/quiverhq/quiver/builtin/results"
+	"github.com/quiverhq/quiver/builtin/suggest"
+	"github.com/quiverhq/quiver/builtin/transcript"
+	"github.com/quiverhq/quiver/builtin/web"
+	"github.com/quiverhq/quiver/builtin/workspace"
+	"github.com/quiverhq/quiver/internal/config"
+	"github.com/quiverhq/quiver/netguard"
+	"github.com/quiverhq/quiver/registry"
+	"github.com/quiverhq/quiver/store"
+	"github.com/quiverhq/quiver/turn"
+)
+
+// CatalogDeps are what the built-in tools need to be constructed. The zero
+// value builds the whole catalog, every tool declared as with a store, for
+// commands that select and assemble but never dispatch.
+type CatalogDeps struct {
+	// Results backs read_tool_result and Messages read_transcript. Nil
+	// keeps the tool, whose calls then fail with store.ErrNoStore.
+	Results  store.Results
+	Messages store.Messages
+	// DataDir holds the workspaces (DataDir/workspaces/<org>/<user>).
+	DataDir string
+	// Config is the deployment configuration; the zero value means defaults.
+	Config config.Config
+	// Getenv reads keys named by the configuration; nil reads none.
+	Getenv func(string) string
+	// MCP serves engines the configuration puts on an MCP server (IAsk);
+	// nil leaves them out.
+	MCP FixedCaller
+	// ReadPDF reads a PDF for fetch_url (the composition root runs it in a
+	// resource-limited child process); nil reads PDFs in this process.
+	ReadPDF func(ctx context.Context, body []byte) (title, text string, err error)
+	// Keys are an organisation's own engine keys by settings name
+	// ("brave_api_key", "iask_api_key"); they win over the environment.
+	Keys map[string]string
+}
+
+// NewCatalog registers every built-in tool, in the order that fixes the
+// order of declarations and prompt fragments.
+func NewCatalog(d CatalogDeps) *registry.Catalog {
+	c := registry.New()
+	c.Register(workspace.Tools(workspace.Config{Root: filepath.Join(d.DataDir, "workspaces")})...)
+	c.Register(
+		calc.Tool(),
+		results.Tool(d.Results),
+		transcript.Tool(d.Messages),
+		ask.Tool(),
+		suggest.Tool(),
+	)
+	guard := guarded(d.Config)
+	search := web.New(webConfig(d, guard.HTTP()))
+	pages := fetch.Config{
+		Client: guard.HTTP(), SelfHosted: d.Config.Network.Mode == "self-hosted",
+		Crawl4AIURL: d.Config.Web.Crawl4AIURL, CheckURL: guard.CheckURL,
+		// One list keeps a provider off every web tool: a model that cannot
+		// use web_search well reads pages no better.
+		ExcludeProviders: d.Config.Web.ExcludeProviders,
+		ReadPDF:          d.ReadPDF,
+	}
+	c.Register(search.Tool(), fetch.FetchTool(pages), fetch.ResearchTool(pages, chainSearcher{chain: search.Chain(), unavailable: search.Tool().Spec().Requires}))
+	return c
+}
+
+// chainSearcher lets research_web search with web_search's engine chain,
+// and only where web_search's own requirement (not disabled in config)
+// holds.
+type chainSearcher struct {
+	chain       *web.Chain
+	unavailable func(turn.Facts) string
+}
+
+// Unavailable returns why web_search cannot serve the turn, or "".
+func (s chainSearcher) Unavailable(f turn.Facts) string { return s.unavailable(f) }
+
+func (s chainSearcher) Search(ctx context.Context, query string, count int) ([]fetch.Hit, error) {
+	out, err := s.chain.Search(ctx, web.Query{Text: query, Category: "text", Count: count})
+	if err != nil {
+		return nil, err
+	}
+	hits := make([]fetch.Hit, len(out.Results))
+	for i, r := range out.Results {
+		hits[i] = fetch.Hit{Title: r.Title, URL: r.URL, Snippet: r.Snippet}
+	}
+	return hits, nil
+}
+
+// guarded is the one client for destinations a model or user chose.
+func guarded(cfg config.Config) *netguard.Client {
+	mode := netguard.Public
+	if cfg.Network.Mode == "self-hosted" {
+		mode = netguard.SelfHosted
+	}
+	return netguard.New(netguard.Config{Mode: mode})
+}
+
+// webConfig configures web_search from the deployment configuration, with
+// every engine request going through the guarded client.
+func webConfig(d CatalogDeps, client *http.Client) web.Config {
+	getenv := d.Getenv
+	if getenv == nil {
+		getenv = func(string) string { return "" }
+	}
+	w := d.Config.Web
+	keyEnv := w.BraveKeyEnv
+	if keyEnv == "" {
+		keyEnv = "BRAVE_API_KEY"
+	}
+	cfg := web.Config{Disabled: w.Disabled, Client: client, ExcludeProviders: w.ExcludeProviders}
+	cfg.Brave.APIKey = cmp.Or(d.Keys["brave_api_key"], getenv(keyEnv))
+	cfg.SearXNG.BaseURL = w.SearXNGURL
+	cfg.DuckDuckGo.Disabled = w.DuckDuckGoDisabled
+	cfg.IAsk.BaseURL = w.IAskURL
+	if w.IAskKeyEnv != "" {
+		cfg.IAsk.APIKey = getenv(w.IAskKeyEnv)
+	}
+	cfg.IAsk.APIKey = cmp.Or(d.Keys["iask_api_key"], cfg.IAsk.APIKey)
+	if w.IAskMCPURL != "" && d.MCP != nil {
+		name := w.IAskMCPTool
+		if name == "" {
+			name = "iask_search"
+		}
+		cfg.IAsk.Backend = &iaskMCP{svc: d.MCP, target: iaskTarget(w.IAskMCPURL, w.IAskMCPTokenEnv, getenv), tool: name}
+	}
+	return cfg
+}

@@ -1,0 +1,172 @@
+// Package providers turns a model reference into an opened llm.Model: which
+// adapter a provider name means, each provider's key and base URL (from the
+// configuration, an organisation's stored keys or the environment), the
+// fallback to a local Ollama server when nothing is configured, and the
+// HTTP client model requests share.
+//
+// A Set holds no global state: everything it reads (configuration, the
+// environment, HTTP clients, a logger) is given to New, so two Sets with
+// different keys can open models side by side.
+package providers
+
+import (
+	"log/slog"
+	"maps"
+	"net/http"
+	"slices"
+)
+
+// Provider is one provider's connection as configured. Empty fields fall
+// back to the provider's defaults (see Set.Connection).
+type Provider struct {
+	// APIKey is the key itself: the deployment's file or an
+	// organisation's stored key. It wins over APIKeyEnv and the
+	// provider's own environment variable.
+	APIKey string
+	// APIKeyEnv names the environment variable holding the key.
+	APIKeyEnv string
+	// BaseURL overrides the provider's endpoint (OpenAI-compatible
+	// servers). A provider Quiver does not know by name needs it, or a key.
+	BaseURL string
+}
+
+// Config is what a Set is built from. The zero value opens no model but an
+// Ollama server's on localhost:11434.
+type Config struct {
+	// Providers are the configured connections by provider name ("openai",
+	// "lmstudio", ...). Nil means none: only the environment's.
+	Providers map[string]Provider
+	// TextTools lists "provider:model" references whose endpoints ignore
+	// native tool declarations; Open wraps those models with
+	// llm/textproto.
+	TextTools []string
+	// Getenv reads the environment; nil reads nothing (every variable
+	// empty).
+	Getenv func(string) string
+	// Probe sends the Ollama probe, which Open bounds to two seconds
+	// itself. Nil means a client of the Set's own with no timeout.
+	Probe *http.Client
+	// HTTPClient sends model requests. Nil means each adapter's own
+	// default client; a server shares one from NewHTTPClient.
+	HTTPClient *http.Client
+	// Logger records the Ollama fallback; nil discards.
+	Logger *slog.Logger
+}
+
+// Set opens models for one configuration. It is immutable once built and
+// safe for concurrent use.
+type Set struct {
+	cfg Config
+}
+
+// New returns a Set for cfg. The Set keeps its own copies of
+// cfg.Providers and cfg.TextTools, so later changes to them do not reach it.
+func New(cfg Config) *Set {
+	cfg.Providers = maps.Clone(cfg.Providers)
+	cfg.TextTools = slices.Clone(cfg.TextTools)
+	if cfg.Getenv == nil {
+		cfg.Getenv = func(string) string { return "" }
+	}
+	if cfg.Probe == nil {
+		cfg.Probe = &http.Client{}
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	return &Set{cfg: cfg}
+}
+
+// known describes a provider Quiver knows by name: the environment
+// variables of its key and endpoint, and its endpoint when neither the
+// configuration nor the environment gives one ("" is the adapter's own).
+type known struct{ keyEnv, baseEnv, base string }
+
+// Ollama's defaults are used by the fallback too.
+const (
+	ollama     = "ollama"
+	ollamaBase = "http://localhost:11434"
+)
+
+// knownProviders are the names Quiver knows, in a fixed order.
+func knownProviders() []string {
+	return []string{"openai", "anthropic", "gemini", "openrouter", ollama}
+}
+
+// defaults returns what Quiver knows of a provider by name; the zero
+// value for a name it does not know.
+func defaults(provider string) known {
+	switch provider {
+	case "openai":
+		return known{"OPENAI_API_KEY", "OPENAI_BASE_URL", ""}
+	case "anthropic":
+		return known{"ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", ""}
+	case "gemini":
+		return known{"GEMINI_API_KEY", "GEMINI_BASE_URL", ""}
+	case "openrouter":
+		return known{"OPENROUTER_API_KEY", "", "https://openrouter.ai/api/v1"}
+	case ollama:
+		return known{"", "OLLAMA_HOST", ollamaBase}
+	}
+	return known{}
+}
+
+// Connection is a provider's resolved key and base URL.
+type Connection struct {
+	// Key is the API key; "" when none is configured.
+	Key string
+	// BaseURL is the endpoint; "" means the adapter's own default.
+	BaseURL string
+}
+
+// Connection resolves a provider's key and base URL. The key is the
+// configured APIKey, else the variable APIKeyEnv names, else the
+// provider's own variable (OPENAI_API_KEY, ...; GOOGLE_API_KEY after
+// GEMINI_API_KEY). The base URL is the configured BaseURL, else the
+// provider's variable (OPENAI_BASE_URL, OLLAMA_HOST, ...), else its
+// default endpoint.
+func (s *Set) Connection(provider string) Connection {
+	d := defaults(provider)
+	p := s.cfg.Providers[provider]
+	c := Connection{Key: p.APIKey, BaseURL: p.BaseURL}
+	if c.Key == "" && p.APIKeyEnv != "" {
+		c.Key = s.cfg.Getenv(p.APIKeyEnv)
+	}
+	if c.Key == "" && d.keyEnv != "" {
+		c.Key = s.cfg.Getenv(d.keyEnv)
+	}
+	if c.Key == "" && provider == "gemini" {
+		c.Key = s.cfg.Getenv("GOOGLE_API_KEY")
+	}
+	if c.BaseURL == "" && d.baseEnv != "" {
+		c.BaseURL = s.cfg.Getenv(d.baseEnv)
+	}
+	if c.BaseURL == "" {
+		c.BaseURL = d.base
+	}
+	return c
+}
+
+// Configured reports whether the provider can be reached as configured:
+// it has a key, or the configuration names it with a base URL (the
+// environment's OLLAMA_HOST alone does not count).
+func (s *Set) Configured(provider string) bool {
+	c := s.Connection(provider)
+	_, custom := s.cfg.Providers[provider]
+	return c.Key != "" || (custom && c.BaseURL != "")
+}
+
+// anyConfigured reports whether some provider other than Ollama is
+// configured at all: when none is, Open may fall back to Ollama.
+func (s *Set) anyConfigured() bool {
+	for _, name := range knownProviders() {
+		if name != ollama && s.Connection(name).Key != "" {
+			return true
+		}
+	}
+	for name, p := range s.cfg.Providers {
+		if name != ollama && (p.BaseURL != "" || s.Connection(name).Key != "") {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,48 @@
+package store
+
+import (
+	"context"
+	"time"
+)
+
+// Usage is what one model call consumed, and what it cost.
+type Usage struct {
+	OrgID          string
+	ConversationID string
+	TurnID         string
+	// Payer is who is billed, copied from the turn.
+	Payer string
+	// Model is the "provider:model" reference called.
+	Model string
+	// Step numbers the model call within its turn, from 1.
+	Step              int
+	InputTokens       int64
+	CachedInputTokens int64
+	CacheWriteTokens  int64
+	OutputTokens      int64
+	// CostMicros is the cost in millionths of the configured currency unit
+	// (USD unless configured otherwise); zero when no price is configured.
+	CostMicros int64
+	CreatedAt  time.Time
+}
+
+// UsageTotal sums usage records.
+type UsageTotal struct {
+	Calls             int64
+	InputTokens       int64
+	CachedInputTokens int64
+	CacheWriteTokens  int64
+	OutputTokens      int64
+	CostMicros        int64
+}
+
+// Usages stores usage records.
+type Usages interface {
+	// PutUsage appends one record.
+	PutUsage(ctx context.Context, u Usage) error
+	// ListUsage returns the turn's records in that organisation, by Step.
+	ListUsage(ctx context.Context, orgID, turnID string) ([]Usage, error)
+	// SumUsage totals the payer's records in that organisation created in
+	// [from, to).
+	SumUsage(ctx context.Context, orgID, payer string, from, to time.Time) (UsageTotal, error)
+}
