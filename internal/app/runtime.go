@@ -7,15 +7,16 @@ import (
 	"github.com/quiverhq/quiver/engine"
 	"github.com/quiverhq/quiver/internal/config"
 	"github.com/quiverhq/quiver/registry"
+	"github.com/quiverhq/quiver/secret"
 	"github.com/quiverhq/quiver/settings"
-	"github.com/quiverhq/quiver/store/sqlite"
+	"github.com/quiverhq/quiver/store"
 )
 
 // runtime is what every command that runs tools opens: the store (with
 // the refusal to start on unreadable tokens), the MCP registrations and
 // connection pool, and the built-in catalog. close releases them.
 type runtime struct {
-	st  *sqlite.Store
+	st  store.Store
 	mcp *mcpRuntime
 	// orgs gives each organisation its configuration and built-in catalog
 	// (the deployment's with the organisation's settings applied).
@@ -28,6 +29,11 @@ func openRuntime(ctx context.Context, dir string, cfg config.Config, env Env) (*
 	if err != nil {
 		return nil, err
 	}
+	return newRuntime(st, kr, dir, cfg, env), nil
+}
+
+// newRuntime builds the runtime over an open store (which it then owns).
+func newRuntime(st store.Store, kr *secret.Keyring, dir string, cfg config.Config, env Env) *runtime {
 	m := newMCPRuntime(cfg, st, kr, env)
 	var readPDF func(context.Context, []byte) (string, string, error)
 	if exe := selfExecutable(); exe != "" {
@@ -40,7 +46,7 @@ func openRuntime(ctx context.Context, dir string, cfg config.Config, env Env) (*
 			return builtin.NewCatalog(builtin.CatalogDeps{Results: st, Messages: st, DataDir: dir, Config: c, Getenv: env.Getenv, MCP: m.pool, ReadPDF: readPDF, Keys: keys})
 		},
 	})
-	return &runtime{st: st, mcp: m, orgs: orgs}, nil
+	return &runtime{st: st, mcp: m, orgs: orgs}
 }
 
 // openTurnSession serves the commands that run one turn's tools without

@@ -12,6 +12,7 @@ import (
 
 	"github.com/quiverhq/quiver/accounts"
 	"github.com/quiverhq/quiver/httpapi"
+	"github.com/quiverhq/quiver/intent"
 	"github.com/quiverhq/quiver/internal/config"
 	"github.com/quiverhq/quiver/llm/providers"
 	"github.com/quiverhq/quiver/store"
@@ -121,22 +122,14 @@ func runServe(ctx context.Context, args []string, env Env) error {
 		return err
 	}
 	defer rt.close()
-	st, svc := rt.st, rt.mcp
+	st := rt.st
 	now := env.Now()
 	if n, err := st.InterruptTurns(ctx, now, now); err != nil {
 		return fmt.Errorf("record interrupted turns: %w", err)
 	} else if n > 0 {
 		env.Logger.Warn("turns cut short by the last stop recorded as interrupted", "turns", n)
 	}
-	ms := &models{getenv: env.Getenv, http: &http.Client{Timeout: 5 * time.Second}, api: providers.NewHTTPClient(), logger: env.Logger}
-	om := &openedModels{ms: *ms}
-	eng := rt.newEngine(cfg, det, om, env)
-	runtimes := orgRuntimes{orgs: rt.orgs, models: om}
-	api := &apiEngine{eng: eng, orgs: rt.orgs, runtimes: runtimes, agents: storedAgents{st}, mcp: st, turns: st, now: env.Now}
-	handler := httpapi.New(httpapi.Config{
-		Store: st, Engine: api, MCP: apiMCP{regs: svc.regs, orgs: rt.orgs}, UI: uiHandler(), Logger: env.Logger, Now: env.Now,
-		SecureCookies: c.secure,
-	})
+	handler := rt.apiHandler(cfg, det, c.secure, env)
 	ln, err := net.Listen("tcp", c.addr)
 	if err != nil {
 		return fmt.Errorf("listen: %w", err)
@@ -150,7 +143,7 @@ func runServe(ctx context.Context, args []string, env Env) error {
 	background := func(ctx context.Context) {
 		var wg sync.WaitGroup
 		wg.Go(func() { sweepCredentials(ctx, st, credentialSweep, env) })
-		svc.Run(ctx)
+		rt.mcp.Run(ctx)
 		wg.Wait()
 	}
 	return serveUntilDone(ctx, ln, handler, c.grace, background, env)
@@ -287,4 +280,20 @@ func runLoginLink(ctx context.Context, args []string, env Env) error {
 	}
 	fmt.Fprintf(env.Stdout, "http://%s/login?token=%s\n", addr, link.Secret)
 	return nil
+}
+
+// apiHandler is the HTTP API and web UI over the runtime: the engine with
+// models shared across turns (opened once per organisation and settings
+// version, over one pooled HTTP client).
+func (rt *runtime) apiHandler(cfg config.Config, det *intent.Detector, secure bool, env Env) http.Handler {
+	ms := models{getenv: env.Getenv, http: &http.Client{Timeout: 5 * time.Second}, api: providers.NewHTTPClient(), logger: env.Logger}
+	om := &openedModels{ms: ms}
+	api := &apiEngine{
+		eng: rt.newEngine(cfg, det, om, env), orgs: rt.orgs, runtimes: orgRuntimes{orgs: rt.orgs, models: om},
+		agents: storedAgents{rt.st}, mcp: rt.st, turns: rt.st, now: env.Now,
+	}
+	return httpapi.New(httpapi.Config{
+		Store: rt.st, Engine: api, MCP: apiMCP{regs: rt.mcp.regs, orgs: rt.orgs}, UI: uiHandler(), Logger: env.Logger, Now: env.Now,
+		SecureCookies: secure,
+	})
 }
