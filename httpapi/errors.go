@@ -99,9 +99,19 @@ func newHumaError(status int, msg string, errs ...error) huma.StatusError {
 	return apiErr(status, code, msg)
 }
 
-// init routes huma's error constructors to ours. huma offers no per-API
-// hook; these variables are set once, before any API registers an
-// operation (huma reads NewError at registration to document errors).
+// init routes huma's error constructors to ours, for the whole process.
+// huma v2 (v2.37.2 here, still so in v2.39.0) has no per-API hook:
+// NewError and NewErrorWithContext are package variables, read when an
+// operation registers (its error schema is documented from NewError(0, ""))
+// and on every error huma writes itself (validation, content negotiation,
+// a handler's plain error). The per-API Config.Transformers run after the
+// status and Content-Type are chosen, so they could not turn huma's 422
+// into our 400 nor drop application/problem+json, and the OpenAPI document
+// would still describe huma.ErrorModel. A per-API constructor is asked for
+// upstream in danielgtaylor/huma#352. httpapi is the only Quiver package
+// that imports huma (go run ./scripts/house -check keeps it out of domain
+// packages), so the override reaches nothing else; both variables are set
+// here, before any API registers an operation.
 func init() {
 	huma.NewError = newHumaError
 	huma.NewErrorWithContext = func(_ huma.Context, status int, msg string, errs ...error) huma.StatusError {
