@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/quiverhq/quiver/builtin"
+	"github.com/quiverhq/quiver/engine"
 	"github.com/quiverhq/quiver/intent"
 	"github.com/quiverhq/quiver/prompt"
 	"github.com/quiverhq/quiver/tmpl"
@@ -100,4 +101,50 @@ func BenchmarkSelectGateAssemble250(b *testing.B) {
 		b.Fatalf("catalog of %d, %d tools declared; want 250 and the helpers plus search's", cat.Len(), len(req.Tools))
 	}
 	b.ReportMetric(float64(req.Sizes.DefinitionsChars), "def-chars")
+}
+
+// BenchmarkEnginePrepare250 is BenchmarkSelectGateAssemble250 through the
+// turn engine, as every surface runs it: the collect step (here over no
+// repositories, so it measures the engine, not SQLite) and Prepare
+// (catalog, select, Deliberate Tool Mode's detection and gate, the model
+// check skipped for want of a model, assemble).
+func BenchmarkEnginePrepare250(b *testing.B) {
+	cat := builtin.NewCatalog(builtin.CatalogDeps{DataDir: b.TempDir()})
+	allow := []string{"web_search", "url_fetch", "research"}
+	for i := range 250 - cat.Len() {
+		t := mcpLike(i)
+		cat.Register(t)
+		allow = append(allow, t.Name())
+	}
+	packs, err := intent.BuiltinPacks()
+	if err != nil {
+		b.Fatal(err)
+	}
+	eng := engine.New(engine.Config{
+		Runtime:  engine.StaticRuntime(engine.Runtime{Catalog: cat, Network: "public"}),
+		Detector: intent.New(packs),
+		Now:      func() time.Time { return time.Date(2026, 11, 29, 23, 3, 0, 0, time.UTC) },
+	})
+	r := engine.Request{
+		Caller: turn.Caller{UserID: "ana", DisplayName: "Ana Lima", Department: "Finance", Organisation: "Acme", Timezone: "Asia/Ho_Chi_Minh"},
+		OrgID:  "acme", DryRun: true, Deliberate: &intent.Settings{Enabled: true},
+		Agent: &engine.Agent{Agent: turn.Agent{Name: "bench", Prompt: tmpl.Author("You are helpful."), Allow: allow},
+			Model: turn.Model{Provider: "openai", Name: "gpt-4.1-mini", Caps: turn.Capabilities{Tools: true}}},
+		Message: "search the web for flights to Zurich next Friday and compare prices",
+	}
+	ctx := context.Background()
+	var p *engine.Prepared
+	for b.Loop() {
+		c, err := eng.Collect(ctx, r)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if p, err = eng.Prepare(ctx, c); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if cat.Len() != 250 || len(p.Start.Request.Tools) != 8 {
+		b.Fatalf("catalog of %d, %d tools declared; want 250 and the helpers plus search's", cat.Len(), len(p.Start.Request.Tools))
+	}
+	b.ReportMetric(float64(p.Start.Request.Sizes.DefinitionsChars), "def-chars")
 }
