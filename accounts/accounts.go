@@ -13,7 +13,7 @@ import (
 	"errors"
 	"time"
 
-	"github.com/quiverhq/quiver/agent"
+	"github.com/quiverhq/quiver/ids"
 	"github.com/quiverhq/quiver/internal/clock"
 	"github.com/quiverhq/quiver/store"
 )
@@ -43,7 +43,7 @@ type Service struct {
 	// means NewSecret. What it returns must be unguessable.
 	Secrets func() string
 	// IDs makes a new user's id from its prefix ("usr_"); nil means
-	// agent.NewID.
+	// ids.Random.
 	IDs func(prefix string) string
 	// SessionTTL is how long a browser session lasts; 0 means
 	// DefaultSessionTTL.
@@ -109,7 +109,7 @@ func (s *Service) secret() string {
 
 func (s *Service) newID(prefix string) string {
 	if s.IDs == nil {
-		return agent.NewID(prefix)
+		return ids.Random{}.New(prefix)
 	}
 	return s.IDs(prefix)
 }

@@ -19,6 +19,7 @@ import (
 
 	"github.com/quiverhq/quiver/agent"
 	"github.com/quiverhq/quiver/dispatch"
+	"github.com/quiverhq/quiver/ids"
 	"github.com/quiverhq/quiver/intent"
 	"github.com/quiverhq/quiver/internal/clock"
 	"github.com/quiverhq/quiver/llm"
@@ -111,7 +112,7 @@ type Config struct {
 	Dispatcher *dispatch.Dispatcher
 	// Now is the clock; nil means clock.Now.
 	Now func() time.Time
-	// NewID returns a fresh id with the prefix; nil means agent.NewID.
+	// NewID returns a fresh id with the prefix; nil means ids.Random.
 	NewID func(prefix string) string
 	// Logger; nil discards.
 	Logger *slog.Logger
@@ -130,7 +131,7 @@ func New(cfg Config) *Engine {
 		cfg.Now = clock.Now
 	}
 	if cfg.NewID == nil {
-		cfg.NewID = agent.NewID
+		cfg.NewID = ids.Random{}.New
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
