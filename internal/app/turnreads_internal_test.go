@@ -124,6 +124,37 @@ func TestHTTPTurnReadsOnce(t *testing.T) {
 	if got := cs.reads(); !equalCounts(got, want) {
 		t.Errorf("an answer read %v, want %v", got, want)
 	}
+
+	// The engine's one read is also the ownership check: another user of
+	// the organisation is told the conversation does not exist, for a
+	// message and for the inspector alike, and nothing is written.
+	must(sq.CreateUser(ctx, store.User{ID: "bo", OrgID: "acme", DisplayName: "Bo", Role: store.RoleMember, CreatedAt: now, UpdatedAt: now}))
+	boTok, err := (&accounts.Service{Store: sq}).Issue(ctx, store.Credential{Kind: store.CredAPIToken, OrgID: "acme", UserID: "bo", CreatedAt: now})
+	must(err)
+	before, err := sq.ListMessages(ctx, "acme", "conv_1", 0)
+	must(err)
+	for _, rq := range []struct{ method, path, body string }{
+		{"POST", "/api/conversations/conv_1/messages", `{"message":"hi"}`},
+		{"GET", "/api/conversations/conv_1/inspect?message=hi", ""},
+	} {
+		req, _ := http.NewRequest(rq.method, srv.URL+rq.path, strings.NewReader(rq.body))
+		req.Header.Set("Authorization", "Bearer "+boTok)
+		if rq.body != "" {
+			req.Header.Set("Content-Type", "application/json")
+		}
+		resp, err := http.DefaultClient.Do(req)
+		must(err)
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusNotFound || !strings.Contains(string(b), "no such conversation") {
+			t.Errorf("%s %s by another user: %d %s, want 404 no such conversation", rq.method, rq.path, resp.StatusCode, b)
+		}
+	}
+	after, err := sq.ListMessages(ctx, "acme", "conv_1", 0)
+	must(err)
+	if len(after) != len(before) {
+		t.Errorf("another user's refused turn wrote %d messages", len(after)-len(before))
+	}
 }
 
 // equalCounts reports whether got holds exactly want's counts.
