@@ -104,8 +104,8 @@ type Catalog struct {
 	WidestCeiling     int        `json:"widest_ceiling"`
 }
 
-// Engine runs turns for the API. internal/app implements it over the same
-// spine the CLI uses; tests use a fake. Errors that are the caller's fault
+// Engine runs turns for the API. NewEngine implements it over the turn
+// engine every surface uses; tests use a fake. Errors that are the caller's fault
 // (an unknown agent, a message too long) are *BadRequest; anything else is
 // an internal error whose detail is logged, never sent.
 type Engine interface {

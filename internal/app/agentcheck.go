@@ -13,9 +13,8 @@ import (
 
 	"github.com/quiverhq/quiver/builtin"
 	"github.com/quiverhq/quiver/internal/config"
+	"github.com/quiverhq/quiver/mcpclient"
 	"github.com/quiverhq/quiver/registry"
-	"github.com/quiverhq/quiver/settings"
-	"github.com/quiverhq/quiver/store"
 	"github.com/quiverhq/quiver/store/sqlite"
 )
 
@@ -133,8 +132,12 @@ func checkAgent(ctx context.Context, ag config.Agent, a mcpAdmin, cfg config.Con
 			return out, err
 		}
 		defer rt.close()
-		out.Warnings, err = orgAllowlistWarnings(ctx, rt.orgs, rt.st, slug(a.org, "default"), ag)
+		org := slug(a.org, "default")
+		v, err := rt.orgs.Runtime(ctx, org)
 		if err != nil {
+			return out, err
+		}
+		if out.Warnings, err = mcpclient.CheckAgent(ctx, v.Catalog(), rt.st, org, ag.Tools, ag.Switches); err != nil {
 			return out, err
 		}
 		out.MCPChecked = true
@@ -167,37 +170,6 @@ func hasMCPEntry(allow []string) bool {
 		}
 	}
 	return false
-}
-
-// orgAllowlistWarnings checks an agent's allowlist against the
-// organisation's built-in catalog (under its settings) and its registered
-// MCP servers, enabled or not, and its switches against that catalog; it
-// is the one check behind agent saves and "quiver agent check".
-func orgAllowlistWarnings(ctx context.Context, orgs *settings.Service, st store.MCPServers, orgID string, ag config.Agent) ([]registry.Warning, error) {
-	v, err := orgs.Runtime(ctx, orgID)
-	if err != nil {
-		return nil, err
-	}
-	servers, err := registeredServers(ctx, st, orgID)
-	if err != nil {
-		return nil, err
-	}
-	return append(v.Catalog().CheckAllowlist(ag.Tools, servers), v.Catalog().CheckSwitches(ag.Switches)...), nil
-}
-
-// registeredServers lists the organisation's MCP registrations for
-// registry.Catalog.CheckAllowlist: never nil, so that none registered is
-// told apart from unknown.
-func registeredServers(ctx context.Context, st store.MCPServers, orgID string) (registry.RegisteredServers, error) {
-	list, err := st.ListMCPServers(ctx, orgID)
-	if err != nil {
-		return nil, fmt.Errorf("list MCP servers: %w", err)
-	}
-	out := make(registry.RegisteredServers, len(list))
-	for _, s := range list {
-		out[s.Name] = s.Tools
-	}
-	return out, nil
 }
 
 // allowlistLine is one allowlist warning as the CLI prints it.

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/quiverhq/quiver/builtin"
 	"github.com/quiverhq/quiver/builtin/webrules"
 	"github.com/quiverhq/quiver/internal/golden"
 
@@ -87,7 +88,7 @@ func TestTurnWithoutToolSupport(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &got); err != nil {
 		t.Fatal(err)
 	}
-	if n := len(app.CatalogSizes().Tools); len(got.Tools) != 0 || got.System != "Be brief." || len(got.Excluded) != n {
+	if n := len(builtin.CatalogSizes().Tools); len(got.Tools) != 0 || got.System != "Be brief." || len(got.Excluded) != n {
 		t.Errorf("tools %d, system %q, excluded %d; want no tools, no fragments, %d reasons", len(got.Tools), got.System, len(got.Excluded), n)
 	}
 	if got.Model != "ollama:tiny:1b" || !strings.Contains(got.Excluded[0].Reason, "does not support tool calling") {
@@ -287,7 +288,7 @@ func TestToolsJSON(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &got); err != nil || code != 0 {
 		t.Fatalf("exit %d: %v", code, err)
 	}
-	if got.AlwaysPaid.Ceiling != app.AlwaysPaidCeiling || got.Widest.Ceiling != app.WidestCeiling {
+	if got.AlwaysPaid.Ceiling != builtin.AlwaysPaidCeiling || got.Widest.Ceiling != builtin.WidestCeiling {
 		t.Errorf("ceilings %+v %+v", got.AlwaysPaid, got.Widest)
 	}
 	var optional []string

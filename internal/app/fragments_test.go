@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/quiverhq/quiver/builtin"
 	"github.com/quiverhq/quiver/builtin/webrules"
 	"github.com/quiverhq/quiver/internal/app"
 	"github.com/quiverhq/quiver/registry"
@@ -141,7 +142,7 @@ func TestToolsListsSwitches(t *testing.T) {
 			t.Errorf("%s switch %+v, want no tool yet", name, s)
 		}
 	}
-	if f := got.Fragments; f.AlwaysPaid.Ceiling != app.AlwaysPaidFragmentsCeiling || f.Widest.Ceiling != app.WidestFragmentsCeiling ||
+	if f := got.Fragments; f.AlwaysPaid.Ceiling != builtin.AlwaysPaidFragmentsCeiling || f.Widest.Ceiling != builtin.WidestFragmentsCeiling ||
 		f.AlwaysPaid.Chars == 0 || f.Widest.Chars <= f.AlwaysPaid.Chars {
 		t.Errorf("fragment totals %+v", f)
 	}

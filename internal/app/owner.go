@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/quiverhq/quiver/engine"
+	"github.com/quiverhq/quiver/httpapi"
 	"github.com/quiverhq/quiver/store"
 )
 
@@ -54,10 +55,10 @@ func claimConversation(ctx context.Context, st store.Conversations, r engine.Req
 }
 
 // notConsole refuses a web tool console's conversation id: its results
-// have no conversation record to say whose they are (see consolePrefix).
+// have no conversation record to say whose they are (see httpapi.ConsolePrefix).
 func notConsole(id string) error {
-	if strings.HasPrefix(id, consolePrefix) {
-		return usagef("--conversation: ids beginning %q belong to the web tool console; give another", consolePrefix)
+	if strings.HasPrefix(id, httpapi.ConsolePrefix) {
+		return usagef("--conversation: ids beginning %q belong to the web tool console; give another", httpapi.ConsolePrefix)
 	}
 	return nil
 }

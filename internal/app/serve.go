@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/quiverhq/quiver/accounts"
+	"github.com/quiverhq/quiver/builtin"
+	"github.com/quiverhq/quiver/engine"
 	"github.com/quiverhq/quiver/httpapi"
 	"github.com/quiverhq/quiver/intent"
 	"github.com/quiverhq/quiver/internal/config"
@@ -288,12 +290,32 @@ func runLoginLink(ctx context.Context, args []string, env Env) error {
 func (rt *runtime) apiHandler(cfg config.Config, det *intent.Detector, secure bool, env Env) http.Handler {
 	ms := models{getenv: env.Getenv, http: &http.Client{Timeout: 5 * time.Second}, api: providers.NewHTTPClient(), logger: env.Logger}
 	om := &openedModels{ms: ms}
-	api := &apiEngine{
-		eng: rt.newEngine(cfg, det, om, env), orgs: rt.orgs, runtimes: orgRuntimes{orgs: rt.orgs, models: om},
-		agents: storedAgents{rt.st}, mcp: rt.st, turns: rt.st, now: env.Now,
-	}
+	api := rt.apiEngine(rt.newEngine(cfg, det, om, env), orgRuntimes{orgs: rt.orgs, models: om}, env)
 	return httpapi.New(httpapi.Config{
 		Store: rt.st, Engine: api, MCP: apiMCP{regs: rt.mcp.regs, orgs: rt.orgs}, UI: uiHandler(), Logger: env.Logger, Now: env.Now,
 		SecureCookies: secure,
 	})
+}
+
+// apiEngine is the HTTP API's engine over eng, with the runtime's
+// settings, stored agents and repositories; runtimes open ModelStatus's
+// models.
+func (rt *runtime) apiEngine(eng *engine.Engine, runtimes engine.RuntimeSource, env Env) httpapi.Engine {
+	s := builtin.CatalogSizes()
+	return httpapi.NewEngine(httpapi.EngineConfig{
+		Engine: eng, Settings: rt.orgs, Runtimes: runtimes, Agents: storedAgents{rt.st},
+		MCPServers: rt.st, Turns: rt.st, ParseAgent: parseAgent, Now: env.Now,
+		Sizes: httpapi.CatalogSizes{AlwaysPaidChars: s.AlwaysPaid.Chars, AlwaysPaidCeiling: s.AlwaysPaid.Ceiling,
+			WidestChars: s.Widest.Chars, WidestCeiling: s.Widest.Ceiling},
+	})
+}
+
+// parseAgent is what a turn sees of an agent definition, parsed and
+// validated.
+func parseAgent(definition []byte) (engine.Agent, error) {
+	ag, err := config.ParseAgent(definition)
+	if err != nil {
+		return engine.Agent{}, err
+	}
+	return agentOf(ag)
 }

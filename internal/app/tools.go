@@ -5,11 +5,8 @@ import (
 	"io"
 	"slices"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/quiverhq/quiver/builtin"
-	"github.com/quiverhq/quiver/registry"
-	"github.com/quiverhq/quiver/tool"
 )
 
 const toolsUsage = `Usage: quiver tools [--json]
@@ -22,86 +19,9 @@ for a switch whose tools do not exist yet: setting it changes nothing);
 then each tool's hard limits (characters, counts, bytes).
 `
 
-// ToolInfo is one row of "quiver tools".
-type ToolInfo struct {
-	Name            string `json:"name"`
-	Family          string `json:"family"`
-	Access          string `json:"access"`
-	AlwaysOn        bool   `json:"always_on"`
-	DefinitionChars int    `json:"definition_chars"`
-	// FragmentChars is the authored size of the tool's prompt fragments;
-	// a fragment several tools share counts on each of them here, and
-	// once in the totals.
-	FragmentChars int `json:"fragment_chars"`
-	// Limits are the tool's hard limits (fetch_url's max_length_max, ...),
-	// as its spec declares them; empty when it declares none.
-	Limits []tool.Limit `json:"limits"`
-}
-
-// ToolsOutput is what "quiver tools --json" prints.
-type ToolsOutput struct {
-	Tools      []ToolInfo `json:"tools"`
-	AlwaysPaid Total      `json:"always_paid"`
-	Widest     Total      `json:"widest"`
-	// Fragments are the totals of the prompt fragments the always-on tools
-	// and every tool bring, each distinct text counted once.
-	Fragments FragmentTotals `json:"fragments"`
-	// Switches are the feature switches and what each gates.
-	Switches []registry.Switch `json:"switches"`
-}
-
-// Total is a definitions total against its ceiling.
-type Total struct {
-	Chars   int `json:"chars"`
-	Ceiling int `json:"ceiling"`
-}
-
-// FragmentTotals are the prompt fragments' totals against their ceilings,
-// in characters of authored text (before macros expand).
-type FragmentTotals struct {
-	AlwaysPaid Total `json:"always_paid"`
-	Widest     Total `json:"widest"`
-}
-
-// CatalogSizes measures the catalog: every tool's definition and fragment
-// sizes, the always-paid and widest totals of both with their ceilings,
-// and what every feature switch gates.
-func CatalogSizes() ToolsOutput {
-	out := ToolsOutput{
-		AlwaysPaid: Total{Ceiling: AlwaysPaidCeiling},
-		Widest:     Total{Ceiling: WidestCeiling},
-		Fragments: FragmentTotals{
-			AlwaysPaid: Total{Ceiling: AlwaysPaidFragmentsCeiling},
-			Widest:     Total{Ceiling: WidestFragmentsCeiling},
-		},
-	}
-	cat := builtin.NewCatalog(builtin.CatalogDeps{})
-	seen := map[string]bool{}
-	for _, t := range cat.Tools() {
-		s := t.Spec()
-		n := t.DeclarationChars()
-		info := ToolInfo{Name: s.Name, Family: t.Family(), Access: s.Access.String(), AlwaysOn: s.AlwaysOn, DefinitionChars: n, Limits: append([]tool.Limit{}, s.Limits...)}
-		out.Widest.Chars += n
-		if s.AlwaysOn {
-			out.AlwaysPaid.Chars += n
-		}
-		for _, f := range s.Fragments {
-			m := utf8.RuneCountInString(f)
-			info.FragmentChars += m
-			if seen[f] {
-				continue
-			}
-			seen[f] = true
-			out.Fragments.Widest.Chars += m
-			if s.AlwaysOn {
-				out.Fragments.AlwaysPaid.Chars += m
-			}
-		}
-		out.Tools = append(out.Tools, info)
-	}
-	out.Switches = cat.Switches()
-	return out
-}
+// ToolsOutput is what "quiver tools --json" prints: the built-in
+// catalog's sizes.
+type ToolsOutput = builtin.Sizes
 
 func runTools(args []string, env Env) error {
 	fs := newFlags("tools")
@@ -114,7 +34,7 @@ func runTools(args []string, env Env) error {
 	if len(pos) > 0 {
 		return usagef("tools: unexpected argument %q", pos[0])
 	}
-	out := CatalogSizes()
+	out := builtin.CatalogSizes()
 	if asJSON {
 		return writeJSON(env.Stdout, out)
 	}

@@ -126,7 +126,7 @@ func runTurn(args []string, env Env) error {
 	out := TurnOutput{
 		Agent: facts.Agent.Name, Model: facts.Model.Provider + ":" + facts.Model.Name, Message: pos[0],
 		System: req.System, Context: req.Context, Tools: req.Tools, Sizes: req.Sizes,
-		Ceilings: Ceilings{AlwaysPaidChars: AlwaysPaidCeiling, WidestChars: WidestCeiling},
+		Ceilings: Ceilings{AlwaysPaidChars: builtin.AlwaysPaidCeiling, WidestChars: builtin.WidestCeiling},
 		Excluded: ins.Excluded,
 		Warnings: req.Warnings,
 	}

@@ -1,17 +1,17 @@
-package app_test
+package builtin_test
 
 import (
 	"testing"
 
-	"github.com/quiverhq/quiver/internal/app"
+	"github.com/quiverhq/quiver/builtin"
 )
 
 // TestDefinitionCeilings holds the definitions every turn pays, and the
 // widest toolset a turn can get, under their ceilings. If this fails after
-// adding or changing a tool: raise the ceiling in internal/app/catalog.go in
-// the same change, or write the description and schema shorter.
+// adding or changing a tool: raise the ceiling in builtin/sizes.go in the
+// same change, or write the description and schema shorter.
 func TestDefinitionCeilings(t *testing.T) {
-	sizes := app.CatalogSizes()
+	sizes := builtin.CatalogSizes()
 	alwaysOn := 0
 	for _, tl := range sizes.Tools {
 		if tl.AlwaysOn {
@@ -25,10 +25,10 @@ func TestDefinitionCeilings(t *testing.T) {
 		name         string
 		got, ceiling int
 	}{
-		{"always-paid definitions", sizes.AlwaysPaid.Chars, app.AlwaysPaidCeiling},
-		{"widest toolset definitions", sizes.Widest.Chars, app.WidestCeiling},
-		{"always-paid prompt fragments", sizes.Fragments.AlwaysPaid.Chars, app.AlwaysPaidFragmentsCeiling},
-		{"widest toolset prompt fragments", sizes.Fragments.Widest.Chars, app.WidestFragmentsCeiling},
+		{"always-paid definitions", sizes.AlwaysPaid.Chars, builtin.AlwaysPaidCeiling},
+		{"widest toolset definitions", sizes.Widest.Chars, builtin.WidestCeiling},
+		{"always-paid prompt fragments", sizes.Fragments.AlwaysPaid.Chars, builtin.AlwaysPaidFragmentsCeiling},
+		{"widest toolset prompt fragments", sizes.Fragments.Widest.Chars, builtin.WidestFragmentsCeiling},
 	} {
 		if c.got > c.ceiling {
 			t.Errorf("%s are %d characters, over the ceiling of %d: raise the ceiling in the same change, or write shorter", c.name, c.got, c.ceiling)
