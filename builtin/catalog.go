@@ -22,6 +22,7 @@ import (
 	"github.com/quiverhq/quiver/netguard"
 	"github.com/quiverhq/quiver/registry"
 	"github.com/quiverhq/quiver/store"
+	"github.com/quiverhq/quiver/tool"
 	"github.com/quiverhq/quiver/turn"
 )
 
@@ -62,6 +63,17 @@ func NewCatalog(d CatalogDeps) *registry.Catalog {
 		ask.Tool(),
 		suggest.Tool(),
 	)
+	c.Register(WebTools(d)...)
+	return c
+}
+
+// WebTools are the tools that depend on the configuration in force: the
+// web family (web_search, fetch_url, research_web) under d's network
+// mode, engines and keys, in registration order. Nothing else in the
+// catalog does, so an organisation's settings reach its turns as an
+// overlay of these on the process's one catalog (OrgCatalog), not as a
+// catalog rebuilt.
+func WebTools(d CatalogDeps) []*tool.Tool {
 	guard := guarded(d.Config)
 	search := web.New(webConfig(d, guard.HTTP()))
 	pages := fetch.Config{
@@ -72,8 +84,15 @@ func NewCatalog(d CatalogDeps) *registry.Catalog {
 		ExcludeProviders: d.Config.Web.ExcludeProviders,
 		ReadPDF:          d.ReadPDF,
 	}
-	c.Register(search.Tool(), fetch.FetchTool(pages), fetch.ResearchTool(pages, chainSearcher{chain: search.Chain(), unavailable: search.Tool().Spec().Requires}))
-	return c
+	return []*tool.Tool{search.Tool(), fetch.FetchTool(pages), fetch.ResearchTool(pages, chainSearcher{chain: search.Chain(), unavailable: search.Tool().Spec().Requires})}
+}
+
+// OrgCatalog is base (the process's catalog, NewCatalog of the
+// deployment's configuration) with d's configuration in force: its web
+// tools replaced in place by WebTools(d). It declares exactly what
+// NewCatalog(d) would, without building the rest again.
+func OrgCatalog(base *registry.Catalog, d CatalogDeps) *registry.Catalog {
+	return base.With(registry.Overlay{Replace: WebTools(d)})
 }
 
 // chainSearcher lets research_web search with web_search's engine chain,

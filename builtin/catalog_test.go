@@ -12,6 +12,7 @@ import (
 
 	"github.com/quiverhq/quiver/builtin"
 	"github.com/quiverhq/quiver/internal/config"
+	"github.com/quiverhq/quiver/prompt"
 	"github.com/quiverhq/quiver/registry"
 	"github.com/quiverhq/quiver/store"
 	"github.com/quiverhq/quiver/store/sqlite"
@@ -173,5 +174,50 @@ func TestResearchFollowsWebSearchDisabled(t *testing.T) {
 	}
 	if _, ok := ts.Lookup("fetch_url"); !ok {
 		t.Error("fetch_url is left out, but it does not search")
+	}
+}
+
+// TestOrgCatalogEqualsRebuilt: an organisation's catalog as an overlay of
+// the process's one catalog declares exactly what a catalog rebuilt under
+// its configuration does, for configurations that change the web tools
+// (disabled, other engines and keys, excluded providers, a self-hosted
+// network), and leaves the process's catalog as it was.
+func TestOrgCatalogEqualsRebuilt(t *testing.T) {
+	dir := t.TempDir()
+	base := builtin.NewCatalog(builtin.CatalogDeps{DataDir: dir})
+	baseDecls, baseExcluded := declared(base)
+	for name, d := range map[string]builtin.CatalogDeps{
+		"web disabled":      {Config: config.Config{Web: config.Web{Disabled: true}}},
+		"own engines, keys": {Config: config.Config{Web: config.Web{SearXNGURL: "http://127.0.0.1:1", DuckDuckGoDisabled: true}}, Keys: map[string]string{"brave_api_key": "k"}},
+		"excluded provider": {Config: config.Config{Web: config.Web{ExcludeProviders: []string{"openai"}}}},
+		"self-hosted":       {Config: config.Config{Network: config.Network{Mode: "self-hosted"}}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			d.DataDir = dir
+			rebuilt, overlaid := builtin.NewCatalog(d), builtin.OrgCatalog(base, d)
+			wantDecls, wantExcluded := declared(rebuilt)
+			gotDecls, gotExcluded := declared(overlaid)
+			if diff := cmp.Diff(wantDecls, gotDecls); diff != "" {
+				t.Errorf("declarations (-rebuilt +overlaid):\n%s", diff)
+			}
+			if diff := cmp.Diff(wantExcluded, gotExcluded); diff != "" {
+				t.Errorf("exclusions (-rebuilt +overlaid):\n%s", diff)
+			}
+			want, err := prompt.Assemble(everything(rebuilt), rebuilt.Select(everything(rebuilt)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := prompt.Assemble(everything(overlaid), overlaid.Select(everything(overlaid)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(want.System, got.System); diff != "" {
+				t.Errorf("system prompt, fragments in order (-rebuilt +overlaid):\n%s", diff)
+			}
+		})
+	}
+	decls, excluded := declared(base)
+	if !cmp.Equal(baseDecls, decls) || !cmp.Equal(baseExcluded, excluded) {
+		t.Error("overlaying changed the process's catalog")
 	}
 }

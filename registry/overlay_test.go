@@ -165,3 +165,31 @@ func TestAdmitsRestored(t *testing.T) {
 		t.Fatalf("allowed tool refused: %s", reason)
 	}
 }
+
+// TestWithReplacesInPlace: a replacement takes its tool's position (so
+// declaration order stays the catalog's), adds no exclusion, and leaves
+// the base catalog unchanged; replacing an unknown name panics.
+func TestWithReplacesInPlace(t *testing.T) {
+	base := catalog()
+	own := mk(tool.Spec{Name: "fetch_url", Family: "web", Description: "the organisation's own"})
+	c := base.With(registry.Overlay{Replace: []*tool.Tool{own}})
+	if diff := cmp.Diff(names(base.Tools()), names(c.Tools())); diff != "" {
+		t.Errorf("order (-base +replaced):\n%s", diff)
+	}
+	if got, _ := c.Lookup("fetch_url"); got != own {
+		t.Error("the overlaid catalog does not resolve fetch_url to the replacement")
+	}
+	if got, _ := base.Lookup("fetch_url"); got == own {
+		t.Error("the base catalog changed")
+	}
+	f := facts([]string{"web"}, nil)
+	if diff := cmp.Diff(base.Select(f).Excluded(), c.Select(f).Excluded()); diff != "" {
+		t.Errorf("a replacement changed the exclusions (-base +replaced):\n%s", diff)
+	}
+	defer func() {
+		if recover() == nil {
+			t.Error("replacing a name the catalog does not hold did not panic")
+		}
+	}()
+	base.With(registry.Overlay{Replace: []*tool.Tool{mk(tool.Spec{Name: "not_registered"})}})
+}

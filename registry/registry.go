@@ -28,6 +28,11 @@ type Catalog struct {
 // Overlay is what one organisation adds to the built-in catalog for a turn:
 // its MCP servers' tools, and the built-in tools they replace.
 type Overlay struct {
+	// Replace are tools that take the place of the catalog's tools of the
+	// same names, each in its position (an organisation's web tools under
+	// its own engines and keys), so declaration and fragment order stay
+	// the catalog's. Replacing a name the catalog does not hold panics.
+	Replace []*tool.Tool
 	// Tools are appended after the catalog's tools, in this order.
 	Tools []*tool.Tool
 	// Hide maps a catalog tool's name to the reason it is left out of
@@ -39,15 +44,26 @@ type Overlay struct {
 	Dropped []Exclusion
 }
 
-// With returns a new catalog: c's tools minus the hidden ones, then the
+// With returns a new catalog: c's tools (each replaced by the overlay's
+// tool of its name, where there is one) minus the hidden ones, then the
 // overlay's tools. c is not changed, so one built-in catalog serves every
 // organisation. With panics, as Register does, when an overlay tool has the
 // name of a tool it keeps: resolving collisions is the overlay's job.
 // Hiding a name that is not registered is ignored.
 func (c *Catalog) With(o Overlay) *Catalog {
+	replace := make(map[string]*tool.Tool, len(o.Replace))
+	for _, t := range o.Replace {
+		if _, ok := c.index[t.Name()]; !ok {
+			panic(fmt.Sprintf("registry: replacing %q, which the catalog does not hold", t.Name()))
+		}
+		replace[t.Name()] = t
+	}
 	out := New()
 	out.hidden = append(out.hidden, c.hidden...)
 	for _, t := range c.tools {
+		if r, ok := replace[t.Name()]; ok {
+			t = r
+		}
 		if reason, ok := o.Hide[t.Name()]; ok {
 			out.hidden = append(out.hidden, Exclusion{Name: t.Name(), Reason: reason})
 			continue
