@@ -106,6 +106,15 @@ func CheckHistoryTurns(n int) error {
 	return nil
 }
 
+// Refused reports whether err is the configuration refusing the input
+// (an *InvalidError, or a *TriggerError: at odds with what is stored)
+// rather than failing to read or write.
+func Refused(err error) bool {
+	var bad *InvalidError
+	var te *TriggerError
+	return errors.As(err, &bad) || errors.As(err, &te)
+}
+
 // Check validates c.
 func (c Change) Check() error {
 	if c.HistoryTurns != nil {

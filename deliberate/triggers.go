@@ -10,9 +10,11 @@ import (
 )
 
 // Trigger is a custom trigger: a phrase that opens a target (a family).
+// Its JSON form is {"family", "phrase"}, as `quiver triggers list --json`
+// prints it.
 type Trigger struct {
-	Target string
-	Phrase string
+	Target string `json:"family"`
+	Phrase string `json:"phrase"`
 }
 
 // NewTrigger validates a trigger and returns it with the phrase

@@ -1,7 +1,9 @@
 package intent_test
 
 import (
+	"encoding/json"
 	"slices"
+	"strings"
 	"testing"
 	"unicode/utf8"
 
@@ -68,6 +70,42 @@ func FuzzNormalise(f *testing.F) {
 		}
 		if again := intent.Normalise(n); again != n {
 			t.Fatalf("Normalise(%q) = %q, but Normalise of that = %q", s, n, again)
+		}
+	})
+}
+
+// FuzzParseRequest: any line is parsed or refused without panicking; a
+// parsed request encodes back to one that parses to the same message and
+// history, and its answer is one line of JSON holding its id.
+func FuzzParseRequest(f *testing.F) {
+	for _, s := range []string{
+		`{"id":1,"message":"remind me at 5pm to stretch"}`, `{"id":"x","message":"hi","history":["search the web"]}`,
+		`{"message":"hi"}`, `{"id":1,"msg":"x"}`, `{"id":{"a":[1,2]},"message":"\u00e9"}`, `{"history":null}`,
+		`[1]`, `null`, `{"id":1} trailing`, `{"message":"a"`, "\xff", "",
+	} {
+		f.Add(s)
+	}
+	d := detector(f)
+	f.Fuzz(func(t *testing.T, line string) {
+		req, err := intent.ParseRequest(line)
+		if err != nil {
+			return
+		}
+		b, err := json.Marshal(req)
+		if err != nil {
+			t.Fatalf("%q parsed to %+v, which does not encode: %v", line, req, err)
+		}
+		again, err := intent.ParseRequest(string(b))
+		if err != nil || again.Message != req.Message || !slices.Equal(again.History, req.History) {
+			t.Fatalf("%q: re-encoded as %s, parsed to %+v, %v; want %+v", line, b, again, err, req)
+		}
+		var out strings.Builder
+		if err := intent.AnswerLines(strings.NewReader(string(b)), &out, intent.Probe{Detector: d}.Detect); err != nil {
+			t.Fatalf("answering %s: %v", b, err)
+		}
+		var resp intent.Response
+		if strings.Count(out.String(), "\n") != 1 || json.Unmarshal([]byte(out.String()), &resp) != nil || resp.Families == nil {
+			t.Fatalf("answer to %s: %q, want one line of {\"id\", \"families\"}", b, out.String())
 		}
 	})
 }

@@ -106,7 +106,7 @@ func TestIntentCommand(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	var got app.IntentOutput
+	var got intent.Report
 	if err := json.Unmarshal([]byte(out), &got); err != nil {
 		t.Fatal(err)
 	}
@@ -130,10 +130,10 @@ func TestIntentCommand(t *testing.T) {
 			t.Errorf("%v: exit %d, %q; want a usage error naming --always-on", args, code, stderr)
 		}
 	}
-	intentJSON := func(args ...string) app.IntentOutput {
+	intentJSON := func(args ...string) intent.Report {
 		t.Helper()
 		code, out, stderr := run(t, data, append([]string{"intent", "--json"}, args...)...)
-		var o app.IntentOutput
+		var o intent.Report
 		if code != 0 || json.Unmarshal([]byte(out), &o) != nil {
 			t.Fatalf("intent %v: exit %d: %s%s", args, code, out, stderr)
 		}
@@ -405,7 +405,7 @@ func TestIntentMatchesTheTurn(t *testing.T) {
 			if code != 0 {
 				t.Fatalf("intent: exit %d: %s", code, stderr)
 			}
-			var in app.IntentOutput
+			var in intent.Report
 			if err := json.Unmarshal([]byte(out), &in); err != nil {
 				t.Fatal(err)
 			}

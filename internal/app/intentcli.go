@@ -1,15 +1,12 @@
 package app
 
 import (
-	"bufio"
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
-	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -18,7 +15,6 @@ import (
 	dtmconfig "github.com/quiverhq/quiver/deliberate"
 	"github.com/quiverhq/quiver/intent"
 	"github.com/quiverhq/quiver/internal/config"
-	"github.com/quiverhq/quiver/turn"
 )
 
 const intentUsage = `Usage: quiver intent [flags] MESSAGE
@@ -46,21 +42,6 @@ Flags:
   --data DIR         data folder holding the community's triggers
   --config FILE      deployment configuration (intent.packs_dir)
 `
-
-// IntentOutput is what "quiver intent --json" prints.
-type IntentOutput struct {
-	Families []string `json:"families"`
-	// Tools are the tools Quiver ships that a turn would declare, in
-	// declaration order: the always-on helpers (unless gated), then each
-	// open family's tools. A family's tools not built yet are not listed.
-	Tools []string `json:"tools"`
-	// Declared says why each of Tools is declared.
-	Declared []intent.Declared `json:"declared"`
-	// Unbuilt are the open families none of whose tools Quiver ships yet
-	// (apps, an organisation's MCP tools, is never listed).
-	Unbuilt []string       `json:"unbuilt"`
-	Matches []intent.Match `json:"matches"`
-}
 
 type stringsFlag []string
 
@@ -135,28 +116,18 @@ func runIntent(ctx context.Context, args []string, env Env) error {
 	if err != nil {
 		return err
 	}
-	custom, depth := community.custom, community.depth
+	probe := intent.Probe{Detector: det, Custom: community.Custom, HistoryTurns: community.HistoryTurns, UserMode: mode}
 	if historyTurns >= 0 {
-		depth = historyTurns
+		probe.HistoryTurns = historyTurns
 	}
 	if alwaysOn == "" {
-		gateAlwaysOn = community.gateAlwaysOn
-	}
-	detect := func(msg string, history []string) intent.Result {
-		if mode == intent.UserOff {
-			return intent.Result{}
-		}
-		in := intent.Input{Text: msg, HistoryTurns: depth, Custom: custom}
-		for _, h := range history {
-			in.History = append(in.History, intent.Message{Role: intent.RoleUser, Text: h})
-		}
-		return det.Detect(in)
+		gateAlwaysOn = community.GateAlwaysOn
 	}
 	if jsonl {
-		return intentLines(env, detect)
+		return intentLines(env, probe)
 	}
-	res := detect(pos[0], hist)
-	out := intentOutput(res, intent.GateOptions{GateAlwaysOn: gateAlwaysOn})
+	res := probe.Detect(intent.Request{Message: pos[0], History: hist})
+	out := intent.Preview(builtin.NewCatalog(builtin.CatalogDeps{}), res, intent.GateOptions{GateAlwaysOn: gateAlwaysOn})
 	if asJSON {
 		return writeJSON(env.Stdout, out)
 	}
@@ -164,42 +135,8 @@ func runIntent(ctx context.Context, args []string, env Env) error {
 	return nil
 }
 
-// intentOutput lays out a detection as the tools a turn would declare
-// under o, with the rule that declares each: the real gate over Quiver's
-// shipped tools, every optional family allowed, so the order and reasons
-// are those of a turn (the always-on helpers first unless o gates them,
-// then each open family's tools in the order the families opened).
-func intentOutput(res intent.Result, o intent.GateOptions) IntentOutput {
-	cat := builtin.NewCatalog(builtin.CatalogDeps{})
-	allow := []string{}
-	for _, t := range cat.Tools() {
-		if !slices.Contains(allow, t.Family()) {
-			allow = append(allow, t.Family())
-		}
-	}
-	ts := cat.Select(turn.Facts{
-		Agent: turn.Agent{Allow: allow},
-		Model: turn.Model{Caps: turn.Capabilities{Tools: true}},
-	})
-	gated := intent.Gate(ts, cat, res.Targets, o)
-	out := IntentOutput{
-		Families: nonNil(res.Targets), Matches: res.Matches,
-		Tools: gated.Names(), Declared: intent.Explain(gated, res, res.Targets, o),
-		Unbuilt: []string{},
-	}
-	for _, fam := range res.Targets {
-		if fam != intent.Apps && !slices.ContainsFunc(intent.TargetTools(fam), func(n string) bool { _, ok := cat.Lookup(n); return ok }) {
-			out.Unbuilt = append(out.Unbuilt, fam)
-		}
-	}
-	if out.Matches == nil {
-		out.Matches = []intent.Match{}
-	}
-	return out
-}
-
 // printIntent prints what quiver intent found, for people.
-func printIntent(w io.Writer, out IntentOutput) {
+func printIntent(w io.Writer, out intent.Report) {
 	if len(out.Families) == 0 {
 		if len(out.Tools) == 0 {
 			fmt.Fprintln(w, "opens nothing: no tool would be declared")
@@ -228,102 +165,37 @@ func langSuffix(lang string) string {
 	return ", " + lang
 }
 
-func nonNil(s []string) []string {
-	if s == nil {
-		return []string{}
-	}
-	return s
-}
-
-func dedupe(s []string) []string {
-	var out []string
-	for _, x := range s {
-		if !slices.Contains(out, x) {
-			out = append(out, x)
-		}
-	}
-	return out
-}
-
-// community is what quiver intent reads of a community's settings.
-type community struct {
-	custom       *intent.Custom
-	depth        int
-	gateAlwaysOn bool
-}
-
 // communityIntent reads a community's custom triggers, history depth and
-// always-on choice; no server means none, the default depth, and the
-// helpers kept.
-func communityIntent(ctx context.Context, server, data string, cfg config.Config, env Env) (community, error) {
+// always-on choice; no server means deliberate.DefaultCommunity.
+func communityIntent(ctx context.Context, server, data string, cfg config.Config, env Env) (dtmconfig.Community, error) {
 	if server == "" {
-		return community{depth: intent.DefaultHistoryTurns}, nil
+		return dtmconfig.DefaultCommunity(), nil
 	}
 	dir, err := dataDir(data, env)
 	if err != nil {
-		return community{}, err
+		return dtmconfig.Community{}, err
 	}
 	st, _, err := openStore(ctx, dir, cfg, env)
 	if err != nil {
-		return community{}, err
+		return dtmconfig.Community{}, err
 	}
 	defer st.Close()
-	cfgs := &dtmconfig.Service{Store: st, Now: env.Now}
-	org := slug(server, "default")
-	custom, err := cfgs.Custom(ctx, org)
-	if err != nil {
-		return community{}, err
-	}
-	set, err := cfgs.Settings(ctx, org)
-	if err != nil {
-		return community{}, err
-	}
-	return community{custom: custom, depth: set.Depth(), gateAlwaysOn: set.GateAlwaysOn}, nil
+	return (&dtmconfig.Service{Store: st, Now: env.Now}).Community(ctx, slug(server, "default"))
 }
 
-// intentLine is one --jsonl request.
-type intentLine struct {
-	ID      json.RawMessage `json:"id"`
-	Message string          `json:"message"`
-	History []string        `json:"history"`
-}
-
-// intentLines answers --jsonl requests in order. A malformed line is bad
-// input and stops the run, naming the line.
-func intentLines(env Env, detect func(string, []string) intent.Result) error {
+// intentLines answers --jsonl requests in order (intent.AnswerLines). A
+// malformed line is bad input and stops the run, naming the line.
+func intentLines(env Env, probe intent.Probe) error {
 	in := env.Stdin
 	if in == nil {
 		in = os.Stdin
 	}
-	sc := bufio.NewScanner(in)
-	sc.Buffer(make([]byte, 64<<10), 1<<20)
-	w := bufio.NewWriter(env.Stdout)
-	defer w.Flush()
-	enc := json.NewEncoder(w)
-	enc.SetEscapeHTML(false)
-	for n := 1; sc.Scan(); n++ {
-		line := strings.TrimSpace(sc.Text())
-		if line == "" {
-			continue
-		}
-		var req intentLine
-		dec := json.NewDecoder(strings.NewReader(line))
-		dec.DisallowUnknownFields()
-		if err := dec.Decode(&req); err != nil {
-			return usagef("intent --jsonl: line %d: %s", n, firstLine(err.Error()))
-		}
-		res := detect(req.Message, req.History)
-		if err := enc.Encode(struct {
-			ID       json.RawMessage `json:"id"`
-			Families []string        `json:"families"`
-		}{req.ID, nonNil(res.Targets)}); err != nil {
-			return err
-		}
+	err := intent.AnswerLines(in, env.Stdout, probe.Detect)
+	var le *intent.LineError
+	if errors.As(err, &le) {
+		return usagef("intent --jsonl: line %d: %s", le.Line, firstLine(le.Err.Error()))
 	}
-	if err := sc.Err(); err != nil && !errors.Is(err, io.EOF) {
-		return fmt.Errorf("read requests: %w", err)
-	}
-	return nil
+	return err
 }
 
 const triggersUsage = `Usage:
@@ -477,7 +349,7 @@ func (f triggersFlags) run(ctx context.Context, cfgs *dtmconfig.Service, env Env
 	switch f.sub {
 	case "add":
 		t, err := cfgs.AddTrigger(ctx, org, f.target, f.pos[0])
-		if refused(err) {
+		if dtmconfig.Refused(err) {
 			return usagef("triggers add: %v", err)
 		} else if err != nil {
 			return err
@@ -485,7 +357,7 @@ func (f triggersFlags) run(ctx context.Context, cfgs *dtmconfig.Service, env Env
 		fmt.Fprintf(env.Stdout, "added %s trigger %q\n", t.Target, t.Phrase)
 	case "remove":
 		t, err := cfgs.RemoveTrigger(ctx, org, f.target, f.pos[0])
-		if refused(err) {
+		if dtmconfig.Refused(err) {
 			return usagef("triggers remove: %v", err)
 		} else if err != nil {
 			return err
@@ -522,27 +394,11 @@ func (f triggersFlags) run(ctx context.Context, cfgs *dtmconfig.Service, env Env
 	return nil
 }
 
-// refused reports whether err is the configuration refusing the input
-// (bad, or at odds with what is stored) rather than failing.
-func refused(err error) bool {
-	var bad *dtmconfig.InvalidError
-	var te *dtmconfig.TriggerError
-	return errors.As(err, &bad) || errors.As(err, &te)
-}
-
 // printTriggers lists a community's custom triggers, for people or as
 // JSON [{"family", "phrase"}].
 func printTriggers(w io.Writer, org string, ts []dtmconfig.Trigger, asJSON bool) error {
 	if asJSON {
-		type row struct {
-			Target string `json:"family"`
-			Phrase string `json:"phrase"`
-		}
-		rows := []row{}
-		for _, t := range ts {
-			rows = append(rows, row{t.Target, t.Phrase})
-		}
-		return writeJSON(w, rows)
+		return writeJSON(w, ts)
 	}
 	if len(ts) == 0 {
 		fmt.Fprintf(w, "no custom triggers for %s\n", org)

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/quiverhq/quiver/builtin"
+	"github.com/quiverhq/quiver/prompt"
 	"github.com/quiverhq/quiver/tmpl"
 )
 
@@ -53,7 +54,7 @@ func runPrompt(args []string, env Env) error {
 	if err != nil {
 		return err
 	}
-	res, err := tmpl.Render(tmpl.Author(src), renderEnv(list(caps), list(tools), list(families)))
+	res, err := tmpl.Render(tmpl.Author(src), prompt.PreviewEnv(builtin.NewCatalog(builtin.CatalogDeps{}), list(caps), list(tools), list(families)))
 	if err != nil {
 		return usagef("prompt render: %v", err)
 	}
@@ -92,26 +93,4 @@ func list(s string) []string {
 		}
 	}
 	return out
-}
-
-// renderEnv builds a template environment from the flags, with the
-// catalog's macros and families so that its tools' macros are known.
-func renderEnv(caps, tools, families []string) tmpl.Env {
-	env := tmpl.Env{Capabilities: map[string]bool{}, Tools: map[string]bool{}, Families: map[string]bool{}, Macros: map[string]string{}}
-	for _, c := range caps {
-		env.Capabilities[c] = true
-	}
-	for _, t := range tools {
-		env.Tools[t] = true
-	}
-	for _, t := range builtin.NewCatalog(builtin.CatalogDeps{}).Tools() {
-		env.Families[t.Family()] = env.Families[t.Family()] || env.Tools[t.Name()]
-		for _, key := range t.Spec().Macros {
-			env.Macros[key] = t.Name()
-		}
-	}
-	for _, f := range families {
-		env.Families[f] = true
-	}
-	return env
 }
