@@ -33,6 +33,8 @@ type Runtime struct {
 	// stamps it).
 	doc       []byte
 	updatedAt time.Time
+	// models are the models opened under cfg; nil opens none.
+	models *runtimeModels
 }
 
 // Version is the settings version the runtime was built from; 0 for an
@@ -79,6 +81,27 @@ func (r *Runtime) Keys() map[string]string {
 		out = map[string]string{}
 	}
 	return out
+}
+
+// KeyNames returns the names of the organisation's opened keys, sorted;
+// never nil.
+func (r *Runtime) KeyNames() []string {
+	out := slices.Sorted(maps.Keys(r.keys))
+	if out == nil {
+		out = []string{}
+	}
+	return out
+}
+
+// Models opens models under the runtime's configuration (its provider
+// keys), each once per runtime however many turns ask at once: a new
+// settings version is a new Runtime and opens afresh. Nil when the
+// Service was built without Config.Models. Safe for concurrent use.
+func (r *Runtime) Models() ModelOpener {
+	if r.models == nil {
+		return nil
+	}
+	return r.models
 }
 
 // Mode is the network mode in force, for the web tools and MCP servers.
@@ -156,6 +179,7 @@ func (s *Service) buildRuntime(st store.OrgSettings) (*Runtime, error) {
 		s.logger.Warn("settings keys re-encrypted under a key this server does not have; using the keys read before (restart with the new keyring)", "org", st.OrgID, "err", err)
 		cp := *prev
 		cp.version = st.Version
+		cp.models = s.newModels(cp.cfg) // a new version opens afresh
 		r = &cp
 	}
 	s.mu.Lock()
@@ -188,7 +212,18 @@ func (s *Service) newRuntime(st store.OrgSettings) (*Runtime, error) {
 	return &Runtime{
 		version: st.Version, cfg: cfg, switches: doc.Switches, keys: keys,
 		catalog: s.build(cfg, keys), doc: slices.Clone(st.Doc), updatedAt: st.UpdatedAt,
+		models: s.newModels(cfg),
 	}, nil
+}
+
+// newModels returns the models of a runtime under cfg: nil when the
+// Service opens none.
+func (s *Service) newModels(cfg config.Config) *runtimeModels {
+	if s.models == nil {
+		return nil
+	}
+	cfg.Providers = maps.Clone(cfg.Providers)
+	return newRuntimeModels(s.models(cfg))
 }
 
 // sameSettings reports whether stored settings say what r was built from:

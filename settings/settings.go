@@ -4,7 +4,9 @@
 // update against the deployment's ceiling, seals keys at rest, and keeps,
 // per organisation, the Runtime of the version in force: the configuration
 // with the settings applied, the opened keys, the switches, the network
-// mode and the built-in catalog for them, built once per settings version.
+// mode, the built-in catalog and the models opened under them, built once
+// per settings version. RotateKeys re-seals the stored keys under a new
+// primary key.
 //
 // The package speaks its own types (View, Update, *InvalidError,
 // ErrConflict); the HTTP API maps them to the wire.
@@ -54,6 +56,12 @@ type Config struct {
 	// catalog). It is called once by New and then once per organisation
 	// and settings version. Required.
 	Build func(cfg config.Config, keys map[string]string) *registry.Catalog
+	// Models returns the opener of models under a configuration in
+	// force (the deployment's, or an organisation's with its keys
+	// applied); each Runtime caches what it opens (see Runtime.Models).
+	// It is called once per Runtime built and must not keep cfg's maps
+	// beyond reading them. Nil means runtimes open no models.
+	Models func(cfg config.Config) ModelOpener
 	// ProviderKey returns the deployment's own key for a model provider
 	// (from Base or the environment), "" when it has none; it only decides
 	// whether a View shows a model key as set from the environment. Nil
@@ -77,6 +85,7 @@ type Service struct {
 	kr          *secret.Keyring
 	base        config.Config
 	build       func(config.Config, map[string]string) *registry.Catalog
+	models      func(config.Config) ModelOpener
 	providerKey func(string) string
 	getenv      func(string) string
 	now         func() time.Time
@@ -95,7 +104,7 @@ type Service struct {
 // (c.Build with c.Base) now.
 func New(c Config) *Service {
 	s := &Service{
-		st: c.Store, kr: c.Keyring, base: c.Base, build: c.Build,
+		st: c.Store, kr: c.Keyring, base: c.Base, build: c.Build, models: c.Models,
 		providerKey: c.ProviderKey, getenv: c.Getenv, now: c.Now, logger: c.Logger,
 		runtimes: map[string]*Runtime{},
 	}
@@ -111,7 +120,10 @@ func New(c Config) *Service {
 	if s.logger == nil {
 		s.logger = slog.New(slog.DiscardHandler)
 	}
-	s.baseRuntime = &Runtime{cfg: c.Base, switches: map[string]bool{}, keys: map[string]string{}, catalog: c.Build(c.Base, nil)}
+	s.baseRuntime = &Runtime{
+		cfg: c.Base, switches: map[string]bool{}, keys: map[string]string{}, catalog: c.Build(c.Base, nil),
+		models: s.newModels(c.Base),
+	}
 	return s
 }
 

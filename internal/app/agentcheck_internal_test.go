@@ -32,7 +32,7 @@ func TestValidateAgentAllowlist(t *testing.T) {
 	if err := rt.st.CreateMCPServer(ctx, srv, 0); err != nil {
 		t.Fatal(err)
 	}
-	api := rt.apiEngine(rt.newEngine(config.Config{}, nil, nil, env), orgRuntimes{orgs: rt.orgs}, env)
+	api := rt.apiEngine(rt.newEngine(config.Config{}, nil, false, env), orgRuntimes{orgs: rt.orgs}, env)
 	admin := httpapi.Caller{OrgID: "acme", UserID: "ana", Role: store.RoleAdmin}
 
 	tests := []struct {

@@ -174,20 +174,12 @@ func openSession(ctx context.Context, c chatFlags, env Env) (*session, error) {
 	req.Model, req.UserMode = model, c.dtm
 	s := &session{env: env, rt: rt, req: req, out: &chatPrinter{w: env.Stdout, errw: env.Stderr, json: c.asJSON}}
 	go rt.mcp.Run(ctx) // idle connections closed while the session lasts
-	s.eng = rt.newEngine(cfg, det, nil, env)
+	s.eng = rt.newEngine(cfg, det, false, env)
 	return s, nil
 }
 
 // close releases the session's connections and store.
 func (s *session) close() { s.rt.close() }
-
-func prices(cfg config.Config) map[string]agent.Price {
-	out := make(map[string]agent.Price, len(cfg.Prices))
-	for ref, p := range cfg.Prices {
-		out[ref] = agent.Price{Input: p.Input, CachedInput: p.CachedInput, CacheWrite: p.CacheWrite, Output: p.Output}
-	}
-	return out
-}
 
 // say runs one user message: a new turn, or the answer to a paused one.
 func (s *session) say(ctx context.Context, message string) error {

@@ -69,7 +69,7 @@ func TestTurnCatalogTakesOrgNetworkMode(t *testing.T) {
 	}
 	catalog := func() bool {
 		t.Helper()
-		cat, err := rt.newEngine(config.Config{}, nil, nil, env).Catalog(ctx, "acme")
+		cat, err := rt.newEngine(config.Config{}, nil, false, env).Catalog(ctx, "acme")
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -9,6 +9,7 @@ import (
 	"github.com/quiverhq/quiver/internal/config"
 	"github.com/quiverhq/quiver/llm"
 	"github.com/quiverhq/quiver/llm/providers"
+	"github.com/quiverhq/quiver/settings"
 	"github.com/quiverhq/quiver/turn"
 )
 
@@ -46,4 +47,20 @@ func (ms models) open(ctx context.Context, cfg config.Config, m turn.Model) (llm
 		return nil, "", &UsageError{Msg: ce.Msg}
 	}
 	return mod, notice, err
+}
+
+// opener is settings.Config.Models: the models under cfg, each Open
+// opening afresh (the settings Runtime keeps what it opens).
+func (ms models) opener(cfg config.Config) settings.ModelOpener { return cfgModels{ms: ms, cfg: cfg} }
+
+// cfgModels opens models under one configuration in force.
+type cfgModels struct {
+	ms  models
+	cfg config.Config
+}
+
+// Open implements settings.ModelOpener (see models.open).
+func (c cfgModels) Open(ctx context.Context, m turn.Model) (llm.Model, error) {
+	mod, _, err := c.ms.open(ctx, c.cfg, m)
+	return mod, err
 }

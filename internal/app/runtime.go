@@ -2,10 +2,13 @@ package app
 
 import (
 	"context"
+	"net/http"
+	"time"
 
 	"github.com/quiverhq/quiver/builtin"
 	"github.com/quiverhq/quiver/engine"
 	"github.com/quiverhq/quiver/internal/config"
+	"github.com/quiverhq/quiver/llm/providers"
 	"github.com/quiverhq/quiver/registry"
 	"github.com/quiverhq/quiver/secret"
 	"github.com/quiverhq/quiver/settings"
@@ -39,9 +42,12 @@ func newRuntime(st store.Store, kr *secret.Keyring, dir string, cfg config.Confi
 	if exe := selfExecutable(); exe != "" {
 		readPDF = pdfReader(exe)
 	}
+	// The models engines open under the settings (quiver serve's); one
+	// pooled HTTP client serves every turn.
+	ms := models{getenv: env.Getenv, http: &http.Client{Timeout: 5 * time.Second}, api: providers.NewHTTPClient(), logger: env.Logger}
 	orgs := settings.New(settings.Config{
-		Store: st, Keyring: kr, Base: cfg, Getenv: env.Getenv, Now: env.Now, Logger: env.Logger,
-		ProviderKey: func(provider string) string { return models{getenv: env.Getenv}.set(cfg).Connection(provider).Key },
+		Store: st, Keyring: kr, Base: cfg, Getenv: env.Getenv, Now: env.Now, Logger: env.Logger, Models: ms.opener,
+		ProviderKey: func(provider string) string { return ms.set(cfg).Connection(provider).Key },
 		Build: func(c config.Config, keys map[string]string) *registry.Catalog {
 			return builtin.NewCatalog(builtin.CatalogDeps{Results: st, Messages: st, DataDir: dir, Config: c, Getenv: env.Getenv, MCP: m.pool, ReadPDF: readPDF, Keys: keys})
 		},
@@ -74,7 +80,7 @@ func openTurnSession(ctx context.Context, in TurnInput, turnID, data, cfgPath st
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	eng := rt.newEngine(cfg, nil, nil, env)
+	eng := rt.newEngine(cfg, nil, false, env)
 	s, err := eng.Select(ctx, r)
 	if err != nil {
 		rt.close()

@@ -27,27 +27,13 @@ Flags:
 `
 
 // loadKeyring returns the configured keyring, or nil when no key source is
-// configured. A configured source that cannot be read is an error.
+// configured. A configured source that cannot be read is a usage error.
 func loadKeyring(cfg config.Config, getenv func(string) string) (*secret.Keyring, error) {
-	switch {
-	case cfg.Secrets.KeyFile != "":
-		kr, err := secret.LoadKeyFile(cfg.Secrets.KeyFile)
-		if err != nil {
-			return nil, &UsageError{Msg: "secrets.key_file: " + err.Error()}
-		}
-		return kr, nil
-	case cfg.Secrets.KeysEnv != "":
-		spec := getenv(cfg.Secrets.KeysEnv)
-		if spec == "" {
-			return nil, usagef("secrets.keys_env: $%s is empty", cfg.Secrets.KeysEnv)
-		}
-		kr, err := secret.ParseKeys(spec)
-		if err != nil {
-			return nil, usagef("secrets.keys_env $%s: %v", cfg.Secrets.KeysEnv, err)
-		}
-		return kr, nil
+	kr, err := cfg.Secrets.Keyring(getenv)
+	if err != nil {
+		return nil, &UsageError{Msg: err.Error()}
 	}
-	return nil, nil
+	return kr, nil
 }
 
 // errNoKey is the refusal to start with stored tokens and no key.
@@ -135,23 +121,11 @@ func runSecrets(ctx context.Context, args []string, env Env) error {
 		return fmt.Errorf("open store: %w", err)
 	}
 	defer st.Close()
-	n, err := st.RewrapMCPTokens(ctx, func(s store.MCPServer) (string, error) {
-		out, err := kr.Rotate(s.Token, mcpclient.TokenAAD(s.OrgID, s.ID))
-		if err != nil {
-			return "", fmt.Errorf("server %q of %q: %w", s.Name, s.OrgID, err)
-		}
-		return out, nil
-	})
+	n, err := mcpclient.RotateTokens(ctx, st, kr)
 	if err != nil {
 		return fmt.Errorf("rotate: %w (nothing was changed)", err)
 	}
-	k, err := st.RewrapOrgSecrets(ctx, func(orgID, name, sealed string) (string, error) {
-		out, err := kr.Rotate(sealed, settings.SecretAAD(orgID, name))
-		if err != nil {
-			return "", fmt.Errorf("key %s of %q: %w", name, orgID, err)
-		}
-		return out, nil
-	})
+	k, err := settings.RotateKeys(ctx, st, kr)
 	if err != nil {
 		return fmt.Errorf("rotate settings keys: %w (the %d token(s) were re-encrypted; settings keys were not changed)", err, n)
 	}

@@ -16,7 +16,6 @@ import (
 	"github.com/quiverhq/quiver/httpapi"
 	"github.com/quiverhq/quiver/intent"
 	"github.com/quiverhq/quiver/internal/config"
-	"github.com/quiverhq/quiver/llm/providers"
 	"github.com/quiverhq/quiver/store"
 )
 
@@ -286,11 +285,9 @@ func runLoginLink(ctx context.Context, args []string, env Env) error {
 
 // apiHandler is the HTTP API and web UI over the runtime: the engine with
 // models shared across turns (opened once per organisation and settings
-// version, over one pooled HTTP client).
+// version, see settings.Runtime.Models).
 func (rt *runtime) apiHandler(cfg config.Config, det *intent.Detector, secure bool, env Env) http.Handler {
-	ms := models{getenv: env.Getenv, http: &http.Client{Timeout: 5 * time.Second}, api: providers.NewHTTPClient(), logger: env.Logger}
-	om := &openedModels{ms: ms}
-	api := rt.apiEngine(rt.newEngine(cfg, det, om, env), orgRuntimes{orgs: rt.orgs, models: om}, env)
+	api := rt.apiEngine(rt.newEngine(cfg, det, true, env), orgRuntimes{orgs: rt.orgs, models: true}, env)
 	return httpapi.New(httpapi.Config{
 		Store: rt.st, Engine: api, MCP: apiMCP{regs: rt.mcp.regs, orgs: rt.orgs}, UI: uiHandler(), Logger: env.Logger, Now: env.Now,
 		SecureCookies: secure,
@@ -303,7 +300,7 @@ func (rt *runtime) apiHandler(cfg config.Config, det *intent.Detector, secure bo
 func (rt *runtime) apiEngine(eng *engine.Engine, runtimes engine.RuntimeSource, env Env) httpapi.Engine {
 	s := builtin.CatalogSizes()
 	return httpapi.NewEngine(httpapi.EngineConfig{
-		Engine: eng, Settings: rt.orgs, Runtimes: runtimes, Agents: storedAgents{rt.st},
+		Engine: eng, Settings: rt.orgs, Runtimes: runtimes, Agents: engine.StoredAgents(rt.st, parseAgent),
 		MCPServers: rt.st, Turns: rt.st, ParseAgent: parseAgent, Now: env.Now,
 		Sizes: httpapi.CatalogSizes{AlwaysPaidChars: s.AlwaysPaid.Chars, AlwaysPaidCeiling: s.AlwaysPaid.Ceiling,
 			WidestChars: s.Widest.Chars, WidestCeiling: s.Widest.Ceiling},

@@ -1,0 +1,80 @@
+package config_test
+
+import (
+	"encoding/base64"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/quiverhq/quiver/agent"
+	"github.com/quiverhq/quiver/internal/config"
+)
+
+// TestSecretsKeyring: each key source gives its keyring, none gives nil,
+// and a source that cannot be read is an error naming the setting.
+func TestSecretsKeyring(t *testing.T) {
+	key := "k1:" + base64.StdEncoding.EncodeToString([]byte(strings.Repeat("x", 32)))
+	dir := t.TempDir()
+	file := filepath.Join(dir, "keys")
+	if err := os.WriteFile(file, []byte(key+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	open := filepath.Join(dir, "open")
+	if err := os.WriteFile(open, []byte(key+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	env := map[string]string{"KEYS": key, "BAD": "k1:short"}
+	tests := []struct {
+		name    string
+		s       config.Secrets
+		wantID  string
+		wantErr string
+	}{
+		{"none", config.Secrets{}, "", ""},
+		{"key file", config.Secrets{KeyFile: file}, "k1", ""},
+		{"keys env", config.Secrets{KeysEnv: "KEYS"}, "k1", ""},
+		{"readable by others", config.Secrets{KeyFile: open}, "", "secrets.key_file: "},
+		{"missing file", config.Secrets{KeyFile: filepath.Join(dir, "nope")}, "", "secrets.key_file: "},
+		{"empty env", config.Secrets{KeysEnv: "UNSET"}, "", "secrets.keys_env: $UNSET is empty"},
+		{"bad env", config.Secrets{KeysEnv: "BAD"}, "", "secrets.keys_env $BAD: "},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			kr, err := tc.s.Keyring(func(k string) string { return env[k] })
+			switch {
+			case tc.wantErr != "":
+				if kr != nil || err == nil || !strings.HasPrefix(err.Error(), tc.wantErr) {
+					t.Errorf("Keyring = %v, %v; want an error starting %q", kr, err, tc.wantErr)
+				}
+			case err != nil:
+				t.Fatal(err)
+			case tc.wantID == "" && kr != nil:
+				t.Errorf("Keyring = %v, want nil", kr)
+			case tc.wantID != "" && (kr == nil || kr.PrimaryID() != tc.wantID):
+				t.Errorf("Keyring = %v, want primary %s", kr, tc.wantID)
+			}
+		})
+	}
+}
+
+// TestAgentPrices: the configured prices reach the loop unchanged, by
+// reference; none gives an empty map.
+func TestAgentPrices(t *testing.T) {
+	cfg, err := config.ParseConfig([]byte("prices:\n  'openai:gpt-4.1-mini': {input: 0.4, cached_input: 0.1, cache_write: 0.5, output: 1.6}\n  'ollama:qwen3': {}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]agent.Price{
+		"openai:gpt-4.1-mini": {Input: 0.4, CachedInput: 0.1, CacheWrite: 0.5, Output: 1.6},
+		"ollama:qwen3":        {},
+	}
+	if diff := cmp.Diff(want, cfg.AgentPrices()); diff != "" {
+		t.Errorf("AgentPrices (-want +got):\n%s", diff)
+	}
+	if got := (config.Config{}).AgentPrices(); got == nil || len(got) != 0 {
+		t.Errorf("AgentPrices of no prices = %#v, want empty", got)
+	}
+}
