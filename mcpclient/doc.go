@@ -22,7 +22,10 @@
 //     registering another renames nothing; and the built-in tools that
 //     typed servers replace (web_search, fetch_url), which never come back
 //     silently when the replacement is unavailable. A call is sent to the
-//     server under the tool's real name, through the pool.
+//     server under the tool's real name, through the pool. [TurnCatalog]
+//     applies that overlay to the built-in catalog and fails closed: when
+//     the registrations cannot be read, the built-ins a server may replace
+//     are hidden too.
 //
 // Every request goes through the guarded client (netguard): redirects are
 // refused, the bearer token is sent only to the registered origin, and in

@@ -58,6 +58,34 @@ func NewToolset(ctx context.Context, regs *Registrations, pool *Pool, orgID stri
 	return Toolset{Overlay: r.overlay, Notices: r.notices}, nil
 }
 
+// TurnCatalog is the catalog one turn selects from: base (the built-in
+// catalog) with the toolset of orgID's enabled servers applied (see
+// NewToolset: connected under mode, the turn's network mode), and that
+// toolset's notices for an admin. When the registrations cannot be read,
+// the failure is logged on the pool's logger and the built-ins a typed
+// server may replace (web_search, fetch_url) and research_web, which uses
+// them, are hidden with a reason: fail closed, since a replacement cannot
+// be ruled out and a silent fallback to the built-in would bypass it.
+func TurnCatalog(ctx context.Context, regs *Registrations, pool *Pool, orgID string, mode netguard.Mode, base *registry.Catalog) (*registry.Catalog, []string) {
+	t, err := NewToolset(ctx, regs, pool, orgID, mode, base)
+	if err != nil {
+		pool.logger.Error("mcp servers could not be read; web_search and fetch_url are left out", "org", orgID, "err", err)
+		return base.With(registry.Overlay{Hide: unreadHide()}), nil
+	}
+	return base.With(t.Overlay), t.Notices
+}
+
+// unreadHide hides every built-in a typed server may replace, and
+// research_web, while the registrations cannot be read.
+func unreadHide() map[string]string {
+	const reason = "MCP servers could not be read, so a replacement cannot be ruled out"
+	hide := map[string]string{researchTool: reason}
+	for _, r := range replacements {
+		hide[r.builtin] = reason
+	}
+	return hide
+}
+
 // servers is what a toolset's tools reach their servers through: the
 // registrations (re-checked before each call, tokens unsealed) and the
 // pool.

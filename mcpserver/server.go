@@ -2,6 +2,11 @@
 // SDK. Every tools/call runs through the same dispatcher a model's call runs
 // through, so an MCP client meets the same refusals, argument validation,
 // scope, limits, timeouts and result storing as the model does.
+//
+// [Server.ServeStdio] and [Server.Handler] are the transports;
+// [Server.RunStdio] and [Server.RunHTTP] serve one until a context ends
+// and then shut down gracefully, and [CheckListen] is the rule for the
+// address an HTTP server listens on (loopback unless made public).
 package mcpserver
 
 import (

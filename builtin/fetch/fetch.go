@@ -93,8 +93,9 @@ type Config struct {
 	PagesPerTurn int
 	// ReadPDF extracts a PDF's title and text. Nil means in this process
 	// (ReadPDF below); production runs it in a resource-limited child
-	// process, since a hostile file can crash or hang the PDF parser in
-	// ways recover cannot catch. An error's message is shown to the model.
+	// process (ChildPDFReader), since a hostile file can crash or hang the
+	// PDF parser in ways recover cannot catch. An error's message is shown
+	// to the model.
 	ReadPDF func(ctx context.Context, body []byte) (title, text string, err error)
 	// ExcludeProviders names model providers ("novelai") whose turns get
 	// neither fetch_url nor research_web, each left out with a reason

@@ -88,7 +88,7 @@ func pdfText(body []byte) (title, text string, err error) {
 }
 
 // ReadPDF is the in-process PDF reader fetch_url uses when Config.ReadPDF
-// is nil, exported for the child process that runs it in production.
+// is nil, and what the child process (ServePDFChild) runs in production.
 func ReadPDF(body []byte) (title, text string, err error) { return pdfText(body) }
 
 // PDFError is an error whose message is shown to the model as is: what a

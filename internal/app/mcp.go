@@ -7,6 +7,7 @@ import (
 	"github.com/quiverhq/quiver/internal/config"
 	"github.com/quiverhq/quiver/mcpclient"
 	"github.com/quiverhq/quiver/netguard"
+	"github.com/quiverhq/quiver/registry"
 	"github.com/quiverhq/quiver/secret"
 	"github.com/quiverhq/quiver/store"
 )
@@ -100,4 +101,23 @@ func (m *mcpRuntime) Run(ctx context.Context) { m.pool.Run(ctx) }
 func (m *mcpRuntime) Close() {
 	m.pool.Close()
 	m.regs.Close()
+}
+
+// turnCatalog is the catalog one turn selects from (see
+// mcpclient.TurnCatalog: the built-ins with the organisation's MCP tools,
+// fail closed when its servers cannot be read), its notices printed on
+// stderr, or logged when there is none. A nil m gives base.
+func turnCatalog(ctx context.Context, base *registry.Catalog, m *mcpRuntime, orgID string, mode netguard.Mode, env Env) *registry.Catalog {
+	if m == nil {
+		return base
+	}
+	cat, notices := mcpclient.TurnCatalog(ctx, m.regs, m.pool, orgID, mode, base)
+	for _, n := range notices {
+		if env.Stderr == nil {
+			env.Logger.Warn("mcp: "+n, "org", orgID)
+			continue
+		}
+		fmt.Fprintf(env.Stderr, "quiver: mcp: %s\n", n)
+	}
+	return cat
 }

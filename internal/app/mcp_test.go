@@ -158,7 +158,7 @@ func TestMCPAdminLifecycle(t *testing.T) {
 	if strings.Contains(out, "s3cret") {
 		t.Fatal("list printed the token")
 	}
-	var views []app.ServerView
+	var views []mcpclient.View
 	if err := json.Unmarshal([]byte(out), &views); err != nil {
 		t.Fatal(err)
 	}

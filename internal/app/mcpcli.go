@@ -6,15 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net/url"
 	"os"
 	"strings"
 	"text/tabwriter"
-	"time"
 
 	"github.com/quiverhq/quiver/internal/config"
 	"github.com/quiverhq/quiver/mcpclient"
-	"github.com/quiverhq/quiver/store"
 )
 
 const mcpAdminFlags = `  --org O          organisation the servers belong to (default "default")
@@ -114,49 +111,6 @@ func mcpRefusal(err error) error {
 	return err
 }
 
-// ServerView is a registration as "quiver mcp list --json" prints it: the
-// token only as set or not set.
-type ServerView struct {
-	Name      string   `json:"name"`
-	Type      string   `json:"type"`
-	Enabled   bool     `json:"enabled"`
-	URL       string   `json:"url"`
-	Token     string   `json:"token"`
-	Tools     []string `json:"tools"`
-	Discovery string   `json:"discovery"`
-	// Names maps each discovered tool to the name models call it by
-	// (server__tool, see docs/mcp.md), in discovery order; null before a
-	// discovery.
-	Names        []mcpclient.ToolName `json:"names"`
-	CreatedAt    time.Time            `json:"created_at"`
-	UpdatedAt    time.Time            `json:"updated_at"`
-	DiscoveredAt time.Time            `json:"discovered_at,omitzero"`
-}
-
-func viewOf(s store.MCPServer) ServerView {
-	token := "not set"
-	if s.Token != "" {
-		token = "set"
-	}
-	return ServerView{
-		Name: s.Name, Type: s.Type, Enabled: s.Enabled, URL: displayURL(s.URL), Token: token,
-		Tools: s.Tools, Discovery: mcpclient.Snapshot(s.Tools), Names: mcpclient.WireNames(s.Name, s.Tools),
-		CreatedAt: s.CreatedAt, UpdatedAt: s.UpdatedAt, DiscoveredAt: s.DiscoveredAt,
-	}
-}
-
-// displayURL shows a server URL without its query (which may carry keys).
-func displayURL(raw string) string {
-	u, err := url.Parse(raw)
-	if err != nil {
-		return mcpclient.Origin(raw)
-	}
-	if u.RawQuery != "" {
-		u.RawQuery = "…"
-	}
-	return u.String()
-}
-
 func runMCPAdd(ctx context.Context, args []string, env Env) error {
 	fs := newFlags("mcp add")
 	var a mcpAdmin
@@ -196,7 +150,7 @@ func runMCPAdd(ctx context.Context, args []string, env Env) error {
 		return mcpRefusal(err)
 	}
 	if asJSON {
-		return writeJSON(env.Stdout, viewOf(rec))
+		return writeJSON(env.Stdout, mcpclient.ViewOf(rec))
 	}
 	fmt.Fprintf(env.Stdout, "added %s (%s, %s): %s\n", rec.Name, rec.Type, mcpclient.Origin(rec.URL), mcpclient.DescribeNames(rec.Name, rec.Tools))
 	return nil
@@ -254,9 +208,9 @@ func runMCPList(ctx context.Context, args []string, env Env) error {
 	if err != nil {
 		return err
 	}
-	views := make([]ServerView, len(recs))
+	views := make([]mcpclient.View, len(recs))
 	for i, r := range recs {
-		views[i] = viewOf(r)
+		views[i] = mcpclient.ViewOf(r)
 	}
 	if asJSON {
 		return writeJSON(env.Stdout, views)

@@ -53,7 +53,7 @@ func TestMCPSelfHostedToolsUsable(t *testing.T) {
 		t.Errorf("add output %q, want the wire names %q", out, want)
 	}
 	code, out, _ = runEnv(t, data, nil, "", "mcp", "list", "--json", "--config", cfg)
-	var views []app.ServerView
+	var views []mcpclient.View
 	if err := json.Unmarshal([]byte(out), &views); code != 0 || err != nil || len(views) != 1 {
 		t.Fatalf("list: exit %d, %v: %s", code, err, out)
 	}

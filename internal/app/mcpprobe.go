@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
-
 	"github.com/quiverhq/quiver/internal/config"
 	"github.com/quiverhq/quiver/mcpclient"
 )
@@ -34,30 +32,8 @@ Flags:
   --json            print JSON
 `
 
-// ProbeOutput is what "quiver mcp probe --json" prints.
-type ProbeOutput struct {
-	Server    mcp.Implementation `json:"server"`
-	Transport string             `json:"transport"`
-	Tools     []ProbeTool        `json:"tools"`
-	Calls     []ProbeCall        `json:"calls,omitempty"`
-}
-
-// ProbeTool is one listed tool.
-type ProbeTool struct {
-	Name        string `json:"name"`
-	Description string `json:"description"`
-}
-
-// ProbeCall is one call's outcome.
-type ProbeCall struct {
-	Tool      string          `json:"tool"`
-	Arguments json.RawMessage `json:"arguments"`
-	IsError   bool            `json:"is_error"`
-	Content   string          `json:"content"`
-}
-
 // callFlag collects repeated --call NAME=JSON values.
-type callFlag []ProbeCall
+type callFlag []mcpclient.ProbeCall
 
 func (c *callFlag) String() string { return "" }
 
@@ -70,7 +46,7 @@ func (c *callFlag) Set(v string) error {
 	if err := json.Unmarshal([]byte(args), &obj); err != nil || obj == nil {
 		return fmt.Errorf("%s: arguments must be a JSON object", name)
 	}
-	*c = append(*c, ProbeCall{Tool: name, Arguments: json.RawMessage(args)})
+	*c = append(*c, mcpclient.ProbeCall{Tool: name, Arguments: json.RawMessage(args)})
 	return nil
 }
 
@@ -114,35 +90,19 @@ func runMCPProbe(ctx context.Context, args []string, env Env) error {
 		return mcpRefusal(err)
 	}
 	defer conn.Close()
-	out := ProbeOutput{Server: conn.Server(), Transport: conn.Transport()}
-	for _, t := range conn.Tools() {
-		out.Tools = append(out.Tools, ProbeTool{Name: t.Name, Description: t.Description})
-		if callAll {
-			calls = append(calls, ProbeCall{Tool: t.Name, Arguments: sampleArgs(t.InputSchema)})
-		}
-	}
-	failed := false
-	for i, c := range calls {
-		res, err := conn.Call(ctx, c.Tool, c.Arguments)
-		if err != nil {
-			calls[i].IsError, calls[i].Content = true, err.Error()
-		} else {
-			r := mcpclient.Render(c.Tool, res)
-			calls[i].IsError, calls[i].Content = r.IsError, r.Content
-		}
-		failed = failed || calls[i].IsError
-	}
-	out.Calls = calls
+	out := conn.Report(ctx, calls, callAll)
 	if err := printProbe(env, out, asJSON); err != nil {
 		return err
 	}
-	if failed {
+	if out.Failed() {
 		return resultError{}
 	}
 	return nil
 }
 
-func printProbe(env Env, out ProbeOutput, asJSON bool) error {
+// printProbe prints a probe's report: JSON, or a line per tool and a
+// block per call.
+func printProbe(env Env, out mcpclient.ProbeReport, asJSON bool) error {
 	if asJSON {
 		return writeJSON(env.Stdout, out)
 	}
@@ -160,84 +120,4 @@ func printProbe(env Env, out ProbeOutput, asJSON bool) error {
 		fmt.Fprintf(env.Stdout, "call %s %s: %s\n%s\n", c.Tool, c.Arguments, status, c.Content)
 	}
 	return nil
-}
-
-// sampleArgs builds arguments for a tool from its input schema: every
-// required property with its default, const or first enum value when the
-// schema gives one, else a plain value of its type.
-func sampleArgs(schema any) json.RawMessage {
-	raw, _ := json.Marshal(schema)
-	var s sampleSchema
-	if json.Unmarshal(raw, &s) != nil {
-		return json.RawMessage("{}")
-	}
-	b, err := json.Marshal(s.sample(0))
-	if err != nil {
-		return json.RawMessage("{}")
-	}
-	return b
-}
-
-// sampleSchema is the part of a JSON schema sampleArgs reads.
-type sampleSchema struct {
-	Type       any                      `json:"type"`
-	Properties map[string]*sampleSchema `json:"properties"`
-	Required   []string                 `json:"required"`
-	Default    any                      `json:"default"`
-	Const      any                      `json:"const"`
-	Enum       []any                    `json:"enum"`
-	Format     string                   `json:"format"`
-}
-
-func (s *sampleSchema) sample(depth int) any {
-	switch {
-	case s == nil:
-		return "test"
-	case s.Default != nil:
-		return s.Default
-	case s.Const != nil:
-		return s.Const
-	case len(s.Enum) > 0:
-		return s.Enum[0]
-	}
-	switch s.typeName() {
-	case "object":
-		obj := map[string]any{}
-		if depth < 8 {
-			for _, name := range s.Required {
-				obj[name] = s.Properties[name].sample(depth + 1)
-			}
-		}
-		return obj
-	case "array":
-		return []any{}
-	case "number", "integer":
-		return 1
-	case "boolean":
-		return true
-	case "null":
-		return nil
-	}
-	if s.Format == "uri" || s.Format == "url" {
-		return "https://example.com/"
-	}
-	return "test"
-}
-
-// typeName returns the schema's type, the first non-null one of a list.
-func (s *sampleSchema) typeName() string {
-	switch t := s.Type.(type) {
-	case string:
-		return t
-	case []any:
-		for _, e := range t {
-			if name, ok := e.(string); ok && name != "null" {
-				return name
-			}
-		}
-	}
-	if s.Properties != nil {
-		return "object"
-	}
-	return ""
 }

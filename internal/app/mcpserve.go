@@ -6,10 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"net/http"
-	"net/netip"
 	"os"
-	"strconv"
 	"strings"
 	"time"
 
@@ -152,30 +149,16 @@ func (c serveFlags) checkMode() error {
 	return nil
 }
 
-// checkListen accepts host:port whose host is loopback (an address or
-// "localhost"); any other host, or none (every interface), needs public.
+// checkListen validates --http ADDR (see mcpserver.CheckListen).
 func checkListen(addr string, public bool) error {
-	host, port, err := net.SplitHostPort(addr)
+	err := mcpserver.CheckListen(addr, public)
+	if errors.Is(err, mcpserver.ErrNotLoopback) {
+		return usagef("--http: %v; use 127.0.0.1:PORT, or add --public (with --token-env) to serve the network", err)
+	}
 	if err != nil {
-		return usagef("--http: %q is not host:port", addr)
+		return usagef("--http: %v", err)
 	}
-	if n, err := strconv.Atoi(port); err != nil || n < 0 || n > 65535 {
-		return usagef("--http: port %q is not a number from 0 to 65535", port)
-	}
-	if public {
-		return nil
-	}
-	if host == "localhost" {
-		return nil
-	}
-	if ip, err := netip.ParseAddr(host); err == nil && ip.IsLoopback() {
-		return nil
-	}
-	where := fmt.Sprintf("%q", host)
-	if host == "" {
-		where = "every interface"
-	}
-	return usagef("--http: %s is not a loopback address; use 127.0.0.1:PORT, or add --public (with --token-env) to serve the network", where)
+	return nil
 }
 
 func runMCPServe(ctx context.Context, args []string, env Env) error {
@@ -234,59 +217,25 @@ func startSession(ctx context.Context, st store.Store, r engine.Request, sess *e
 	return st.PutTurn(ctx, rec)
 }
 
-// serveStdio serves until the client closes standard input or ctx ends;
-// then the calls already sent are answered before it returns.
+// serveStdio serves standard input and output (see
+// mcpserver.Server.RunStdio).
 func serveStdio(ctx context.Context, srv *mcpserver.Server, env Env) error {
 	var in io.Reader = os.Stdin
 	if env.Stdin != nil {
 		in = env.Stdin
 	}
-	done := make(chan error, 1)
-	go func() { done <- srv.ServeStdio(context.Background(), in, env.Stdout) }()
-	select {
-	case err := <-done:
-		return err
-	case <-ctx.Done():
-	}
-	grace, cancel := context.WithTimeout(context.Background(), shutdownGrace)
-	defer cancel()
-	if err := srv.Shutdown(grace); err != nil {
-		env.Logger.Warn("mcp serve: calls cancelled at shutdown", "error", err)
-	}
-	return <-done
+	return srv.RunStdio(ctx, in, env.Stdout, shutdownGrace)
 }
 
-// serveHTTP listens, prints the URL, and serves until ctx ends; then it
-// stops listening, answers the requests already sent, closes the sessions
-// and returns.
+// serveHTTP listens, prints the URL, and serves until ctx ends (see
+// mcpserver.Server.RunHTTP).
 func serveHTTP(ctx context.Context, srv *mcpserver.Server, c serveFlags, env Env) error {
 	ln, err := net.Listen("tcp", c.addr)
 	if err != nil {
 		return fmt.Errorf("mcp serve: %w", err)
 	}
-	mux := http.NewServeMux()
-	mux.Handle("/mcp", srv.Handler(c.http))
-	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
-	served := make(chan error, 1)
-	go func() { served <- hs.Serve(ln) }()
-	fmt.Fprintf(env.Stderr, "quiver: serving MCP at http://%s/mcp\n", ln.Addr())
-
-	select {
-	case err := <-served:
-		return fmt.Errorf("mcp serve: %w", err)
-	case <-ctx.Done():
-	}
-	grace, cancel := context.WithTimeout(context.Background(), shutdownGrace)
-	defer cancel()
-	stopped := make(chan error, 1)
-	go func() { stopped <- hs.Shutdown(grace) }()
-	if err := srv.Shutdown(grace); err != nil {
-		env.Logger.Warn("mcp serve: calls cancelled at shutdown", "error", err)
-	}
-	if err := <-stopped; err != nil {
-		hs.Close()
-	}
-	if err := <-served; !errors.Is(err, http.ErrServerClosed) {
+	fmt.Fprintf(env.Stderr, "quiver: serving MCP at http://%s%s\n", ln.Addr(), mcpserver.EndpointPath)
+	if err := srv.RunHTTP(ctx, ln, c.http, shutdownGrace); err != nil {
 		return fmt.Errorf("mcp serve: %w", err)
 	}
 	return nil
