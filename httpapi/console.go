@@ -102,7 +102,7 @@ func (s *server) runConsoleTool(ctx context.Context, in *runToolInput) (*toolRun
 		return nil, err
 	}
 	// Tracked like a turn, so that disabling the user cancels it.
-	runCtx, end, err := s.trackRun(ctx, a, consoleKey())
+	runCtx, end, err := s.trackRun(ctx, a, s.consoleKey())
 	if err != nil {
 		return nil, err
 	}

@@ -10,7 +10,6 @@ import (
 
 	"github.com/danielgtaylor/huma/v2"
 
-	"github.com/quiverhq/quiver/agent"
 	"github.com/quiverhq/quiver/store"
 )
 
@@ -101,7 +100,7 @@ func (s *server) createConversation(ctx context.Context, in *createConversationI
 	}
 	now := s.now()
 	c := store.Conversation{
-		ID: agent.NewID("conv_"), OrgID: a.OrgID, UserID: a.UserID, Agent: in.Body.Agent,
+		ID: s.ids.New("conv_"), OrgID: a.OrgID, UserID: a.UserID, Agent: in.Body.Agent,
 		Title: in.Body.Title, CreatedAt: now, UpdatedAt: now,
 	}
 	if err := s.st.PutConversation(ctx, c); err != nil {

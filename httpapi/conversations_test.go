@@ -10,6 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/quiverhq/quiver/httpapi"
+	"github.com/quiverhq/quiver/ids"
 	"github.com/quiverhq/quiver/store"
 )
 
@@ -183,5 +184,23 @@ func TestTitles(t *testing.T) {
 	f.ok(f.do(f.bob, "POST", "/api/conversations/conv_paused/answer", map[string]any{"answer": "metres"}), http.StatusOK, nil)
 	if c, _ := f.st.GetConversation(f.ctx, "org_a", "conv_paused"); c.Title != "" {
 		t.Errorf("an answer titled the conversation %q", c.Title)
+	}
+}
+
+// TestInjectedIDs: the ids the API makes come from Config.IDs, so a test
+// reads them instead of matching random ones.
+func TestInjectedIDs(t *testing.T) {
+	f := newFixture(t, func(c *httpapi.Config) { c.IDs = &ids.Sequence{} })
+	for _, want := range []string{"conv_1", "conv_2"} {
+		var c httpapi.Conversation
+		f.ok(f.do(f.bob, "POST", "/api/conversations", map[string]any{"agent": "helper"}), http.StatusCreated, &c)
+		if c.ID != want {
+			t.Errorf("conversation id %q, want %q", c.ID, want)
+		}
+	}
+	var nu newUser
+	f.ok(f.do(f.alice, "POST", "/api/users", map[string]any{"display_name": "Eve"}), http.StatusCreated, &nu)
+	if nu.User.ID != "usr_1" {
+		t.Errorf("user id %q, want usr_1", nu.User.ID)
 	}
 }

@@ -22,6 +22,7 @@ import (
 	"github.com/quiverhq/quiver/agent"
 	"github.com/quiverhq/quiver/engine"
 	"github.com/quiverhq/quiver/httpapi"
+	"github.com/quiverhq/quiver/ids"
 	"github.com/quiverhq/quiver/llm"
 	"github.com/quiverhq/quiver/registry"
 	"github.com/quiverhq/quiver/store"
@@ -231,7 +232,7 @@ func (m *fakeMCP) Add(ctx context.Context, orgID, name, url, token, typ string) 
 		return store.MCPServer{}, &httpapi.BadRequest{Msg: "connection test failed: connection refused"}
 	}
 	s := store.MCPServer{
-		ID: agent.NewID("mcp_"), OrgID: orgID, Name: name, URL: url, Type: typ, Enabled: true,
+		ID: ids.Random{}.New("mcp_"), OrgID: orgID, Name: name, URL: url, Type: typ, Enabled: true,
 		Tools: []string{"lookup"}, CreatedAt: m.now(), UpdatedAt: m.now(), DiscoveredAt: m.now(),
 	}
 	if token != "" {

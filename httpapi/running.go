@@ -8,7 +8,6 @@ import (
 
 	"github.com/danielgtaylor/huma/v2"
 
-	"github.com/quiverhq/quiver/agent"
 	"github.com/quiverhq/quiver/store"
 )
 
@@ -36,7 +35,7 @@ func userKey(orgID, userID string) string { return orgID + "\x00" + userID }
 // consoleKey is a new console run's key: unique, and never a turnKey (an
 // organisation ID is never empty), so a console run blocks no
 // conversation and no other console run.
-func consoleKey() string { return "\x00console\x00" + agent.NewID("run_") }
+func (s *server) consoleKey() string { return "\x00console\x00" + s.ids.New("run_") }
 
 func (t *runningTurns) running(key string) bool {
 	t.mu.Lock()

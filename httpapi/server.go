@@ -17,6 +17,7 @@ import (
 
 	"github.com/quiverhq/quiver/accounts"
 	"github.com/quiverhq/quiver/deliberate"
+	"github.com/quiverhq/quiver/ids"
 	"github.com/quiverhq/quiver/internal/clock"
 	"github.com/quiverhq/quiver/store"
 )
@@ -53,6 +54,10 @@ type Config struct {
 	// Now is the clock for credentials and rate limits; nil means
 	// clock.Now.
 	Now func() time.Time
+	// IDs makes the ids the API hands out: new conversations ("conv_…"),
+	// users ("usr_…") and console runs ("run_…", never shown); nil means
+	// ids.Random.
+	IDs ids.Source
 	// RateLimit limits how often one user may send messages.
 	RateLimit RateLimit
 	// MaxBody caps a request body in bytes (413 above it); 0 means 1 MiB.
@@ -86,6 +91,7 @@ type server struct {
 	mcp           MCPAdmin
 	log           *slog.Logger
 	now           func() time.Time
+	ids           ids.Source
 	maxBody       int64
 	sessionTTL    time.Duration
 	secureCookies bool
@@ -108,7 +114,7 @@ func New(cfg Config) http.Handler {
 		panic("httpapi: Config.Store and Config.Engine are required")
 	}
 	s := &server{
-		st: cfg.Store, eng: cfg.Engine, mcp: cfg.MCP, log: cfg.Logger, now: cfg.Now,
+		st: cfg.Store, eng: cfg.Engine, mcp: cfg.MCP, log: cfg.Logger, now: cfg.Now, ids: ids.OrRandom(cfg.IDs),
 		maxBody: cfg.MaxBody, sessionTTL: cfg.SessionTTL, secureCookies: cfg.SecureCookies,
 		heartbeat: cfg.Heartbeat, turns: newRunningTurns(), mux: http.NewServeMux(),
 		origins: http.NewCrossOriginProtection(),
@@ -128,7 +134,7 @@ func New(cfg Config) http.Handler {
 	if s.heartbeat == 0 {
 		s.heartbeat = DefaultHeartbeat
 	}
-	s.acc = &accounts.Service{Store: cfg.Store, Now: s.now, SessionTTL: s.sessionTTL}
+	s.acc = &accounts.Service{Store: cfg.Store, Now: s.now, IDs: s.ids.New, SessionTTL: s.sessionTTL}
 	s.dtm = &deliberate.Service{Store: cfg.Store, Now: s.now}
 	s.limiter = newLimiter(cfg.RateLimit, s.now)
 	s.api = humago.New(s.mux, apiConfig())

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -16,6 +15,7 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/quiverhq/quiver/ids"
 	"github.com/quiverhq/quiver/netguard"
 	"github.com/quiverhq/quiver/registry"
 	"github.com/quiverhq/quiver/secret"
@@ -96,7 +96,6 @@ type env struct {
 func newEnv(t testing.TB, mod func(*testConfig)) *env {
 	t.Helper()
 	e := &env{t: t, st: openStore(t), clock: newClock()}
-	ids := 0
 	e.cfg = testConfig{
 		Pool: PoolConfig{
 			Network: netguard.Config{Mode: netguard.SelfHosted},
@@ -107,7 +106,7 @@ func newEnv(t testing.TB, mod func(*testConfig)) *env {
 			Store:   e.st,
 			Keyring: newKeyring(t),
 			Now:     e.clock.Now,
-			NewID:   func() string { ids++; return fmt.Sprintf("id%d", ids) },
+			IDs:     &ids.Sequence{},
 		},
 	}
 	if mod != nil {

@@ -2,8 +2,6 @@ package mcpclient
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -11,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/quiverhq/quiver/ids"
 	"github.com/quiverhq/quiver/internal/clock"
 	"github.com/quiverhq/quiver/netguard"
 	"github.com/quiverhq/quiver/secret"
@@ -39,8 +38,9 @@ type RegistrationsConfig struct {
 	Now func() time.Time
 	// Logger receives registration events; nil discards them.
 	Logger *slog.Logger
-	// NewID returns a registration ID; nil means 16 random hex digits.
-	NewID func() string
+	// IDs makes registration IDs, with an empty prefix (a registration
+	// ID is bare lower-case hex); nil means ids.Random, 20 hex digits.
+	IDs ids.Source
 }
 
 // Registrations administers the MCP servers users register for their
@@ -68,19 +68,11 @@ func NewRegistrations(cfg RegistrationsConfig) *Registrations {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	if cfg.NewID == nil {
-		cfg.NewID = randomID
-	}
+	cfg.IDs = ids.OrRandom(cfg.IDs)
 	if cfg.Slots <= 0 {
 		cfg.Slots = DefaultSlots
 	}
 	return &Registrations{cfg: cfg}
-}
-
-func randomID() string {
-	var b [8]byte
-	rand.Read(b[:])
-	return hex.EncodeToString(b[:])
 }
 
 // Error is a refusal meant for the person registering a server: a field,
@@ -157,7 +149,7 @@ func (r *Registrations) Add(ctx context.Context, orgID string, mode netguard.Mod
 func (r *Registrations) record(orgID string, reg Registration, conn *Conn) (store.MCPServer, error) {
 	now := r.cfg.Now().UTC()
 	rec := store.MCPServer{
-		ID: r.cfg.NewID(), OrgID: orgID, Name: reg.Name, URL: reg.URL, Type: reg.Type, Enabled: true,
+		ID: r.cfg.IDs.New(""), OrgID: orgID, Name: reg.Name, URL: reg.URL, Type: reg.Type, Enabled: true,
 		Tools: boundSnapshot(distinctNames(conn.Tools())), CreatedAt: now, UpdatedAt: now, DiscoveredAt: now,
 	}
 	if reg.Token != "" {

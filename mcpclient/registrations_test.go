@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net"
 	"net/http"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -214,6 +215,27 @@ func TestAddConnectFailureSanitised(t *testing.T) {
 	}
 }
 
+// TestRegistrationIDDefault: without RegistrationsConfig.IDs a
+// registration ID is ids.Random's with no prefix, 20 lower-case hex digits,
+// and a fresh one per registration.
+func TestRegistrationIDDefault(t *testing.T) {
+	e := newEnv(t, func(c *testConfig) { c.Registrations.IDs = nil })
+	p := startPeer(t, "p", peerOpts{})
+	addEcho(p.srv, "alpha")
+	format := regexp.MustCompile(`^[0-9a-f]{20}$`)
+	seen := map[string]bool{}
+	for _, name := range []string{"one", "two"} {
+		rec, err := e.regs.Add(context.Background(), org, e.mode, Registration{Name: name, URL: p.URL})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !format.MatchString(rec.ID) || seen[rec.ID] {
+			t.Errorf("registration ID %q: want 20 fresh lower-case hex digits", rec.ID)
+		}
+		seen[rec.ID] = true
+	}
+}
+
 func TestAddStoresSnapshotAndSealedToken(t *testing.T) {
 	e := newEnv(t, nil)
 	p := startPeer(t, "p", peerOpts{})
@@ -223,7 +245,7 @@ func TestAddStoresSnapshotAndSealedToken(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := store.MCPServer{ID: "id1", OrgID: org, Name: "my-server", URL: p.URL, Type: "general", Enabled: true,
+	want := store.MCPServer{ID: "1", OrgID: org, Name: "my-server", URL: p.URL, Type: "general", Enabled: true,
 		Tools: []string{"alpha", "zeta"}, CreatedAt: t0, UpdatedAt: t0, DiscoveredAt: t0}
 	if diff := cmp.Diff(want, rec, cmpIgnoreToken); diff != "" {
 		t.Errorf("Add returned (-want +got):\n%s", diff)
@@ -239,14 +261,14 @@ func TestAddStoresSnapshotAndSealedToken(t *testing.T) {
 	if sealed == "" || strings.Contains(sealed, secretToken) {
 		t.Fatalf("stored token %q is not sealed", sealed)
 	}
-	pt, err := e.cfg.Registrations.Keyring.Open(sealed, TokenAAD(org, "id1"))
+	pt, err := e.cfg.Registrations.Keyring.Open(sealed, TokenAAD(org, "1"))
 	if err != nil || string(pt) != secretToken {
 		t.Errorf("the sealed token opens to %q, %v; want the trimmed plaintext", pt, err)
 	}
-	if _, err := e.cfg.Registrations.Keyring.Open(sealed, TokenAAD(org, "id2")); err == nil {
+	if _, err := e.cfg.Registrations.Keyring.Open(sealed, TokenAAD(org, "2")); err == nil {
 		t.Error("the sealed token opens with another row's binding")
 	}
-	if _, err := e.cfg.Registrations.Keyring.Open(sealed, TokenAAD("org2", "id1")); err == nil {
+	if _, err := e.cfg.Registrations.Keyring.Open(sealed, TokenAAD("org2", "1")); err == nil {
 		t.Error("the sealed token opens with another organisation's binding")
 	}
 	// Every request carried the token, and Add closed its session.
