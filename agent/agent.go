@@ -137,14 +137,6 @@ const (
 	StopError     = "error"
 )
 
-// NewID returns a random id with the prefix ("turn_…"), as ids.Random does.
-//
-// Deprecated: take an ids.Source (nil meaning ids.Random) where IDs are
-// made, so that tests can inject ids.Sequence.
-func NewID(prefix string) string {
-	return ids.Random{}.New(prefix)
-}
-
 // scope is the dispatch scope of a turn, from its facts.
 func scope(f turn.Facts) tool.Scope {
 	return f.Scope()

@@ -3,19 +3,14 @@ package app
 import (
 	"cmp"
 	"context"
-	"errors"
 	"fmt"
 	"io"
-	"io/fs"
-	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/quiverhq/quiver/builtin"
 	"github.com/quiverhq/quiver/internal/config"
 	"github.com/quiverhq/quiver/mcpclient"
 	"github.com/quiverhq/quiver/registry"
-	"github.com/quiverhq/quiver/store/sqlite"
 )
 
 const agentUsage = `Usage:
@@ -94,9 +89,9 @@ func runAgentCheck(ctx context.Context, args []string, env Env) error {
 	if err != nil {
 		return &UsageError{Msg: err.Error()}
 	}
-	cfg, err := config.LoadConfig(a.config)
+	cfg, err := dataFlags{config: a.config}.loadConfig()
 	if err != nil {
-		return &UsageError{Msg: err.Error()}
+		return err
 	}
 	out, err := checkAgent(ctx, ag, a, cfg, env)
 	if err != nil {
@@ -119,25 +114,24 @@ func runAgentCheck(ctx context.Context, args []string, env Env) error {
 // deployment's built-in catalog with MCP entries left unchecked.
 func checkAgent(ctx context.Context, ag config.Agent, a mcpAdmin, cfg config.Config, env Env) (AgentCheckOutput, error) {
 	out := AgentCheckOutput{Agent: ag.Name}
-	dir, why := storeDir(a.data, env)
-	if why != "" {
+	if _, why := storeDir(a.data, env); why != "" {
 		cat := builtin.NewCatalog(builtin.CatalogDeps{Config: cfg})
 		out.Warnings = append(cat.CheckAllowlist(ag.Tools, nil), cat.CheckSwitches(ag.Switches)...)
 		if hasMCPEntry(ag.Tools) {
 			out.Note = "MCP entries (server/tool, server/*) could not be checked: " + why
 		}
 	} else {
-		rt, err := openRuntime(ctx, dir, cfg, env)
+		o, err := dataFlags{config: a.config, data: a.data}.openUnder(ctx, cfg, needRuntime, env)
 		if err != nil {
 			return out, err
 		}
-		defer rt.close()
+		defer o.close()
 		org := slug(a.org, "default")
-		v, err := rt.orgs.Runtime(ctx, org)
+		v, err := o.rt.orgs.Runtime(ctx, org)
 		if err != nil {
 			return out, err
 		}
-		if out.Warnings, err = mcpclient.CheckAgent(ctx, v.Catalog(), rt.st, org, ag.Tools, ag.Switches); err != nil {
+		if out.Warnings, err = mcpclient.CheckAgent(ctx, v.Catalog(), o.rt.st, org, ag.Tools, ag.Switches); err != nil {
 			return out, err
 		}
 		out.MCPChecked = true
@@ -146,21 +140,6 @@ func checkAgent(ctx context.Context, ag config.Agent, a mcpAdmin, cfg config.Con
 		out.Warnings = []registry.Warning{}
 	}
 	return out, nil
-}
-
-// storeDir returns the data folder when it holds a store, else why not
-// (opening one would create it, and the check writes nothing).
-func storeDir(flagValue string, env Env) (dir, why string) {
-	dir, err := dataDir(flagValue, env)
-	if err != nil {
-		return "", "no data folder (set --data or QUIVER_DATA)"
-	}
-	if _, err := os.Stat(filepath.Join(dir, sqlite.FileName)); errors.Is(err, fs.ErrNotExist) {
-		return "", fmt.Sprintf("no store in %s, so no registered servers to check against", dir)
-	} else if err != nil {
-		return "", fmt.Sprintf("the store in %s is unreadable: %v", dir, err)
-	}
-	return dir, ""
 }
 
 func hasMCPEntry(allow []string) bool {

@@ -13,7 +13,6 @@ import (
 	"github.com/quiverhq/quiver/agent"
 	"github.com/quiverhq/quiver/engine"
 	"github.com/quiverhq/quiver/intent"
-	"github.com/quiverhq/quiver/internal/config"
 )
 
 const chatUsage = `Usage: quiver chat --agent FILE [flags] [MESSAGE]
@@ -130,9 +129,10 @@ func runChat(ctx context.Context, args []string, env Env) error {
 }
 
 func openSession(ctx context.Context, c chatFlags, env Env) (*session, error) {
-	cfg, err := config.LoadConfig(c.config)
+	data := dataFlags{config: c.config, data: c.data}
+	cfg, err := data.loadConfig()
 	if err != nil {
-		return nil, &UsageError{Msg: err.Error()}
+		return nil, err
 	}
 	c.in.Now = env.Now()
 	req, err := turnRequest(c.in)
@@ -147,20 +147,17 @@ func openSession(ctx context.Context, c chatFlags, env Env) (*session, error) {
 	if notice != "" {
 		fmt.Fprintf(env.Stderr, "quiver: %s\n", notice)
 	}
-	dir, err := dataDir(c.data, env)
-	if err != nil {
-		return nil, err
-	}
 	det, err := loadDetector(cfg)
 	if err != nil {
 		return nil, err
 	}
-	rt, err := openRuntime(ctx, dir, cfg, env)
+	o, err := data.openUnder(ctx, cfg, needRuntime, env)
 	if err != nil {
 		return nil, err
 	}
+	rt := o.rt
 	if req.ConversationID == "" {
-		req.ConversationID = agent.NewID("conv_")
+		req.ConversationID = rt.ids.New("conv_")
 	} else {
 		// Before anything reads it (a paused turn's history) or writes
 		// into it (Deliberate Tool Mode's open families, the turn).

@@ -104,9 +104,9 @@ func runIntent(ctx context.Context, args []string, env Env) error {
 	case !jsonl && len(pos) != 1:
 		return usagef("intent: give one MESSAGE")
 	}
-	cfg, err := config.LoadConfig(cfgPath)
+	cfg, err := dataFlags{config: cfgPath}.loadConfig()
 	if err != nil {
-		return &UsageError{Msg: err.Error()}
+		return err
 	}
 	det, err := loadDetector(cfg)
 	if err != nil {
@@ -171,16 +171,12 @@ func communityIntent(ctx context.Context, server, data string, cfg config.Config
 	if server == "" {
 		return dtmconfig.DefaultCommunity(), nil
 	}
-	dir, err := dataDir(data, env)
+	o, err := dataFlags{data: data}.openUnder(ctx, cfg, needStore, env)
 	if err != nil {
 		return dtmconfig.Community{}, err
 	}
-	st, _, err := openStore(ctx, dir, cfg, env)
-	if err != nil {
-		return dtmconfig.Community{}, err
-	}
-	defer st.Close()
-	return (&dtmconfig.Service{Store: st, Now: env.Now}).Community(ctx, slug(server, "default"))
+	defer o.close()
+	return (&dtmconfig.Service{Store: o.st, Now: env.Now}).Community(ctx, slug(server, "default"))
 }
 
 // intentLines answers --jsonl requests in order (intent.AnswerLines). A
@@ -273,20 +269,12 @@ func runTriggers(ctx context.Context, args []string, env Env) error {
 	if err := f.check(); err != nil {
 		return err
 	}
-	cfg, err := config.LoadConfig(f.cfgPath)
-	if err != nil {
-		return &UsageError{Msg: err.Error()}
-	}
-	dir, err := dataDir(f.data, env)
+	o, err := dataFlags{config: f.cfgPath, data: f.data}.open(ctx, needStore, env)
 	if err != nil {
 		return err
 	}
-	st, _, err := openStore(ctx, dir, cfg, env)
-	if err != nil {
-		return err
-	}
-	defer st.Close()
-	return f.run(ctx, &dtmconfig.Service{Store: st, Now: env.Now}, env)
+	defer o.close()
+	return f.run(ctx, &dtmconfig.Service{Store: o.st, Now: env.Now}, env)
 }
 
 // check validates the subcommand's arguments, as the store's writes do.

@@ -10,7 +10,6 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/quiverhq/quiver/internal/config"
 	"github.com/quiverhq/quiver/mcpclient"
 )
 
@@ -87,19 +86,11 @@ func (a *mcpAdmin) flags(fs interface {
 // organisations' settings and the MCP registrations). The caller closes
 // the runtime.
 func (a *mcpAdmin) open(ctx context.Context, env Env) (rt *runtime, orgID string, err error) {
-	cfg, err := config.LoadConfig(a.config)
-	if err != nil {
-		return nil, "", &UsageError{Msg: err.Error()}
-	}
-	dir, err := dataDir(a.data, env)
+	o, err := dataFlags{config: a.config, data: a.data}.open(ctx, needRuntime, env)
 	if err != nil {
 		return nil, "", err
 	}
-	rt, err = openRuntime(ctx, dir, cfg, env)
-	if err != nil {
-		return nil, "", err
-	}
-	return rt, slug(a.org, "default"), nil
+	return o.rt, slug(a.org, "default"), nil
 }
 
 // mcpRefusal turns a registration refusal into bad input (exit 2).

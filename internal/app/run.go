@@ -7,7 +7,6 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/quiverhq/quiver/internal/clock"
@@ -140,22 +139,3 @@ func dispatchCommand(ctx context.Context, args []string, env Env) error {
 type resultError struct{}
 
 func (resultError) Error() string { return "tool call returned an error result" }
-
-// dataDir is --data, else $QUIVER_DATA, else $XDG_DATA_HOME/quiver, else
-// ~/.local/share/quiver.
-func dataDir(flagValue string, env Env) (string, error) {
-	if flagValue != "" {
-		return flagValue, nil
-	}
-	if d := env.Getenv("QUIVER_DATA"); d != "" {
-		return d, nil
-	}
-	if d := env.Getenv("XDG_DATA_HOME"); d != "" {
-		return filepath.Join(d, "quiver"), nil
-	}
-	home := env.Getenv("HOME")
-	if home == "" {
-		return "", usagef("no data folder: set --data or QUIVER_DATA")
-	}
-	return filepath.Join(home, ".local", "share", "quiver"), nil
-}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/quiverhq/quiver/builtin"
 	"github.com/quiverhq/quiver/engine"
+	"github.com/quiverhq/quiver/ids"
 	"github.com/quiverhq/quiver/internal/config"
 	"github.com/quiverhq/quiver/llm/providers"
 	"github.com/quiverhq/quiver/registry"
@@ -24,15 +25,19 @@ type runtime struct {
 	// orgs gives each organisation its configuration and built-in catalog
 	// (the deployment's with the organisation's settings applied).
 	orgs *settings.Service
+	// ids makes the ids the commands hand out themselves (a chat's new
+	// conversation).
+	ids ids.Source
 }
 
-// openRuntime opens the data folder's runtime under the configuration.
+// openRuntime opens the runtime of the data folder dir under cfg: the
+// opener's needRuntime with --data dir. The caller closes the runtime.
 func openRuntime(ctx context.Context, dir string, cfg config.Config, env Env) (*runtime, error) {
-	st, kr, err := openStore(ctx, dir, cfg, env)
+	o, err := dataFlags{data: dir}.openUnder(ctx, cfg, needRuntime, env)
 	if err != nil {
 		return nil, err
 	}
-	return newRuntime(st, kr, dir, cfg, env), nil
+	return o.rt, nil
 }
 
 // newRuntime builds the runtime over an open store (which it then owns).
@@ -52,7 +57,7 @@ func newRuntime(st store.Store, kr *secret.Keyring, dir string, cfg config.Confi
 			return builtin.NewCatalog(builtin.CatalogDeps{Results: st, Messages: st, DataDir: dir, Config: c, Getenv: env.Getenv, MCP: m.pool, ReadPDF: readPDF, Keys: keys})
 		},
 	})
-	return &runtime{st: st, mcp: m, orgs: orgs}
+	return &runtime{st: st, mcp: m, orgs: orgs, ids: ids.Random{}}
 }
 
 // openTurnSession serves the commands that run one turn's tools without
@@ -68,25 +73,17 @@ func openTurnSession(ctx context.Context, in TurnInput, turnID, data, cfgPath st
 		return nil, nil, nil, err
 	}
 	r.TurnID = turnID
-	dir, err := dataDir(data, env)
+	o, err := dataFlags{config: cfgPath, data: data}.open(ctx, needRuntime, env)
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	cfg, err := config.LoadConfig(cfgPath)
-	if err != nil {
-		return nil, nil, nil, &UsageError{Msg: err.Error()}
-	}
-	rt, err := openRuntime(ctx, dir, cfg, env)
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	eng := rt.newEngine(cfg, nil, false, env)
+	eng := o.rt.newEngine(o.cfg, nil, false, env)
 	s, err := eng.Select(ctx, r)
 	if err != nil {
-		rt.close()
+		o.close()
 		return nil, nil, nil, err
 	}
-	return rt, eng, s, nil
+	return o.rt, eng, s, nil
 }
 
 // close closes the MCP connections, then the store.

@@ -101,9 +101,10 @@ func runSecrets(ctx context.Context, args []string, env Env) error {
 	if len(pos) > 0 {
 		return usagef("secrets rotate: takes no arguments")
 	}
-	cfg, err := config.LoadConfig(cfgPath)
+	df := dataFlags{config: cfgPath, data: data}
+	cfg, err := df.loadConfig()
 	if err != nil {
-		return &UsageError{Msg: err.Error()}
+		return err
 	}
 	kr, err := loadKeyring(cfg, env.Getenv)
 	if err != nil {
@@ -112,15 +113,12 @@ func runSecrets(ctx context.Context, args []string, env Env) error {
 	if kr == nil {
 		return usagef("secrets rotate: no key is configured (set secrets.key_file or secrets.keys_env in --config)")
 	}
-	dir, err := dataDir(data, env)
+	o, err := df.openUnder(ctx, cfg, needStore, env)
 	if err != nil {
 		return err
 	}
-	st, err := sqlite.Open(ctx, dir)
-	if err != nil {
-		return fmt.Errorf("open store: %w", err)
-	}
-	defer st.Close()
+	defer o.close()
+	st := o.st
 	n, err := mcpclient.RotateTokens(ctx, st, kr)
 	if err != nil {
 		return fmt.Errorf("rotate: %w (nothing was changed)", err)

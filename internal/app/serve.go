@@ -106,23 +106,21 @@ func runServe(ctx context.Context, args []string, env Env) error {
 	if err != nil {
 		return err
 	}
-	cfg, err := config.LoadConfig(c.config)
+	data := dataFlags{config: c.config, data: c.data}
+	cfg, err := data.loadConfig()
 	if err != nil {
-		return &UsageError{Msg: err.Error()}
+		return err
 	}
 	det, err := loadDetector(cfg)
 	if err != nil {
 		return err
 	}
-	dir, err := dataDir(c.data, env)
+	o, err := data.openUnder(ctx, cfg, needRuntime, env)
 	if err != nil {
 		return err
 	}
-	rt, err := openRuntime(ctx, dir, cfg, env)
-	if err != nil {
-		return err
-	}
-	defer rt.close()
+	defer o.close()
+	rt := o.rt
 	st := rt.st
 	now := env.Now()
 	if n, err := st.InterruptTurns(ctx, now, now); err != nil {
@@ -256,20 +254,12 @@ func runLoginLink(ctx context.Context, args []string, env Env) error {
 	if len(pos) > 0 {
 		return usagef("login-link: unexpected argument %q", pos[0])
 	}
-	cfg, err := config.LoadConfig(cfgPath)
-	if err != nil {
-		return &UsageError{Msg: err.Error()}
-	}
-	dir, err := dataDir(data, env)
+	o, err := dataFlags{config: cfgPath, data: data}.open(ctx, needStore, env)
 	if err != nil {
 		return err
 	}
-	st, _, err := openStore(ctx, dir, cfg, env)
-	if err != nil {
-		return err
-	}
-	defer st.Close()
-	acc := &accounts.Service{Store: st, Now: env.Now}
+	defer o.close()
+	acc := &accounts.Service{Store: o.st, Now: env.Now}
 	link, err := acc.IssueLoginLink(ctx, org, user)
 	switch {
 	case errors.Is(err, accounts.ErrNoUser):

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/quiverhq/quiver/store"
-	"github.com/quiverhq/quiver/store/sqlite"
 )
 
 const transcriptUsage = `Usage: quiver transcript CONVERSATION_ID [--user NAME] [--org O] [--data DIR] [--json]
@@ -54,15 +53,12 @@ func runTranscript(ctx context.Context, args []string, env Env) error {
 	if len(pos) != 1 {
 		return usagef("transcript: give exactly one CONVERSATION_ID")
 	}
-	dir, err := dataDir(data, env)
+	o, err := dataFlags{data: data}.open(ctx, needMessages, env)
 	if err != nil {
 		return err
 	}
-	st, err := sqlite.Open(ctx, dir)
-	if err != nil {
-		return fmt.Errorf("open store: %w", err)
-	}
-	defer st.Close()
+	defer o.close()
+	st := o.st
 	orgID, userID := slug(org, "default"), slug(user, "cli")
 	msgs, err := ownedMessages(ctx, st, orgID, userID, pos[0])
 	if err != nil {

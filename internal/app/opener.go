@@ -1,0 +1,141 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	"github.com/quiverhq/quiver/internal/config"
+	"github.com/quiverhq/quiver/secret"
+	"github.com/quiverhq/quiver/store/sqlite"
+)
+
+// dataFlags are a command's --config and --data: the deployment's
+// configuration file ("" means its defaults) and the data folder (""
+// means the default one, see dataDir).
+type dataFlags struct{ config, data string }
+
+// need is what a command opens in its data folder.
+type need int
+
+const (
+	// needStore is the store and the keyring, refused when the store
+	// holds sealed secrets (MCP tokens, settings keys) and no key is
+	// configured to read them.
+	needStore need = iota
+	// needRuntime is needStore and the runtime over it: the MCP
+	// registrations and connection pool, and the organisations'
+	// settings and catalogs.
+	needRuntime
+	// needMessages is the store alone, for a command that reads no
+	// secret (transcript): no keyring and no refusal.
+	needMessages
+)
+
+// opened is a command's open data folder: the configuration it was
+// opened under, the folder, the store and keyring, and (needRuntime)
+// the runtime, which then owns the store. close releases it.
+type opened struct {
+	cfg config.Config
+	dir string
+	st  *sqlite.Store
+	kr  *secret.Keyring
+	rt  *runtime
+}
+
+// close closes the runtime when one was opened, else the store.
+func (o *opened) close() {
+	if o.rt != nil {
+		o.rt.close()
+		return
+	}
+	o.st.Close()
+}
+
+// loadConfig reads --config; a file that cannot be read or does not
+// validate is bad input (a UsageError). It touches no data folder.
+func (f dataFlags) loadConfig() (config.Config, error) {
+	cfg, err := config.LoadConfig(f.config)
+	if err != nil {
+		return config.Config{}, &UsageError{Msg: err.Error()}
+	}
+	return cfg, nil
+}
+
+// open is the one way into the data folder for a command with nothing
+// else to check first: it reads --config (loadConfig), then opens what
+// n names under it (openUnder).
+func (f dataFlags) open(ctx context.Context, n need, env Env) (*opened, error) {
+	cfg, err := f.loadConfig()
+	if err != nil {
+		return nil, err
+	}
+	return f.openUnder(ctx, cfg, n, env)
+}
+
+// openUnder resolves --data (dataDir), loads the keyring and opens what
+// n names under cfg, which the caller read with loadConfig. A command
+// calls it after every check it can make without touching the disk, so
+// that bad input creates no data folder: this is the first step that
+// writes (opening the store creates the folder). On error nothing is
+// left open.
+func (f dataFlags) openUnder(ctx context.Context, cfg config.Config, n need, env Env) (*opened, error) {
+	dir, err := dataDir(f.data, env)
+	if err != nil {
+		return nil, err
+	}
+	o := &opened{cfg: cfg, dir: dir}
+	switch n {
+	case needMessages:
+		if o.st, err = sqlite.Open(ctx, dir); err != nil {
+			return nil, fmt.Errorf("open store: %w", err)
+		}
+	case needStore, needRuntime:
+		if o.st, o.kr, err = openStore(ctx, dir, cfg, env); err != nil {
+			return nil, err
+		}
+	default:
+		return nil, fmt.Errorf("open data folder: unknown need %d", n)
+	}
+	if n == needRuntime {
+		o.rt = newRuntime(o.st, o.kr, dir, cfg, env)
+	}
+	return o, nil
+}
+
+// dataDir is --data, else $QUIVER_DATA, else $XDG_DATA_HOME/quiver, else
+// ~/.local/share/quiver.
+func dataDir(flagValue string, env Env) (string, error) {
+	if flagValue != "" {
+		return flagValue, nil
+	}
+	if d := env.Getenv("QUIVER_DATA"); d != "" {
+		return d, nil
+	}
+	if d := env.Getenv("XDG_DATA_HOME"); d != "" {
+		return filepath.Join(d, "quiver"), nil
+	}
+	home := env.Getenv("HOME")
+	if home == "" {
+		return "", usagef("no data folder: set --data or QUIVER_DATA")
+	}
+	return filepath.Join(home, ".local", "share", "quiver"), nil
+}
+
+// storeDir returns the data folder when it holds a store, else why not
+// (opening one would create it, and a check writes nothing).
+func storeDir(flagValue string, env Env) (dir, why string) {
+	dir, err := dataDir(flagValue, env)
+	if err != nil {
+		return "", "no data folder (set --data or QUIVER_DATA)"
+	}
+	if _, err := os.Stat(filepath.Join(dir, sqlite.FileName)); errors.Is(err, fs.ErrNotExist) {
+		return "", fmt.Sprintf("no store in %s, so no registered servers to check against", dir)
+	} else if err != nil {
+		return "", fmt.Sprintf("the store in %s is unreadable: %v", dir, err)
+	}
+	return dir, ""
+}
