@@ -21,6 +21,7 @@ import (
 	"github.com/quiverhq/quiver/ids"
 	"github.com/quiverhq/quiver/registry"
 	"github.com/quiverhq/quiver/tool"
+	"github.com/quiverhq/quiver/turn"
 )
 
 // Name is the server name every client reads in the initialize result.
@@ -39,17 +40,23 @@ const (
 	MetaEffect = "quiver/effect"
 )
 
-// Config configures a Server. Dispatcher, OrgID and UserID are required; the
-// zero value of every other field is documented on it.
+// Config configures a Server. Dispatcher and the organisation and user of
+// Facts are required; the zero value of every other field is documented on
+// it.
 type Config struct {
 	// Toolset is what tools/list shows and tools/call may run. It is frozen
 	// for the server's life; the zero value is an empty toolset.
 	Toolset registry.Toolset
 	// Dispatcher runs every tools/call.
 	Dispatcher *dispatch.Dispatcher
-	// OrgID and UserID scope every call. They come from the server's
-	// configuration, never from a client's arguments.
-	OrgID, UserID string
+	// Facts are the facts of the turn the server serves (its agent,
+	// caller and place). They come from the server's configuration, never
+	// from a client's arguments. Each session's turn is these facts with
+	// the session's own conversation and turn id, and every call of the
+	// session runs under that turn's Facts.Scope(), so the scope is built
+	// where every other turn's is. Place.OrgID and Caller.UserID are
+	// required.
+	Facts turn.Facts
 	// Version is the server version in the initialize result; "" means "dev".
 	Version string
 	// Logger receives infrastructure failures, with detail the client never
@@ -88,19 +95,19 @@ type Server struct {
 	cancelStop context.CancelFunc
 }
 
-// session is what a Server keeps of one MCP session: the scope of its calls,
-// fixed when its turn is started.
+// session is what a Server keeps of one MCP session: the facts of its
+// turn, fixed when the turn is started.
 type session struct {
 	mu      sync.Mutex
 	started bool
-	scope   tool.Scope
+	facts   turn.Facts
 }
 
-// New returns a Server for cfg. It panics when Dispatcher, OrgID or UserID
-// is missing: those are start-up mistakes.
+// New returns a Server for cfg. It panics when Dispatcher or the Facts'
+// Place.OrgID or Caller.UserID is missing: those are start-up mistakes.
 func New(cfg Config) *Server {
-	if cfg.Dispatcher == nil || cfg.OrgID == "" || cfg.UserID == "" {
-		panic("mcpserver: Config.Dispatcher, OrgID and UserID are required")
+	if cfg.Dispatcher == nil || cfg.Facts.Place.OrgID == "" || cfg.Facts.Caller.UserID == "" {
+		panic("mcpserver: Config.Dispatcher, Facts.Place.OrgID and Facts.Caller.UserID are required")
 	}
 	if cfg.Version == "" {
 		cfg.Version = "dev"
@@ -199,23 +206,31 @@ func toMCP(res tool.Result) *mcp.CallToolResult {
 	return out
 }
 
-// scopeOf returns the scope of ss's calls, starting its turn on first use.
+// scopeOf returns the scope of ss's calls, its turn's Facts.Scope(),
+// starting the turn on first use.
 func (s *Server) scopeOf(ctx context.Context, ss *mcp.ServerSession) (tool.Scope, error) {
 	sess := s.session(ss)
 	sess.mu.Lock()
 	defer sess.mu.Unlock()
 	if sess.started {
-		return sess.scope, nil
+		return sess.facts.Scope(), nil
 	}
-	scope := tool.Scope{OrgID: s.cfg.OrgID, UserID: s.cfg.UserID,
-		ConversationID: s.cfg.NewConversation(), TurnID: s.cfg.IDs.New("turn_")}
+	f := s.sessionFacts(s.cfg.NewConversation(), s.cfg.IDs.New("turn_"))
 	if s.cfg.StartTurn != nil {
-		if err := s.cfg.StartTurn(ctx, scope); err != nil {
+		if err := s.cfg.StartTurn(ctx, f.Scope()); err != nil {
 			return tool.Scope{}, err
 		}
 	}
-	sess.started, sess.scope = true, scope
-	return scope, nil
+	sess.started, sess.facts = true, f
+	return f.Scope(), nil
+}
+
+// sessionFacts are the facts of a session's turn: the server's, in the
+// session's conversation, as turn turnID.
+func (s *Server) sessionFacts(conversationID, turnID string) turn.Facts {
+	f := s.cfg.Facts
+	f.Place.ConversationID, f.TurnID = conversationID, turnID
+	return f
 }
 
 // session returns the state of ss, creating it on first sight; it is

@@ -92,6 +92,11 @@ func (s *syncBuffer) String() string {
 
 func newFixture(t testing.TB) *fixture { return newFixtureWith(t, nil) }
 
+// facts are a served turn's facts: its organisation and caller.
+func facts(orgID, userID string) turn.Facts {
+	return turn.Facts{Place: turn.Place{OrgID: orgID}, Caller: turn.Caller{UserID: userID}}
+}
+
 // newFixtureWith is newFixture with change (when non-nil) applied to the
 // server's Config before the server is made.
 func newFixtureWith(t testing.TB, change func(*mcpserver.Config)) *fixture {
@@ -130,7 +135,7 @@ func newFixtureWith(t testing.TB, change func(*mcpserver.Config)) *fixture {
 	})
 	f.d = dispatch.New(dispatch.Config{Results: rs, Logger: slog.New(slog.DiscardHandler), IDs: &ids.Sequence{}})
 	cfg := mcpserver.Config{
-		Toolset: f.ts, Dispatcher: f.d, OrgID: "acme", UserID: "ana", Version: "1.2.3",
+		Toolset: f.ts, Dispatcher: f.d, Facts: facts("acme", "ana"), Version: "1.2.3",
 		Logger: slog.New(slog.NewTextHandler(f.logs, nil)),
 		IDs:    &ids.Sequence{},
 		StartTurn: func(_ context.Context, s tool.Scope) error {
@@ -433,13 +438,35 @@ func TestEffectInMeta(t *testing.T) {
 	}
 }
 
+// TestNewRequiresFactsCaller: a server without its facts' organisation or
+// user is a start-up mistake, and New panics naming the field.
+func TestNewRequiresFactsCaller(t *testing.T) {
+	f := newFixture(t)
+	for _, tc := range []struct {
+		name  string
+		facts turn.Facts
+	}{
+		{"no organisation", facts("", "ana")},
+		{"no user", facts("acme", "")},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			defer func() {
+				if r := recover(); r == nil || !strings.Contains(fmt.Sprint(r), "Facts.Place.OrgID and Facts.Caller.UserID are required") {
+					t.Errorf("recovered %v, want the required-fields panic", r)
+				}
+			}()
+			mcpserver.New(mcpserver.Config{Toolset: f.ts, Dispatcher: f.d, Facts: tc.facts})
+		})
+	}
+}
+
 // TestStartTurnFails: when the turn cannot be recorded the call fails as an
 // internal error, and the next call tries again.
 func TestStartTurnFails(t *testing.T) {
 	f := newFixture(t)
 	var fail atomic.Bool
 	fail.Store(true)
-	srv := mcpserver.New(mcpserver.Config{Toolset: f.ts, Dispatcher: f.d, OrgID: "o", UserID: "u",
+	srv := mcpserver.New(mcpserver.Config{Toolset: f.ts, Dispatcher: f.d, Facts: facts("o", "u"),
 		StartTurn: func(context.Context, tool.Scope) error {
 			if fail.Load() {
 				return errors.New("disk full")

@@ -80,7 +80,7 @@ func TestConformanceServerTestTools(t *testing.T) {
 	srv := mcpserver.New(mcpserver.Config{
 		Toolset:    cat.Select(turn.Facts{Model: turn.Model{Caps: turn.Capabilities{Tools: true}}}),
 		Dispatcher: dispatch.New(dispatch.Config{Results: st, Logger: slog.New(slog.DiscardHandler)}),
-		OrgID:      "conformance", UserID: "suite",
+		Facts:      turn.Facts{Place: turn.Place{OrgID: "conformance"}, Caller: turn.Caller{UserID: "suite"}},
 	})
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", srv.Handler(mcpserver.HTTPConfig{}))

@@ -186,8 +186,8 @@ func runMCPServe(ctx context.Context, args []string, env Env) error {
 	srvCfg := mcpserver.Config{
 		Toolset:    toolset,
 		Dispatcher: dispatch.New(dispatch.Config{Results: st, Now: env.Now, Logger: env.Logger}),
-		OrgID:      facts.Place.OrgID, UserID: facts.Caller.UserID,
-		Version: Version, Logger: env.Logger,
+		Facts:      facts,
+		Version:    Version, Logger: env.Logger,
 		StartTurn: func(ctx context.Context, s tool.Scope) error {
 			return startSession(ctx, st, r, sess, s, env.Now())
 		},
