@@ -36,11 +36,10 @@ const (
 )
 
 // opened is a command's open data folder: the configuration it was
-// opened under, the folder, the store and keyring, and (needRuntime)
-// the runtime, which then owns the store. close releases it.
+// opened under, the store and keyring, and (needRuntime) the runtime,
+// which then owns the store. close releases it.
 type opened struct {
 	cfg config.Config
-	dir string
 	st  *sqlite.Store
 	kr  *secret.Keyring
 	rt  *runtime
@@ -87,18 +86,15 @@ func (f dataFlags) openUnder(ctx context.Context, cfg config.Config, n need, env
 	if err != nil {
 		return nil, err
 	}
-	o := &opened{cfg: cfg, dir: dir}
-	switch n {
-	case needMessages:
+	o := &opened{cfg: cfg}
+	if n == needMessages {
 		if o.st, err = sqlite.Open(ctx, dir); err != nil {
 			return nil, fmt.Errorf("open store: %w", err)
 		}
-	case needStore, needRuntime:
-		if o.st, o.kr, err = openStore(ctx, dir, cfg, env); err != nil {
-			return nil, err
-		}
-	default:
-		return nil, fmt.Errorf("open data folder: unknown need %d", n)
+		return o, nil
+	}
+	if o.st, o.kr, err = openStore(ctx, dir, cfg, env); err != nil {
+		return nil, err
 	}
 	if n == needRuntime {
 		o.rt = newRuntime(o.st, o.kr, dir, cfg, env)
