@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"net/http"
+	"reflect"
 	"time"
 
 	"github.com/quiverhq/quiver/builtin"
@@ -50,11 +51,20 @@ func newRuntime(st store.Store, kr *secret.Keyring, dir string, cfg config.Confi
 	// The models engines open under the settings (quiver serve's); one
 	// pooled HTTP client serves every turn.
 	ms := models{getenv: env.Getenv, http: &http.Client{Timeout: 5 * time.Second}, api: providers.NewHTTPClient(), logger: env.Logger}
+	// The process's one built-in catalog; an organisation's settings reach
+	// it as an overlay of the tools they change (builtin.OrgCatalog).
+	deps := builtin.CatalogDeps{Results: st, Messages: st, DataDir: dir, Config: cfg, Getenv: env.Getenv, MCP: m.pool, ReadPDF: readPDF}
+	base := builtin.NewCatalog(deps)
 	orgs := settings.New(settings.Config{
 		Store: st, Keyring: kr, Base: cfg, Getenv: env.Getenv, Now: env.Now, Logger: env.Logger, Models: ms.opener,
 		ProviderKey: func(provider string) string { return ms.set(cfg).Connection(provider).Key },
 		Build: func(c config.Config, keys map[string]string) *registry.Catalog {
-			return builtin.NewCatalog(builtin.CatalogDeps{Results: st, Messages: st, DataDir: dir, Config: c, Getenv: env.Getenv, MCP: m.pool, ReadPDF: readPDF, Keys: keys})
+			if len(keys) == 0 && reflect.DeepEqual(c, cfg) {
+				return base
+			}
+			d := deps
+			d.Config, d.Keys = c, keys
+			return builtin.OrgCatalog(base, d)
 		},
 	})
 	return &runtime{st: st, mcp: m, orgs: orgs, ids: ids.Random{}}

@@ -280,7 +280,7 @@ func (rt *runtime) apiHandler(cfg config.Config, det *intent.Detector, secure bo
 	api := rt.apiEngine(rt.newEngine(cfg, det, true, env), orgRuntimes{orgs: rt.orgs, models: true}, env)
 	return httpapi.New(httpapi.Config{
 		Store: rt.st, Engine: api, MCP: apiMCP{regs: rt.mcp.regs, orgs: rt.orgs}, UI: uiHandler(), Logger: env.Logger, Now: env.Now,
-		SecureCookies: secure,
+		SecureCookies: secure, IDs: rt.ids,
 	})
 }
 
