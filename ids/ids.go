@@ -2,8 +2,9 @@
 // conversations, stored results, users, registrations. Every component that
 // makes one takes a [Source] in its Config, nil meaning [Random], so a test
 // injects a [Sequence] and reads predictable IDs instead of matching random
-// ones. Secrets are not IDs: they are made where they are hashed, from
-// crypto/rand, and never through a Source.
+// ones. [Slug] makes the stable IDs of things known by a display name
+// (the CLI's users and organisations). Secrets are not IDs: they are made
+// where they are hashed, from crypto/rand, and never through a Source.
 package ids
 
 import (

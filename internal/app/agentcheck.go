@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/quiverhq/quiver/builtin"
+	"github.com/quiverhq/quiver/ids"
 	"github.com/quiverhq/quiver/internal/config"
 	"github.com/quiverhq/quiver/mcpclient"
 	"github.com/quiverhq/quiver/registry"
@@ -126,7 +127,7 @@ func checkAgent(ctx context.Context, ag config.Agent, a mcpAdmin, cfg config.Con
 			return out, err
 		}
 		defer o.close()
-		org := slug(a.org, "default")
+		org := ids.Slug(a.org, "default")
 		v, err := o.rt.orgs.Runtime(ctx, org)
 		if err != nil {
 			return out, err

@@ -9,6 +9,7 @@ import (
 	"unicode"
 
 	"github.com/quiverhq/quiver/dispatch"
+	"github.com/quiverhq/quiver/ids"
 	"github.com/quiverhq/quiver/registry"
 	"github.com/quiverhq/quiver/tool"
 )
@@ -96,7 +97,7 @@ func parseCall(args []string, env Env) (callFlags, error) {
 // defaultCallConversation is the conversation of a call without
 // --conversation: one per caller, so that callers who give none do not
 // share (and so cannot read) one another's stored results.
-func defaultCallConversation(user string) string { return "cli-" + slug(user, "cli") }
+func defaultCallConversation(user string) string { return "cli-" + ids.Slug(user, "cli") }
 
 // flagGiven reports whether the command line set the flag.
 func flagGiven(fs *flag.FlagSet, name string) bool {

@@ -2,11 +2,10 @@ package app
 
 import (
 	"errors"
-	"strings"
 	"time"
-	"unicode"
 
 	"github.com/quiverhq/quiver/engine"
+	"github.com/quiverhq/quiver/ids"
 	"github.com/quiverhq/quiver/internal/config"
 	"github.com/quiverhq/quiver/turn"
 )
@@ -48,7 +47,7 @@ func turnRequest(in TurnInput) (engine.Request, error) {
 	if err := notConsole(in.ConversationID); err != nil {
 		return engine.Request{}, err
 	}
-	orgID, userID := slug(in.Caller.Org, "default"), slug(in.Caller.User, "cli")
+	orgID, userID := ids.Slug(in.Caller.Org, "default"), ids.Slug(in.Caller.User, "cli")
 	return engine.Request{
 		Caller: turn.Caller{
 			UserID: userID, DisplayName: in.Caller.User, Department: in.Caller.Department,
@@ -57,32 +56,6 @@ func turnRequest(in TurnInput) (engine.Request, error) {
 		OrgID: orgID, ConversationID: in.ConversationID, Create: true,
 		Agent: &engine.Agent{Agent: a.TurnAgent(), Model: model},
 	}, nil
-}
-
-// slug turns a display name into a stable id usable as one path segment:
-// lower-case letters and digits (any script) joined by '-'. Empty input gives def.
-func slug(s, def string) string {
-	var b strings.Builder
-	dash := false
-	for _, r := range strings.ToLower(s) {
-		ok := unicode.IsLetter(r) || unicode.IsDigit(r)
-		switch {
-		case ok:
-			b.WriteRune(r)
-			dash = false
-		case b.Len() > 0 && !dash:
-			b.WriteByte('-')
-			dash = true
-		}
-	}
-	out := strings.TrimSuffix(b.String(), "-")
-	if out == "" {
-		return def
-	}
-	if r := []rune(out); len(r) > 64 {
-		out = string(r[:64])
-	}
-	return out
 }
 
 // cliError is an engine refusal as the CLI reports it: the request's

@@ -13,6 +13,7 @@ import (
 
 	"github.com/quiverhq/quiver/builtin"
 	dtmconfig "github.com/quiverhq/quiver/deliberate"
+	"github.com/quiverhq/quiver/ids"
 	"github.com/quiverhq/quiver/intent"
 	"github.com/quiverhq/quiver/internal/config"
 )
@@ -176,7 +177,7 @@ func communityIntent(ctx context.Context, server, data string, cfg config.Config
 		return dtmconfig.Community{}, err
 	}
 	defer o.close()
-	return (&dtmconfig.Service{Store: o.st, Now: env.Now}).Community(ctx, slug(server, "default"))
+	return (&dtmconfig.Service{Store: o.st, Now: env.Now}).Community(ctx, ids.Slug(server, "default"))
 }
 
 // intentLines answers --jsonl requests in order (intent.AnswerLines). A
@@ -333,7 +334,7 @@ func (f triggersFlags) change() (dtmconfig.Change, error) {
 // refuses (a trigger that exists, a full target, one that is not there)
 // is bad input.
 func (f triggersFlags) run(ctx context.Context, cfgs *dtmconfig.Service, env Env) error {
-	org := slug(f.server, "default")
+	org := ids.Slug(f.server, "default")
 	switch f.sub {
 	case "add":
 		t, err := cfgs.AddTrigger(ctx, org, f.target, f.pos[0])
@@ -367,7 +368,7 @@ func (f triggersFlags) run(ctx context.Context, cfgs *dtmconfig.Service, env Env
 		fmt.Fprintf(env.Stdout, "deliberate tool mode %s for %s (history: %s; always-on helpers: %s)\n",
 			f.pos[0], org, depth, intent.AlwaysOnWord(s.GateAlwaysOn))
 	case "user":
-		mode, err := cfgs.SetUserMode(ctx, org, slug(f.user, "cli"), f.pos[0])
+		mode, err := cfgs.SetUserMode(ctx, org, ids.Slug(f.user, "cli"), f.pos[0])
 		if err != nil {
 			return err
 		}

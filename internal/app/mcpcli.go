@@ -10,6 +10,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/quiverhq/quiver/ids"
 	"github.com/quiverhq/quiver/mcpclient"
 )
 
@@ -90,7 +91,7 @@ func (a *mcpAdmin) open(ctx context.Context, env Env) (rt *runtime, orgID string
 	if err != nil {
 		return nil, "", err
 	}
-	return o.rt, slug(a.org, "default"), nil
+	return o.rt, ids.Slug(a.org, "default"), nil
 }
 
 // mcpRefusal turns a registration refusal into bad input (exit 2).

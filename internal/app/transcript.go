@@ -7,6 +7,7 @@ import (
 	"io"
 	"time"
 
+	"github.com/quiverhq/quiver/ids"
 	"github.com/quiverhq/quiver/store"
 )
 
@@ -59,7 +60,7 @@ func runTranscript(ctx context.Context, args []string, env Env) error {
 	}
 	defer o.close()
 	st := o.st
-	orgID, userID := slug(org, "default"), slug(user, "cli")
+	orgID, userID := ids.Slug(org, "default"), ids.Slug(user, "cli")
 	msgs, err := ownedMessages(ctx, st, orgID, userID, pos[0])
 	if err != nil {
 		return err
