@@ -19,7 +19,7 @@ func CheckAgent(ctx context.Context, cat *registry.Catalog, st store.MCPServers,
 	if err != nil {
 		return nil, err
 	}
-	return append(cat.CheckAllowlist(allow, servers), cat.CheckSwitches(switches)...), nil
+	return cat.CheckAgent(allow, servers, switches), nil
 }
 
 // RegisteredServers lists the organisation's MCP registrations, enabled or

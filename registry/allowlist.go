@@ -77,6 +77,26 @@ func (c *Catalog) CheckAllowlist(allow []string, servers RegisteredServers) []Wa
 	return out
 }
 
+// CheckAgent returns the warnings of an agent's allowlist and switches:
+// CheckAllowlist's for allow against servers, in allow's order, then
+// CheckSwitches' for switches; nil when both are clean. It never fails
+// and does not change c.
+func (c *Catalog) CheckAgent(allow []string, servers RegisteredServers, switches map[string]bool) []Warning {
+	return append(c.CheckAllowlist(allow, servers), c.CheckSwitches(switches)...)
+}
+
+// NamesServers reports whether allow has an MCP server's entry
+// ("server/tool" or "server/*"): one that only the organisation's
+// registrations can check (see RegisteredServers).
+func NamesServers(allow []string) bool {
+	for _, e := range allow {
+		if strings.Contains(e, "/") {
+			return true
+		}
+	}
+	return false
+}
+
 // entryNames returns the bare names an allowlist may use: every tool's
 // name and family, in registration order, once each. Tools that are
 // admitted only by their AllowAs entries (an MCP server's) are left out.

@@ -188,3 +188,42 @@ func FuzzCheckAllowlist(f *testing.F) {
 		}
 	})
 }
+
+// TestCheckAgent: the allowlist's warnings in allowlist order, then the
+// switches'; nil for a clean agent.
+func TestCheckAgent(t *testing.T) {
+	c := checkCatalog()
+	servers := registry.RegisteredServers{"github": {"create_issue"}}
+	if got := c.CheckAgent([]string{"web_search", "github/*"}, servers, map[string]bool{"web_search": false}); got != nil {
+		t.Errorf("clean agent: %v, want nil", got)
+	}
+	got := c.CheckAgent([]string{"web_serch", "gitlab/*"}, servers, map[string]bool{"web_serch": true})
+	want := append(c.CheckAllowlist([]string{"web_serch", "gitlab/*"}, servers), c.CheckSwitches(map[string]bool{"web_serch": true})...)
+	if len(want) != 3 {
+		t.Fatalf("fixture: want 3 warnings, have %v", want)
+	}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("CheckAgent (-want +got):\n%s", d)
+	}
+	if got[2].Field != "switches" {
+		t.Errorf("last warning %+v, want the switch's", got[2])
+	}
+}
+
+// TestNamesServers: an entry with a slash is an MCP server's.
+func TestNamesServers(t *testing.T) {
+	tests := []struct {
+		allow []string
+		want  bool
+	}{
+		{nil, false},
+		{[]string{"web_search", "research"}, false},
+		{[]string{"web_search", "github/*"}, true},
+		{[]string{"github/create_issue"}, true},
+	}
+	for _, tc := range tests {
+		if got := registry.NamesServers(tc.allow); got != tc.want {
+			t.Errorf("NamesServers(%q) = %v, want %v", tc.allow, got, tc.want)
+		}
+	}
+}

@@ -243,3 +243,25 @@ func TestSelectedSurvivesNarrowing(t *testing.T) {
 		t.Errorf("WithSelected(0) on a set of one = %d, want 1", got)
 	}
 }
+
+// TestReasonFor: a left-out tool's reason is its exclusion's; a declared
+// tool, and a name the catalog does not have, have none.
+func TestReasonFor(t *testing.T) {
+	c := catalog()
+	ts := c.Select(facts([]string{"web", "save_memory"}, nil))
+	tests := []struct{ name, want string }{
+		{"save_memory", "memory switch off"},
+		{"web_search", ""},
+		{"read_file", ""},
+		{"no_such_tool", ""},
+	}
+	for _, tc := range tests {
+		if got := ts.ReasonFor(tc.name); got != tc.want {
+			t.Errorf("ReasonFor(%q) = %q, want %q", tc.name, got, tc.want)
+		}
+	}
+	n := ts.Narrow(c, func(tl *tool.Tool) (bool, string) { return tl.Name() != "fetch_url", "not asked for" })
+	if got := n.ReasonFor("fetch_url"); got != "not asked for" {
+		t.Errorf("narrowed out: ReasonFor = %q, want the narrowing's reason", got)
+	}
+}

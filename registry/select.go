@@ -206,6 +206,21 @@ func (s Toolset) Lookup(name string) (*tool.Tool, bool) {
 // registration order.
 func (s Toolset) Excluded() []Exclusion { return append([]Exclusion(nil), s.left...) }
 
+// ReasonFor returns why the set leaves out the catalog tool called name
+// (its exclusion's reason, as Excluded gives it), or "" when the set
+// declares a tool of that name or the catalog has none.
+func (s Toolset) ReasonFor(name string) string {
+	if _, ok := s.Lookup(name); ok {
+		return ""
+	}
+	for _, e := range s.left {
+		if e.Name == name {
+			return e.Reason
+		}
+	}
+	return ""
+}
+
 // Fragments returns the prompt fragments of the set's tools, identical
 // paragraphs once, in registration order.
 func (s Toolset) Fragments() []string { return append([]string(nil), s.fragments...) }

@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"strings"
 
 	"github.com/quiverhq/quiver/builtin"
 	"github.com/quiverhq/quiver/ids"
@@ -117,8 +116,8 @@ func checkAgent(ctx context.Context, ag config.Agent, a mcpAdmin, cfg config.Con
 	out := AgentCheckOutput{Agent: ag.Name}
 	if _, why := storeDir(a.data, env); why != "" {
 		cat := builtin.NewCatalog(builtin.CatalogDeps{Config: cfg})
-		out.Warnings = append(cat.CheckAllowlist(ag.Tools, nil), cat.CheckSwitches(ag.Switches)...)
-		if hasMCPEntry(ag.Tools) {
+		out.Warnings = cat.CheckAgent(ag.Tools, nil, ag.Switches)
+		if registry.NamesServers(ag.Tools) {
 			out.Note = "MCP entries (server/tool, server/*) could not be checked: " + why
 		}
 	} else {
@@ -141,15 +140,6 @@ func checkAgent(ctx context.Context, ag config.Agent, a mcpAdmin, cfg config.Con
 		out.Warnings = []registry.Warning{}
 	}
 	return out, nil
-}
-
-func hasMCPEntry(allow []string) bool {
-	for _, e := range allow {
-		if strings.Contains(e, "/") {
-			return true
-		}
-	}
-	return false
 }
 
 // allowlistLine is one allowlist warning as the CLI prints it.

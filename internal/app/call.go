@@ -10,7 +10,6 @@ import (
 
 	"github.com/quiverhq/quiver/dispatch"
 	"github.com/quiverhq/quiver/ids"
-	"github.com/quiverhq/quiver/registry"
 	"github.com/quiverhq/quiver/tool"
 )
 
@@ -133,24 +132,10 @@ func runCall(ctx context.Context, args []string, env Env) error {
 	}
 	// The model's refusal names only the tool; the person at the CLI runs
 	// the deployment and is told why, on stderr.
-	if why := leftOutReason(sess.Toolset, c.toolName); why != "" {
-		fmt.Fprintf(env.Stderr, "quiver: %s is left out of this turn: %s\n", c.toolName, why)
+	if why := sess.Toolset.ReasonFor(c.toolName); why != "" {
+		fmt.Fprintf(env.Stderr, "quiver: %s is left out of this turn: %s\n", c.toolName, printableReason(why))
 	}
 	return printCall(env, c.asJSON, res)
-}
-
-// leftOutReason is why ts left the named tool out, or "" when ts declares
-// it or the catalog has no tool of that name.
-func leftOutReason(ts registry.Toolset, name string) string {
-	if _, ok := ts.Lookup(name); ok {
-		return ""
-	}
-	for _, e := range ts.Excluded() {
-		if e.Name == name {
-			return printableReason(e.Reason)
-		}
-	}
-	return ""
 }
 
 // printableReason keeps a reason (which may quote an MCP server) to one

@@ -133,7 +133,7 @@ func runTurn(args []string, env Env) error {
 	if dtm {
 		out.Intent, out.Declared = ins.Matches, ins.Declared
 	}
-	out.AllowlistWarnings = append(cat.CheckAllowlist(facts.Agent.Allow, nil), cat.CheckSwitches(facts.Agent.Switches)...)
+	out.AllowlistWarnings = cat.CheckAgent(facts.Agent.Allow, nil, facts.Agent.Switches)
 	for _, w := range out.AllowlistWarnings {
 		fmt.Fprintf(env.Stderr, "quiver: warning: %s\n", allowlistLine(w))
 	}
