@@ -26,6 +26,10 @@ type Inspection struct {
 	Declared []intent.Declared
 	// Matches are the mode's matches for the message; empty when off.
 	Matches []intent.Match
+	// Deliberate is true when Deliberate Tool Mode gated the turn Inspect
+	// prepared for the message (with a turnID too: that turn, not the
+	// stored one).
+	Deliberate bool
 }
 
 // Inspect returns the request r's message would send now, or, with
@@ -45,7 +49,7 @@ func (e *Engine) Inspect(ctx context.Context, r Request, turnID string) (Inspect
 		return Inspection{}, err
 	}
 	out := Inspection{Start: p.Start, Excluded: p.Start.Toolset.Excluded(), Warnings: p.Warnings,
-		Declared: []intent.Declared{}, Matches: p.Intent.Result.Matches}
+		Declared: []intent.Declared{}, Matches: p.Intent.Result.Matches, Deliberate: p.Intent.Active}
 	switch {
 	case turnID != "":
 		if err := e.past(ctx, p, turnID, &out); err != nil {

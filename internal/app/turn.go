@@ -12,7 +12,6 @@ import (
 	"github.com/quiverhq/quiver/intent"
 	"github.com/quiverhq/quiver/internal/config"
 	"github.com/quiverhq/quiver/prompt"
-	"github.com/quiverhq/quiver/registry"
 )
 
 const turnUsage = `Usage: quiver turn --agent FILE [flags] MESSAGE
@@ -42,37 +41,9 @@ Flags:
   --json              print one JSON object
 `
 
-// TurnOutput is what "quiver turn --json" prints.
-type TurnOutput struct {
-	Agent    string               `json:"agent"`
-	Model    string               `json:"model"`
-	Message  string               `json:"message"`
-	System   string               `json:"system"`
-	Context  string               `json:"context"`
-	Tools    []prompt.Definition  `json:"tools"`
-	Sizes    prompt.Sizes         `json:"sizes"`
-	Ceilings Ceilings             `json:"ceilings"`
-	Excluded []registry.Exclusion `json:"excluded"`
-	// Warnings are template warnings from rendering the system prompt.
-	Warnings []string `json:"warnings"`
-	// AllowlistWarnings are the allowlist's entries that name no built-in
-	// tool or family, or are repeated (see registry.Catalog.CheckAllowlist;
-	// MCP entries are not checked here: see "quiver agent check"), and the
-	// switches that change nothing (Field "switches"; CheckSwitches). Each
-	// is also a line on stderr.
-	AllowlistWarnings []registry.Warning `json:"allowlist_warnings,omitempty"`
-	// Intent is what Deliberate Tool Mode matched, with --dtm.
-	Intent []intent.Match `json:"intent,omitzero"`
-	// Declared says, with --dtm, why the mode declared each tool, in
-	// declaration order.
-	Declared []intent.Declared `json:"declared,omitzero"`
-}
-
-// Ceilings are the definition ceilings, reported beside the sizes.
-type Ceilings struct {
-	AlwaysPaidChars int `json:"always_paid_chars"`
-	WidestChars     int `json:"widest_chars"`
-}
+// TurnOutput is what "quiver turn --json" prints: the inspection's
+// report, with the built-in catalog's ceilings and allowlist warnings.
+type TurnOutput = engine.Report
 
 func runTurn(args []string, env Env) error {
 	fs := newFlags("turn")
@@ -122,23 +93,12 @@ func runTurn(args []string, env Env) error {
 	if err != nil {
 		return usagef("turn: %v", err)
 	}
-	facts, req := ins.Start.Facts, ins.Start.Request
-	out := TurnOutput{
-		Agent: facts.Agent.Name, Model: facts.Model.Provider + ":" + facts.Model.Name, Message: pos[0],
-		System: req.System, Context: req.Context, Tools: req.Tools, Sizes: req.Sizes,
-		Ceilings: Ceilings{AlwaysPaidChars: builtin.AlwaysPaidCeiling, WidestChars: builtin.WidestCeiling},
-		Excluded: ins.Excluded,
-		Warnings: req.Warnings,
-	}
-	if dtm {
-		out.Intent, out.Declared = ins.Matches, ins.Declared
-	}
+	facts := ins.Start.Facts
+	out := ins.Report()
+	out.Ceilings = engine.Ceilings{AlwaysPaidChars: builtin.AlwaysPaidCeiling, WidestChars: builtin.WidestCeiling}
 	out.AllowlistWarnings = cat.CheckAgent(facts.Agent.Allow, nil, facts.Agent.Switches)
 	for _, w := range out.AllowlistWarnings {
 		fmt.Fprintf(env.Stderr, "quiver: warning: %s\n", allowlistLine(w))
-	}
-	if out.Excluded == nil {
-		out.Excluded = []registry.Exclusion{}
 	}
 	if asJSON {
 		return writeJSON(env.Stdout, out)
