@@ -1,6 +1,7 @@
 package builtin
 
 import (
+	"slices"
 	"unicode/utf8"
 
 	"github.com/quiverhq/quiver/registry"
@@ -110,5 +111,23 @@ func CatalogSizes() Sizes {
 		out.Tools = append(out.Tools, info)
 	}
 	out.Switches = cat.Switches()
+	return out
+}
+
+// FamilySwitches returns the families of s's optional tools that no entry
+// of s.Switches names, in tool order, once each: such a family's own name
+// is a switch too, which set off leaves out that family's tools. Nil when
+// every optional family has its switch listed.
+func (s Sizes) FamilySwitches() []string {
+	named := map[string]bool{}
+	for _, sw := range s.Switches {
+		named[sw.Family] = true
+	}
+	var out []string
+	for _, t := range s.Tools {
+		if !t.AlwaysOn && !named[t.Family] && !slices.Contains(out, t.Family) {
+			out = append(out, t.Family)
+		}
+	}
 	return out
 }

@@ -3,7 +3,10 @@ package builtin_test
 import (
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/quiverhq/quiver/builtin"
+	"github.com/quiverhq/quiver/registry"
 )
 
 // TestDefinitionCeilings holds the definitions every turn pays, and the
@@ -35,5 +38,28 @@ func TestDefinitionCeilings(t *testing.T) {
 		} else {
 			t.Logf("%s: %d of %d characters", c.name, c.got, c.ceiling)
 		}
+	}
+}
+
+// TestFamilySwitches: the optional families whose switch is not listed,
+// in tool order, once; always-on families and listed switches' families
+// are not among them.
+func TestFamilySwitches(t *testing.T) {
+	s := builtin.Sizes{
+		Tools: []builtin.ToolSize{
+			{Name: "read_file", Family: "workspace", AlwaysOn: true},
+			{Name: "fetch_url", Family: "url_fetch"},
+			{Name: "web_search", Family: "web_search"},
+			{Name: "research", Family: "url_fetch"},
+			{Name: "run_code", Family: "code"},
+		},
+		Switches: []registry.Switch{{Name: "web_search", Family: "web_search"}},
+	}
+	if d := cmp.Diff([]string{"url_fetch", "code"}, s.FamilySwitches()); d != "" {
+		t.Errorf("FamilySwitches (-want +got):\n%s", d)
+	}
+	s.Switches = append(s.Switches, registry.Switch{Name: "url_fetch", Family: "url_fetch"}, registry.Switch{Name: "code", Family: "code"})
+	if got := s.FamilySwitches(); got != nil {
+		t.Errorf("every family listed: %v, want nil", got)
 	}
 }

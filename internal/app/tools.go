@@ -3,7 +3,6 @@ package app
 import (
 	"fmt"
 	"io"
-	"slices"
 	"strings"
 
 	"github.com/quiverhq/quiver/builtin"
@@ -57,18 +56,10 @@ func printTools(w io.Writer, o ToolsOutput) {
 	fmt.Fprintf(w, "fragments    always-paid: %d of %d chars\n             widest:      %d of %d chars\n",
 		f.AlwaysPaid.Chars, f.AlwaysPaid.Ceiling, f.Widest.Chars, f.Widest.Ceiling)
 	fmt.Fprintf(w, "\n%-18s %s\n", "SWITCH", "WHAT IT GATES")
-	named := map[string]bool{}
 	for _, s := range o.Switches {
 		fmt.Fprintf(w, "%-18s %s\n", s.Name, s.Effect)
-		named[s.Family] = true
 	}
-	var others []string
-	for _, t := range o.Tools {
-		if !t.AlwaysOn && !named[t.Family] && !slices.Contains(others, t.Family) {
-			others = append(others, t.Family)
-		}
-	}
-	if len(others) > 0 {
+	if others := o.FamilySwitches(); len(others) > 0 {
 		fmt.Fprintf(w, "(an optional family's own name is a switch too: %s set off leaves out that family's tools)\n", strings.Join(others, " or "))
 	}
 	fmt.Fprintf(w, "\n%-26s %s\n", "TOOL", "LIMITS")
