@@ -111,6 +111,29 @@ func (e *Engine) Run(ctx context.Context, p *Prepared, emit func(agent.Event)) (
 	return e.cfg.Runner.Run(ctx, p.Start, emit)
 }
 
+// Respond runs, from end to end, the turn r's message starts (or, when
+// the conversation's last turn paused, the one it answers): Collect,
+// Prepare and Run, one surface's whole turn (quiver chat's). warn, when
+// not nil, gets each prompt template warning before the turn runs.
+// Errors are those of Collect (ErrNoConversation, *InputError), Prepare
+// and Run, as they return them.
+func (e *Engine) Respond(ctx context.Context, r Request, warn func(string), emit func(agent.Event)) (agent.Outcome, error) {
+	c, err := e.Collect(ctx, r)
+	if err != nil {
+		return agent.Outcome{}, err
+	}
+	p, err := e.Prepare(ctx, c)
+	if err != nil {
+		return agent.Outcome{}, err
+	}
+	if warn != nil {
+		for _, w := range p.Warnings {
+			warn(w)
+		}
+	}
+	return e.Run(ctx, p, emit)
+}
+
 // storedDeclared is the mode's reasons as a turn records them; nil (the
 // mode off) stays nil.
 func storedDeclared(ds []intent.Declared) []store.Exclusion {

@@ -182,20 +182,10 @@ func (s *session) close() { s.rt.close() }
 func (s *session) say(ctx context.Context, message string) error {
 	r := s.req
 	r.Message = message
-	c, err := s.eng.Collect(ctx, r)
+	warn := func(w string) { fmt.Fprintf(s.env.Stderr, "quiver: prompt warning: %s\n", w) }
+	out, err := s.eng.Respond(ctx, r, warn, s.out.event)
 	if err != nil {
 		return cliError(err)
-	}
-	p, err := s.eng.Prepare(ctx, c)
-	if err != nil {
-		return err
-	}
-	for _, w := range p.Warnings {
-		fmt.Fprintf(s.env.Stderr, "quiver: prompt warning: %s\n", w)
-	}
-	out, err := s.eng.Run(ctx, p, s.out.event)
-	if err != nil {
-		return err
 	}
 	if out.Stop == agent.StopError {
 		return resultError{}
