@@ -81,6 +81,9 @@ type Collected struct {
 // Facts returns the turn's facts.
 func (c *Collected) Facts() turn.Facts { return c.facts }
 
+// Request returns the request the turn was collected from, as given.
+func (c *Collected) Request() Request { return c.req }
+
 // Conversation returns the conversation as read at the turn's start;
 // zero when the turn has none or it did not exist yet.
 func (c *Collected) Conversation() store.Conversation { return c.conv }

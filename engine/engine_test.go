@@ -97,3 +97,25 @@ func TestCollectedFactsAreFinal(t *testing.T) {
 		t.Errorf("prepared: resume %v, turn %q, %d tools", p.Resume, p.Start.Facts.TurnID, len(p.Start.Request.Tools))
 	}
 }
+
+// TestCollectedRequest: a collected turn and a session give back the
+// request they were built from, so a surface need not build it twice.
+func TestCollectedRequest(t *testing.T) {
+	ctx := context.Background()
+	eng, _ := newEngine(t)
+	r := request("ana", "conv_new", true)
+	r.TurnID = "turn_given"
+	c, err := eng.Collect(ctx, r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := eng.Select(ctx, r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, got := range map[string]engine.Request{"Collect": c.Request(), "Select": s.Request()} {
+		if got.TurnID != "turn_given" || got.ConversationID != "conv_new" || got.Caller.UserID != "ana" || got.Agent != r.Agent {
+			t.Errorf("%s: Request() = %+v, want the request given", name, got)
+		}
+	}
+}

@@ -31,7 +31,7 @@ func (e *Engine) Select(ctx context.Context, r Request) (*Session, error) {
 	if r.Caller.UserID == "" || r.OrgID == "" {
 		return nil, fmt.Errorf("engine: a request needs its caller's user and organisation")
 	}
-	c := &Collected{}
+	c := &Collected{req: r}
 	ag, err := e.agent(ctx, r, c.conv)
 	if err != nil {
 		return nil, err

@@ -116,11 +116,8 @@ func runCall(ctx context.Context, args []string, env Env) error {
 	}
 	defer rt.close()
 	st := rt.st
-	r, err := turnRequest(c.in)
-	if err != nil {
-		return err
-	}
-	if err := claimConversation(ctx, st, r, env.Now()); err != nil {
+	// The session's request: the agent file is read once.
+	if err := claimConversation(ctx, st, sess.Request(), env.Now()); err != nil {
 		return err
 	}
 	if err := st.PutTurn(ctx, sess.Turn("", "")); err != nil {
