@@ -43,11 +43,6 @@ Flags:
   --config FILE      deployment configuration (intent.packs_dir)
 `
 
-type stringsFlag []string
-
-func (s *stringsFlag) String() string     { return strings.Join(*s, ",") }
-func (s *stringsFlag) Set(v string) error { *s = append(*s, v); return nil }
-
 // loadDetector loads the built-in packs and any in intent.packs_dir,
 // validating every entry: an invalid pack is an error naming its file and
 // line, and Quiver does not start with it.
@@ -69,7 +64,7 @@ func loadDetector(cfg config.Config) (*intent.Detector, error) {
 func runIntent(ctx context.Context, args []string, env Env) error {
 	fs := newFlags("intent")
 	var server, userMode, alwaysOn, data, cfgPath string
-	var hist stringsFlag
+	var hist listFlag
 	var historyTurns int
 	var jsonl, asJSON bool
 	fs.StringVar(&server, "server", "", "")
