@@ -92,6 +92,22 @@ func (e *Error) Unwrap() error { return e.Err }
 
 func refusef(format string, args ...any) error { return &Error{Msg: fmt.Sprintf(format, args...)} }
 
+// Refusal is how every surface tells a refusal from a failure: ok
+// reports that err holds an *Error (a field, a rule, the network policy
+// or the server said no; the caller's fault), msg is its sanitised
+// message for people, and rule is the store rule behind it
+// (store.ErrNameTaken, ErrFamilyInUse, ErrSlotsFull or ErrNotFound), nil
+// for the other refusals. The CLI shows msg as bad input; the HTTP API
+// answers a rule with its own status and the other refusals as bad
+// input. Any other error (a store or key failure) is not a refusal.
+func Refusal(err error) (msg string, rule error, ok bool) {
+	var re *Error
+	if !errors.As(err, &re) {
+		return "", nil, false
+	}
+	return re.Msg, re.Err, true
+}
+
 // TokenAAD is the additional data that binds a sealed token to its row
 // (organisation and registration ID): a ciphertext copied to another row
 // does not open.

@@ -2,7 +2,6 @@ package app
 
 import (
 	"context"
-	"errors"
 
 	"github.com/quiverhq/quiver/httpapi"
 	"github.com/quiverhq/quiver/mcpclient"
@@ -20,17 +19,14 @@ type apiMCP struct {
 
 var _ httpapi.MCPAdmin = apiMCP{}
 
-// refusal maps a registration refusal to the API's errors: a store rule
-// stays wrapped (409/404), anything else the caller did is a *BadRequest.
+// refusal maps a registration refusal (mcpclient.Refusal) to the API's
+// errors: a store rule stays wrapped (409/404), any other refusal is a
+// *BadRequest.
 func refusal(err error) error {
-	var re *mcpclient.Error
-	if !errors.As(err, &re) {
-		return err
+	if msg, rule, ok := mcpclient.Refusal(err); ok && rule == nil {
+		return &httpapi.BadRequest{Msg: msg}
 	}
-	if re.Err != nil {
-		return err
-	}
-	return &httpapi.BadRequest{Msg: re.Msg}
+	return err
 }
 
 // Add implements httpapi.MCPAdmin: the fields are validated before the

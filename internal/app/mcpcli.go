@@ -93,11 +93,11 @@ func (a *mcpAdmin) open(ctx context.Context, env Env) (rt *runtime, orgID string
 	return o.rt, slug(a.org, "default"), nil
 }
 
-// mcpRefusal turns a registration refusal into bad input (exit 2).
+// mcpRefusal turns a registration refusal (mcpclient.Refusal) into bad
+// input (exit 2).
 func mcpRefusal(err error) error {
-	var re *mcpclient.Error
-	if errors.As(err, &re) {
-		return &UsageError{Msg: re.Msg}
+	if msg, _, ok := mcpclient.Refusal(err); ok {
+		return &UsageError{Msg: msg}
 	}
 	return err
 }
@@ -199,10 +199,7 @@ func runMCPList(ctx context.Context, args []string, env Env) error {
 	if err != nil {
 		return err
 	}
-	views := make([]mcpclient.View, len(recs))
-	for i, r := range recs {
-		views[i] = mcpclient.ViewOf(r)
-	}
+	views := mcpclient.ViewsOf(recs)
 	if asJSON {
 		return writeJSON(env.Stdout, views)
 	}
