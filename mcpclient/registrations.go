@@ -160,6 +160,27 @@ func (r *Registrations) Add(ctx context.Context, orgID string, mode netguard.Mod
 	return rec, nil
 }
 
+// ModeSource gives an organisation's network mode as its settings hold
+// it now (settings.Service.Mode).
+type ModeSource interface {
+	Mode(ctx context.Context, orgID string) (netguard.Mode, error)
+}
+
+// AddUnder is Add for a surface that has not read the organisation's
+// network mode (the CLI, the HTTP API): the fields are validated first,
+// so a bad one is an *Error and nothing is read, then the mode is read
+// from modes, then the server is added under it (see Add).
+func (r *Registrations) AddUnder(ctx context.Context, orgID string, modes ModeSource, reg Registration) (store.MCPServer, error) {
+	if err := reg.Validate(); err != nil {
+		return store.MCPServer{}, &Error{Msg: err.Error()}
+	}
+	mode, err := modes.Mode(ctx, orgID)
+	if err != nil {
+		return store.MCPServer{}, err
+	}
+	return r.Add(ctx, orgID, mode, reg)
+}
+
 // record is the row Add stores for a normalised registration whose
 // connection test gave conn: enabled, its token sealed to the row.
 func (r *Registrations) record(orgID string, reg Registration, conn *Conn) (store.MCPServer, error) {

@@ -30,17 +30,11 @@ func refusal(err error) error {
 }
 
 // Add implements httpapi.MCPAdmin: the fields are validated before the
-// organisation's settings are read for its network mode.
+// organisation's settings are read for its network mode
+// (mcpclient.Registrations.AddUnder).
 func (m apiMCP) Add(ctx context.Context, orgID, name, url, token, typ string) (store.MCPServer, error) {
 	reg := mcpclient.Registration{Name: name, URL: url, Token: token, Type: typ}
-	if err := reg.Validate(); err != nil {
-		return store.MCPServer{}, &httpapi.BadRequest{Msg: err.Error()}
-	}
-	mode, err := m.orgs.Mode(ctx, orgID)
-	if err != nil {
-		return store.MCPServer{}, err
-	}
-	rec, err := m.regs.Add(ctx, orgID, mode, reg)
+	rec, err := m.regs.AddUnder(ctx, orgID, m.orgs, reg)
 	return rec, refusal(err)
 }
 

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strconv"
 	"strings"
 	"text/tabwriter"
 
@@ -355,12 +354,7 @@ func (f triggersFlags) run(ctx context.Context, cfgs *dtmconfig.Service, env Env
 		if err != nil {
 			return err
 		}
-		depth := "default " + strconv.Itoa(intent.DefaultHistoryTurns)
-		if s.HistoryTurns >= 0 {
-			depth = strconv.Itoa(s.HistoryTurns)
-		}
-		fmt.Fprintf(env.Stdout, "deliberate tool mode %s for %s (history: %s; always-on helpers: %s)\n",
-			f.pos[0], org, depth, intent.AlwaysOnWord(s.GateAlwaysOn))
+		fmt.Fprintf(env.Stdout, "deliberate tool mode %s for %s (%s)\n", f.pos[0], org, s.Summary())
 	case "user":
 		mode, err := cfgs.SetUserMode(ctx, org, slug(f.user, "cli"), f.pos[0])
 		if err != nil {

@@ -132,11 +132,7 @@ func runMCPAdd(ctx context.Context, args []string, env Env) error {
 		return err
 	}
 	defer rt.close()
-	mode, err := rt.orgs.Mode(ctx, org)
-	if err != nil {
-		return err
-	}
-	rec, err := rt.mcp.regs.Add(ctx, org, mode, reg)
+	rec, err := rt.mcp.regs.AddUnder(ctx, org, rt.orgs, reg)
 	if err != nil {
 		return mcpRefusal(err)
 	}
