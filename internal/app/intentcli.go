@@ -42,22 +42,15 @@ Flags:
   --config FILE      deployment configuration (intent.packs_dir)
 `
 
-// loadDetector loads the built-in packs and any in intent.packs_dir,
-// validating every entry: an invalid pack is an error naming its file and
-// line, and Quiver does not start with it.
+// loadDetector loads the built-in packs and any in intent.packs_dir (see
+// intent.LoadDetector): an invalid pack there is bad input naming its
+// file and line, and Quiver does not start with it.
 func loadDetector(cfg config.Config) (*intent.Detector, error) {
-	packs, err := intent.BuiltinPacks()
-	if err != nil {
-		return nil, fmt.Errorf("intent packs: %w", err)
+	det, err := intent.LoadDetector(cfg.Intent.PacksDir)
+	if de, ok := errors.AsType[*intent.DirError](err); ok {
+		return nil, &UsageError{Msg: fmt.Sprintf("intent.packs_dir %s: %v", de.Dir, de.Err)}
 	}
-	if cfg.Intent.PacksDir != "" {
-		more, err := intent.LoadPacks(os.DirFS(cfg.Intent.PacksDir), ".")
-		if err != nil {
-			return nil, &UsageError{Msg: fmt.Sprintf("intent.packs_dir %s: %v", cfg.Intent.PacksDir, err)}
-		}
-		packs = append(packs, more...)
-	}
-	return intent.New(packs), nil
+	return det, err
 }
 
 func runIntent(ctx context.Context, args []string, env Env) error {
