@@ -77,7 +77,7 @@ func WebTools(d CatalogDeps) []*tool.Tool {
 	guard := guarded(d.Config)
 	search := web.New(webConfig(d, guard.HTTP()))
 	pages := fetch.Config{
-		Client: guard.HTTP(), SelfHosted: d.Config.Network.Mode == "self-hosted",
+		Client: guard.HTTP(), SelfHosted: netguard.ParseMode(d.Config.Network.Mode) == netguard.SelfHosted,
 		Crawl4AIURL: d.Config.Web.Crawl4AIURL, CheckURL: guard.CheckURL,
 		// One list keeps a provider off every web tool: a model that cannot
 		// use web_search well reads pages no better.
@@ -120,11 +120,7 @@ func (s chainSearcher) Search(ctx context.Context, query string, count int) ([]f
 
 // guarded is the one client for destinations a model or user chose.
 func guarded(cfg config.Config) *netguard.Client {
-	mode := netguard.Public
-	if cfg.Network.Mode == "self-hosted" {
-		mode = netguard.SelfHosted
-	}
-	return netguard.New(netguard.Config{Mode: mode})
+	return netguard.New(netguard.Config{Mode: netguard.ParseMode(cfg.Network.Mode)})
 }
 
 // webConfig configures web_search from the deployment configuration, with

@@ -93,3 +93,20 @@ func TestTriggerJSON(t *testing.T) {
 		t.Errorf("(-want +got):\n%s", d)
 	}
 }
+
+// TestSettingsSummary: the depth as stored, -1 named as the default,
+// and the always-on choice in its word.
+func TestSettingsSummary(t *testing.T) {
+	for _, tc := range []struct {
+		s    deliberate.Settings
+		want string
+	}{
+		{deliberate.Settings{HistoryTurns: -1}, fmt.Sprintf("history: default %d; always-on helpers: keep", intent.DefaultHistoryTurns)},
+		{deliberate.Settings{HistoryTurns: 0, GateAlwaysOn: true}, "history: 0; always-on helpers: gate"},
+		{deliberate.Settings{HistoryTurns: 7}, "history: 7; always-on helpers: keep"},
+	} {
+		if got := tc.s.Summary(); got != tc.want {
+			t.Errorf("%+v: %q, want %q", tc.s, got, tc.want)
+		}
+	}
+}

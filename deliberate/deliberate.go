@@ -12,6 +12,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/quiverhq/quiver/intent"
@@ -46,6 +47,18 @@ func (s Settings) Depth() int {
 		return intent.DefaultHistoryTurns
 	}
 	return s.HistoryTurns
+}
+
+// Summary describes the re-scan depth and the always-on choice for
+// people, as `quiver triggers mode` confirms them: "history: 2;
+// always-on helpers: gate", the stored -1 named as the default it
+// stands for ("history: default 4").
+func (s Settings) Summary() string {
+	depth := "default " + strconv.Itoa(intent.DefaultHistoryTurns)
+	if s.HistoryTurns >= 0 {
+		depth = strconv.Itoa(s.HistoryTurns)
+	}
+	return fmt.Sprintf("history: %s; always-on helpers: %s", depth, intent.AlwaysOnWord(s.GateAlwaysOn))
 }
 
 // Change is a change to an organisation's settings; nil fields keep

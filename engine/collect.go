@@ -129,20 +129,17 @@ func (e *Engine) readConversation(ctx context.Context, r Request, c *Collected) 
 	if r.ConversationID == "" || repos.Conversations == nil {
 		return nil
 	}
-	conv, err := repos.Conversations.GetConversation(ctx, r.OrgID, r.ConversationID)
+	conv, found, err := ownConversation(ctx, repos.Conversations, r.OrgID, r.Caller.UserID, r.ConversationID)
 	switch {
-	case errors.Is(err, store.ErrNotFound) && r.Create:
-	case errors.Is(err, store.ErrNotFound), err == nil && conv.UserID != r.Caller.UserID:
-		return ErrNoConversation
 	case err != nil:
-		return fmt.Errorf("read conversation: %w", err)
-	default:
-		c.conv = conv
-	}
-	if c.conv.ID == "" {
+		return err
+	case !found && !r.Create:
+		return ErrNoConversation
+	case !found:
 		c.history = []store.Message{}
 		return nil
 	}
+	c.conv = conv
 	if c.history, err = repos.Messages.ListMessages(ctx, r.OrgID, r.ConversationID, 0); err != nil {
 		return fmt.Errorf("read conversation: %w", err)
 	}

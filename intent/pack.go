@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"os"
 	"path"
 	"strings"
 	"unicode/utf8"
@@ -216,6 +217,37 @@ func firstLine(s string) string {
 // BuiltinPacks loads and validates the packs shipped with Quiver.
 func BuiltinPacks() ([]Pack, error) {
 	return LoadPacks(builtinPacks, "packs")
+}
+
+// DirError is a folder of extra packs that does not load: Err is why (a
+// *PackError names the file and line of an invalid entry).
+type DirError struct {
+	Dir string
+	Err error
+}
+
+// Error names the folder and why it does not load.
+func (e *DirError) Error() string { return fmt.Sprintf("packs %s: %v", e.Dir, e.Err) }
+
+// Unwrap returns Err.
+func (e *DirError) Unwrap() error { return e.Err }
+
+// LoadDetector is the detector of the built-in packs followed by those
+// in dir ("" for none), every entry validated: a folder that does not
+// load is a *DirError, and nothing should start with it.
+func LoadDetector(dir string) (*Detector, error) {
+	packs, err := BuiltinPacks()
+	if err != nil {
+		return nil, fmt.Errorf("intent packs: %w", err)
+	}
+	if dir != "" {
+		more, err := LoadPacks(os.DirFS(dir), ".")
+		if err != nil {
+			return nil, &DirError{Dir: dir, Err: err}
+		}
+		packs = append(packs, more...)
+	}
+	return New(packs), nil
 }
 
 // LoadPacks loads every *.yaml file in dir of fsys, sorted by name.

@@ -2,6 +2,8 @@ package intent_test
 
 import (
 	"errors"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -176,5 +178,49 @@ func TestIssueExamples(t *testing.T) {
 		if got := d.Detect(intent.Input{Text: text}).Targets; len(got) != 0 {
 			t.Errorf("%s %q with nothing to follow opened %v", lang, text, got)
 		}
+	}
+}
+
+// TestLoadDetector: the built-in packs always load; a folder's packs are
+// added after them; a folder with an invalid pack is a *DirError whose
+// *PackError names the file and line.
+func TestLoadDetector(t *testing.T) {
+	builtin, err := intent.LoadDetector("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const phrase = "zorblat the quux"
+	if res := builtin.Detect(intent.Input{Text: phrase}); len(res.Targets) != 0 {
+		t.Fatalf("built-in packs open %v for %q", res.Targets, phrase)
+	}
+	if res := builtin.Detect(intent.Input{Text: "draw me a picture of a cat"}); !res.Has(intent.Image) {
+		t.Errorf("built-in packs: %v, want image opened", res.Targets)
+	}
+
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "extra.yaml"), []byte("lang: xx\ntriggers:\n  image: [zorblat]\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	more, err := intent.LoadDetector(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res := more.Detect(intent.Input{Text: phrase}); !res.Has(intent.Image) {
+		t.Errorf("with %s: %v, want image opened by the folder's pack", dir, res.Targets)
+	}
+	if res := more.Detect(intent.Input{Text: "draw me a picture of a cat"}); !res.Has(intent.Image) {
+		t.Errorf("with %s the built-in packs no longer apply: %v", dir, res.Targets)
+	}
+
+	if err := os.WriteFile(filepath.Join(dir, "zz.yaml"), []byte("lang: zz\ntriggers:\n  image:\n    - dr(a|e)w\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	det, err := intent.LoadDetector(dir)
+	de, ok := errors.AsType[*intent.DirError](err)
+	if det != nil || !ok || de.Dir != dir {
+		t.Fatalf("invalid pack: %v, %v; want a *DirError for %s", det, err, dir)
+	}
+	if pe, ok := errors.AsType[*intent.PackError](err); !ok || pe.File != "zz.yaml" || pe.Line != 4 {
+		t.Errorf("invalid pack: %v, want a *PackError at zz.yaml:4", err)
 	}
 }

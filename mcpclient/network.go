@@ -45,13 +45,8 @@ func newNetworks(cfg PoolConfig, limits Limits) map[netguard.Mode]*network {
 }
 
 // normalMode is netguard's reading of a mode: anything but SelfHosted is
-// Public.
-func normalMode(m netguard.Mode) netguard.Mode {
-	if m == netguard.SelfHosted {
-		return netguard.SelfHosted
-	}
-	return netguard.Public
-}
+// Public (netguard.ParseMode).
+func normalMode(m netguard.Mode) netguard.Mode { return netguard.ParseMode(string(m)) }
 
 // deployment returns the network of the deployment's own mode, used where
 // there is no organisation (Probe, CallFixed).

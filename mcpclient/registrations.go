@@ -92,6 +92,22 @@ func (e *Error) Unwrap() error { return e.Err }
 
 func refusef(format string, args ...any) error { return &Error{Msg: fmt.Sprintf(format, args...)} }
 
+// Refusal is how every surface tells a refusal from a failure: ok
+// reports that err holds an *Error (a field, a rule, the network policy
+// or the server said no; the caller's fault), msg is its sanitised
+// message for people, and rule is the store rule behind it
+// (store.ErrNameTaken, ErrFamilyInUse, ErrSlotsFull or ErrNotFound), nil
+// for the other refusals. The CLI shows msg as bad input; the HTTP API
+// answers a rule with its own status and the other refusals as bad
+// input. Any other error (a store or key failure) is not a refusal.
+func Refusal(err error) (msg string, rule error, ok bool) {
+	var re *Error
+	if !errors.As(err, &re) {
+		return "", nil, false
+	}
+	return re.Msg, re.Err, true
+}
+
 // TokenAAD is the additional data that binds a sealed token to its row
 // (organisation and registration ID): a ciphertext copied to another row
 // does not open.
@@ -142,6 +158,27 @@ func (r *Registrations) Add(ctx context.Context, orgID string, mode netguard.Mod
 	}
 	r.cfg.Logger.Info("mcp server added", "org", orgID, "server", rec.Name, "origin", Origin(rec.URL), "tools", len(rec.Tools))
 	return rec, nil
+}
+
+// ModeSource gives an organisation's network mode as its settings hold
+// it now (settings.Service.Mode).
+type ModeSource interface {
+	Mode(ctx context.Context, orgID string) (netguard.Mode, error)
+}
+
+// AddUnder is Add for a surface that has not read the organisation's
+// network mode (the CLI, the HTTP API): the fields are validated first,
+// so a bad one is an *Error and nothing is read, then the mode is read
+// from modes, then the server is added under it (see Add).
+func (r *Registrations) AddUnder(ctx context.Context, orgID string, modes ModeSource, reg Registration) (store.MCPServer, error) {
+	if err := reg.Validate(); err != nil {
+		return store.MCPServer{}, &Error{Msg: err.Error()}
+	}
+	mode, err := modes.Mode(ctx, orgID)
+	if err != nil {
+		return store.MCPServer{}, err
+	}
+	return r.Add(ctx, orgID, mode, reg)
 }
 
 // record is the row Add stores for a normalised registration whose

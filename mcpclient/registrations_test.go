@@ -572,3 +572,52 @@ func errString(err error) string {
 	}
 	return err.Error()
 }
+
+// modeSource is a ModeSource that answers mode (or err) and counts reads.
+type modeSource struct {
+	mode  netguard.Mode
+	err   error
+	reads int
+}
+
+func (m *modeSource) Mode(context.Context, string) (netguard.Mode, error) {
+	m.reads++
+	return m.mode, m.err
+}
+
+// TestAddUnder: bad fields are refused before the organisation's mode is
+// read; a mode that cannot be read stops the Add before any contact; the
+// mode read is the one the server is added under.
+func TestAddUnder(t *testing.T) {
+	ctx := context.Background()
+	e := newEnv(t, nil)
+	p := startPeer(t, "p", peerOpts{})
+	addEcho(p.srv, "echo")
+
+	modes := &modeSource{mode: netguard.SelfHosted}
+	_, err := e.regs.AddUnder(ctx, org, modes, Registration{Name: "bad_name", URL: p.URL})
+	refusal(t, err, "name:")
+	if modes.reads != 0 {
+		t.Errorf("the mode was read %d times for bad fields", modes.reads)
+	}
+
+	broken := &modeSource{err: errors.New("settings unreadable")}
+	if _, err := e.regs.AddUnder(ctx, org, broken, Registration{Name: "a", URL: p.URL}); err == nil || !strings.Contains(err.Error(), "settings unreadable") {
+		t.Errorf("unreadable mode: %v", err)
+	}
+
+	public := &modeSource{mode: netguard.Public}
+	_, err = e.regs.AddUnder(ctx, org, public, Registration{Name: "a", URL: p.URL})
+	refusal(t, err, "url: public mode needs an https URL")
+	if n := len(p.requests()); n != 0 {
+		t.Errorf("the server got %d requests before a successful Add", n)
+	}
+
+	rec, err := e.regs.AddUnder(ctx, org, modes, Registration{Name: " a ", URL: p.URL})
+	if err != nil || rec.Name != "a" || modes.reads != 1 {
+		t.Fatalf("AddUnder self-hosted = %+v, %v (mode read %d times)", rec, err, modes.reads)
+	}
+	if diff := cmp.Diff([]string{"a"}, e.names()); diff != "" {
+		t.Errorf("stored (-want +got):\n%s", diff)
+	}
+}

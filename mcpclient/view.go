@@ -41,6 +41,15 @@ func ViewOf(s store.MCPServer) View {
 	}
 }
 
+// ViewsOf is the View of each stored registration, in order; never nil.
+func ViewsOf(recs []store.MCPServer) []View {
+	out := make([]View, len(recs))
+	for i, r := range recs {
+		out[i] = ViewOf(r)
+	}
+	return out
+}
+
 // displayURL shows a server URL with its query, if any, as "…"; a URL
 // that does not parse is reduced to its Origin.
 func displayURL(raw string) string {

@@ -48,3 +48,16 @@ func TestViewOf(t *testing.T) {
 		})
 	}
 }
+
+// TestViewsOf: one view per registration, in order; none is an empty
+// list, never null.
+func TestViewsOf(t *testing.T) {
+	recs := []store.MCPServer{{Name: "b", Token: "sealed"}, {Name: "a"}}
+	got := ViewsOf(recs)
+	if len(got) != 2 || got[0].Name != "b" || got[0].Token != "set" || got[1].Name != "a" || got[1].Token != "not set" {
+		t.Errorf("ViewsOf = %+v", got)
+	}
+	if b, _ := json.Marshal(ViewsOf(nil)); string(b) != "[]" {
+		t.Errorf("ViewsOf(nil) = %s, want []", b)
+	}
+}

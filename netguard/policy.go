@@ -20,6 +20,17 @@ const (
 	SelfHosted Mode = "self-hosted"
 )
 
+// ParseMode is the mode a configuration's network mode names (network.mode,
+// an organisation's network_mode): SelfHosted for "self-hosted", Public for
+// anything else, so that a missing or mistyped name never widens what is
+// reachable.
+func ParseMode(name string) Mode {
+	if Mode(name) == SelfHosted {
+		return SelfHosted
+	}
+	return Public
+}
+
 // metadataPrefixes are cloud instance-metadata endpoints, refused in every
 // mode: they hand out credentials to whoever asks from inside the instance.
 var metadataPrefixes = []netip.Prefix{

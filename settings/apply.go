@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/quiverhq/quiver/internal/config"
+	"github.com/quiverhq/quiver/netguard"
 )
 
 // apply returns the deployment configuration with a document and keys
@@ -53,19 +54,14 @@ func (s *Service) effectiveWeb(d webDoc) Web {
 // modes are the network modes the deployment lets an organisation pick:
 // a public deployment allows only public; a self-hosted one both.
 func (s *Service) modes() []string {
-	if s.base.Network.Mode == "self-hosted" {
+	if netguard.ParseMode(s.base.Network.Mode) == netguard.SelfHosted {
 		return []string{"public", "self-hosted"}
 	}
 	return []string{"public"}
 }
 
 // baseMode is the deployment's network mode.
-func (s *Service) baseMode() string {
-	if s.base.Network.Mode == "self-hosted" {
-		return "self-hosted"
-	}
-	return "public"
-}
+func (s *Service) baseMode() string { return string(netguard.ParseMode(s.base.Network.Mode)) }
 
 // effectiveMode is the mode a document's choice amounts to.
 func (s *Service) effectiveMode(chosen string) string {

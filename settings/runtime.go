@@ -105,12 +105,7 @@ func (r *Runtime) Models() ModelOpener {
 }
 
 // Mode is the network mode in force, for the web tools and MCP servers.
-func (r *Runtime) Mode() netguard.Mode {
-	if r.cfg.Network.Mode == "self-hosted" {
-		return netguard.SelfHosted
-	}
-	return netguard.Public
-}
+func (r *Runtime) Mode() netguard.Mode { return netguard.ParseMode(r.cfg.Network.Mode) }
 
 // Runtime returns the organisation's runtime at its stored version. The
 // store is read on every call; the runtime is built (keys opened, catalog

@@ -2,7 +2,6 @@ package app
 
 import (
 	"context"
-	"errors"
 
 	"github.com/quiverhq/quiver/httpapi"
 	"github.com/quiverhq/quiver/mcpclient"
@@ -20,31 +19,22 @@ type apiMCP struct {
 
 var _ httpapi.MCPAdmin = apiMCP{}
 
-// refusal maps a registration refusal to the API's errors: a store rule
-// stays wrapped (409/404), anything else the caller did is a *BadRequest.
+// refusal maps a registration refusal (mcpclient.Refusal) to the API's
+// errors: a store rule stays wrapped (409/404), any other refusal is a
+// *BadRequest.
 func refusal(err error) error {
-	var re *mcpclient.Error
-	if !errors.As(err, &re) {
-		return err
+	if msg, rule, ok := mcpclient.Refusal(err); ok && rule == nil {
+		return &httpapi.BadRequest{Msg: msg}
 	}
-	if re.Err != nil {
-		return err
-	}
-	return &httpapi.BadRequest{Msg: re.Msg}
+	return err
 }
 
 // Add implements httpapi.MCPAdmin: the fields are validated before the
-// organisation's settings are read for its network mode.
+// organisation's settings are read for its network mode
+// (mcpclient.Registrations.AddUnder).
 func (m apiMCP) Add(ctx context.Context, orgID, name, url, token, typ string) (store.MCPServer, error) {
 	reg := mcpclient.Registration{Name: name, URL: url, Token: token, Type: typ}
-	if err := reg.Validate(); err != nil {
-		return store.MCPServer{}, &httpapi.BadRequest{Msg: err.Error()}
-	}
-	mode, err := m.orgs.Mode(ctx, orgID)
-	if err != nil {
-		return store.MCPServer{}, err
-	}
-	rec, err := m.regs.Add(ctx, orgID, mode, reg)
+	rec, err := m.regs.AddUnder(ctx, orgID, m.orgs, reg)
 	return rec, refusal(err)
 }
 

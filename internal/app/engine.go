@@ -8,6 +8,7 @@ import (
 	"github.com/quiverhq/quiver/engine"
 	"github.com/quiverhq/quiver/intent"
 	"github.com/quiverhq/quiver/internal/config"
+	"github.com/quiverhq/quiver/netguard"
 	"github.com/quiverhq/quiver/registry"
 	"github.com/quiverhq/quiver/settings"
 )
@@ -71,5 +72,5 @@ type mcpTools struct {
 
 // TurnCatalog implements engine.ToolSource (see turnCatalog).
 func (t mcpTools) TurnCatalog(ctx context.Context, orgID, network string, base *registry.Catalog) *registry.Catalog {
-	return turnCatalog(ctx, base, t.m, orgID, networkMode(network), t.env)
+	return turnCatalog(ctx, base, t.m, orgID, netguard.ParseMode(network), t.env)
 }

@@ -437,3 +437,26 @@ func TestIntentMatchesTheTurn(t *testing.T) {
 		t.Errorf("the calculator family, kept helper:\n%s", out)
 	}
 }
+
+// TestIntentBadPacksDir: a pack in intent.packs_dir that does not
+// validate is bad input naming the folder, the file and the line: one
+// line, exit 2, nothing printed on standard output.
+func TestIntentBadPacksDir(t *testing.T) {
+	dir := t.TempDir()
+	packs := filepath.Join(dir, "packs")
+	if err := os.Mkdir(packs, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(packs, "zz.yaml"), []byte("lang: zz\ntriggers:\n  image:\n    - dr(a|e)w\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg := filepath.Join(dir, "quiver.yaml")
+	if err := os.WriteFile(cfg, []byte("intent:\n  packs_dir: "+packs+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, out, stderr := run(t, t.TempDir(), "intent", "--config", cfg, "draw a cat")
+	want := "quiver: intent.packs_dir " + packs + ": zz.yaml:4: "
+	if code != 2 || out != "" || !strings.HasPrefix(stderr, want) || strings.Count(stderr, "\n") != 1 {
+		t.Errorf("exit %d, stdout %q, stderr %q; want 2 and a line starting %q", code, out, stderr, want)
+	}
+}

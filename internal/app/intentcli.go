@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strconv"
 	"strings"
 	"text/tabwriter"
 
@@ -44,33 +43,21 @@ Flags:
   --config FILE      deployment configuration (intent.packs_dir)
 `
 
-type stringsFlag []string
-
-func (s *stringsFlag) String() string     { return strings.Join(*s, ",") }
-func (s *stringsFlag) Set(v string) error { *s = append(*s, v); return nil }
-
-// loadDetector loads the built-in packs and any in intent.packs_dir,
-// validating every entry: an invalid pack is an error naming its file and
-// line, and Quiver does not start with it.
+// loadDetector loads the built-in packs and any in intent.packs_dir (see
+// intent.LoadDetector): an invalid pack there is bad input naming its
+// file and line, and Quiver does not start with it.
 func loadDetector(cfg config.Config) (*intent.Detector, error) {
-	packs, err := intent.BuiltinPacks()
-	if err != nil {
-		return nil, fmt.Errorf("intent packs: %w", err)
+	det, err := intent.LoadDetector(cfg.Intent.PacksDir)
+	if de, ok := errors.AsType[*intent.DirError](err); ok {
+		return nil, &UsageError{Msg: fmt.Sprintf("intent.packs_dir %s: %v", de.Dir, de.Err)}
 	}
-	if cfg.Intent.PacksDir != "" {
-		more, err := intent.LoadPacks(os.DirFS(cfg.Intent.PacksDir), ".")
-		if err != nil {
-			return nil, &UsageError{Msg: fmt.Sprintf("intent.packs_dir %s: %v", cfg.Intent.PacksDir, err)}
-		}
-		packs = append(packs, more...)
-	}
-	return intent.New(packs), nil
+	return det, err
 }
 
 func runIntent(ctx context.Context, args []string, env Env) error {
 	fs := newFlags("intent")
 	var server, userMode, alwaysOn, data, cfgPath string
-	var hist stringsFlag
+	var hist listFlag
 	var historyTurns int
 	var jsonl, asJSON bool
 	fs.StringVar(&server, "server", "", "")
@@ -361,12 +348,7 @@ func (f triggersFlags) run(ctx context.Context, cfgs *dtmconfig.Service, env Env
 		if err != nil {
 			return err
 		}
-		depth := "default " + strconv.Itoa(intent.DefaultHistoryTurns)
-		if s.HistoryTurns >= 0 {
-			depth = strconv.Itoa(s.HistoryTurns)
-		}
-		fmt.Fprintf(env.Stdout, "deliberate tool mode %s for %s (history: %s; always-on helpers: %s)\n",
-			f.pos[0], org, depth, intent.AlwaysOnWord(s.GateAlwaysOn))
+		fmt.Fprintf(env.Stdout, "deliberate tool mode %s for %s (%s)\n", f.pos[0], org, s.Summary())
 	case "user":
 		mode, err := cfgs.SetUserMode(ctx, org, ids.Slug(f.user, "cli"), f.pos[0])
 		if err != nil {

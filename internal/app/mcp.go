@@ -75,22 +75,13 @@ func newMCPRuntime(cfg config.Config, st store.MCPServers, kr *secret.Keyring, e
 func mcpPool(cfg config.Config, env Env) *mcpclient.Pool {
 	m := cfg.MCP
 	return mcpclient.NewPool(mcpclient.PoolConfig{
-		Network: netguard.Config{Mode: networkMode(cfg.Network.Mode)},
+		Network: netguard.Config{Mode: netguard.ParseMode(cfg.Network.Mode)},
 		Limits: mcpclient.Limits{
 			ConnectTimeout: m.ConnectTimeout.Std(), CallTimeout: m.CallTimeout.Std(),
 			IdleClose: m.IdleClose.Std(), Cooldown: m.Cooldown.Std(), MaxResponseBytes: m.MaxResponseBytes,
 		},
 		Version: Version, Now: env.Now, Logger: env.Logger,
 	})
-}
-
-// networkMode is the netguard mode a configuration's network.mode names:
-// self-hosted, else public.
-func networkMode(name string) netguard.Mode {
-	if name == "self-hosted" {
-		return netguard.SelfHosted
-	}
-	return netguard.Public
 }
 
 // Run closes idle connections until ctx ends (see mcpclient.Pool.Run).

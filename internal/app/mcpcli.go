@@ -94,11 +94,11 @@ func (a *mcpAdmin) open(ctx context.Context, env Env) (rt *runtime, orgID string
 	return o.rt, ids.Slug(a.org, "default"), nil
 }
 
-// mcpRefusal turns a registration refusal into bad input (exit 2).
+// mcpRefusal turns a registration refusal (mcpclient.Refusal) into bad
+// input (exit 2).
 func mcpRefusal(err error) error {
-	var re *mcpclient.Error
-	if errors.As(err, &re) {
-		return &UsageError{Msg: re.Msg}
+	if msg, _, ok := mcpclient.Refusal(err); ok {
+		return &UsageError{Msg: msg}
 	}
 	return err
 }
@@ -133,11 +133,7 @@ func runMCPAdd(ctx context.Context, args []string, env Env) error {
 		return err
 	}
 	defer rt.close()
-	mode, err := rt.orgs.Mode(ctx, org)
-	if err != nil {
-		return err
-	}
-	rec, err := rt.mcp.regs.Add(ctx, org, mode, reg)
+	rec, err := rt.mcp.regs.AddUnder(ctx, org, rt.orgs, reg)
 	if err != nil {
 		return mcpRefusal(err)
 	}
@@ -200,10 +196,7 @@ func runMCPList(ctx context.Context, args []string, env Env) error {
 	if err != nil {
 		return err
 	}
-	views := make([]mcpclient.View, len(recs))
-	for i, r := range recs {
-		views[i] = mcpclient.ViewOf(r)
-	}
+	views := mcpclient.ViewsOf(recs)
 	if asJSON {
 		return writeJSON(env.Stdout, views)
 	}

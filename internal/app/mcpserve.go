@@ -15,7 +15,6 @@ import (
 	"github.com/quiverhq/quiver/dispatch"
 	"github.com/quiverhq/quiver/mcpserver"
 	"github.com/quiverhq/quiver/secret"
-	"github.com/quiverhq/quiver/store"
 	"github.com/quiverhq/quiver/tool"
 )
 
@@ -166,7 +165,7 @@ func runMCPServe(ctx context.Context, args []string, env Env) error {
 	if err != nil {
 		return err
 	}
-	rt, _, sess, err := openTurnSession(ctx, c.in, "", c.data, c.config, env)
+	rt, eng, sess, err := openTurnSession(ctx, c.in, "", c.data, c.config, env)
 	if err != nil {
 		return err
 	}
@@ -189,7 +188,7 @@ func runMCPServe(ctx context.Context, args []string, env Env) error {
 		Facts:      facts,
 		Version:    Version, Logger: env.Logger,
 		StartTurn: func(ctx context.Context, s tool.Scope) error {
-			return startSession(ctx, st, r, sess, s, env.Now())
+			return startSession(ctx, eng, sess, s)
 		},
 	}
 	if c.in.ConversationID != "" {
@@ -203,18 +202,19 @@ func runMCPServe(ctx context.Context, args []string, env Env) error {
 	return serveHTTP(ctx, srv, c, env)
 }
 
-// startSession claims the session's conversation for the caller (see
-// claimConversation: checked again here, since another user may have
-// taken it since start) and records the session's turn: the toolset
-// frozen at start, under the session's conversation and turn.
-func startSession(ctx context.Context, st store.Store, r engine.Request, sess *engine.Session, s tool.Scope, now time.Time) error {
-	r.ConversationID = s.ConversationID
-	if err := claimConversation(ctx, st, r, now); err != nil {
+// startSession enters an MCP session into its conversation (see
+// engine.Engine.Record: the conversation is claimed for the caller,
+// checked again here since another user may have taken it since start,
+// and the session's turn recorded with the toolset frozen at start).
+func startSession(ctx context.Context, eng *engine.Engine, sess *engine.Session, s tool.Scope) error {
+	if err := notConsole(s.ConversationID); err != nil {
 		return err
 	}
-	rec := sess.Turn(s.TurnID, s.ConversationID)
-	rec.StartedAt = now.UTC()
-	return st.PutTurn(ctx, rec)
+	err := eng.Record(ctx, sess, s.TurnID, s.ConversationID)
+	if errors.Is(err, engine.ErrNoConversation) {
+		return usagef("--conversation: %q belongs to another user; give a conversation of your own", s.ConversationID)
+	}
+	return err
 }
 
 // serveStdio serves standard input and output (see

@@ -7,6 +7,7 @@ import (
 	"io"
 	"time"
 
+	"github.com/quiverhq/quiver/engine"
 	"github.com/quiverhq/quiver/ids"
 	"github.com/quiverhq/quiver/store"
 )
@@ -59,12 +60,15 @@ func runTranscript(ctx context.Context, args []string, env Env) error {
 		return err
 	}
 	defer o.close()
-	st := o.st
-	orgID, userID := ids.Slug(org, "default"), ids.Slug(user, "cli")
-	msgs, err := ownedMessages(ctx, st, orgID, userID, pos[0])
+	repos := engine.Repositories{Conversations: o.st, Messages: o.st}
+	stored, err := repos.Transcript(ctx, ids.Slug(org, "default"), ids.Slug(user, "cli"), pos[0])
+	if errors.Is(err, engine.ErrNoConversation) {
+		return usagef("transcript: no conversation %q for this user", pos[0])
+	}
 	if err != nil {
 		return err
 	}
+	msgs := transcriptMessages(stored)
 	if asJSON {
 		return writeJSON(env.Stdout, struct {
 			ConversationID string              `json:"conversation_id"`
@@ -75,26 +79,14 @@ func runTranscript(ctx context.Context, args []string, env Env) error {
 	return nil
 }
 
-// ownedMessages returns the conversation's messages when the caller owns it;
-// another user's or a missing conversation is the same "not found".
-func ownedMessages(ctx context.Context, st store.Store, orgID, userID, id string) ([]TranscriptMessage, error) {
-	c, err := st.GetConversation(ctx, orgID, id)
-	if errors.Is(err, store.ErrNotFound) || (err == nil && c.UserID != userID) {
-		return nil, usagef("transcript: no conversation %q for this user", id)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("load conversation: %w", err)
-	}
-	msgs, err := st.ListMessages(ctx, orgID, id, 0)
-	if err != nil {
-		return nil, fmt.Errorf("load messages: %w", err)
-	}
+// transcriptMessages is the --json form of stored messages.
+func transcriptMessages(msgs []store.Message) []TranscriptMessage {
 	out := make([]TranscriptMessage, len(msgs))
 	for i, m := range msgs {
 		out[i] = TranscriptMessage{Seq: m.Seq, TurnID: m.TurnID, Role: m.Role, Content: m.Content, ToolName: m.ToolName,
 			ToolCallID: m.ToolCallID, Ref: m.Ref, IsError: m.IsError, CreatedAt: m.CreatedAt}
 	}
-	return out, nil
+	return out
 }
 
 func printTranscript(w io.Writer, msgs []TranscriptMessage) {
