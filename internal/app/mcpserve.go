@@ -171,10 +171,7 @@ func runMCPServe(ctx context.Context, args []string, env Env) error {
 	}
 	defer rt.close()
 	st := rt.st
-	r, err := turnRequest(c.in)
-	if err != nil {
-		return err
-	}
+	r := sess.Request() // the agent file as read once
 	if c.in.ConversationID != "" {
 		if _, err := checkOwner(ctx, st, r); err != nil {
 			return err
