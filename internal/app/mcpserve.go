@@ -14,6 +14,7 @@ import (
 
 	"github.com/quiverhq/quiver/dispatch"
 	"github.com/quiverhq/quiver/mcpserver"
+	"github.com/quiverhq/quiver/netguard"
 	"github.com/quiverhq/quiver/secret"
 	"github.com/quiverhq/quiver/store"
 	"github.com/quiverhq/quiver/tool"
@@ -152,7 +153,7 @@ func (c serveFlags) checkMode() error {
 // checkListen validates --http ADDR (see mcpserver.CheckListen).
 func checkListen(addr string, public bool) error {
 	err := mcpserver.CheckListen(addr, public)
-	if errors.Is(err, mcpserver.ErrNotLoopback) {
+	if errors.Is(err, netguard.ErrNotLoopback) {
 		return usagef("--http: %v; use 127.0.0.1:PORT, or add --public (with --token-env) to serve the network", err)
 	}
 	if err != nil {

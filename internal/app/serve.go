@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"net/netip"
 	"sync"
 	"time"
 
@@ -16,6 +15,7 @@ import (
 	"github.com/quiverhq/quiver/httpapi"
 	"github.com/quiverhq/quiver/intent"
 	"github.com/quiverhq/quiver/internal/config"
+	"github.com/quiverhq/quiver/netguard"
 	"github.com/quiverhq/quiver/store"
 )
 
@@ -86,19 +86,16 @@ func parseHTTPServe(args []string, env Env) (httpServeFlags, error) {
 	return c, serveListen(c.addr, c.public)
 }
 
-// serveListen accepts a loopback host:port, or any with public.
+// serveListen accepts a host:port that netguard.CheckListenHost allows.
 func serveListen(addr string, public bool) error {
 	host, _, err := net.SplitHostPort(addr)
 	if err != nil {
 		return usagef("--addr %q: give HOST:PORT, e.g. 127.0.0.1:8080", addr)
 	}
-	if public {
-		return nil
+	if netguard.CheckListenHost(host, public) != nil {
+		return usagef("--addr %s is not a loopback address; use 127.0.0.1:PORT, or add --public to serve the network", addr)
 	}
-	if ip, err := netip.ParseAddr(host); err == nil && ip.IsLoopback() || host == "localhost" {
-		return nil
-	}
-	return usagef("--addr %s is not a loopback address; use 127.0.0.1:PORT, or add --public to serve the network", addr)
+	return nil
 }
 
 func runServe(ctx context.Context, args []string, env Env) error {
