@@ -178,7 +178,7 @@ func runMCPServe(ctx context.Context, args []string, env Env) error {
 		return err
 	}
 	if c.in.ConversationID != "" {
-		if _, err := checkOwner(ctx, st, r); err != nil {
+		if err := checkOwner(ctx, st, r); err != nil {
 			return err
 		}
 	}
