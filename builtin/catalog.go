@@ -9,6 +9,7 @@ import (
 	"context"
 	"net/http"
 	"path/filepath"
+	"reflect"
 
 	"github.com/quiverhq/quiver/builtin/ask"
 	"github.com/quiverhq/quiver/builtin/calc"
@@ -93,6 +94,32 @@ func WebTools(d CatalogDeps) []*tool.Tool {
 // NewCatalog(d) would, without building the rest again.
 func OrgCatalog(base *registry.Catalog, d CatalogDeps) *registry.Catalog {
 	return base.With(registry.Overlay{Replace: WebTools(d)})
+}
+
+// Catalogs are the process's one built-in catalog (NewCatalog of the
+// deployment's CatalogDeps, built once) and, over it, the catalog of each
+// configuration an organisation's settings put in force. They are
+// immutable and safe for concurrent use.
+type Catalogs struct {
+	deps CatalogDeps
+	base *registry.Catalog
+}
+
+// NewCatalogs builds d's catalog once; d is the deployment's (its
+// Config the deployment configuration, no Keys).
+func NewCatalogs(d CatalogDeps) *Catalogs { return &Catalogs{deps: d, base: NewCatalog(d)} }
+
+// For is the catalog under cfg with an organisation's opened keys (what
+// settings.Config.Build asks for): the process's own catalog itself when
+// cfg is the deployment's configuration and there are no keys, else
+// OrgCatalog of it with cfg and keys in force.
+func (c *Catalogs) For(cfg config.Config, keys map[string]string) *registry.Catalog {
+	if len(keys) == 0 && reflect.DeepEqual(cfg, c.deps.Config) {
+		return c.base
+	}
+	d := c.deps
+	d.Config, d.Keys = cfg, keys
+	return OrgCatalog(c.base, d)
 }
 
 // chainSearcher lets research_web search with web_search's engine chain,

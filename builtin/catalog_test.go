@@ -221,3 +221,50 @@ func TestOrgCatalogEqualsRebuilt(t *testing.T) {
 		t.Error("overlaying changed the process's catalog")
 	}
 }
+
+// TestCatalogsFor: the deployment's configuration without keys gets the
+// process's one catalog itself; another configuration, or keys, gets an
+// overlay of it that shares every tool but the web tools and declares
+// what a catalog rebuilt under it would.
+func TestCatalogsFor(t *testing.T) {
+	dir := t.TempDir()
+	deployment := config.Config{Web: config.Web{DuckDuckGoDisabled: true}}
+	cs := builtin.NewCatalogs(builtin.CatalogDeps{DataDir: dir, Config: deployment})
+	base := cs.For(deployment, nil)
+	if cs.For(config.Config{Web: config.Web{DuckDuckGoDisabled: true}}, map[string]string{}) != base {
+		t.Error("an equal configuration without keys got a catalog other than the process's")
+	}
+	byName := func(c *registry.Catalog) map[string]*tool.Tool {
+		out := map[string]*tool.Tool{}
+		for _, tl := range c.Tools() {
+			out[tl.Name()] = tl
+		}
+		return out
+	}
+	for name, tc := range map[string]struct {
+		cfg  config.Config
+		keys map[string]string
+	}{
+		"web disabled": {cfg: config.Config{Web: config.Web{Disabled: true}}},
+		"own keys":     {cfg: deployment, keys: map[string]string{"brave_api_key": "k"}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			got := cs.For(tc.cfg, tc.keys)
+			if got == base {
+				t.Fatal("got the process's catalog")
+			}
+			b, g := byName(base), byName(got)
+			if g["calculate"] != b["calculate"] || g["read_file"] != b["read_file"] || g["web_search"] == b["web_search"] {
+				t.Error("the overlay does not share exactly the tools outside the web family")
+			}
+			wantDecls, wantExcluded := declared(builtin.NewCatalog(builtin.CatalogDeps{DataDir: dir, Config: tc.cfg, Keys: tc.keys}))
+			gotDecls, gotExcluded := declared(got)
+			if diff := cmp.Diff(wantDecls, gotDecls); diff != "" {
+				t.Errorf("declarations (-rebuilt +For):\n%s", diff)
+			}
+			if diff := cmp.Diff(wantExcluded, gotExcluded); diff != "" {
+				t.Errorf("exclusions (-rebuilt +For):\n%s", diff)
+			}
+		})
+	}
+}

@@ -56,16 +56,11 @@ type CatalogSizes struct {
 	WidestChars, WidestCeiling         int
 }
 
-// ConsolePrefix begins every tool console conversation id. The console
-// records turns and results under it without a conversation record, so
-// surfaces that let a user name a conversation id (the CLI) refuse ids
-// with this prefix.
-const ConsolePrefix = "console-"
-
 // ConsoleConversation is the conversation a user's console runs are
 // recorded under: one per user, so read_transcript and stored results
-// stay the user's own.
-func ConsoleConversation(userID string) string { return ConsolePrefix + userID }
+// stay the user's own. It begins with engine.ConsolePrefix, which no
+// caller may name.
+func ConsoleConversation(userID string) string { return engine.ConsolePrefix + userID }
 
 // NewEngine is the API's Engine over the turn engine: it maps the API's
 // callers to engine requests and the engine's answers to the wire, and

@@ -7,24 +7,21 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"net/netip"
 	"strconv"
 	"time"
+
+	"github.com/quiverhq/quiver/netguard"
 )
 
 // EndpointPath is where RunHTTP serves the Streamable HTTP handler.
 const EndpointPath = "/mcp"
 
-// ErrNotLoopback is wrapped by CheckListen's error for an address whose
-// host is not loopback (or is empty: every interface) when public is not
-// set.
-var ErrNotLoopback = errors.New("not a loopback address")
-
 // CheckListen reports whether the Streamable HTTP server may listen on
-// addr: it must be host:port with a port from 0 to 65535, and unless
-// public, its host a loopback address or "localhost", so that nothing
-// beyond this machine reaches the tools by default. Any other host, or
-// none (every interface), gives an error wrapping ErrNotLoopback.
+// addr: it must be host:port with a port from 0 to 65535, and its host
+// pass netguard.CheckListenHost (unless public, a loopback address or
+// "localhost"), so that nothing beyond this machine reaches the tools by
+// default. Any other host, or none (every interface), gives an error
+// wrapping netguard.ErrNotLoopback.
 func CheckListen(addr string, public bool) error {
 	host, port, err := net.SplitHostPort(addr)
 	if err != nil {
@@ -33,16 +30,7 @@ func CheckListen(addr string, public bool) error {
 	if n, err := strconv.Atoi(port); err != nil || n < 0 || n > 65535 {
 		return fmt.Errorf("port %q is not a number from 0 to 65535", port)
 	}
-	if public || host == "localhost" {
-		return nil
-	}
-	if ip, err := netip.ParseAddr(host); err == nil && ip.IsLoopback() {
-		return nil
-	}
-	if host == "" {
-		return fmt.Errorf("every interface is %w", ErrNotLoopback)
-	}
-	return fmt.Errorf("%q is %w", host, ErrNotLoopback)
+	return netguard.CheckListenHost(host, public)
 }
 
 // RunStdio serves one session on r and w (see ServeStdio) until the

@@ -13,6 +13,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/quiverhq/quiver/mcpserver"
+	"github.com/quiverhq/quiver/netguard"
 )
 
 func TestCheckListen(t *testing.T) {
@@ -20,7 +21,7 @@ func TestCheckListen(t *testing.T) {
 		addr     string
 		public   bool
 		want     string // "" accepts
-		loopback bool   // the error wraps ErrNotLoopback
+		loopback bool   // the error wraps netguard.ErrNotLoopback
 	}{
 		{"127.0.0.1:0", false, "", false},
 		{"127.0.0.2:8080", false, "", false},
@@ -44,9 +45,9 @@ func TestCheckListen(t *testing.T) {
 		if err != nil {
 			got = err.Error()
 		}
-		if got != tc.want || errors.Is(err, mcpserver.ErrNotLoopback) != tc.loopback {
+		if got != tc.want || errors.Is(err, netguard.ErrNotLoopback) != tc.loopback {
 			t.Errorf("CheckListen(%q, %t) = %v (not loopback: %t), want %q (%t)",
-				tc.addr, tc.public, err, errors.Is(err, mcpserver.ErrNotLoopback), tc.want, tc.loopback)
+				tc.addr, tc.public, err, errors.Is(err, netguard.ErrNotLoopback), tc.want, tc.loopback)
 		}
 	}
 }

@@ -10,6 +10,9 @@
 // ignored, only http and https are spoken, URLs with credentials are
 // refused, redirects are capped and re-checked, and responses are bounded
 // in time and bytes.
+//
+// [CheckListenHost] is the matching rule for the other direction: where
+// Quiver's own servers may listen (loopback unless made public).
 package netguard
 
 import (

@@ -12,6 +12,7 @@ import (
 // prints it on one line and exits with status 2, having written nothing.
 type UsageError struct{ Msg string }
 
+// Error returns Msg.
 func (e *UsageError) Error() string { return e.Msg }
 
 func usagef(format string, args ...any) error {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/quiverhq/quiver/dispatch"
 	"github.com/quiverhq/quiver/mcpserver"
+	"github.com/quiverhq/quiver/netguard"
 	"github.com/quiverhq/quiver/secret"
 	"github.com/quiverhq/quiver/tool"
 )
@@ -151,7 +152,7 @@ func (c serveFlags) checkMode() error {
 // checkListen validates --http ADDR (see mcpserver.CheckListen).
 func checkListen(addr string, public bool) error {
 	err := mcpserver.CheckListen(addr, public)
-	if errors.Is(err, mcpserver.ErrNotLoopback) {
+	if errors.Is(err, netguard.ErrNotLoopback) {
 		return usagef("--http: %v; use 127.0.0.1:PORT, or add --public (with --token-env) to serve the network", err)
 	}
 	if err != nil {
@@ -173,7 +174,7 @@ func runMCPServe(ctx context.Context, args []string, env Env) error {
 	st := rt.st
 	r := sess.Request() // the agent file as read once
 	if c.in.ConversationID != "" {
-		if _, err := checkOwner(ctx, st, r); err != nil {
+		if err := checkOwner(ctx, st, r); err != nil {
 			return err
 		}
 	}

@@ -28,14 +28,9 @@ type models struct {
 
 // set returns the providers of cfg.
 func (ms models) set(cfg config.Config) *providers.Set {
-	ps := make(map[string]providers.Provider, len(cfg.Providers))
-	for name, p := range cfg.Providers {
-		ps[name] = providers.Provider{APIKey: p.APIKey, APIKeyEnv: p.APIKeyEnv, BaseURL: p.BaseURL}
-	}
-	return providers.New(providers.Config{
-		Providers: ps, TextTools: cfg.TextTools, Getenv: ms.getenv,
-		Probe: ms.http, HTTPClient: ms.api, Logger: ms.logger,
-	})
+	pc := cfg.ProviderConfig()
+	pc.Getenv, pc.Probe, pc.HTTPClient, pc.Logger = ms.getenv, ms.http, ms.api, ms.logger
+	return providers.New(pc)
 }
 
 // open opens the model m names under cfg (see providers.Set.Open); not
@@ -51,16 +46,4 @@ func (ms models) open(ctx context.Context, cfg config.Config, m turn.Model) (llm
 
 // opener is settings.Config.Models: the models under cfg, each Open
 // opening afresh (the settings Runtime keeps what it opens).
-func (ms models) opener(cfg config.Config) settings.ModelOpener { return cfgModels{ms: ms, cfg: cfg} }
-
-// cfgModels opens models under one configuration in force.
-type cfgModels struct {
-	ms  models
-	cfg config.Config
-}
-
-// Open implements settings.ModelOpener (see models.open).
-func (c cfgModels) Open(ctx context.Context, m turn.Model) (llm.Model, error) {
-	mod, _, err := c.ms.open(ctx, c.cfg, m)
-	return mod, err
-}
+func (ms models) opener(cfg config.Config) settings.ModelOpener { return ms.set(cfg).Opener() }

@@ -3,7 +3,6 @@ package app
 import (
 	"context"
 	"net/http"
-	"reflect"
 	"time"
 
 	"github.com/quiverhq/quiver/builtin"
@@ -11,7 +10,6 @@ import (
 	"github.com/quiverhq/quiver/ids"
 	"github.com/quiverhq/quiver/internal/config"
 	"github.com/quiverhq/quiver/llm/providers"
-	"github.com/quiverhq/quiver/registry"
 	"github.com/quiverhq/quiver/secret"
 	"github.com/quiverhq/quiver/settings"
 	"github.com/quiverhq/quiver/store"
@@ -52,20 +50,12 @@ func newRuntime(st store.Store, kr *secret.Keyring, dir string, cfg config.Confi
 	// pooled HTTP client serves every turn.
 	ms := models{getenv: env.Getenv, http: &http.Client{Timeout: 5 * time.Second}, api: providers.NewHTTPClient(), logger: env.Logger}
 	// The process's one built-in catalog; an organisation's settings reach
-	// it as an overlay of the tools they change (builtin.OrgCatalog).
-	deps := builtin.CatalogDeps{Results: st, Messages: st, DataDir: dir, Config: cfg, Getenv: env.Getenv, MCP: m.pool, ReadPDF: readPDF}
-	base := builtin.NewCatalog(deps)
+	// it as an overlay of the tools they change (builtin.Catalogs.For).
+	catalogs := builtin.NewCatalogs(builtin.CatalogDeps{Results: st, Messages: st, DataDir: dir, Config: cfg, Getenv: env.Getenv, MCP: m.pool, ReadPDF: readPDF})
 	orgs := settings.New(settings.Config{
 		Store: st, Keyring: kr, Base: cfg, Getenv: env.Getenv, Now: env.Now, Logger: env.Logger, Models: ms.opener,
 		ProviderKey: func(provider string) string { return ms.set(cfg).Connection(provider).Key },
-		Build: func(c config.Config, keys map[string]string) *registry.Catalog {
-			if len(keys) == 0 && reflect.DeepEqual(c, cfg) {
-				return base
-			}
-			d := deps
-			d.Config, d.Keys = c, keys
-			return builtin.OrgCatalog(base, d)
-		},
+		Build:       catalogs.For,
 	})
 	return &runtime{st: st, mcp: m, orgs: orgs, ids: ids.Random{}}
 }

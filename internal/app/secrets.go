@@ -2,15 +2,10 @@ package app
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
-	"github.com/quiverhq/quiver/internal/config"
 	"github.com/quiverhq/quiver/mcpclient"
-	"github.com/quiverhq/quiver/secret"
 	"github.com/quiverhq/quiver/settings"
-	"github.com/quiverhq/quiver/store"
-	"github.com/quiverhq/quiver/store/sqlite"
 )
 
 const secretsUsage = `Usage: quiver secrets rotate [flags]
@@ -25,57 +20,6 @@ Flags:
   --data DIR     data folder (default $QUIVER_DATA, else $XDG_DATA_HOME/quiver,
                  else ~/.local/share/quiver)
 `
-
-// loadKeyring returns the configured keyring, or nil when no key source is
-// configured. A configured source that cannot be read is a usage error.
-func loadKeyring(cfg config.Config, getenv func(string) string) (*secret.Keyring, error) {
-	kr, err := cfg.Secrets.Keyring(getenv)
-	if err != nil {
-		return nil, &UsageError{Msg: err.Error()}
-	}
-	return kr, nil
-}
-
-// errNoKey is the refusal to start with stored tokens and no key.
-var errNoKey = errors.New("stored secrets (MCP auth tokens or settings keys) exist but no encryption key is configured (set secrets.key_file or secrets.keys_env in the config); refusing to start")
-
-// openStore opens the data folder's store and the keyring, refusing to go
-// on when tokens are stored and no key is configured to read them.
-func openStore(ctx context.Context, dir string, cfg config.Config, env Env) (*sqlite.Store, *secret.Keyring, error) {
-	kr, err := loadKeyring(cfg, env.Getenv)
-	if err != nil {
-		return nil, nil, err
-	}
-	st, err := sqlite.Open(ctx, dir)
-	if err != nil {
-		return nil, nil, fmt.Errorf("open store: %w", err)
-	}
-	if err := checkTokens(ctx, st, kr); err != nil {
-		st.Close()
-		return nil, nil, err
-	}
-	return st, kr, nil
-}
-
-// checkTokens refuses a store holding sealed secrets (MCP tokens,
-// settings keys) when there is no keyring.
-func checkTokens(ctx context.Context, st store.Store, kr *secret.Keyring) error {
-	if kr != nil {
-		return nil
-	}
-	n, err := st.CountMCPTokens(ctx)
-	if err != nil {
-		return fmt.Errorf("count stored tokens: %w", err)
-	}
-	k, err := st.CountOrgSecrets(ctx)
-	if err != nil {
-		return fmt.Errorf("count stored keys: %w", err)
-	}
-	if n+k > 0 {
-		return errNoKey
-	}
-	return nil
-}
 
 // runSecrets runs "quiver secrets rotate".
 func runSecrets(ctx context.Context, args []string, env Env) error {

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"net/netip"
 	"sync"
 	"time"
 
@@ -16,6 +15,7 @@ import (
 	"github.com/quiverhq/quiver/httpapi"
 	"github.com/quiverhq/quiver/intent"
 	"github.com/quiverhq/quiver/internal/config"
+	"github.com/quiverhq/quiver/netguard"
 	"github.com/quiverhq/quiver/store"
 )
 
@@ -86,19 +86,16 @@ func parseHTTPServe(args []string, env Env) (httpServeFlags, error) {
 	return c, serveListen(c.addr, c.public)
 }
 
-// serveListen accepts a loopback host:port, or any with public.
+// serveListen accepts a host:port that netguard.CheckListenHost allows.
 func serveListen(addr string, public bool) error {
 	host, _, err := net.SplitHostPort(addr)
 	if err != nil {
 		return usagef("--addr %q: give HOST:PORT, e.g. 127.0.0.1:8080", addr)
 	}
-	if public {
-		return nil
+	if netguard.CheckListenHost(host, public) != nil {
+		return usagef("--addr %s is not a loopback address; use 127.0.0.1:PORT, or add --public to serve the network", addr)
 	}
-	if ip, err := netip.ParseAddr(host); err == nil && ip.IsLoopback() || host == "localhost" {
-		return nil
-	}
-	return usagef("--addr %s is not a loopback address; use 127.0.0.1:PORT, or add --public to serve the network", addr)
+	return nil
 }
 
 func runServe(ctx context.Context, args []string, env Env) error {
@@ -139,79 +136,15 @@ func runServe(ctx context.Context, args []string, env Env) error {
 		return err
 	}
 	fmt.Fprintf(env.Stderr, "quiver: serving %s\n", base)
+	sweeper := accounts.Sweeper{Accounts: &accounts.Service{Store: st, Now: env.Now}, Logger: env.Logger}
 	background := func(ctx context.Context) {
 		var wg sync.WaitGroup
-		wg.Go(func() { sweepCredentials(ctx, st, credentialSweep, env) })
+		wg.Go(func() { sweeper.Run(ctx) })
 		rt.mcp.Run(ctx)
 		wg.Wait()
 	}
-	return serveUntilDone(ctx, ln, handler, c.grace, background, env)
-}
-
-// credentialSweep is how often quiver serve deletes expired credentials
-// (used login links, ended sessions).
-const credentialSweep = time.Hour
-
-// sweepCredentials deletes expired credentials
-// (accounts.Service.DeleteExpired) now and then every period until ctx
-// ends.
-func sweepCredentials(ctx context.Context, st store.Accounts, period time.Duration, env Env) {
-	acc := &accounts.Service{Store: st, Now: env.Now}
-	t := time.NewTicker(period)
-	defer t.Stop()
-	for {
-		n, err := acc.DeleteExpired(ctx)
-		switch {
-		case err != nil && ctx.Err() == nil:
-			env.Logger.Error("delete expired credentials", "err", err)
-		case n > 0:
-			env.Logger.Info("expired credentials deleted", "count", n)
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-	}
-}
-
-// serveUntilDone serves until ctx ends, then shuts down gracefully: new
-// requests are refused, running requests (turns) get grace to finish, and
-// are then cancelled, which records their turns as interrupted.
-func serveUntilDone(ctx context.Context, ln net.Listener, h http.Handler, grace time.Duration, background func(context.Context), env Env) error {
-	turns, cancelTurns := context.WithCancel(context.WithoutCancel(ctx))
-	defer cancelTurns()
-	srv := &http.Server{
-		Handler:           h,
-		ReadHeaderTimeout: 10 * time.Second,
-		BaseContext:       func(net.Listener) context.Context { return turns },
-	}
-	bgDone := make(chan struct{})
-	go func() { defer close(bgDone); background(turns) }()
-	// The store closes after this returns: background work ends first.
-	defer func() { cancelTurns(); <-bgDone }()
-	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
-	select {
-	case err := <-errc:
-		return fmt.Errorf("serve: %w", err)
-	case <-ctx.Done():
-	}
-	fmt.Fprintln(env.Stderr, "quiver: stopping; running turns may finish")
-	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), grace)
-	defer cancel()
-	err := srv.Shutdown(sctx)
-	cancelTurns()
-	if errors.Is(err, context.DeadlineExceeded) {
-		// Turns past the grace were cancelled above; give their records
-		// a moment to be written, then close what is left.
-		cctx, ccancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer ccancel()
-		srv.Shutdown(cctx)
-		srv.Close()
-		return nil
-	}
-	return err
+	stopping := func() { fmt.Fprintln(env.Stderr, "quiver: stopping; running turns may finish") }
+	return httpapi.Serve(ctx, ln, handler, httpapi.ServeConfig{Grace: c.grace, Background: background, Stopping: stopping})
 }
 
 // bootstrap prepares a new installation (accounts.Service.Bootstrap:

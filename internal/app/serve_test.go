@@ -8,6 +8,8 @@ import (
 	"net/http"
 	"net/http/cookiejar"
 	"net/url"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -279,4 +281,35 @@ func TestServeCompletesACutShortFirstStart(t *testing.T) {
 		t.Fatal("a second start printed a login link")
 	}
 	s.stop()
+}
+
+// TestServeRefusesAddr: --addr takes HOST:PORT on a loopback host unless
+// --public; anything else is one usage line, exit 2, and no data folder.
+func TestServeRefusesAddr(t *testing.T) {
+	tests := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"every interface", []string{"--addr", ":8080"},
+			"quiver: --addr :8080 is not a loopback address; use 127.0.0.1:PORT, or add --public to serve the network\n"},
+		{"unspecified address", []string{"--addr", "0.0.0.0:8080"},
+			"quiver: --addr 0.0.0.0:8080 is not a loopback address; use 127.0.0.1:PORT, or add --public to serve the network\n"},
+		{"host name", []string{"--addr", "example.com:8080"},
+			"quiver: --addr example.com:8080 is not a loopback address; use 127.0.0.1:PORT, or add --public to serve the network\n"},
+		{"no port", []string{"--addr", "8080"}, `quiver: --addr "8080": give HOST:PORT, e.g. 127.0.0.1:8080` + "\n"},
+		{"no port, public", []string{"--addr", "example.com", "--public"}, `quiver: --addr "example.com": give HOST:PORT, e.g. 127.0.0.1:8080` + "\n"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			data := filepath.Join(t.TempDir(), "data")
+			code, out, stderr := run(t, data, append([]string{"serve"}, tc.args...)...)
+			if code != 2 || out != "" || stderr != tc.want {
+				t.Errorf("exit %d, stdout %q, stderr %q; want 2 and %q", code, out, stderr, tc.want)
+			}
+			if _, err := os.Stat(data); !os.IsNotExist(err) {
+				t.Errorf("the data folder exists after a refused --addr (%v)", err)
+			}
+		})
+	}
 }

@@ -58,6 +58,21 @@ func (s *Set) Open(ctx context.Context, m turn.Model) (mod llm.Model, notice str
 	return mod, "", nil
 }
 
+// Opener is s as an opener of models alone (what settings.ModelOpener
+// and engine.ModelOpener ask for): its Open is Set.Open without the
+// notice, which the Set's Logger records. It is safe for concurrent use.
+func (s *Set) Opener() Opener { return Opener{set: s} }
+
+// Opener opens the models of one Set; see Set.Opener.
+type Opener struct{ set *Set }
+
+// Open is Set.Open without the notice: the model, or the error (a
+// *ConnectError when no provider is connected for m).
+func (o Opener) Open(ctx context.Context, m turn.Model) (llm.Model, error) {
+	mod, _, err := o.set.Open(ctx, m)
+	return mod, err
+}
+
 // build opens m with the adapter its provider name means: anthropic and
 // gemini their own, ollama and every other name OpenAI's Chat Completions
 // (Ollama's under /v1).

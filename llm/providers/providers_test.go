@@ -366,3 +366,21 @@ func TestNewHTTPClient(t *testing.T) {
 		t.Error("transport shared: each client must have its own")
 	}
 }
+
+// TestOpener: a Set's Opener opens what Set.Open opens, the Ollama
+// fallback included (its notice only logged), and fails as it fails.
+func TestOpener(t *testing.T) {
+	srv := ollamaTags(t, `{"models":[{"name":"qwen3:8b"}]}`)
+	var log bytes.Buffer
+	s := providers.New(providers.Config{Getenv: env{"OLLAMA_HOST": srv.URL}.get, Logger: slog.New(slog.NewTextHandler(&log, nil))})
+	m, err := s.Opener().Open(context.Background(), turn.Model{Provider: "openai", Name: "qwen3:8b"})
+	if err != nil || m.Ref() != "ollama:qwen3:8b" || !strings.Contains(log.String(), "falling back to Ollama") {
+		t.Errorf("Opener().Open = %v, %v (log %q); want ollama:qwen3:8b with the fallback logged", m, err, log.String())
+	}
+	noKey := providers.New(providers.Config{Getenv: env{"OPENAI_API_KEY": "k"}.get})
+	m, err = noKey.Opener().Open(context.Background(), turn.Model{Provider: "anthropic", Name: "claude"})
+	var ce *providers.ConnectError
+	if m != nil || !errors.As(err, &ce) || !strings.HasPrefix(ce.Msg, "anthropic:claude needs ANTHROPIC_API_KEY") {
+		t.Errorf("Opener().Open without the key = %v, %v; want a *ConnectError", m, err)
+	}
+}
