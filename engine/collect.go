@@ -126,8 +126,13 @@ func (e *Engine) collect(ctx context.Context, r Request) (*Collected, error) {
 // its paused turn.
 func (e *Engine) readConversation(ctx context.Context, r Request, c *Collected) error {
 	repos := e.cfg.Repos
-	if r.ConversationID == "" || repos.Conversations == nil {
+	switch {
+	case r.ConversationID == "":
 		return nil
+	case repos.Conversations == nil || repos.Messages == nil || repos.Turns == nil:
+		// Fail closed: a conversation whose owner cannot be checked is
+		// not read, and no turn is built in it.
+		return errors.New("engine: a turn in a conversation needs the Conversations, Messages and Turns repositories")
 	}
 	conv, found, err := ownConversation(ctx, repos.Conversations, r.OrgID, r.Caller.UserID, r.ConversationID)
 	switch {

@@ -119,3 +119,16 @@ func TestCollectedRequest(t *testing.T) {
 		}
 	}
 }
+
+// TestConversationNeedsRepositories: an engine built without the
+// repositories refuses a turn in a named conversation rather than skip
+// the ownership check.
+func TestConversationNeedsRepositories(t *testing.T) {
+	eng := engine.New(engine.Config{Runtime: engine.StaticRuntime(engine.Runtime{Catalog: builtin.NewCatalog(builtin.CatalogDeps{})})})
+	if _, err := eng.Collect(context.Background(), request("ana", "conv_a", false)); err == nil {
+		t.Error("an engine without repositories collected a turn in a named conversation")
+	}
+	if _, err := eng.Collect(context.Background(), request("ana", "", false)); err != nil {
+		t.Errorf("a turn of an agent alone: %v", err)
+	}
+}

@@ -18,7 +18,15 @@ import (
 type runningTurns struct {
 	mu sync.Mutex
 	m  map[string]*runningTurn
+	// watched counts, per key, the requests that collected a turn's facts
+	// and have not registered their run yet, and ends how many runs under
+	// the key ended meanwhile (kept only while watched, so bounded by the
+	// requests in flight).
+	watched map[string]*watch
 }
+
+// watch is one key's watchers and the runs ended under it meanwhile.
+type watch struct{ watchers, ends int }
 
 type runningTurn struct {
 	cancel context.CancelCauseFunc
@@ -26,7 +34,39 @@ type runningTurn struct {
 	user string
 }
 
-func newRunningTurns() *runningTurns { return &runningTurns{m: map[string]*runningTurn{}} }
+func newRunningTurns() *runningTurns {
+	return &runningTurns{m: map[string]*runningTurn{}, watched: map[string]*watch{}}
+}
+
+// watch starts watching key for runs that end, and returns the count of
+// those ended so far and the function that stops watching. A request
+// calls it before it collects a turn's facts: when a run under the key
+// ended between then and its own run's registration, what it collected
+// is stale (see startTurn).
+func (t *runningTurns) watch(key string) (ends func() int, stop func()) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	w := t.watched[key]
+	if w == nil {
+		w = &watch{}
+		t.watched[key] = w
+	}
+	w.watchers++
+	start := w.ends
+	ends = func() int {
+		t.mu.Lock()
+		defer t.mu.Unlock()
+		return w.ends - start
+	}
+	stop = func() {
+		t.mu.Lock()
+		defer t.mu.Unlock()
+		if w.watchers--; w.watchers == 0 {
+			delete(t.watched, key)
+		}
+	}
+	return ends, stop
+}
 
 func turnKey(orgID, conversationID string) string { return orgID + "\x00" + conversationID }
 
@@ -84,6 +124,9 @@ func (t *runningTurns) done(key string, rt *runningTurn) {
 	defer t.mu.Unlock()
 	if t.m[key] == rt {
 		delete(t.m, key)
+		if w := t.watched[key]; w != nil {
+			w.ends++
+		}
 	}
 }
 

@@ -113,6 +113,9 @@ func (s *server) answerPause(ctx context.Context, in *answerInput) (*huma.Stream
 // first message, and returns the stream that runs it.
 func (s *server) startTurn(ctx context.Context, id, text string, answer bool) (*huma.StreamResponse, error) {
 	a := authFrom(ctx)
+	key := turnKey(a.OrgID, id)
+	ended, unwatch := s.turns.watch(key)
+	defer unwatch()
 	pt, err := s.eng.Begin(ctx, a.Caller, id, text)
 	if err != nil {
 		return nil, s.toError(ctx, "send-message", err)
@@ -120,7 +123,6 @@ func (s *server) startTurn(ctx context.Context, id, text string, answer bool) (*
 	if answer && !pt.Answers() {
 		return nil, apiErr(http.StatusConflict, "not_paused", "the conversation has no question waiting for an answer")
 	}
-	key := turnKey(a.OrgID, id)
 	if s.turns.running(key) {
 		return nil, errTurnRunning
 	}
@@ -130,6 +132,18 @@ func (s *server) startTurn(ctx context.Context, id, text string, answer bool) (*
 	turnCtx, end, err := s.trackRun(ctx, a, key)
 	if err != nil {
 		return nil, err
+	}
+	if ended() > 0 {
+		// A turn of this conversation ended after Begin read it: collect
+		// again, now that no other turn of it can run.
+		if pt, err = s.eng.Begin(ctx, a.Caller, id, text); err != nil {
+			end()
+			return nil, s.toError(ctx, "send-message", err)
+		}
+		if answer && !pt.Answers() {
+			end()
+			return nil, apiErr(http.StatusConflict, "not_paused", "the conversation has no question waiting for an answer")
+		}
 	}
 	if conv := pt.Conversation(); !answer && conv.Title == "" {
 		// Before the turn, which stamps the conversation and keeps the

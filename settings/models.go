@@ -2,6 +2,7 @@ package settings
 
 import (
 	"context"
+	"fmt"
 	"sync"
 
 	"golang.org/x/sync/singleflight"
@@ -42,7 +43,11 @@ func newRuntimeModels(opener ModelOpener) *runtimeModels {
 // runtime. The open itself is not cancelled with one caller's ctx (others
 // may wait on it); a caller whose ctx ends stops waiting with its error.
 func (rm *runtimeModels) Open(ctx context.Context, m turn.Model) (llm.Model, error) {
-	key := m.Provider + ":" + m.Name
+	// The capabilities are part of the key: an OpenAI-compatible or
+	// Ollama model reports the capabilities it was opened with (the
+	// opening agent's declaration), so agents declaring differently must
+	// not share one.
+	key := fmt.Sprintf("%s:%s %+v", m.Provider, m.Name, m.Caps)
 	if mod, ok := rm.cached(key); ok {
 		return mod, nil
 	}

@@ -126,6 +126,18 @@ func TestRuntimeOpensModelsOncePerVersion(t *testing.T) {
 	if other, err := first.Models().Open(ctx, turn.Model{Provider: "openai", Name: "gpt-5"}); err != nil || other.Ref() != "openai:gpt-5" || o.count() != 2 {
 		t.Fatalf("another model: opens %d, err %v", o.count(), err)
 	}
+	// An agent declaring other capabilities for the same model gets a
+	// model of its own: an OpenAI-compatible model reports the
+	// capabilities it was opened with, so sharing would hand one agent's
+	// declaration to the other.
+	noTools := gpt
+	noTools.Caps = turn.Capabilities{ParallelTools: true}
+	if m, err := first.Models().Open(ctx, noTools); err != nil || m == got[0] || o.count() != 3 {
+		t.Fatalf("other capabilities: same model %v, opens %d, err %v", m == got[0], o.count(), err)
+	}
+	o.mu.Lock()
+	o.keys = o.keys[:2]
+	o.mu.Unlock()
 
 	up = publicUpdate(1)
 	up.SetKeys = map[string]string{"openai_api_key": "sk-two"}
