@@ -114,6 +114,9 @@ func (e *Engine) collect(ctx context.Context, r Request) (*Collected, error) {
 		return nil, err
 	}
 	c.facts = e.facts(r, ag, c)
+	if err := e.attached(ctx, &c.facts); err != nil {
+		return nil, err
+	}
 	if c.paused == nil {
 		if c.dtm, c.custom, err = e.deliberateSettings(ctx, r, c.facts.Agent.Deliberate); err != nil {
 			return nil, err
@@ -247,4 +250,22 @@ func mergeSwitches(org, agent map[string]bool) map[string]bool {
 	}
 	maps.Copy(out, agent)
 	return out
+}
+
+// attached fills the facts of what is attached to the conversation and
+// the agent, from their sources (part of collecting: nothing later reads
+// them again).
+func (e *Engine) attached(ctx context.Context, f *turn.Facts) error {
+	var err error
+	if e.cfg.Attachments != nil && f.Place.ConversationID != "" {
+		if f.Attachments, err = e.cfg.Attachments.CountAttachments(ctx, f.Place.OrgID, f.Place.ConversationID); err != nil {
+			return fmt.Errorf("count attachments: %w", err)
+		}
+	}
+	if e.cfg.Knowledge != nil {
+		if f.Knowledge, err = e.cfg.Knowledge.HasKnowledge(ctx, f.Place.OrgID, f.Agent.Name); err != nil {
+			return fmt.Errorf("read knowledge: %w", err)
+		}
+	}
+	return nil
 }

@@ -78,6 +78,18 @@ type ToolSource interface {
 	TurnCatalog(ctx context.Context, orgID, network string, base *registry.Catalog) *registry.Catalog
 }
 
+// AttachmentSource counts the files attached to an organisation's
+// conversation.
+type AttachmentSource interface {
+	CountAttachments(ctx context.Context, orgID, conversationID string) (int, error)
+}
+
+// KnowledgeSource reports whether an organisation's agent has knowledge
+// attached.
+type KnowledgeSource interface {
+	HasKnowledge(ctx context.Context, orgID, agent string) (bool, error)
+}
+
 // Agent is an agent as a turn needs it: what the turn sees of it and the
 // model it names.
 type Agent struct {
@@ -104,6 +116,14 @@ type Config struct {
 	Agents AgentSource
 	// Tools adds MCP servers' tools per turn; nil adds none.
 	Tools ToolSource
+	// Attachments counts the files attached to a conversation
+	// (turn.Facts.Attachments); nil counts none, until the attachments
+	// repository lands.
+	Attachments AttachmentSource
+	// Knowledge reports whether an agent has knowledge attached
+	// (turn.Facts.Knowledge); nil reports none, until the knowledge
+	// repository lands.
+	Knowledge KnowledgeSource
 	// Detector is Deliberate Tool Mode's matcher; nil turns the mode off.
 	Detector *intent.Detector
 	// Runner runs the loop; required to Run.

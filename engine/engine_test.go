@@ -132,3 +132,47 @@ func TestConversationNeedsRepositories(t *testing.T) {
 		t.Errorf("a turn of an agent alone: %v", err)
 	}
 }
+
+type attachments map[string]int
+
+func (a attachments) CountAttachments(_ context.Context, orgID, conv string) (int, error) {
+	return a[orgID+"/"+conv], nil
+}
+
+type knowledge map[string]bool
+
+func (k knowledge) HasKnowledge(_ context.Context, orgID, agent string) (bool, error) {
+	return k[orgID+"/"+agent], nil
+}
+
+// TestCollectFillsAttachedFacts: the facts of what is attached to the
+// conversation and the agent come from their sources, once, at collect,
+// and only for the turn's own organisation, conversation and agent.
+func TestCollectFillsAttachedFacts(t *testing.T) {
+	ctx := context.Background()
+	st, err := sqlite.Open(ctx, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	eng := engine.New(engine.Config{
+		Repos:       engine.Repositories{Conversations: st, Messages: st, Turns: st},
+		Runtime:     engine.StaticRuntime(engine.Runtime{Catalog: builtin.NewCatalog(builtin.CatalogDeps{})}),
+		Attachments: attachments{"acme/conv_a": 2, "other/conv_a": 9},
+		Knowledge:   knowledge{"acme/helper": true, "acme/other": false},
+	})
+	c, err := eng.Collect(ctx, request("ana", "conv_a", true))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f := c.Facts(); f.Attachments != 2 || !f.Knowledge {
+		t.Errorf("attachments %d, knowledge %v; want 2 and true", f.Attachments, f.Knowledge)
+	}
+	c, err = eng.Collect(ctx, request("ana", "conv_b", true))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f := c.Facts(); f.Attachments != 0 {
+		t.Errorf("another conversation has %d attachments, want 0", f.Attachments)
+	}
+}
