@@ -18,7 +18,7 @@ func ownConversation(ctx context.Context, convs store.Conversations, orgID, user
 	case errors.Is(err, store.ErrNotFound):
 		return store.Conversation{}, false, nil
 	case err != nil:
-		return store.Conversation{}, false, fmt.Errorf("read conversation: %w", err)
+		return store.Conversation{}, false, fmt.Errorf("load conversation: %w", err)
 	case c.UserID != userID:
 		return store.Conversation{}, false, ErrNoConversation
 	}
@@ -69,12 +69,12 @@ func (e *Engine) Record(ctx context.Context, s *Session, turnID, conversationID 
 		return errors.New("engine: a session's turn needs a conversation")
 	}
 	now := e.cfg.Now().UTC()
-	c, err := repos.Conversations.ClaimConversation(ctx, store.Conversation{ID: rec.ConversationID, OrgID: rec.OrgID,
+	owned, err := claim(ctx, repos.Conversations, store.Conversation{ID: rec.ConversationID, OrgID: rec.OrgID,
 		UserID: rec.UserID, Agent: rec.Agent, CreatedAt: now, UpdatedAt: now})
 	switch {
 	case err != nil:
-		return fmt.Errorf("create conversation: %w", err)
-	case c.UserID != rec.UserID:
+		return err
+	case !owned:
 		return ErrNoConversation
 	}
 	rec.StartedAt = now
@@ -82,4 +82,16 @@ func (e *Engine) Record(ctx context.Context, s *Session, turnID, conversationID 
 		return fmt.Errorf("record turn: %w", err)
 	}
 	return nil
+}
+
+// claim takes c for c.UserID in one atomic step with the check
+// (store.Conversations.ClaimConversation): owned false when another user
+// holds it, and then nothing is written. A store failure is wrapped
+// ("create conversation: ...").
+func claim(ctx context.Context, convs store.Conversations, c store.Conversation) (owned bool, err error) {
+	got, err := convs.ClaimConversation(ctx, c)
+	if err != nil {
+		return false, fmt.Errorf("create conversation: %w", err)
+	}
+	return got.UserID == c.UserID, nil
 }

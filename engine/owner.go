@@ -3,7 +3,6 @@ package engine
 import (
 	"context"
 	"errors"
-	"fmt"
 	"strings"
 	"time"
 
@@ -45,16 +44,11 @@ func CheckOwner(ctx context.Context, st store.Conversations, r Request) error {
 	if err := CheckConversationID(r.ConversationID); err != nil {
 		return err
 	}
-	c, err := st.GetConversation(ctx, r.OrgID, r.ConversationID)
-	switch {
-	case errors.Is(err, store.ErrNotFound):
-		return nil
-	case err != nil:
-		return fmt.Errorf("load conversation: %w", err)
-	case c.UserID != r.Caller.UserID:
+	_, _, err := ownConversation(ctx, st, r.OrgID, r.Caller.UserID, r.ConversationID)
+	if errors.Is(err, ErrNoConversation) {
 		return ErrOthersConversation
 	}
-	return nil
+	return err
 }
 
 // Claim makes r's conversation the caller's before anything is written
@@ -75,12 +69,12 @@ func Claim(ctx context.Context, st store.Conversations, r Request, now time.Time
 		agent = r.Agent.Agent.Name
 	}
 	now = now.UTC()
-	c, err := st.ClaimConversation(ctx, store.Conversation{ID: r.ConversationID, OrgID: r.OrgID,
+	owned, err := claim(ctx, st, store.Conversation{ID: r.ConversationID, OrgID: r.OrgID,
 		UserID: r.Caller.UserID, Agent: agent, CreatedAt: now, UpdatedAt: now})
 	switch {
 	case err != nil:
-		return fmt.Errorf("create conversation: %w", err)
-	case c.UserID != r.Caller.UserID:
+		return err
+	case !owned:
 		return ErrOthersConversation
 	}
 	return nil

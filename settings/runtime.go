@@ -65,14 +65,6 @@ func (r *Runtime) Switches() map[string]bool {
 	return out
 }
 
-// MergeSwitches returns a new map: the organisation's switches with the
-// agent's own over them.
-func (r *Runtime) MergeSwitches(agent map[string]bool) map[string]bool {
-	out := r.Switches()
-	maps.Copy(out, agent)
-	return out
-}
-
 // Keys returns a copy of the organisation's opened keys by name (such as
 // "openai_api_key"); never nil. The values are secrets: never log them.
 func (r *Runtime) Keys() map[string]string {

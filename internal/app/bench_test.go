@@ -12,6 +12,7 @@ import (
 	"github.com/quiverhq/quiver/engine"
 	"github.com/quiverhq/quiver/intent"
 	"github.com/quiverhq/quiver/prompt"
+	"github.com/quiverhq/quiver/registry"
 	"github.com/quiverhq/quiver/tmpl"
 	"github.com/quiverhq/quiver/tool"
 	"github.com/quiverhq/quiver/turn"
@@ -64,12 +65,11 @@ func BenchmarkSelectAssemble(b *testing.B) {
 	b.ReportMetric(float64(req.Sizes.DefinitionsChars), "def-chars")
 }
 
-// BenchmarkSelectGateAssemble250 measures what a turn costs before its
-// first model call on a catalog of 250 tools (the built-ins and 236
-// MCP-like ones, every one allowed): Select, Deliberate Tool Mode's
-// detection and gate on a message that opens search, and Assemble. It is
-// the before/after figure of the turn engine's redesign.
-func BenchmarkSelectGateAssemble250(b *testing.B) {
+// bench250 is the catalog of 250 tools both 250-tool benchmarks run on
+// (the built-ins and MCP-like ones), the allowlist naming every one, and
+// Deliberate Tool Mode's detector over the built-in packs.
+func bench250(b *testing.B) (*registry.Catalog, []string, *intent.Detector) {
+	b.Helper()
 	cat := builtin.NewCatalog(builtin.CatalogDeps{DataDir: b.TempDir()})
 	allow := []string{"web_search", "url_fetch", "research"}
 	for i := range 250 - cat.Len() {
@@ -81,7 +81,16 @@ func BenchmarkSelectGateAssemble250(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	det := intent.New(packs)
+	return cat, allow, intent.New(packs)
+}
+
+// BenchmarkSelectGateAssemble250 measures what a turn costs before its
+// first model call on a catalog of 250 tools (the built-ins and 236
+// MCP-like ones, every one allowed): Select, Deliberate Tool Mode's
+// detection and gate on a message that opens search, and Assemble. It is
+// the before/after figure of the turn engine's redesign.
+func BenchmarkSelectGateAssemble250(b *testing.B) {
+	cat, allow, det := bench250(b)
 	f := turn.Facts{
 		Start:  time.Date(2026, 11, 29, 23, 3, 0, 0, time.UTC),
 		Caller: turn.Caller{DisplayName: "Ana Lima", Department: "Finance", Organisation: "Acme", Timezone: "Asia/Ho_Chi_Minh"},
@@ -93,6 +102,7 @@ func BenchmarkSelectGateAssemble250(b *testing.B) {
 	for b.Loop() {
 		res := det.Detect(intent.Input{Text: msg})
 		ts := intent.Gate(cat.Select(f), cat, res.Targets, intent.GateOptions{})
+		var err error
 		if req, err = prompt.Assemble(f, ts); err != nil {
 			b.Fatal(err)
 		}
@@ -109,20 +119,10 @@ func BenchmarkSelectGateAssemble250(b *testing.B) {
 // (catalog, select, Deliberate Tool Mode's detection and gate, the model
 // check skipped for want of a model, assemble).
 func BenchmarkEnginePrepare250(b *testing.B) {
-	cat := builtin.NewCatalog(builtin.CatalogDeps{DataDir: b.TempDir()})
-	allow := []string{"web_search", "url_fetch", "research"}
-	for i := range 250 - cat.Len() {
-		t := mcpLike(i)
-		cat.Register(t)
-		allow = append(allow, t.Name())
-	}
-	packs, err := intent.BuiltinPacks()
-	if err != nil {
-		b.Fatal(err)
-	}
+	cat, allow, det := bench250(b)
 	eng := engine.New(engine.Config{
 		Runtime:  engine.StaticRuntime(engine.Runtime{Catalog: cat, Network: "public"}),
-		Detector: intent.New(packs),
+		Detector: det,
 		Now:      func() time.Time { return time.Date(2026, 11, 29, 23, 3, 0, 0, time.UTC) },
 	})
 	r := engine.Request{
