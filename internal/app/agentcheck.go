@@ -13,35 +13,9 @@ import (
 	"github.com/quiverhq/quiver/registry"
 )
 
-const agentUsage = `Usage:
-  quiver agent check FILE [flags]   check an agent file's allowlist and switches
+var agentUsage = usageText("agent")
 
-Run "quiver agent COMMAND --help" for a command's flags.
-`
-
-const agentCheckUsage = `Usage: quiver agent check FILE [flags]
-
-Reads an agent definition and checks its allowlist (tools:) without running
-anything: each entry that names no tool or family is a warning with the
-closest known name ("web_serch": did you mean "web_search"?); so is a
-server/tool or server/* entry whose server the organisation (--org) has not
-registered, or a tool its server did not offer at its last discovery, and an
-entry given twice. Each switch (switches:) that changes nothing is a warning
-too: a misspelt name, a family of always-on tools (only tool_use turns those
-off), a family with no tool yet. MCP entries are checked against the
-registrations in the data folder; when it holds no store yet they are
-reported as not checked, not as warnings, and no data folder is created.
-Nothing of the agent or the store is changed (opening a store written by an
-older Quiver migrates it, as every command does).
-
-Exit status 0 when the allowlist and switches are clean, 1 when there are warnings
-(or the store could not be read), 2 when FILE is unreadable or not a valid
-agent.
-
-Flags:
-  --json           print {"file", "agent", "warnings": [{"entry", "message",
-                   "suggestion"}], "mcp_checked", "note"}
-` + mcpAdminFlags
+var agentCheckUsage = usageText("agent-check")
 
 // AgentCheckOutput is what "quiver agent check --json" prints.
 type AgentCheckOutput struct {
@@ -59,17 +33,10 @@ type AgentCheckOutput struct {
 
 // runAgent dispatches the "quiver agent" subcommands.
 func runAgent(ctx context.Context, args []string, env Env) error {
-	if len(args) == 0 {
-		return usagef(`agent: no subcommand given (run "quiver agent --help")`)
+	if _, err := subcommand("agent", args, agentUsage, env.Stdout, "check"); err != nil {
+		return err
 	}
-	switch args[0] {
-	case "check":
-		return runAgentCheck(ctx, args[1:], env)
-	case "help", "-h", "--help", "-help":
-		fmt.Fprint(env.Stdout, agentUsage)
-		return nil
-	}
-	return usagef("agent: unknown subcommand %q (check)", args[0])
+	return runAgentCheck(ctx, args[1:], env)
 }
 
 func runAgentCheck(ctx context.Context, args []string, env Env) error {

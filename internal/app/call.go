@@ -13,34 +13,7 @@ import (
 	"github.com/quiverhq/quiver/tool"
 )
 
-const callUsage = `Usage: quiver call TOOL --agent FILE --args JSON [flags]
-
-Runs one tool call through dispatch exactly as a model's call would: the same
-refusal for tools outside the agent's toolset, the same argument validation,
-scope, limits and timeouts. Prints the result the model would read. Exits 1
-when the result is an error result. A tool the turn leaves out gets the
-model's refusal on stdout (it names only the tool) and, on stderr, the
-reason it is left out. An MCP server's tool is called by the name models
-call it, server__tool (see "quiver mcp list").
-
-Flags:
-  --agent FILE        agent definition (YAML), required
-  --args JSON         the call's arguments, a JSON object (default {})
-  --user NAME         caller's display name (scopes the workspace)
-  --org O             caller's organisation (scopes the workspace)
-  --department D      caller's department
-  --tz ZONE           caller's IANA timezone
-  --model P:NAME      override the agent's model (provider:model)
-  --conversation ID   conversation the call belongs to (default "cli-" and the
-                      caller's user id); it must be the caller's own (one of
-                      another user is refused, exit 2); a new one becomes theirs
-  --data DIR          data folder (default $QUIVER_DATA, else $XDG_DATA_HOME/quiver,
-                      else ~/.local/share/quiver)
-  --config FILE       deployment configuration (web engines, network mode, secrets,
-                      MCP limits); the organisation's enabled MCP servers' tools
-                      join the built-ins
-  --json              print {"is_error", "content", "ref", "effect"}
-`
+var callUsage = usageText("call")
 
 // CallOutput is what "quiver call --json" prints.
 type CallOutput struct {
@@ -52,9 +25,8 @@ type CallOutput struct {
 
 type callFlags struct {
 	in       TurnInput
+	df       dataFlags
 	args     string
-	data     string
-	config   string
 	asJSON   bool
 	toolName string
 }
@@ -62,16 +34,10 @@ type callFlags struct {
 func parseCall(args []string, env Env) (callFlags, error) {
 	fs := newFlags("call")
 	var c callFlags
-	fs.StringVar(&c.in.AgentFile, "agent", "", "")
+	c.in.register(fs)
 	fs.StringVar(&c.args, "args", "{}", "")
-	fs.StringVar(&c.in.Caller.User, "user", "", "")
-	fs.StringVar(&c.in.Caller.Org, "org", "", "")
-	fs.StringVar(&c.in.Caller.Department, "department", "", "")
-	fs.StringVar(&c.in.Caller.Timezone, "tz", "", "")
-	fs.StringVar(&c.in.Model, "model", "", "")
 	fs.StringVar(&c.in.ConversationID, "conversation", "", "")
-	fs.StringVar(&c.data, "data", "", "")
-	fs.StringVar(&c.config, "config", "", "")
+	c.df.register(fs)
 	fs.BoolVar(&c.asJSON, "json", false, "")
 	pos, err := parse(fs, args, callUsage, env.Stdout)
 	if err != nil {
@@ -110,7 +76,7 @@ func runCall(ctx context.Context, args []string, env Env) error {
 	if err != nil {
 		return err
 	}
-	rt, eng, sess, err := openTurnSession(ctx, c.in, fmt.Sprintf("cli-%d", env.Now().UnixNano()), c.data, c.config, env)
+	rt, eng, sess, err := openTurnSession(ctx, c.in, fmt.Sprintf("cli-%d", env.Now().UnixNano()), c.df, env)
 	if err != nil {
 		return err
 	}

@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 )
 
@@ -57,4 +58,39 @@ func parse(fs *flag.FlagSet, args []string, usage string, w io.Writer) ([]string
 func firstLine(s string) string {
 	line, _, _ := strings.Cut(s, "\n")
 	return line
+}
+
+// subcommand is the subcommand of "quiver GROUP ...": args[0] when it is
+// one of names. With no subcommand, or one not in names, it is bad input;
+// with help it prints usage to w and returns errHelp.
+func subcommand(group string, args []string, usage string, w io.Writer, names ...string) (string, error) {
+	if len(args) == 0 {
+		return "", usagef(`%s: no subcommand given (run "quiver %s --help")`, group, group)
+	}
+	switch sub := args[0]; {
+	case isHelp(sub):
+		fmt.Fprint(w, usage)
+		return "", errHelp
+	case slices.Contains(names, sub):
+		return sub, nil
+	default:
+		return "", usagef("%s: unknown subcommand %q (%s)", group, sub, strings.Join(names, ", "))
+	}
+}
+
+// register adds the flags that say who a turn is for and with which
+// agent: --agent, --model, --user, --org, --department and --tz.
+func (in *TurnInput) register(fs *flag.FlagSet) {
+	fs.StringVar(&in.AgentFile, "agent", "", "")
+	fs.StringVar(&in.Model, "model", "", "")
+	fs.StringVar(&in.Caller.User, "user", "", "")
+	fs.StringVar(&in.Caller.Org, "org", "", "")
+	fs.StringVar(&in.Caller.Department, "department", "", "")
+	fs.StringVar(&in.Caller.Timezone, "tz", "", "")
+}
+
+// register adds --config and --data.
+func (f *dataFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&f.config, "config", "", "")
+	fs.StringVar(&f.data, "data", "", "")
 }

@@ -3,11 +3,9 @@ package app
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
-	"strings"
 	"text/tabwriter"
 
 	"github.com/quiverhq/quiver/builtin"
@@ -17,31 +15,7 @@ import (
 	"github.com/quiverhq/quiver/internal/config"
 )
 
-const intentUsage = `Usage: quiver intent [flags] MESSAGE
-       quiver intent --jsonl [flags] < REQUESTS
-
-Shows what Deliberate Tool Mode opens for a message: the families (targets),
-the tools a turn would declare (the always-on helpers first, unless gated,
-then the families' tools) with why each is declared, and the matches that
-opened them. With --server, that community's custom triggers, history depth
-and always-on choice apply.
-
-Flags:
-  --server ID        community (organisation) whose custom triggers apply
-  --user-mode MODE   off, follow (default) or on; with off nothing opens
-  --history TEXT     an earlier user message, oldest first (repeatable)
-  --history-turns N  how many earlier user messages are re-scanned (0–10,
-                     default the community's, else 4)
-  --always-on MODE   keep declares the always-on helpers on every turn; gate
-                     declares calculate and read_tool_result only when their
-                     family opens, the other three never (default the
-                     community's, else keep)
-  --jsonl            read {"id", "message", "history": [...]} objects, one per
-                     line, and write {"id", "families": [...]} lines, in order
-  --json             print {"families", "tools", "declared", "matches"}
-  --data DIR         data folder holding the community's triggers
-  --config FILE      deployment configuration (intent.packs_dir)
-`
+var intentUsage = usageText("intent")
 
 // loadDetector loads the built-in packs and any in intent.packs_dir (see
 // intent.LoadDetector): an invalid pack there is bad input naming its
@@ -56,7 +30,8 @@ func loadDetector(cfg config.Config) (*intent.Detector, error) {
 
 func runIntent(ctx context.Context, args []string, env Env) error {
 	fs := newFlags("intent")
-	var server, userMode, alwaysOn, data, cfgPath string
+	var server, userMode, alwaysOn string
+	var df dataFlags
 	var hist listFlag
 	var historyTurns int
 	var jsonl, asJSON bool
@@ -67,8 +42,7 @@ func runIntent(ctx context.Context, args []string, env Env) error {
 	fs.StringVar(&alwaysOn, "always-on", "", "")
 	fs.BoolVar(&jsonl, "jsonl", false, "")
 	fs.BoolVar(&asJSON, "json", false, "")
-	fs.StringVar(&data, "data", "", "")
-	fs.StringVar(&cfgPath, "config", "", "")
+	df.register(fs)
 	pos, err := parse(fs, args, intentUsage, env.Stdout)
 	if err != nil {
 		return err
@@ -92,7 +66,7 @@ func runIntent(ctx context.Context, args []string, env Env) error {
 	case !jsonl && len(pos) != 1:
 		return usagef("intent: give one MESSAGE")
 	}
-	cfg, err := dataFlags{config: cfgPath}.loadConfig()
+	cfg, err := df.loadConfig()
 	if err != nil {
 		return err
 	}
@@ -100,7 +74,7 @@ func runIntent(ctx context.Context, args []string, env Env) error {
 	if err != nil {
 		return err
 	}
-	community, err := communityIntent(ctx, server, data, cfg, env)
+	community, err := communityIntent(ctx, server, df.data, cfg, env)
 	if err != nil {
 		return err
 	}
@@ -119,38 +93,8 @@ func runIntent(ctx context.Context, args []string, env Env) error {
 	if asJSON {
 		return writeJSON(env.Stdout, out)
 	}
-	printIntent(env.Stdout, out)
+	out.WriteText(env.Stdout)
 	return nil
-}
-
-// printIntent prints what quiver intent found, for people.
-func printIntent(w io.Writer, out intent.Report) {
-	if len(out.Families) == 0 {
-		if len(out.Tools) == 0 {
-			fmt.Fprintln(w, "opens nothing: no tool would be declared")
-		} else {
-			fmt.Fprintf(w, "opens nothing: only the always-on helpers would be declared (%s)\n", strings.Join(out.Tools, ", "))
-		}
-		return
-	}
-	fmt.Fprintf(w, "opens: %s\n", strings.Join(out.Families, ", "))
-	for _, d := range out.Declared {
-		fmt.Fprintf(w, "  %-26s %s\n", d.Name, d.Reason)
-	}
-	for _, fam := range out.Unbuilt {
-		fmt.Fprintf(w, "  (%s opens no tool: none of its tools ships yet)\n", fam)
-	}
-	fmt.Fprintln(w, "matches:")
-	for _, m := range out.Matches {
-		fmt.Fprintf(w, "  %s ← %q (%s%s)\n", m.Target, m.Trigger, m.Source, langSuffix(m.Lang))
-	}
-}
-
-func langSuffix(lang string) string {
-	if lang == "" {
-		return ""
-	}
-	return ", " + lang
 }
 
 // communityIntent reads a community's custom triggers, history depth and
@@ -182,56 +126,22 @@ func intentLines(env Env, probe intent.Probe) error {
 	return err
 }
 
-const triggersUsage = `Usage:
-  quiver triggers list   --server ID
-  quiver triggers add    --server ID --target FAMILY PHRASE
-  quiver triggers remove --server ID --target FAMILY PHRASE
-  quiver triggers mode   --server ID on|off [--history N] [--always-on keep|gate]
-  quiver triggers user   --server ID --user NAME off|follow|on
-
-Manages a community's Deliberate Tool Mode: custom triggers (at most 16 per
-family, each at most 40 characters, stored normalised; the phrase ^ opens
-the family on every turn), the community toggle, how many recent user
-messages are re-scanned (0–10, default 4) and what happens to the always-on
-helpers (clarifying question, suggestions, calculator, read_tool_result,
-read_transcript: keep, the default, declares them on every turn; gate
-declares them only when a family holding them opens, for small local
-models), and a user's override (follow uses the community's toggle).
-
-Families: ` + "search, reminder, memory, image, video, voice, media-analysis, message-action,\ncross-channel, thread, user-blocking, user-info, capabilities, calculator, files" + `
-
-Flags:
-  --server ID    community (organisation), required
-  --history N    (mode) recent user messages re-scanned, 0–10, or -1 for
-                 the default (4); unchanged when not given
-  --always-on M  (mode) keep or gate the always-on helpers; unchanged when
-                 not given
-  --data DIR     data folder
-  --config FILE  deployment configuration
-  --json         print JSON (list)
-`
+var triggersUsage = usageText("triggers")
 
 // triggersFlags are the flags of quiver triggers.
 type triggersFlags struct {
-	sub, server, target, user, alwaysOn, data, cfgPath string
-	history                                            int
+	sub, server, target, user, alwaysOn string
+	df                                  dataFlags
+	history                             int
 	// historySet reports that --history was given.
 	historySet, asJSON bool
 	pos                []string
 }
 
 func runTriggers(ctx context.Context, args []string, env Env) error {
-	if len(args) == 0 {
-		return usagef(`triggers: no subcommand given (run "quiver triggers --help")`)
-	}
-	sub := args[0]
-	switch sub {
-	case "help", "-h", "--help", "-help":
-		fmt.Fprint(env.Stdout, triggersUsage)
-		return nil
-	case "list", "add", "remove", "mode", "user":
-	default:
-		return usagef("triggers: unknown subcommand %q (list, add, remove, mode, user)", sub)
+	sub, err := subcommand("triggers", args, triggersUsage, env.Stdout, "list", "add", "remove", "mode", "user")
+	if err != nil {
+		return err
 	}
 	fs := newFlags("triggers " + sub)
 	f := triggersFlags{sub: sub}
@@ -240,15 +150,14 @@ func runTriggers(ctx context.Context, args []string, env Env) error {
 	fs.StringVar(&f.user, "user", "", "")
 	fs.IntVar(&f.history, "history", 0, "")
 	fs.StringVar(&f.alwaysOn, "always-on", "", "")
-	fs.StringVar(&f.data, "data", "", "")
-	fs.StringVar(&f.cfgPath, "config", "", "")
+	f.df.register(fs)
 	fs.BoolVar(&f.asJSON, "json", false, "")
 	pos, err := parse(fs, args[1:], triggersUsage, env.Stdout)
 	if err != nil {
 		return err
 	}
 	f.pos = pos
-	fs.Visit(func(fl *flag.Flag) { f.historySet = f.historySet || fl.Name == "history" })
+	f.historySet = flagGiven(fs, "history")
 	if f.server == "" {
 		return usagef("triggers %s: --server is required", sub)
 	}
@@ -257,7 +166,7 @@ func runTriggers(ctx context.Context, args []string, env Env) error {
 	if err := f.check(); err != nil {
 		return err
 	}
-	o, err := dataFlags{config: f.cfgPath, data: f.data}.open(ctx, needStore, env)
+	o, err := f.df.open(ctx, needStore, env)
 	if err != nil {
 		return err
 	}

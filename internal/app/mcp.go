@@ -12,25 +12,15 @@ import (
 	"github.com/quiverhq/quiver/store"
 )
 
-const mcpUsage = `Usage:
-  quiver mcp add NAME URL [flags]      register a remote MCP server (connects and discovers first)
-  quiver mcp list [flags]              list registered servers (never contacts them)
-  quiver mcp enable NAME [flags]       enable a server
-  quiver mcp disable NAME [flags]      disable a server
-  quiver mcp remove NAME --yes [flags] delete a server and free its slot
-  quiver mcp probe URL [flags]         connect to a server, print its identity and tools
-  quiver mcp serve --agent FILE (--stdio | --http ADDR)
-                                       serve an agent's toolset as an MCP server
-
-Run "quiver mcp COMMAND --help" for a command's flags.
-`
+var mcpUsage = usageText("mcp")
 
 // runMCP dispatches the "quiver mcp" subcommands.
 func runMCP(ctx context.Context, args []string, env Env) error {
-	if len(args) == 0 {
-		return usagef(`mcp: no subcommand given (run "quiver mcp --help")`)
+	sub, err := subcommand("mcp", args, mcpUsage, env.Stdout, "add", "list", "enable", "disable", "remove", "probe", "serve")
+	if err != nil {
+		return err
 	}
-	switch args[0] {
+	switch sub {
 	case "serve":
 		return runMCPServe(ctx, args[1:], env)
 	case "add":
@@ -43,13 +33,8 @@ func runMCP(ctx context.Context, args []string, env Env) error {
 		return runMCPToggle(ctx, args[1:], env, false)
 	case "remove":
 		return runMCPRemove(ctx, args[1:], env)
-	case "probe":
-		return runMCPProbe(ctx, args[1:], env)
-	case "help", "-h", "--help", "-help":
-		fmt.Fprint(env.Stdout, mcpUsage)
-		return nil
 	}
-	return usagef("mcp: unknown subcommand %q (add, list, enable, disable, remove, probe, serve)", args[0])
+	return runMCPProbe(ctx, args[1:], env)
 }
 
 // mcpRuntime is the MCP client side of a runtime: the organisations'

@@ -14,61 +14,13 @@ import (
 	"github.com/quiverhq/quiver/mcpclient"
 )
 
-const mcpAdminFlags = `  --org O          organisation the servers belong to (default "default")
-  --config FILE    deployment configuration (network.mode, secrets, mcp limits)
-  --data DIR       data folder (default $QUIVER_DATA, else $XDG_DATA_HOME/quiver,
-                   else ~/.local/share/quiver)
-`
+var mcpAddUsage = usageText("mcp-add")
 
-const mcpAddUsage = `Usage: quiver mcp add NAME URL [flags]
+var mcpListUsage = usageText("mcp-list")
 
-Registers a remote MCP server, all or nothing: the fields are checked, then
-the type and slot rules, then the URL against the network policy; then Quiver
-connects (Streamable HTTP, else SSE), discovers the tools, and only then
-stores the registration, enabled. The token is stored encrypted and never
-shown again.
+var mcpToggleUsage = usageText("mcp-toggle")
 
-NAME is 1–32 letters, digits or hyphens. URL is http(s), at most 500
-characters; in public network mode only https to public addresses. Agents
-name the server's tools as NAME/tool or NAME/*; models call them NAME__tool
-(docs/mcp.md, "Tool names").
-
-Flags:
-  --type T         general (default), web_search (replaces the built-in
-                   web_search) or url_fetcher (replaces fetch_url)
-  --token-env VAR  read the auth token from environment variable VAR
-  --token-stdin    read the auth token from the first line of standard input
-  --json           print the registration as JSON
-` + mcpAdminFlags
-
-const mcpListUsage = `Usage: quiver mcp list [flags]
-
-Lists the organisation's registered servers from stored metadata; it never
-contacts a server. TOOLS is the last successful discovery, each tool under
-the name models call it by (NAME__tool; a tool name that had to be
-sanitised or shortened is followed by the server's name for it, quoted):
-"Discovery unknown" before one, "None discovered" when it found none.
-
-Flags:
-  --json           print JSON
-` + mcpAdminFlags
-
-const mcpToggleUsage = `Usage: quiver mcp enable|disable NAME [flags]
-
-Enables or disables a registered server. Disabling closes its connection at
-once; enabling a web_search or url_fetcher server fails while another enabled
-server has that type.
-
-Flags:
-` + mcpAdminFlags
-
-const mcpRemoveUsage = `Usage: quiver mcp remove NAME --yes [flags]
-
-Deletes a registered server, closes its connection and frees its slot.
-
-Flags:
-  --yes            confirm the deletion (required)
-` + mcpAdminFlags
+var mcpRemoveUsage = usageText("mcp-remove")
 
 // mcpAdmin is what the registration subcommands share.
 type mcpAdmin struct {

@@ -10,27 +10,7 @@ import (
 	"github.com/quiverhq/quiver/mcpclient"
 )
 
-const mcpProbeUsage = `Usage: quiver mcp probe URL [flags]
-
-Connects to an MCP server without registering it, through the same guarded
-client and rules a registration uses (Streamable HTTP, else SSE; no
-redirects; the network policy), and prints the server's identity and tools.
-A smoke test to run before "quiver mcp add". Exits 1 when a call fails.
-
-Flags:
-  --call NAME=JSON  call tool NAME with the JSON object as arguments
-                    (repeatable)
-  --call-all        call every listed tool once, with arguments generated
-                    from its input schema (required fields only: the
-                    default, first enum value or const when given, else
-                    "test", 1, true, [] or {})
-  --token-env VAR   read the auth token from environment variable VAR
-  --token-stdin     read the auth token from the first line of standard input
-  --self-hosted     allow local and private addresses and plain http (as
-                    network.mode self-hosted does)
-  --config FILE     deployment configuration (network.mode, mcp limits)
-  --json            print JSON
-`
+var mcpProbeUsage = usageText("mcp-probe")
 
 // callFlag collects repeated --call NAME=JSON values.
 type callFlag []mcpclient.ProbeCall
@@ -91,33 +71,15 @@ func runMCPProbe(ctx context.Context, args []string, env Env) error {
 	}
 	defer conn.Close()
 	out := conn.Report(ctx, calls, callAll)
-	if err := printProbe(env, out, asJSON); err != nil {
-		return err
+	if asJSON {
+		if err := writeJSON(env.Stdout, out); err != nil {
+			return err
+		}
+	} else {
+		out.WriteText(env.Stdout)
 	}
 	if out.Failed() {
 		return resultError{}
-	}
-	return nil
-}
-
-// printProbe prints a probe's report: JSON, or a line per tool and a
-// block per call.
-func printProbe(env Env, out mcpclient.ProbeReport, asJSON bool) error {
-	if asJSON {
-		return writeJSON(env.Stdout, out)
-	}
-	fmt.Fprintf(env.Stdout, "server: %s %s (%s)\n", out.Server.Name, out.Server.Version, out.Transport)
-	fmt.Fprintf(env.Stdout, "tools: %d\n", len(out.Tools))
-	for _, t := range out.Tools {
-		desc, _, _ := strings.Cut(strings.TrimSpace(t.Description), "\n")
-		fmt.Fprintf(env.Stdout, "  %s  %s\n", t.Name, desc)
-	}
-	for _, c := range out.Calls {
-		status := "ok"
-		if c.IsError {
-			status = "error"
-		}
-		fmt.Fprintf(env.Stdout, "call %s %s: %s\n%s\n", c.Tool, c.Arguments, status, c.Content)
 	}
 	return nil
 }

@@ -19,63 +19,19 @@ import (
 	"github.com/quiverhq/quiver/tool"
 )
 
-const mcpServeUsage = `Usage: quiver mcp serve --agent FILE (--stdio | --http ADDR) [flags]
-
-Serves the agent's toolset as an MCP server. The toolset is selected once, at
-start, exactly as for a turn; every tools/call runs through dispatch as a
-model's call would: the same refusal for tools outside the set, argument
-validation, scope, limits, timeouts, and storing of long results (read them
-with read_tool_result in the same session). Scope comes from the flags,
-never from a client: each MCP session is one conversation of --user in
---org, created as theirs by its first call. See docs/mcp-serve.md.
-
---stdio serves one session on standard input and output. --http ADDR serves
-Streamable HTTP at http://ADDR/mcp, each session (Mcp-Session-Id) its own
-conversation; the URL is printed on standard error (ADDR may end in :0).
-Requests whose Host is not this server (loopback names, the address they
-arrived at, --allow-host) or whose Origin is not its own (or --allow-origin)
-are refused with 403: this defeats DNS rebinding. Ctrl-C answers the calls
-already sent, then stops.
-
-Flags:
-  --agent FILE          agent definition (YAML), required
-  --stdio               serve over standard input and output
-  --http ADDR           serve Streamable HTTP on ADDR (host:port); the host must
-                        be a loopback address or localhost unless --public
-  --public              allow --http on a non-loopback or every address (":8080");
-                        needs --token-env
-  --token-env VAR       require "Authorization: Bearer $VAR" on every HTTP request
-  --allow-host HOST     also accept this Host header (name or address, optionally
-                        with :port), e.g. behind a reverse proxy; repeatable
-  --allow-origin URL    also accept this Origin (scheme://host[:port]); repeatable
-  --conversation ID     conversation of the --stdio session (default: a new one);
-                        it must be the caller's own (one of another user is
-                        refused, exit 2); a new one becomes theirs
-  --user NAME           caller's display name (scopes the workspace)
-  --org O               caller's organisation (scopes the workspace)
-  --department D        caller's department
-  --tz ZONE             caller's IANA timezone
-  --model P:NAME        override the agent's model (a model without tool
-                        support gets no tools)
-  --data DIR            data folder (default $QUIVER_DATA, else $XDG_DATA_HOME/quiver,
-                        else ~/.local/share/quiver)
-  --config FILE         deployment configuration (web engines, network mode, secrets,
-                        MCP limits); the organisation's enabled MCP servers' tools
-                        join the built-ins
-`
+var mcpServeUsage = usageText("mcp-serve")
 
 // shutdownGrace bounds how long stopping waits for calls already sent.
 const shutdownGrace = 10 * time.Second
 
 type serveFlags struct {
 	in       TurnInput
+	df       dataFlags
 	stdio    bool
 	addr     string
 	public   bool
 	tokenEnv string
 	http     mcpserver.HTTPConfig
-	data     string
-	config   string
 }
 
 // listFlag collects a repeatable flag.
@@ -88,7 +44,7 @@ func parseServe(args []string, env Env) (serveFlags, error) {
 	fs := newFlags("mcp serve")
 	var c serveFlags
 	var hosts, origins listFlag
-	fs.StringVar(&c.in.AgentFile, "agent", "", "")
+	c.in.register(fs)
 	fs.BoolVar(&c.stdio, "stdio", false, "")
 	fs.StringVar(&c.addr, "http", "", "")
 	fs.BoolVar(&c.public, "public", false, "")
@@ -96,13 +52,7 @@ func parseServe(args []string, env Env) (serveFlags, error) {
 	fs.Var(&hosts, "allow-host", "")
 	fs.Var(&origins, "allow-origin", "")
 	fs.StringVar(&c.in.ConversationID, "conversation", "", "")
-	fs.StringVar(&c.in.Caller.User, "user", "", "")
-	fs.StringVar(&c.in.Caller.Org, "org", "", "")
-	fs.StringVar(&c.in.Caller.Department, "department", "", "")
-	fs.StringVar(&c.in.Caller.Timezone, "tz", "", "")
-	fs.StringVar(&c.in.Model, "model", "", "")
-	fs.StringVar(&c.data, "data", "", "")
-	fs.StringVar(&c.config, "config", "", "")
+	c.df.register(fs)
 	pos, err := parse(fs, args, mcpServeUsage, env.Stdout)
 	if err != nil {
 		return c, err
@@ -166,7 +116,7 @@ func runMCPServe(ctx context.Context, args []string, env Env) error {
 	if err != nil {
 		return err
 	}
-	rt, eng, sess, err := openTurnSession(ctx, c.in, "", c.data, c.config, env)
+	rt, eng, sess, err := openTurnSession(ctx, c.in, "", c.df, env)
 	if err != nil {
 		return err
 	}

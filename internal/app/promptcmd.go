@@ -11,22 +11,7 @@ import (
 	"github.com/quiverhq/quiver/tmpl"
 )
 
-const promptUsage = `Usage: quiver prompt render [--capabilities LIST] [--tools LIST] [--families LIST] [--json] < TEMPLATE
-
-Renders an authored prompt template read from stdin, as a turn with the given
-capabilities and tools would see it, and writes the result to stdout exactly,
-with no added newline. Each template warning is one line on stderr.
-
-LIST is comma-separated. A capability not listed is off; --tools names the
-declared function names; --families names declared tool families (a family of
-a listed catalog tool counts as declared).
-
-Flags:
-  --capabilities LIST  capabilities that are on (e.g. self_teaching,web_search)
-  --tools LIST         declared function names (e.g. save_memory,web_search)
-  --families LIST      declared tool families (e.g. url_fetch)
-  --json               print {"text": ..., "warnings": [...]}
-`
+var promptUsage = usageText("prompt")
 
 func runPrompt(args []string, env Env) error {
 	if len(args) == 0 || args[0] != "render" {

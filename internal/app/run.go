@@ -44,27 +44,7 @@ func (e *Env) defaults() {
 	}
 }
 
-const usage = `Quiver is the tool layer of an LLM agent: it selects the tools a turn may
-use, assembles the prompt that goes with them, and runs tool calls safely.
-
-Usage:
-  quiver serve [flags]                        run the server: HTTP API and web pages
-  quiver login-link [--user ID]               print a one-time login link for the server
-  quiver chat  --agent FILE [flags] [MESSAGE] talk with an agent through a real model
-  quiver transcript CONVERSATION_ID           print a stored conversation
-  quiver turn  --agent FILE [flags] MESSAGE   print the assembled request of a turn
-  quiver call  TOOL --agent FILE --args JSON  run one tool call through dispatch
-  quiver agent check FILE [flags]             check an agent file's allowlist
-  quiver tools [--json]                       list tools, sizes and ceilings
-  quiver prompt render [flags] < TEMPLATE     render an authored prompt template
-  quiver mcp   add|list|enable|disable|remove|probe|serve
-                                              MCP servers: register remote ones, serve ours
-  quiver secrets rotate [flags]               re-encrypt stored tokens under the primary key
-  quiver intent [flags] MESSAGE               what Deliberate Tool Mode opens for a message
-  quiver triggers list|add|remove|mode|user   a community's Deliberate Tool Mode settings
-
-Run "quiver COMMAND --help" for a command's flags.
-`
+var usage = usageText("quiver")
 
 // Main runs the CLI and returns the process exit status: 0 on success, 1
 // when a command ran and failed (or a tool call returned an error result),

@@ -66,14 +66,14 @@ func newRuntime(st store.Store, kr *secret.Keyring, dir string, cfg config.Confi
 // engine over it and the turn's session (its facts and selected toolset).
 // turnID names the session's turn ("" a fresh one). The caller closes the
 // runtime.
-func openTurnSession(ctx context.Context, in TurnInput, turnID, data, cfgPath string, env Env) (*runtime, *engine.Engine, *engine.Session, error) {
+func openTurnSession(ctx context.Context, in TurnInput, turnID string, df dataFlags, env Env) (*runtime, *engine.Engine, *engine.Session, error) {
 	in.Now = env.Now()
 	r, err := turnRequest(in)
 	if err != nil {
 		return nil, nil, nil, err
 	}
 	r.TurnID = turnID
-	o, err := dataFlags{config: cfgPath, data: data}.open(ctx, needRuntime, env)
+	o, err := df.open(ctx, needRuntime, env)
 	if err != nil {
 		return nil, nil, nil, err
 	}

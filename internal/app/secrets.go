@@ -8,36 +8,16 @@ import (
 	"github.com/quiverhq/quiver/settings"
 )
 
-const secretsUsage = `Usage: quiver secrets rotate [flags]
-
-Re-encrypts every stored secret (MCP auth tokens, settings keys) under the
-primary key, the first key of the configured key list. To rotate keys: put
-the new key first and keep the old one after it, run this, then remove the
-old key.
-
-Flags:
-  --config FILE  deployment configuration (secrets.key_file or secrets.keys_env)
-  --data DIR     data folder (default $QUIVER_DATA, else $XDG_DATA_HOME/quiver,
-                 else ~/.local/share/quiver)
-`
+var secretsUsage = usageText("secrets")
 
 // runSecrets runs "quiver secrets rotate".
 func runSecrets(ctx context.Context, args []string, env Env) error {
-	if len(args) == 0 {
-		return usagef(`secrets: no subcommand given (run "quiver secrets --help")`)
-	}
-	switch args[0] {
-	case "help", "-h", "--help", "-help":
-		fmt.Fprint(env.Stdout, secretsUsage)
-		return nil
-	case "rotate":
-	default:
-		return usagef("secrets: unknown subcommand %q (rotate)", args[0])
+	if _, err := subcommand("secrets", args, secretsUsage, env.Stdout, "rotate"); err != nil {
+		return err
 	}
 	fs := newFlags("secrets rotate")
-	var cfgPath, data string
-	fs.StringVar(&cfgPath, "config", "", "")
-	fs.StringVar(&data, "data", "", "")
+	var df dataFlags
+	df.register(fs)
 	pos, err := parse(fs, args[1:], secretsUsage, env.Stdout)
 	if err != nil {
 		return err
@@ -45,7 +25,6 @@ func runSecrets(ctx context.Context, args []string, env Env) error {
 	if len(pos) > 0 {
 		return usagef("secrets rotate: takes no arguments")
 	}
-	df := dataFlags{config: cfgPath, data: data}
 	cfg, err := df.loadConfig()
 	if err != nil {
 		return err

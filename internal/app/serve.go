@@ -19,35 +19,7 @@ import (
 	"github.com/quiverhq/quiver/store"
 )
 
-const serveUsage = `Usage: quiver serve [flags]
-
-Runs Quiver as a server: the HTTP API (JSON and Server-Sent Events, described
-at /openapi.json) and the web pages, over the embedded SQLite database in the
-data folder. On first start it creates the organisation "default", an admin
-user and an example agent, and prints a one-time login link; "quiver
-login-link" prints a new one later.
-
-Admins change their organisation's feature switches, network mode, web
-engines and write-only keys in the web UI's Settings page (docs/settings.md)
-and manage people in People; the deployment configuration is the default
-and the ceiling. Keys and MCP tokens are sealed with secrets.key_file or
-secrets.keys_env.
-
-Turns still running when Quiver stopped are recorded as interrupted at start.
-SIGINT or SIGTERM stops it gracefully: no new requests, running turns get up
-to --grace to finish, then they are cancelled and recorded as interrupted.
-
-Flags:
-  --addr HOST:PORT   listen address (default 127.0.0.1:8080); a non-loopback
-                     address needs --public
-  --public           allow listening on a non-loopback address
-  --secure-cookies   mark session cookies Secure behind a TLS-terminating proxy
-  --grace D          how long running turns may finish at shutdown (default 30s)
-  --config FILE      deployment configuration (docs/models.md, docs/web.md,
-                     docs/mcp.md, docs/settings.md)
-  --data DIR         data folder (default $QUIVER_DATA, else $XDG_DATA_HOME/quiver,
-                     else ~/.local/share/quiver)
-`
+var serveUsage = usageText("serve")
 
 // defaultAgent is the agent a new installation starts with.
 const defaultAgent = `name: assistant
@@ -59,9 +31,10 @@ tools: [web_search, fetch_url]
 `
 
 type httpServeFlags struct {
-	addr, config, data string
-	public, secure     bool
-	grace              time.Duration
+	addr           string
+	df             dataFlags
+	public, secure bool
+	grace          time.Duration
 }
 
 func parseHTTPServe(args []string, env Env) (httpServeFlags, error) {
@@ -71,8 +44,7 @@ func parseHTTPServe(args []string, env Env) (httpServeFlags, error) {
 	fs.BoolVar(&c.public, "public", false, "")
 	fs.BoolVar(&c.secure, "secure-cookies", false, "")
 	fs.DurationVar(&c.grace, "grace", 30*time.Second, "")
-	fs.StringVar(&c.config, "config", "", "")
-	fs.StringVar(&c.data, "data", "", "")
+	c.df.register(fs)
 	pos, err := parse(fs, args, serveUsage, env.Stdout)
 	if err != nil {
 		return c, err
@@ -103,7 +75,7 @@ func runServe(ctx context.Context, args []string, env Env) error {
 	if err != nil {
 		return err
 	}
-	data := dataFlags{config: c.config, data: c.data}
+	data := c.df
 	cfg, err := data.loadConfig()
 	if err != nil {
 		return err
@@ -161,25 +133,16 @@ func bootstrap(ctx context.Context, st store.Store, env Env, base string) error 
 	return nil
 }
 
-const loginLinkUsage = `Usage: quiver login-link [--user ID] [--org ID] [--addr HOST:PORT] [--data DIR] [--config FILE]
-
-Prints a one-time login link (valid 24 hours) for a user of a running or
-stopped quiver serve: the way back in when the first link is lost.
-
-Flags:
-  --user ID        user (default "admin")
-  --org ID         organisation (default "default")
-  --addr HOST:PORT the server's address, for the printed URL (default 127.0.0.1:8080)
-`
+var loginLinkUsage = usageText("login-link")
 
 func runLoginLink(ctx context.Context, args []string, env Env) error {
 	fs := newFlags("login-link")
-	var user, org, addr, data, cfgPath string
+	var user, org, addr string
+	var df dataFlags
 	fs.StringVar(&user, "user", "admin", "")
 	fs.StringVar(&org, "org", "default", "")
 	fs.StringVar(&addr, "addr", "127.0.0.1:8080", "")
-	fs.StringVar(&data, "data", "", "")
-	fs.StringVar(&cfgPath, "config", "", "")
+	df.register(fs)
 	pos, err := parse(fs, args, loginLinkUsage, env.Stdout)
 	if err != nil {
 		return err
@@ -187,7 +150,7 @@ func runLoginLink(ctx context.Context, args []string, env Env) error {
 	if len(pos) > 0 {
 		return usagef("login-link: unexpected argument %q", pos[0])
 	}
-	o, err := dataFlags{config: cfgPath, data: data}.open(ctx, needStore, env)
+	o, err := df.open(ctx, needStore, env)
 	if err != nil {
 		return err
 	}

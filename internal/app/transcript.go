@@ -12,20 +12,7 @@ import (
 	"github.com/quiverhq/quiver/store"
 )
 
-const transcriptUsage = `Usage: quiver transcript CONVERSATION_ID [--user NAME] [--org O] [--data DIR] [--json]
-
-Prints a conversation's stored messages, oldest first: context messages, user
-and assistant messages, tool calls and (possibly truncated) tool results with
-the reference of the full body. Only the conversation's owner (--user, --org)
-can read it.
-
-Flags:
-  --user NAME   caller's display name (the conversation's owner)
-  --org O       caller's organisation
-  --data DIR    data folder (default $QUIVER_DATA, else $XDG_DATA_HOME/quiver,
-                else ~/.local/share/quiver)
-  --json        print {"conversation_id", "messages": [...]}
-`
+var transcriptUsage = usageText("transcript")
 
 // TranscriptMessage is one message of "quiver transcript --json".
 type TranscriptMessage struct {
