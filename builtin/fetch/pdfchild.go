@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"os/exec"
 	"runtime/debug"
 	"syscall"
@@ -105,4 +106,15 @@ func (b *limitedBuffer) Write(p []byte) (int, error) {
 		return 0, errors.New("output too large")
 	}
 	return b.Buffer.Write(p)
+}
+
+// SelfPDFReader is ChildPDFReader over the running executable, which must
+// answer PDFCommand with ServePDFChild (quiver does); nil, so fetch_url
+// reads PDFs in process, when the executable cannot be found.
+func SelfPDFReader() func(ctx context.Context, body []byte) (title, text string, err error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return nil
+	}
+	return ChildPDFReader(exe)
 }

@@ -45,12 +45,9 @@ func runAgentCheck(ctx context.Context, args []string, env Env) error {
 	a.flags(fs)
 	var asJSON bool
 	fs.BoolVar(&asJSON, "json", false, "")
-	pos, err := parse(fs, args, agentCheckUsage, env.Stdout)
+	pos, err := parseArgs(fs, args, agentCheckUsage, env.Stdout, 1, "give exactly one agent FILE")
 	if err != nil {
 		return err
-	}
-	if len(pos) != 1 {
-		return usagef("agent check: give exactly one agent FILE")
 	}
 	ag, err := config.LoadAgent(pos[0])
 	if err != nil {

@@ -39,12 +39,9 @@ func parseCall(args []string, env Env) (callFlags, error) {
 	fs.StringVar(&c.in.ConversationID, "conversation", "", "")
 	c.df.register(fs)
 	fs.BoolVar(&c.asJSON, "json", false, "")
-	pos, err := parse(fs, args, callUsage, env.Stdout)
+	pos, err := parseArgs(fs, args, callUsage, env.Stdout, 1, "give exactly one TOOL argument")
 	if err != nil {
 		return c, err
-	}
-	if len(pos) != 1 {
-		return c, usagef("call: give exactly one TOOL argument")
 	}
 	c.toolName = pos[0]
 	if !json.Valid([]byte(c.args)) {

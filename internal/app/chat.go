@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"os"
 	"strings"
 
 	"github.com/quiverhq/quiver/agent"
@@ -83,12 +82,8 @@ func runChat(ctx context.Context, args []string, env Env) error {
 	if c.message != "" {
 		return s.say(ctx, c.message)
 	}
-	in := env.Stdin
-	if in == nil {
-		in = os.Stdin
-	}
 	banner := fmt.Sprintf("conversation %s — Ctrl-D to end", s.req.ConversationID)
-	return terminal.Loop(ctx, in, s.out, banner, s.say, func(err error) bool { return errors.As(err, new(resultError)) })
+	return terminal.Loop(ctx, env.Stdin, s.out, banner, s.say, func(err error) bool { return errors.As(err, new(resultError)) })
 }
 
 func openSession(ctx context.Context, c chatFlags, env Env) (*session, error) {

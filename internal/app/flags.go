@@ -94,3 +94,19 @@ func (f *dataFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.config, "config", "", "")
 	fs.StringVar(&f.data, "data", "", "")
 }
+
+// parseArgs is parse, then exactly n positional arguments: other counts
+// are the usage error "NAME: want", or with want "" `NAME: unexpected
+// argument "X"`.
+func parseArgs(fs *flag.FlagSet, args []string, usage string, w io.Writer, n int, want string) ([]string, error) {
+	pos, err := parse(fs, args, usage, w)
+	switch {
+	case err != nil:
+		return nil, err
+	case len(pos) == n:
+		return pos, nil
+	case want == "" && len(pos) > n:
+		return nil, usagef("%s: unexpected argument %q", fs.Name(), pos[n])
+	}
+	return nil, usagef("%s: %s", fs.Name(), want)
+}

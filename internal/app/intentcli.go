@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"text/tabwriter"
 
 	"github.com/quiverhq/quiver/builtin"
@@ -90,11 +89,7 @@ func runIntent(ctx context.Context, args []string, env Env) error {
 	}
 	res := probe.Detect(intent.Request{Message: pos[0], History: hist})
 	out := intent.Preview(builtin.NewCatalog(builtin.CatalogDeps{}), res, intent.GateOptions{GateAlwaysOn: gateAlwaysOn})
-	if asJSON {
-		return writeJSON(env.Stdout, out)
-	}
-	out.WriteText(env.Stdout)
-	return nil
+	return emit(env.Stdout, asJSON, out)
 }
 
 // communityIntent reads a community's custom triggers, history depth and
@@ -114,11 +109,7 @@ func communityIntent(ctx context.Context, server, data string, cfg config.Config
 // intentLines answers --jsonl requests in order (intent.AnswerLines). A
 // malformed line is bad input and stops the run, naming the line.
 func intentLines(env Env, probe intent.Probe) error {
-	in := env.Stdin
-	if in == nil {
-		in = os.Stdin
-	}
-	err := intent.AnswerLines(in, env.Stdout, probe.Detect)
+	err := intent.AnswerLines(env.Stdin, env.Stdout, probe.Detect)
 	var le *intent.LineError
 	if errors.As(err, &le) {
 		return usagef("intent --jsonl: line %d: %s", le.Line, firstLine(le.Err.Error()))

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 	"text/tabwriter"
 
@@ -65,12 +64,9 @@ func runMCPAdd(ctx context.Context, args []string, env Env) error {
 	fs.StringVar(&tokenEnv, "token-env", "", "")
 	fs.BoolVar(&tokenStdin, "token-stdin", false, "")
 	fs.BoolVar(&asJSON, "json", false, "")
-	pos, err := parse(fs, args, mcpAddUsage, env.Stdout)
+	pos, err := parseArgs(fs, args, mcpAddUsage, env.Stdout, 2, "give NAME and URL")
 	if err != nil {
 		return err
-	}
-	if len(pos) != 2 {
-		return usagef("mcp add: give NAME and URL")
 	}
 	token, err := readToken(tokenEnv, tokenStdin, env)
 	if err != nil {
@@ -110,11 +106,7 @@ func readToken(envVar string, fromStdin bool, env Env) (string, error) {
 		}
 		return t, nil
 	case fromStdin:
-		in := env.Stdin
-		if in == nil {
-			in = os.Stdin
-		}
-		line, err := bufio.NewReader(io.LimitReader(in, 4096)).ReadString('\n')
+		line, err := bufio.NewReader(io.LimitReader(env.Stdin, 4096)).ReadString('\n')
 		if err != nil && !errors.Is(err, io.EOF) {
 			return "", fmt.Errorf("read token: %w", err)
 		}
@@ -132,12 +124,8 @@ func runMCPList(ctx context.Context, args []string, env Env) error {
 	a.flags(fs)
 	var asJSON bool
 	fs.BoolVar(&asJSON, "json", false, "")
-	pos, err := parse(fs, args, mcpListUsage, env.Stdout)
-	if err != nil {
+	if _, err := parseArgs(fs, args, mcpListUsage, env.Stdout, 0, "takes no arguments"); err != nil {
 		return err
-	}
-	if len(pos) > 0 {
-		return usagef("mcp list: takes no arguments")
 	}
 	rt, org, err := a.open(ctx, env)
 	if err != nil {
@@ -172,12 +160,9 @@ func runMCPToggle(ctx context.Context, args []string, env Env, enable bool) erro
 	fs := newFlags(name)
 	var a mcpAdmin
 	a.flags(fs)
-	pos, err := parse(fs, args, mcpToggleUsage, env.Stdout)
+	pos, err := parseArgs(fs, args, mcpToggleUsage, env.Stdout, 1, "give one NAME")
 	if err != nil {
 		return err
-	}
-	if len(pos) != 1 {
-		return usagef("%s: give one NAME", name)
 	}
 	rt, org, err := a.open(ctx, env)
 	if err != nil {
@@ -197,12 +182,9 @@ func runMCPRemove(ctx context.Context, args []string, env Env) error {
 	a.flags(fs)
 	var yes bool
 	fs.BoolVar(&yes, "yes", false, "")
-	pos, err := parse(fs, args, mcpRemoveUsage, env.Stdout)
+	pos, err := parseArgs(fs, args, mcpRemoveUsage, env.Stdout, 1, "give one NAME")
 	if err != nil {
 		return err
-	}
-	if len(pos) != 1 {
-		return usagef("mcp remove: give one NAME")
 	}
 	if !yes {
 		return usagef("mcp remove: deleting %s needs --yes", pos[0])

@@ -42,12 +42,9 @@ func runMCPProbe(ctx context.Context, args []string, env Env) error {
 	fs.BoolVar(&tokenStdin, "token-stdin", false, "")
 	fs.StringVar(&cfgPath, "config", "", "")
 	fs.BoolVar(&asJSON, "json", false, "")
-	pos, err := parse(fs, args, mcpProbeUsage, env.Stdout)
+	pos, err := parseArgs(fs, args, mcpProbeUsage, env.Stdout, 1, "give one URL")
 	if err != nil {
 		return err
-	}
-	if len(pos) != 1 {
-		return usagef("mcp probe: give one URL")
 	}
 	if callAll && len(calls) > 0 {
 		return usagef("mcp probe: give --call or --call-all, not both")
@@ -71,12 +68,8 @@ func runMCPProbe(ctx context.Context, args []string, env Env) error {
 	}
 	defer conn.Close()
 	out := conn.Report(ctx, calls, callAll)
-	if asJSON {
-		if err := writeJSON(env.Stdout, out); err != nil {
-			return err
-		}
-	} else {
-		out.WriteText(env.Stdout)
+	if err := emit(env.Stdout, asJSON, out); err != nil {
+		return err
 	}
 	if out.Failed() {
 		return resultError{}

@@ -4,9 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net"
-	"os"
 	"strings"
 	"time"
 
@@ -53,12 +51,8 @@ func parseServe(args []string, env Env) (serveFlags, error) {
 	fs.Var(&origins, "allow-origin", "")
 	fs.StringVar(&c.in.ConversationID, "conversation", "", "")
 	c.df.register(fs)
-	pos, err := parse(fs, args, mcpServeUsage, env.Stdout)
-	if err != nil {
+	if _, err := parseArgs(fs, args, mcpServeUsage, env.Stdout, 0, ""); err != nil {
 		return c, err
-	}
-	if len(pos) > 0 {
-		return c, usagef("mcp serve: unexpected argument %q", pos[0])
 	}
 	c.http = mcpserver.HTTPConfig{AllowedHosts: hosts, AllowedOrigins: origins}
 	if err := c.checkMode(); err != nil {
@@ -145,7 +139,7 @@ func runMCPServe(ctx context.Context, args []string, env Env) error {
 	srv := mcpserver.New(srvCfg)
 	if c.stdio {
 		fmt.Fprintf(env.Stderr, "quiver: serving %d tools of agent %s over stdio\n", toolset.Len(), facts.Agent.Name)
-		return serveStdio(ctx, srv, env)
+		return srv.RunStdio(ctx, env.Stdin, env.Stdout, shutdownGrace)
 	}
 	return serveHTTP(ctx, srv, c, env)
 }
@@ -163,16 +157,6 @@ func startSession(ctx context.Context, eng *engine.Engine, sess *engine.Session,
 		return usagef("--conversation: %q belongs to another user; give a conversation of your own", s.ConversationID)
 	}
 	return err
-}
-
-// serveStdio serves standard input and output (see
-// mcpserver.Server.RunStdio).
-func serveStdio(ctx context.Context, srv *mcpserver.Server, env Env) error {
-	var in io.Reader = os.Stdin
-	if env.Stdin != nil {
-		in = env.Stdin
-	}
-	return srv.RunStdio(ctx, in, env.Stdout, shutdownGrace)
 }
 
 // serveHTTP listens, prints the URL, and serves until ctx ends (see

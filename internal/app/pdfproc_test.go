@@ -5,6 +5,8 @@ import (
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/quiverhq/quiver/builtin/fetch"
 )
 
 // TestPDFReaderChild: the hidden __read-pdf command is the PDF child
@@ -17,7 +19,7 @@ func TestPDFReaderChild(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	read := pdfReader(exe)
+	read := fetch.ChildPDFReader(exe)
 	body, err := os.ReadFile("../../builtin/fetch/testdata/pdf/report.pdf")
 	if err != nil {
 		t.Fatal(err)

@@ -9,16 +9,18 @@ import (
 	"os"
 	"time"
 
+	"github.com/quiverhq/quiver/builtin/fetch"
 	"github.com/quiverhq/quiver/internal/clock"
 )
 
 // Version is Quiver's version, as servers and clients it talks to see it.
 const Version = "0.1.0-dev"
 
-// Env is what a command runs with. Zero fields mean: Now = clock.Now, Getenv =
-// os.Getenv, Logger discards.
+// Env is what a command runs with. Zero fields mean: Stdin = os.Stdin,
+// Stdout and Stderr discard, Now = clock.Now, Getenv = os.Getenv, Logger
+// discards.
 type Env struct {
-	// Stdin is read by commands that take input; nil means os.Stdin.
+	// Stdin is read by commands that take input.
 	Stdin          io.Reader
 	Stdout, Stderr io.Writer
 	Now            func() time.Time
@@ -35,6 +37,9 @@ func (e *Env) defaults() {
 	}
 	if e.Logger == nil {
 		e.Logger = slog.New(slog.DiscardHandler)
+	}
+	if e.Stdin == nil {
+		e.Stdin = os.Stdin
 	}
 	if e.Stdout == nil {
 		e.Stdout = io.Discard
@@ -105,8 +110,8 @@ func dispatchCommand(ctx context.Context, args []string, env Env) error {
 		return runIntent(ctx, args[1:], env)
 	case "triggers":
 		return runTriggers(ctx, args[1:], env)
-	case pdfCommand:
-		return runReadPDF(env)
+	case fetch.PDFCommand: // the child that reads one PDF (fetch.ServePDFChild)
+		return fetch.ServePDFChild(env.Stdin, env.Stdout)
 	case "help", "-h", "--help", "-help":
 		fmt.Fprint(env.Stdout, usage)
 		return nil

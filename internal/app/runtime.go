@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/quiverhq/quiver/builtin"
+	"github.com/quiverhq/quiver/builtin/fetch"
 	"github.com/quiverhq/quiver/engine"
 	"github.com/quiverhq/quiver/ids"
 	"github.com/quiverhq/quiver/internal/config"
@@ -42,16 +43,12 @@ func openRuntime(ctx context.Context, dir string, cfg config.Config, env Env) (*
 // newRuntime builds the runtime over an open store (which it then owns).
 func newRuntime(st store.Store, kr *secret.Keyring, dir string, cfg config.Config, env Env) *runtime {
 	m := newMCPRuntime(cfg, st, kr, env)
-	var readPDF func(context.Context, []byte) (string, string, error)
-	if exe := selfExecutable(); exe != "" {
-		readPDF = pdfReader(exe)
-	}
 	// The models engines open under the settings (quiver serve's); one
 	// pooled HTTP client serves every turn.
 	ms := models{getenv: env.Getenv, http: &http.Client{Timeout: 5 * time.Second}, api: providers.NewHTTPClient(), logger: env.Logger}
 	// The process's one built-in catalog; an organisation's settings reach
 	// it as an overlay of the tools they change (builtin.Catalogs.For).
-	catalogs := builtin.NewCatalogs(builtin.CatalogDeps{Results: st, Messages: st, DataDir: dir, Config: cfg, Getenv: env.Getenv, MCP: m.pool, ReadPDF: readPDF})
+	catalogs := builtin.NewCatalogs(builtin.CatalogDeps{Results: st, Messages: st, DataDir: dir, Config: cfg, Getenv: env.Getenv, MCP: m.pool, ReadPDF: fetch.SelfPDFReader()})
 	orgs := settings.New(settings.Config{
 		Store: st, Keyring: kr, Base: cfg, Getenv: env.Getenv, Now: env.Now, Logger: env.Logger, Models: ms.opener,
 		ProviderKey: func(provider string) string { return ms.set(cfg).Connection(provider).Key },

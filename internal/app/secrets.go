@@ -18,12 +18,8 @@ func runSecrets(ctx context.Context, args []string, env Env) error {
 	fs := newFlags("secrets rotate")
 	var df dataFlags
 	df.register(fs)
-	pos, err := parse(fs, args[1:], secretsUsage, env.Stdout)
-	if err != nil {
+	if _, err := parseArgs(fs, args[1:], secretsUsage, env.Stdout, 0, "takes no arguments"); err != nil {
 		return err
-	}
-	if len(pos) > 0 {
-		return usagef("secrets rotate: takes no arguments")
 	}
 	cfg, err := df.loadConfig()
 	if err != nil {

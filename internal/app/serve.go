@@ -45,12 +45,8 @@ func parseHTTPServe(args []string, env Env) (httpServeFlags, error) {
 	fs.BoolVar(&c.secure, "secure-cookies", false, "")
 	fs.DurationVar(&c.grace, "grace", 30*time.Second, "")
 	c.df.register(fs)
-	pos, err := parse(fs, args, serveUsage, env.Stdout)
-	if err != nil {
+	if _, err := parseArgs(fs, args, serveUsage, env.Stdout, 0, ""); err != nil {
 		return c, err
-	}
-	if len(pos) > 0 {
-		return c, usagef("serve: unexpected argument %q", pos[0])
 	}
 	if c.grace < 0 {
 		return c, usagef("--grace: must not be negative")
@@ -143,12 +139,8 @@ func runLoginLink(ctx context.Context, args []string, env Env) error {
 	fs.StringVar(&org, "org", "default", "")
 	fs.StringVar(&addr, "addr", "127.0.0.1:8080", "")
 	df.register(fs)
-	pos, err := parse(fs, args, loginLinkUsage, env.Stdout)
-	if err != nil {
+	if _, err := parseArgs(fs, args, loginLinkUsage, env.Stdout, 0, ""); err != nil {
 		return err
-	}
-	if len(pos) > 0 {
-		return usagef("login-link: unexpected argument %q", pos[0])
 	}
 	o, err := df.open(ctx, needStore, env)
 	if err != nil {

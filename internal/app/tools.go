@@ -14,17 +14,8 @@ func runTools(args []string, env Env) error {
 	fs := newFlags("tools")
 	var asJSON bool
 	fs.BoolVar(&asJSON, "json", false, "")
-	pos, err := parse(fs, args, toolsUsage, env.Stdout)
-	if err != nil {
+	if _, err := parseArgs(fs, args, toolsUsage, env.Stdout, 0, ""); err != nil {
 		return err
 	}
-	if len(pos) > 0 {
-		return usagef("tools: unexpected argument %q", pos[0])
-	}
-	out := builtin.CatalogSizes()
-	if asJSON {
-		return writeJSON(env.Stdout, out)
-	}
-	out.WriteText(env.Stdout)
-	return nil
+	return emit(env.Stdout, asJSON, builtin.CatalogSizes())
 }

@@ -69,11 +69,7 @@ func runTurn(args []string, env Env) error {
 	for _, w := range out.AllowlistWarnings {
 		fmt.Fprintf(env.Stderr, "quiver: warning: %s\n", allowlistLine(w))
 	}
-	if asJSON {
-		return writeJSON(env.Stdout, out)
-	}
-	out.WriteText(env.Stdout)
-	return nil
+	return emit(env.Stdout, asJSON, out)
 }
 
 func writeJSON(w io.Writer, v any) error {
@@ -81,4 +77,16 @@ func writeJSON(w io.Writer, v any) error {
 	enc.SetIndent("", "  ")
 	enc.SetEscapeHTML(false)
 	return enc.Encode(v)
+}
+
+// report is an output with a text form for people.
+type report interface{ WriteText(w io.Writer) }
+
+// emit writes v to w as indented JSON when asJSON, else as text.
+func emit(w io.Writer, asJSON bool, v report) error {
+	if asJSON {
+		return writeJSON(w, v)
+	}
+	v.WriteText(w)
+	return nil
 }
