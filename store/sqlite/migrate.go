@@ -9,6 +9,8 @@ import (
 	"path"
 	"strconv"
 	"strings"
+
+	"github.com/quiverhq/quiver/store"
 )
 
 // migrationFiles holds the schema, one file per step, named
@@ -92,7 +94,7 @@ func appliedVersions(ctx context.Context, tx *sql.Tx, known int) (map[int]bool, 
 			return nil, err
 		}
 		if v > known {
-			return nil, fmt.Errorf("database has migration %d, this build knows %d", v, known)
+			return nil, fmt.Errorf("%w: it has migration %d, this build knows %d", store.ErrSchemaTooNew, v, known)
 		}
 		done[v] = true
 	}

@@ -1,7 +1,10 @@
 package sqlite
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 	"path/filepath"
 	"testing"
 	"testing/fstest"
@@ -103,8 +106,40 @@ func TestMigrateRefusesNewerDatabase(t *testing.T) {
 	if err != nil {
 		t.Fatalf("insert: %v", err)
 	}
-	if _, err := migrate(t.Context(), s.writer, migrationFiles); err == nil {
-		t.Errorf("migrate on a database from a newer build succeeded, want an error")
+	if _, err := migrate(t.Context(), s.writer, migrationFiles); !errors.Is(err, store.ErrSchemaTooNew) {
+		t.Errorf("migrate on a database from a newer build = %v, want ErrSchemaTooNew", err)
+	}
+}
+
+// TestStatus: a missing database has every step pending and is not
+// created; an opened one has every step applied; one a newer build
+// migrated is too new, and Open refuses it.
+func TestStatus(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "data")
+	st, err := Status(t.Context(), dir)
+	if err != nil || st.Current != 0 || len(st.Pending) != st.Known || st.Known != len(allVersions(t)) || len(st.Applied) != 0 {
+		t.Fatalf("Status of no database = %+v, %v", st, err)
+	}
+	if _, err := os.Stat(dir); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("Status created the data folder: %v", err)
+	}
+	s := openTest(t, dir)
+	st, err = Status(t.Context(), dir)
+	if err != nil || st.Current != st.Known || len(st.Pending) != 0 || len(st.Applied) != st.Known || st.TooNew() {
+		t.Fatalf("Status after Open = %+v, %v", st, err)
+	}
+	if st.Applied[0].Name != "0001_init.sql" || st.Applied[0].AppliedAt.IsZero() {
+		t.Errorf("first applied step = %+v", st.Applied[0])
+	}
+	if _, err := s.writer.ExecContext(t.Context(), "INSERT INTO schema_migrations VALUES (99, '0099_future.sql', '2030-01-01T00:00:00.000Z')"); err != nil {
+		t.Fatal(err)
+	}
+	if st, err = Status(t.Context(), dir); err != nil || !st.TooNew() || st.Current != 99 {
+		t.Errorf("Status of a newer database = %+v, %v", st, err)
+	}
+	s.Close()
+	if _, err := Open(t.Context(), dir); !errors.Is(err, store.ErrSchemaTooNew) {
+		t.Errorf("Open of a newer database = %v, want ErrSchemaTooNew", err)
 	}
 }
 
