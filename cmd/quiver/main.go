@@ -1,5 +1,5 @@
-// Command quiver is Quiver's command-line interface. All logic lives in
-// internal/app; see "quiver help".
+// Command quiver is Quiver's command-line interface: internal/cli parses
+// the command line and runs internal/app's commands; see "quiver help".
 package main
 
 import (
@@ -11,6 +11,7 @@ import (
 	_ "time/tzdata" // zone names work on hosts without /usr/share/zoneinfo
 
 	"github.com/quiverhq/quiver/internal/app"
+	"github.com/quiverhq/quiver/internal/cli"
 )
 
 func main() {
@@ -18,7 +19,7 @@ func main() {
 	// calls deserve their answer.
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	code := app.Main(ctx, os.Args[1:], app.Env{Stdout: os.Stdout, Stderr: os.Stderr, Logger: logger})
+	code := cli.Main(ctx, os.Args[1:], app.Env{Stdout: os.Stdout, Stderr: os.Stderr, Logger: logger})
 	stop()
 	os.Exit(code)
 }

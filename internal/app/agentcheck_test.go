@@ -169,22 +169,6 @@ func TestAgentCheckBadInput(t *testing.T) {
 	}
 }
 
-func TestAgentCheckHelp(t *testing.T) {
-	code, out, _ := run(t, t.TempDir(), "agent", "check", "--help")
-	if code != 0 || !strings.HasPrefix(out, "Usage: quiver agent check FILE") {
-		t.Fatalf("exit %d:\n%s", code, out)
-	}
-	for _, s := range []string{`"entry"`, `"message"`, `"suggestion"`, `"mcp_checked"`, "--org", "--data", "--config", "Exit status 0", "1 when there are warnings", "2 when FILE"} {
-		if !strings.Contains(out, s) {
-			t.Errorf("agent check --help does not mention %s", s)
-		}
-	}
-	_, top, _ := run(t, t.TempDir(), "help")
-	if !strings.Contains(top, "quiver agent check FILE") {
-		t.Errorf("quiver help does not list agent check:\n%s", top)
-	}
-}
-
 // TestTurnAllowlistWarning: "quiver turn" warns on stderr about an
 // allowlist entry naming nothing, with the closest name; stdout stays the
 // request (valid JSON with --json, the warnings in allowlist_warnings),

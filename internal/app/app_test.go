@@ -17,6 +17,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/quiverhq/quiver/internal/app"
+	"github.com/quiverhq/quiver/internal/cli"
 	"github.com/quiverhq/quiver/store"
 	"github.com/quiverhq/quiver/store/sqlite"
 )
@@ -39,7 +40,7 @@ func run(t *testing.T, data string, args ...string) (code int, stdout, stderr st
 			return ""
 		},
 	}
-	code = app.Main(context.Background(), args, env)
+	code = cli.Main(context.Background(), args, env)
 	return code, out.String(), errb.String()
 }
 
@@ -145,39 +146,6 @@ func TestBadInput(t *testing.T) {
 				t.Errorf("data folder was created on bad input")
 			}
 		})
-	}
-}
-
-func TestHelp(t *testing.T) {
-	for _, cmd := range []string{"turn", "call", "tools", "prompt"} {
-		code, out, _ := run(t, t.TempDir(), cmd, "--help")
-		if code != 0 || !strings.HasPrefix(out, "Usage: quiver "+cmd) || !strings.Contains(out, "--json") {
-			t.Errorf("%s --help: exit %d, output %q", cmd, code, out)
-		}
-	}
-}
-
-// TestCallHelpIsTrue: call --help names every field --json prints and
-// every place the data folder can come from.
-func TestCallHelpIsTrue(t *testing.T) {
-	_, help, _ := run(t, t.TempDir(), "call", "--help")
-	b, err := json.Marshal(app.CallOutput{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var fields map[string]any
-	if err := json.Unmarshal(b, &fields); err != nil {
-		t.Fatal(err)
-	}
-	for f := range fields {
-		if !strings.Contains(help, `"`+f+`"`) {
-			t.Errorf("call --help does not name the --json field %q", f)
-		}
-	}
-	for _, src := range []string{"$QUIVER_DATA", "$XDG_DATA_HOME", "~/.local/share/quiver"} {
-		if !strings.Contains(help, src) {
-			t.Errorf("call --help does not say the data folder may come from %s", src)
-		}
 	}
 }
 
@@ -336,7 +304,7 @@ func TestCallRecordsTurnWithTimezone(t *testing.T) {
 func runStdin(t *testing.T, stdin string, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
 	var out, errb bytes.Buffer
-	code = app.Main(context.Background(), args, app.Env{Stdin: strings.NewReader(stdin), Stdout: &out, Stderr: &errb})
+	code = cli.Main(context.Background(), args, app.Env{Stdin: strings.NewReader(stdin), Stdout: &out, Stderr: &errb})
 	return code, out.String(), errb.String()
 }
 
@@ -426,22 +394,6 @@ func TestFetchURLGoesThroughTheGuard(t *testing.T) {
 	}
 	if code != 1 || !strings.Contains(got.Content, "blocked: address not allowed") || strings.Contains(got.Content, "abc") {
 		t.Errorf("exit %d, %+v", code, got)
-	}
-}
-
-// TestClockOffsetRefused: a QUIVER_CLOCK_OFFSET that is not a duration is
-// one usage line and exit status 2, before any command runs.
-func TestClockOffsetRefused(t *testing.T) {
-	var out, errb bytes.Buffer
-	env := app.Env{Stdout: &out, Stderr: &errb, Getenv: func(k string) string {
-		if k == "QUIVER_CLOCK_OFFSET" {
-			return "a year"
-		}
-		return ""
-	}}
-	if code := app.Main(context.Background(), []string{"tools"}, env); code != 2 || out.Len() != 0 ||
-		!strings.Contains(errb.String(), "QUIVER_CLOCK_OFFSET") || strings.Count(errb.String(), "\n") != 1 {
-		t.Fatalf("exit %d, stdout %q, stderr %q; want 2, nothing, one line naming the variable", code, out.String(), errb.String())
 	}
 }
 

@@ -3,57 +3,32 @@ package app
 import (
 	"context"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"strings"
 	"unicode"
 
 	"github.com/quiverhq/quiver/dispatch"
+	"github.com/quiverhq/quiver/engine"
 	"github.com/quiverhq/quiver/ids"
 	"github.com/quiverhq/quiver/tool"
 )
 
-var callUsage = usageText("call")
-
 // CallOutput is what "quiver call --json" prints.
-type CallOutput struct {
-	IsError bool        `json:"is_error"`
-	Content string      `json:"content"`
-	Ref     string      `json:"ref"`
-	Effect  tool.Effect `json:"effect"`
-}
+type CallOutput = engine.CallReport
 
-type callFlags struct {
-	in       TurnInput
-	df       dataFlags
-	args     string
-	asJSON   bool
-	toolName string
-}
-
-func parseCall(args []string, env Env) (callFlags, error) {
-	fs := newFlags("call")
-	var c callFlags
-	c.in.register(fs)
-	fs.StringVar(&c.args, "args", "{}", "")
-	fs.StringVar(&c.in.ConversationID, "conversation", "", "")
-	c.df.register(fs)
-	fs.BoolVar(&c.asJSON, "json", false, "")
-	pos, err := parseArgs(fs, args, callUsage, env.Stdout, 1, "give exactly one TOOL argument")
-	if err != nil {
-		return c, err
-	}
-	c.toolName = pos[0]
-	if !json.Valid([]byte(c.args)) {
-		return c, usagef("--args: not valid JSON")
-	}
-	if !flagGiven(fs, "conversation") {
-		c.in.ConversationID = defaultCallConversation(c.in.Caller.User)
-	}
-	if strings.TrimSpace(c.in.ConversationID) == "" {
-		return c, usagef("--conversation: must not be empty")
-	}
-	return c, nil
+// CallOptions is what "quiver call" runs with.
+type CallOptions struct {
+	// Turn is who the call is for and with which agent. An empty
+	// ConversationID is the caller's own CLI conversation (one per user).
+	Turn TurnInput
+	// Data is the configuration and the data folder.
+	Data Data
+	// Tool is the name of the tool called.
+	Tool string
+	// Args is the call's arguments, a JSON object.
+	Args json.RawMessage
+	// JSON prints a CallOutput instead of the result's text.
+	JSON bool
 }
 
 // defaultCallConversation is the conversation of a call without
@@ -61,19 +36,16 @@ func parseCall(args []string, env Env) (callFlags, error) {
 // share (and so cannot read) one another's stored results.
 func defaultCallConversation(user string) string { return "cli-" + ids.Slug(user, "cli") }
 
-// flagGiven reports whether the command line set the flag.
-func flagGiven(fs *flag.FlagSet, name string) bool {
-	given := false
-	fs.Visit(func(f *flag.Flag) { given = given || f.Name == name })
-	return given
-}
-
-func runCall(ctx context.Context, args []string, env Env) error {
-	c, err := parseCall(args, env)
-	if err != nil {
-		return err
+// Call runs one tool as the agent's turn would offer it, recording the
+// turn, and prints its result. The conversation is claimed for the
+// caller first (another user's is a *UsageError); an error result is
+// printed and returned as ErrReported.
+func Call(ctx context.Context, o CallOptions, env Env) error {
+	env.defaults()
+	if o.Turn.ConversationID == "" {
+		o.Turn.ConversationID = defaultCallConversation(o.Turn.Caller.User)
 	}
-	rt, eng, sess, err := openTurnSession(ctx, c.in, fmt.Sprintf("cli-%d", env.Now().UnixNano()), c.df, env)
+	rt, eng, sess, err := openTurnSession(ctx, o.Turn, fmt.Sprintf("cli-%d", env.Now().UnixNano()), o.Data.flags(), env)
 	if err != nil {
 		return err
 	}
@@ -86,16 +58,16 @@ func runCall(ctx context.Context, args []string, env Env) error {
 	if err := st.PutTurn(ctx, sess.Turn("", "")); err != nil {
 		return fmt.Errorf("record turn: %w", err)
 	}
-	res, err := eng.Call(ctx, sess, dispatch.Call{ID: "cli", Name: c.toolName, Args: json.RawMessage(c.args)})
+	res, err := eng.Call(ctx, sess, dispatch.Call{ID: "cli", Name: o.Tool, Args: o.Args})
 	if err != nil {
 		return err
 	}
 	// The model's refusal names only the tool; the person at the CLI runs
 	// the deployment and is told why, on stderr.
-	if why := sess.Toolset.ReasonFor(c.toolName); why != "" {
-		fmt.Fprintf(env.Stderr, "quiver: %s is left out of this turn: %s\n", c.toolName, printableReason(why))
+	if why := sess.Toolset.ReasonFor(o.Tool); why != "" {
+		fmt.Fprintf(env.Stderr, "quiver: %s is left out of this turn: %s\n", o.Tool, printableReason(why))
 	}
-	return printCall(env, c.asJSON, res)
+	return printCall(env, o.JSON, res)
 }
 
 // printableReason keeps a reason (which may quote an MCP server) to one
@@ -109,22 +81,13 @@ func printableReason(s string) string {
 	}, s)
 }
 
+// printCall prints the result; an error result is ErrReported.
 func printCall(env Env, asJSON bool, res tool.Result) error {
-	if asJSON {
-		if err := writeJSON(env.Stdout, CallOutput{IsError: res.IsError, Content: res.Content, Ref: res.Ref, Effect: res.Effect}); err != nil {
-			return err
-		}
-	} else {
-		fmt.Fprintln(env.Stdout, res.Content)
-		if res.Effect.Pause != nil {
-			fmt.Fprintf(env.Stdout, "\n[pause] %s\n", res.Effect.Pause.Question)
-		}
-		for _, a := range res.Effect.NextActions {
-			fmt.Fprintf(env.Stdout, "[suggest] %s\n", a)
-		}
+	if err := emit(env.Stdout, asJSON, engine.NewCallReport(res)); err != nil {
+		return err
 	}
 	if res.IsError {
-		return resultError{}
+		return ErrReported
 	}
 	return nil
 }

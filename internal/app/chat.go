@@ -5,58 +5,28 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"strings"
 
 	"github.com/quiverhq/quiver/agent"
 	"github.com/quiverhq/quiver/engine"
-	"github.com/quiverhq/quiver/intent"
 	"github.com/quiverhq/quiver/surface/terminal"
 )
 
-var chatUsage = usageText("chat")
-
-type chatFlags struct {
-	in      TurnInput
-	df      dataFlags
-	dtm     string
-	asJSON  bool
-	message string
-}
-
-func parseChat(args []string, env Env) (chatFlags, error) {
-	fs := newFlags("chat")
-	var c chatFlags
-	c.in.register(fs)
-	fs.StringVar(&c.in.ConversationID, "conversation", "", "")
-	c.df.register(fs)
-	fs.StringVar(&c.dtm, "dtm", "", "")
-	fs.BoolVar(&c.asJSON, "json", false, "")
-	pos, err := parse(fs, args, chatUsage, env.Stdout)
-	if err != nil {
-		return c, err
-	}
-	if c.dtm != "" {
-		// "follow" defers to the stored override, so it is no override.
-		m, err := intent.ParseUserMode(c.dtm)
-		if err != nil {
-			return c, usagef("--dtm: %v", err)
-		}
-		if m == intent.UserFollow {
-			m = ""
-		}
-		c.dtm = m
-	}
-	switch len(pos) {
-	case 0:
-	case 1:
-		c.message = pos[0]
-		if strings.TrimSpace(c.message) == "" {
-			return c, usagef("chat: MESSAGE is empty")
-		}
-	default:
-		return c, usagef("chat: give at most one MESSAGE argument (quote it)")
-	}
-	return c, nil
+// ChatOptions is what "quiver chat" runs with.
+type ChatOptions struct {
+	// Turn is who the chat is for and with which agent. A ConversationID
+	// is claimed for the caller (refused when another user's); "" starts
+	// a new conversation.
+	Turn TurnInput
+	// Data is the configuration and the data folder.
+	Data Data
+	// UserMode is the caller's Deliberate Tool Mode override for the
+	// chat, "off" or "on"; "" defers to the stored one.
+	UserMode string
+	// Message, when set, is the one message sent; else the messages are
+	// Env.Stdin's lines, until it ends.
+	Message string
+	// JSON prints the turns' events as JSON lines instead of text.
+	JSON bool
 }
 
 // session is one chat's world: the runtime, the engine, the model and
@@ -69,31 +39,30 @@ type session struct {
 	out *terminal.Printer
 }
 
-func runChat(ctx context.Context, args []string, env Env) error {
-	c, err := parseChat(args, env)
-	if err != nil {
-		return err
-	}
-	s, err := openSession(ctx, c, env)
+// Chat runs a conversation with the agent: the one Message, or each line
+// of Env.Stdin, printed as it streams. A tool call's error result is
+// ErrReported; a message or turn the engine refuses is a *UsageError.
+func Chat(ctx context.Context, o ChatOptions, env Env) error {
+	env.defaults()
+	s, err := openSession(ctx, o, env)
 	if err != nil {
 		return err
 	}
 	defer s.close()
-	if c.message != "" {
-		return s.say(ctx, c.message)
+	if o.Message != "" {
+		return s.say(ctx, o.Message)
 	}
 	banner := fmt.Sprintf("conversation %s — Ctrl-D to end", s.req.ConversationID)
-	return terminal.Loop(ctx, env.Stdin, s.out, banner, s.say, func(err error) bool { return errors.As(err, new(resultError)) })
+	return terminal.Loop(ctx, env.Stdin, s.out, banner, s.say, func(err error) bool { return errors.Is(err, ErrReported) })
 }
 
-func openSession(ctx context.Context, c chatFlags, env Env) (*session, error) {
-	data := c.df
+func openSession(ctx context.Context, c ChatOptions, env Env) (*session, error) {
+	data := c.Data.flags()
 	cfg, err := data.loadConfig()
 	if err != nil {
 		return nil, err
 	}
-	c.in.Now = env.Now()
-	req, err := turnRequest(c.in)
+	req, err := turnRequest(c.Turn)
 	if err != nil {
 		return nil, err
 	}
@@ -126,8 +95,8 @@ func openSession(ctx context.Context, c chatFlags, env Env) (*session, error) {
 			return nil, err
 		}
 	}
-	req.Model, req.UserMode = model, c.dtm
-	s := &session{env: env, rt: rt, req: req, out: &terminal.Printer{Out: env.Stdout, Err: env.Stderr, JSON: c.asJSON}}
+	req.Model, req.UserMode = model, c.UserMode
+	s := &session{env: env, rt: rt, req: req, out: &terminal.Printer{Out: env.Stdout, Err: env.Stderr, JSON: c.JSON}}
 	go rt.mcp.Run(ctx) // idle connections closed while the session lasts
 	s.eng = rt.newEngine(cfg, det, false, env)
 	return s, nil
@@ -146,7 +115,7 @@ func (s *session) say(ctx context.Context, message string) error {
 		return cliError(err)
 	}
 	if out.Stop == agent.StopError {
-		return resultError{}
+		return ErrReported
 	}
 	return nil
 }

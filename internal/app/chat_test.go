@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/quiverhq/quiver/internal/app"
+	"github.com/quiverhq/quiver/internal/cli"
 	"github.com/quiverhq/quiver/llm"
 	"github.com/quiverhq/quiver/llm/llmtest"
 )
@@ -38,7 +39,7 @@ func chatEnv(t *testing.T, data string, srv *llmtest.Server, stdin string) func(
 				return ""
 			},
 		}
-		code := app.Main(context.Background(), args, env)
+		code := cli.Main(context.Background(), args, env)
 		return code, out.String(), errb.String()
 	}
 }
@@ -129,7 +130,7 @@ func TestChatNoModelConnected(t *testing.T) {
 		}
 		return ""
 	}}
-	code := app.Main(context.Background(), []string{"chat", "--agent", agentFile, "hi"}, env)
+	code := cli.Main(context.Background(), []string{"chat", "--agent", agentFile, "hi"}, env)
 	if code != 2 || strings.Count(errb.String(), "\n") != 1 || !strings.Contains(errb.String(), "start Ollama on localhost:11434") {
 		t.Errorf("exit %d, stderr %q", code, errb.String())
 	}
@@ -155,7 +156,7 @@ func TestChatFallsBackToOllama(t *testing.T) {
 		}
 		return ""
 	}}
-	app.Main(context.Background(), []string{"chat", "--agent", agentFile, "hi"}, env)
+	cli.Main(context.Background(), []string{"chat", "--agent", agentFile, "hi"}, env)
 	if !strings.Contains(errb.String(), "using ollama:qwen3:8b from "+ollama.URL) {
 		t.Errorf("stderr %q", errb.String())
 	}

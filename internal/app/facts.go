@@ -2,7 +2,6 @@ package app
 
 import (
 	"errors"
-	"time"
 
 	"github.com/quiverhq/quiver/engine"
 	"github.com/quiverhq/quiver/ids"
@@ -10,18 +9,21 @@ import (
 	"github.com/quiverhq/quiver/turn"
 )
 
-// Caller is who the CLI acts for.
+// Caller is who a command acts for: names as people write them (the ids
+// are their slugs; "" is the user "cli" of the organisation "default"),
+// and an IANA timezone ("" for UTC).
 type Caller struct {
 	User, Department, Org, Timezone string
 }
 
-// TurnInput is what a CLI command knows when a turn starts.
+// TurnInput is what a command knows when a turn starts: the agent file
+// (required), a "provider:model" overriding the agent's, the caller, and
+// the conversation (see each command for what "" means).
 type TurnInput struct {
 	AgentFile      string
 	Model          string
 	Caller         Caller
 	ConversationID string
-	Now            time.Time
 }
 
 // turnRequest loads the agent file and builds the engine request of a

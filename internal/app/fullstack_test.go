@@ -24,6 +24,7 @@ import (
 
 	"github.com/quiverhq/quiver/internal/app"
 	"github.com/quiverhq/quiver/internal/browsertest"
+	"github.com/quiverhq/quiver/internal/cli"
 	"github.com/quiverhq/quiver/internal/clock"
 	"github.com/quiverhq/quiver/llm"
 	"github.com/quiverhq/quiver/llm/llmtest"
@@ -352,7 +353,7 @@ func serveFullStack(t *testing.T, data, cfg string, model *llmtest.Server) fullS
 	}
 	done := make(chan int, 1)
 	go func() {
-		done <- app.Main(ctx, []string{"serve", "--addr", "127.0.0.1:0", "--config", cfg}, env)
+		done <- cli.Main(ctx, []string{"serve", "--addr", "127.0.0.1:0", "--config", cfg}, env)
 		pw.Close()
 	}()
 	var s fullStackServing

@@ -4,8 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"text/tabwriter"
+	"strings"
 
 	"github.com/quiverhq/quiver/builtin"
 	dtmconfig "github.com/quiverhq/quiver/deliberate"
@@ -13,8 +12,6 @@ import (
 	"github.com/quiverhq/quiver/intent"
 	"github.com/quiverhq/quiver/internal/config"
 )
-
-var intentUsage = usageText("intent")
 
 // loadDetector loads the built-in packs and any in intent.packs_dir (see
 // intent.LoadDetector): an invalid pack there is bad input naming its
@@ -27,44 +24,37 @@ func loadDetector(cfg config.Config) (*intent.Detector, error) {
 	return det, err
 }
 
-func runIntent(ctx context.Context, args []string, env Env) error {
-	fs := newFlags("intent")
-	var server, userMode, alwaysOn string
-	var df dataFlags
-	var hist listFlag
-	var historyTurns int
-	var jsonl, asJSON bool
-	fs.StringVar(&server, "server", "", "")
-	fs.StringVar(&userMode, "user-mode", "follow", "")
-	fs.Var(&hist, "history", "")
-	fs.IntVar(&historyTurns, "history-turns", -1, "")
-	fs.StringVar(&alwaysOn, "always-on", "", "")
-	fs.BoolVar(&jsonl, "jsonl", false, "")
-	fs.BoolVar(&asJSON, "json", false, "")
-	df.register(fs)
-	pos, err := parse(fs, args, intentUsage, env.Stdout)
-	if err != nil {
-		return err
-	}
-	mode, err := intent.ParseUserMode(userMode)
-	if err != nil {
-		return usagef("--user-mode: %v", err)
-	}
-	if historyTurns > intent.MaxHistoryTurns {
-		return usagef("--history-turns: use 0–%d", intent.MaxHistoryTurns)
-	}
-	var gateAlwaysOn bool
-	if alwaysOn != "" {
-		if gateAlwaysOn, err = intent.ParseAlwaysOn(alwaysOn); err != nil {
-			return usagef("--always-on: %v", err)
-		}
-	}
-	switch {
-	case jsonl && len(pos) > 0:
-		return usagef("intent: --jsonl reads messages from standard input; give no MESSAGE")
-	case !jsonl && len(pos) != 1:
-		return usagef("intent: give one MESSAGE")
-	}
+// IntentOptions is what "quiver intent" runs with: Deliberate Tool
+// Mode's detection of one message (or of Env.Stdin's lines), as a
+// community's turn would see it.
+type IntentOptions struct {
+	// Message is the message detected; JSONL reads requests from
+	// Env.Stdin instead, one JSON object a line (intent.AnswerLines).
+	Message string
+	JSONL   bool
+	// History is the earlier user messages, oldest first.
+	History []string
+	// Server is the community whose custom triggers, history depth and
+	// always-on choice apply; "" means deliberate.DefaultCommunity.
+	Server string
+	// UserMode is the user's override (intent.ParseUserMode).
+	UserMode string
+	// HistoryTurns and GateAlwaysOn, when set, replace the community's.
+	HistoryTurns *int
+	GateAlwaysOn *bool
+	// Data is the configuration and the data folder (read only with
+	// Server).
+	Data Data
+	// JSON prints the preview (intent.Report) instead of its text form.
+	JSON bool
+}
+
+// Intent prints which families a message opens and why, and what the
+// turn would declare. An invalid pack in intent.packs_dir, or a
+// malformed JSONL line, is a *UsageError.
+func Intent(ctx context.Context, o IntentOptions, env Env) error {
+	env.defaults()
+	df := o.Data.flags()
 	cfg, err := df.loadConfig()
 	if err != nil {
 		return err
@@ -73,23 +63,24 @@ func runIntent(ctx context.Context, args []string, env Env) error {
 	if err != nil {
 		return err
 	}
-	community, err := communityIntent(ctx, server, df.data, cfg, env)
+	community, err := communityIntent(ctx, o.Server, df.data, cfg, env)
 	if err != nil {
 		return err
 	}
-	probe := intent.Probe{Detector: det, Custom: community.Custom, HistoryTurns: community.HistoryTurns, UserMode: mode}
-	if historyTurns >= 0 {
-		probe.HistoryTurns = historyTurns
+	probe := intent.Probe{Detector: det, Custom: community.Custom, HistoryTurns: community.HistoryTurns, UserMode: o.UserMode}
+	if o.HistoryTurns != nil {
+		probe.HistoryTurns = *o.HistoryTurns
 	}
-	if alwaysOn == "" {
-		gateAlwaysOn = community.GateAlwaysOn
+	gateAlwaysOn := community.GateAlwaysOn
+	if o.GateAlwaysOn != nil {
+		gateAlwaysOn = *o.GateAlwaysOn
 	}
-	if jsonl {
+	if o.JSONL {
 		return intentLines(env, probe)
 	}
-	res := probe.Detect(intent.Request{Message: pos[0], History: hist})
+	res := probe.Detect(intent.Request{Message: o.Message, History: o.History})
 	out := intent.Preview(builtin.NewCatalog(builtin.CatalogDeps{}), res, intent.GateOptions{GateAlwaysOn: gateAlwaysOn})
-	return emit(env.Stdout, asJSON, out)
+	return emit(env.Stdout, o.JSON, out)
 }
 
 // communityIntent reads a community's custom triggers, history depth and
@@ -112,119 +103,77 @@ func intentLines(env Env, probe intent.Probe) error {
 	err := intent.AnswerLines(env.Stdin, env.Stdout, probe.Detect)
 	var le *intent.LineError
 	if errors.As(err, &le) {
-		return usagef("intent --jsonl: line %d: %s", le.Line, firstLine(le.Err.Error()))
+		msg, _, _ := strings.Cut(le.Err.Error(), "\n")
+		return usagef("intent --jsonl: line %d: %s", le.Line, msg)
 	}
 	return err
 }
 
-var triggersUsage = usageText("triggers")
-
-// triggersFlags are the flags of quiver triggers.
-type triggersFlags struct {
-	sub, server, target, user, alwaysOn string
-	df                                  dataFlags
-	history                             int
-	// historySet reports that --history was given.
-	historySet, asJSON bool
-	pos                []string
+// TriggersOptions is what "quiver triggers" runs with: a community's
+// Deliberate Tool Mode configuration, read or changed.
+type TriggersOptions struct {
+	// Action is list, add, remove, mode or user.
+	Action string
+	// Server is the community.
+	Server string
+	// Target is the family the trigger added or removed opens, Phrase
+	// its phrase (deliberate.NewTrigger).
+	Target, Phrase string
+	// Change is what mode sets.
+	Change dtmconfig.Change
+	// User and UserMode are whose override user sets, and to what: off,
+	// follow or on.
+	User, UserMode string
+	// Data is the configuration and the data folder.
+	Data Data
+	// JSON makes list print [{"family", "phrase"}] instead of a table.
+	JSON bool
 }
 
-func runTriggers(ctx context.Context, args []string, env Env) error {
-	sub, err := subcommand("triggers", args, triggersUsage, env.Stdout, "list", "add", "remove", "mode", "user")
+// Triggers carries out the action. Everything is validated before the
+// store is opened (the same checks the writes make again, with the same
+// messages); a write the stored state refuses (a trigger that exists, a
+// full target, one that is not there) is a *UsageError too.
+func Triggers(ctx context.Context, o TriggersOptions, env Env) error {
+	env.defaults()
+	if err := o.check(); err != nil {
+		return err
+	}
+	op, err := o.Data.flags().open(ctx, needStore, env)
 	if err != nil {
 		return err
 	}
-	fs := newFlags("triggers " + sub)
-	f := triggersFlags{sub: sub}
-	fs.StringVar(&f.server, "server", "", "")
-	fs.StringVar(&f.target, "target", "", "")
-	fs.StringVar(&f.user, "user", "", "")
-	fs.IntVar(&f.history, "history", 0, "")
-	fs.StringVar(&f.alwaysOn, "always-on", "", "")
-	f.df.register(fs)
-	fs.BoolVar(&f.asJSON, "json", false, "")
-	pos, err := parse(fs, args[1:], triggersUsage, env.Stdout)
-	if err != nil {
-		return err
-	}
-	f.pos = pos
-	f.historySet = flagGiven(fs, "history")
-	if f.server == "" {
-		return usagef("triggers %s: --server is required", sub)
-	}
-	// Validate everything before the store is opened (the same checks
-	// the writes make again, with the same messages).
-	if err := f.check(); err != nil {
-		return err
-	}
-	o, err := f.df.open(ctx, needStore, env)
-	if err != nil {
-		return err
-	}
-	defer o.close()
-	return f.run(ctx, &dtmconfig.Service{Store: o.st, Now: env.Now}, env)
+	defer op.close()
+	return o.run(ctx, &dtmconfig.Service{Store: op.st, Now: env.Now}, env)
 }
 
-// check validates the subcommand's arguments, as the store's writes do.
-func (f triggersFlags) check() error {
-	switch f.sub {
+// check validates the action, and its trigger or user mode as the
+// store's writes do.
+func (o TriggersOptions) check() error {
+	switch o.Action {
 	case "add", "remove":
-		if len(f.pos) != 1 {
-			return usagef("triggers %s: give one PHRASE", f.sub)
-		}
-		if _, err := dtmconfig.NewTrigger(f.target, f.pos[0]); err != nil {
-			return usagef("triggers %s: %v", f.sub, err)
-		}
-	case "mode":
-		if len(f.pos) != 1 || (f.pos[0] != "on" && f.pos[0] != "off") {
-			return usagef("triggers mode: give on or off")
-		}
-		if _, err := f.change(); err != nil {
-			return err
+		if _, err := dtmconfig.NewTrigger(o.Target, o.Phrase); err != nil {
+			return usagef("triggers %s: %v", o.Action, err)
 		}
 	case "user":
-		if f.user == "" || len(f.pos) != 1 {
-			return usagef("triggers user: give --user NAME and one of off, follow, on")
-		}
-		if _, err := dtmconfig.ParseUserMode(f.pos[0]); err != nil {
+		if _, err := dtmconfig.ParseUserMode(o.UserMode); err != nil {
 			return usagef("triggers user: %v", err)
 		}
-	case "list":
-		if len(f.pos) != 0 {
-			return usagef("triggers list: takes no arguments")
-		}
+	case "list", "mode":
+	default:
+		return usagef("triggers: unknown action %q (list, add, remove, mode, user)", o.Action)
 	}
 	return nil
-}
-
-// change is what triggers mode asks for: on or off, and --history and
-// --always-on when given.
-func (f triggersFlags) change() (dtmconfig.Change, error) {
-	c := dtmconfig.Change{Enabled: f.pos[0] == "on"}
-	if f.historySet {
-		if err := dtmconfig.CheckHistoryTurns(f.history); err != nil {
-			return c, usagef("triggers mode: --history: %v", err)
-		}
-		c.HistoryTurns = &f.history
-	}
-	if f.alwaysOn != "" {
-		gate, err := intent.ParseAlwaysOn(f.alwaysOn)
-		if err != nil {
-			return c, usagef("triggers mode: --always-on: %v", err)
-		}
-		c.GateAlwaysOn = &gate
-	}
-	return c, nil
 }
 
 // run carries out the checked subcommand; a write the stored state
 // refuses (a trigger that exists, a full target, one that is not there)
 // is bad input.
-func (f triggersFlags) run(ctx context.Context, cfgs *dtmconfig.Service, env Env) error {
-	org := ids.Slug(f.server, "default")
-	switch f.sub {
+func (o TriggersOptions) run(ctx context.Context, cfgs *dtmconfig.Service, env Env) error {
+	org := ids.Slug(o.Server, "default")
+	switch o.Action {
 	case "add":
-		t, err := cfgs.AddTrigger(ctx, org, f.target, f.pos[0])
+		t, err := cfgs.AddTrigger(ctx, org, o.Target, o.Phrase)
 		if dtmconfig.Refused(err) {
 			return usagef("triggers add: %v", err)
 		} else if err != nil {
@@ -232,7 +181,7 @@ func (f triggersFlags) run(ctx context.Context, cfgs *dtmconfig.Service, env Env
 		}
 		fmt.Fprintf(env.Stdout, "added %s trigger %q\n", t.Target, t.Phrase)
 	case "remove":
-		t, err := cfgs.RemoveTrigger(ctx, org, f.target, f.pos[0])
+		t, err := cfgs.RemoveTrigger(ctx, org, o.Target, o.Phrase)
 		if dtmconfig.Refused(err) {
 			return usagef("triggers remove: %v", err)
 		} else if err != nil {
@@ -240,45 +189,34 @@ func (f triggersFlags) run(ctx context.Context, cfgs *dtmconfig.Service, env Env
 		}
 		fmt.Fprintf(env.Stdout, "removed %s trigger %q\n", t.Target, t.Phrase)
 	case "mode":
-		c, err := f.change()
+		s, err := cfgs.Update(ctx, org, o.Change)
 		if err != nil {
 			return err
 		}
-		s, err := cfgs.Update(ctx, org, c)
-		if err != nil {
-			return err
-		}
-		fmt.Fprintf(env.Stdout, "deliberate tool mode %s for %s (%s)\n", f.pos[0], org, s.Summary())
+		fmt.Fprintf(env.Stdout, "deliberate tool mode %s for %s (%s)\n", onOff(o.Change.Enabled), org, s.Summary())
 	case "user":
-		mode, err := cfgs.SetUserMode(ctx, org, ids.Slug(f.user, "cli"), f.pos[0])
+		mode, err := cfgs.SetUserMode(ctx, org, ids.Slug(o.User, "cli"), o.UserMode)
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(env.Stdout, "deliberate tool mode for %s in %s: %s\n", f.user, org, mode)
+		fmt.Fprintf(env.Stdout, "deliberate tool mode for %s in %s: %s\n", o.User, org, mode)
 	case "list":
 		ts, err := cfgs.Triggers(ctx, org)
 		if err != nil {
 			return err
 		}
-		return printTriggers(env.Stdout, org, ts, f.asJSON)
+		if o.JSON {
+			return writeJSON(env.Stdout, ts)
+		}
+		return dtmconfig.WriteTriggers(env.Stdout, org, ts)
 	}
 	return nil
 }
 
-// printTriggers lists a community's custom triggers, for people or as
-// JSON [{"family", "phrase"}].
-func printTriggers(w io.Writer, org string, ts []dtmconfig.Trigger, asJSON bool) error {
-	if asJSON {
-		return writeJSON(w, ts)
+// onOff is "on" or "off".
+func onOff(on bool) string {
+	if on {
+		return "on"
 	}
-	if len(ts) == 0 {
-		fmt.Fprintf(w, "no custom triggers for %s\n", org)
-		return nil
-	}
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "FAMILY\tPHRASE")
-	for _, t := range ts {
-		fmt.Fprintf(tw, "%s\t%s\n", t.Target, t.Phrase)
-	}
-	return tw.Flush()
+	return "off"
 }

@@ -22,6 +22,7 @@ import (
 
 	"github.com/quiverhq/quiver/accounts"
 	"github.com/quiverhq/quiver/internal/app"
+	"github.com/quiverhq/quiver/internal/cli"
 	"github.com/quiverhq/quiver/internal/clock"
 	"github.com/quiverhq/quiver/llm"
 	"github.com/quiverhq/quiver/llm/llmtest"
@@ -237,7 +238,7 @@ func startLoadServe(tb testing.TB, data, modelURL string) loadServe {
 	}
 	done := make(chan int, 1)
 	go func() {
-		done <- app.Main(ctx, []string{"serve", "--addr", "127.0.0.1:0"}, env)
+		done <- cli.Main(ctx, []string{"serve", "--addr", "127.0.0.1:0"}, env)
 		pw.Close()
 	}()
 	servingRe := regexp.MustCompile(`serving (http://\S+)`)

@@ -12,31 +12,6 @@ import (
 	"github.com/quiverhq/quiver/store"
 )
 
-var mcpUsage = usageText("mcp")
-
-// runMCP dispatches the "quiver mcp" subcommands.
-func runMCP(ctx context.Context, args []string, env Env) error {
-	sub, err := subcommand("mcp", args, mcpUsage, env.Stdout, "add", "list", "enable", "disable", "remove", "probe", "serve")
-	if err != nil {
-		return err
-	}
-	switch sub {
-	case "serve":
-		return runMCPServe(ctx, args[1:], env)
-	case "add":
-		return runMCPAdd(ctx, args[1:], env)
-	case "list":
-		return runMCPList(ctx, args[1:], env)
-	case "enable":
-		return runMCPToggle(ctx, args[1:], env, true)
-	case "disable":
-		return runMCPToggle(ctx, args[1:], env, false)
-	case "remove":
-		return runMCPRemove(ctx, args[1:], env)
-	}
-	return runMCPProbe(ctx, args[1:], env)
-}
-
 // mcpRuntime is the MCP client side of a runtime: the organisations'
 // registrations and the connection pool their toolsets and the
 // deployment's MCP-served backends share.

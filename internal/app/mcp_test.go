@@ -19,6 +19,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/quiverhq/quiver/internal/app"
+	"github.com/quiverhq/quiver/internal/cli"
 	"github.com/quiverhq/quiver/internal/clock"
 	"github.com/quiverhq/quiver/mcpclient"
 	"github.com/quiverhq/quiver/store/sqlite"
@@ -105,7 +106,7 @@ func runAt(t *testing.T, now func() time.Time, data string, vars map[string]stri
 			return vars[k]
 		},
 	}
-	code := app.Main(context.Background(), args, env)
+	code := cli.Main(context.Background(), args, env)
 	return code, out.String(), errb.String()
 }
 

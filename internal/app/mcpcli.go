@@ -1,48 +1,31 @@
 package app
 
 import (
-	"bufio"
 	"context"
-	"errors"
 	"fmt"
-	"io"
-	"strings"
-	"text/tabwriter"
 
 	"github.com/quiverhq/quiver/ids"
 	"github.com/quiverhq/quiver/mcpclient"
 )
 
-var mcpAddUsage = usageText("mcp-add")
-
-var mcpListUsage = usageText("mcp-list")
-
-var mcpToggleUsage = usageText("mcp-toggle")
-
-var mcpRemoveUsage = usageText("mcp-remove")
-
-// mcpAdmin is what the registration subcommands share.
-type mcpAdmin struct {
-	org, config, data string
-}
-
-func (a *mcpAdmin) flags(fs interface {
-	StringVar(*string, string, string, string)
-}) {
-	fs.StringVar(&a.org, "org", "", "")
-	fs.StringVar(&a.config, "config", "", "")
-	fs.StringVar(&a.data, "data", "", "")
+// MCPAdmin is what the MCP registration commands share: whose
+// registrations, in which deployment.
+type MCPAdmin struct {
+	// Org is the organisation ("" is the default one).
+	Org string
+	// Data is the configuration and the data folder.
+	Data Data
 }
 
 // open loads the configuration and opens the runtime (the store, the
 // organisations' settings and the MCP registrations). The caller closes
 // the runtime.
-func (a *mcpAdmin) open(ctx context.Context, env Env) (rt *runtime, orgID string, err error) {
-	o, err := dataFlags{config: a.config, data: a.data}.open(ctx, needRuntime, env)
+func (a MCPAdmin) open(ctx context.Context, env Env) (rt *runtime, orgID string, err error) {
+	o, err := a.Data.flags().open(ctx, needRuntime, env)
 	if err != nil {
 		return nil, "", err
 	}
-	return o.rt, ids.Slug(a.org, "default"), nil
+	return o.rt, ids.Slug(a.Org, "default"), nil
 }
 
 // mcpRefusal turns a registration refusal (mcpclient.Refusal) into bad
@@ -54,29 +37,30 @@ func mcpRefusal(err error) error {
 	return err
 }
 
-func runMCPAdd(ctx context.Context, args []string, env Env) error {
-	fs := newFlags("mcp add")
-	var a mcpAdmin
-	a.flags(fs)
-	var typ, tokenEnv string
-	var tokenStdin, asJSON bool
-	fs.StringVar(&typ, "type", "general", "")
-	fs.StringVar(&tokenEnv, "token-env", "", "")
-	fs.BoolVar(&tokenStdin, "token-stdin", false, "")
-	fs.BoolVar(&asJSON, "json", false, "")
-	pos, err := parseArgs(fs, args, mcpAddUsage, env.Stdout, 2, "give NAME and URL")
-	if err != nil {
-		return err
-	}
-	token, err := readToken(tokenEnv, tokenStdin, env)
-	if err != nil {
-		return err
-	}
-	reg := mcpclient.Registration{Name: pos[0], URL: pos[1], Token: token, Type: typ}
+// MCPAddOptions is what "quiver mcp add" runs with.
+type MCPAddOptions struct {
+	MCPAdmin
+	// Name and URL name the server and where it answers.
+	Name, URL string
+	// Type is the server's type (mcpclient.Registration.Type).
+	Type string
+	// Token is the server's auth token ("" for none), sealed at rest.
+	Token string
+	// JSON prints the registration's view (mcpclient.View) instead of a
+	// line of text.
+	JSON bool
+}
+
+// MCPAdd validates the registration before the data folder is touched,
+// then connects the server under the organisation's network mode,
+// discovers its tools and stores it. A refusal is a *UsageError.
+func MCPAdd(ctx context.Context, o MCPAddOptions, env Env) error {
+	env.defaults()
+	reg := mcpclient.Registration{Name: o.Name, URL: o.URL, Token: o.Token, Type: o.Type}
 	if err := reg.Validate(); err != nil {
 		return usagef("mcp add: %v", err) // before the data folder is touched
 	}
-	rt, org, err := a.open(ctx, env)
+	rt, org, err := o.open(ctx, env)
 	if err != nil {
 		return err
 	}
@@ -85,49 +69,25 @@ func runMCPAdd(ctx context.Context, args []string, env Env) error {
 	if err != nil {
 		return mcpRefusal(err)
 	}
-	if asJSON {
+	if o.JSON {
 		return writeJSON(env.Stdout, mcpclient.ViewOf(rec))
 	}
 	fmt.Fprintf(env.Stdout, "added %s (%s, %s): %s\n", rec.Name, rec.Type, mcpclient.Origin(rec.URL), mcpclient.DescribeNames(rec.Name, rec.Tools))
 	return nil
 }
 
-// readToken reads an auth token from an environment variable or the first
-// line of standard input; never from the command line, where other users
-// of the machine could read it.
-func readToken(envVar string, fromStdin bool, env Env) (string, error) {
-	switch {
-	case envVar != "" && fromStdin:
-		return "", usagef("give --token-env or --token-stdin, not both")
-	case envVar != "":
-		t := env.Getenv(envVar)
-		if t == "" {
-			return "", usagef("--token-env: $%s is empty", envVar)
-		}
-		return t, nil
-	case fromStdin:
-		line, err := bufio.NewReader(io.LimitReader(env.Stdin, 4096)).ReadString('\n')
-		if err != nil && !errors.Is(err, io.EOF) {
-			return "", fmt.Errorf("read token: %w", err)
-		}
-		if t := strings.TrimSpace(line); t != "" {
-			return t, nil
-		}
-		return "", usagef("--token-stdin: standard input held no token")
-	}
-	return "", nil
+// MCPListOptions is what "quiver mcp list" runs with.
+type MCPListOptions struct {
+	MCPAdmin
+	// JSON prints the registrations' views (mcpclient.View) instead of a
+	// table.
+	JSON bool
 }
 
-func runMCPList(ctx context.Context, args []string, env Env) error {
-	fs := newFlags("mcp list")
-	var a mcpAdmin
-	a.flags(fs)
-	var asJSON bool
-	fs.BoolVar(&asJSON, "json", false, "")
-	if _, err := parseArgs(fs, args, mcpListUsage, env.Stdout, 0, "takes no arguments"); err != nil {
-		return err
-	}
-	rt, org, err := a.open(ctx, env)
+// MCPList prints the organisation's registered servers.
+func MCPList(ctx context.Context, o MCPListOptions, env Env) error {
+	env.defaults()
+	rt, org, err := o.open(ctx, env)
 	if err != nil {
 		return err
 	}
@@ -137,66 +97,66 @@ func runMCPList(ctx context.Context, args []string, env Env) error {
 		return err
 	}
 	views := mcpclient.ViewsOf(recs)
-	if asJSON {
+	if o.JSON {
 		return writeJSON(env.Stdout, views)
 	}
-	if len(views) == 0 {
-		fmt.Fprintf(env.Stdout, "no MCP servers registered for %s\n", org)
-		return nil
-	}
-	tw := tabwriter.NewWriter(env.Stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "NAME\tTYPE\tENABLED\tTOKEN\tURL\tTOOLS")
-	for _, v := range views {
-		fmt.Fprintf(tw, "%s\t%s\t%t\t%s\t%s\t%s\n", v.Name, v.Type, v.Enabled, v.Token, v.URL, mcpclient.DescribeNames(v.Name, v.Tools))
-	}
-	return tw.Flush()
+	return mcpclient.WriteViews(env.Stdout, org, views)
 }
 
-func runMCPToggle(ctx context.Context, args []string, env Env, enable bool) error {
-	name := "mcp disable"
-	if enable {
-		name = "mcp enable"
-	}
-	fs := newFlags(name)
-	var a mcpAdmin
-	a.flags(fs)
-	pos, err := parseArgs(fs, args, mcpToggleUsage, env.Stdout, 1, "give one NAME")
-	if err != nil {
-		return err
-	}
-	rt, org, err := a.open(ctx, env)
+// MCPToggleOptions is what "quiver mcp enable" and "disable" run with.
+type MCPToggleOptions struct {
+	MCPAdmin
+	// Name is the server's.
+	Name string
+	// Enable enables the server; false disables it.
+	Enable bool
+}
+
+// MCPToggle enables or disables a registered server; one not registered
+// is a *UsageError.
+func MCPToggle(ctx context.Context, o MCPToggleOptions, env Env) error {
+	env.defaults()
+	rt, org, err := o.open(ctx, env)
 	if err != nil {
 		return err
 	}
 	defer rt.close()
-	if err := rt.mcp.regs.SetEnabled(ctx, org, pos[0], enable); err != nil {
+	if err := rt.mcp.regs.SetEnabled(ctx, org, o.Name, o.Enable); err != nil {
 		return mcpRefusal(err)
 	}
-	fmt.Fprintf(env.Stdout, "%s %sd\n", pos[0], strings.TrimPrefix(name, "mcp "))
+	verb := "disabled"
+	if o.Enable {
+		verb = "enabled"
+	}
+	fmt.Fprintf(env.Stdout, "%s %s\n", o.Name, verb)
 	return nil
 }
 
-func runMCPRemove(ctx context.Context, args []string, env Env) error {
-	fs := newFlags("mcp remove")
-	var a mcpAdmin
-	a.flags(fs)
-	var yes bool
-	fs.BoolVar(&yes, "yes", false, "")
-	pos, err := parseArgs(fs, args, mcpRemoveUsage, env.Stdout, 1, "give one NAME")
-	if err != nil {
-		return err
+// MCPRemoveOptions is what "quiver mcp remove" runs with.
+type MCPRemoveOptions struct {
+	MCPAdmin
+	// Name is the server's.
+	Name string
+	// Confirmed must be set (--yes): deleting is never implicit.
+	Confirmed bool
+}
+
+// MCPRemove deletes a registered server, its token and its connection.
+// One not registered, or a removal not Confirmed (refused before the data
+// folder is touched), is a *UsageError.
+func MCPRemove(ctx context.Context, o MCPRemoveOptions, env Env) error {
+	env.defaults()
+	if !o.Confirmed {
+		return usagef("mcp remove: deleting %s needs --yes", o.Name)
 	}
-	if !yes {
-		return usagef("mcp remove: deleting %s needs --yes", pos[0])
-	}
-	rt, org, err := a.open(ctx, env)
+	rt, org, err := o.open(ctx, env)
 	if err != nil {
 		return err
 	}
 	defer rt.close()
-	if err := rt.mcp.regs.Remove(ctx, org, pos[0], true); err != nil {
+	if err := rt.mcp.regs.Remove(ctx, org, o.Name, o.Confirmed); err != nil {
 		return mcpRefusal(err)
 	}
-	fmt.Fprintf(env.Stdout, "%s removed\n", pos[0])
+	fmt.Fprintf(env.Stdout, "%s removed\n", o.Name)
 	return nil
 }

@@ -2,77 +2,58 @@ package app
 
 import (
 	"context"
-	"encoding/json"
-	"fmt"
-	"strings"
 
 	"github.com/quiverhq/quiver/internal/config"
 	"github.com/quiverhq/quiver/mcpclient"
 )
 
-var mcpProbeUsage = usageText("mcp-probe")
-
-// callFlag collects repeated --call NAME=JSON values.
-type callFlag []mcpclient.ProbeCall
-
-func (c *callFlag) String() string { return "" }
-
-func (c *callFlag) Set(v string) error {
-	name, args, ok := strings.Cut(v, "=")
-	if !ok || name == "" {
-		return fmt.Errorf("want NAME=JSON")
-	}
-	var obj map[string]any
-	if err := json.Unmarshal([]byte(args), &obj); err != nil || obj == nil {
-		return fmt.Errorf("%s: arguments must be a JSON object", name)
-	}
-	*c = append(*c, mcpclient.ProbeCall{Tool: name, Arguments: json.RawMessage(args)})
-	return nil
+// MCPProbeOptions is what "quiver mcp probe" runs with: a server tried
+// before it is registered, with no data folder.
+type MCPProbeOptions struct {
+	// URL is the server's endpoint.
+	URL string
+	// Token is its auth token ("" for none).
+	Token string
+	// Calls are the tool calls made after the tools are listed.
+	Calls []mcpclient.ProbeCall
+	// CallAll calls every listed tool once instead, with arguments made
+	// from its input schema.
+	CallAll bool
+	// SelfHosted probes under the self-hosted network mode, whatever the
+	// configuration says.
+	SelfHosted bool
+	// Config is the configuration file ("" means the defaults).
+	Config string
+	// JSON prints the report (mcpclient.ProbeReport) instead of its text
+	// form.
+	JSON bool
 }
 
-func runMCPProbe(ctx context.Context, args []string, env Env) error {
-	fs := newFlags("mcp probe")
-	var calls callFlag
-	var callAll, selfHosted, tokenStdin, asJSON bool
-	var tokenEnv, cfgPath string
-	fs.Var(&calls, "call", "")
-	fs.BoolVar(&callAll, "call-all", false, "")
-	fs.BoolVar(&selfHosted, "self-hosted", false, "")
-	fs.StringVar(&tokenEnv, "token-env", "", "")
-	fs.BoolVar(&tokenStdin, "token-stdin", false, "")
-	fs.StringVar(&cfgPath, "config", "", "")
-	fs.BoolVar(&asJSON, "json", false, "")
-	pos, err := parseArgs(fs, args, mcpProbeUsage, env.Stdout, 1, "give one URL")
-	if err != nil {
-		return err
-	}
-	if callAll && len(calls) > 0 {
-		return usagef("mcp probe: give --call or --call-all, not both")
-	}
-	cfg, err := config.LoadConfig(cfgPath)
+// MCPProbe connects the server, lists its tools, makes the calls asked
+// for and prints the report. A server the network mode refuses is a
+// *UsageError; a step that failed is in the report and ErrReported.
+func MCPProbe(ctx context.Context, o MCPProbeOptions, env Env) error {
+	env.defaults()
+	cfg, err := config.LoadConfig(o.Config)
 	if err != nil {
 		return &UsageError{Msg: err.Error()}
 	}
-	if selfHosted {
+	if o.SelfHosted {
 		cfg.Network.Mode = "self-hosted"
-	}
-	token, err := readToken(tokenEnv, tokenStdin, env)
-	if err != nil {
-		return err
 	}
 	pool := mcpPool(cfg, env)
 	defer pool.Close()
-	conn, err := pool.Probe(ctx, pos[0], token)
+	conn, err := pool.Probe(ctx, o.URL, o.Token)
 	if err != nil {
 		return mcpRefusal(err)
 	}
 	defer conn.Close()
-	out := conn.Report(ctx, calls, callAll)
-	if err := emit(env.Stdout, asJSON, out); err != nil {
+	out := conn.Report(ctx, o.Calls, o.CallAll)
+	if err := emit(env.Stdout, o.JSON, out); err != nil {
 		return err
 	}
 	if out.Failed() {
-		return resultError{}
+		return ErrReported
 	}
 	return nil
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/quiverhq/quiver/internal/app"
+	"github.com/quiverhq/quiver/internal/cli"
 	"github.com/quiverhq/quiver/mcpserver"
 	"github.com/quiverhq/quiver/store"
 	"github.com/quiverhq/quiver/store/sqlite"
@@ -62,13 +63,6 @@ func TestMCPServeBadInput(t *testing.T) {
 	}
 }
 
-func TestMCPServeHelp(t *testing.T) {
-	code, out, _ := run(t, t.TempDir(), "mcp", "serve", "--help")
-	if code != 0 || !strings.Contains(out, "Usage: quiver mcp serve --agent FILE (--stdio | --http ADDR)") {
-		t.Errorf("exit %d:\n%s", code, out)
-	}
-}
-
 // stdioServe is "quiver mcp serve --stdio" run in-process on pipes, with
 // an MCP client connected to it (err is the connection's: a serve that
 // refused to start closes its pipes, so Connect fails).
@@ -93,7 +87,7 @@ func serveStdio(t *testing.T, data string, args ...string) *stdioServe {
 		Getenv: func(k string) string { return map[string]string{"QUIVER_DATA": data}[k] },
 	}
 	go func() {
-		code := app.Main(context.Background(), append([]string{"mcp", "serve", "--stdio"}, args...), env)
+		code := cli.Main(context.Background(), append([]string{"mcp", "serve", "--stdio"}, args...), env)
 		serverOut.Close()
 		serverIn.Close()
 		s.exit <- code
@@ -233,7 +227,7 @@ func startHTTP(t *testing.T, data string, vars map[string]string, extra ...strin
 	ctx, cancel := context.WithCancel(context.Background())
 	exit := make(chan int, 1)
 	go func() {
-		code := app.Main(ctx, append([]string{"mcp", "serve", "--agent", agentFile, "--http", "127.0.0.1:0"}, extra...), env)
+		code := cli.Main(ctx, append([]string{"mcp", "serve", "--agent", agentFile, "--http", "127.0.0.1:0"}, extra...), env)
 		pw.Close()
 		exit <- code
 	}()

@@ -1,7 +1,6 @@
 package app
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -9,7 +8,6 @@ import (
 	"os"
 	"time"
 
-	"github.com/quiverhq/quiver/builtin/fetch"
 	"github.com/quiverhq/quiver/internal/clock"
 )
 
@@ -26,6 +24,12 @@ type Env struct {
 	Now            func() time.Time
 	Getenv         func(string) string
 	Logger         *slog.Logger
+}
+
+// WithDefaults is e with every zero field set to its default (see Env).
+func (e Env) WithDefaults() Env {
+	e.defaults()
+	return e
 }
 
 func (e *Env) defaults() {
@@ -49,78 +53,18 @@ func (e *Env) defaults() {
 	}
 }
 
-var usage = usageText("quiver")
+// UsageError is bad input from the command line or a file it names. The CLI
+// prints it on one line and exits with status 2, having written nothing.
+type UsageError struct{ Msg string }
 
-// Main runs the CLI and returns the process exit status: 0 on success, 1
-// when a command ran and failed (or a tool call returned an error result),
-// 2 on bad input, which is reported on one line with nothing written.
-func Main(ctx context.Context, args []string, env Env) int {
-	env.defaults()
-	err := dispatchCommand(ctx, args, env)
-	var ue *UsageError
-	var re resultError
-	switch {
-	case err == nil, errors.Is(err, errHelp):
-		return 0
-	case errors.As(err, &ue):
-		fmt.Fprintf(env.Stderr, "quiver: %s\n", ue.Msg)
-		return 2
-	case errors.As(err, &re):
-		return 1
-	default:
-		fmt.Fprintf(env.Stderr, "quiver: %v\n", err)
-		return 1
-	}
+// Error returns Msg.
+func (e *UsageError) Error() string { return e.Msg }
+
+func usagef(format string, args ...any) error {
+	return &UsageError{Msg: fmt.Sprintf(format, args...)}
 }
 
-func dispatchCommand(ctx context.Context, args []string, env Env) error {
-	// A clock moved by a typo would expire every credential at once. The
-	// environment is read through env, so a test can check the refusal.
-	if _, err := clock.ParseOffset(env.Getenv(clock.OffsetEnv)); err != nil {
-		return usagef("%v", err)
-	}
-	if len(args) == 0 {
-		// Bad input is one line on stderr; the usage is one "quiver help" away.
-		return usagef(`no command given (run "quiver help")`)
-	}
-	switch args[0] {
-	case "turn":
-		return runTurn(args[1:], env)
-	case "call":
-		return runCall(ctx, args[1:], env)
-	case "agent":
-		return runAgent(ctx, args[1:], env)
-	case "tools":
-		return runTools(args[1:], env)
-	case "prompt":
-		return runPrompt(args[1:], env)
-	case "chat":
-		return runChat(ctx, args[1:], env)
-	case "transcript":
-		return runTranscript(ctx, args[1:], env)
-	case "mcp":
-		return runMCP(ctx, args[1:], env)
-	case "secrets":
-		return runSecrets(ctx, args[1:], env)
-	case "serve":
-		return runServe(ctx, args[1:], env)
-	case "login-link":
-		return runLoginLink(ctx, args[1:], env)
-	case "intent":
-		return runIntent(ctx, args[1:], env)
-	case "triggers":
-		return runTriggers(ctx, args[1:], env)
-	case fetch.PDFCommand: // the child that reads one PDF (fetch.ServePDFChild)
-		return fetch.ServePDFChild(env.Stdin, env.Stdout)
-	case "help", "-h", "--help", "-help":
-		fmt.Fprint(env.Stdout, usage)
-		return nil
-	}
-	return usagef("unknown command %q (commands: serve, login-link, chat, transcript, turn, call, agent, tools, prompt, mcp, secrets, intent, triggers)", args[0])
-}
-
-// resultError reports that a tool call ran and returned an error result,
-// which was already printed.
-type resultError struct{}
-
-func (resultError) Error() string { return "tool call returned an error result" }
+// ErrReported is a command's failure that its output already shows: a
+// tool call's error result, an agent's allowlist warnings, a probe step
+// that failed. The CLI exits with status 1 and prints nothing more.
+var ErrReported = errors.New("command failed; its output says why")

@@ -30,16 +30,6 @@ type runtime struct {
 	ids ids.Source
 }
 
-// openRuntime opens the runtime of the data folder dir under cfg: the
-// opener's needRuntime with --data dir. The caller closes the runtime.
-func openRuntime(ctx context.Context, dir string, cfg config.Config, env Env) (*runtime, error) {
-	o, err := dataFlags{data: dir}.openUnder(ctx, cfg, needRuntime, env)
-	if err != nil {
-		return nil, err
-	}
-	return o.rt, nil
-}
-
 // newRuntime builds the runtime over an open store (which it then owns).
 func newRuntime(st store.Store, kr *secret.Keyring, dir string, cfg config.Config, env Env) *runtime {
 	m := newMCPRuntime(cfg, st, kr, env)
@@ -64,7 +54,6 @@ func newRuntime(st store.Store, kr *secret.Keyring, dir string, cfg config.Confi
 // turnID names the session's turn ("" a fresh one). The caller closes the
 // runtime.
 func openTurnSession(ctx context.Context, in TurnInput, turnID string, df dataFlags, env Env) (*runtime, *engine.Engine, *engine.Session, error) {
-	in.Now = env.Now()
 	r, err := turnRequest(in)
 	if err != nil {
 		return nil, nil, nil, err

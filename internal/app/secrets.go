@@ -8,19 +8,18 @@ import (
 	"github.com/quiverhq/quiver/settings"
 )
 
-var secretsUsage = usageText("secrets")
+// SecretsRotateOptions is what "quiver secrets rotate" runs with.
+type SecretsRotateOptions struct {
+	// Data is the configuration (which must configure a key) and the data
+	// folder.
+	Data Data
+}
 
-// runSecrets runs "quiver secrets rotate".
-func runSecrets(ctx context.Context, args []string, env Env) error {
-	if _, err := subcommand("secrets", args, secretsUsage, env.Stdout, "rotate"); err != nil {
-		return err
-	}
-	fs := newFlags("secrets rotate")
-	var df dataFlags
-	df.register(fs)
-	if _, err := parseArgs(fs, args[1:], secretsUsage, env.Stdout, 0, "takes no arguments"); err != nil {
-		return err
-	}
+// SecretsRotate re-encrypts every stored MCP token and settings key under
+// the keyring's primary key. No key configured is a *UsageError.
+func SecretsRotate(ctx context.Context, o SecretsRotateOptions, env Env) error {
+	env.defaults()
+	df := o.Data.flags()
 	cfg, err := df.loadConfig()
 	if err != nil {
 		return err
@@ -32,12 +31,12 @@ func runSecrets(ctx context.Context, args []string, env Env) error {
 	if kr == nil {
 		return usagef("secrets rotate: no key is configured (set secrets.key_file or secrets.keys_env in --config)")
 	}
-	o, err := df.openUnder(ctx, cfg, needStore, env)
+	op, err := df.openUnder(ctx, cfg, needStore, env)
 	if err != nil {
 		return err
 	}
-	defer o.close()
-	st := o.st
+	defer op.close()
+	st := op.st
 	n, err := mcpclient.RotateTokens(ctx, st, kr)
 	if err != nil {
 		return fmt.Errorf("rotate: %w (nothing was changed)", err)

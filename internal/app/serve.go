@@ -15,11 +15,9 @@ import (
 	"github.com/quiverhq/quiver/httpapi"
 	"github.com/quiverhq/quiver/intent"
 	"github.com/quiverhq/quiver/internal/config"
-	"github.com/quiverhq/quiver/netguard"
 	"github.com/quiverhq/quiver/store"
+	"github.com/quiverhq/quiver/webui"
 )
-
-var serveUsage = usageText("serve")
 
 // defaultAgent is the agent a new installation starts with.
 const defaultAgent = `name: assistant
@@ -30,48 +28,27 @@ prompt: |
 tools: [web_search, fetch_url]
 `
 
-type httpServeFlags struct {
-	addr           string
-	df             dataFlags
-	public, secure bool
-	grace          time.Duration
+// ServeOptions is what "quiver serve" runs with. The address is taken as
+// given: the caller has checked that it is loopback unless the network is
+// meant.
+type ServeOptions struct {
+	// Addr is the HOST:PORT listened on.
+	Addr string
+	// Data is the configuration and the data folder.
+	Data Data
+	// SecureCookies marks the session cookies Secure (HTTPS only).
+	SecureCookies bool
+	// Grace is how long stopping waits for running turns.
+	Grace time.Duration
 }
 
-func parseHTTPServe(args []string, env Env) (httpServeFlags, error) {
-	fs := newFlags("serve")
-	var c httpServeFlags
-	fs.StringVar(&c.addr, "addr", "127.0.0.1:8080", "")
-	fs.BoolVar(&c.public, "public", false, "")
-	fs.BoolVar(&c.secure, "secure-cookies", false, "")
-	fs.DurationVar(&c.grace, "grace", 30*time.Second, "")
-	c.df.register(fs)
-	if _, err := parseArgs(fs, args, serveUsage, env.Stdout, 0, ""); err != nil {
-		return c, err
-	}
-	if c.grace < 0 {
-		return c, usagef("--grace: must not be negative")
-	}
-	return c, serveListen(c.addr, c.public)
-}
-
-// serveListen accepts a host:port that netguard.CheckListenHost allows.
-func serveListen(addr string, public bool) error {
-	host, _, err := net.SplitHostPort(addr)
-	if err != nil {
-		return usagef("--addr %q: give HOST:PORT, e.g. 127.0.0.1:8080", addr)
-	}
-	if netguard.CheckListenHost(host, public) != nil {
-		return usagef("--addr %s is not a loopback address; use 127.0.0.1:PORT, or add --public to serve the network", addr)
-	}
-	return nil
-}
-
-func runServe(ctx context.Context, args []string, env Env) error {
-	c, err := parseHTTPServe(args, env)
-	if err != nil {
-		return err
-	}
-	data := c.df
+// Serve runs the HTTP API and the web UI until ctx ends. A new
+// installation is set up first (an organisation, an admin and an example
+// agent) and the admin's one-time login link printed on stderr; turns the
+// last stop cut short are recorded as interrupted.
+func Serve(ctx context.Context, o ServeOptions, env Env) error {
+	env.defaults()
+	data := o.Data.flags()
 	cfg, err := data.loadConfig()
 	if err != nil {
 		return err
@@ -80,12 +57,12 @@ func runServe(ctx context.Context, args []string, env Env) error {
 	if err != nil {
 		return err
 	}
-	o, err := data.openUnder(ctx, cfg, needRuntime, env)
+	op, err := data.openUnder(ctx, cfg, needRuntime, env)
 	if err != nil {
 		return err
 	}
-	defer o.close()
-	rt := o.rt
+	defer op.close()
+	rt := op.rt
 	st := rt.st
 	now := env.Now()
 	if n, err := st.InterruptTurns(ctx, now, now); err != nil {
@@ -93,8 +70,8 @@ func runServe(ctx context.Context, args []string, env Env) error {
 	} else if n > 0 {
 		env.Logger.Warn("turns cut short by the last stop recorded as interrupted", "turns", n)
 	}
-	handler := rt.apiHandler(cfg, det, c.secure, env)
-	ln, err := net.Listen("tcp", c.addr)
+	handler := rt.apiHandler(cfg, det, o.SecureCookies, env)
+	ln, err := net.Listen("tcp", o.Addr)
 	if err != nil {
 		return fmt.Errorf("listen: %w", err)
 	}
@@ -112,7 +89,7 @@ func runServe(ctx context.Context, args []string, env Env) error {
 		wg.Wait()
 	}
 	stopping := func() { fmt.Fprintln(env.Stderr, "quiver: stopping; running turns may finish") }
-	return httpapi.Serve(ctx, ln, handler, httpapi.ServeConfig{Grace: c.grace, Background: background, Stopping: stopping})
+	return httpapi.Serve(ctx, ln, handler, httpapi.ServeConfig{Grace: o.Grace, Background: background, Stopping: stopping})
 }
 
 // bootstrap prepares a new installation (accounts.Service.Bootstrap:
@@ -129,25 +106,27 @@ func bootstrap(ctx context.Context, st store.Store, env Env, base string) error 
 	return nil
 }
 
-var loginLinkUsage = usageText("login-link")
+// LoginLinkOptions is what "quiver login-link" runs with.
+type LoginLinkOptions struct {
+	// User and Org name whose link it is.
+	User, Org string
+	// Addr is the HOST:PORT the link points at, where quiver serve listens.
+	Addr string
+	// Data is the configuration and the data folder.
+	Data Data
+}
 
-func runLoginLink(ctx context.Context, args []string, env Env) error {
-	fs := newFlags("login-link")
-	var user, org, addr string
-	var df dataFlags
-	fs.StringVar(&user, "user", "admin", "")
-	fs.StringVar(&org, "org", "default", "")
-	fs.StringVar(&addr, "addr", "127.0.0.1:8080", "")
-	df.register(fs)
-	if _, err := parseArgs(fs, args, loginLinkUsage, env.Stdout, 0, ""); err != nil {
-		return err
-	}
-	o, err := df.open(ctx, needStore, env)
+// LoginLink issues a user a one-time login link and prints it. A user who
+// does not exist or is disabled is a *UsageError.
+func LoginLink(ctx context.Context, o LoginLinkOptions, env Env) error {
+	env.defaults()
+	op, err := o.Data.flags().open(ctx, needStore, env)
 	if err != nil {
 		return err
 	}
-	defer o.close()
-	acc := &accounts.Service{Store: o.st, Now: env.Now}
+	defer op.close()
+	user, org := o.User, o.Org
+	acc := &accounts.Service{Store: op.st, Now: env.Now}
 	link, err := acc.IssueLoginLink(ctx, org, user)
 	switch {
 	case errors.Is(err, accounts.ErrNoUser):
@@ -157,7 +136,7 @@ func runLoginLink(ctx context.Context, args []string, env Env) error {
 	case err != nil:
 		return fmt.Errorf("login-link: %w", err)
 	}
-	fmt.Fprintf(env.Stdout, "http://%s/login?token=%s\n", addr, link.Secret)
+	fmt.Fprintf(env.Stdout, "http://%s/login?token=%s\n", o.Addr, link.Secret)
 	return nil
 }
 
@@ -167,7 +146,7 @@ func runLoginLink(ctx context.Context, args []string, env Env) error {
 func (rt *runtime) apiHandler(cfg config.Config, det *intent.Detector, secure bool, env Env) http.Handler {
 	api := rt.apiEngine(rt.newEngine(cfg, det, true, env), orgRuntimes{orgs: rt.orgs, models: true}, env)
 	return httpapi.New(httpapi.Config{
-		Store: rt.st, Engine: api, MCP: apiMCP{regs: rt.mcp.regs, orgs: rt.orgs}, UI: uiHandler(), Logger: env.Logger, Now: env.Now,
+		Store: rt.st, Engine: api, MCP: apiMCP{regs: rt.mcp.regs, orgs: rt.orgs}, UI: webui.Handler(), Logger: env.Logger, Now: env.Now,
 		SecureCookies: secure, IDs: rt.ids,
 	})
 }

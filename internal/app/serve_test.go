@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/quiverhq/quiver/internal/app"
+	"github.com/quiverhq/quiver/internal/cli"
 	"github.com/quiverhq/quiver/internal/clock"
 	"github.com/quiverhq/quiver/llm"
 	"github.com/quiverhq/quiver/llm/llmtest"
@@ -48,7 +49,7 @@ func startServeWith(t *testing.T, vars map[string]string, flags ...string) servi
 	}
 	done := make(chan int, 1)
 	go func() {
-		done <- app.Main(ctx, append([]string{"serve", "--addr", "127.0.0.1:0"}, flags...), env)
+		done <- cli.Main(ctx, append([]string{"serve", "--addr", "127.0.0.1:0"}, flags...), env)
 		pw.Close()
 	}()
 	var s serving

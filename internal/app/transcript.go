@@ -8,33 +8,37 @@ import (
 	"github.com/quiverhq/quiver/ids"
 )
 
-var transcriptUsage = usageText("transcript")
+// TranscriptOptions is what "quiver transcript" runs with.
+type TranscriptOptions struct {
+	// ConversationID is the conversation printed.
+	ConversationID string
+	// User and Org are whose it must be.
+	User, Org string
+	// Dir is the data folder ("" means the default one, see Data); no key
+	// is needed, since a transcript holds no secret.
+	Dir string
+	// JSON prints the transcript (engine.Transcript) instead of its text
+	// form.
+	JSON bool
+}
 
-func runTranscript(ctx context.Context, args []string, env Env) error {
-	fs := newFlags("transcript")
-	var user, org, data string
-	var asJSON bool
-	fs.StringVar(&user, "user", "", "")
-	fs.StringVar(&org, "org", "", "")
-	fs.StringVar(&data, "data", "", "")
-	fs.BoolVar(&asJSON, "json", false, "")
-	pos, err := parseArgs(fs, args, transcriptUsage, env.Stdout, 1, "give exactly one CONVERSATION_ID")
+// Transcript prints a conversation of the caller's; one that is not
+// theirs, or does not exist, is a *UsageError.
+func Transcript(ctx context.Context, o TranscriptOptions, env Env) error {
+	env.defaults()
+	op, err := Data{Dir: o.Dir}.flags().open(ctx, needMessages, env)
 	if err != nil {
 		return err
 	}
-	o, err := dataFlags{data: data}.open(ctx, needMessages, env)
-	if err != nil {
-		return err
-	}
-	defer o.close()
-	repos := engine.Repositories{Conversations: o.st, Messages: o.st}
-	stored, err := repos.Transcript(ctx, ids.Slug(org, "default"), ids.Slug(user, "cli"), pos[0])
+	defer op.close()
+	repos := engine.Repositories{Conversations: op.st, Messages: op.st}
+	stored, err := repos.Transcript(ctx, ids.Slug(o.Org, "default"), ids.Slug(o.User, "cli"), o.ConversationID)
 	if errors.Is(err, engine.ErrNoConversation) {
-		return usagef("transcript: no conversation %q for this user", pos[0])
+		return usagef("transcript: no conversation %q for this user", o.ConversationID)
 	}
 	if err != nil {
 		return err
 	}
-	out := engine.NewTranscript(pos[0], stored)
-	return emit(env.Stdout, asJSON, out)
+	out := engine.NewTranscript(o.ConversationID, stored)
+	return emit(env.Stdout, o.JSON, out)
 }

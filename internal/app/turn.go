@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"strings"
 
 	"github.com/quiverhq/quiver/builtin"
 	"github.com/quiverhq/quiver/engine"
@@ -13,52 +12,45 @@ import (
 	"github.com/quiverhq/quiver/internal/config"
 )
 
-var turnUsage = usageText("turn")
-
 // TurnOutput is what "quiver turn --json" prints: the inspection's
 // report, with the built-in catalog's ceilings and allowlist warnings.
 type TurnOutput = engine.Report
 
-func runTurn(args []string, env Env) error {
-	fs := newFlags("turn")
-	var in TurnInput
-	var asJSON, dtm bool
-	var alwaysOn string
-	fs.BoolVar(&dtm, "dtm", false, "")
-	fs.StringVar(&alwaysOn, "always-on", "", "")
-	in.register(fs)
-	fs.BoolVar(&asJSON, "json", false, "")
-	pos, err := parse(fs, args, turnUsage, env.Stdout)
-	if err != nil {
-		return err
-	}
-	if len(pos) != 1 || strings.TrimSpace(pos[0]) == "" {
-		return usagef("turn: give exactly one MESSAGE argument (quote it)")
-	}
-	var opts intent.GateOptions
-	if alwaysOn != "" {
-		if !dtm {
-			return usagef("turn: --always-on applies only with --dtm")
-		}
-		if opts.GateAlwaysOn, err = intent.ParseAlwaysOn(alwaysOn); err != nil {
-			return usagef("turn: --always-on: %v", err)
-		}
-	}
-	in.Now = env.Now()
-	r, err := turnRequest(in)
+// TurnOptions is what "quiver turn" runs with: one message's turn,
+// inspected without a model or a data folder.
+type TurnOptions struct {
+	// Turn is who the turn is for and with which agent.
+	Turn TurnInput
+	// Message is the user's message.
+	Message string
+	// Deliberate turns Deliberate Tool Mode on, with the built-in packs.
+	Deliberate bool
+	// GateAlwaysOn, with Deliberate, gates the always-on helpers too.
+	GateAlwaysOn bool
+	// JSON prints a TurnOutput instead of its text form.
+	JSON bool
+}
+
+// Turn prints what a turn would see (TurnOutput): the tools selected and
+// left out, the prompt and the context, with the allowlist's warnings on
+// stderr. It writes nothing; a request the engine refuses is a
+// *UsageError.
+func Turn(ctx context.Context, o TurnOptions, env Env) error {
+	env.defaults()
+	r, err := turnRequest(o.Turn)
 	if err != nil {
 		return err
 	}
 	cat := builtin.NewCatalog(builtin.CatalogDeps{})
 	ecfg := engine.Config{Runtime: engine.StaticRuntime(engine.Runtime{Catalog: cat, Network: "public"}), Now: env.Now}
-	if dtm {
+	if o.Deliberate {
 		if ecfg.Detector, err = loadDetector(config.Config{}); err != nil {
 			return err
 		}
-		r.Deliberate = &intent.Settings{Enabled: true, GateAlwaysOn: opts.GateAlwaysOn}
+		r.Deliberate = &intent.Settings{Enabled: true, GateAlwaysOn: o.GateAlwaysOn}
 	}
-	r.Message = pos[0]
-	ins, err := engine.New(ecfg).Inspect(context.Background(), r, "")
+	r.Message = o.Message
+	ins, err := engine.New(ecfg).Inspect(ctx, r, "")
 	if err != nil {
 		return usagef("turn: %v", err)
 	}
@@ -67,9 +59,9 @@ func runTurn(args []string, env Env) error {
 	out.Ceilings = engine.Ceilings{AlwaysPaidChars: builtin.AlwaysPaidCeiling, WidestChars: builtin.WidestCeiling}
 	out.AllowlistWarnings = cat.CheckAgent(facts.Agent.Allow, nil, facts.Agent.Switches)
 	for _, w := range out.AllowlistWarnings {
-		fmt.Fprintf(env.Stderr, "quiver: warning: %s\n", allowlistLine(w))
+		fmt.Fprintf(env.Stderr, "quiver: warning: %s\n", w.Line())
 	}
-	return emit(env.Stdout, asJSON, out)
+	return emit(env.Stdout, o.JSON, out)
 }
 
 func writeJSON(w io.Writer, v any) error {

@@ -67,12 +67,45 @@ func (g graph) isTransport(name string) bool {
 
 // isDomain reports whether the module's package name is a domain package.
 func isDomain(name string) bool {
-	for _, dir := range []string{"cmd", "internal/app", "internal/browsertest", "httpapi", "webui", "scripts"} {
+	for _, dir := range []string{"cmd", "internal/cli", "internal/app", "internal/browsertest", "httpapi", "webui", "scripts"} {
 		if under(name, dir) {
 			return false
 		}
 	}
 	return true
+}
+
+// composition is the order in which Quiver is put together, outermost
+// first: cmd/... runs the command line (internal/cli), which runs the
+// commands of the composition root (internal/app), which builds every
+// other package. A package may import the layers after its own, never one
+// before it; a package in no layer comes after them all.
+var composition = []string{"cmd", "internal/cli", "internal/app"}
+
+// layer is the index in composition of the layer name belongs to, or
+// len(composition) for a package in none.
+func layer(name string) int {
+	for i, dir := range composition {
+		if under(name, dir) {
+			return i
+		}
+	}
+	return len(composition)
+}
+
+// layering lists every in-module import that reaches back to an outer
+// layer of the composition ("internal/app -> internal/cli", "agent ->
+// internal/app"), as "importer -> imported".
+func (g graph) layering() []string {
+	var out []string
+	for _, name := range g.names() {
+		for _, i := range g.imports[name] {
+			if g.inModule(i) && layer(i) < layer(name) {
+				out = append(out, name+" -> "+i)
+			}
+		}
+	}
+	return out
 }
 
 // violations lists every domain package that depends on a transport

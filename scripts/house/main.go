@@ -31,16 +31,23 @@
 //
 // Import rule. Transport packages are httpapi and webui (and packages below
 // them) and github.com/danielgtaylor/huma/v2 (and below). Domain packages
-// are every package of the module except cmd/..., internal/app,
-// internal/browsertest, httpapi, webui and scripts/.... A domain package
-// must not depend on a transport package, directly or through another
-// package. Go already forbids import cycles; the longest chain of in-module
-// imports is printed for information.
+// are every package of the module except cmd/..., internal/cli,
+// internal/app, internal/browsertest, httpapi, webui and scripts/.... A
+// domain package must not depend on a transport package, directly or
+// through another package. Go already forbids import cycles; the longest
+// chain of in-module imports is printed for information.
+//
+// Layer rule. Quiver is put together in layers, outermost first: cmd/...
+// (the command line's main), internal/cli (its parser), internal/app (the
+// composition root and the commands), then every other package. A package
+// may import a layer after its own, never one before it: internal/cli
+// imports internal/app, not the reverse, and no other package imports
+// either.
 //
 // With -check the command exits 1 when the overall doc share is under 80%,
-// a domain package depends on a transport package, or (which Go itself
-// refuses to build) the imports form a cycle; it exits 2 when it cannot
-// read the packages.
+// a domain package depends on a transport package, a package imports an
+// outer layer, or (which Go itself refuses to build) the imports form a
+// cycle; it exits 2 when it cannot read the packages.
 package main
 
 import (
@@ -67,7 +74,7 @@ const minDocShare = 80.0
 const topFuncs = 15
 
 func main() {
-	check := flag.Bool("check", false, "exit 1 when the doc share is under 80%, a domain package imports a transport package or the imports form a cycle")
+	check := flag.Bool("check", false, "exit 1 when the doc share is under 80%, a domain package imports a transport package, a package imports an outer layer or the imports form a cycle")
 	undoc := flag.Bool("undocumented", false, "list every exported name without a doc comment")
 	flag.Parse()
 	pkgs, err := listPackages()

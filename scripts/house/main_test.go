@@ -137,7 +137,8 @@ func TestViolations(t *testing.T) {
 		"httpapi: agent github.com/danielgtaylor/huma/v2",
 		"webui: httpapi",
 		"internal/app: httpapi webui",
-		"cmd/quiver: internal/app",
+		"internal/cli: internal/app agent",
+		"cmd/quiver: internal/cli internal/app",
 		"scripts/house: webui",
 	)
 	want := []string{
@@ -157,6 +158,41 @@ func TestViolations(t *testing.T) {
 	}
 	if v := graphOf("agent: tool", "httpapi: agent").violations(); v != nil {
 		t.Errorf("clean graph has violations %v", v)
+	}
+}
+
+// TestLayering: cmd may import internal/cli and internal/app, and
+// internal/cli internal/app; an import back to an outer layer (the
+// composition root importing the parser, a domain package importing
+// either) is reported, and packages outside the module are not layers.
+func TestLayering(t *testing.T) {
+	clean := graphOf(
+		"cmd/quiver: internal/cli internal/app",
+		"internal/cli: internal/app agent flag",
+		"internal/app: agent httpapi",
+		"httpapi: agent",
+		"agent: tool",
+		"tool: example.com/cmd",
+	)
+	if l := clean.layering(); l != nil {
+		t.Errorf("clean graph breaks the layers: %v", l)
+	}
+	g := graphOf(
+		"cmd/quiver: internal/cli",
+		"internal/cli: internal/app",
+		"internal/app: internal/cli agent",
+		"agent: internal/app",
+		"httpapi: internal/cli",
+		"internal/cli/sub: cmd/quiver",
+	)
+	want := []string{
+		"agent -> internal/app",
+		"httpapi -> internal/cli",
+		"internal/app -> internal/cli",
+		"internal/cli/sub -> cmd/quiver",
+	}
+	if diff := cmp.Diff(want, g.layering()); diff != "" {
+		t.Errorf("layering (-want +got):\n%s", diff)
 	}
 }
 

@@ -22,7 +22,8 @@ func (r *report) printLines(w io.Writer) {
 		total += r.lines[name]
 	}
 	fmt.Fprintf(w, "%7d  total\n", total)
-	fmt.Fprintf(w, "internal/app: %d lines\n\n", r.lines["internal/app"])
+	fmt.Fprintf(w, "internal/app: %d lines\n", r.lines["internal/app"])
+	fmt.Fprintf(w, "internal/cli: %d lines\n\n", r.lines["internal/cli"])
 }
 
 func (r *report) printFuncs(w io.Writer) {
@@ -62,6 +63,11 @@ func (r *report) printGraph(w io.Writer) {
 	for _, s := range v {
 		fmt.Fprintln(w, "  "+s)
 	}
+	l := r.graph.layering()
+	fmt.Fprintf(w, "imports of an outer layer (cmd -> internal/cli -> internal/app -> the rest): %d\n", len(l))
+	for _, s := range l {
+		fmt.Fprintln(w, "  "+s)
+	}
 	chain, cycle := r.graph.longest()
 	if cycle != nil {
 		fmt.Fprintln(w, "import cycle: "+chainString(cycle))
@@ -81,7 +87,8 @@ func (r *report) totalDocs() docCount {
 }
 
 // problems lists what -check refuses: a doc share under the minimum, a
-// domain package depending on transport, an import cycle.
+// domain package depending on transport, an import of an outer layer of
+// the composition, an import cycle.
 func (r *report) problems() []string {
 	var out []string
 	if all := r.totalDocs(); all.percent() < minDocShare {
@@ -89,6 +96,9 @@ func (r *report) problems() []string {
 	}
 	for _, v := range r.graph.violations() {
 		out = append(out, "domain package depends on transport: "+v)
+	}
+	for _, l := range r.graph.layering() {
+		out = append(out, "import of an outer layer: "+l)
 	}
 	if _, cycle := r.graph.longest(); cycle != nil {
 		out = append(out, "import cycle: "+chainString(cycle))

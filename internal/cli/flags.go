@@ -1,4 +1,4 @@
-package app
+package cli
 
 import (
 	"errors"
@@ -7,17 +7,13 @@ import (
 	"io"
 	"slices"
 	"strings"
+
+	"github.com/quiverhq/quiver/internal/app"
 )
 
-// UsageError is bad input from the command line or a file it names. The CLI
-// prints it on one line and exits with status 2, having written nothing.
-type UsageError struct{ Msg string }
-
-// Error returns Msg.
-func (e *UsageError) Error() string { return e.Msg }
-
+// usagef is bad input: an *app.UsageError, printed on one line, exit 2.
 func usagef(format string, args ...any) error {
-	return &UsageError{Msg: fmt.Sprintf(format, args...)}
+	return &app.UsageError{Msg: fmt.Sprintf(format, args...)}
 }
 
 // errHelp reports that --help was asked for and the usage was printed.
@@ -60,6 +56,22 @@ func firstLine(s string) string {
 	return line
 }
 
+// parseArgs is parse, then exactly n positional arguments: other counts
+// are the usage error "NAME: want", or with want "" `NAME: unexpected
+// argument "X"`.
+func parseArgs(fs *flag.FlagSet, args []string, usage string, w io.Writer, n int, want string) ([]string, error) {
+	pos, err := parse(fs, args, usage, w)
+	switch {
+	case err != nil:
+		return nil, err
+	case len(pos) == n:
+		return pos, nil
+	case want == "" && len(pos) > n:
+		return nil, usagef("%s: unexpected argument %q", fs.Name(), pos[n])
+	}
+	return nil, usagef("%s: %s", fs.Name(), want)
+}
+
 // subcommand is the subcommand of "quiver GROUP ...": args[0] when it is
 // one of names. With no subcommand, or one not in names, it is bad input;
 // with help it prints usage to w and returns errHelp.
@@ -78,9 +90,24 @@ func subcommand(group string, args []string, usage string, w io.Writer, names ..
 	}
 }
 
-// register adds the flags that say who a turn is for and with which
+func isHelp(s string) bool { return s == "-h" || s == "--help" || s == "-help" || s == "help" }
+
+// flagGiven reports whether the command line set the flag.
+func flagGiven(fs *flag.FlagSet, name string) bool {
+	given := false
+	fs.Visit(func(f *flag.Flag) { given = given || f.Name == name })
+	return given
+}
+
+// listFlag collects a repeatable flag.
+type listFlag []string
+
+func (l *listFlag) String() string     { return strings.Join(*l, ",") }
+func (l *listFlag) Set(v string) error { *l = append(*l, v); return nil }
+
+// registerTurn adds the flags that say who a turn is for and with which
 // agent: --agent, --model, --user, --org, --department and --tz.
-func (in *TurnInput) register(fs *flag.FlagSet) {
+func registerTurn(fs *flag.FlagSet, in *app.TurnInput) {
 	fs.StringVar(&in.AgentFile, "agent", "", "")
 	fs.StringVar(&in.Model, "model", "", "")
 	fs.StringVar(&in.Caller.User, "user", "", "")
@@ -89,24 +116,15 @@ func (in *TurnInput) register(fs *flag.FlagSet) {
 	fs.StringVar(&in.Caller.Timezone, "tz", "", "")
 }
 
-// register adds --config and --data.
-func (f *dataFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&f.config, "config", "", "")
-	fs.StringVar(&f.data, "data", "", "")
+// registerData adds --config and --data.
+func registerData(fs *flag.FlagSet, d *app.Data) {
+	fs.StringVar(&d.Config, "config", "", "")
+	fs.StringVar(&d.Dir, "data", "", "")
 }
 
-// parseArgs is parse, then exactly n positional arguments: other counts
-// are the usage error "NAME: want", or with want "" `NAME: unexpected
-// argument "X"`.
-func parseArgs(fs *flag.FlagSet, args []string, usage string, w io.Writer, n int, want string) ([]string, error) {
-	pos, err := parse(fs, args, usage, w)
-	switch {
-	case err != nil:
-		return nil, err
-	case len(pos) == n:
-		return pos, nil
-	case want == "" && len(pos) > n:
-		return nil, usagef("%s: unexpected argument %q", fs.Name(), pos[n])
-	}
-	return nil, usagef("%s: %s", fs.Name(), want)
+// registerAdmin adds --org, --config and --data, the MCP registration
+// commands' flags.
+func registerAdmin(fs *flag.FlagSet, a *app.MCPAdmin) {
+	fs.StringVar(&a.Org, "org", "", "")
+	registerData(fs, &a.Data)
 }

@@ -1,4 +1,4 @@
-package app
+package cli
 
 import "embed"
 
@@ -13,7 +13,7 @@ var usageFiles embed.FS
 func usageText(name string) string {
 	b, err := usageFiles.ReadFile("usage/" + name + ".txt")
 	if err != nil {
-		panic("internal/app: no usage text " + name + ": " + err.Error())
+		panic("internal/cli: no usage text " + name + ": " + err.Error())
 	}
 	return string(b)
 }
