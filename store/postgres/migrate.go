@@ -4,17 +4,16 @@ import (
 	"cmp"
 	"context"
 	"embed"
-	"errors"
 	"fmt"
 	"io/fs"
 	"path"
 	"slices"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/quiverhq/quiver/store"
 )
 
 // migrationFiles holds the schema, one file per step, named
@@ -32,10 +31,9 @@ const migrationDir = "migrations"
 // server do not wait for each other.
 const migrateLockKey int64 = 0x717569766572
 
-// ErrSchemaTooNew reports a database migrated by a newer build of Quiver
-// than this one: this build does not know the schema and must not write
-// to it. Upgrade Quiver (every replica) instead.
-var ErrSchemaTooNew = errors.New("the database schema is newer than this build of quiver knows")
+// ErrSchemaTooNew is store.ErrSchemaTooNew, which Open and Migrate wrap
+// on a database migrated by a newer build.
+var ErrSchemaTooNew = store.ErrSchemaTooNew
 
 // migration is one schema step.
 type migration struct {
@@ -44,35 +42,11 @@ type migration struct {
 	sql     string
 }
 
-// Migration is one schema step as Status reports it.
-type Migration struct {
-	Version int
-	// Name is the migration's file name, such as "0001_init.sql".
-	Name string
-	// AppliedAt is when the database recorded the step, in UTC; zero for
-	// a pending step.
-	AppliedAt time.Time
-}
-
-// MigrationStatus is where a database's schema stands against this build.
-type MigrationStatus struct {
-	// Known is the newest version this build knows.
-	Known int
-	// Current is the newest version applied; 0 for a database never
-	// migrated. Above Known, the database is too new for this build.
-	Current int
-	// Applied are the steps the database recorded, by version; a version
-	// this build does not know has an empty Name only if the database
-	// recorded none.
-	Applied []Migration
-	// Pending are the steps this build knows that the database lacks, by
-	// version.
-	Pending []Migration
-}
-
-// TooNew reports whether the database holds a step this build does not
-// know, which Open refuses with ErrSchemaTooNew.
-func (st MigrationStatus) TooNew() bool { return st.Current > st.Known }
+// Migration and MigrationStatus are the store's, shared by the backends.
+type (
+	Migration       = store.Migration
+	MigrationStatus = store.MigrationStatus
+)
 
 // Migrate connects to the database url names, applies the migrations it
 // lacks, under an advisory lock, in one transaction, and returns the
