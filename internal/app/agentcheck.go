@@ -78,7 +78,7 @@ func runAgentCheck(ctx context.Context, args []string, env Env) error {
 // deployment's built-in catalog with MCP entries left unchecked.
 func checkAgent(ctx context.Context, ag config.Agent, a mcpAdmin, cfg config.Config, env Env) (AgentCheckOutput, error) {
 	out := AgentCheckOutput{Agent: ag.Name}
-	if _, why := storeDir(a.data, env); why != "" {
+	if _, why := storeDir(cfg, a.data, env); why != "" {
 		cat := builtin.NewCatalog(builtin.CatalogDeps{Config: cfg})
 		out.Warnings = cat.CheckAgent(ag.Tools, nil, ag.Switches)
 		if registry.NamesServers(ag.Tools) {

@@ -17,6 +17,7 @@ import (
 	"github.com/quiverhq/quiver/internal/config"
 	"github.com/quiverhq/quiver/netguard"
 	"github.com/quiverhq/quiver/store"
+	"github.com/quiverhq/quiver/store/backend"
 )
 
 var serveUsage = usageText("serve")
@@ -85,6 +86,13 @@ func runServe(ctx context.Context, args []string, env Env) error {
 		return err
 	}
 	defer o.close()
+	// Before anything is written: a second server on one SQLite database
+	// would mark the first one's running turns interrupted.
+	release, err := backend.LockServer(o.db)
+	if err != nil {
+		return err
+	}
+	defer release()
 	rt := o.rt
 	st := rt.st
 	now := env.Now()
@@ -103,7 +111,7 @@ func runServe(ctx context.Context, args []string, env Env) error {
 		ln.Close()
 		return err
 	}
-	fmt.Fprintf(env.Stderr, "quiver: serving %s\n", base)
+	fmt.Fprintf(env.Stderr, "quiver: serving %s (store: %s)\n", base, o.db)
 	sweeper := accounts.Sweeper{Accounts: &accounts.Service{Store: st, Now: env.Now}, Logger: env.Logger}
 	background := func(ctx context.Context) {
 		var wg sync.WaitGroup
