@@ -1,8 +1,8 @@
 // Package store defines Quiver's repositories and the records they hold,
 // one file per repository: conversations, turns, messages, results, usage,
 // MCP servers, intents, accounts (organisations, users, credentials),
-// agents and settings. Implementations (store/sqlite, later
-// store/postgres) pass the shared conformance suite in store/storetest.
+// agents and settings. Implementations (store/sqlite, store/postgres)
+// pass the shared conformance suite in store/storetest.
 // All methods are safe for concurrent use and honour ctx cancellation.
 //
 // A consumer declares the repositories it uses (one of the interfaces

@@ -71,6 +71,7 @@ func connect(ctx context.Context, url string) (*pgxpool.Pool, error) {
 		// that it did not parse.
 		return nil, errors.New("the database URL does not parse (see the pgx connection string format)")
 	}
+	setDefaults(cfg.ConnConfig.RuntimeParams)
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, err
@@ -80,6 +81,18 @@ func connect(ctx context.Context, url string) (*pgxpool.Pool, error) {
 		return nil, fmt.Errorf("connect to %s: %w", describe(cfg), err)
 	}
 	return pool, nil
+}
+
+// setDefaults sets the session settings the store relies on: statements
+// outside inTx run at READ COMMITTED, whatever the server's, the
+// database's or the URL's default_transaction_isolation (the store's
+// single statements are written for it and are not retried), and sessions
+// name themselves "quiver" in pg_stat_activity unless the URL names them.
+func setDefaults(params map[string]string) {
+	params["default_transaction_isolation"] = "read committed"
+	if _, ok := params["application_name"]; !ok {
+		params["application_name"] = "quiver"
+	}
 }
 
 // describe names the server and database of cfg for an error: host,

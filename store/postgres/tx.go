@@ -45,8 +45,18 @@ const (
 // no effect outside it, and is quick (never a model call, a tool call or
 // network I/O: a transaction holds locks and a connection while it runs).
 func (s *Store) inTx(ctx context.Context, iso pgx.TxIsoLevel, fn func(pgx.Tx) error) error {
+	return retrying(ctx, func() error {
+		return pgx.BeginTxFunc(ctx, s.pool, pgx.TxOptions{IsoLevel: iso}, fn)
+	})
+}
+
+// retrying calls run until it returns anything but a serialization
+// failure or a deadlock, at most maxTxAttempts times, pausing between
+// calls, and returns its last error. run is one transaction: a single
+// statement, or inTx's BEGIN … COMMIT.
+func retrying(ctx context.Context, run func() error) error {
 	for attempt := 1; ; attempt++ {
-		err := pgx.BeginTxFunc(ctx, s.pool, pgx.TxOptions{IsoLevel: iso}, fn)
+		err := run()
 		if err == nil || !retryable(err) || attempt == maxTxAttempts {
 			return err
 		}
