@@ -103,7 +103,7 @@ func (s *server) createConversation(ctx context.Context, in *createConversationI
 	now := s.now()
 	c := store.Conversation{
 		ID: s.ids.New("conv_"), OrgID: a.OrgID, UserID: a.UserID, Agent: in.Body.Agent,
-		Title: in.Body.Title, CreatedAt: now, UpdatedAt: now,
+		Title: store.PlainText(in.Body.Title), CreatedAt: now, UpdatedAt: now,
 	}
 	if err := s.st.PutConversation(ctx, c); err != nil {
 		return nil, err
@@ -119,7 +119,7 @@ const titleRunes = 60
 // message's first non-blank line, trimmed, cut after 60 runes (never
 // inside one) with "…" appended when cut.
 func title(message string) string {
-	line := strings.TrimSpace(message)
+	line := strings.TrimSpace(store.PlainText(message))
 	if i := strings.IndexAny(line, "\r\n"); i >= 0 {
 		line = strings.TrimSpace(line[:i])
 	}

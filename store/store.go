@@ -5,6 +5,11 @@
 // pass the shared conformance suite in store/storetest.
 // All methods are safe for concurrent use and honour ctx cancellation.
 //
+// Text fields other than message content, result bodies and stored
+// documents must be valid UTF-8 without NUL bytes: PostgreSQL's text type
+// refuses the others (with an error, writing nothing), so strings from
+// models, tools and people pass through PlainText where they enter.
+//
 // A consumer declares the repositories it uses (one of the interfaces
 // here, or a small interface of its own composed of them), never Store.
 package store
