@@ -45,6 +45,7 @@ type Store interface {
 	Accounts
 	Agents
 	Settings
+	Blobs
 	// Close releases the store's resources.
 	Close() error
 }
