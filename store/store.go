@@ -50,6 +50,7 @@ type Store interface {
 	Accounts
 	Agents
 	Settings
+	Blobs
 	// Close releases the store's resources.
 	Close() error
 }

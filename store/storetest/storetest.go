@@ -102,6 +102,7 @@ func groups() []group {
 		{name: "Agents", cases: agentCases()},
 		{name: "Settings", cases: settingsCases(), alone: settingsAloneCases()},
 		{name: "Context", cases: contextCases()},
+		{name: "Blobs", cases: blobCases()},
 	}
 }
 
