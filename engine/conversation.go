@@ -25,6 +25,17 @@ func ownConversation(ctx context.Context, convs store.Conversations, orgID, user
 	return c, true, nil
 }
 
+// OwnConversation returns the caller's conversation: one that does not
+// exist and one of another user are both ErrNoConversation, as a turn
+// finds them, so that a reader never learns that another user's exists.
+func OwnConversation(ctx context.Context, convs store.Conversations, orgID, userID, id string) (store.Conversation, error) {
+	c, found, err := ownConversation(ctx, convs, orgID, userID, id)
+	if err == nil && !found {
+		err = ErrNoConversation
+	}
+	return c, err
+}
+
 // Transcript returns the messages of the caller's conversation, oldest
 // first, never nil. A conversation that does not exist and one of
 // another user are both ErrNoConversation, as a turn finds them. It

@@ -50,6 +50,12 @@ func TestTranscriptOwnership(t *testing.T) {
 		if msgs, err := repos.Transcript(ctx, tc.org, tc.user, tc.conv); !errors.Is(err, engine.ErrNoConversation) || msgs != nil {
 			t.Errorf("%s: %v, %v; want ErrNoConversation", tc.name, msgs, err)
 		}
+		if c, err := engine.OwnConversation(ctx, st, tc.org, tc.user, tc.conv); !errors.Is(err, engine.ErrNoConversation) || c.ID != "" {
+			t.Errorf("OwnConversation, %s: %+v, %v; want ErrNoConversation", tc.name, c, err)
+		}
+	}
+	if c, err := engine.OwnConversation(ctx, st, "acme", "ana", "conv_a"); err != nil || c.ID != "conv_a" {
+		t.Errorf("OwnConversation of the owner: %+v, %v", c, err)
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 
 	"github.com/danielgtaylor/huma/v2"
 
+	"github.com/quiverhq/quiver/engine"
 	"github.com/quiverhq/quiver/store"
 )
 
@@ -72,10 +73,11 @@ func (s *server) conversationView(c store.Conversation) Conversation {
 }
 
 // ownConversation returns the caller's conversation; another user's, or
-// another organisation's, is as absent as a missing one.
+// another organisation's, is as absent as a missing one (the engine's
+// one ownership rule, engine.OwnConversation).
 func (s *server) ownConversation(ctx context.Context, a *auth, id string) (store.Conversation, error) {
-	c, err := s.st.GetConversation(ctx, a.OrgID, id)
-	if errors.Is(err, store.ErrNotFound) || err == nil && c.UserID != a.UserID {
+	c, err := engine.OwnConversation(ctx, s.st, a.OrgID, a.UserID, id)
+	if errors.Is(err, engine.ErrNoConversation) {
 		return store.Conversation{}, notFound("no such conversation")
 	}
 	return c, err
@@ -101,7 +103,7 @@ func (s *server) createConversation(ctx context.Context, in *createConversationI
 	now := s.now()
 	c := store.Conversation{
 		ID: s.ids.New("conv_"), OrgID: a.OrgID, UserID: a.UserID, Agent: in.Body.Agent,
-		Title: in.Body.Title, CreatedAt: now, UpdatedAt: now,
+		Title: store.PlainText(in.Body.Title), CreatedAt: now, UpdatedAt: now,
 	}
 	if err := s.st.PutConversation(ctx, c); err != nil {
 		return nil, err
@@ -117,7 +119,7 @@ const titleRunes = 60
 // message's first non-blank line, trimmed, cut after 60 runes (never
 // inside one) with "…" appended when cut.
 func title(message string) string {
-	line := strings.TrimSpace(message)
+	line := strings.TrimSpace(store.PlainText(message))
 	if i := strings.IndexAny(line, "\r\n"); i >= 0 {
 		line = strings.TrimSpace(line[:i])
 	}

@@ -154,6 +154,8 @@ func TestTitles(t *testing.T) {
 		{"60 runes kept whole", long, long},
 		{"cut after 60 runes", long + "x and more", long + "…"},
 		{"cut on a rune boundary", strings.Repeat("a", 59) + "🙂🙂🙂", strings.Repeat("a", 59) + "🙂…"},
+		// A NUL and other controls would be refused by PostgreSQL's text.
+		{"controls as spaces", "tab\tnul\x00bell\x07", "tab\tnul bell"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			id := "conv_" + strconv.Itoa(i)

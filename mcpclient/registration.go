@@ -110,14 +110,17 @@ func Snapshot(tools []string) string {
 }
 
 // boundSnapshot caps a discovery's names for storage: at most
-// MaxSnapshotNames names of at most MaxSnapshotNameChars characters. The
-// result is never nil.
+// MaxSnapshotNames names of at most MaxSnapshotNameChars characters, each
+// as store.PlainText keeps it (a server's name may hold a NUL or invalid
+// UTF-8, which PostgreSQL would refuse; the snapshot is for people, and
+// calls use the live names). The result is never nil.
 func boundSnapshot(names []string) []string {
 	out := make([]string, 0, min(len(names), MaxSnapshotNames))
 	for _, n := range names {
 		if len(out) == MaxSnapshotNames {
 			break
 		}
+		n = store.PlainText(n)
 		if utf8.RuneCountInString(n) > MaxSnapshotNameChars {
 			n = string([]rune(n)[:MaxSnapshotNameChars])
 		}

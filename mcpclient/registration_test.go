@@ -2,6 +2,7 @@ package mcpclient
 
 import (
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -145,6 +146,9 @@ func TestBoundSnapshot(t *testing.T) {
 		if !strings.HasPrefix(names[i], n) {
 			t.Fatalf("name %d = %q is not a prefix of %q", i, n, names[i])
 		}
+	}
+	if got := boundSnapshot([]string{"nul\x00name", "bad\xffname"}); !slices.Equal(got, []string{"nul name", "bad\uFFFDname"}) {
+		t.Errorf("boundSnapshot of unstorable names = %q", got)
 	}
 	if got := boundSnapshot(nil); got == nil || len(got) != 0 {
 		t.Errorf("boundSnapshot(nil) = %#v, want an empty non-nil slice (a discovery that found none)", got)

@@ -1,9 +1,14 @@
 // Package store defines Quiver's repositories and the records they hold,
 // one file per repository: conversations, turns, messages, results, usage,
 // MCP servers, intents, accounts (organisations, users, credentials),
-// agents and settings. Implementations (store/sqlite, later
-// store/postgres) pass the shared conformance suite in store/storetest.
+// agents and settings. Implementations (store/sqlite, store/postgres)
+// pass the shared conformance suite in store/storetest.
 // All methods are safe for concurrent use and honour ctx cancellation.
+//
+// Text fields other than message content, result bodies and stored
+// documents must be valid UTF-8 without NUL bytes: PostgreSQL's text type
+// refuses the others (with an error, writing nothing), so strings from
+// models, tools and people pass through PlainText where they enter.
 //
 // A consumer declares the repositories it uses (one of the interfaces
 // here, or a small interface of its own composed of them), never Store.
@@ -45,6 +50,7 @@ type Store interface {
 	Accounts
 	Agents
 	Settings
+	Blobs
 	// Close releases the store's resources.
 	Close() error
 }

@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/quiverhq/quiver/store"
 	"github.com/quiverhq/quiver/tool"
 )
 
@@ -56,7 +57,7 @@ func Tool() *tool.Tool {
 }
 
 func ask(_ context.Context, _ tool.Scope, in Input) (Output, error) {
-	q := strings.TrimSpace(in.Question)
+	q := strings.TrimSpace(store.PlainText(in.Question))
 	switch {
 	case q == "":
 		return Output{}, errors.New("question is empty")
@@ -65,7 +66,7 @@ func ask(_ context.Context, _ tool.Scope, in Input) (Output, error) {
 	}
 	p := tool.Pause{Question: q}
 	if len(in.Suggested) == 1 {
-		p.Suggested = strings.TrimSpace(in.Suggested[0])
+		p.Suggested = strings.TrimSpace(store.PlainText(in.Suggested[0]))
 	}
 	return Output{pause: p}, nil
 }

@@ -22,6 +22,7 @@ func TestAsk(t *testing.T) {
 		{name: "one suggested answer", args: `{"question":"Which quarter?","suggested_answers":["Q3"]}`, wantPause: &tool.Pause{Question: "Which quarter?", Suggested: "Q3"}},
 		{name: "two suggested answers refused", args: `{"question":"Which quarter?","suggested_answers":["Q3","Q4"]}`, wantErr: `field "suggested_answers": maxItems`},
 		{name: "empty question", args: `{"question":"  "}`, wantErr: "question is empty"},
+		{name: "NUL and controls as spaces", args: `{"question":"Which\u0000quarter?\u0007","suggested_answers":["Q\u00003"]}`, wantPause: &tool.Pause{Question: "Which quarter?", Suggested: "Q 3"}},
 		{name: "long question", args: `{"question":"` + strings.Repeat("a", ask.MaxQuestionChars+1) + `"}`, wantErr: "longer than 500"},
 	}
 	for _, tc := range tests {

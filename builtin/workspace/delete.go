@@ -33,6 +33,11 @@ func (w *workspaces) delete(ctx context.Context, s tool.Scope, in deleteIn) (str
 		return "", err
 	}
 	defer root.Close()
+	l, err := w.lock(ctx, root)
+	if err != nil {
+		return "", err
+	}
+	defer l.unlock()
 	fi, err := root.Lstat(name)
 	if err != nil {
 		return "", fmt.Errorf("delete_file: %w", fsError(name, err))
@@ -46,6 +51,7 @@ func (w *workspaces) delete(ctx context.Context, s tool.Scope, in deleteIn) (str
 	if err := checkRegular(name, fi); err != nil {
 		return "", fmt.Errorf("delete_file: %w", err)
 	}
+	w.passed()
 	if err := root.Remove(name); err != nil {
 		return "", fmt.Errorf("delete_file: %w", fsError(name, err))
 	}

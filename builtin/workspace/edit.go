@@ -41,6 +41,11 @@ func (w *workspaces) edit(ctx context.Context, s tool.Scope, in editIn) (string,
 		return "", err
 	}
 	defer root.Close()
+	l, err := w.lock(ctx, root)
+	if err != nil {
+		return "", err
+	}
+	defer l.unlock()
 	t, err := writeTarget(root, name)
 	if err == nil && !t.exists {
 		err = fsError(name, os.ErrNotExist)
@@ -57,6 +62,7 @@ func (w *workspaces) edit(ctx context.Context, s tool.Scope, in editIn) (string,
 		err = w.checkQuota(root, []change{{target: t, newSize: int64(len(updated))}})
 	}
 	if err == nil {
+		w.passed()
 		err = writeAtomic(root, t, []byte(updated))
 	}
 	if err != nil {

@@ -44,8 +44,11 @@ func (w *workspaces) list(ctx context.Context, s tool.Scope, in listIn) (string,
 		if cerr := ctx.Err(); cerr != nil {
 			return cerr
 		}
-		if err != nil || p == folder || strings.HasPrefix(d.Name(), tempPrefix) {
+		if err != nil || p == folder {
 			return nil // unreadable folders are left out, not fatal
+		}
+		if reserved(d.Name()) {
+			return skip(d) // the lock file, a write in progress
 		}
 		if n++; n > maxListEntries {
 			return errEnough

@@ -17,8 +17,9 @@ import (
 const maxPathLen = 1024
 
 // cleanPath checks a path the model wrote and returns it cleaned. It must be
-// relative, stay inside the workspace lexically and hold no control
-// character (so that it prints on one line in messages). The Root
+// relative, stay inside the workspace lexically, hold no control
+// character (so that it prints on one line in messages) and no component
+// that Quiver reserves (the lock file, temporary files). The Root
 // enforces the same at open time; checking first gives the model a clear
 // message instead of an errno.
 func cleanPath(p string) (string, error) {
@@ -34,7 +35,13 @@ func cleanPath(p string) (string, error) {
 	case !filepath.IsLocal(p):
 		return "", fmt.Errorf("%s leads outside the workspace; use a path inside it", p)
 	}
-	return filepath.Clean(p), nil
+	p = filepath.Clean(p)
+	for _, part := range strings.Split(filepath.ToSlash(p), "/") {
+		if reserved(part) {
+			return "", fmt.Errorf("%s: names starting with %s are reserved for Quiver's own files; use another name", p, reservedPrefix)
+		}
+	}
+	return p, nil
 }
 
 func isControl(r rune) bool { return r < 0x20 || r == 0x7f }

@@ -13,8 +13,9 @@ import (
 )
 
 // tempPrefix starts the name of a file being written. It is short so that a
-// temporary name fits wherever the target's name does.
-const tempPrefix = ".quiver-tmp-"
+// temporary name fits wherever the target's name does, and reserved (see
+// reservedPrefix), so no tool shows or opens one.
+const tempPrefix = reservedPrefix + "tmp-"
 
 // change is one file a call is about to write: the target as it is now and
 // the size it will have.
@@ -30,12 +31,16 @@ type usage struct {
 	folders int   // folders, the workspace's own not counted
 }
 
-// measure walks the workspace without following links.
+// measure walks the workspace without following links. The lock file is
+// not counted: it is Quiver's, empty, and always there once written to.
 func measure(root *os.Root) (usage, error) {
 	var u usage
 	err := fs.WalkDir(dirFS{root}, ".", func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
+		}
+		if p == lockName {
+			return nil
 		}
 		if d.IsDir() {
 			if p != "." {

@@ -99,6 +99,9 @@ func walkDir(ctx context.Context, h *dirHandle, rel, glob string, jobs chan<- se
 	for _, e := range entries {
 		p := path.Join(rel, e.Name())
 		switch {
+		case reserved(e.Name()):
+			// The lock file, or a write in progress: a temporary file
+			// may hold half of what is being written.
 		case e.IsDir() && strings.Count(p, "/") >= maxDepth:
 			st.deep++
 		case e.IsDir():

@@ -8,6 +8,13 @@
 // it: paths are checked with [filepath.IsLocal] first, the Root refuses any
 // step (.. or a symbolic link) that leaves the folder, and only regular files
 // with a single link are read or written.
+//
+// Several processes (replicas sharing one data folder) may serve the same
+// workspaces: every write holds the workspace's lock, an flock on its
+// .quiver-lock file, while it checks the quotas and changes files, and
+// every write replaces a file by an atomic rename, so reads need no lock.
+// Names starting with ".quiver-" are Quiver's own: refused as paths, left
+// out of lists and searches.
 package workspace
 
 import (
@@ -87,9 +94,10 @@ func (c Config) withDefaults() Config {
 // Tools returns the workspace tools in a fixed order: list_files,
 // search_files, read_file (tool.Read), then write_file, edit_file and
 // delete_file (tool.Write). All are in family "workspace" and always on. The
-// tools share no mutable state and are safe for concurrent use; quotas are
-// checked within each call, so two writers racing on one workspace may
-// overshoot a quota by at most one call. Tools panics when cfg.Root is empty.
+// tools share no mutable state and are safe for concurrent use, also with
+// other processes writing the same Root (see lock.go): the writes to one
+// workspace are serialised by a lock file in it, so a quota holds exactly
+// however many writers there are. Tools panics when cfg.Root is empty.
 func Tools(cfg Config) []*tool.Tool {
 	if cfg.Root == "" {
 		panic("workspace: Config.Root is empty")
@@ -108,6 +116,11 @@ func Tools(cfg Config) []*tool.Tool {
 // workspaces opens the workspace of a call's scope.
 type workspaces struct {
 	cfg Config
+	// Test hooks, nil in production. contended runs each time a write
+	// finds the workspace's lock held by another writer; checked runs
+	// once a write has passed its quota check, with the lock held, before
+	// it changes anything.
+	contended, checked func()
 }
 
 // spec fills the fields every workspace tool shares.

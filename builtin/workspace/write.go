@@ -40,18 +40,28 @@ func (w *workspaces) write(ctx context.Context, s tool.Scope, in writeIn) (strin
 	if n := len(in.Files); n == 0 || n > maxWriteFiles {
 		return "", fmt.Errorf("write_file: got %d files; write 1 to %d per call", n, maxWriteFiles)
 	}
+	names, err := cleanNames(in.Files)
+	if err != nil {
+		return "", fmt.Errorf("write_file: nothing written: %w", err)
+	}
 	root, err := w.open(s)
 	if err != nil {
 		return "", err
 	}
 	defer root.Close()
-	changes, err := planWrites(root, in.Files)
+	l, err := w.lock(ctx, root)
+	if err != nil {
+		return "", err
+	}
+	defer l.unlock()
+	changes, err := planWrites(root, names, in.Files)
 	if err == nil {
 		err = w.checkQuota(root, changes)
 	}
 	if err != nil {
 		return "", fmt.Errorf("write_file: nothing written: %w", err)
 	}
+	w.passed()
 	var out []string
 	for i, c := range changes {
 		if err := ctx.Err(); err != nil {
@@ -69,11 +79,11 @@ func (w *workspaces) write(ctx context.Context, s tool.Scope, in writeIn) (strin
 	return strings.Join(out, "\n"), nil
 }
 
-// planWrites checks every file of a call before any is written: paths,
-// duplicates, what each would replace, and the rewrite limit.
-func planWrites(root *os.Root, files []fileIn) ([]change, error) {
+// cleanNames checks the paths of a call's files, before the workspace is
+// opened: each is a clean relative path, none given twice.
+func cleanNames(files []fileIn) ([]string, error) {
 	seen := map[string]bool{}
-	changes := make([]change, 0, len(files))
+	names := make([]string, 0, len(files))
 	for _, f := range files {
 		name, err := cleanPath(f.Path)
 		if err != nil {
@@ -83,6 +93,17 @@ func planWrites(root *os.Root, files []fileIn) ([]change, error) {
 			return nil, fmt.Errorf("%s is given twice", name)
 		}
 		seen[name] = true
+		names = append(names, name)
+	}
+	return names, nil
+}
+
+// planWrites checks every file of a call, named by cleanNames, before any
+// is written: what each would replace, and the rewrite limit. The caller
+// holds the workspace's lock, so what it finds stays true until the writes.
+func planWrites(root *os.Root, names []string, files []fileIn) ([]change, error) {
+	changes := make([]change, 0, len(files))
+	for i, name := range names {
 		t, err := writeTarget(root, name)
 		if err != nil {
 			return nil, err
@@ -90,7 +111,7 @@ func planWrites(root *os.Root, files []fileIn) ([]change, error) {
 		if err := checkRewrite(root, t); err != nil {
 			return nil, err
 		}
-		changes = append(changes, change{target: t, newSize: int64(len(f.Content))})
+		changes = append(changes, change{target: t, newSize: int64(len(files[i].Content))})
 	}
 	return changes, nil
 }

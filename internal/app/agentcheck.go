@@ -54,7 +54,7 @@ func AgentCheck(ctx context.Context, o AgentCheckOptions, env Env) error {
 // deployment's built-in catalog with MCP entries left unchecked.
 func checkAgent(ctx context.Context, ag config.Agent, a MCPAdmin, cfg config.Config, env Env) (AgentCheckOutput, error) {
 	out := AgentCheckOutput{Agent: ag.Name}
-	if _, why := storeDir(a.Data.Dir, env); why != "" {
+	if _, why := storeDir(cfg, a.Data.Dir, env); why != "" {
 		cat := builtin.NewCatalog(builtin.CatalogDeps{Config: cfg})
 		out.Warnings = cat.CheckAgent(ag.Tools, nil, ag.Switches)
 		if registry.NamesServers(ag.Tools) {

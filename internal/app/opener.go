@@ -4,13 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
-	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/quiverhq/quiver/internal/config"
 	"github.com/quiverhq/quiver/secret"
-	"github.com/quiverhq/quiver/store/sqlite"
+	"github.com/quiverhq/quiver/store"
+	"github.com/quiverhq/quiver/store/backend"
 )
 
 // dataFlags are a command's --config and --data: the deployment's
@@ -40,9 +40,11 @@ const (
 // which then owns the store. close releases it.
 type opened struct {
 	cfg config.Config
-	st  *sqlite.Store
-	kr  *secret.Keyring
-	rt  *runtime
+	// db is the store's backend and where it lives.
+	db backend.Config
+	st store.Store
+	kr *secret.Keyring
+	rt *runtime
 }
 
 // close closes the runtime when one was opened, else the store.
@@ -86,14 +88,18 @@ func (f dataFlags) openUnder(ctx context.Context, cfg config.Config, n need, env
 	if err != nil {
 		return nil, err
 	}
-	o := &opened{cfg: cfg}
+	db, err := storeConfig(cfg, dir, env)
+	if err != nil {
+		return nil, err
+	}
+	o := &opened{cfg: cfg, db: db}
 	if n == needMessages {
-		if o.st, err = sqlite.Open(ctx, dir); err != nil {
+		if o.st, err = backend.Open(ctx, db); err != nil {
 			return nil, fmt.Errorf("open store: %w", err)
 		}
 		return o, nil
 	}
-	if o.st, o.kr, err = openStore(ctx, dir, cfg, env); err != nil {
+	if o.st, o.kr, err = openStore(ctx, db, cfg, env); err != nil {
 		return nil, err
 	}
 	if n == needRuntime {
@@ -121,17 +127,34 @@ func dataDir(flagValue string, env Env) (string, error) {
 	return filepath.Join(home, ".local", "share", "quiver"), nil
 }
 
-// storeDir returns the data folder when it holds a store, else why not
-// (opening one would create it, and a check writes nothing).
-func storeDir(flagValue string, env Env) (dir, why string) {
+// storeConfig is the store cfg selects for the data folder dir:
+// PostgreSQL when a database URL is configured (config.Config.DatabaseURL),
+// else SQLite in dir. A bad URL setting is bad input.
+func storeConfig(cfg config.Config, dir string, env Env) (backend.Config, error) {
+	url, err := cfg.DatabaseURL(env.Getenv)
+	if err != nil {
+		return backend.Config{}, &UsageError{Msg: err.Error()}
+	}
+	return backend.Config{URL: url, Dir: dir}, nil
+}
+
+// storeDir returns the data folder when there is a store to read (see
+// backend.Exists), else why not: opening one would create it, and a
+// check writes nothing.
+func storeDir(cfg config.Config, flagValue string, env Env) (dir, why string) {
 	dir, err := dataDir(flagValue, env)
 	if err != nil {
 		return "", "no data folder (set --data or QUIVER_DATA)"
 	}
-	if _, err := os.Stat(filepath.Join(dir, sqlite.FileName)); errors.Is(err, fs.ErrNotExist) {
-		return "", fmt.Sprintf("no store in %s, so no registered servers to check against", dir)
-	} else if err != nil {
-		return "", fmt.Sprintf("the store in %s is unreadable: %v", dir, err)
+	db, err := storeConfig(cfg, dir, env)
+	if err != nil {
+		return "", err.Error()
+	}
+	if ok, why := backend.Exists(db); !ok {
+		if strings.HasPrefix(why, "no store") {
+			why += ", so no registered servers to check against"
+		}
+		return "", why
 	}
 	return dir, ""
 }
@@ -151,12 +174,12 @@ var errNoKey = errors.New("stored secrets (MCP auth tokens or settings keys) exi
 
 // openStore opens the data folder's store and the keyring, refusing to go
 // on when tokens are stored and no key is configured to read them.
-func openStore(ctx context.Context, dir string, cfg config.Config, env Env) (*sqlite.Store, *secret.Keyring, error) {
+func openStore(ctx context.Context, db backend.Config, cfg config.Config, env Env) (store.Store, *secret.Keyring, error) {
 	kr, err := loadKeyring(cfg, env.Getenv)
 	if err != nil {
 		return nil, nil, err
 	}
-	st, err := sqlite.Open(ctx, dir)
+	st, err := backend.Open(ctx, db)
 	if err != nil {
 		return nil, nil, fmt.Errorf("open store: %w", err)
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/quiverhq/quiver/intent"
 	"github.com/quiverhq/quiver/internal/config"
 	"github.com/quiverhq/quiver/store"
+	"github.com/quiverhq/quiver/store/backend"
 	"github.com/quiverhq/quiver/webui"
 )
 
@@ -62,6 +63,13 @@ func Serve(ctx context.Context, o ServeOptions, env Env) error {
 		return err
 	}
 	defer op.close()
+	// Before anything is written: a second server on one SQLite database
+	// would mark the first one's running turns interrupted.
+	release, err := backend.LockServer(op.db)
+	if err != nil {
+		return err
+	}
+	defer release()
 	rt := op.rt
 	st := rt.st
 	now := env.Now()
@@ -80,7 +88,7 @@ func Serve(ctx context.Context, o ServeOptions, env Env) error {
 		ln.Close()
 		return err
 	}
-	fmt.Fprintf(env.Stderr, "quiver: serving %s\n", base)
+	fmt.Fprintf(env.Stderr, "quiver: serving %s (store: %s)\n", base, op.db)
 	sweeper := accounts.Sweeper{Accounts: &accounts.Service{Store: st, Now: env.Now}, Logger: env.Logger}
 	background := func(ctx context.Context) {
 		var wg sync.WaitGroup

@@ -27,7 +27,9 @@ import (
 // serving is a running "quiver serve" and its first-start login link.
 type serving struct {
 	base, login string
-	stop        func() int
+	// line is the start-up line that gave base.
+	line string
+	stop func() int
 }
 
 // startServe runs "quiver serve" on a free loopback port with the fake
@@ -61,7 +63,7 @@ func startServeWith(t *testing.T, vars map[string]string, flags ...string) servi
 			s.login = m[1] + "/login?token=" + m[2]
 		}
 		if m := servingRe.FindStringSubmatch(sc.Text()); m != nil {
-			s.base = m[1]
+			s.base, s.line = m[1], sc.Text()
 		}
 	}
 	if s.base == "" {
@@ -313,4 +315,32 @@ func TestServeRefusesAddr(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestServeRefusesSecondServerOnSQLite: a second "quiver serve" on the
+// same SQLite data folder stops before writing anything (it would mark
+// the first one's running turns interrupted) and says that several
+// replicas need PostgreSQL; the first keeps serving, and names its store.
+func TestServeRefusesSecondServerOnSQLite(t *testing.T) {
+	model := llmtest.Start(t, llmtest.OpenAI{})
+	data := t.TempDir()
+	first := startServe(t, data, model)
+	if want := "(store: sqlite " + filepath.Join(data, "quiver.db") + ")"; !strings.HasSuffix(first.line, want) {
+		t.Errorf("start-up line %q does not end with %q", first.line, want)
+	}
+	code, _, stderr := run(t, data, "serve", "--addr", "127.0.0.1:0")
+	if code != 1 || !strings.Contains(stderr, "another quiver server is running") || !strings.Contains(stderr, "PostgreSQL") {
+		t.Fatalf("second serve: exit %d, stderr %q", code, stderr)
+	}
+	resp, err := http.Get(first.base + "/healthz")
+	if err != nil {
+		t.Fatalf("the first server after the refusal: %v", err)
+	}
+	resp.Body.Close()
+	if code := first.stop(); code != 0 {
+		t.Errorf("first serve exit %d", code)
+	}
+	// Once the first has stopped, the folder serves again.
+	again := startServe(t, data, model)
+	again.stop()
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"regexp"
+	"strings"
 	"time"
 
 	"go.yaml.in/yaml/v3"
@@ -39,7 +40,25 @@ type Config struct {
 	MCP MCP `yaml:"mcp"`
 	// Intent configures Deliberate Tool Mode.
 	Intent Intent `yaml:"intent"`
+	// Database selects the store: SQLite in the data folder unless a
+	// PostgreSQL URL is given (see Config.DatabaseURL).
+	Database Database `yaml:"database"`
 }
+
+// Database selects the store. With no URL from any source, Quiver keeps
+// its SQLite database in the data folder (one process); with one, every
+// replica shares that PostgreSQL database.
+type Database struct {
+	// URL is a PostgreSQL connection URL (postgres://user:password@host/db).
+	// Prefer URLEnv or QUIVER_DATABASE_URL, so the file holds no password.
+	URL string `yaml:"url"`
+	// URLEnv names the environment variable holding the URL.
+	URLEnv string `yaml:"url_env"`
+}
+
+// DatabaseURLEnv is the environment variable whose PostgreSQL URL, when
+// set, is used over the configuration's database settings.
+const DatabaseURLEnv = "QUIVER_DATABASE_URL"
 
 // Network is the egress policy.
 type Network struct {
@@ -215,6 +234,9 @@ func (c Config) Validate() error {
 	if err := c.MCP.validate(); err != nil {
 		return err
 	}
+	if err := c.Database.validate(); err != nil {
+		return err
+	}
 	if c.MaxSteps < 0 || c.MaxSteps > 1000 {
 		return fmt.Errorf("max_steps %d: use 1–1000, or 0 for the default", c.MaxSteps)
 	}
@@ -238,4 +260,49 @@ func (m MCP) validate() error {
 		return errors.New("mcp.max_response_bytes: use 0 (the default, 8 MiB) up to 1 GiB")
 	}
 	return nil
+}
+
+// validate checks the database settings; a URL given in the file must be
+// a postgres:// (or postgresql://) URL. No message quotes the URL, which
+// may hold a password.
+func (d Database) validate() error {
+	if d.URL != "" && d.URLEnv != "" {
+		return errors.New("database: set url or url_env, not both")
+	}
+	if d.URL != "" && !isPostgresURL(d.URL) {
+		return errors.New("database.url: give a postgres:// or postgresql:// URL")
+	}
+	return nil
+}
+
+// DatabaseURL returns the PostgreSQL URL in force: $QUIVER_DATABASE_URL,
+// else the variable database.url_env names, else database.url; "" means
+// SQLite in the data folder. A URL from the environment that is not a
+// postgres:// URL, or an empty url_env variable, is an error naming its
+// source, never quoting the URL.
+func (c Config) DatabaseURL(getenv func(string) string) (string, error) {
+	if u := getenv(DatabaseURLEnv); u != "" {
+		if !isPostgresURL(u) {
+			return "", fmt.Errorf("$%s: give a postgres:// or postgresql:// URL", DatabaseURLEnv)
+		}
+		return u, nil
+	}
+	if env := c.Database.URLEnv; env != "" {
+		u := getenv(env)
+		if u == "" {
+			return "", fmt.Errorf("database.url_env: $%s is empty", env)
+		}
+		if !isPostgresURL(u) {
+			return "", fmt.Errorf("database.url_env $%s: give a postgres:// or postgresql:// URL", env)
+		}
+		return u, nil
+	}
+	return c.Database.URL, nil
+}
+
+// isPostgresURL reports whether s is a URL of the postgres or postgresql
+// scheme.
+func isPostgresURL(s string) bool {
+	scheme, _, ok := strings.Cut(s, "://")
+	return ok && (strings.EqualFold(scheme, "postgres") || strings.EqualFold(scheme, "postgresql"))
 }

@@ -78,3 +78,47 @@ func TestAgentPrices(t *testing.T) {
 		t.Errorf("AgentPrices of no prices = %#v, want empty", got)
 	}
 }
+
+// TestDatabaseURL: the environment's URL wins, then url_env's variable,
+// then the file's url; "" is SQLite. Bad URLs and clashing settings are
+// refused without quoting the URL, which may hold a password.
+func TestDatabaseURL(t *testing.T) {
+	const pg = "postgres://quiver:s3cret@127.0.0.1:5432/quiver"
+	env := func(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
+	for _, tc := range []struct {
+		name string
+		db   config.Database
+		env  map[string]string
+		want string
+		err  string
+	}{
+		{name: "sqlite by default"},
+		{name: "file url", db: config.Database{URL: pg}, want: pg},
+		{name: "url_env", db: config.Database{URLEnv: "PG"}, env: map[string]string{"PG": pg}, want: pg},
+		{name: "environment wins", db: config.Database{URL: "postgres://other/db"}, env: map[string]string{config.DatabaseURLEnv: pg}, want: pg},
+		{name: "empty url_env", db: config.Database{URLEnv: "PG"}, err: "database.url_env: $PG is empty"},
+		{name: "environment not postgres", env: map[string]string{config.DatabaseURLEnv: "mysql://u:s3cret@h/db"}, err: "$QUIVER_DATABASE_URL: give a postgres:// or postgresql:// URL"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := config.Config{Database: tc.db}.DatabaseURL(env(tc.env))
+			if tc.err != "" {
+				if err == nil || err.Error() != tc.err {
+					t.Fatalf("err = %v, want %q", err, tc.err)
+				}
+				return
+			}
+			if err != nil || got != tc.want {
+				t.Fatalf("DatabaseURL = %q, %v; want %q", got, err, tc.want)
+			}
+		})
+	}
+	for _, bad := range []string{
+		"database:\n  url: mysql://u:s3cret@h/db\n",
+		"database:\n  url: postgres://u:s3cret@h/db\n  url_env: PG\n",
+	} {
+		_, err := config.ParseConfig([]byte(bad))
+		if err == nil || strings.Contains(err.Error(), "s3cret") {
+			t.Errorf("config.ParseConfig(%q) = %v, want an error without the password", bad, err)
+		}
+	}
+}

@@ -341,3 +341,16 @@ func TestUpgradeFrom0007(t *testing.T) {
 		t.Errorf("GetIntentSettings after upgrade = %+v, %v; want %+v", got, err, want)
 	}
 }
+
+// TestMigrateUp: Migrate, as "quiver migrate up" runs it, applies every
+// step of a new database once, and nothing the second time.
+func TestMigrateUp(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "up")
+	applied, err := Migrate(t.Context(), dir)
+	if err != nil || !cmp.Equal(applied, allVersions(t)) {
+		t.Errorf("Migrate of a new database applied %v, %v; want %v", applied, err, allVersions(t))
+	}
+	if applied, err := Migrate(t.Context(), dir); err != nil || len(applied) != 0 {
+		t.Errorf("Migrate again applied %v, %v; want none", applied, err)
+	}
+}

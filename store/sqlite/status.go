@@ -84,3 +84,24 @@ func statusOf(known []migration, applied []store.Migration) store.MigrationStatu
 	}
 	return st
 }
+
+// Migrate applies the migrations the database in dir lacks, creating dir
+// and the file when they are missing, and returns the versions it applied
+// (none when up to date). Open does the same before it returns a Store;
+// Migrate is for "quiver migrate up". A database newer than this build is
+// refused with an error wrapping store.ErrSchemaTooNew.
+func Migrate(ctx context.Context, dir string) ([]int, error) {
+	path, err := prepareDir(dir)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: migrate: %w", err)
+	}
+	writer, err := openDB(ctx, writerDSN(path), 1)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: migrate: %w", err)
+	}
+	defer writer.Close()
+	if err := checkWAL(ctx, writer); err != nil {
+		return nil, fmt.Errorf("sqlite: migrate: %w", err)
+	}
+	return migrate(ctx, writer, migrationFiles)
+}

@@ -27,6 +27,7 @@ func mcpServerCases() []suiteCase {
 		{"Tools", testMCPTools},
 		{"ToolsUnknownServer", testMCPToolsUnknownServer},
 		{"Concurrent", testMCPConcurrent},
+		{"ConcurrentEnable", testMCPConcurrentEnable},
 		{"Rewrap", testMCPRewrap},
 		{"RewrapFails", testMCPRewrapFails},
 	}

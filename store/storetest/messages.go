@@ -18,6 +18,9 @@ func messageCases() []suiteCase {
 		{"Scoped", testMessageScoped},
 		{"ConcurrentAppend", testMessageConcurrentAppend},
 		{"AppendBatch", testMessageAppendBatch},
+		{"RawBytes", testMessageRawBytes},
+		{"BatchInterleaved", testMessageBatchInterleaved},
+		{"ConcurrentBatches", testMessageConcurrentBatches},
 	}
 }
 
@@ -49,6 +52,103 @@ func testMessageAppendBatch(t *testing.T, f *fixture) {
 	}
 	if seqs, err := f.AppendMessages(t.Context(), org, nil); err != nil || len(seqs) != 0 {
 		t.Errorf("empty batch: %v, %v", seqs, err)
+	}
+}
+
+// rawBytes is text no database text type takes as is: a NUL byte and
+// bytes that are not UTF-8, as a tool result or a model's output may hold.
+const rawBytes = "before\x00after \xff\xfe half-rune \xe2\x82 end"
+
+// testMessageRawBytes: message content is kept byte for byte, NUL and
+// invalid UTF-8 included, alone and in a batch.
+func testMessageRawBytes(t *testing.T, f *fixture) {
+	org := f.id("org")
+	msgs := f.transcript("conv")[:2]
+	msgs[0].Content, msgs[1].Content = rawBytes, "\x00"
+	want := f.appendAll(t, org, msgs[:1])
+	seqs, err := f.AppendMessages(t.Context(), org, msgs[1:])
+	if err != nil {
+		t.Fatalf("AppendMessages: %v", err)
+	}
+	batch := msgs[1]
+	batch.Seq = seqs[0]
+	want = append(want, batch)
+	got := f.list(t, org, f.id("conv"), 0)
+	if d := diff(want, got); d != "" {
+		t.Errorf("ListMessages (-want +got):\n%s", d)
+	}
+}
+
+// testMessageBatchInterleaved: a batch alternating between two
+// conversations gives each conversation's messages increasing Seqs in
+// batch order, and each conversation lists them in that order.
+func testMessageBatchInterleaved(t *testing.T, f *fixture) {
+	org := f.id("org")
+	var batch []store.Message
+	for i := range 6 {
+		conv := []string{"a", "b"}[i%2]
+		batch = append(batch, store.Message{ConversationID: f.id(conv), Role: "user",
+			Content: content(i%2, i), CreatedAt: at(i)})
+	}
+	seqs, err := f.AppendMessages(t.Context(), org, batch)
+	if err != nil {
+		t.Fatalf("AppendMessages: %v", err)
+	}
+	for c, conv := range []string{"a", "b"} {
+		var want []store.Message
+		for i := c; i < len(batch); i += 2 {
+			m := batch[i]
+			m.Seq = seqs[i]
+			want = append(want, m)
+		}
+		got := f.list(t, org, f.id(conv), 0)
+		if d := diff(want, got); d != "" {
+			t.Errorf("conversation %s (-want +got):\n%s", conv, d)
+		}
+		if s := seqsOf(got); !strictlyIncreasing(s) || s[0] != 1 {
+			t.Errorf("conversation %s: Seqs %v, want increasing from 1", conv, s)
+		}
+	}
+}
+
+// testMessageConcurrentBatches: writers append batches spanning the same
+// two conversations, half of them in one order and half in the other, at
+// once; every batch succeeds (none deadlocks for good), and each
+// conversation holds every message once, under distinct Seqs.
+func testMessageConcurrentBatches(t *testing.T, f *fixture) {
+	const writers, each = 6, 10
+	org := f.id("org")
+	convs := []string{f.id("a"), f.id("b")}
+	var wg sync.WaitGroup
+	for w := range writers {
+		wg.Go(func() {
+			first, second := convs[w%2], convs[1-w%2]
+			for i := range each {
+				batch := []store.Message{
+					{ConversationID: first, Role: "user", Content: content(w, 2*i), CreatedAt: at(i)},
+					{ConversationID: second, Role: "user", Content: content(w, 2*i+1), CreatedAt: at(i)},
+				}
+				if _, err := f.AppendMessages(t.Context(), org, batch); err != nil {
+					t.Errorf("writer %d: AppendMessages %d: %v", w, i, err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	var all []string
+	for _, conv := range convs {
+		got := f.list(t, org, conv, 0)
+		if s := seqsOf(got); len(got) != writers*each || !strictlyIncreasing(s) {
+			t.Errorf("conversation %s: %d messages, Seqs %v; want %d, strictly increasing", conv, len(got), s, writers*each)
+		}
+		for _, m := range got {
+			all = append(all, m.Content)
+		}
+	}
+	slices.Sort(all)
+	if d := diff(contentsFor(writers, 2*each), all); d != "" {
+		t.Errorf("messages lost or duplicated (-want +got):\n%s", d)
 	}
 }
 

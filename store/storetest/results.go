@@ -45,6 +45,7 @@ func testResultRoundTrip(t *testing.T, f *fixture) {
 		{"AllFields", func(*store.Result) {}},
 		{"EmptyBody", func(r *store.Result) { r.Body = "" }},
 		{"LargeBody", func(r *store.Result) { r.Body = strings.Repeat("0123456789abcdef", 1<<16) }},
+		{"RawBytes", func(r *store.Result) { r.Body = rawBytes }},
 		{"ZeroFields", func(r *store.Result) {
 			*r = store.Result{Ref: r.Ref, OrgID: r.OrgID, ConversationID: r.ConversationID}
 		}},

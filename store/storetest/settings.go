@@ -26,6 +26,7 @@ func settingsCases() []suiteCase {
 		{"Conflict", testSettingsConflict},
 		{"SecretsReplaced", testSettingsSecretsReplaced},
 		{"Concurrent", testSettingsConcurrent},
+		{"FirstSaveConcurrent", testSettingsFirstSaveConcurrent},
 		{"OrgIsolation", testSettingsIsolation},
 		{"Rewrap", testSettingsRewrap},
 		{"RewrapFails", testSettingsRewrapFails},

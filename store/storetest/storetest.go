@@ -9,7 +9,10 @@
 // Quiver relies on beyond it: organisation scoping never reveals a record,
 // times come back in UTC with at least millisecond precision (a zero
 // Turn.EndedAt as zero), toolset order survives, Seqs are positive and
-// increasing under concurrent appends, an MCP server's nil and empty Tools
+// increasing under concurrent appends (single and batched, batches
+// spanning conversations in either order), message content and result
+// bodies come back byte for byte (a NUL and invalid UTF-8 included), an
+// MCP server's nil and empty Tools
 // stay distinct, as do a turn's nil and empty Excluded (and Declared), a turn's
 // exclusions are kept in order and bounded as store.BoundExclusions says
 // (the bounds' values are checked too), a user intent mode other than off, follow and on is
@@ -99,6 +102,7 @@ func groups() []group {
 		{name: "Agents", cases: agentCases()},
 		{name: "Settings", cases: settingsCases(), alone: settingsAloneCases()},
 		{name: "Context", cases: contextCases()},
+		{name: "Blobs", cases: blobCases()},
 	}
 }
 

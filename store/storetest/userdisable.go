@@ -26,6 +26,7 @@ func userDisableCases() []suiteCase {
 		{"LastAdminUpdate", testLastAdminUpdate},
 		{"LastAdminDisable", testLastAdminDisable},
 		{"LastAdminConcurrent", testLastAdminConcurrent},
+		{"CredentialPutRacesDisable", testCredentialPutRacesDisable},
 	}
 }
 
@@ -309,4 +310,34 @@ func enabledAdmins(users []store.User) int {
 		}
 	}
 	return n
+}
+
+// testCredentialPutRacesDisable starts PutCredential and DisableUser
+// together, round after round, and checks that however they interleave
+// the disabled user is left holding no credential: a credential put
+// while the disable runs is either refused or removed with the others.
+func testCredentialPutRacesDisable(t *testing.T, f *fixture) {
+	for round := range 8 {
+		org := f.createMembers(t, fmt.Sprintf("race-%d", round), "alice")
+		c := f.newCredential(store.CredAPIToken, org, "alice", fmt.Sprintf("race-%d", round))
+		var wg sync.WaitGroup
+		var putErr, disableErr error
+		wg.Go(func() { putErr = f.PutCredential(t.Context(), c) })
+		wg.Go(func() { disableErr = f.DisableUser(t.Context(), org, "alice", at(30)) })
+		wg.Wait()
+		if disableErr != nil {
+			t.Fatalf("round %d: DisableUser: %v", round, disableErr)
+		}
+		if putErr != nil && !errors.Is(putErr, store.ErrNotFound) {
+			t.Fatalf("round %d: PutCredential: %v, want nil or ErrNotFound", round, putErr)
+		}
+		if f.getUser(t, org, "alice").DisabledAt.IsZero() {
+			t.Fatalf("round %d: alice is not disabled", round)
+		}
+		f.wantGone(t, fmt.Sprintf("round %d: the raced credential", round), c.Kind, c.Hash, at(20))
+		held, err := f.ListCredentials(t.Context(), org, "alice", store.CredAPIToken)
+		if err != nil || len(held) != 0 {
+			t.Fatalf("round %d: alice holds %d credentials (%v), want none", round, len(held), err)
+		}
+	}
 }

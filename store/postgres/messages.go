@@ -1,0 +1,185 @@
+package postgres
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"slices"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/quiverhq/quiver/store"
+)
+
+// Seqs. message_counters holds, per conversation, the last Seq handed
+// out. An append increments the counter row and inserts the message in
+// one transaction: the row's lock queues appends to one conversation
+// (and only to that one) until the appending transaction ends, so Seqs
+// are distinct, increasing, and committed in order — a reader listing the
+// conversation never sees Seq n+1 before Seq n, which a shared sequence
+// or MAX(seq)+1 under READ COMMITTED would not promise. A rolled-back
+// append gives its Seq back with the row's old version.
+
+// AppendMessage appends m to its conversation in orgID and returns the Seq
+// it assigned: one more than the conversation's highest, starting at 1.
+// m.Seq is ignored. Concurrent appends get distinct, increasing Seqs.
+func (s *Store) AppendMessage(ctx context.Context, orgID string, m store.Message) (int64, error) {
+	// One statement, so one transaction and one round trip: the counter's
+	// increment and the insert commit together.
+	const q = `WITH counter AS (
+			INSERT INTO message_counters AS c (org_id, conversation_id, last_seq)
+			VALUES ($1, $2, 1)
+			ON CONFLICT (org_id, conversation_id) DO UPDATE SET last_seq = c.last_seq + 1
+			RETURNING last_seq)
+		INSERT INTO messages (org_id, conversation_id, seq, turn_id, role,
+			content, tool_name, tool_call_id, ref, is_error, created_at)
+		SELECT $1, $2, last_seq, $3, $4, $5, $6, $7, $8, $9, $10 FROM counter
+		RETURNING seq`
+	var seq int64
+	err := s.pool.QueryRow(ctx, q, orgID, m.ConversationID, m.TurnID, m.Role, []byte(m.Content),
+		m.ToolName, m.ToolCallID, m.Ref, m.IsError, m.CreatedAt).Scan(&seq)
+	if err != nil {
+		return 0, wrapErr("append message", err)
+	}
+	return seq, nil
+}
+
+// appendBatch appends a batch in one statement: it numbers each
+// conversation's messages in the batch, advances every conversation's
+// counter by its count (locking the counters in conversation order, the
+// same in every batch, so two batches never deadlock), and inserts the
+// messages with Seqs counter - count + nth. $1 is the organisation; $2..
+// $10 are the messages' columns as arrays, in batch order.
+const appendBatch = `WITH input AS (
+		SELECT * FROM unnest($2::text[], $3::text[], $4::text[], $5::bytea[], $6::text[],
+				$7::text[], $8::text[], $9::boolean[], $10::timestamptz[])
+			WITH ORDINALITY AS m(conversation_id, turn_id, role, content, tool_name,
+				tool_call_id, ref, is_error, created_at, ord)),
+	numbered AS (
+		SELECT *, row_number() OVER (PARTITION BY conversation_id ORDER BY ord) AS nth,
+			count(*) OVER (PARTITION BY conversation_id) AS n
+		FROM input),
+	counter AS (
+		INSERT INTO message_counters AS c (org_id, conversation_id, last_seq)
+		SELECT $1, conversation_id, count(*) FROM input
+		GROUP BY conversation_id ORDER BY conversation_id COLLATE "C"
+		ON CONFLICT (org_id, conversation_id) DO UPDATE SET last_seq = c.last_seq + excluded.last_seq
+		RETURNING conversation_id, last_seq)
+	INSERT INTO messages (org_id, conversation_id, seq, turn_id, role, content,
+		tool_name, tool_call_id, ref, is_error, created_at)
+	SELECT $1, m.conversation_id, c.last_seq - m.n + m.nth, m.turn_id, m.role, m.content,
+		m.tool_name, m.tool_call_id, m.ref, m.is_error, m.created_at
+	FROM numbered m JOIN counter c ON c.conversation_id = m.conversation_id
+	RETURNING conversation_id, seq`
+
+// AppendMessages appends ms in one statement, so one transaction and one
+// round trip: all of them, in order, or none. It returns their Seqs; the
+// messages may belong to different conversations.
+func (s *Store) AppendMessages(ctx context.Context, orgID string, ms []store.Message) ([]int64, error) {
+	if len(ms) == 0 {
+		if err := ctx.Err(); err != nil {
+			return nil, wrapErr("append messages", err)
+		}
+		return []int64{}, nil
+	}
+	cols := batchColumns(ms)
+	var seqs []int64
+	err := retrying(ctx, func() error {
+		rows, err := s.pool.Query(ctx, appendBatch, orgID, cols.conversation, cols.turn, cols.role,
+			cols.content, cols.toolName, cols.toolCallID, cols.ref, cols.isError, cols.createdAt)
+		if err != nil {
+			return err
+		}
+		seqs, err = seqsInOrder(rows, ms)
+		return err
+	})
+	if err != nil {
+		return nil, wrapErr("append messages", err)
+	}
+	return seqs, nil
+}
+
+// messageColumns are a batch's messages column by column.
+type messageColumns struct {
+	conversation, turn, role, toolName, toolCallID, ref []string
+	content                                             [][]byte
+	isError                                             []bool
+	createdAt                                           []time.Time
+}
+
+// batchColumns returns ms column by column, in order.
+func batchColumns(ms []store.Message) messageColumns {
+	var c messageColumns
+	for _, m := range ms {
+		c.conversation = append(c.conversation, m.ConversationID)
+		c.turn = append(c.turn, m.TurnID)
+		c.role = append(c.role, m.Role)
+		c.content = append(c.content, []byte(m.Content))
+		c.toolName = append(c.toolName, m.ToolName)
+		c.toolCallID = append(c.toolCallID, m.ToolCallID)
+		c.ref = append(c.ref, m.Ref)
+		c.isError = append(c.isError, m.IsError)
+		c.createdAt = append(c.createdAt, m.CreatedAt)
+	}
+	return c
+}
+
+// seqsInOrder reads appendBatch's (conversation, seq) rows, which come in
+// no promised order, and returns the Seq of each of ms: a conversation's
+// Seqs, ascending, belong to its messages in batch order.
+func seqsInOrder(rows pgx.Rows, ms []store.Message) ([]int64, error) {
+	byConv := map[string][]int64{}
+	var conv string
+	var seq int64
+	_, err := pgx.ForEachRow(rows, []any{&conv, &seq}, func() error {
+		byConv[conv] = append(byConv[conv], seq)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	for _, s := range byConv {
+		slices.Sort(s)
+	}
+	seqs := make([]int64, len(ms))
+	for i, m := range ms {
+		got := byConv[m.ConversationID]
+		if len(got) == 0 {
+			return nil, fmt.Errorf("no Seq returned for message %d", i)
+		}
+		seqs[i], byConv[m.ConversationID] = got[0], got[1:]
+	}
+	return seqs, nil
+}
+
+// ListMessages returns the messages of that conversation in that
+// organisation with Seq < beforeSeq (all of them when beforeSeq <= 0),
+// oldest first. A conversation with no messages there yields none and no
+// error.
+func (s *Store) ListMessages(ctx context.Context, orgID, conversationID string, beforeSeq int64) ([]store.Message, error) {
+	if beforeSeq <= 0 {
+		beforeSeq = math.MaxInt64
+	}
+	const q = `SELECT seq, turn_id, role, content, tool_name, tool_call_id, ref,
+			is_error, created_at
+		FROM messages WHERE org_id = $1 AND conversation_id = $2 AND seq < $3
+		ORDER BY seq`
+	rows, err := s.pool.Query(ctx, q, orgID, conversationID, beforeSeq)
+	if err != nil {
+		return nil, wrapErr("list messages", err)
+	}
+	var out []store.Message
+	var m store.Message
+	var content []byte
+	_, err = pgx.ForEachRow(rows, []any{&m.Seq, &m.TurnID, &m.Role, &content, &m.ToolName,
+		&m.ToolCallID, &m.Ref, &m.IsError, &m.CreatedAt}, func() error {
+		m.ConversationID, m.Content, m.CreatedAt = conversationID, string(content), utc(m.CreatedAt)
+		out = append(out, m)
+		return nil
+	})
+	if err != nil {
+		return nil, wrapErr("list messages", err)
+	}
+	return out, nil
+}

@@ -1,0 +1,73 @@
+package postgres
+
+import (
+	"context"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/quiverhq/quiver/store"
+)
+
+// PutUsage appends u. Records are never replaced: two calls with the same
+// fields store two records.
+func (s *Store) PutUsage(ctx context.Context, u store.Usage) error {
+	const q = `INSERT INTO usage (org_id, conversation_id, turn_id, payer, model,
+			step, input_tokens, cached_input_tokens, cache_write_tokens,
+			output_tokens, cost_micros, created_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`
+	_, err := s.pool.Exec(ctx, q, u.OrgID, u.ConversationID, u.TurnID, u.Payer, u.Model,
+		u.Step, u.InputTokens, u.CachedInputTokens, u.CacheWriteTokens, u.OutputTokens,
+		u.CostMicros, u.CreatedAt)
+	if err != nil {
+		return wrapErr("put usage", err)
+	}
+	return nil
+}
+
+// ListUsage returns the turn's records in that organisation by Step, in
+// the order they were put among records with the same Step. A turn with
+// none there yields none and no error.
+func (s *Store) ListUsage(ctx context.Context, orgID, turnID string) ([]store.Usage, error) {
+	const q = `SELECT conversation_id, payer, model, step, input_tokens,
+			cached_input_tokens, cache_write_tokens, output_tokens, cost_micros,
+			created_at
+		FROM usage WHERE org_id = $1 AND turn_id = $2
+		ORDER BY step, id`
+	rows, err := s.pool.Query(ctx, q, orgID, turnID)
+	if err != nil {
+		return nil, wrapErr("list usage", err)
+	}
+	var out []store.Usage
+	u := store.Usage{OrgID: orgID, TurnID: turnID}
+	_, err = pgx.ForEachRow(rows, []any{&u.ConversationID, &u.Payer, &u.Model, &u.Step,
+		&u.InputTokens, &u.CachedInputTokens, &u.CacheWriteTokens, &u.OutputTokens,
+		&u.CostMicros, &u.CreatedAt}, func() error {
+		u.CreatedAt = utc(u.CreatedAt)
+		out = append(out, u)
+		return nil
+	})
+	if err != nil {
+		return nil, wrapErr("list usage", err)
+	}
+	return out, nil
+}
+
+// SumUsage totals the payer's records in that organisation with CreatedAt
+// in [from, to). No such record, or to not after from, is a zero total. A
+// sum beyond int64 is an error (PostgreSQL's sum of bigints is numeric,
+// cast back to bigint), not a wrapped-around total.
+func (s *Store) SumUsage(ctx context.Context, orgID, payer string, from, to time.Time) (store.UsageTotal, error) {
+	const q = `SELECT count(*), COALESCE(SUM(input_tokens), 0)::bigint,
+			COALESCE(SUM(cached_input_tokens), 0)::bigint, COALESCE(SUM(cache_write_tokens), 0)::bigint,
+			COALESCE(SUM(output_tokens), 0)::bigint, COALESCE(SUM(cost_micros), 0)::bigint
+		FROM usage
+		WHERE org_id = $1 AND payer = $2 AND created_at >= $3 AND created_at < $4`
+	var t store.UsageTotal
+	err := s.pool.QueryRow(ctx, q, orgID, payer, from, to).Scan(&t.Calls, &t.InputTokens,
+		&t.CachedInputTokens, &t.CacheWriteTokens, &t.OutputTokens, &t.CostMicros)
+	if err != nil {
+		return store.UsageTotal{}, wrapErr("sum usage", err)
+	}
+	return t, nil
+}
