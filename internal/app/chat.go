@@ -97,7 +97,7 @@ func openSession(ctx context.Context, c ChatOptions, env Env) (*session, error) 
 	}
 	req.Model, req.UserMode = model, c.UserMode
 	s := &session{env: env, rt: rt, req: req, out: &terminal.Printer{Out: env.Stdout, Err: env.Stderr, JSON: c.JSON}}
-	go rt.mcp.Run(ctx) // idle connections closed while the session lasts
+	go rt.mcp.pool.Run(ctx) // idle connections closed while the session lasts
 	s.eng = rt.newEngine(cfg, det, false, env)
 	return s, nil
 }

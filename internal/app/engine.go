@@ -8,8 +8,6 @@ import (
 	"github.com/quiverhq/quiver/engine"
 	"github.com/quiverhq/quiver/intent"
 	"github.com/quiverhq/quiver/internal/config"
-	"github.com/quiverhq/quiver/netguard"
-	"github.com/quiverhq/quiver/registry"
 	"github.com/quiverhq/quiver/settings"
 )
 
@@ -55,22 +53,16 @@ func (o orgRuntimes) Runtime(ctx context.Context, orgID string) (engine.Runtime,
 	return rt, nil
 }
 
-// agentOf is what a turn sees of a parsed agent.
-func agentOf(ag config.Agent) (engine.Agent, error) {
+// parseAgent is what a turn sees of an agent definition, parsed and
+// validated; a model it names badly is an *engine.InputError.
+func parseAgent(definition []byte) (engine.Agent, error) {
+	ag, err := config.ParseAgent(definition)
+	if err != nil {
+		return engine.Agent{}, err
+	}
 	m, err := ag.TurnModel("")
 	if err != nil {
 		return engine.Agent{}, &engine.InputError{Msg: err.Error()}
 	}
 	return engine.Agent{Agent: ag.TurnAgent(), Model: m}, nil
-}
-
-// mcpTools is engine.ToolSource over the MCP registrations and pool.
-type mcpTools struct {
-	m   *mcpRuntime
-	env Env
-}
-
-// TurnCatalog implements engine.ToolSource (see turnCatalog).
-func (t mcpTools) TurnCatalog(ctx context.Context, orgID, network string, base *registry.Catalog) *registry.Catalog {
-	return turnCatalog(ctx, base, t.m, orgID, netguard.ParseMode(network), t.env)
 }

@@ -44,9 +44,6 @@ func mcpPool(cfg config.Config, env Env) *mcpclient.Pool {
 	})
 }
 
-// Run closes idle connections until ctx ends (see mcpclient.Pool.Run).
-func (m *mcpRuntime) Run(ctx context.Context) { m.pool.Run(ctx) }
-
 // Close closes every connection, then waits for the registrations'
 // background snapshot writes.
 func (m *mcpRuntime) Close() {
@@ -54,21 +51,24 @@ func (m *mcpRuntime) Close() {
 	m.regs.Close()
 }
 
-// turnCatalog is the catalog one turn selects from (see
-// mcpclient.TurnCatalog: the built-ins with the organisation's MCP tools,
-// fail closed when its servers cannot be read), its notices printed on
-// stderr, or logged when there is none. A nil m gives base.
-func turnCatalog(ctx context.Context, base *registry.Catalog, m *mcpRuntime, orgID string, mode netguard.Mode, env Env) *registry.Catalog {
-	if m == nil {
-		return base
-	}
-	cat, notices := mcpclient.TurnCatalog(ctx, m.regs, m.pool, orgID, mode, base)
+// mcpTools is engine.ToolSource over the MCP registrations and pool: a
+// turn's catalog is the built-ins with the organisation's MCP tools (see
+// mcpclient.TurnCatalog: fail closed when its servers cannot be read),
+// its notices printed on stderr, or logged when there is none.
+type mcpTools struct {
+	m   *mcpRuntime
+	env Env
+}
+
+// TurnCatalog implements engine.ToolSource.
+func (t mcpTools) TurnCatalog(ctx context.Context, orgID, network string, base *registry.Catalog) *registry.Catalog {
+	cat, notices := mcpclient.TurnCatalog(ctx, t.m.regs, t.m.pool, orgID, netguard.ParseMode(network), base)
 	for _, n := range notices {
-		if env.Stderr == nil {
-			env.Logger.Warn("mcp: "+n, "org", orgID)
+		if t.env.Stderr == nil {
+			t.env.Logger.Warn("mcp: "+n, "org", orgID)
 			continue
 		}
-		fmt.Fprintf(env.Stderr, "quiver: mcp: %s\n", n)
+		fmt.Fprintf(t.env.Stderr, "quiver: mcp: %s\n", n)
 	}
 	return cat
 }

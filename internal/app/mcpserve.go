@@ -50,7 +50,7 @@ func MCPServe(ctx context.Context, o MCPServeOptions, env Env) error {
 			return err
 		}
 	}
-	go rt.mcp.Run(ctx) // idle connections closed while the server runs
+	go rt.mcp.pool.Run(ctx) // idle connections closed while the server runs
 	facts, toolset := sess.Facts(), sess.Toolset
 	srvCfg := mcpserver.Config{
 		Toolset:    toolset,

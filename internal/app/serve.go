@@ -20,15 +20,6 @@ import (
 	"github.com/quiverhq/quiver/webui"
 )
 
-// defaultAgent is the agent a new installation starts with.
-const defaultAgent = `name: assistant
-model: openai:gpt-4.1-mini
-prompt: |
-  You are a helpful assistant. Answer briefly and plainly.
-  When numbers matter, compute them with {calculator_tool} instead of estimating.
-tools: [web_search, fetch_url]
-`
-
 // ServeOptions is what "quiver serve" runs with. The address is taken as
 // given: the caller has checked that it is loopback unless the network is
 // meant.
@@ -93,7 +84,7 @@ func Serve(ctx context.Context, o ServeOptions, env Env) error {
 	background := func(ctx context.Context) {
 		var wg sync.WaitGroup
 		wg.Go(func() { sweeper.Run(ctx) })
-		rt.mcp.Run(ctx)
+		rt.mcp.pool.Run(ctx)
 		wg.Wait()
 	}
 	stopping := func() { fmt.Fprintln(env.Stderr, "quiver: stopping; running turns may finish") }
@@ -106,7 +97,7 @@ func Serve(ctx context.Context, o ServeOptions, env Env) error {
 // is left alone and nothing is printed.
 func bootstrap(ctx context.Context, st store.Store, env Env, base string) error {
 	acc := &accounts.Service{Store: st, Agents: st, Now: env.Now}
-	link, made, err := acc.Bootstrap(ctx, accounts.ExampleAgent{Name: "assistant", Definition: []byte(defaultAgent)})
+	link, made, err := acc.Bootstrap(ctx, accounts.DefaultExample())
 	if err != nil || !made {
 		return err
 	}
@@ -170,14 +161,4 @@ func (rt *runtime) apiEngine(eng *engine.Engine, runtimes engine.RuntimeSource, 
 		Sizes: httpapi.CatalogSizes{AlwaysPaidChars: s.AlwaysPaid.Chars, AlwaysPaidCeiling: s.AlwaysPaid.Ceiling,
 			WidestChars: s.Widest.Chars, WidestCeiling: s.Widest.Ceiling},
 	})
-}
-
-// parseAgent is what a turn sees of an agent definition, parsed and
-// validated.
-func parseAgent(definition []byte) (engine.Agent, error) {
-	ag, err := config.ParseAgent(definition)
-	if err != nil {
-		return engine.Agent{}, err
-	}
-	return agentOf(ag)
 }
