@@ -2,6 +2,8 @@ package store
 
 import (
 	"errors"
+	"fmt"
+	"io"
 	"time"
 )
 
@@ -38,3 +40,20 @@ type MigrationStatus struct {
 // TooNew reports whether the database holds a step this build does not
 // know, which Open refuses with ErrSchemaTooNew.
 func (st MigrationStatus) TooNew() bool { return st.Current > st.Known }
+
+// WriteText writes the status for people: how many of the known steps
+// are applied, each pending step, and a warning when the database is
+// newer than this build.
+func (st MigrationStatus) WriteText(w io.Writer) {
+	switch {
+	case st.TooNew():
+		fmt.Fprintf(w, "schema: at migration %d, newer than this build (it knows up to %d): upgrade quiver before using this database\n", st.Current, st.Known)
+	case len(st.Pending) == 0:
+		fmt.Fprintf(w, "schema: up to date (migration %d)\n", st.Current)
+	default:
+		fmt.Fprintf(w, "schema: at migration %d of %d; pending:\n", st.Current, st.Known)
+		for _, m := range st.Pending {
+			fmt.Fprintf(w, "  %s\n", m.Name)
+		}
+	}
+}

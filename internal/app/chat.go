@@ -112,7 +112,7 @@ func (s *session) say(ctx context.Context, message string) error {
 	warn := func(w string) { fmt.Fprintf(s.env.Stderr, "quiver: prompt warning: %s\n", w) }
 	out, err := s.eng.Respond(ctx, r, warn, s.out.Event)
 	if err != nil {
-		return cliError(err)
+		return err
 	}
 	if out.Stop == agent.StopError {
 		return ErrReported

@@ -1,8 +1,6 @@
 package app
 
 import (
-	"errors"
-
 	"github.com/quiverhq/quiver/engine"
 	"github.com/quiverhq/quiver/ids"
 	"github.com/quiverhq/quiver/internal/config"
@@ -58,17 +56,4 @@ func turnRequest(in TurnInput) (engine.Request, error) {
 		OrgID: orgID, ConversationID: in.ConversationID, Create: true,
 		Agent: &engine.Agent{Agent: a.TurnAgent(), Model: model},
 	}, nil
-}
-
-// cliError is an engine refusal as the CLI reports it: the request's
-// fault is a usage error (exit 2), with nothing written.
-func cliError(err error) error {
-	var ie *engine.InputError
-	switch {
-	case errors.As(err, &ie):
-		return &UsageError{Msg: ie.Msg}
-	case errors.Is(err, engine.ErrNoConversation):
-		return usagef("--conversation: it belongs to another user; give a conversation of your own")
-	}
-	return err
 }

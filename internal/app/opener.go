@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"strings"
 
 	"github.com/quiverhq/quiver/internal/config"
@@ -77,18 +76,14 @@ func (f dataFlags) open(ctx context.Context, n need, env Env) (*opened, error) {
 	return f.openUnder(ctx, cfg, n, env)
 }
 
-// openUnder resolves --data (dataDir), loads the keyring and opens what
+// openUnder resolves --data (config.DataDir), loads the keyring and opens what
 // n names under cfg, which the caller read with loadConfig. A command
 // calls it after every check it can make without touching the disk, so
 // that bad input creates no data folder: this is the first step that
 // writes (opening the store creates the folder). On error nothing is
 // left open.
 func (f dataFlags) openUnder(ctx context.Context, cfg config.Config, n need, env Env) (*opened, error) {
-	dir, err := dataDir(f.data, env)
-	if err != nil {
-		return nil, err
-	}
-	db, err := storeConfig(cfg, dir, env)
+	db, err := f.store(cfg, env)
 	if err != nil {
 		return nil, err
 	}
@@ -103,34 +98,20 @@ func (f dataFlags) openUnder(ctx context.Context, cfg config.Config, n need, env
 		return nil, err
 	}
 	if n == needRuntime {
-		o.rt = newRuntime(o.st, o.kr, dir, cfg, env)
+		o.rt = newRuntime(o.st, o.kr, db.Dir, cfg, env)
 	}
 	return o, nil
 }
 
-// dataDir is --data, else $QUIVER_DATA, else $XDG_DATA_HOME/quiver, else
-// ~/.local/share/quiver.
-func dataDir(flagValue string, env Env) (string, error) {
-	if flagValue != "" {
-		return flagValue, nil
+// store is the store cfg selects for --data (config.DataDir): PostgreSQL
+// when a database URL is configured (config.Config.DatabaseURL), else
+// SQLite in the data folder. It touches no disk; a bad setting is bad
+// input.
+func (f dataFlags) store(cfg config.Config, env Env) (backend.Config, error) {
+	dir, err := config.DataDir(f.data, env.Getenv)
+	if err != nil {
+		return backend.Config{}, &UsageError{Msg: err.Error()}
 	}
-	if d := env.Getenv("QUIVER_DATA"); d != "" {
-		return d, nil
-	}
-	if d := env.Getenv("XDG_DATA_HOME"); d != "" {
-		return filepath.Join(d, "quiver"), nil
-	}
-	home := env.Getenv("HOME")
-	if home == "" {
-		return "", usagef("no data folder: set --data or QUIVER_DATA")
-	}
-	return filepath.Join(home, ".local", "share", "quiver"), nil
-}
-
-// storeConfig is the store cfg selects for the data folder dir:
-// PostgreSQL when a database URL is configured (config.Config.DatabaseURL),
-// else SQLite in dir. A bad URL setting is bad input.
-func storeConfig(cfg config.Config, dir string, env Env) (backend.Config, error) {
 	url, err := cfg.DatabaseURL(env.Getenv)
 	if err != nil {
 		return backend.Config{}, &UsageError{Msg: err.Error()}
@@ -142,11 +123,7 @@ func storeConfig(cfg config.Config, dir string, env Env) (backend.Config, error)
 // backend.Exists), else why not: opening one would create it, and a
 // check writes nothing.
 func storeDir(cfg config.Config, flagValue string, env Env) (dir, why string) {
-	dir, err := dataDir(flagValue, env)
-	if err != nil {
-		return "", "no data folder (set --data or QUIVER_DATA)"
-	}
-	db, err := storeConfig(cfg, dir, env)
+	db, err := dataFlags{data: flagValue}.store(cfg, env)
 	if err != nil {
 		return "", err.Error()
 	}
@@ -156,7 +133,7 @@ func storeDir(cfg config.Config, flagValue string, env Env) (dir, why string) {
 		}
 		return "", why
 	}
-	return dir, ""
+	return db.Dir, ""
 }
 
 // loadKeyring returns the configured keyring, or nil when no key source is

@@ -15,6 +15,7 @@ var (
 	serveUsage      = usageText("serve")
 	loginLinkUsage  = usageText("login-link")
 	secretsUsage    = usageText("secrets")
+	migrateUsage    = usageText("migrate")
 	agentUsage      = usageText("agent")
 	agentCheckUsage = usageText("agent-check")
 	intentUsage     = usageText("intent")
@@ -212,4 +213,23 @@ func triggersArgs(o *app.TriggersOptions, pos []string, historySet bool, history
 		}
 	}
 	return nil
+}
+
+// runMigrate runs "quiver migrate up|status".
+func runMigrate(ctx context.Context, args []string, env app.Env) error {
+	sub, err := subcommand("migrate", args, migrateUsage, env.Stdout, "up", "status")
+	if err != nil {
+		return err
+	}
+	fs := newFlags("migrate " + sub)
+	o := app.MigrateOptions{Up: sub == "up"}
+	registerData(fs, &o.Data)
+	fs.BoolVar(&o.JSON, "json", false, "")
+	if _, err := parseArgs(fs, args[1:], migrateUsage, env.Stdout, 0, "takes no arguments"); err != nil {
+		return err
+	}
+	if o.Up && o.JSON {
+		return usagef("migrate up: --json goes with status")
+	}
+	return app.Migrate(ctx, o, env)
 }

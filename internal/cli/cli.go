@@ -11,6 +11,7 @@ import (
 	"fmt"
 
 	"github.com/quiverhq/quiver/builtin/fetch"
+	"github.com/quiverhq/quiver/engine"
 	"github.com/quiverhq/quiver/internal/app"
 	"github.com/quiverhq/quiver/internal/clock"
 )
@@ -20,9 +21,11 @@ var usage = usageText("quiver")
 // Main runs the CLI and returns the process exit status: 0 on success, 1
 // when a command ran and failed (or a tool call returned an error result),
 // 2 on bad input, which is reported on one line with nothing written.
+// The engine's refusals of a request (engine.InputError, a conversation
+// of another user) are bad input.
 func Main(ctx context.Context, args []string, env app.Env) int {
 	env = env.WithDefaults()
-	err := dispatchCommand(ctx, args, env)
+	err := usageOf(dispatchCommand(ctx, args, env))
 	var ue *app.UsageError
 	switch {
 	case err == nil, errors.Is(err, errHelp):
@@ -67,6 +70,8 @@ func dispatchCommand(ctx context.Context, args []string, env app.Env) error {
 		return runMCP(ctx, args[1:], env)
 	case "secrets":
 		return runSecrets(ctx, args[1:], env)
+	case "migrate":
+		return runMigrate(ctx, args[1:], env)
 	case "serve":
 		return runServe(ctx, args[1:], env)
 	case "login-link":
@@ -81,5 +86,18 @@ func dispatchCommand(ctx context.Context, args []string, env app.Env) error {
 		fmt.Fprint(env.Stdout, usage)
 		return nil
 	}
-	return usagef("unknown command %q (commands: serve, login-link, chat, transcript, turn, call, agent, tools, prompt, mcp, secrets, intent, triggers)", args[0])
+	return usagef("unknown command %q (commands: serve, login-link, chat, transcript, turn, call, agent, tools, prompt, mcp, secrets, migrate, intent, triggers)", args[0])
+}
+
+// usageOf is err, with the engine's refusals of the request as the usage
+// errors the CLI reports.
+func usageOf(err error) error {
+	var ie *engine.InputError
+	switch {
+	case errors.As(err, &ie):
+		return &app.UsageError{Msg: ie.Msg}
+	case errors.Is(err, engine.ErrNoConversation):
+		return usagef("--conversation: it belongs to another user; give a conversation of your own")
+	}
+	return err
 }

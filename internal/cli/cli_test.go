@@ -51,6 +51,7 @@ func TestEveryUsageText(t *testing.T) {
 		"mcp-remove":  {{"mcp", "remove", "--help"}},
 		"mcp-serve":   {{"mcp", "serve", "--help"}},
 		"mcp-toggle":  {{"mcp", "enable", "--help"}, {"mcp", "disable", "--help"}},
+		"migrate":     {{"migrate", "--help"}, {"migrate", "up", "--help"}, {"migrate", "status", "--help"}},
 		"prompt":      {{"prompt", "--help"}, {"prompt", "render", "--help"}},
 		"secrets":     {{"secrets", "--help"}, {"secrets", "rotate", "--help"}},
 		"serve":       {{"serve", "--help"}},

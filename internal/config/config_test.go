@@ -122,3 +122,26 @@ func TestDatabaseURL(t *testing.T) {
 		}
 	}
 }
+
+// TestDataDir: --data, then $QUIVER_DATA, then $XDG_DATA_HOME/quiver,
+// then ~/.local/share/quiver; nothing to go on is an error.
+func TestDataDir(t *testing.T) {
+	for _, tc := range []struct {
+		flag string
+		env  map[string]string
+		want string
+	}{
+		{flag: "/f", env: map[string]string{"QUIVER_DATA": "/q"}, want: "/f"},
+		{env: map[string]string{"QUIVER_DATA": "/q", "XDG_DATA_HOME": "/x"}, want: "/q"},
+		{env: map[string]string{"XDG_DATA_HOME": "/x", "HOME": "/h"}, want: "/x/quiver"},
+		{env: map[string]string{"HOME": "/h"}, want: "/h/.local/share/quiver"},
+	} {
+		got, err := config.DataDir(tc.flag, func(k string) string { return tc.env[k] })
+		if err != nil || got != tc.want {
+			t.Errorf("DataDir(%q, %v) = %q, %v; want %q", tc.flag, tc.env, got, err, tc.want)
+		}
+	}
+	if _, err := config.DataDir("", func(string) string { return "" }); err == nil {
+		t.Error("DataDir with nothing to go on succeeded")
+	}
+}

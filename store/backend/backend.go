@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -72,10 +73,23 @@ func Migrate(ctx context.Context, c Config) ([]int, error) {
 	return sqlite.Migrate(ctx, c.Dir)
 }
 
-// Status reports the database's migrations against this build's, writing
-// nothing (a missing SQLite database is reported with every step pending
-// and is not created). Applied and Pending are never nil.
-func Status(ctx context.Context, c Config) (store.MigrationStatus, error) {
+// Status is a store's name (Config.String) and where its schema stands,
+// as "quiver migrate status" prints it.
+type Status struct {
+	Store string `json:"store"`
+	store.MigrationStatus
+}
+
+// WriteText writes the store's name, then the status.
+func (s Status) WriteText(w io.Writer) {
+	fmt.Fprintf(w, "store: %s\n", s.Store)
+	s.MigrationStatus.WriteText(w)
+}
+
+// MigrationStatus reports the database's migrations against this build's,
+// writing nothing (a missing SQLite database is reported with every step
+// pending and is not created). Applied and Pending are never nil.
+func MigrationStatus(ctx context.Context, c Config) (Status, error) {
 	var st store.MigrationStatus
 	var err error
 	if c.URL != "" {
@@ -83,13 +97,16 @@ func Status(ctx context.Context, c Config) (store.MigrationStatus, error) {
 	} else {
 		st, err = sqlite.Status(ctx, c.Dir)
 	}
+	if err != nil {
+		return Status{}, fmt.Errorf("migration status of %s: %w", c, err)
+	}
 	if st.Applied == nil {
 		st.Applied = []store.Migration{}
 	}
 	if st.Pending == nil {
 		st.Pending = []store.Migration{}
 	}
-	return st, err
+	return Status{Store: c.String(), MigrationStatus: st}, nil
 }
 
 // Exists reports whether there is a store to read without creating one:

@@ -21,7 +21,7 @@ func TestSQLite(t *testing.T) {
 	if ok, why := backend.Exists(c); ok || !strings.Contains(why, dir) {
 		t.Errorf("Exists before opening = %v, %q", ok, why)
 	}
-	st, err := backend.Status(t.Context(), c)
+	st, err := backend.MigrationStatus(t.Context(), c)
 	if err != nil || st.Current != 0 || len(st.Pending) == 0 || st.Applied == nil {
 		t.Fatalf("Status of no database = %+v, %v", st, err)
 	}
@@ -65,7 +65,7 @@ func TestPostgresWhereHidesPassword(t *testing.T) {
 // reported up to date by Status.
 func TestPostgres(t *testing.T) {
 	c := backend.Config{URL: pgtest.URL(t), Dir: t.TempDir()}
-	st, err := backend.Status(t.Context(), c)
+	st, err := backend.MigrationStatus(t.Context(), c)
 	if err != nil || st.Current != 0 || len(st.Pending) != st.Known {
 		t.Fatalf("Status of a new database = %+v, %v", st, err)
 	}
@@ -74,7 +74,7 @@ func TestPostgres(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	st, err = backend.Status(t.Context(), c)
+	st, err = backend.MigrationStatus(t.Context(), c)
 	if err != nil || st.Current != st.Known || len(st.Pending) != 0 {
 		t.Fatalf("Status after Open = %+v, %v", st, err)
 	}
