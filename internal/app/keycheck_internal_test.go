@@ -11,10 +11,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/quiverhq/quiver/internal/pgtest"
 	"github.com/quiverhq/quiver/mcpclient"
 	"github.com/quiverhq/quiver/secret"
 	"github.com/quiverhq/quiver/settings"
 	"github.com/quiverhq/quiver/store"
+	"github.com/quiverhq/quiver/store/postgres"
 	"github.com/quiverhq/quiver/store/sqlite"
 )
 
@@ -43,15 +45,31 @@ func ring(t *testing.T, keys ...secret.Key) *secret.Keyring {
 func ringA(t *testing.T) *secret.Keyring { return ring(t, secret.Key{ID: "a", Secret: keyA}) }
 func ringB(t *testing.T) *secret.Keyring { return ring(t, secret.Key{ID: "b", Secret: keyB}) }
 
-// openKeyStore opens an empty SQLite store, closed when the test ends.
-func openKeyStore(t *testing.T) *sqlite.Store {
-	t.Helper()
-	st, err := sqlite.Open(t.Context(), t.TempDir())
-	if err != nil {
-		t.Fatal(err)
+// keyBackends open an empty store of each backend, closed when the test
+// ends; PostgreSQL's is skipped without a server (internal/pgtest).
+var keyBackends = []struct {
+	name string
+	open func(t *testing.T) (store.Store, error)
+}{
+	{"SQLite", func(t *testing.T) (store.Store, error) { return sqlite.Open(t.Context(), t.TempDir()) }},
+	{"PostgreSQL", func(t *testing.T) (store.Store, error) { return postgres.Open(t.Context(), pgtest.URL(t)) }},
+}
+
+// onBackends runs test on each backend, as a subtest named for it.
+func onBackends(t *testing.T, test func(t *testing.T, openKeyStore func(*testing.T) store.Store)) {
+	for _, b := range keyBackends {
+		t.Run(b.name, func(t *testing.T) {
+			test(t, func(t *testing.T) store.Store {
+				t.Helper()
+				st, err := b.open(t)
+				if err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(func() { st.Close() })
+				return st
+			})
+		})
 	}
-	t.Cleanup(func() { st.Close() })
-	return st
 }
 
 // storedCheck returns the store's keyring check.
@@ -85,7 +103,9 @@ const (
 
 // TestKeyCheckFirstStartStores: the first start with a keyring stores a
 // check sealed under its primary key, which that keyring opens.
-func TestKeyCheckFirstStartStores(t *testing.T) {
+func TestKeyCheckFirstStartStores(t *testing.T) { onBackends(t, testKeyCheckFirstStartStores) }
+
+func testKeyCheckFirstStartStores(t *testing.T, openKeyStore func(*testing.T) store.Store) {
 	st := openKeyStore(t)
 	if err := checkKeyring(t.Context(), st, ringA(t)); err != nil {
 		t.Fatalf("first start: %v", err)
@@ -102,7 +122,9 @@ func TestKeyCheckFirstStartStores(t *testing.T) {
 // TestKeyCheckLaterStarts starts again over a stored check with keyrings
 // that hold its key (pass, the check unchanged) and ones that do not
 // (refused with the one message, the check unchanged).
-func TestKeyCheckLaterStarts(t *testing.T) {
+func TestKeyCheckLaterStarts(t *testing.T) { onBackends(t, testKeyCheckLaterStarts) }
+
+func testKeyCheckLaterStarts(t *testing.T, openKeyStore func(*testing.T) store.Store) {
 	st := openKeyStore(t)
 	if err := checkKeyring(t.Context(), st, ringA(t)); err != nil {
 		t.Fatal(err)
@@ -139,6 +161,10 @@ func TestKeyCheckLaterStarts(t *testing.T) {
 // TestKeyCheckRefusalNamesNoKeyMaterial: the refusal names key ids, never
 // the bytes of a key, in any encoding a key file or variable holds.
 func TestKeyCheckRefusalNamesNoKeyMaterial(t *testing.T) {
+	onBackends(t, testKeyCheckRefusalNamesNoKeyMaterial)
+}
+
+func testKeyCheckRefusalNamesNoKeyMaterial(t *testing.T, openKeyStore func(*testing.T) store.Store) {
 	st := openKeyStore(t)
 	if err := checkKeyring(t.Context(), st, ringA(t)); err != nil {
 		t.Fatal(err)
@@ -159,7 +185,9 @@ func TestKeyCheckRefusalNamesNoKeyMaterial(t *testing.T) {
 // TestKeyCheckNoKey: without a keyring, a store with neither sealed
 // secrets nor a check opens; one with a check is refused (the deployment
 // uses a keyring); one with sealed secrets keeps its own refusal.
-func TestKeyCheckNoKey(t *testing.T) {
+func TestKeyCheckNoKey(t *testing.T) { onBackends(t, testKeyCheckNoKey) }
+
+func testKeyCheckNoKey(t *testing.T, openKeyStore func(*testing.T) store.Store) {
 	st := openKeyStore(t)
 	if err := checkKeyring(t.Context(), st, nil); err != nil {
 		t.Fatalf("an empty store without a key: %v", err)
@@ -178,7 +206,9 @@ func TestKeyCheckNoKey(t *testing.T) {
 // key alone starts and the old one alone is refused; rotating again
 // changes nothing, and rotation with keys that cannot open the check is
 // refused, leaving it.
-func TestKeyCheckRotate(t *testing.T) {
+func TestKeyCheckRotate(t *testing.T) { onBackends(t, testKeyCheckRotate) }
+
+func testKeyCheckRotate(t *testing.T, openKeyStore func(*testing.T) store.Store) {
 	st := openKeyStore(t)
 	if err := checkKeyring(t.Context(), st, ringA(t)); err != nil {
 		t.Fatal(err)
@@ -210,7 +240,9 @@ func TestKeyCheckRotate(t *testing.T) {
 // secrets sealed under key a, keys that open none of them are refused
 // and store no check; key a stores it, even when a stale value (under a
 // key since dropped) sits beside the secrets it opens.
-func TestKeyCheckUpgrade(t *testing.T) {
+func TestKeyCheckUpgrade(t *testing.T) { onBackends(t, testKeyCheckUpgrade) }
+
+func testKeyCheckUpgrade(t *testing.T, openKeyStore func(*testing.T) store.Store) {
 	st := openKeyStore(t)
 	putToken(t, st, ringA(t), "srv1")
 	putSettingsKey(t, st, ringA(t), "acme")
@@ -231,6 +263,10 @@ func TestKeyCheckUpgrade(t *testing.T) {
 // one keyring every start passes and one check is stored; with two, the
 // keyring whose check was stored passes and the other is refused.
 func TestKeyCheckConcurrentFirstStarts(t *testing.T) {
+	onBackends(t, testKeyCheckConcurrentFirstStarts)
+}
+
+func testKeyCheckConcurrentFirstStarts(t *testing.T, openKeyStore func(*testing.T) store.Store) {
 	t.Run("SameKeys", func(t *testing.T) {
 		st := openKeyStore(t)
 		errs := raceStarts(t, st, ringA(t), ringA(t), ringA(t), ringA(t))
@@ -282,7 +318,9 @@ func raceStarts(t *testing.T, st keyCheckStore, rings ...*secret.Keyring) []erro
 // TestKeyCheckLosesFirstSet: a start that finds no check but loses the
 // first set to another process opens that process's check instead —
 // passing when it was sealed with the same keys, refused when not.
-func TestKeyCheckLosesFirstSet(t *testing.T) {
+func TestKeyCheckLosesFirstSet(t *testing.T) { onBackends(t, testKeyCheckLosesFirstSet) }
+
+func testKeyCheckLosesFirstSet(t *testing.T, openKeyStore func(*testing.T) store.Store) {
 	tests := []struct {
 		name string
 		peer *secret.Keyring
