@@ -8,8 +8,9 @@ import (
 )
 
 // FuzzOpen checks that Open never panics on arbitrary text, fails only with
-// one of the package's sentinel errors, and never opens a value without the
-// key and aad it was sealed with. The only values sealed under fuzzKey are
+// one of the package's sentinel errors (SealedKeyID failing on the same
+// malformed ones), and never opens a value without the key and aad it was
+// sealed with. The only values sealed under fuzzKey are
 // the seeds (plaintext fuzzPlain, aad fuzzAAD), and forging GCM is
 // infeasible, so any other successful open is a bug.
 func FuzzOpen(f *testing.F) {
@@ -46,5 +47,14 @@ func FuzzOpen(f *testing.F) {
 			t.Fatalf("Open with wrong key succeeded: %q", pt)
 		}
 		_ = right.NeedsRotation(s)
+		// SealedKeyID parses as Open does: it fails exactly on the
+		// malformed values, and names the key of every value that opens.
+		id, idErr := SealedKeyID(s)
+		if (idErr != nil) != errors.Is(err, ErrMalformed) {
+			t.Fatalf("SealedKeyID err = %v, Open err = %v: they disagree on malformed", idErr, err)
+		}
+		if err == nil && id != fuzzKey.ID {
+			t.Fatalf("SealedKeyID = %q for a value that opened under %q", id, fuzzKey.ID)
+		}
 	})
 }

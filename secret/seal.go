@@ -101,3 +101,15 @@ func (r *Keyring) NeedsRotation(sealed string) bool {
 	id, _, err := parse(sealed)
 	return err != nil || id != r.primary
 }
+
+// SealedKeyID returns the id of the key that sealed names, without
+// decrypting, for messages that must say which key a value needs. Text
+// that is not a well-formed sealed value gives an error wrapping
+// [ErrMalformed].
+func SealedKeyID(sealed string) (string, error) {
+	id, _, err := parse(sealed)
+	if err != nil {
+		return "", fmt.Errorf("secret: sealed key id: %w", err)
+	}
+	return id, nil
+}

@@ -202,6 +202,28 @@ func TestUnknownKey(t *testing.T) {
 	}
 }
 
+// TestSealedKeyID reads the key id from values sealed under named and
+// default ids, by rings whose primary is each of their keys.
+func TestSealedKeyID(t *testing.T) {
+	tests := []struct {
+		name string
+		ring *Keyring
+		want string
+	}{
+		{"named", mustRing(t, Key{ID: "old", Secret: keyOld}), "old"},
+		{"default id", mustRing(t, Key{Secret: keyNew}), KeyID(keyNew)},
+		{"primary of two", mustRing(t, Key{ID: "new", Secret: keyNew}, Key{ID: "old", Secret: keyOld}), "new"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := SealedKeyID(mustSeal(t, tt.ring, token, row1))
+			if err != nil || got != tt.want {
+				t.Errorf("SealedKeyID = %q, %v; want %q", got, err, tt.want)
+			}
+		})
+	}
+}
+
 func TestMalformed(t *testing.T) {
 	r := mustRing(t, Key{ID: "k1", Secret: keyNew})
 	short := base64.StdEncoding.EncodeToString(make([]byte, 27))
@@ -245,6 +267,9 @@ func TestMalformed(t *testing.T) {
 			}
 			if !r.NeedsRotation(tt.sealed) {
 				t.Errorf("NeedsRotation = false for malformed input")
+			}
+			if id, err := SealedKeyID(tt.sealed); !errors.Is(err, ErrMalformed) || id != "" {
+				t.Errorf("SealedKeyID = %q, %v; want ErrMalformed", id, err)
 			}
 		})
 	}

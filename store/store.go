@@ -1,8 +1,9 @@
 // Package store defines Quiver's repositories and the records they hold,
 // one file per repository: conversations, turns, messages, results, usage,
 // MCP servers, intents, accounts (organisations, users, credentials),
-// agents and settings. Implementations (store/sqlite, store/postgres)
-// pass the shared conformance suite in store/storetest.
+// agents, settings, blobs and the keyring check. Implementations
+// (store/sqlite, store/postgres) pass the shared conformance suite in
+// store/storetest.
 // All methods are safe for concurrent use and honour ctx cancellation.
 //
 // Text fields other than message content, result bodies and stored
@@ -51,6 +52,7 @@ type Store interface {
 	Agents
 	Settings
 	Blobs
+	KeyChecks
 	// Close releases the store's resources.
 	Close() error
 }

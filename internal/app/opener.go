@@ -23,7 +23,8 @@ type need int
 const (
 	// needStore is the store and the keyring, refused when the store
 	// holds sealed secrets (MCP tokens, settings keys) and no key is
-	// configured to read them.
+	// configured to read them, or when the keyring is not the one the
+	// database's keyring check was sealed with (checkKeyring).
 	needStore need = iota
 	// needRuntime is needStore and the runtime over it: the MCP
 	// registrations and connection pool, and the organisations'
@@ -150,7 +151,8 @@ func loadKeyring(cfg config.Config, getenv func(string) string) (*secret.Keyring
 var errNoKey = errors.New("stored secrets (MCP auth tokens or settings keys) exist but no encryption key is configured (set secrets.key_file or secrets.keys_env in the config); refusing to start")
 
 // openStore opens the data folder's store and the keyring, refusing to go
-// on when tokens are stored and no key is configured to read them.
+// on when tokens are stored and no key is configured to read them, or
+// when the keyring is not the database's (checkKeyring).
 func openStore(ctx context.Context, db backend.Config, cfg config.Config, env Env) (store.Store, *secret.Keyring, error) {
 	kr, err := loadKeyring(cfg, env.Getenv)
 	if err != nil {
@@ -160,7 +162,7 @@ func openStore(ctx context.Context, db backend.Config, cfg config.Config, env En
 	if err != nil {
 		return nil, nil, fmt.Errorf("open store: %w", err)
 	}
-	if err := checkTokens(ctx, st, kr); err != nil {
+	if err := checkKeyring(ctx, st, kr); err != nil {
 		st.Close()
 		return nil, nil, err
 	}

@@ -24,7 +24,9 @@
 // another's edits, DisableUser changes nothing but DisabledAt
 // (and the user's credentials), EnableUser nothing but DisabledAt and
 // UpdatedAt (and restores no credential), and a saved settings document
-// comes back byte for byte. The suite creates the organisation of every
+// comes back byte for byte, and the deployment's keyring check is
+// replaced only over the value stored (exactly one of concurrent first
+// sets wins). The suite creates the organisation of every
 // settings save and the user of every credential first, so a store may
 // require them.
 package storetest
@@ -103,6 +105,7 @@ func groups() []group {
 		{name: "Settings", cases: settingsCases(), alone: settingsAloneCases()},
 		{name: "Context", cases: contextCases()},
 		{name: "Blobs", cases: blobCases()},
+		{name: "KeyChecks", alone: keyCheckAloneCases()},
 	}
 }
 
