@@ -2,11 +2,11 @@ package app
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 
 	"github.com/quiverhq/quiver/internal/config"
+	"github.com/quiverhq/quiver/keyring"
 	"github.com/quiverhq/quiver/secret"
 	"github.com/quiverhq/quiver/store"
 	"github.com/quiverhq/quiver/store/backend"
@@ -24,7 +24,7 @@ const (
 	// needStore is the store and the keyring, refused when the store
 	// holds sealed secrets (MCP tokens, settings keys) and no key is
 	// configured to read them, or when the keyring is not the one the
-	// database's keyring check was sealed with (checkKeyring).
+	// database's keyring check was sealed with (keyring.Check).
 	needStore need = iota
 	// needRuntime is needStore and the runtime over it: the MCP
 	// registrations and connection pool, and the organisations'
@@ -147,12 +147,9 @@ func loadKeyring(cfg config.Config, getenv func(string) string) (*secret.Keyring
 	return kr, nil
 }
 
-// errNoKey is the refusal to start with stored tokens and no key.
-var errNoKey = errors.New("stored secrets (MCP auth tokens or settings keys) exist but no encryption key is configured (set secrets.key_file or secrets.keys_env in the config); refusing to start")
-
 // openStore opens the data folder's store and the keyring, refusing to go
 // on when tokens are stored and no key is configured to read them, or
-// when the keyring is not the database's (checkKeyring).
+// when the keyring is not the database's (keyring.Check).
 func openStore(ctx context.Context, db backend.Config, cfg config.Config, env Env) (store.Store, *secret.Keyring, error) {
 	kr, err := loadKeyring(cfg, env.Getenv)
 	if err != nil {
@@ -162,35 +159,9 @@ func openStore(ctx context.Context, db backend.Config, cfg config.Config, env En
 	if err != nil {
 		return nil, nil, fmt.Errorf("open store: %w", err)
 	}
-	if err := checkKeyring(ctx, st, kr); err != nil {
+	if err := keyring.Check(ctx, st, kr); err != nil {
 		st.Close()
 		return nil, nil, err
 	}
 	return st, kr, nil
-}
-
-// sealedCounter counts the secrets a store holds sealed with the keyring.
-type sealedCounter interface {
-	CountMCPTokens(ctx context.Context) (int, error)
-	CountOrgSecrets(ctx context.Context) (int, error)
-}
-
-// checkTokens refuses a store holding sealed secrets (MCP tokens,
-// settings keys) when there is no keyring.
-func checkTokens(ctx context.Context, st sealedCounter, kr *secret.Keyring) error {
-	if kr != nil {
-		return nil
-	}
-	n, err := st.CountMCPTokens(ctx)
-	if err != nil {
-		return fmt.Errorf("count stored tokens: %w", err)
-	}
-	k, err := st.CountOrgSecrets(ctx)
-	if err != nil {
-		return fmt.Errorf("count stored keys: %w", err)
-	}
-	if n+k > 0 {
-		return errNoKey
-	}
-	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/quiverhq/quiver/keyring"
 	"github.com/quiverhq/quiver/mcpclient"
 	"github.com/quiverhq/quiver/settings"
 )
@@ -45,7 +46,7 @@ func SecretsRotate(ctx context.Context, o SecretsRotateOptions, env Env) error {
 	if err != nil {
 		return fmt.Errorf("rotate settings keys: %w (the %d token(s) were re-encrypted; settings keys were not changed)", err, n)
 	}
-	if err := rotateKeyCheck(ctx, st, kr); err != nil {
+	if err := keyring.RotateCheck(ctx, st, kr); err != nil {
 		return fmt.Errorf("rotate the keyring check: %w (the %d token(s) and %d settings key(s) were re-encrypted; run it again)", err, n, k)
 	}
 	fmt.Fprintf(env.Stdout, "re-encrypted %d token(s) and %d settings key(s) under key %s\n", n, k, kr.PrimaryID())

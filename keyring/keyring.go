@@ -1,4 +1,11 @@
-package app
+// Package keyring holds a deployment's keyring to its database: every
+// process that opens the store with a keyring (each quiver serve replica,
+// each command) must hold the keyring the deployment's secrets are sealed
+// under, and one that does not is refused at start (Check), before it
+// writes anything, rather than failing later on a secret it cannot open.
+// The database keeps one value sealed with the keyring (store.KeyChecks);
+// rotation re-seals it (RotateCheck).
+package keyring
 
 import (
 	"context"
@@ -23,10 +30,9 @@ import (
 // refused. Rotation re-seals it under the new primary key with the other
 // secrets.
 //
-// This lives here, beside the opener, rather than in package secret:
-// secret is the cipher and knows no store, while the check is a start-up
-// rule of the composition root, like checkTokens, reading the store and
-// naming the config settings that hand each process its keyring.
+// This is its own package rather than part of package secret: secret is
+// the cipher and knows no store, while the check reads the store and the
+// sealed values of the packages that own them (mcpclient, settings).
 
 // Key check constants: the sealed plaintext and the additional data that
 // binds it to its row (the deployment table's keyring_check), so that no
@@ -82,20 +88,20 @@ func keyringRefusal(sealed string, kr *secret.Keyring) *keyringError {
 	return e
 }
 
-// keyCheckStore is what the start-up check reads and writes.
-type keyCheckStore interface {
+// Store is what the start-up check reads and writes.
+type Store interface {
 	store.KeyChecks
 	sealedCounter
 	mcpclient.TokenRewrapper
 	settings.KeyRewrapper
 }
 
-// checkKeyring refuses to go on with a keyring other than the database's,
+// Check refuses to go on with a keyring other than the database's,
 // so that a process with the wrong keys stops at start and writes
 // nothing. Without a keyring (kr nil) it refuses a store holding sealed
-// secrets (checkTokens) or a keyring check. With one, it opens the stored
+// secrets (checkTokens: ErrNoKey) or a keyring check. With one, it opens the stored
 // check, or stores the first one (firstKeyCheck).
-func checkKeyring(ctx context.Context, st keyCheckStore, kr *secret.Keyring) error {
+func Check(ctx context.Context, st Store, kr *secret.Keyring) error {
 	sealed, err := st.KeyCheck(ctx)
 	if err != nil {
 		return fmt.Errorf("read the keyring check: %w", err)
@@ -120,7 +126,7 @@ func checkKeyring(ctx context.Context, st keyCheckStore, kr *secret.Keyring) err
 // deployment from before the check; see openStoredSecrets): a first
 // check sealed under the wrong keys would lock out the right ones. When
 // another process stored one meanwhile, that one must open instead.
-func firstKeyCheck(ctx context.Context, st keyCheckStore, kr *secret.Keyring) error {
+func firstKeyCheck(ctx context.Context, st Store, kr *secret.Keyring) error {
 	if err := openStoredSecrets(ctx, st, kr); err != nil {
 		return err
 	}
@@ -168,7 +174,7 @@ func openKeyCheck(kr *secret.Keyring, sealed string) error {
 // dropped, or damaged), which the right keyring cannot mend either, so
 // it passes. It writes nothing: each rewrap answers the value it was
 // given.
-func openStoredSecrets(ctx context.Context, st keyCheckStore, kr *secret.Keyring) error {
+func openStoredSecrets(ctx context.Context, st Store, kr *secret.Keyring) error {
 	var opened int
 	var refused string // a value sealed under a key kr lacks, or another key under its id
 	try := func(sealed string, aad []byte) (string, error) {
@@ -199,12 +205,12 @@ func openStoredSecrets(ctx context.Context, st keyCheckStore, kr *secret.Keyring
 	return nil
 }
 
-// rotateKeyCheck re-seals the stored keyring check under kr's primary key
+// RotateCheck re-seals the stored keyring check under kr's primary key
 // (`quiver secrets rotate`, after the other secrets), so that a process
 // holding only the new key opens it. A check already under the primary
 // key is left alone; none stored gets a first one. Another process
 // changing it meanwhile gives an error wrapping store.ErrConflict.
-func rotateKeyCheck(ctx context.Context, st store.KeyChecks, kr *secret.Keyring) error {
+func RotateCheck(ctx context.Context, st store.KeyChecks, kr *secret.Keyring) error {
 	old, err := st.KeyCheck(ctx)
 	if err != nil {
 		return err
@@ -219,4 +225,33 @@ func rotateKeyCheck(ctx context.Context, st store.KeyChecks, kr *secret.Keyring)
 		return err
 	}
 	return st.SetKeyCheck(ctx, old, sealed)
+}
+
+// ErrNoKey is the refusal to start with sealed secrets stored and no key.
+var ErrNoKey = errors.New("stored secrets (MCP auth tokens or settings keys) exist but no encryption key is configured (set secrets.key_file or secrets.keys_env in the config); refusing to start")
+
+// sealedCounter counts the secrets a store holds sealed with the keyring.
+type sealedCounter interface {
+	CountMCPTokens(ctx context.Context) (int, error)
+	CountOrgSecrets(ctx context.Context) (int, error)
+}
+
+// checkTokens refuses a store holding sealed secrets (MCP tokens,
+// settings keys) when there is no keyring.
+func checkTokens(ctx context.Context, st sealedCounter, kr *secret.Keyring) error {
+	if kr != nil {
+		return nil
+	}
+	n, err := st.CountMCPTokens(ctx)
+	if err != nil {
+		return fmt.Errorf("count stored tokens: %w", err)
+	}
+	k, err := st.CountOrgSecrets(ctx)
+	if err != nil {
+		return fmt.Errorf("count stored keys: %w", err)
+	}
+	if n+k > 0 {
+		return ErrNoKey
+	}
+	return nil
 }

@@ -1,4 +1,4 @@
-package app
+package keyring
 
 import (
 	"bytes"
@@ -107,7 +107,7 @@ func TestKeyCheckFirstStartStores(t *testing.T) { onBackends(t, testKeyCheckFirs
 
 func testKeyCheckFirstStartStores(t *testing.T, openKeyStore func(*testing.T) store.Store) {
 	st := openKeyStore(t)
-	if err := checkKeyring(t.Context(), st, ringA(t)); err != nil {
+	if err := Check(t.Context(), st, ringA(t)); err != nil {
 		t.Fatalf("first start: %v", err)
 	}
 	sealed := storedCheck(t, st)
@@ -126,7 +126,7 @@ func TestKeyCheckLaterStarts(t *testing.T) { onBackends(t, testKeyCheckLaterStar
 
 func testKeyCheckLaterStarts(t *testing.T, openKeyStore func(*testing.T) store.Store) {
 	st := openKeyStore(t)
-	if err := checkKeyring(t.Context(), st, ringA(t)); err != nil {
+	if err := Check(t.Context(), st, ringA(t)); err != nil {
 		t.Fatal(err)
 	}
 	first := storedCheck(t, st)
@@ -144,7 +144,7 @@ func testKeyCheckLaterStarts(t *testing.T, openKeyStore func(*testing.T) store.S
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			err := checkKeyring(t.Context(), st, tc.kr)
+			err := Check(t.Context(), st, tc.kr)
 			if tc.want == "" && err != nil {
 				t.Errorf("start: %v, want it to pass", err)
 			}
@@ -166,10 +166,10 @@ func TestKeyCheckRefusalNamesNoKeyMaterial(t *testing.T) {
 
 func testKeyCheckRefusalNamesNoKeyMaterial(t *testing.T, openKeyStore func(*testing.T) store.Store) {
 	st := openKeyStore(t)
-	if err := checkKeyring(t.Context(), st, ringA(t)); err != nil {
+	if err := Check(t.Context(), st, ringA(t)); err != nil {
 		t.Fatal(err)
 	}
-	err := checkKeyring(t.Context(), st, ringB(t))
+	err := Check(t.Context(), st, ringB(t))
 	if err == nil {
 		t.Fatal("another key passed")
 	}
@@ -189,15 +189,15 @@ func TestKeyCheckNoKey(t *testing.T) { onBackends(t, testKeyCheckNoKey) }
 
 func testKeyCheckNoKey(t *testing.T, openKeyStore func(*testing.T) store.Store) {
 	st := openKeyStore(t)
-	if err := checkKeyring(t.Context(), st, nil); err != nil {
+	if err := Check(t.Context(), st, nil); err != nil {
 		t.Fatalf("an empty store without a key: %v", err)
 	}
 	if got := storedCheck(t, st); got != "" {
 		t.Fatalf("a start without a key stored the check %q", got)
 	}
 	putToken(t, st, ringA(t), "srv1")
-	if err := checkKeyring(t.Context(), st, nil); !errors.Is(err, errNoKey) {
-		t.Errorf("stored tokens without a key: err = %v, want errNoKey", err)
+	if err := Check(t.Context(), st, nil); !errors.Is(err, ErrNoKey) {
+		t.Errorf("stored tokens without a key: err = %v, want ErrNoKey", err)
 	}
 }
 
@@ -210,26 +210,26 @@ func TestKeyCheckRotate(t *testing.T) { onBackends(t, testKeyCheckRotate) }
 
 func testKeyCheckRotate(t *testing.T, openKeyStore func(*testing.T) store.Store) {
 	st := openKeyStore(t)
-	if err := checkKeyring(t.Context(), st, ringA(t)); err != nil {
+	if err := Check(t.Context(), st, ringA(t)); err != nil {
 		t.Fatal(err)
 	}
 	both := ring(t, secret.Key{ID: "b", Secret: keyB}, secret.Key{ID: "a", Secret: keyA})
-	if err := rotateKeyCheck(t.Context(), st, both); err != nil {
+	if err := RotateCheck(t.Context(), st, both); err != nil {
 		t.Fatalf("rotate: %v", err)
 	}
 	rotated := storedCheck(t, st)
 	if id, _ := secret.SealedKeyID(rotated); id != "b" {
 		t.Fatalf("after rotation the check is under %q, want b", id)
 	}
-	if err := checkKeyring(t.Context(), st, ringB(t)); err != nil {
+	if err := Check(t.Context(), st, ringB(t)); err != nil {
 		t.Errorf("the new key alone after rotation: %v", err)
 	}
-	wantRefused(t, "the old key alone after rotation", checkKeyring(t.Context(), st, ringA(t)),
+	wantRefused(t, "the old key alone after rotation", Check(t.Context(), st, ringA(t)),
 		strings.NewReplacer("(b)", "(a)", "key a)", "key b)").Replace(refusedAWithB))
-	if err := rotateKeyCheck(t.Context(), st, both); err != nil || storedCheck(t, st) != rotated {
+	if err := RotateCheck(t.Context(), st, both); err != nil || storedCheck(t, st) != rotated {
 		t.Errorf("rotating again: %v, check %q, want it unchanged", err, storedCheck(t, st))
 	}
-	wantRefused(t, "rotate with other keys", rotateKeyCheck(t.Context(), st, ring(t, secret.Key{ID: "c", Secret: keyOther})),
+	wantRefused(t, "rotate with other keys", RotateCheck(t.Context(), st, ring(t, secret.Key{ID: "c", Secret: keyOther})),
 		strings.NewReplacer("(b)", "(c)", "key a)", "key b)").Replace(refusedAWithB))
 	if got := storedCheck(t, st); got != rotated {
 		t.Errorf("a refused rotation changed the check to %q", got)
@@ -246,12 +246,12 @@ func testKeyCheckUpgrade(t *testing.T, openKeyStore func(*testing.T) store.Store
 	st := openKeyStore(t)
 	putToken(t, st, ringA(t), "srv1")
 	putSettingsKey(t, st, ringA(t), "acme")
-	wantRefused(t, "other keys over stored secrets", checkKeyring(t.Context(), st, ringB(t)), refusedAWithB)
+	wantRefused(t, "other keys over stored secrets", Check(t.Context(), st, ringB(t)), refusedAWithB)
 	if got := storedCheck(t, st); got != "" {
 		t.Fatalf("a refused start stored the check %q", got)
 	}
 	putToken(t, st, ring(t, secret.Key{ID: "dropped", Secret: keyOther}), "stale")
-	if err := checkKeyring(t.Context(), st, ringA(t)); err != nil {
+	if err := Check(t.Context(), st, ringA(t)); err != nil {
 		t.Fatalf("the deployment's key: %v", err)
 	}
 	if id, _ := secret.SealedKeyID(storedCheck(t, st)); id != "a" {
@@ -300,14 +300,14 @@ func testKeyCheckConcurrentFirstStarts(t *testing.T, openKeyStore func(*testing.
 
 // raceStarts runs checkKeyring with each keyring at once and returns
 // their answers.
-func raceStarts(t *testing.T, st keyCheckStore, rings ...*secret.Keyring) []error {
+func raceStarts(t *testing.T, st Store, rings ...*secret.Keyring) []error {
 	errs := make([]error, len(rings))
 	start := make(chan struct{})
 	var wg sync.WaitGroup
 	for i, kr := range rings {
 		wg.Go(func() {
 			<-start
-			errs[i] = checkKeyring(t.Context(), st, kr)
+			errs[i] = Check(t.Context(), st, kr)
 		})
 	}
 	close(start)
@@ -336,8 +336,8 @@ func testKeyCheckLosesFirstSet(t *testing.T, openKeyStore func(*testing.T) store
 			if err != nil {
 				t.Fatal(err)
 			}
-			racing := &peerFirst{keyCheckStore: st, peerCheck: peerCheck}
-			err = checkKeyring(t.Context(), racing, ringA(t))
+			racing := &peerFirst{Store: st, peerCheck: peerCheck}
+			err = Check(t.Context(), racing, ringA(t))
 			if !racing.raced {
 				t.Fatal("the start never tried the first set")
 			}
@@ -357,7 +357,7 @@ func testKeyCheckLosesFirstSet(t *testing.T, openKeyStore func(*testing.T) store
 // peerFirst is a store where another process stores its check (peerCheck)
 // just before this one's first set.
 type peerFirst struct {
-	keyCheckStore
+	Store
 	peerCheck string
 	raced     bool
 }
@@ -365,11 +365,11 @@ type peerFirst struct {
 func (p *peerFirst) SetKeyCheck(ctx context.Context, old, sealed string) error {
 	if !p.raced {
 		p.raced = true
-		if err := p.keyCheckStore.SetKeyCheck(ctx, "", p.peerCheck); err != nil {
+		if err := p.Store.SetKeyCheck(ctx, "", p.peerCheck); err != nil {
 			return err
 		}
 	}
-	return p.keyCheckStore.SetKeyCheck(ctx, old, sealed)
+	return p.Store.SetKeyCheck(ctx, old, sealed)
 }
 
 // putToken registers an MCP server in org default holding a token sealed
