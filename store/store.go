@@ -12,6 +12,10 @@
 //
 // A consumer declares the repositories it uses (one of the interfaces
 // here, or a small interface of its own composed of them), never Store.
+//
+// Runs and TurnEvents are what the replicas of `quiver serve` share about
+// the turns they run: which replica holds a conversation's running turn,
+// by lease, and each turn's event stream, resumable from any replica.
 package store
 
 import "errors"
@@ -51,6 +55,8 @@ type Store interface {
 	Agents
 	Settings
 	Blobs
+	Runs
+	TurnEvents
 	// Close releases the store's resources.
 	Close() error
 }

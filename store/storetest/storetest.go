@@ -26,7 +26,10 @@
 // UpdatedAt (and restores no credential), and a saved settings document
 // comes back byte for byte. The suite creates the organisation of every
 // settings save and the user of every credential first, so a store may
-// require them.
+// require them. Runs and turn events are checked under concurrent writers
+// too: claims of one conversation give it to exactly one, concurrent
+// reapers return each expired run once, eight appends of one Seq store
+// one, and a wait never misses an append made while it starts.
 package storetest
 
 import (
@@ -103,6 +106,8 @@ func groups() []group {
 		{name: "Settings", cases: settingsCases(), alone: settingsAloneCases()},
 		{name: "Context", cases: contextCases()},
 		{name: "Blobs", cases: blobCases()},
+		{name: "Runs", cases: runCases(), alone: runAloneCases()},
+		{name: "Events", cases: eventCases()},
 	}
 }
 
