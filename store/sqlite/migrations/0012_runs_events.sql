@@ -1,4 +1,4 @@
--- 0011: runs and turn events, what several replicas share about the turns
+-- 0012: runs and turn events, what several replicas share about the turns
 -- they run (SQLite has one replica, but keeps the same records so that the
 -- two backends behave alike and an export moves them).
 

@@ -1,4 +1,4 @@
--- 0003: runs and turn events, what the replicas share about the turns
+-- 0004: runs and turn events, what the replicas share about the turns
 -- they run (store/sqlite's 0011 in PostgreSQL's terms).
 
 -- A conversation's running turn, held by one replica under a lease that
