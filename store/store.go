@@ -13,6 +13,10 @@
 //
 // A consumer declares the repositories it uses (one of the interfaces
 // here, or a small interface of its own composed of them), never Store.
+//
+// Runs and TurnEvents are what the replicas of `quiver serve` share about
+// the turns they run: which replica holds a conversation's running turn,
+// by lease, and each turn's event stream, resumable from any replica.
 package store
 
 import "errors"
@@ -53,6 +57,8 @@ type Store interface {
 	Settings
 	Blobs
 	KeyChecks
+	Runs
+	TurnEvents
 	// Close releases the store's resources.
 	Close() error
 }

@@ -40,6 +40,8 @@ import (
 // database; Close it when done.
 type Store struct {
 	pool *pgxpool.Pool
+	// events is the one LISTEN connection waking WaitTurnEvents calls.
+	events listener
 }
 
 var _ store.Store = (*Store)(nil)
@@ -105,7 +107,9 @@ func describe(cfg *pgxpool.Config) string {
 // Close closes every connection of the pool, waiting for those in use to
 // be released. The Store must not be used afterwards.
 func (s *Store) Close() error {
+	s.events.stop()
 	s.pool.Close()
+	s.events.hub.RecheckAll() // their reads now fail: no waiter outlives the store
 	return nil
 }
 

@@ -23,6 +23,7 @@ import (
 	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
 
 	"github.com/quiverhq/quiver/store"
+	"github.com/quiverhq/quiver/store/internal/eventwait"
 )
 
 // FileName is the name of the database file inside the data directory.
@@ -40,6 +41,9 @@ type Store struct {
 	writer *sql.DB
 	// reader is a pool of query_only connections for reads.
 	reader *sql.DB
+	// waiters are this process's WaitTurnEvents calls, woken after an
+	// append commits.
+	waiters eventwait.Hub
 }
 
 var _ store.Store = (*Store)(nil)
@@ -178,7 +182,9 @@ func (s *Store) inWriteTx(ctx context.Context, fn func(tx *sql.Tx) error) error 
 func (s *Store) Close() error {
 	// The writer closes last: the last connection to close checkpoints
 	// the WAL into the database file.
-	if err := errors.Join(s.reader.Close(), s.writer.Close()); err != nil {
+	err := errors.Join(s.reader.Close(), s.writer.Close())
+	s.waiters.RecheckAll() // their reads now fail: no waiter outlives the store
+	if err != nil {
 		return fmt.Errorf("sqlite: close: %w", err)
 	}
 	return nil

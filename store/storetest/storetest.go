@@ -28,7 +28,10 @@
 // replaced only over the value stored (exactly one of concurrent first
 // sets wins). The suite creates the organisation of every
 // settings save and the user of every credential first, so a store may
-// require them.
+// require them. Runs and turn events are checked under concurrent writers
+// too: claims of one conversation give it to exactly one, concurrent
+// reapers return each expired run once, eight appends of one Seq store
+// one, and a wait never misses an append made while it starts.
 package storetest
 
 import (
@@ -106,6 +109,8 @@ func groups() []group {
 		{name: "Context", cases: contextCases()},
 		{name: "Blobs", cases: blobCases()},
 		{name: "KeyChecks", alone: keyCheckAloneCases()},
+		{name: "Runs", cases: runCases(), alone: runAloneCases()},
+		{name: "Events", cases: eventCases()},
 	}
 }
 
