@@ -92,6 +92,13 @@ type Pool struct {
 	cooldown time.Duration
 	idle     time.Duration
 
+	// conns, pending and failed are per-process, and harmless when stale
+	// with several replicas: every turn reads the organisation's
+	// registrations from the store (a server disabled or removed on
+	// another replica is not used here either; its idle connection
+	// closes), a key covers the URL, the sealed token and the network
+	// mode (an edit on another replica never reuses an old session), and
+	// a cooldown only delays this replica's retry of a failing server.
 	mu      sync.Mutex
 	conns   map[poolKey]*Conn
 	pending map[poolKey]*pendingDial

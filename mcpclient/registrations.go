@@ -51,7 +51,9 @@ type RegistrationsConfig struct {
 // it when done.
 type Registrations struct {
 	cfg RegistrationsConfig
-	// refreshing holds registration IDs whose snapshot write is in flight.
+	// refreshing holds registration IDs whose snapshot write is in flight
+	// in this process: it only keeps one replica from writing a snapshot
+	// twice at once (another replica's write is harmless: same names).
 	refreshing sync.Map
 	bg         sync.WaitGroup
 	// bgMu guards closing: once Close has begun no background write

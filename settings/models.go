@@ -21,7 +21,9 @@ type ModelOpener interface {
 // runtimeModels are the models opened under one Runtime, by
 // "provider:model": each is opened once, however many callers ask at
 // once, and a failed open is retried by the next caller. A new settings
-// version is a new Runtime and so starts afresh.
+// version is a new Runtime and so starts afresh, which makes this
+// per-process cache harmless with several replicas: it never outlives
+// the version it was opened under.
 type runtimeModels struct {
 	opener ModelOpener
 	// flight makes concurrent first opens of one model open it once.

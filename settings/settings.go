@@ -94,7 +94,11 @@ type Service struct {
 	// flight makes concurrent first reads of one version build once.
 	flight singleflight.Group
 	mu     sync.Mutex
-	// runtimes are the latest built Runtime of each organisation.
+	// runtimes are the latest built Runtime of each organisation. A
+	// per-process cache, harmless when stale: every turn reads the stored
+	// settings version first (Runtime) and builds afresh when another
+	// replica saved a newer one, so a change made anywhere takes effect
+	// everywhere by version, without a restart.
 	runtimes map[string]*Runtime
 	// baseRuntime serves organisations that never saved settings.
 	baseRuntime *Runtime

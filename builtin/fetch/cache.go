@@ -16,7 +16,9 @@ const maxCachedChars = 1 << 20
 // a long page with start_index fetches it once. Entries are keyed by
 // organisation, conversation and URL: one conversation never sees a page
 // another fetched. It is safe for concurrent use; a nil *pageCache holds
-// nothing.
+// nothing. It is per process, and harmless when it misses or is stale:
+// with several replicas, paging that lands on another replica fetches
+// the page again.
 type pageCache struct {
 	mu    sync.Mutex
 	max   int

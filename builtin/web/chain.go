@@ -39,7 +39,9 @@ type ChainOptions struct {
 }
 
 // Chain tries its engines in order and returns the first non-empty answer.
-// It is safe for concurrent use; cooldowns are shared by all callers.
+// It is safe for concurrent use; cooldowns are shared by all callers of
+// this process (per replica, harmless: another replica only tries a
+// cooling engine again sooner).
 type Chain struct {
 	engines  []Engine
 	timeout  time.Duration

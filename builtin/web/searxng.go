@@ -17,7 +17,8 @@ const DefaultHealthTTL = 60 * time.Second
 // SearXNG searches a SearXNG instance through its JSON API
 // (/search?format=json). It answers every category, mapping ours to
 // SearXNG's (papers → science, code → it). Before use its /healthz probe
-// must pass; the probe's answer, failure included, is cached for a TTL.
+// must pass; the probe's answer, failure included, is cached for a TTL,
+// per process (harmless with several replicas: each probes for itself).
 type SearXNG struct {
 	base   string
 	client *http.Client
