@@ -13,6 +13,7 @@ import (
 	"net/http/httptest"
 	"regexp"
 	"runtime"
+	"runtime/pprof"
 	"slices"
 	"strconv"
 	"strings"
@@ -211,7 +212,11 @@ func settle(tb testing.TB, when string, want int) procSample {
 	}
 	p := readProcIdle()
 	if p.goroutines > want {
-		tb.Errorf("%d goroutines %s, want at most %d", p.goroutines, when, want)
+		// The stacks, grouped, say which goroutines stayed: a failure
+		// on a loaded machine is then diagnosable from its log alone.
+		var stacks strings.Builder
+		pprof.Lookup("goroutine").WriteTo(&stacks, 1)
+		tb.Errorf("%d goroutines %s, want at most %d; goroutines:\n%s", p.goroutines, when, want, stacks.String())
 	}
 	return p
 }
