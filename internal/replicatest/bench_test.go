@@ -1,11 +1,14 @@
 package replicatest_test
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"maps"
 	"math"
 	"net/http"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -82,9 +85,12 @@ func BenchmarkTurnDatabaseWork(b *testing.B) {
 		{"tool", func(client int) string { return replicatest.CalcPrefix + fmt.Sprintf("%d + 1", client) }},
 	} {
 		b.Run(v.name, func(b *testing.B) {
-			counter, url := replicatest.StartWireCounter(b, pgtest.URL(b))
+			direct := pgtest.URL(b)
+			counter, url := replicatest.StartWireCounter(b, direct)
 			e := newTurnBench(b, replicatest.Options{DatabaseURL: url}, 1)
-			e.counter = counter
+			// The benchmark's own queries (BackendPIDs) bypass the counter.
+			e.conn = replicatest.Connect(b, direct)
+			e.counter, e.byStatement = counter, map[string]int64{}
 			e.run(b, v.message)
 		})
 	}
@@ -105,6 +111,7 @@ type turnBench struct {
 	turns                int
 	quiver, server, self time.Duration
 	wire                 replicatest.WireCounts
+	byStatement          map[string]int64 // with a counter
 }
 
 // benchUser is a user with an API token on each replica and a
@@ -194,12 +201,16 @@ func (e *turnBench) round(b *testing.B, round int, message func(int) string) {
 	e.server += after.server - before.server
 	e.self += after.self - before.self
 	e.wire = e.wire.Add(after.wire.Sub(before.wire))
+	for text, n := range after.byStatement {
+		e.byStatement[text] += n - before.byStatement[text]
+	}
 }
 
 // benchSample is the counters at one instant.
 type benchSample struct {
 	quiver, server, self time.Duration
 	wire                 replicatest.WireCounts
+	byStatement          map[string]int64
 }
 
 // sample reads the replicas' and the database server's CPU, the test
@@ -219,7 +230,7 @@ func (e *turnBench) sample(b *testing.B) benchSample {
 		}
 	}
 	if e.counter != nil {
-		s.wire = e.counter.Counts()
+		s.wire, s.byStatement = e.counter.Counts(), e.counter.ByStatement()
 	}
 	return s
 }
@@ -245,7 +256,25 @@ func (e *turnBench) report(b *testing.B) {
 		b.ReportMetric(float64(e.wire.RoundTrips)/n, "roundtrips/turn")
 		b.ReportMetric(float64(e.wire.Parses)/n, "prepares/turn")
 		b.ReportMetric(float64(e.wire.Bytes)/n, "sent-B/turn")
+		b.Log(statementTable(e.byStatement, n))
 	}
+}
+
+// statementTable lists the statements a turn ran, most frequent first,
+// with how many times per turn.
+func statementTable(byStatement map[string]int64, turns float64) string {
+	texts := slices.Collect(maps.Keys(byStatement))
+	slices.SortFunc(texts, func(a, b string) int {
+		return cmp.Or(cmp.Compare(byStatement[b], byStatement[a]), strings.Compare(a, b))
+	})
+	var out strings.Builder
+	out.WriteString("statements per turn:\n")
+	for _, text := range texts {
+		if byStatement[text] > 0 {
+			fmt.Fprintf(&out, "%6.2f  %s\n", float64(byStatement[text])/turns, text)
+		}
+	}
+	return out.String()
 }
 
 // percentile is the nearest-rank p-th percentile of ds.

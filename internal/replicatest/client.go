@@ -38,10 +38,10 @@ type Client struct {
 // from "quiver login-link".
 func (c *Cluster) Admin(r *Replica) *Client {
 	c.tb.Helper()
-	c.mu.Lock()
-	link := c.firstLogin
-	c.firstLogin = "" // works once
-	c.mu.Unlock()
+	c.shared.mu.Lock()
+	link := c.shared.firstLogin
+	c.shared.firstLogin = "" // works once
+	c.shared.mu.Unlock()
 	if link == "" {
 		link = c.LoginLink(r, "admin", "default")
 	}
@@ -73,6 +73,14 @@ func (c *Cluster) SignIn(r *Replica, link string) *Client {
 	}
 	cl.UserID, cl.OrgID, cl.CSRF = me.UserID, me.OrgID, me.CSRF
 	return cl
+}
+
+// With returns the client with its failures reported on tb (a subtest,
+// or another goroutine's test).
+func (cl *Client) With(tb testing.TB) *Client {
+	bound := *cl
+	bound.tb = tb
+	return &bound
 }
 
 // At returns the same user's client on replica r.

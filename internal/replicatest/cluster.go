@@ -56,9 +56,9 @@ type Options struct {
 
 // Cluster is one deployment: its database, data folder, key file,
 // configuration and fake model, and the replicas started on them. Its
-// methods report failures on the tb it was made with, so they are called
-// from that test's goroutine (Client's Try… methods are the ones for
-// other goroutines).
+// methods report failures on the tb it was made with (With binds a
+// subtest's), so they are called from that test's goroutine; Client's
+// Try… methods are the ones for other goroutines.
 type Cluster struct {
 	// Bin is the quiver binary every process runs.
 	Bin string
@@ -76,10 +76,15 @@ type Cluster struct {
 	tb        testing.TB
 	opts      Options
 	transport *http.Transport
+	shared    *clusterState
+}
 
+// clusterState is what every binding of a cluster (With) shares.
+type clusterState struct {
 	mu       sync.Mutex
 	replicas []*Replica
-	// firstLogin is the first-start login link a replica printed.
+	// firstLogin is the first-start login link a replica printed and no
+	// one used yet.
 	firstLogin string
 }
 
@@ -88,7 +93,7 @@ type Cluster struct {
 // the binary. It starts no replica.
 func New(tb testing.TB, o Options) *Cluster {
 	tb.Helper()
-	c := &Cluster{Bin: Binary(tb), DatabaseURL: o.DatabaseURL, Data: o.Data, Model: o.Model, tb: tb, opts: o}
+	c := &Cluster{Bin: Binary(tb), DatabaseURL: o.DatabaseURL, Data: o.Data, Model: o.Model, tb: tb, opts: o, shared: &clusterState{}}
 	dir := tb.TempDir()
 	if c.Data == "" {
 		c.Data = filepath.Join(dir, "data")
@@ -101,6 +106,14 @@ func New(tb testing.TB, o Options) *Cluster {
 	c.transport = &http.Transport{MaxIdleConnsPerHost: 64}
 	tb.Cleanup(c.transport.CloseIdleConnections)
 	return c
+}
+
+// With returns the cluster with its failures reported on tb, a subtest
+// of the one it was made for: the processes it starts then end with tb.
+func (c *Cluster) With(tb testing.TB) *Cluster {
+	bound := *c
+	bound.tb = tb
+	return &bound
 }
 
 // Backend is "postgres" or "sqlite".
@@ -216,19 +229,19 @@ func (c *Cluster) StartWith(o ReplicaOptions) *Replica {
 // fails): WaitReady waits for its start-up line, Wait for its exit.
 func (c *Cluster) Launch(o ReplicaOptions) *Replica {
 	c.tb.Helper()
-	c.mu.Lock()
-	r := &Replica{Name: fmt.Sprintf("replica-%d", len(c.replicas)), c: c, opts: o}
-	c.replicas = append(c.replicas, r)
-	c.mu.Unlock()
+	c.shared.mu.Lock()
+	r := &Replica{Name: fmt.Sprintf("replica-%d", len(c.shared.replicas)), c: c, opts: o}
+	c.shared.replicas = append(c.shared.replicas, r)
+	c.shared.mu.Unlock()
 	r.launch()
 	return r
 }
 
 // Replicas returns the replicas started so far, in order of start.
 func (c *Cluster) Replicas() []*Replica {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return slices.Clone(c.replicas)
+	c.shared.mu.Lock()
+	defer c.shared.mu.Unlock()
+	return slices.Clone(c.shared.replicas)
 }
 
 // launch starts r's process.
@@ -250,7 +263,8 @@ func (r *Replica) launch() {
 		vars[k] = v
 	}
 	args := append([]string{"serve", "--addr", addr, "--config", cfg}, r.opts.Args...)
-	r.ready = make(chan struct{})
+	ready := make(chan struct{})
+	r.ready = ready
 	var once sync.Once
 	watch := func(line string) {
 		if m := loginRe.FindStringSubmatch(line); m != nil && strings.Contains(line, "first start") {
@@ -261,7 +275,7 @@ func (r *Replica) launch() {
 			once.Do(func() {
 				r.URL, r.Store = m[1], m[2]
 				r.Addr = strings.TrimPrefix(r.URL, "http://")
-				close(r.ready)
+				close(ready)
 			})
 		}
 	}
@@ -270,10 +284,10 @@ func (r *Replica) launch() {
 
 // noteLogin keeps the first first-start link of the cluster.
 func (c *Cluster) noteLogin(link string) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.firstLogin == "" {
-		c.firstLogin = link
+	c.shared.mu.Lock()
+	defer c.shared.mu.Unlock()
+	if c.shared.firstLogin == "" {
+		c.shared.firstLogin = link
 	}
 }
 

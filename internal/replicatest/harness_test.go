@@ -48,7 +48,8 @@ func TestCheckAcksReportsLoss(t *testing.T) {
 // TestWireCounterCounts: a statement sent through the counter counts as
 // one statement and one round trip once prepared, preparing costs one
 // more round trip, a simple query is one of each, and a pipelined batch
-// of three prepared statements is three statements in one round trip.
+// of three prepared statements is three statements in one round trip;
+// each execution is counted under its statement's text.
 func TestWireCounterCounts(t *testing.T) {
 	counter, url := replicatest.StartWireCounter(t, pgtest.URL(t))
 	conn := replicatest.Connect(t, url)
@@ -84,6 +85,12 @@ func TestWireCounterCounts(t *testing.T) {
 		}
 		return conn.SendBatch(ctx, &b).Close()
 	})
+	got := counter.ByStatement()
+	for text, want := range map[string]int64{"SELECT 1": 1, "SELECT $1::int": 5} {
+		if got[text] != want {
+			t.Errorf("%q ran %d times by the counter, want %d (all: %v)", text, got[text], want, got)
+		}
+	}
 }
 
 // TestModelHold: a held request gets no answer until released, and is

@@ -1,12 +1,15 @@
 package replicatest
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"net/url"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -27,6 +30,9 @@ type WireCounter struct {
 	parses     atomic.Int64
 	bytes      atomic.Int64
 	conns      sync.WaitGroup
+
+	mu     sync.Mutex
+	byText map[string]int64
 }
 
 // WireCounts are a WireCounter's totals.
@@ -61,6 +67,7 @@ const (
 	gssEncRequestCode = 80877104
 	cancelRequestCode = 80877102
 	maxUntypedLen     = 10_000 // a start-up packet is small
+	statementKeyLen   = 90
 )
 
 // StartWireCounter starts a counter in front of the server of dbURL and
@@ -76,7 +83,7 @@ func StartWireCounter(tb testing.TB, dbURL string) (*WireCounter, string) {
 	if err != nil {
 		tb.Fatalf("replicatest: wire counter: %v", err)
 	}
-	w := &WireCounter{ln: ln, target: u.Host}
+	w := &WireCounter{ln: ln, target: u.Host, byText: map[string]int64{}}
 	go w.serve()
 	tb.Cleanup(func() { ln.Close(); w.conns.Wait() })
 	q := u.Query()
@@ -137,6 +144,7 @@ func (w *WireCounter) relayClient(client io.Reader, server io.Writer) error {
 		}
 		break // the start-up packet: typed messages follow
 	}
+	wc := &wireConn{w: w, statements: map[string]string{}, portals: map[string]string{}}
 	var head [5]byte
 	for {
 		if _, err := io.ReadFull(client, head[:]); err != nil {
@@ -151,10 +159,83 @@ func (w *WireCounter) relayClient(client io.Reader, server io.Writer) error {
 		if _, err := server.Write(head[:]); err != nil {
 			return err
 		}
-		if _, err := io.CopyN(server, client, n); err != nil {
+		if !inspected(head[0]) {
+			if _, err := io.CopyN(server, client, n); err != nil {
+				return err
+			}
+			continue
+		}
+		body := make([]byte, n)
+		if _, err := io.ReadFull(client, body); err != nil {
+			return err
+		}
+		wc.note(head[0], body)
+		if _, err := server.Write(body); err != nil {
 			return err
 		}
 	}
+}
+
+// inspected are the messages whose bodies name the statement run: Parse
+// (a statement's text), Bind (which statement a portal runs), Execute
+// (the portal run) and Query (a simple query's text).
+func inspected(typ byte) bool { return typ == 'P' || typ == 'B' || typ == 'E' || typ == 'Q' }
+
+// wireConn follows one connection's prepared statements and portals, to
+// count each execution under its statement's text.
+type wireConn struct {
+	w          *WireCounter
+	statements map[string]string // prepared statement name → text
+	portals    map[string]string // portal name → statement text
+}
+
+// note reads an inspected message's body.
+func (c *wireConn) note(typ byte, body []byte) {
+	first, rest := cString(body)
+	switch typ {
+	case 'P':
+		text, _ := cString(rest)
+		c.statements[first] = text
+	case 'B':
+		stmt, _ := cString(rest)
+		c.portals[first] = c.statements[stmt]
+	case 'E':
+		c.w.countText(c.portals[first])
+	case 'Q':
+		c.w.countText(first)
+	}
+}
+
+// cString splits b after its first NUL-terminated string.
+func cString(b []byte) (string, []byte) {
+	i := bytes.IndexByte(b, 0)
+	if i < 0 {
+		return string(b), nil
+	}
+	return string(b[:i]), b[i+1:]
+}
+
+// countText counts one execution of the statement text, by its first
+// statementKeyLen bytes with white space collapsed.
+func (w *WireCounter) countText(text string) {
+	key := strings.Join(strings.Fields(text), " ")
+	if len(key) > statementKeyLen {
+		key = key[:statementKeyLen] + "…"
+	}
+	if key == "" {
+		key = "(unknown statement)"
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.byText[key]++
+}
+
+// ByStatement returns how many times each statement ran so far, by its
+// text (the first statementKeyLen bytes, white space collapsed).
+func (w *WireCounter) ByStatement() map[string]int64 {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return maps.Clone(w.byText)
 }
 
 // relayUntyped copies one untyped packet (length, then a code) and

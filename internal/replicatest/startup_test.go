@@ -36,7 +36,7 @@ func TestReplicaWithOtherKeyRefused(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			before := replicatest.Digest(t, conn)
-			r := c.Launch(replicatest.ReplicaOptions{KeyFile: replicatest.WriteKeyFile(t, t.TempDir(), tc.keyID)})
+			r := c.With(t).Launch(replicatest.ReplicaOptions{KeyFile: replicatest.WriteKeyFile(t, t.TempDir(), tc.keyID)})
 			if code := r.Wait(); code != 1 {
 				t.Errorf("exit status %d, want 1", code)
 			}
