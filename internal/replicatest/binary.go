@@ -141,7 +141,7 @@ func cacheRoot() (string, error) {
 	if err != nil {
 		base = os.TempDir()
 	}
-	return filepath.Join(base, "quiver-replicatest"), nil
+	return filepath.Join(base, "quiver", "replicatest"), nil
 }
 
 // pruneCache removes the cached binaries no test used for staleAfter,
