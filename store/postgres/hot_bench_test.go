@@ -1,0 +1,17 @@
+package postgres
+
+import (
+	"testing"
+
+	"github.com/quiverhq/quiver/internal/pgtest"
+	"github.com/quiverhq/quiver/store/storetest"
+)
+
+// BenchmarkHotOps times the store calls every turn makes, one at a time,
+// with their p50 and p99 (see storetest.BenchmarkHotOps), on a database
+// of its own; store/sqlite runs the same code:
+//
+//	go test -run '^$' -bench BenchmarkHotOps ./store/sqlite ./store/postgres
+func BenchmarkHotOps(b *testing.B) {
+	storetest.BenchmarkHotOps(b, openTest(b, pgtest.URL(b)))
+}

@@ -1,0 +1,16 @@
+package sqlite
+
+import (
+	"testing"
+
+	"github.com/quiverhq/quiver/store/storetest"
+)
+
+// BenchmarkHotOps times the store calls every turn makes, one at a time,
+// with their p50 and p99 (see storetest.BenchmarkHotOps); store/postgres
+// runs the same code:
+//
+//	go test -run '^$' -bench BenchmarkHotOps ./store/sqlite ./store/postgres
+func BenchmarkHotOps(b *testing.B) {
+	storetest.BenchmarkHotOps(b, openTest(b, b.TempDir()))
+}
