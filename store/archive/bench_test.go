@@ -65,8 +65,9 @@ func BenchmarkArchive(b *testing.B) {
 				b.Fatal(err)
 			}
 			b.Run("Export", func(b *testing.B) {
+				out := b.TempDir()
 				for i := 0; b.Loop(); i++ {
-					if _, err := archive.ExportFile(b.Context(), filepath.Join(dir, fmt.Sprintf("a%d.tar", i)), archive.Options{Place: src}); err != nil {
+					if _, err := archive.ExportFile(b.Context(), filepath.Join(out, fmt.Sprintf("a%d.tar", i)), archive.Options{Place: src}); err != nil {
 						b.Fatal(err)
 					}
 				}
