@@ -56,7 +56,7 @@ type CatalogDeps struct {
 // order of declarations and prompt fragments.
 func NewCatalog(d CatalogDeps) *registry.Catalog {
 	c := registry.New()
-	c.Register(workspace.Tools(workspace.Config{Root: filepath.Join(d.DataDir, "workspaces")})...)
+	c.Register(workspace.Tools(workspace.Config{Root: filepath.Join(d.DataDir, workspace.FolderName)})...)
 	c.Register(
 		calc.Tool(),
 		results.Tool(d.Results),

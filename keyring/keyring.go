@@ -121,6 +121,21 @@ func Check(ctx context.Context, st Store, kr *secret.Keyring) error {
 	return openKeyCheck(kr, sealed)
 }
 
+// CheckSealed refuses kr unless it opens sealed, a keyring check value
+// read from elsewhere than the open store (an archive being imported,
+// whose sealed secrets are copied as they are), with the refusal Check
+// gives: kr nil, or without the check's key, is refused. "" (no check)
+// passes.
+func CheckSealed(kr *secret.Keyring, sealed string) error {
+	switch {
+	case sealed == "":
+		return nil
+	case kr == nil:
+		return keyringRefusal(sealed, nil)
+	}
+	return openKeyCheck(kr, sealed)
+}
+
 // firstKeyCheck stores the first keyring check, sealed under kr's primary
 // key, once kr has shown it opens the secrets the store already holds (a
 // deployment from before the check; see openStoredSecrets): a first

@@ -25,6 +25,11 @@ type KeyChecks interface {
 	SetKeyCheck(ctx context.Context, old, sealed string) error
 }
 
+// KeyCheckName is the name of the deployment row (the deployment table,
+// name and value) that holds the keyring check, as every backend and an
+// archive of the store keep it.
+const KeyCheckName = "keyring_check"
+
 // CheckKeyCheck refuses a check value that SetKeyCheck must not store:
 // text other than PlainText, which PostgreSQL could not keep, and which
 // no sealed value ever is. The error never quotes the value.

@@ -41,8 +41,9 @@ var (
 // run). No repository returns it.
 var ErrNoStore = errors.New("no store is open for this command")
 
-// Store is every repository together, with Close. Only the composition
-// root (internal/app), which opens a store and hands each consumer the
+// Store is every repository together, with the whole-store copy
+// (Archiver, for export and import) and Close. Only the composition root
+// (internal/app), which opens a store and hands each consumer the
 // repositories it declares, takes it.
 type Store interface {
 	Conversations
@@ -59,6 +60,7 @@ type Store interface {
 	KeyChecks
 	Runs
 	TurnEvents
+	Archiver
 	// Close releases the store's resources.
 	Close() error
 }

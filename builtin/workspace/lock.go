@@ -36,6 +36,10 @@ import (
 // searches.
 const reservedPrefix = ".quiver-"
 
+// ReservedPrefix is reservedPrefix, for what copies workspaces (an
+// archive of the deployment leaves such names out).
+const ReservedPrefix = reservedPrefix
+
 // lockName is the file in a workspace's folder that its writers lock. It
 // is created (empty, 0600) by the first write and never removed.
 const lockName = reservedPrefix + "lock"

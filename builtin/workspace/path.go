@@ -44,6 +44,21 @@ func cleanPath(p string) (string, error) {
 	return p, nil
 }
 
+// CheckPath reports whether p is a path in a workspace that the tools
+// accept as it stands: what cleanPath accepts, and already clean (no "."
+// or empty component, no trailing separator). What copies workspaces in
+// from elsewhere (an archive's import) checks every entry with it.
+func CheckPath(p string) error {
+	c, err := cleanPath(p)
+	if err != nil {
+		return err
+	}
+	if c != p {
+		return fmt.Errorf("%s is not a clean path (%s)", p, c)
+	}
+	return nil
+}
+
 func isControl(r rune) bool { return r < 0x20 || r == 0x7f }
 
 // cleanFolder is cleanPath for an optional folder: "" and "." mean the

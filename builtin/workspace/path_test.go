@@ -284,3 +284,25 @@ func TestDirFSRefusesPipe(t *testing.T) {
 		t.Error("Open of a named pipe succeeded")
 	}
 }
+
+// TestCheckPath: a path copied in from elsewhere must be one the tools
+// accept, already clean.
+func TestCheckPath(t *testing.T) {
+	tests := []struct{ path, want string }{
+		{"notes/todo.md", ""},
+		{"a/./b", "not a clean path"},
+		{"a//b", "not a clean path"},
+		{"a/", "not a clean path"},
+		{"../x", "leads outside the workspace"},
+		{"/etc/passwd", "absolute path"},
+		{"a/.quiver-lock", "reserved"},
+		{"a\x00b", "control character"},
+		{"", "empty"},
+	}
+	for _, tc := range tests {
+		err := CheckPath(tc.path)
+		if (err == nil) != (tc.want == "") || (err != nil && !strings.Contains(err.Error(), tc.want)) {
+			t.Errorf("CheckPath(%q) = %v; want %q", tc.path, err, tc.want)
+		}
+	}
+}

@@ -58,6 +58,10 @@ const (
 	binaryProbe    = 8 << 10
 )
 
+// FolderName is the data folder's subfolder that holds every workspace
+// (DATA/workspaces/<org>/<user>), the Root a deployment configures.
+const FolderName = "workspaces"
+
 // Config says where workspaces live and how much each may hold. The zero
 // value of each limit means its default.
 type Config struct {

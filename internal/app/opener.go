@@ -33,6 +33,8 @@ const (
 	// needMessages is the store alone, for a command that reads no
 	// secret (transcript): no keyring and no refusal.
 	needMessages
+	// needPlace is where the store is, opening nothing: no close.
+	needPlace
 )
 
 // opened is a command's open data folder: the configuration it was
@@ -89,6 +91,9 @@ func (f dataFlags) openUnder(ctx context.Context, cfg config.Config, n need, env
 		return nil, err
 	}
 	o := &opened{cfg: cfg, db: db}
+	if n == needPlace {
+		return o, nil
+	}
 	if n == needMessages {
 		if o.st, err = backend.Open(ctx, db); err != nil {
 			return nil, fmt.Errorf("open store: %w", err)

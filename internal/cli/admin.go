@@ -16,6 +16,8 @@ var (
 	loginLinkUsage  = usageText("login-link")
 	secretsUsage    = usageText("secrets")
 	migrateUsage    = usageText("migrate")
+	exportUsage     = usageText("export")
+	importUsage     = usageText("import")
 	agentUsage      = usageText("agent")
 	agentCheckUsage = usageText("agent-check")
 	intentUsage     = usageText("intent")
@@ -232,4 +234,28 @@ func runMigrate(ctx context.Context, args []string, env app.Env) error {
 		return usagef("migrate up: --json goes with status")
 	}
 	return app.Migrate(ctx, o, env)
+}
+
+// runArchive runs "quiver export" (import false) or "quiver import":
+// --out or --in FILE, required, and no argument.
+func runArchive(ctx context.Context, args []string, env app.Env, imp bool) error {
+	name, flagName, text := "export", "out", exportUsage
+	if imp {
+		name, flagName, text = "import", "in", importUsage
+	}
+	fs := newFlags(name)
+	o := app.ArchiveOptions{Import: imp}
+	fs.StringVar(&o.File, flagName, "", "")
+	if !imp {
+		fs.BoolVar(&o.Gzip, "gzip", false, "")
+	}
+	fs.BoolVar(&o.JSON, "json", false, "")
+	registerData(fs, &o.Data)
+	if _, err := parseArgs(fs, args, text, env.Stdout, 0, ""); err != nil {
+		return err
+	}
+	if o.File == "" {
+		return usagef("%s: --%s FILE is required", name, flagName)
+	}
+	return app.Archive(ctx, o, env)
 }

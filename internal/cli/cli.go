@@ -72,6 +72,10 @@ func dispatchCommand(ctx context.Context, args []string, env app.Env) error {
 		return runSecrets(ctx, args[1:], env)
 	case "migrate":
 		return runMigrate(ctx, args[1:], env)
+	case "export":
+		return runArchive(ctx, args[1:], env, false)
+	case "import":
+		return runArchive(ctx, args[1:], env, true)
 	case "serve":
 		return runServe(ctx, args[1:], env)
 	case "login-link":
@@ -86,7 +90,7 @@ func dispatchCommand(ctx context.Context, args []string, env app.Env) error {
 		fmt.Fprint(env.Stdout, usage)
 		return nil
 	}
-	return usagef("unknown command %q (commands: serve, login-link, chat, transcript, turn, call, agent, tools, prompt, mcp, secrets, migrate, intent, triggers)", args[0])
+	return usagef("unknown command %q (commands: serve, login-link, chat, transcript, turn, call, agent, tools, prompt, mcp, secrets, migrate, export, import, intent, triggers)", args[0])
 }
 
 // usageOf is err, with the engine's refusals of the request as the usage

@@ -42,6 +42,8 @@ func TestEveryUsageText(t *testing.T) {
 		"agent-check": {{"agent", "check", "--help"}},
 		"call":        {{"call", "--help"}},
 		"chat":        {{"chat", "-h"}},
+		"export":      {{"export", "--help"}},
+		"import":      {{"import", "--help"}},
 		"intent":      {{"intent", "--help"}},
 		"login-link":  {{"login-link", "--help"}},
 		"mcp":         {{"mcp", "--help"}, {"mcp", "help"}},

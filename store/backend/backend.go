@@ -54,6 +54,12 @@ func (c Config) Where() string {
 // "sqlite /data/quiver.db", "postgres postgres://quiver:xxxxx@db/quiver".
 func (c Config) String() string { return c.Name() + " " + c.Where() }
 
+// KnownSchemas is, by backend name, the newest schema version this build
+// knows, as an archive's manifest records it.
+func KnownSchemas() map[string]int {
+	return map[string]int{SQLite: sqlite.KnownVersion(), Postgres: postgres.KnownVersion()}
+}
+
 // Open opens and migrates the store (see sqlite.Open and postgres.Open).
 // A database migrated by a newer build is refused with an error wrapping
 // store.ErrSchemaTooNew. Errors never hold the URL's password.

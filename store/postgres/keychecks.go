@@ -19,7 +19,7 @@ import (
 // INSERT waits on the key for the first, then does nothing.
 
 // keyCheckName is the deployment row holding the keyring check.
-const keyCheckName = "keyring_check"
+const keyCheckName = store.KeyCheckName
 
 // KeyCheck returns the stored keyring check, or "" when none is stored.
 func (s *Store) KeyCheck(ctx context.Context) (string, error) {

@@ -10,7 +10,7 @@ import (
 )
 
 // keyCheckName is the deployment row holding the keyring check.
-const keyCheckName = "keyring_check"
+const keyCheckName = store.KeyCheckName
 
 // KeyCheck returns the stored keyring check, or "" when none is stored.
 func (s *Store) KeyCheck(ctx context.Context) (string, error) {

@@ -1,0 +1,133 @@
+package archive
+
+import (
+	"archive/tar"
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+
+	"github.com/quiverhq/quiver/store"
+)
+
+// tableReader is an archive's tables as a store.TableReader: the entries
+// after the manifest named tables/<table>.jsonl, each a table of
+// store.ArchiveTables in that order, each line a row that decodeRow
+// accepts, each table holding the rows the manifest counts. It stops at
+// the first entry that is not a table (kept in pending) or at the end.
+type tableReader struct {
+	a      *archiveFile
+	m      Manifest
+	tables []store.ArchiveTable
+	// next is the index in tables that the next table may not precede.
+	next int
+	seen map[string]bool
+	// cur, sc and rows are the table being read (sc nil between tables).
+	cur  store.ArchiveTable
+	sc   *bufio.Scanner
+	rows int64
+	// pending is the entry after the tables; nil when there is none.
+	pending *tar.Header
+	ended   bool
+	// keyCheck is the deployment's keyring_check value, once read.
+	keyCheck string
+}
+
+// newTableReader reads the tables of a, whose manifest m was just read.
+func newTableReader(a *archiveFile, m Manifest) *tableReader {
+	return &tableReader{a: a, m: m, tables: store.ArchiveTables(), seen: map[string]bool{}}
+}
+
+// NextTable returns the next table, or io.EOF after the last one, once
+// every table the manifest counts rows in has been read. The rows of the
+// table before that were not read are read (and checked) first.
+func (r *tableReader) NextTable() (store.ArchiveTable, error) {
+	for r.sc != nil {
+		if _, err := r.NextRow(); err != nil && !errors.Is(err, io.EOF) {
+			return store.ArchiveTable{}, err
+		}
+	}
+	if r.ended {
+		return store.ArchiveTable{}, io.EOF
+	}
+	h, err := r.a.next()
+	if err != nil && !errors.Is(err, io.EOF) {
+		return store.ArchiveTable{}, err
+	}
+	if errors.Is(err, io.EOF) || !strings.HasPrefix(h.Name, tablesDir) {
+		r.pending, r.ended = h, true
+		return store.ArchiveTable{}, r.checkAllRead()
+	}
+	t, err := r.table(h)
+	if err != nil {
+		return store.ArchiveTable{}, err
+	}
+	r.cur, r.rows, r.seen[t.Name] = t, 0, true
+	r.sc = bufio.NewScanner(r.a.tr)
+	r.sc.Buffer(make([]byte, 0, 64<<10), MaxLineBytes+1) // the line and its newline
+	return t, nil
+}
+
+// table is the table entry h names, which must come after the tables
+// read so far.
+func (r *tableReader) table(h *tar.Header) (store.ArchiveTable, error) {
+	name, ok := strings.CutSuffix(strings.TrimPrefix(h.Name, tablesDir), tableExt)
+	if !ok || h.Typeflag != tar.TypeReg {
+		return store.ArchiveTable{}, fmt.Errorf("entry %q: not a table file", h.Name)
+	}
+	i := slices.IndexFunc(r.tables, func(t store.ArchiveTable) bool { return t.Name == name })
+	switch {
+	case i < 0:
+		return store.ArchiveTable{}, fmt.Errorf("entry %q: unknown table %q", h.Name, name)
+	case i < r.next:
+		return store.ArchiveTable{}, fmt.Errorf("entry %q: table %s out of order or repeated", h.Name, name)
+	}
+	r.next = i + 1
+	return r.tables[i], nil
+}
+
+// checkAllRead requires every table the manifest counts rows in to have
+// been read, and returns io.EOF.
+func (r *tableReader) checkAllRead() error {
+	for _, t := range r.tables {
+		if r.m.Tables[t.Name] > 0 && !r.seen[t.Name] {
+			return fmt.Errorf("table %s: missing, the manifest counts %d rows: the archive is truncated or altered", t.Name, r.m.Tables[t.Name])
+		}
+	}
+	return io.EOF
+}
+
+// NextRow returns the current table's next row, or io.EOF after its last
+// once the rows read are as many as the manifest counts.
+func (r *tableReader) NextRow() ([]any, error) {
+	if r.sc == nil {
+		return nil, io.EOF
+	}
+	want := r.m.Tables[r.cur.Name]
+	if !r.sc.Scan() {
+		err := r.sc.Err()
+		r.sc = nil
+		switch {
+		case errors.Is(err, bufio.ErrTooLong):
+			return nil, fmt.Errorf("table %s: a line over %d bytes", r.cur.Name, MaxLineBytes)
+		case err != nil:
+			return nil, fmt.Errorf("table %s: %w", r.cur.Name, err)
+		case r.rows != want:
+			return nil, fmt.Errorf("table %s: %d rows, the manifest counts %d: the archive is truncated or altered", r.cur.Name, r.rows, want)
+		}
+		return nil, io.EOF
+	}
+	if r.rows++; r.rows > want {
+		return nil, fmt.Errorf("table %s: more rows than the %d the manifest counts", r.cur.Name, want)
+	}
+	row, err := decodeRow(r.cur, r.sc.Bytes())
+	if err != nil {
+		return nil, fmt.Errorf("row %d: %w", r.rows, err)
+	}
+	if r.cur.Name == "deployment" && row[0] == store.KeyCheckName {
+		r.keyCheck = row[1].(string)
+	}
+	return row, nil
+}

@@ -1,0 +1,299 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+	"unicode/utf8"
+)
+
+// Archiver copies a whole store, every table of ArchiveTables, to and
+// from a neutral form that any backend reads back (package store/archive
+// writes it as a file): what `quiver export` and `quiver import` move
+// between SQLite and PostgreSQL. It is part of Store, not a repository:
+// only the composition root, which holds a Store, calls it, and each
+// backend implements it over SQL directly, since the backends' schemas are
+// equivalent by design.
+type Archiver interface {
+	// ExportTables calls fn once with a read-only snapshot of the store:
+	// every count and row fn reads comes from one consistent state, even
+	// while others write. The snapshot ends when fn returns.
+	ExportTables(ctx context.Context, fn func(TableSnapshot) error) error
+	// CheckEmpty returns an error wrapping ErrNotEmpty, naming the tables
+	// that hold rows, unless every table but schema_migrations is empty.
+	CheckEmpty(ctx context.Context) error
+	// ImportTables writes the tables r yields into the store, in one
+	// transaction: all of them, or nothing. The store must be empty (as
+	// CheckEmpty says, checked inside the transaction; otherwise an error
+	// wrapping ErrNotEmpty and nothing written). Derived state is rebuilt
+	// from the rows (a backend's per-conversation Seq counters, identity
+	// sequences), so that the store goes on as the one exported would
+	// have. The transaction spans reading r, which must therefore be
+	// local and quick (a file, not a network peer).
+	ImportTables(ctx context.Context, r TableReader) error
+}
+
+// ErrNotEmpty reports an import into a store that already holds records.
+var ErrNotEmpty = errors.New("the database is not empty")
+
+// TableSnapshot reads one table of a snapshot at a time.
+type TableSnapshot interface {
+	// Count returns how many rows t holds.
+	Count(ctx context.Context, t ArchiveTable) (int64, error)
+	// Rows calls fn with each row of t, in the order of t.Key (byte order
+	// on every backend), values in t.Columns' order and of the types
+	// their kinds name (see ColumnKind), nil for NULL. The slice is fn's
+	// until it returns. An error from fn stops the rows and is returned.
+	Rows(ctx context.Context, t ArchiveTable, fn func(row []any) error) error
+}
+
+// TableReader yields the tables of an archive to ImportTables.
+type TableReader interface {
+	// NextTable returns the next table whose rows follow, in
+	// ArchiveTables' order (a table may be missing: it has no rows), or
+	// io.EOF after the last one.
+	NextTable() (ArchiveTable, error)
+	// NextRow returns the next row of the table NextTable returned last,
+	// or io.EOF after its last row. Each value has passed its column's
+	// Check. The slice is valid until the next call.
+	NextRow() ([]any, error)
+}
+
+// ColumnKind is how an archive carries a column's values, the same for
+// every backend whatever its SQL type. Each kind names the Go type of its
+// values in a row: NULL is nil, in a column that allows it.
+type ColumnKind uint8
+
+// The kinds of column.
+const (
+	// KindText is a string: valid UTF-8 without NUL (see PlainText).
+	KindText ColumnKind = iota + 1
+	// KindBytes is a []byte, never nil: any bytes (message content, a
+	// blob, a document).
+	KindBytes
+	// KindInt is an int64.
+	KindInt
+	// KindBool is a bool.
+	KindBool
+	// KindTime is a time.Time in UTC.
+	KindTime
+	// KindJSON is a string holding one JSON value, kept byte for byte.
+	KindJSON
+	// KindNames is a []string, never nil, each a KindText, order kept.
+	KindNames
+)
+
+// String names the kind as the archive format's documentation does.
+func (k ColumnKind) String() string {
+	switch k {
+	case KindText:
+		return "text"
+	case KindBytes:
+		return "bytes"
+	case KindInt:
+		return "int"
+	case KindBool:
+		return "bool"
+	case KindTime:
+		return "time"
+	case KindJSON:
+		return "json"
+	case KindNames:
+		return "names"
+	}
+	return fmt.Sprintf("kind(%d)", uint8(k))
+}
+
+// ArchiveColumn is one column of an ArchiveTable.
+type ArchiveColumn struct {
+	Name string
+	Kind ColumnKind
+	// Null is whether the column holds NULL (nil), which means what the
+	// record says it means ("not yet", "unknown").
+	Null bool
+}
+
+// Check reports whether v is a value of c: nil only when c.Null, else of
+// the Go type c.Kind names and within its rules. The error names the
+// column and never quotes the value.
+func (c ArchiveColumn) Check(v any) error {
+	if v == nil {
+		if c.Null {
+			return nil
+		}
+		return fmt.Errorf("column %s: NULL where a value is required", c.Name)
+	}
+	if err := checkKind(c.Kind, v); err != nil {
+		return fmt.Errorf("column %s: %w", c.Name, err)
+	}
+	return nil
+}
+
+// checkKind checks a non-nil value against kind.
+func checkKind(kind ColumnKind, v any) error {
+	ok := true
+	switch kind {
+	case KindText:
+		s, is := v.(string)
+		if ok = is; is {
+			return checkText(s)
+		}
+	case KindBytes:
+		b, is := v.([]byte)
+		ok = is && b != nil
+	case KindInt:
+		_, ok = v.(int64)
+	case KindBool:
+		_, ok = v.(bool)
+	case KindTime:
+		t, is := v.(time.Time)
+		ok = is && t.Location() == time.UTC
+	case KindJSON:
+		s, is := v.(string)
+		if ok = is; is && (!utf8.ValidString(s) || !json.Valid([]byte(s))) {
+			return errors.New("not one JSON value")
+		}
+	case KindNames:
+		names, is := v.([]string)
+		if ok = is && names != nil; ok {
+			for _, n := range names {
+				if err := checkText(n); err != nil {
+					return err
+				}
+			}
+		}
+	default:
+		return fmt.Errorf("unknown kind %s", kind)
+	}
+	if !ok {
+		return fmt.Errorf("a %T is not a %s value", v, kind)
+	}
+	return nil
+}
+
+// checkText refuses what PostgreSQL's text type would: invalid UTF-8 and
+// NUL.
+func checkText(s string) error {
+	if !utf8.ValidString(s) || strings.ContainsRune(s, 0) {
+		return errors.New("text that is not valid UTF-8 or holds a NUL")
+	}
+	return nil
+}
+
+// ArchiveTable is one table as an archive carries it: the same name and
+// columns on every backend.
+type ArchiveTable struct {
+	Name    string
+	Columns []ArchiveColumn
+	// Key is the primary key's columns: rows are archived in its order.
+	Key []string
+}
+
+// ColumnNames returns the names of t's columns, in order.
+func (t ArchiveTable) ColumnNames() []string {
+	names := make([]string, len(t.Columns))
+	for i, c := range t.Columns {
+		names[i] = c.Name
+	}
+	return names
+}
+
+// CheckRow checks each value of row against its column (ArchiveColumn.Check).
+func (t ArchiveTable) CheckRow(row []any) error {
+	if len(row) != len(t.Columns) {
+		return fmt.Errorf("table %s: a row of %d values, want %d", t.Name, len(row), len(t.Columns))
+	}
+	for i, c := range t.Columns {
+		if err := c.Check(row[i]); err != nil {
+			return fmt.Errorf("table %s: %w", t.Name, err)
+		}
+	}
+	return nil
+}
+
+// SkippedTables are the tables of either backend that an archive does not
+// carry, each with why. Every table of a backend's schema is in
+// ArchiveTables or here (each backend's tests enumerate its schema), so a
+// migration that adds a table must decide which.
+func SkippedTables() map[string]string {
+	return map[string]string{
+		"schema_migrations": "the importing build's own: opening the store fills it",
+		"runs":              "transient: the lease of a turn running in a live process; a deployment is moved stopped, and a turn left running is marked interrupted",
+		"turn_events":       "transient: a running turn's event stream, kept a bounded time so that a reconnecting client resumes; the transcript (messages) keeps what each turn said",
+		"message_counters":  "derived (PostgreSQL): rebuilt on import as each conversation's highest Seq",
+	}
+}
+
+// Column constructors, to keep ArchiveTables readable.
+func text(name string) ArchiveColumn     { return ArchiveColumn{Name: name, Kind: KindText} }
+func bytesCol(name string) ArchiveColumn { return ArchiveColumn{Name: name, Kind: KindBytes} }
+func intCol(name string) ArchiveColumn   { return ArchiveColumn{Name: name, Kind: KindInt} }
+func boolCol(name string) ArchiveColumn  { return ArchiveColumn{Name: name, Kind: KindBool} }
+func at(name string) ArchiveColumn       { return ArchiveColumn{Name: name, Kind: KindTime} }
+func maybeAt(name string) ArchiveColumn  { return ArchiveColumn{Name: name, Kind: KindTime, Null: true} }
+
+// ArchiveTables lists every table an archive carries, in the order an
+// import writes them (a table after those its foreign keys name), with
+// the columns of the current schema. A migration that adds a column adds
+// it here in the same change (each backend's tests compare this list with
+// its schema); an archive from before it then lacks the column, which an
+// import refuses until the column is given a default for older archives.
+func ArchiveTables() []ArchiveTable {
+	return []ArchiveTable{
+		{Name: "orgs", Key: []string{"id"}, Columns: []ArchiveColumn{
+			text("id"), text("name"), at("created_at")}},
+		{Name: "users", Key: []string{"org_id", "id"}, Columns: []ArchiveColumn{
+			text("org_id"), text("id"), text("display_name"), text("department"), text("timezone"),
+			text("role"), at("created_at"), at("updated_at"), maybeAt("disabled_at")}},
+		{Name: "credentials", Key: []string{"kind", "hash"}, Columns: []ArchiveColumn{
+			text("kind"), text("hash"), text("org_id"), text("user_id"), text("label"), text("csrf"),
+			at("created_at"), maybeAt("expires_at")}},
+		{Name: "agents", Key: []string{"org_id", "name"}, Columns: []ArchiveColumn{
+			text("org_id"), text("name"), bytesCol("definition"), at("created_at"), at("updated_at")}},
+		{Name: "org_settings", Key: []string{"org_id"}, Columns: []ArchiveColumn{
+			text("org_id"), bytesCol("doc"), intCol("version"), at("updated_at")}},
+		{Name: "org_secrets", Key: []string{"org_id", "name"}, Columns: []ArchiveColumn{
+			text("org_id"), text("name"), text("sealed")}},
+		{Name: "conversations", Key: []string{"org_id", "id"}, Columns: []ArchiveColumn{
+			text("org_id"), text("id"), text("user_id"), text("agent"), text("title"),
+			at("created_at"), at("updated_at")}},
+		{Name: "turns", Key: []string{"org_id", "id"}, Columns: []ArchiveColumn{
+			text("org_id"), text("id"), text("user_id"), text("conversation_id"), text("agent"),
+			text("model"), text("timezone"), text("payer"), {Name: "tools", Kind: KindNames},
+			{Name: "exclusions", Kind: KindJSON, Null: true}, {Name: "declarations", Kind: KindJSON, Null: true},
+			intCol("selected"), text("status"), text("question"), text("suggested"), intCol("steps"),
+			at("started_at"), maybeAt("ended_at")}},
+		{Name: "messages", Key: []string{"org_id", "conversation_id", "seq"}, Columns: []ArchiveColumn{
+			text("org_id"), text("conversation_id"), intCol("seq"), text("turn_id"), text("role"),
+			bytesCol("content"), text("tool_name"), text("tool_call_id"), text("ref"), boolCol("is_error"),
+			at("created_at")}},
+		{Name: "results", Key: []string{"ref"}, Columns: []ArchiveColumn{
+			text("ref"), text("org_id"), text("conversation_id"), text("turn_id"), text("tool"),
+			bytesCol("body"), at("created_at")}},
+		{Name: "usage", Key: []string{"id"}, Columns: []ArchiveColumn{
+			intCol("id"), text("org_id"), text("conversation_id"), text("turn_id"), text("payer"),
+			text("model"), intCol("step"), intCol("input_tokens"), intCol("cached_input_tokens"),
+			intCol("cache_write_tokens"), intCol("output_tokens"), intCol("cost_micros"), at("created_at")}},
+		{Name: "mcp_servers", Key: []string{"org_id", "id"}, Columns: []ArchiveColumn{
+			text("org_id"), text("id"), text("name"), text("url"), text("token"), text("type"),
+			boolCol("enabled"), {Name: "tools", Kind: KindNames, Null: true}, at("created_at"),
+			at("updated_at"), maybeAt("discovered_at")}},
+		{Name: "intent_settings", Key: []string{"org_id"}, Columns: []ArchiveColumn{
+			text("org_id"), boolCol("enabled"), intCol("history_turns"), boolCol("gate_always_on"),
+			at("updated_at")}},
+		{Name: "intent_triggers", Key: []string{"org_id", "target", "phrase"}, Columns: []ArchiveColumn{
+			text("org_id"), text("target"), text("phrase"), at("created_at")}},
+		{Name: "intent_user_modes", Key: []string{"org_id", "user_id"}, Columns: []ArchiveColumn{
+			text("org_id"), text("user_id"), text("mode")}},
+		{Name: "conversation_intent_targets", Key: []string{"org_id", "conversation_id", "target"}, Columns: []ArchiveColumn{
+			text("org_id"), text("conversation_id"), text("target"), intCol("position")}},
+		{Name: "blobs", Key: []string{"org_id", "id"}, Columns: []ArchiveColumn{
+			text("org_id"), text("id"), text("owner_id"), text("conversation_id"), text("name"),
+			text("media_type"), intCol("size"), text("sha256"), at("created_at"), bytesCol("data")}},
+		{Name: "deployment", Key: []string{"name"}, Columns: []ArchiveColumn{
+			text("name"), text("value")}},
+	}
+}
