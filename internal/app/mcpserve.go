@@ -46,7 +46,9 @@ func MCPServe(ctx context.Context, o MCPServeOptions, env Env) error {
 	st := rt.st
 	r := sess.Request() // the agent file as read once
 	if o.Turn.ConversationID != "" {
-		if err := checkOwner(ctx, st, r); err != nil {
+		// Another user's conversation would have its stored results read
+		// and turns written into it by someone who is not its owner.
+		if err := ownerError(r.ConversationID, engine.CheckOwner(ctx, st, r)); err != nil {
 			return err
 		}
 	}

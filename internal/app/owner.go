@@ -9,17 +9,9 @@ import (
 	"github.com/quiverhq/quiver/store"
 )
 
-// checkOwner is engine.CheckOwner with its refusals as bad input (exit 2,
-// nothing written): a conversation another user of the organisation owns
-// would have its transcript and stored results read, and a turn written
-// into it, by someone who is not its owner.
-func checkOwner(ctx context.Context, st store.Conversations, r engine.Request) error {
-	return ownerError(r.ConversationID, engine.CheckOwner(ctx, st, r))
-}
-
 // claimConversation makes the request's conversation the caller's before
 // anything is written into it (engine.Claim), refusing another user's as
-// checkOwner does.
+// bad input (exit 2, nothing written; see ownerError).
 func claimConversation(ctx context.Context, st store.Conversations, r engine.Request, now time.Time) error {
 	return ownerError(r.ConversationID, engine.Claim(ctx, st, r, now))
 }

@@ -49,18 +49,23 @@ func Serve(ctx context.Context, o ServeOptions, env Env) error {
 	if err != nil {
 		return err
 	}
+	// Locked before the store is opened (opening migrates it) and anything
+	// written: a second server on one SQLite database would change it
+	// under the first, and mark the first one's running turns interrupted.
+	db, err := data.store(cfg, env)
+	if err != nil {
+		return err
+	}
+	release, err := backend.LockServer(db)
+	if err != nil {
+		return err
+	}
+	defer release()
 	op, err := data.openUnder(ctx, cfg, needRuntime, env)
 	if err != nil {
 		return err
 	}
 	defer op.close()
-	// Before anything is written: a second server on one SQLite database
-	// would mark the first one's running turns interrupted.
-	release, err := backend.LockServer(op.db)
-	if err != nil {
-		return err
-	}
-	defer release()
 	rt := op.rt
 	st := rt.st
 	now := env.Now()

@@ -370,12 +370,13 @@ func checkRecords(ctx context.Context, t *testing.T, st store.Store) {
 }
 
 // checkWorkspaces compares the workspaces of two data folders: the same
-// folders and regular files, with their modes and times; what an archive
-// leaves out is absent from the copy.
+// folders and regular files, with their times; the copy's files are 0600
+// and its folders 0700, whatever the archive says; what an archive leaves
+// out is absent from the copy.
 func checkWorkspaces(t *testing.T, from, to string) {
 	t.Helper()
 	type file struct {
-		Mode    os.FileMode
+		Dir     bool
 		ModTime time.Time
 		Body    string
 	}
@@ -391,7 +392,10 @@ func checkWorkspaces(t *testing.T, from, to string) {
 			if err != nil || strings.HasPrefix(d.Name(), ".quiver-") || fi.Mode()&os.ModeSymlink != 0 || strings.Contains(rel, "linked") {
 				return err
 			}
-			f := file{Mode: fi.Mode(), ModTime: fi.ModTime().UTC()}
+			f := file{Dir: d.IsDir(), ModTime: fi.ModTime().UTC()}
+			if want := os.FileMode(0o600); dir == to && !d.IsDir() && fi.Mode().Perm() != want || dir == to && d.IsDir() && fi.Mode().Perm() != 0o700 {
+				t.Errorf("imported %s has mode %v", rel, fi.Mode().Perm())
+			}
 			if !d.IsDir() {
 				b, err := os.ReadFile(p)
 				if err != nil {

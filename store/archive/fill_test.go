@@ -149,7 +149,7 @@ func fillWorkspaces(t *testing.T, dir string) {
 		if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
 			t.Fatal(err)
 		}
-		if err := os.WriteFile(p, []byte(body), 0o640); err != nil {
+		if err := os.WriteFile(p, []byte(body), 0o600); err != nil {
 			t.Fatal(err)
 		}
 		if err := os.Chtimes(p, at(30), at(30)); err != nil {
@@ -157,7 +157,7 @@ func fillWorkspaces(t *testing.T, dir string) {
 		}
 	}
 	for _, step := range []error{
-		os.MkdirAll(filepath.Join(ws, "ana", "empty"), 0o750),
+		os.MkdirAll(filepath.Join(ws, "ana", "empty"), 0o700),
 		os.WriteFile(filepath.Join(ws, "ana", ".quiver-lock"), nil, 0o600),
 		os.Symlink("/etc/passwd", filepath.Join(ws, "ana", "passwd")),
 		os.WriteFile(filepath.Join(ws, "bo", "linked.bin"), []byte("two names"), 0o600),

@@ -77,6 +77,9 @@ func importFile(ctx context.Context, path string, o Options) (Summary, error) {
 	}
 	if stage != nil {
 		if err := stage.place(); err != nil {
+			// The tables are committed: what did not move stays in the
+			// staging folder, named in err, for the operator to move.
+			stage.keep = true
 			return Summary{}, err
 		}
 	}
@@ -178,6 +181,8 @@ func checkNoWorkspaces(dir string) error {
 type staging struct {
 	ws   *os.Root // the workspaces folder
 	name string   // the staging folder in it
+	// keep leaves the staging folder in place (see remove).
+	keep bool
 }
 
 // stageWorkspaces writes the archive's workspaces into a new staging
@@ -250,9 +255,12 @@ func (s *staging) place() error {
 	return nil
 }
 
-// remove deletes what is left of the staging folder.
+// remove deletes what is left of the staging folder, unless keep says it
+// holds workspaces an import committed but could not move into place.
 func (s *staging) remove() {
-	s.ws.RemoveAll(s.name)
+	if !s.keep {
+		s.ws.RemoveAll(s.name)
+	}
 	s.ws.Close()
 }
 

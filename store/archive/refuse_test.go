@@ -352,3 +352,43 @@ func TestExportGzip(t *testing.T) {
 		importInto(t, path, sqlitePlace(t), kr)
 	}
 }
+
+// TestImportIgnoresArchiveModes: an archive asking for world-writable
+// workspace files and folders gets the tools' own 0600 and 0700: an
+// archive can neither open a workspace to other users of a shared data
+// folder nor lock the server out of one.
+func TestImportIgnoresArchiveModes(t *testing.T) {
+	kr := testKeyring(t, "k1", 1)
+	good, _ := export(t, source(t, kr), kr, "good.tar")
+	entries := readEntries(t, good)
+	for i, e := range entries {
+		if strings.HasPrefix(e.Name, "workspaces/") {
+			entries[i].Mode = 0o777
+		}
+	}
+	place := sqlitePlace(t)
+	importInto(t, writeArchive(t, entries), place, kr)
+	root := filepath.Join(place.Dir, "workspaces")
+	n := 0
+	err := filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
+		if err != nil || p == root {
+			return err
+		}
+		fi, err := d.Info()
+		if err != nil {
+			return err
+		}
+		want := os.FileMode(0o600)
+		if d.IsDir() {
+			want = 0o700
+		}
+		if fi.Mode().Perm() != want {
+			t.Errorf("%s: mode %v, want %v", p, fi.Mode().Perm(), want)
+		}
+		n++
+		return nil
+	})
+	if err != nil || n == 0 {
+		t.Fatalf("walk: %d entries, %v", n, err)
+	}
+}

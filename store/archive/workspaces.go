@@ -309,10 +309,11 @@ func (x *extractor) add(e fileEntry, r io.Reader) error {
 	if err != nil {
 		return fmt.Errorf("workspaces: %s: %w", e.rel, err)
 	}
+	// The archive's permission bits are not applied: files stay 0600 and
+	// folders 0700, as the workspace tools make them, so that an archive
+	// can neither open a workspace to other users of a shared data folder
+	// nor lock the server out of one.
 	_, err = io.CopyN(f, r, e.size)
-	if err == nil {
-		err = f.Chmod(e.mode)
-	}
 	if err == nil {
 		err = f.Sync()
 	}
@@ -328,14 +329,11 @@ func (x *extractor) add(e fileEntry, r io.Reader) error {
 	return nil
 }
 
-// finish gives the folders their modes and times, deepest first, once
-// everything in them is written.
+// finish gives the folders their times, deepest first, once everything
+// in them is written (their mode stays 0700, see add).
 func (x *extractor) finish() error {
 	for i := len(x.dirs) - 1; i >= 0; i-- {
 		d := x.dirs[i]
-		if err := x.stage.Chmod(d.rel, d.mode); err != nil {
-			return fmt.Errorf("workspaces: %s: %w", d.rel, err)
-		}
 		if err := x.stage.Chtimes(d.rel, d.mtime, d.mtime); err != nil {
 			return fmt.Errorf("workspaces: %s: %w", d.rel, err)
 		}

@@ -6,10 +6,12 @@ package backend
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
+	"log/slog"
 	"os"
 	"path/filepath"
 
@@ -53,6 +55,16 @@ func (c Config) Where() string {
 // String is Name and Where, as a start-up line shows them:
 // "sqlite /data/quiver.db", "postgres postgres://quiver:xxxxx@db/quiver".
 func (c Config) String() string { return c.Name() + " " + c.Where() }
+
+// GoString, LogValue and MarshalJSON show String too, so that %#v, a log
+// attribute or a JSON document never carries the URL's password.
+func (c Config) GoString() string { return c.String() }
+
+// LogValue implements slog.LogValuer (see GoString).
+func (c Config) LogValue() slog.Value { return slog.StringValue(c.String()) }
+
+// MarshalJSON encodes String (see GoString).
+func (c Config) MarshalJSON() ([]byte, error) { return json.Marshal(c.String()) }
 
 // KnownSchemas is, by backend name, the newest schema version this build
 // knows, as an archive's manifest records it.

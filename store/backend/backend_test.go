@@ -1,6 +1,9 @@
 package backend_test
 
 import (
+	"encoding/json"
+	"fmt"
+	"log/slog"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -53,6 +56,14 @@ func TestPostgresWhereHidesPassword(t *testing.T) {
 	}
 	if ok, _ := backend.Exists(c); !ok {
 		t.Error("a PostgreSQL store should always be there to ask")
+	}
+	var logged strings.Builder
+	slog.New(slog.NewJSONHandler(&logged, nil)).Info("store", "db", c)
+	js, _ := json.Marshal(c)
+	for what, out := range map[string]string{"%#v": fmt.Sprintf("%#v", c), "%+v": fmt.Sprintf("%+v", c), "log": logged.String(), "json": string(js)} {
+		if strings.Contains(out, "s3cret") || !strings.Contains(out, "db.internal") {
+			t.Errorf("%s shows %q", what, out)
+		}
 	}
 	release, err := backend.LockServer(c)
 	if err != nil {

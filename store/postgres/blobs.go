@@ -36,11 +36,14 @@ func (s *Store) PutBlob(ctx context.Context, b store.Blob, q store.BlobQuota) (s
 	if q == (store.BlobQuota{}) {
 		b.CreatedAt, err = insertBlob(ctx, s.pool, b)
 	} else {
+		// A retried attempt must not see the failed one's zero time.
+		var at time.Time
 		err = s.inTx(ctx, readCommitted, func(tx pgx.Tx) error {
 			var err error
-			b.CreatedAt, err = putWithinQuota(ctx, tx, b, q)
+			at, err = putWithinQuota(ctx, tx, b, q)
 			return err
 		})
+		b.CreatedAt = at
 	}
 	if err != nil {
 		return store.Blob{}, wrapErr("put blob", err)
