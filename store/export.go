@@ -2,6 +2,8 @@ package store
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -190,6 +192,10 @@ type ArchiveTable struct {
 	Columns []ArchiveColumn
 	// Key is the primary key's columns: rows are archived in its order.
 	Key []string
+	// Rule, when set, checks what ties a row's values together (a blob's
+	// size and digest are those of its data), after each value passed
+	// its column's check; the error never quotes a value.
+	Rule func(t ArchiveTable, row []any) error
 }
 
 // ColumnNames returns the names of t's columns, in order.
@@ -210,6 +216,37 @@ func (t ArchiveTable) CheckRow(row []any) error {
 		if err := c.Check(row[i]); err != nil {
 			return fmt.Errorf("table %s: %w", t.Name, err)
 		}
+	}
+	if t.Rule != nil {
+		if err := t.Rule(t, row); err != nil {
+			return fmt.Errorf("table %s: %w", t.Name, err)
+		}
+	}
+	return nil
+}
+
+// value is row's value of the column named name (nil when t has none).
+func (t ArchiveTable) value(row []any, name string) any {
+	for i, c := range t.Columns {
+		if c.Name == name {
+			return row[i]
+		}
+	}
+	return nil
+}
+
+// blobRule is the blobs table's Rule: size and sha256 are those of data,
+// as PutBlob computes them (an archive could claim others, and SQLite's
+// constraints, unlike PostgreSQL's, do not check the digest's form).
+func blobRule(t ArchiveTable, row []any) error {
+	data, _ := t.value(row, "data").([]byte)
+	size, _ := t.value(row, "size").(int64)
+	sum, _ := t.value(row, "sha256").(string)
+	if size != int64(len(data)) {
+		return errors.New("a blob's size is not its data's")
+	}
+	if d := sha256.Sum256(data); sum != hex.EncodeToString(d[:]) {
+		return errors.New("a blob's sha256 is not its data's")
 	}
 	return nil
 }
@@ -290,7 +327,7 @@ func ArchiveTables() []ArchiveTable {
 			text("org_id"), text("user_id"), text("mode")}},
 		{Name: "conversation_intent_targets", Key: []string{"org_id", "conversation_id", "target"}, Columns: []ArchiveColumn{
 			text("org_id"), text("conversation_id"), text("target"), intCol("position")}},
-		{Name: "blobs", Key: []string{"org_id", "id"}, Columns: []ArchiveColumn{
+		{Name: "blobs", Key: []string{"org_id", "id"}, Rule: blobRule, Columns: []ArchiveColumn{
 			text("org_id"), text("id"), text("owner_id"), text("conversation_id"), text("name"),
 			text("media_type"), intCol("size"), text("sha256"), at("created_at"), bytesCol("data")}},
 		{Name: "deployment", Key: []string{"name"}, Columns: []ArchiveColumn{

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -127,6 +128,14 @@ func TestImportRefusals(t *testing.T) {
 			})},
 		{name: "BadValue", want: "column seq: not an integer",
 			entries: editTable(base, "messages", func(body string) string { return strings.Replace(body, `"seq":1`, `"seq":"1"`, 1) })},
+		{name: "BlobSizeNotItsData", want: "table blobs: a blob's size is not its data's",
+			entries: editTable(base, "blobs", func(body string) string {
+				return regexp.MustCompile(`"size":\d+`).ReplaceAllString(body, `"size":999`)
+			})},
+		{name: "BlobDigestNotItsData", want: "table blobs: a blob's sha256 is not its data's",
+			entries: editTable(base, "blobs", func(body string) string {
+				return regexp.MustCompile(`"sha256":"[0-9a-f]{64}"`).ReplaceAllString(body, `"sha256":"`+strings.Repeat("0", 64)+`"`)
+			})},
 		{name: "NotUTF8", want: "a line that is not UTF-8",
 			entries: editTable(base, "orgs", func(body string) string { return strings.Replace(body, "Acme", "Ac\xffme", 1) })},
 		{name: "TraversalDotDot", want: "leads outside the workspace",

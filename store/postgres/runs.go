@@ -53,7 +53,9 @@ func (s *Store) ClaimRun(ctx context.Context, r store.Run) (*store.Run, error) {
 				continue // ended or reaped since the insert saw it: insert again
 			case err != nil:
 				return err
-			case !old.ExpiresAt.Before(r.StartedAt):
+			case !old.ExpiresAt.Before(instant(r.StartedAt)):
+				// Both at the stored precision (microseconds), as
+				// ReapRuns compares them in SQL.
 				return store.ErrExists
 			}
 			if err := takeOver(ctx, tx, old, r); err != nil {
