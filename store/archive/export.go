@@ -98,7 +98,11 @@ func exportFile(ctx context.Context, path string, o Options) (Summary, error) {
 		err = cerr
 	}
 	if err == nil {
-		err = os.Rename(f.Name(), path)
+		// A link, not a rename: it fails when path has been created
+		// since the check above, so an export never replaces a file.
+		if err = os.Link(f.Name(), path); errors.Is(err, fs.ErrExist) {
+			err = fmt.Errorf("%s already exists; give a new file", path)
+		}
 	}
 	sum.File = path
 	return sum, err
