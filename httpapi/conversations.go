@@ -54,7 +54,7 @@ type Conversation struct {
 	Title     string        `json:"title"`
 	CreatedAt time.Time     `json:"created_at"`
 	UpdatedAt time.Time     `json:"updated_at"`
-	Running   bool          `json:"running" doc:"A turn of this conversation is running in this server."`
+	Running   bool          `json:"running" doc:"A turn of this conversation is running: on any replica for GET one conversation, on this server in a list."`
 	Pause     *PendingPause `json:"pause,omitempty" doc:"The pending clarifying question when the last turn is paused (GET one conversation only)."`
 }
 
@@ -68,7 +68,7 @@ type PendingPause struct {
 func (s *server) conversationView(c store.Conversation) Conversation {
 	return Conversation{
 		ID: c.ID, Agent: c.Agent, Title: c.Title, CreatedAt: c.CreatedAt, UpdatedAt: c.UpdatedAt,
-		Running: s.turns.running(turnKey(c.OrgID, c.ID)),
+		Running: s.runs.Local(c.OrgID, c.ID),
 	}
 }
 
@@ -168,6 +168,9 @@ func (s *server) getConversation(ctx context.Context, in *conversationPath) (*co
 		return nil, err
 	}
 	v := s.conversationView(c)
+	if _, v.Running, err = s.runs.Running(ctx, a.OrgID, c.ID); err != nil {
+		return nil, err
+	}
 	if v.Pause, err = s.pendingPause(ctx, a.OrgID, c.ID); err != nil {
 		return nil, err
 	}

@@ -165,6 +165,8 @@ type PendingTurn interface {
 	// Answers reports whether the turn answers the conversation's paused
 	// turn.
 	Answers() bool
+	// TurnID is the turn's id (the paused turn's when it answers it).
+	TurnID() string
 }
 
 // ToolRun is the outcome of one tool run from the console.

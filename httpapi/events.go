@@ -1,68 +1,65 @@
 package httpapi
 
 import (
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"reflect"
-	"strings"
 	"sync"
 	"time"
 
 	"github.com/quiverhq/quiver/agent"
+	"github.com/quiverhq/quiver/runs"
 )
 
 var reflectEvent = reflect.TypeFor[agent.Event]()
 
 // streamWriteTimeout bounds each write to a client: a stalled reader
-// fails the write (the turn is then cancelled with the request) instead
-// of blocking the turn.
+// fails the write (the stream stops writing; the turn goes on) instead of
+// blocking the turn.
 const streamWriteTimeout = 10 * time.Second
 
 // eventStream writes Server-Sent Events. The response starts (200,
 // text/event-stream) with the first event or heartbeat, so errors before
-// it can still be JSON with their status. Safe for concurrent use; write
-// errors are ignored (a client that left cancels the request context).
+// it can still be JSON with their status. Safe for concurrent use. A
+// write that fails (the client left, or stalled past streamWriteTimeout)
+// ends the writing: nothing more is sent, and the turn goes on.
 type eventStream struct {
 	mu      sync.Mutex
 	w       http.ResponseWriter
 	rc      *http.ResponseController
 	started bool
 	closed  bool
-	seq     int
-	last    agent.EventKind
-	// turnID is the last turn id an event carried.
-	turnID string
+	// broken is set once a write failed.
+	broken bool
 }
 
 func newEventStream(w http.ResponseWriter) *eventStream {
 	return &eventStream{w: w, rc: http.NewResponseController(w)}
 }
 
-// send writes one event (the Engine's emit); nothing after close.
-func (es *eventStream) send(ev agent.Event) {
-	data, err := json.Marshal(ev)
-	if err != nil || strings.ContainsAny(string(ev.Kind), "\r\n") {
-		ev = agent.Event{Kind: agent.EventError, ConversationID: ev.ConversationID, TurnID: ev.TurnID, Error: "an event could not be encoded"}
-		data, _ = json.Marshal(ev)
-	}
+// recorded writes one recorded event, its number as the SSE id (what a
+// reader resumes from with Last-Event-ID); nothing after close.
+func (es *eventStream) recorded(ev runs.Event) {
 	es.mu.Lock()
 	defer es.mu.Unlock()
 	if es.closed {
 		return
 	}
-	if ev.TurnID != "" {
-		es.turnID = ev.TurnID
-	}
-	es.event(ev.Kind, data)
+	es.begin()
+	es.write(fmt.Appendf(nil, "id: %d\nevent: %s\ndata: %s\n\n", ev.Seq, ev.Kind, ev.Data))
 }
 
-// event writes an event; es.mu is held.
-func (es *eventStream) event(kind agent.EventKind, data []byte) {
+// unnumbered writes an event that is not part of the turn's recorded
+// stream: no id, so a reader's Last-Event-ID stays on the last recorded
+// one.
+func (es *eventStream) unnumbered(kind agent.EventKind, data []byte) {
+	es.mu.Lock()
+	defer es.mu.Unlock()
+	if es.closed {
+		return
+	}
 	es.begin()
-	es.seq++
-	es.last = kind
-	es.write(fmt.Appendf(nil, "id: %d\nevent: %s\ndata: %s\n\n", es.seq, kind, data))
+	es.write(fmt.Appendf(nil, "event: %s\ndata: %s\n\n", kind, data))
 }
 
 // begin sends the response header once; es.mu is held.
@@ -78,10 +75,18 @@ func (es *eventStream) begin() {
 	es.w.WriteHeader(http.StatusOK)
 }
 
+// write sends b and flushes it; es.mu is held.
 func (es *eventStream) write(b []byte) {
+	if es.broken {
+		return
+	}
 	_ = es.rc.SetWriteDeadline(time.Now().Add(streamWriteTimeout))
-	if _, err := es.w.Write(b); err == nil {
-		_ = es.rc.Flush()
+	if _, err := es.w.Write(b); err != nil {
+		es.broken = true
+		return
+	}
+	if err := es.rc.Flush(); err != nil {
+		es.broken = true
 	}
 }
 
@@ -113,10 +118,11 @@ func (es *eventStream) heartbeats(d time.Duration) (stop func()) {
 	return func() { close(quit); <-finished }
 }
 
-// close ends the stream after the turn: with e non-nil, an error event
-// unless the last event already was done or error. It reports false when
-// nothing was sent yet, so the caller answers e as a JSON error instead.
-func (es *eventStream) close(conversationID string, e *Error) bool {
+// close ends the stream: nothing is written after it. It reports false
+// when nothing was sent yet and e is set, so the caller answers e as a
+// JSON error instead; with nothing sent and no error the stream starts
+// (an empty 200).
+func (es *eventStream) close(e *Error) bool {
 	es.mu.Lock()
 	defer es.mu.Unlock()
 	es.closed = true
@@ -125,25 +131,6 @@ func (es *eventStream) close(conversationID string, e *Error) bool {
 			return false
 		}
 		es.begin()
-		return true
-	}
-	if e != nil && es.last != agent.EventDone && es.last != agent.EventError {
-		data, _ := json.Marshal(agent.Event{Kind: agent.EventError, ConversationID: conversationID, Error: e.Detail.Message})
-		es.event(agent.EventError, data)
 	}
 	return true
-}
-
-// cancelled ends the stream of a turn cancelled on request: with a done
-// event whose stop is "cancelled" unless the engine already sent done.
-// A stream with nothing sent yet starts with it.
-func (es *eventStream) cancelled(conversationID string) {
-	es.mu.Lock()
-	defer es.mu.Unlock()
-	es.closed = true
-	if es.last == agent.EventDone {
-		return
-	}
-	data, _ := json.Marshal(agent.Event{Kind: agent.EventDone, ConversationID: conversationID, TurnID: es.turnID, Stop: agent.StopCancelled})
-	es.event(agent.EventDone, data)
 }

@@ -110,6 +110,7 @@ type fakeTurn struct {
 
 func (t fakeTurn) Conversation() store.Conversation { return t.conv }
 func (t fakeTurn) Answers() bool                    { return t.answers }
+func (t fakeTurn) TurnID() string                   { return "turn_1" }
 
 // Begin reads the conversation as the engine does: another user's is
 // engine.ErrNoConversation, and the turn answers when the last turn is

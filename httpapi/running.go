@@ -11,10 +11,11 @@ import (
 	"github.com/quiverhq/quiver/store"
 )
 
-// runningTurns are the runs this server holds for users, cancellable:
-// turns by organisation and conversation (one at a time per
-// conversation), and console runs, each under a key of its own.
-// Disabling a user cancels every one of theirs.
+// runningTurns are the console runs this server holds for users,
+// cancellable, each under a key of its own (disabling a user cancels
+// every one of theirs), and the watches of the conversation keys whose
+// turns (held in the runs registry) end. Conversation turns themselves
+// are the runs registry's, across replicas.
 type runningTurns struct {
 	mu sync.Mutex
 	m  map[string]*runningTurn
@@ -124,10 +125,24 @@ func (t *runningTurns) done(key string, rt *runningTurn) {
 	defer t.mu.Unlock()
 	if t.m[key] == rt {
 		delete(t.m, key)
-		if w := t.watched[key]; w != nil {
-			w.ends++
-		}
+		t.ended(key)
 	}
+}
+
+// ended counts a run that ended under key for the requests watching it;
+// t.mu is held.
+func (t *runningTurns) ended(key string) {
+	if w := t.watched[key]; w != nil {
+		w.ends++
+	}
+}
+
+// noteEnd tells the requests watching key that a turn of this server
+// ended under it (the turns registry holds the run itself).
+func (t *runningTurns) noteEnd(key string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.ended(key)
 }
 
 // trackRun registers a run of a's under key and returns its context,

@@ -19,6 +19,7 @@ import (
 	"github.com/quiverhq/quiver/deliberate"
 	"github.com/quiverhq/quiver/ids"
 	"github.com/quiverhq/quiver/internal/clock"
+	"github.com/quiverhq/quiver/runs"
 	"github.com/quiverhq/quiver/store"
 )
 
@@ -34,6 +35,8 @@ type Repositories interface {
 	store.Messages
 	store.Intents
 	store.MCPServers
+	store.Runs
+	store.TurnEvents
 }
 
 // Config configures the API. Store and Engine are required; every other
@@ -45,6 +48,11 @@ type Config struct {
 	// disable, remove); nil answers those endpoints 501. Listing reads
 	// the store and never needs it.
 	MCP MCPAdmin
+	// Runs holds the conversations' running turns across replicas (leases,
+	// cancel, recorded events); nil builds one over Store with the
+	// defaults, whose heartbeat and reaper run only if the caller runs
+	// its Loop.
+	Runs *runs.Registry
 	// UI serves every path outside the API (/api/, /login, /healthz,
 	// /openapi.*); nil answers them 404.
 	UI http.Handler
@@ -98,6 +106,7 @@ type server struct {
 	heartbeat     time.Duration
 	limiter       *limiter
 	turns         *runningTurns
+	runs          *runs.Registry
 	api           huma.API
 	mux           *http.ServeMux
 	// origins tells a cross-site browser request from a same-origin
@@ -108,7 +117,8 @@ type server struct {
 // New builds the API's handler. It panics when Store or Engine is nil or
 // an operation cannot be registered: both are programming mistakes that
 // must stop start-up. The handler is safe for concurrent use; running
-// turns are tracked in it, so cancel reaches only turns this handler runs.
+// turns are held in the runs registry, so cancel reaches a turn on any
+// replica of the store.
 func New(cfg Config) http.Handler {
 	if cfg.Store == nil || cfg.Engine == nil {
 		panic("httpapi: Config.Store and Config.Engine are required")
@@ -121,6 +131,13 @@ func New(cfg Config) http.Handler {
 	}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
+	}
+	if s.runs = cfg.Runs; s.runs == nil {
+		reg, err := runs.New(runs.Config{Runs: cfg.Store, Events: cfg.Store, Turns: cfg.Store, Now: cfg.Now, Logger: s.log})
+		if err != nil {
+			panic("httpapi: " + err.Error())
+		}
+		s.runs = reg
 	}
 	if s.now == nil {
 		s.now = clock.Now
@@ -185,6 +202,7 @@ func (s *server) routes() {
 	s.tokenRoutes()
 	s.conversationRoutes()
 	s.streamRoutes()
+	s.resumeRoutes()
 	s.agentRoutes()
 	s.mcpRoutes()
 	s.toolRoutes()

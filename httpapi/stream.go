@@ -12,6 +12,8 @@ import (
 	"github.com/danielgtaylor/huma/v2/adapters/humago"
 
 	"github.com/quiverhq/quiver/agent"
+	"github.com/quiverhq/quiver/runs"
+	"github.com/quiverhq/quiver/store"
 )
 
 func (s *server) streamRoutes() {
@@ -21,7 +23,8 @@ func (s *server) streamRoutes() {
 		Summary: "Send a message; the turn streams back as Server-Sent Events",
 		Description: "Runs a turn (or answers the paused one) and streams its events until done or error. " +
 			"Errors found before the first event are JSON errors with their status; later ones are an error event. " +
-			"Closing the stream cancels the turn; POST .../cancel ends it with a done event whose stop is \"cancelled\". " +
+			"Each event's id is its number in the turn's recorded stream: closing the stream does not stop the turn, and " +
+			"GET .../events resumes it from any id, on any replica. POST .../cancel ends it with a done event whose stop is \"cancelled\". " +
 			"An untitled conversation takes its title from the message's first line. " +
 			"Rate-limited per user, with console runs (429 with Retry-After). " +
 			"A user disabled while the request was on its way gets 401 unauthorized before any event; " +
@@ -39,9 +42,9 @@ func (s *server) streamRoutes() {
 	register(s, huma.Operation{
 		OperationID: "cancel-turn", Method: http.MethodPost, Path: "/api/conversations/{id}/cancel", Tags: tags,
 		Summary: "Cancel the conversation's running turn",
-		Description: "Cancels the turn this server runs for the conversation; it is recorded as interrupted and its " +
-			"stream ends with a done event whose stop is \"cancelled\" (a stream with no event yet answers 200 with that " +
-			"event alone). 409 when none runs here.",
+		Description: "Cancels the conversation's running turn, on whichever replica runs it (at once on this one, " +
+			"within a heartbeat on another); it is recorded as interrupted and its stream ends with a done event whose " +
+			"stop is \"cancelled\" (a stream with no event yet answers 200 with that event alone). 409 when none runs.",
 		DefaultStatus: http.StatusAccepted,
 		Errors:        []int{http.StatusNotFound, http.StatusConflict},
 	}, signedIn, s.cancelTurn)
@@ -63,11 +66,11 @@ func eventStreamResponses(api huma.API) map[string]*huma.Response {
 			Title: "Event " + string(k),
 			Type:  huma.TypeObject,
 			Properties: map[string]*huma.Schema{
-				"id":    {Type: huma.TypeInteger, Description: "Position in this stream, from 1."},
+				"id":    {Type: huma.TypeInteger, Description: "The event's number in the turn's recorded stream, from 1 (what Last-Event-ID resumes from); absent on an error event the server adds to a stream it cannot continue."},
 				"event": {Type: huma.TypeString, Enum: []any{string(k)}, Description: "The event name, equal to data.type."},
 				"data":  data,
 			},
-			Required: []string{"id", "event", "data"},
+			Required: []string{"event", "data"},
 		})
 	}
 	return map[string]*huma.Response{
@@ -108,9 +111,10 @@ func (s *server) answerPause(ctx context.Context, in *answerInput) (*huma.Stream
 
 // startTurn checks everything that can still be a JSON error (ownership
 // and the pending pause, which the engine's Begin reads once; a turn
-// already running; the rate limit; the caller disabled meanwhile),
-// registers the turn as running, names an untitled conversation after its
-// first message, and returns the stream that runs it.
+// already running on any replica; the rate limit; the caller disabled
+// meanwhile), claims the conversation's run, names an untitled
+// conversation after its first message, and returns the stream that runs
+// it.
 func (s *server) startTurn(ctx context.Context, id, text string, answer bool) (*huma.StreamResponse, error) {
 	a := authFrom(ctx)
 	key := turnKey(a.OrgID, id)
@@ -121,29 +125,25 @@ func (s *server) startTurn(ctx context.Context, id, text string, answer bool) (*
 		return nil, s.toError(ctx, "send-message", err)
 	}
 	if answer && !pt.Answers() {
-		return nil, apiErr(http.StatusConflict, "not_paused", "the conversation has no question waiting for an answer")
+		return nil, errNotPaused
 	}
-	if s.turns.running(key) {
+	if s.runs.Local(a.OrgID, id) {
 		return nil, errTurnRunning
 	}
 	if err := s.rateLimit(a); err != nil {
 		return nil, err
 	}
-	turnCtx, end, err := s.trackRun(ctx, a, key)
+	run, err := s.claimRun(ctx, a, id, pt.TurnID())
 	if err != nil {
 		return nil, err
 	}
-	if ended() > 0 {
-		// A turn of this conversation ended after Begin read it: collect
-		// again, now that no other turn of it can run.
-		if pt, err = s.eng.Begin(ctx, a.Caller, id, text); err != nil {
-			end()
-			return nil, s.toError(ctx, "send-message", err)
-		}
-		if answer && !pt.Answers() {
-			end()
-			return nil, apiErr(http.StatusConflict, "not_paused", "the conversation has no question waiting for an answer")
-		}
+	end := func() {
+		run.End()
+		s.turns.noteEnd(key)
+	}
+	if pt, err = s.fresh(ctx, a, pt, ended() > 0, text, answer); err != nil {
+		end()
+		return nil, err
 	}
 	if conv := pt.Conversation(); !answer && conv.Title == "" {
 		// Before the turn, which stamps the conversation and keeps the
@@ -156,8 +156,65 @@ func (s *server) startTurn(ctx context.Context, id, text string, answer bool) (*
 	}
 	return &huma.StreamResponse{Body: func(hctx huma.Context) {
 		defer end()
-		s.runTurn(turnCtx, hctx, pt)
+		s.runTurn(hctx, run, pt)
 	}}, nil
+}
+
+// fresh returns pt, or pt collected again when a turn of its conversation
+// ended after Begin read it: on this server (ended, from the watch), or
+// on another replica (the conversation, which every turn stamps as it
+// starts, changed since). The run is claimed, so no other turn of the
+// conversation runs now. A turn whose id changed meanwhile (a pause came
+// or went) is refused: the run holds the id Begin gave.
+func (s *server) fresh(ctx context.Context, a *auth, pt PendingTurn, ended bool, text string, answer bool) (PendingTurn, error) {
+	if !ended {
+		conv, err := s.st.GetConversation(ctx, a.OrgID, pt.Conversation().ID)
+		if err != nil {
+			return nil, s.toError(ctx, "send-message", err)
+		}
+		if conv.UpdatedAt.Equal(pt.Conversation().UpdatedAt) {
+			return pt, nil
+		}
+	}
+	again, err := s.eng.Begin(ctx, a.Caller, pt.Conversation().ID, text)
+	switch {
+	case err != nil:
+		return nil, s.toError(ctx, "send-message", err)
+	case answer && !again.Answers():
+		return nil, errNotPaused
+	case again.TurnID() != pt.TurnID():
+		return nil, errConversationChanged
+	}
+	return again, nil
+}
+
+// claimRun claims the conversation's run for turnID, held by this
+// server. It fails with errTurnRunning when a turn of the conversation
+// runs on any replica, and with errDisabled's 401 when a was disabled
+// after the request authenticated.
+//
+// The user is re-read after claiming because disabling commits, then
+// asks every run of the user to stop (on any replica): a disable that
+// committed before the claim reached nothing of this run, so the re-read
+// sees it and refuses; one that commits after the re-read finds the run
+// claimed and cancels it.
+func (s *server) claimRun(ctx context.Context, a *auth, id, turnID string) (*runs.Run, error) {
+	run, err := s.runs.Claim(ctx, a.OrgID, id, turnID, a.UserID)
+	if errors.Is(err, runs.ErrRunning) {
+		return nil, errTurnRunning
+	}
+	if err != nil {
+		return nil, err
+	}
+	u, err := s.st.GetUser(ctx, a.OrgID, a.UserID)
+	if errors.Is(err, store.ErrNotFound) || err == nil && !u.DisabledAt.IsZero() {
+		err = errDisabled()
+	}
+	if err != nil {
+		run.End()
+		return nil, err
+	}
+	return run, nil
 }
 
 // rateLimit spends one of the caller's tokens (messages, answers and
@@ -173,46 +230,66 @@ func (s *server) rateLimit(a *auth) error {
 		http.Header{"Retry-After": {secs}})
 }
 
-var errTurnRunning = apiErr(http.StatusConflict, "turn_running", "a turn of this conversation is already running")
+var (
+	errTurnRunning         = apiErr(http.StatusConflict, "turn_running", "a turn of this conversation is already running")
+	errNotPaused           = apiErr(http.StatusConflict, "not_paused", "the conversation has no question waiting for an answer")
+	errConversationChanged = apiErr(http.StatusConflict, "conversation_changed", "the conversation changed while the message was on its way; send it again")
+)
 
-// errCancelRequested is the cause of a turn's cancellation by POST
-// …/cancel or by its user being disabled (the only cause of a console
-// run's), as opposed to its client leaving.
+// errCancelRequested is the cause of a console run's cancellation (its
+// user disabled).
 var errCancelRequested = errors.New("turn cancelled on request")
 
-// runTurn runs the turn, streaming its events, and ends the stream. A
+// runTurn runs the turn under its run's context, which a client leaving
+// does not end (the turn goes on; the client may resume its events with
+// GET .../events), streaming its recorded events, and ends the stream. A
 // turn cancelled on request ends with a done event whose stop is
 // "cancelled": the engine's own, or one added when the engine stopped
 // without it. Otherwise an error before any event is a JSON error
 // response; after, an error event unless the engine already ended with
-// done or error.
-func (s *server) runTurn(ctx context.Context, hctx huma.Context, pt PendingTurn) {
-	conversationID := pt.Conversation().ID
+// done or error. Added events are recorded like the engine's, so a
+// reader on another replica sees the same end.
+func (s *server) runTurn(hctx huma.Context, run *runs.Run, pt PendingTurn) {
+	ctx := run.Context()
 	_, w := humago.Unwrap(hctx)
 	es := newEventStream(w)
+	run.SetSink(es.recorded)
 	stop := es.heartbeats(s.heartbeat)
-	err := s.eng.Run(ctx, pt, es.send)
+	err := s.eng.Run(ctx, pt, run.Emit)
 	stop()
-	if errors.Is(context.Cause(ctx), errCancelRequested) {
+	ev := agent.Event{ConversationID: pt.Conversation().ID, TurnID: run.TurnID()}
+	var e *Error
+	switch cause := context.Cause(ctx); {
+	case errors.Is(cause, runs.ErrCancelled):
 		if err != nil && !errors.Is(err, context.Canceled) {
 			s.internal(ctx, "send-message", err)
 		}
-		es.cancelled(conversationID)
-		return
-	}
-	var e *Error
-	if err != nil {
-		if errors.Is(err, context.Canceled) && ctx.Err() != nil {
-			// The client left: nothing it could read remains to be said.
-			e = apiErr(http.StatusConflict, "cancelled", "the turn was cancelled")
-		} else {
-			e = s.toError(ctx, "send-message", err)
+		if run.Last() != agent.EventDone {
+			ev.Kind, ev.Stop = agent.EventDone, agent.StopCancelled
+			run.Emit(ev)
 		}
+	case err != nil && ctx.Err() != nil:
+		e = apiErr(http.StatusServiceUnavailable, "interrupted", interruptedBy(cause))
+	case err != nil:
+		e = s.toError(ctx, "send-message", err)
 	}
-	if !es.close(conversationID, e) {
+	if last := run.Last(); e != nil && last != "" && last != agent.EventDone && last != agent.EventError {
+		ev.Kind, ev.Error = agent.EventError, e.Detail.Message
+		run.Emit(ev)
+	}
+	run.End()
+	if !es.close(e) {
 		_ = es.rc.SetWriteDeadline(time.Now().Add(streamWriteTimeout))
 		writeHumaError(hctx, e)
 	}
+}
+
+// interruptedBy says why a turn stopped that no one cancelled.
+func interruptedBy(cause error) string {
+	if errors.Is(cause, runs.ErrLeaseLost) {
+		return "this server lost its hold on the turn (the database could not be reached in time); it was recorded as interrupted"
+	}
+	return "the server stopped before the turn finished; it was recorded as interrupted"
 }
 
 type cancelOutput struct {
@@ -226,8 +303,12 @@ func (s *server) cancelTurn(ctx context.Context, in *conversationPath) (*cancelO
 	if _, err := s.ownConversation(ctx, a, in.ID); err != nil {
 		return nil, err
 	}
-	if !s.turns.cancel(turnKey(a.OrgID, in.ID)) {
-		return nil, apiErr(http.StatusConflict, "not_running", "no turn of this conversation is running in this server")
+	ok, err := s.runs.Cancel(ctx, a.OrgID, in.ID)
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		return nil, apiErr(http.StatusConflict, "not_running", "no turn of this conversation is running")
 	}
 	out := &cancelOutput{}
 	out.Body.Cancelled = true

@@ -98,6 +98,9 @@ type pendingTurn struct{ c *engine.Collected }
 // Conversation implements PendingTurn.
 func (t pendingTurn) Conversation() store.Conversation { return t.c.Conversation() }
 
+// TurnID implements PendingTurn.
+func (t pendingTurn) TurnID() string { return t.c.Facts().TurnID }
+
 // Answers implements PendingTurn.
 func (t pendingTurn) Answers() bool { return t.c.Paused() != nil }
 

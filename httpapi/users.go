@@ -216,6 +216,11 @@ func (s *server) disableUser(ctx context.Context, in *userPath) (*struct{}, erro
 		return nil, accountError(err)
 	}
 	s.turns.cancelUser(userKey(a.OrgID, in.ID))
+	if err := s.runs.CancelUser(ctx, a.OrgID, in.ID); err != nil {
+		// The user is disabled and this server's runs of theirs are
+		// cancelled; the ones on other replicas may go on, so say so.
+		return nil, err
+	}
 	return nil, nil
 }
 

@@ -15,6 +15,7 @@ import (
 	"github.com/quiverhq/quiver/httpapi"
 	"github.com/quiverhq/quiver/intent"
 	"github.com/quiverhq/quiver/internal/config"
+	"github.com/quiverhq/quiver/runs"
 	"github.com/quiverhq/quiver/store"
 	"github.com/quiverhq/quiver/store/backend"
 	"github.com/quiverhq/quiver/webui"
@@ -68,13 +69,17 @@ func Serve(ctx context.Context, o ServeOptions, env Env) error {
 	defer op.close()
 	rt := op.rt
 	st := rt.st
-	now := env.Now()
-	if n, err := st.InterruptTurns(ctx, now, now); err != nil {
-		return fmt.Errorf("record interrupted turns: %w", err)
-	} else if n > 0 {
-		env.Logger.Warn("turns cut short by the last stop recorded as interrupted", "turns", n)
+	rc := cfg.Runs.Config()
+	rc.Runs, rc.Events, rc.Turns, rc.Now, rc.Logger = st, st, st, env.Now, env.Logger
+	reg, err := runs.New(rc)
+	if err != nil {
+		return err
 	}
-	handler := rt.apiHandler(cfg, det, o.SecureCookies, env)
+	// SQLite is one process (the lock above): every run left is dead.
+	if _, err := reg.Recover(ctx, db.URL == ""); err != nil {
+		return err
+	}
+	handler := rt.apiHandler(cfg, det, o.SecureCookies, reg, env)
 	ln, err := net.Listen("tcp", o.Addr)
 	if err != nil {
 		return fmt.Errorf("listen: %w", err)
@@ -89,6 +94,7 @@ func Serve(ctx context.Context, o ServeOptions, env Env) error {
 	background := func(ctx context.Context) {
 		var wg sync.WaitGroup
 		wg.Go(func() { sweeper.Run(ctx) })
+		wg.Go(func() { reg.Loop(ctx) })
 		rt.mcp.pool.Run(ctx)
 		wg.Wait()
 	}
@@ -147,11 +153,11 @@ func LoginLink(ctx context.Context, o LoginLinkOptions, env Env) error {
 // apiHandler is the HTTP API and web UI over the runtime: the engine with
 // models shared across turns (opened once per organisation and settings
 // version, see settings.Runtime.Models).
-func (rt *runtime) apiHandler(cfg config.Config, det *intent.Detector, secure bool, env Env) http.Handler {
+func (rt *runtime) apiHandler(cfg config.Config, det *intent.Detector, secure bool, reg *runs.Registry, env Env) http.Handler {
 	api := rt.apiEngine(rt.newEngine(cfg, det, true, env), orgRuntimes{orgs: rt.orgs, models: true}, env)
 	return httpapi.New(httpapi.Config{
 		Store: rt.st, Engine: api, MCP: apiMCP{regs: rt.mcp.regs, orgs: rt.orgs}, UI: webui.Handler(), Logger: env.Logger, Now: env.Now,
-		SecureCookies: secure, IDs: rt.ids,
+		SecureCookies: secure, IDs: rt.ids, Runs: reg,
 	})
 }
 

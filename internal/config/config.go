@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/quiverhq/quiver/runs"
 )
 
 // MaxConfigFileBytes bounds a configuration file.
@@ -43,6 +45,8 @@ type Config struct {
 	// Database selects the store: SQLite in the data folder unless a
 	// PostgreSQL URL is given (see Config.DatabaseURL).
 	Database Database `yaml:"database"`
+	// Runs tunes how running turns are held across replicas.
+	Runs Runs `yaml:"runs"`
 }
 
 // Database selects the store. With no URL from any source, Quiver keeps
@@ -128,6 +132,28 @@ type MCP struct {
 	Cooldown Duration `yaml:"cooldown"`
 	// MaxResponseBytes caps one response body, and one event of a stream.
 	MaxResponseBytes int64 `yaml:"max_response_bytes"`
+}
+
+// Runs tunes how `quiver serve` holds running turns across replicas
+// (package runs). Zero values take the defaults: a 30s lease renewed
+// every 2s, expired leases reaped every 5s, events kept 1h, text
+// gathered 50ms per recorded event.
+type Runs struct {
+	// Lease is how long a replica that stops renewing keeps its turns
+	// before the others record them as interrupted; more than two
+	// heartbeats.
+	Lease Duration `yaml:"lease"`
+	// Heartbeat is how often a replica renews its leases and picks up
+	// cancel requests sent to other replicas.
+	Heartbeat Duration `yaml:"heartbeat"`
+	// Reap is how often expired leases are looked for.
+	Reap Duration `yaml:"reap"`
+	// EventsRetention is how long a turn's recorded events stay
+	// resumable.
+	EventsRetention Duration `yaml:"events_retention"`
+	// TextFlush is how long text deltas are gathered into one event
+	// (at most 1s).
+	TextFlush Duration `yaml:"text_flush"`
 }
 
 // Intent configures Deliberate Tool Mode.
@@ -237,6 +263,9 @@ func (c Config) Validate() error {
 	if err := c.Database.validate(); err != nil {
 		return err
 	}
+	if err := c.Runs.validate(); err != nil {
+		return err
+	}
 	if c.MaxSteps < 0 || c.MaxSteps > 1000 {
 		return fmt.Errorf("max_steps %d: use 1–1000, or 0 for the default", c.MaxSteps)
 	}
@@ -260,6 +289,25 @@ func (m MCP) validate() error {
 		return errors.New("mcp.max_response_bytes: use 0 (the default, 8 MiB) up to 1 GiB")
 	}
 	return nil
+}
+
+// validate checks the runs settings by runs.Config.Check's rules: each
+// duration 0 (the default) or positive up to 24h, the lease longer than
+// two heartbeats, text_flush at most 1s.
+func (r Runs) validate() error {
+	for _, d := range []Duration{r.Lease, r.Heartbeat, r.Reap, r.EventsRetention, r.TextFlush} {
+		if d < 0 {
+			return errors.New("runs: durations cannot be negative (0 takes the default)")
+		}
+	}
+	return r.Config().Check()
+}
+
+// Config is r as the runs registry's settings (its stores, replica name
+// and clock left for the caller).
+func (r Runs) Config() runs.Config {
+	return runs.Config{Lease: r.Lease.Std(), Heartbeat: r.Heartbeat.Std(), Reap: r.Reap.Std(),
+		Retention: r.EventsRetention.Std(), TextFlush: r.TextFlush.Std()}
 }
 
 // validate checks the database settings; a URL given in the file must be

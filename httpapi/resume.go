@@ -1,0 +1,113 @@
+package httpapi
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/danielgtaylor/huma/v2"
+	"github.com/danielgtaylor/huma/v2/adapters/humago"
+
+	"github.com/quiverhq/quiver/agent"
+	"github.com/quiverhq/quiver/runs"
+	"github.com/quiverhq/quiver/store"
+)
+
+func (s *server) resumeRoutes() {
+	register(s, huma.Operation{
+		OperationID: "turn-events", Method: http.MethodGet, Path: "/api/conversations/{id}/events", Tags: []string{"conversations"},
+		Summary: "Follow a turn's events, or resume them after a cursor, on any replica",
+		Description: "Streams the recorded events of the conversation's turn (the one named by turn, else the running one) " +
+			"numbered above Last-Event-ID (or after; 0 from the start), as send-message streamed them, waiting for new ones " +
+			"while the turn runs on any replica, until its done or error event. A turn whose server stopped before it " +
+			"finished ends with an error event saying so. Events are kept for runs.events_retention (1 hour by default). " +
+			"404 when the conversation is not the caller's or has no such turn (409 no_turn when none runs and none is named).",
+		Errors:    []int{http.StatusBadRequest, http.StatusNotFound, http.StatusConflict},
+		Responses: eventStreamResponses(s.api),
+	}, signedIn, s.turnEvents)
+}
+
+type eventsInput struct {
+	ID          string `path:"id"`
+	Turn        string `query:"turn" doc:"The turn whose events to follow (each event's turn_id); default: the running turn."`
+	After       string `query:"after" doc:"Resume after this event id; Last-Event-ID wins when both are given."`
+	LastEventID string `header:"Last-Event-ID" doc:"The id of the last event received (what EventSource sends when it reconnects)."`
+}
+
+// cursor is the event number to resume after: Last-Event-ID, else after,
+// else 0. A value that is not a whole number ≥ 0 is a 400.
+func (in *eventsInput) cursor() (int64, error) {
+	v := strings.TrimSpace(in.LastEventID)
+	if v == "" {
+		v = strings.TrimSpace(in.After)
+	}
+	if v == "" {
+		return 0, nil
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || n < 0 {
+		return 0, apiErr(http.StatusBadRequest, "bad_cursor", "Last-Event-ID (or after) must be a whole number, 0 or more")
+	}
+	return n, nil
+}
+
+func (s *server) turnEvents(ctx context.Context, in *eventsInput) (*huma.StreamResponse, error) {
+	a := authFrom(ctx)
+	after, err := in.cursor()
+	if err != nil {
+		return nil, err
+	}
+	if _, err := s.ownConversation(ctx, a, in.ID); err != nil {
+		return nil, err
+	}
+	turnID := in.Turn
+	if turnID == "" {
+		run, live, err := s.runs.Running(ctx, a.OrgID, in.ID)
+		if err != nil {
+			return nil, err
+		}
+		if !live {
+			return nil, apiErr(http.StatusConflict, "no_turn", "no turn of this conversation is running; name one with turn")
+		}
+		turnID = run.TurnID
+	} else if t, err := s.st.GetTurn(ctx, a.OrgID, turnID); errors.Is(err, store.ErrNotFound) || err == nil && t.ConversationID != in.ID {
+		return nil, apiErr(http.StatusNotFound, "not_found", "the conversation has no such turn")
+	} else if err != nil {
+		return nil, err
+	}
+	return &huma.StreamResponse{Body: func(hctx huma.Context) {
+		s.followTurn(ctx, hctx, a.OrgID, in.ID, turnID, after)
+	}}, nil
+}
+
+// followTurn streams the turn's recorded events after the cursor until
+// its end; a turn that stopped without one ends with an error event of
+// the server's own, with no id (it is not part of the recorded stream).
+func (s *server) followTurn(ctx context.Context, hctx huma.Context, orgID, conversationID, turnID string, after int64) {
+	_, w := humago.Unwrap(hctx)
+	es := newEventStream(w)
+	stop := es.heartbeats(s.heartbeat)
+	err := s.runs.Follow(ctx, orgID, conversationID, turnID, after, func(ev runs.Event) error {
+		es.recorded(ev)
+		return nil
+	})
+	stop()
+	switch {
+	case errors.Is(err, runs.ErrNoEnd):
+		msg := "this turn's events are no longer kept; its messages are in the conversation"
+		if t, terr := s.st.GetTurn(ctx, orgID, turnID); terr == nil && t.Status == store.TurnInterrupted {
+			msg = "the server running this turn stopped before it finished; the turn was recorded as interrupted"
+		}
+		data, _ := json.Marshal(agent.Event{Kind: agent.EventError, ConversationID: conversationID, TurnID: turnID, Error: msg})
+		es.unnumbered(agent.EventError, data)
+	case err != nil && ctx.Err() == nil:
+		s.internal(ctx, "turn-events", err)
+		data, _ := json.Marshal(agent.Event{Kind: agent.EventError, ConversationID: conversationID, TurnID: turnID,
+			Error: "the turn's events could not be read; try again"})
+		es.unnumbered(agent.EventError, data)
+	}
+	es.close(nil)
+}
