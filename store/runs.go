@@ -76,11 +76,16 @@ type Runs interface {
 	// included).
 	RequestCancelUser(ctx context.Context, orgID, userID string) (int, error)
 	// ReapRuns removes every run, in every organisation, whose lease
-	// expired before now, marks each one's turn (when stored as running)
-	// TurnInterrupted ended at now, in one transaction, and returns the
-	// runs removed. Replicas reaping at once never return the same run
-	// twice, and a run renewed or taken over first is left alone.
-	ReapRuns(ctx context.Context, now time.Time) ([]Run, error)
+	// expired before expiredBefore (ExpiresAt before it), marks each one's
+	// turn (when stored as running) TurnInterrupted ended at `at`, in one
+	// transaction, and returns the runs removed. The lease reaper passes
+	// its now as both. A starting SQLite server, which holds the server
+	// lock and so knows no other process is alive, passes a far-future
+	// expiredBefore to reap every run left by the last stop, their turns
+	// ended at its now. Replicas reaping at once never return the same run
+	// twice, and a run renewed or taken over first is left alone. A zero
+	// expiredBefore or `at` is refused, writing nothing.
+	ReapRuns(ctx context.Context, expiredBefore, at time.Time) ([]Run, error)
 	// GetRun returns the conversation's run in that organisation, or
 	// ErrNotFound. An expired run not yet reaped is returned as it is.
 	GetRun(ctx context.Context, orgID, conversationID string) (Run, error)
@@ -112,6 +117,18 @@ func CheckRenew(replica string, now, expires time.Time) error {
 		return errors.New("empty replica")
 	case !expires.After(now):
 		return fmt.Errorf("lease expires at %v, not after now %v", expires, now)
+	}
+	return nil
+}
+
+// CheckReap reports the first way ReapRuns' arguments break its
+// contract, or nil.
+func CheckReap(expiredBefore, at time.Time) error {
+	switch {
+	case expiredBefore.IsZero():
+		return errors.New("no expiry cutoff")
+	case at.IsZero():
+		return errors.New("no end time for the interrupted turns")
 	}
 	return nil
 }

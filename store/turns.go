@@ -110,8 +110,16 @@ type Turns interface {
 	// GetTurn returns the turn with that ID in that organisation.
 	GetTurn(ctx context.Context, orgID, id string) (Turn, error)
 	// InterruptTurns marks every running turn, in every organisation,
-	// started before startedBefore as TurnInterrupted ended at `at`, and
-	// returns how many: a server starting records the turns a crash cut
-	// short. Paused and finished turns are left alone.
+	// started before startedBefore and that is no conversation's run (no
+	// Run of its organisation has its ID as TurnID) as TurnInterrupted
+	// ended at `at`, and returns how many: a server starting records the
+	// turns a crash cut short before runs were stored, or whose final
+	// write failed after their run ended. A running turn that still has a
+	// Run is left alone, live or not: on PostgreSQL it may be another
+	// live replica's, and a dead replica's is the lease reaper's
+	// (Runs.ReapRuns, which a starting SQLite server calls first to reap
+	// every leftover run). A turn stored as running before its Run is
+	// claimed, or still running after its Run ended, is an orphan to a
+	// server starting meanwhile. Paused and finished turns are left alone.
 	InterruptTurns(ctx context.Context, startedBefore, at time.Time) (int, error)
 }

@@ -175,15 +175,22 @@ func (s *Store) RequestCancelUser(ctx context.Context, orgID, userID string) (in
 	return int(tag.RowsAffected()), nil
 }
 
-// ReapRuns deletes the expired runs and interrupts their turns in one
-// statement. Its FOR UPDATE SKIP LOCKED takes only rows no one else holds:
-// a concurrent reaper's are skipped (so no run is reaped twice, and
-// reapers never wait for each other), as are rows a claim, renewal or
-// cancel is changing (the next reap looks again); a row changed and
-// committed meanwhile is re-evaluated, so a renewed lease is not reaped.
-// It runs in inTx for the retry: its update of turns, in no set order,
-// may deadlock with InterruptTurns at a replica's start.
-func (s *Store) ReapRuns(ctx context.Context, now time.Time) ([]store.Run, error) {
+// ReapRuns deletes the runs that expired before expiredBefore and
+// interrupts their turns in one statement. Its FOR UPDATE SKIP LOCKED
+// takes only runs rows no one else holds: a concurrent reaper's are
+// skipped (so no run is reaped twice, and reapers never wait for each
+// other), as are rows a claim, renewal or cancel is changing (the next
+// reap looks again); a row changed and committed meanwhile is
+// re-evaluated, so a renewed lease is not reaped. It then locks the turns
+// rows in key order, as InterruptTurns does: a runs row is always locked
+// before a turns row (here and in ClaimRun's takeover), InterruptTurns
+// locks no runs row, and turns rows are locked in one order, so none of
+// them deadlock. inTx still retries one, should a writer outside this
+// file lock turns otherwise.
+func (s *Store) ReapRuns(ctx context.Context, expiredBefore, at time.Time) ([]store.Run, error) {
+	if err := store.CheckReap(expiredBefore, at); err != nil {
+		return nil, wrapErr("reap runs", err)
+	}
 	const q = `WITH expired AS (
 			SELECT org_id, conversation_id FROM runs WHERE expires_at < $1
 			ORDER BY org_id, conversation_id FOR UPDATE SKIP LOCKED
@@ -192,14 +199,19 @@ func (s *Store) ReapRuns(ctx context.Context, now time.Time) ([]store.Run, error
 			WHERE r.org_id = e.org_id AND r.conversation_id = e.conversation_id
 			RETURNING r.org_id, r.conversation_id, r.turn_id, r.user_id, r.replica,
 				r.started_at, r.expires_at, r.cancel_requested
+		), running AS (
+			SELECT t.org_id, t.id FROM turns t JOIN reaped r
+				ON t.org_id = r.org_id AND t.id = r.turn_id
+			WHERE t.status = $4
+			ORDER BY t.org_id, t.id FOR UPDATE OF t
 		), interrupted AS (
-			UPDATE turns t SET status = $2, ended_at = $1 FROM reaped r
-			WHERE t.org_id = r.org_id AND t.id = r.turn_id AND t.status = $3
+			UPDATE turns t SET status = $3, ended_at = $2 FROM running g
+			WHERE t.org_id = g.org_id AND t.id = g.id
 		)
 		SELECT ` + runColumns + ` FROM reaped`
 	var reaped []store.Run
 	err := s.inTx(ctx, readCommitted, func(tx pgx.Tx) error {
-		rows, err := tx.Query(ctx, q, now, store.TurnInterrupted, store.TurnRunning)
+		rows, err := tx.Query(ctx, q, expiredBefore, at, store.TurnInterrupted, store.TurnRunning)
 		if err != nil {
 			return err
 		}

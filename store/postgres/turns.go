@@ -78,15 +78,24 @@ func (s *Store) GetTurn(ctx context.Context, orgID, id string) (store.Turn, erro
 }
 
 // InterruptTurns marks running turns, in every organisation, started
-// before startedBefore as interrupted, in one statement, and returns how
-// many it marked. A turn that stops running while the statement waits for
-// its row (a replica finishing it) is re-checked on the row's new version
-// and left alone.
+// before startedBefore and that are no conversation's run, as
+// interrupted, in one statement, and returns how many it marked. It
+// locks the turns rows in key order (the subquery's FOR UPDATE), as
+// ReapRuns does, and no runs row: a run is read from the statement's
+// snapshot, so a turn whose run a reaper is deleting meanwhile still
+// has one here and is not waited for. A turn that stops running while
+// the statement waits for its row (a replica finishing it) is re-checked
+// on the row's new version and left alone.
 func (s *Store) InterruptTurns(ctx context.Context, startedBefore, at time.Time) (int, error) {
 	// 'running' is spelled out (store.TurnRunning) so that the planner
 	// matches the partial index turns_running.
 	const q = `UPDATE turns SET status = $1, ended_at = $2
-		WHERE status = 'running' AND started_at < $3`
+		WHERE (org_id, id) IN (
+			SELECT t.org_id, t.id FROM turns t
+			WHERE t.status = 'running' AND t.started_at < $3
+				AND NOT EXISTS (SELECT 1 FROM runs r
+					WHERE r.org_id = t.org_id AND r.turn_id = t.id)
+			ORDER BY t.org_id, t.id FOR UPDATE OF t)`
 	tag, err := s.pool.Exec(ctx, q, store.TurnInterrupted, at, startedBefore)
 	if err != nil {
 		return 0, wrapErr("interrupt turns", err)

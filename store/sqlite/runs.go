@@ -130,20 +130,23 @@ func (s *Store) RequestCancelUser(ctx context.Context, orgID, userID string) (in
 	return int(n), nil
 }
 
-// ReapRuns deletes the expired runs and interrupts their turns in one
-// transaction.
-func (s *Store) ReapRuns(ctx context.Context, now time.Time) ([]store.Run, error) {
+// ReapRuns deletes the runs that expired before expiredBefore and
+// interrupts their turns, ended at `at`, in one transaction.
+func (s *Store) ReapRuns(ctx context.Context, expiredBefore, at time.Time) ([]store.Run, error) {
+	if err := store.CheckReap(expiredBefore, at); err != nil {
+		return nil, fmt.Errorf("sqlite: reap runs: %w", err)
+	}
 	var reaped []store.Run
 	err := s.inWriteTx(ctx, func(tx *sql.Tx) error {
 		const q = `DELETE FROM runs WHERE expires_at < ? RETURNING ` + runColumns
-		rows, err := tx.QueryContext(ctx, q, encodeTime(now))
+		rows, err := tx.QueryContext(ctx, q, encodeTime(expiredBefore))
 		if err != nil {
 			return err
 		}
 		if reaped, err = scanRuns(rows); err != nil {
 			return err
 		}
-		return interruptRunTurns(ctx, tx, reaped, now)
+		return interruptRunTurns(ctx, tx, reaped, at)
 	})
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: reap runs: %w", err)

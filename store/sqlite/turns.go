@@ -102,11 +102,13 @@ func decodeTurn(t store.Turn, tools string, excluded sql.NullString, startedAt s
 	return t, nil
 }
 
-// InterruptTurns marks running turns started before startedBefore as
-// interrupted, in one statement.
+// InterruptTurns marks running turns started before startedBefore that
+// are no conversation's run as interrupted, in one statement.
 func (s *Store) InterruptTurns(ctx context.Context, startedBefore, at time.Time) (int, error) {
 	const q = `UPDATE turns SET status = ?, ended_at = ?
-		WHERE status = ? AND started_at < ?`
+		WHERE status = ? AND started_at < ?
+			AND NOT EXISTS (SELECT 1 FROM runs r
+				WHERE r.org_id = turns.org_id AND r.turn_id = turns.id)`
 	res, err := s.writer.ExecContext(ctx, q, store.TurnInterrupted, encodeTime(at),
 		store.TurnRunning, encodeTime(startedBefore))
 	if err != nil {

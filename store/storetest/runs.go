@@ -38,6 +38,8 @@ func runAloneCases() []suiteCase {
 	return []suiteCase{
 		{"Reap", testRunReap},
 		{"ConcurrentReapers", testRunConcurrentReapers},
+		{"ReapBeforeEnd", testRunReapBeforeEnd},
+		{"ReapRefusesBadInput", testRunReapRefusesBadInput},
 	}
 }
 
@@ -501,7 +503,7 @@ func testRunCancelled(t *testing.T, f *fixture) {
 		{"EndRun", func() error { return f.EndRun(cancelled, held.OrgID, held.ConversationID, held.TurnID) }},
 		{"RequestCancel", func() error { _, err := f.RequestCancel(cancelled, held.OrgID, held.ConversationID); return err }},
 		{"RequestCancelUser", func() error { _, err := f.RequestCancelUser(cancelled, held.OrgID, held.UserID); return err }},
-		{"ReapRuns", func() error { _, err := f.ReapRuns(cancelled, at(0)); return err }},
+		{"ReapRuns", func() error { _, err := f.ReapRuns(cancelled, at(0), at(0)); return err }},
 		{"GetRun", func() error { _, err := f.GetRun(cancelled, held.OrgID, held.ConversationID); return err }},
 	}
 	for _, c := range calls {
@@ -535,7 +537,7 @@ func testRunReap(t *testing.T, f *fixture) {
 		turns = append(turns, f.putRunTurn(t, r))
 		f.claimRun(t, r)
 	}
-	got, err := f.ReapRuns(t.Context(), now)
+	got, err := f.ReapRuns(t.Context(), now, now)
 	if err != nil {
 		t.Fatalf("ReapRuns: %v", err)
 	}
@@ -553,10 +555,59 @@ func testRunReap(t *testing.T, f *fixture) {
 	}
 	f.wantRun(t, "the run that expires now", edge)
 	f.wantTurnStatus(t, "its turn", turns[2], store.TurnRunning, time.Time{})
-	again, err := f.ReapRuns(t.Context(), now)
+	again, err := f.ReapRuns(t.Context(), now, now)
 	if err != nil || len(f.ownRuns(again)) != 0 {
 		t.Errorf("ReapRuns again = %v, %v; want none of this check's runs", again, err)
 	}
+}
+
+// testRunReapBeforeEnd: ReapRuns with expiredBefore after `at` (as a
+// starting SQLite server calls it) reaps a run whose lease has not passed
+// at `at` but ends before expiredBefore, and ends its turn at `at`, not
+// at expiredBefore; a run whose lease ends at expiredBefore stays.
+func testRunReapBeforeEnd(t *testing.T, f *fixture) {
+	era := reapEra(2003)
+	live := f.newRun("org", "conv-1", "turn-1", "replica", era) // expires at era+1m
+	later := f.newRun("org", "conv-2", "turn-2", "replica", era.Add(time.Minute))
+	liveTurn, laterTurn := f.putRunTurn(t, live), f.putRunTurn(t, later)
+	f.claimRun(t, live)
+	f.claimRun(t, later)
+	ended, expiredBefore := era.Add(30*time.Second), later.ExpiresAt
+	got, err := f.ReapRuns(t.Context(), expiredBefore, ended)
+	if err != nil {
+		t.Fatalf("ReapRuns: %v", err)
+	}
+	if d := diff([]store.Run{live}, f.ownRuns(got)); d != "" {
+		t.Errorf("ReapRuns (-want +got):\n%s", d)
+	}
+	_, err = f.GetRun(t.Context(), live.OrgID, live.ConversationID)
+	wantNotFound(t, "GetRun of the reaped run", err)
+	f.wantTurnStatus(t, "turn of the reaped run", liveTurn, store.TurnInterrupted, ended)
+	f.wantRun(t, "the run that expires at expiredBefore", later)
+	f.wantTurnStatus(t, "its turn", laterTurn, store.TurnRunning, time.Time{})
+}
+
+// testRunReapRefusesBadInput: ReapRuns refuses a zero expiredBefore or
+// `at`, and reaps nothing.
+func testRunReapRefusesBadInput(t *testing.T, f *fixture) {
+	era := reapEra(2004)
+	r := f.newRun("org", "conv", "turn", "replica", era)
+	tu := f.putRunTurn(t, r)
+	f.claimRun(t, r)
+	after := r.ExpiresAt.Add(time.Minute)
+	for _, c := range []struct {
+		name                 string
+		expiredBefore, ended time.Time
+	}{
+		{"ZeroExpiredBefore", time.Time{}, after},
+		{"ZeroAt", after, time.Time{}},
+	} {
+		if got, err := f.ReapRuns(t.Context(), c.expiredBefore, c.ended); err == nil {
+			t.Errorf("%s: ReapRuns = %v, nil; want an error", c.name, got)
+		}
+	}
+	f.wantRun(t, "after the refused reaps", r)
+	f.wantTurnStatus(t, "its turn", tu, store.TurnRunning, time.Time{})
 }
 
 // ownRuns returns the runs of this subtest (a store shared with earlier
@@ -588,7 +639,7 @@ func testRunConcurrentReapers(t *testing.T, f *fixture) {
 	answers, errs := make([][]store.Run, reapers), make([]error, reapers)
 	var wg sync.WaitGroup
 	for i := range reapers {
-		wg.Go(func() { answers[i], errs[i] = f.ReapRuns(t.Context(), now) })
+		wg.Go(func() { answers[i], errs[i] = f.ReapRuns(t.Context(), now, now) })
 	}
 	wg.Wait()
 	by := map[string]int{} // run key → reaper

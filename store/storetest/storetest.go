@@ -97,7 +97,7 @@ type suiteCase struct {
 func groups() []group {
 	return []group{
 		{name: "Conversations", cases: conversationCases()},
-		{name: "Turns", cases: turnCases()},
+		{name: "Turns", cases: turnCases(), alone: turnAloneCases()},
 		{name: "Messages", cases: messageCases()},
 		{name: "Results", cases: resultCases()},
 		{name: "Usage", cases: usageCases()},

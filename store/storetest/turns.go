@@ -25,6 +25,39 @@ func turnCases() []suiteCase {
 	}
 }
 
+// turnAloneCases interrupt turns in every organisation before a cutoff
+// that the parallel testTurnInterrupt's reaches, so they run alone.
+func turnAloneCases() []suiteCase {
+	return []suiteCase{
+		{"InterruptSkipsRuns", testTurnInterruptSkipsRuns},
+	}
+}
+
+// testTurnInterruptSkipsRuns: of two running turns started before the
+// cutoff, InterruptTurns interrupts the one that is no conversation's run
+// and leaves the one whose run is claimed (another replica's, live or
+// not: the lease reaper's). The turns start in 2000, before every other
+// check's; a store shared with earlier runs may hold more such orphans,
+// so the count is checked as at least one.
+func testTurnInterruptSkipsRuns(t *testing.T, f *fixture) {
+	old := time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)
+	cutoff, now := old.Add(time.Hour), old.Add(2*time.Hour)
+	run := f.newRun("org", "conv-held", "turn-held", "replica", old)
+	held := f.putRunTurn(t, run)
+	f.claimRun(t, run)
+	orphan := f.putRunTurn(t, f.newRun("org", "conv-orphan", "turn-orphan", "replica", old))
+	n, err := f.InterruptTurns(t.Context(), cutoff, now)
+	if err != nil {
+		t.Fatalf("InterruptTurns: %v", err)
+	}
+	if n < 1 {
+		t.Errorf("InterruptTurns reported %d turns, want at least the orphan", n)
+	}
+	f.wantTurnStatus(t, "the turn with no run", orphan, store.TurnInterrupted, now)
+	f.wantTurnStatus(t, "the turn with a run", held, store.TurnRunning, time.Time{})
+	f.wantRun(t, "its run", run)
+}
+
 // testTurnInterrupt: running turns started before the cutoff become
 // interrupted; later running turns, paused and finished ones stay. The
 // turns start in 2001 so that no other check's turns (which start later)
