@@ -4,10 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"github.com/quiverhq/quiver/engine"
 	"log/slog"
 	"net/http"
 	"strings"
+
+	"github.com/quiverhq/quiver/engine"
 
 	"github.com/danielgtaylor/huma/v2"
 )

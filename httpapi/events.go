@@ -62,6 +62,17 @@ func (es *eventStream) unnumbered(kind agent.EventKind, data []byte) {
 	es.write(fmt.Appendf(nil, "event: %s\ndata: %s\n\n", kind, data))
 }
 
+// open starts the response now (a stream with no error left to answer as
+// JSON), so the client sees its headers before the first event.
+func (es *eventStream) open() {
+	es.mu.Lock()
+	defer es.mu.Unlock()
+	es.begin()
+	if err := es.rc.Flush(); err != nil {
+		es.broken = true
+	}
+}
+
 // begin sends the response header once; es.mu is held.
 func (es *eventStream) begin() {
 	if es.started {

@@ -74,7 +74,7 @@ type fakeEngine struct {
 	st      httpapi.Repositories
 	mu      sync.Mutex
 	calls   []sendCall
-	blocked chan error // receives ctx.Err() when a blocked turn or tool run ends
+	blocked chan error // receives context.Cause(ctx) when a blocked turn ends, ctx.Err() when a tool run does
 	// toolRunning receives the context of a console run of the tool
 	// "block" once it runs.
 	toolRunning chan context.Context
@@ -110,7 +110,17 @@ type fakeTurn struct {
 
 func (t fakeTurn) Conversation() store.Conversation { return t.conv }
 func (t fakeTurn) Answers() bool                    { return t.answers }
-func (t fakeTurn) TurnID() string                   { return "turn_1" }
+
+// TurnID is the id its script's events carry.
+func (t fakeTurn) TurnID() string {
+	switch t.message {
+	case "block", "block-bare", "silent":
+		return "turn_b"
+	case "late-boom":
+		return "turn_l"
+	}
+	return "turn_1"
+}
 
 // Begin reads the conversation as the engine does: another user's is
 // engine.ErrNoConversation, and the turn answers when the last turn is
@@ -144,17 +154,17 @@ func (f *fakeEngine) Run(ctx context.Context, pt httpapi.PendingTurn, emit func(
 	case "block":
 		emit(agent.Event{Kind: agent.EventText, ConversationID: conv, TurnID: "turn_b", Text: "thinking"})
 		<-ctx.Done()
-		f.blocked <- ctx.Err()
+		f.blocked <- context.Cause(ctx)
 		emit(agent.Event{Kind: agent.EventDone, ConversationID: conv, TurnID: "turn_b", Stop: agent.StopCancelled})
 		return nil
 	case "block-bare":
 		emit(agent.Event{Kind: agent.EventText, ConversationID: conv, TurnID: "turn_b", Text: "thinking"})
 		<-ctx.Done()
-		f.blocked <- ctx.Err()
+		f.blocked <- context.Cause(ctx)
 		return ctx.Err()
 	case "silent":
 		<-ctx.Done()
-		f.blocked <- ctx.Err()
+		f.blocked <- context.Cause(ctx)
 		return ctx.Err()
 	case "bad":
 		return &httpapi.BadRequest{Msg: "no model is connected"}

@@ -89,6 +89,7 @@ func (s *server) turnEvents(ctx context.Context, in *eventsInput) (*huma.StreamR
 func (s *server) followTurn(ctx context.Context, hctx huma.Context, orgID, conversationID, turnID string, after int64) {
 	_, w := humago.Unwrap(hctx)
 	es := newEventStream(w)
+	es.open()
 	stop := es.heartbeats(s.heartbeat)
 	err := s.runs.Follow(ctx, orgID, conversationID, turnID, after, func(ev runs.Event) error {
 		es.recorded(ev)

@@ -6,6 +6,7 @@ import (
 	"math"
 	"net/http"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/danielgtaylor/huma/v2"
@@ -137,9 +138,15 @@ func (s *server) startTurn(ctx context.Context, id, text string, answer bool) (*
 	if err != nil {
 		return nil, err
 	}
+	// The watchers hear of the end before the run is released: a request
+	// that claims after the release and saw no end began after the turn
+	// stopped writing.
+	var once sync.Once
 	end := func() {
-		run.End()
-		s.turns.noteEnd(key)
+		once.Do(func() {
+			s.turns.noteEnd(key)
+			run.End()
+		})
 	}
 	if pt, err = s.fresh(ctx, a, pt, ended() > 0, text, answer); err != nil {
 		end()
@@ -156,7 +163,7 @@ func (s *server) startTurn(ctx context.Context, id, text string, answer bool) (*
 	}
 	return &huma.StreamResponse{Body: func(hctx huma.Context) {
 		defer end()
-		s.runTurn(hctx, run, pt)
+		s.runTurn(hctx, run, pt, end)
 	}}, nil
 }
 
@@ -249,7 +256,7 @@ var errCancelRequested = errors.New("turn cancelled on request")
 // response; after, an error event unless the engine already ended with
 // done or error. Added events are recorded like the engine's, so a
 // reader on another replica sees the same end.
-func (s *server) runTurn(hctx huma.Context, run *runs.Run, pt PendingTurn) {
+func (s *server) runTurn(hctx huma.Context, run *runs.Run, pt PendingTurn, end func()) {
 	ctx := run.Context()
 	_, w := humago.Unwrap(hctx)
 	es := newEventStream(w)
@@ -277,7 +284,9 @@ func (s *server) runTurn(hctx huma.Context, run *runs.Run, pt PendingTurn) {
 		ev.Kind, ev.Error = agent.EventError, e.Detail.Message
 		run.Emit(ev)
 	}
-	run.End()
+	// Released before the stream ends, so its client may send the next
+	// message as soon as it has read the last event.
+	end()
 	if !es.close(e) {
 		_ = es.rc.SetWriteDeadline(time.Now().Add(streamWriteTimeout))
 		writeHumaError(hctx, e)

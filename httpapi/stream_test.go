@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"strconv"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/quiverhq/quiver/agent"
 	"github.com/quiverhq/quiver/httpapi"
+	"github.com/quiverhq/quiver/runs"
 )
 
 // sseEvent is one parsed Server-Sent Event.
@@ -100,6 +102,15 @@ func (f *fixture) open(w *who, path string, body any, headers ...string) *http.R
 	return resp
 }
 
+// openEvents opens GET path (an events stream) and returns the response with
+// its body unread; the caller closes it.
+func (f *fixture) openEvents(w *who, path string, headers ...string) *http.Response {
+	f.t.Helper()
+	resp, err := noRedirect.Do(f.request(w, "GET", path, nil, headers...))
+	f.must(err)
+	return resp
+}
+
 func kinds(evs []sseEvent) []string {
 	var ks []string
 	for _, ev := range evs {
@@ -118,11 +129,14 @@ func TestSendStreamsEvents(t *testing.T) {
 		t.Fatalf("status %d, Content-Type %q", resp.StatusCode, resp.Header.Get("Content-Type"))
 	}
 	evs := readAll(t, resp.Body)
-	want := []string{"text", "text", "tool_call", "tool_result", "pause", "next_actions", "usage", "done"}
+	// The two text deltas are gathered into one recorded event.
+	want := []string{"text", "tool_call", "tool_result", "pause", "next_actions", "usage", "done"}
 	if diff := cmp.Diff(want, kinds(evs)); diff != "" {
 		t.Fatalf("event order (-want +got):\n%s", diff)
 	}
 	script := scriptedEvents("conv_bob")
+	script[1].Text = script[0].Text + script[1].Text
+	script = script[1:]
 	for i, ev := range evs {
 		if ev.ID != i+1 || string(ev.Data.Kind) != ev.Name {
 			t.Errorf("event %d: id %d, name %q, data.type %q", i, ev.ID, ev.Name, ev.Data.Kind)
@@ -218,8 +232,8 @@ func TestCancel(t *testing.T) {
 			if !out.Cancelled {
 				t.Error("cancelled=false")
 			}
-			if err := <-f.eng.blocked; !errors.Is(err, context.Canceled) {
-				t.Errorf("the turn's context ended with %v, want context.Canceled", err)
+			if err := <-f.eng.blocked; !errors.Is(err, runs.ErrCancelled) {
+				t.Errorf("the turn's context ended with %v, want runs.ErrCancelled", err)
 			}
 			rest := readAll(t, br)
 			if diff := cmp.Diff(tc.want, kinds(rest)); diff != "" {
@@ -241,20 +255,36 @@ func TestCancel(t *testing.T) {
 	}
 }
 
-func TestClosingTheStreamCancelsTheTurn(t *testing.T) {
+// TestClosingTheStreamLeavesTheTurnRunning: a client that leaves stops
+// nothing; the turn goes on, its events resume with GET .../events from
+// the last id seen, and POST .../cancel still reaches it.
+func TestClosingTheStreamLeavesTheTurnRunning(t *testing.T) {
 	f := newFixture(t, nil)
 	f.conversation("org_a", "bob", "conv_bob")
 	ctx, cancel := context.WithCancel(f.ctx)
 	req := f.request(f.bob, "POST", "/api/conversations/conv_bob/messages", map[string]any{"message": "block"}).WithContext(ctx)
 	resp, err := noRedirect.Do(req)
 	f.must(err)
-	if _, err := readEvent(t, bufio.NewReader(resp.Body)); err != nil {
+	first, err := readEvent(t, bufio.NewReader(resp.Body))
+	if err != nil {
 		t.Fatal(err)
 	}
 	cancel()
 	resp.Body.Close()
-	if err := <-f.eng.blocked; !errors.Is(err, context.Canceled) {
-		t.Errorf("the turn's context ended with %v, want context.Canceled", err)
+
+	resumed := f.openEvents(f.bob, "/api/conversations/conv_bob/events", fmt.Sprintf("Last-Event-ID: %d", first.ID))
+	defer resumed.Body.Close()
+	if resumed.StatusCode != http.StatusOK {
+		t.Fatalf("resume: status %d", resumed.StatusCode)
+	}
+	f.ok(f.do(f.bob, "POST", "/api/conversations/conv_bob/cancel", nil), http.StatusAccepted, nil)
+	if err := <-f.eng.blocked; !errors.Is(err, runs.ErrCancelled) {
+		t.Errorf("the turn's context ended with %v, want runs.ErrCancelled (the cancel, not the client leaving)", err)
+	}
+	rest := readAll(t, resumed.Body)
+	want := []sseEvent{{ID: first.ID + 1, Name: "done", Data: agent.Event{Kind: agent.EventDone, ConversationID: "conv_bob", TurnID: "turn_b", Stop: agent.StopCancelled}}}
+	if diff := cmp.Diff(want, rest); diff != "" {
+		t.Errorf("resumed stream (-want +got):\n%s", diff)
 	}
 }
 
@@ -280,7 +310,7 @@ func TestCancelBeforeAnyEvent(t *testing.T) {
 	r := <-done
 	f.ok(r, http.StatusOK, nil)
 	evs := readAll(t, strings.NewReader(string(r.body)))
-	want := []sseEvent{{ID: 1, Name: "done", Data: agent.Event{Kind: agent.EventDone, ConversationID: "conv_bob", Stop: agent.StopCancelled}}}
+	want := []sseEvent{{ID: 1, Name: "done", Data: agent.Event{Kind: agent.EventDone, ConversationID: "conv_bob", TurnID: "turn_b", Stop: agent.StopCancelled}}}
 	if diff := cmp.Diff(want, evs); diff != "" {
 		t.Errorf("stream (-want +got):\n%s", diff)
 	}
