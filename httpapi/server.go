@@ -50,8 +50,8 @@ type Config struct {
 	MCP MCPAdmin
 	// Runs holds the conversations' running turns across replicas (leases,
 	// cancel, recorded events); nil builds one over Store with the
-	// defaults, whose heartbeat and reaper run only if the caller runs
-	// its Loop.
+	// defaults, Exclusive (this handler is the store's only server), whose
+	// heartbeat and reaper run only if the caller runs its Loop.
 	Runs *runs.Registry
 	// UI serves every path outside the API (/api/, /login, /healthz,
 	// /openapi.*); nil answers them 404.
@@ -133,7 +133,7 @@ func New(cfg Config) http.Handler {
 		s.log = slog.New(slog.DiscardHandler)
 	}
 	if s.runs = cfg.Runs; s.runs == nil {
-		reg, err := runs.New(runs.Config{Runs: cfg.Store, Events: cfg.Store, Turns: cfg.Store, Now: cfg.Now, Logger: s.log})
+		reg, err := runs.New(runs.Config{Runs: cfg.Store, Events: cfg.Store, Turns: cfg.Store, Now: cfg.Now, Logger: s.log, Exclusive: true})
 		if err != nil {
 			panic("httpapi: " + err.Error())
 		}

@@ -168,12 +168,16 @@ func (s *server) startTurn(ctx context.Context, id, text string, answer bool) (*
 }
 
 // fresh returns pt, or pt collected again when a turn of its conversation
-// ended after Begin read it: on this server (ended, from the watch), or
-// on another replica (the conversation, which every turn stamps as it
-// starts, changed since). The run is claimed, so no other turn of the
+// ended after Begin read it: on this server (ended, from the watch), or,
+// with other replicas, on another one (the conversation, which every turn
+// stamps as it starts, changed since: one more read, skipped when the
+// registry is Exclusive). The run is claimed, so no other turn of the
 // conversation runs now. A turn whose id changed meanwhile (a pause came
 // or went) is refused: the run holds the id Begin gave.
 func (s *server) fresh(ctx context.Context, a *auth, pt PendingTurn, ended bool, text string, answer bool) (PendingTurn, error) {
+	if !ended && s.runs.Exclusive() {
+		return pt, nil
+	}
 	if !ended {
 		conv, err := s.st.GetConversation(ctx, a.OrgID, pt.Conversation().ID)
 		if err != nil {

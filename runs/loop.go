@@ -11,18 +11,18 @@ import (
 var farFuture = time.Date(9999, 1, 1, 0, 0, 0, 0, time.UTC)
 
 // Recover records what the last stop of the deployment's servers cut
-// short, as a server starts. exclusive says this process is the only
-// server of the database (SQLite, under the server lock): then every
-// run left over is reaped, whatever its lease says, since the process
-// that held it is gone. Otherwise (replicas on PostgreSQL) only expired
+// short, as a server starts. When the registry is Exclusive (SQLite,
+// under the server lock) every run left over is reaped, whatever its
+// lease says, since the process that held it is gone. Otherwise
+// (replicas on PostgreSQL) only expired
 // leases are reaped, and the live replicas' runs are left alone. Either
 // way running turns with no run (cut short before runs were recorded, or
 // whose last write failed) are recorded as interrupted. It returns how
 // many turns it recorded as interrupted, and logs a warning when any.
-func (r *Registry) Recover(ctx context.Context, exclusive bool) (int, error) {
+func (r *Registry) Recover(ctx context.Context) (int, error) {
 	now := r.cfg.Now()
 	cutoff := now
-	if exclusive {
+	if r.cfg.Exclusive {
 		cutoff = farFuture
 	}
 	reaped, err := r.cfg.Runs.ReapRuns(ctx, cutoff, now)

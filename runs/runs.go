@@ -54,6 +54,10 @@ type Config struct {
 	// Replica names this process in the runs it claims; "" takes a
 	// random name. Two live processes must never share one.
 	Replica string
+	// Exclusive says this process is the only one using the database
+	// (SQLite, under the server lock): every run it did not claim itself
+	// is dead, and no turn runs anywhere but here.
+	Exclusive bool
 	// Lease is how long a claim holds without a heartbeat: a replica
 	// that stops renewing loses its turns after it.
 	Lease time.Duration
@@ -150,8 +154,25 @@ func New(cfg Config) (*Registry, error) {
 	return &Registry{cfg: cfg.withDefaults(), stop: stop, stopCancel: cancel, local: map[string]*Run{}}, nil
 }
 
+// Open is New followed by Recover: the registry of a server starting,
+// with what the last stop cut short recorded as interrupted.
+func Open(ctx context.Context, cfg Config) (*Registry, error) {
+	r, err := New(cfg)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := r.Recover(ctx); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
 // Replica is the name this process claims runs under.
 func (r *Registry) Replica() string { return r.cfg.Replica }
+
+// Exclusive reports Config.Exclusive: no other process runs turns of
+// this database.
+func (r *Registry) Exclusive() bool { return r.cfg.Exclusive }
 
 // Config is the registry's configuration with its defaults applied.
 func (r *Registry) Config() Config { return r.cfg }

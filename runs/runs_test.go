@@ -68,6 +68,16 @@ func (w *world) replica(name string, runsStore store.Runs) *runs.Registry {
 	return reg
 }
 
+// exclusive is a registry of the store's only process.
+func (w *world) exclusive(name string) *runs.Registry {
+	w.t.Helper()
+	reg, err := runs.New(runs.Config{Runs: w.st, Events: w.st, Turns: w.st, Replica: name, Now: w.clk.Now, Exclusive: true})
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	return reg
+}
+
 // turn stores a running turn of conv for user alice.
 func (w *world) turn(conv, turnID string) {
 	w.t.Helper()
@@ -316,15 +326,15 @@ func TestRecover(t *testing.T) {
 	w.clk.Add(time.Second)
 	// Replicas: a live lease is left alone, the orphan is interrupted.
 	peer := w.replica("peer", nil)
-	if n, err := peer.Recover(t.Context(), false); err != nil || n != 1 {
+	if n, err := peer.Recover(t.Context()); err != nil || n != 1 {
 		t.Fatalf("Recover on a shared database: %d, %v; want 1", n, err)
 	}
 	if w.status("t1") != store.TurnRunning || w.status("t2") != store.TurnInterrupted {
 		t.Fatalf("after Recover on a shared database: t1 %q, t2 %q", w.status("t1"), w.status("t2"))
 	}
 	// One process (SQLite): the old run is dead whatever its lease says.
-	next := w.replica("next", nil)
-	if n, err := next.Recover(t.Context(), true); err != nil || n != 1 {
+	next := w.exclusive("next")
+	if n, err := next.Recover(t.Context()); err != nil || n != 1 {
 		t.Fatalf("Recover alone: %d, %v; want 1", n, err)
 	}
 	if w.status("t1") != store.TurnInterrupted {

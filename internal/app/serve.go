@@ -67,16 +67,12 @@ func Serve(ctx context.Context, o ServeOptions, env Env) error {
 		return err
 	}
 	defer op.close()
-	rt := op.rt
-	st := rt.st
+	rt, st := op.rt, op.rt.st
 	rc := cfg.Runs.Config()
-	rc.Runs, rc.Events, rc.Turns, rc.Now, rc.Logger = st, st, st, env.Now, env.Logger
-	reg, err := runs.New(rc)
-	if err != nil {
-		return err
-	}
 	// SQLite is one process (the lock above): every run left is dead.
-	if _, err := reg.Recover(ctx, db.URL == ""); err != nil {
+	rc.Runs, rc.Events, rc.Turns, rc.Now, rc.Logger, rc.Exclusive = st, st, st, env.Now, env.Logger, db.URL == ""
+	reg, err := runs.Open(ctx, rc)
+	if err != nil {
 		return err
 	}
 	handler := rt.apiHandler(cfg, det, o.SecureCookies, reg, env)
