@@ -35,7 +35,10 @@ type ExampleAgent struct {
 // user, or with organisations but none of that id (made by hand), is left
 // alone: made is false and nothing is written. A first start cut short
 // (the process stopped between these writes) is completed by the next
-// one: each step skips what already exists.
+// one: each step skips what already exists. Of processes starting
+// together on one new database (replicas), only the one that creates the
+// admin goes on to the example agent and the link: the others return
+// made false, so one link is printed.
 func (s *Service) Bootstrap(ctx context.Context, example ExampleAgent) (link LoginLink, made bool, err error) {
 	if fresh, err := s.fresh(ctx); err != nil || !fresh {
 		return LoginLink{}, false, err
@@ -53,8 +56,13 @@ func (s *Service) Bootstrap(ctx context.Context, example ExampleAgent) (link Log
 				Role: store.RoleAdmin, CreatedAt: now, UpdatedAt: now})
 		}},
 	}
-	for _, step := range steps {
-		if err := step.do(); err != nil && !errors.Is(err, store.ErrExists) {
+	for i, step := range steps {
+		err := step.do()
+		if errors.Is(err, store.ErrExists) && i == len(steps)-1 {
+			// Another process made the admin meanwhile: its start goes on.
+			return LoginLink{}, false, nil
+		}
+		if err != nil && !errors.Is(err, store.ErrExists) {
 			return LoginLink{}, false, fmt.Errorf("%s: %w", step.what, err)
 		}
 	}

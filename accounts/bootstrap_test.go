@@ -3,6 +3,7 @@ package accounts_test
 import (
 	"context"
 	"errors"
+	"sync"
 	"testing"
 	"time"
 
@@ -78,5 +79,45 @@ func TestBootstrapCompletes(t *testing.T) {
 	}
 	if _, err := byHand.GetOrg(ctx, accounts.FirstOrgID); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("the first organisation beside one made by hand: %v, want none", err)
+	}
+}
+
+// TestBootstrapTogetherMakesOneLink: processes starting together on one
+// new database (replicas) set it up once, and only one of them issues
+// and prints a login link.
+func TestBootstrapTogetherMakesOneLink(t *testing.T) {
+	ctx := context.Background()
+	st := openStore(t)
+	const n = 8
+	made := make(chan bool, n)
+	errs := make(chan error, n)
+	var wg sync.WaitGroup
+	for range n {
+		wg.Go(func() {
+			svc := &accounts.Service{Store: st, Agents: st, Now: func() time.Time { return start }}
+			_, m, err := svc.Bootstrap(ctx, example)
+			made <- m
+			errs <- err
+		})
+	}
+	wg.Wait()
+	close(made)
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Errorf("a start failed: %v", err)
+		}
+	}
+	count := 0
+	for m := range made {
+		if m {
+			count++
+		}
+	}
+	if count != 1 {
+		t.Errorf("%d starts made the installation, want 1", count)
+	}
+	if links, err := st.ListCredentials(ctx, accounts.FirstOrgID, accounts.FirstAdminID, store.CredLoginLink); err != nil || len(links) != 1 {
+		t.Errorf("login links: %d, %v; want 1", len(links), err)
 	}
 }
