@@ -88,13 +88,15 @@ func TestBootstrapCompletes(t *testing.T) {
 func TestBootstrapTogetherMakesOneLink(t *testing.T) {
 	ctx := context.Background()
 	st := openStore(t)
-	const n = 8
+	const n = 4
+	// Every start finds the database new before any of them writes.
+	together := &barrierAccounts{Accounts: st, n: n, all: make(chan struct{})}
 	made := make(chan bool, n)
 	errs := make(chan error, n)
 	var wg sync.WaitGroup
 	for range n {
 		wg.Go(func() {
-			svc := &accounts.Service{Store: st, Agents: st, Now: func() time.Time { return start }}
+			svc := &accounts.Service{Store: together, Agents: st, Now: func() time.Time { return start }}
 			_, m, err := svc.Bootstrap(ctx, example)
 			made <- m
 			errs <- err
@@ -120,4 +122,25 @@ func TestBootstrapTogetherMakesOneLink(t *testing.T) {
 	if links, err := st.ListCredentials(ctx, accounts.FirstOrgID, accounts.FirstAdminID, store.CredLoginLink); err != nil || len(links) != 1 {
 		t.Errorf("login links: %d, %v; want 1", len(links), err)
 	}
+}
+
+// barrierAccounts answers CountOrgs only once n callers asked, so that
+// they all see the same new database.
+type barrierAccounts struct {
+	store.Accounts
+	n   int
+	mu  sync.Mutex
+	got int
+	all chan struct{}
+}
+
+func (b *barrierAccounts) CountOrgs(ctx context.Context) (int, error) {
+	n, err := b.Accounts.CountOrgs(ctx)
+	b.mu.Lock()
+	if b.got++; b.got == b.n {
+		close(b.all)
+	}
+	b.mu.Unlock()
+	<-b.all
+	return n, err
 }
