@@ -49,6 +49,8 @@ const (
 	// DefaultMaxEntries is Limits.MaxEntries' default: entries (files,
 	// folders, tables) in one archive.
 	DefaultMaxEntries = 1 << 22
+	// DefaultMaxBytes is Limits.MaxBytes' default: 256 GiB unpacked.
+	DefaultMaxBytes = 256 << 30
 )
 
 // Names inside the archive.
@@ -72,6 +74,10 @@ type Limits struct {
 	// MaxFiles caps the files of one workspace, and separately its
 	// folders.
 	MaxFiles int
+	// MaxBytes caps an import's entries together, as their headers size
+	// them (what reading them unpacks, however well the file compresses);
+	// 0 means DefaultMaxBytes.
+	MaxBytes int64
 }
 
 // withDefaults is l with each zero limit at its default.
@@ -84,6 +90,9 @@ func (l Limits) withDefaults() Limits {
 	}
 	if l.MaxWorkspaceBytes <= 0 {
 		l.MaxWorkspaceBytes = workspace.DefaultMaxWorkspaceBytes
+	}
+	if l.MaxBytes <= 0 {
+		l.MaxBytes = DefaultMaxBytes
 	}
 	if l.MaxFiles <= 0 {
 		l.MaxFiles = workspace.DefaultMaxFiles

@@ -99,7 +99,7 @@ type validated struct {
 // write: the manifest, every row, every workspace entry against the
 // quotas, and the counts against the manifest.
 func validate(path string, lim Limits) (validated, error) {
-	a, err := openArchive(path, lim.MaxEntries)
+	a, err := openArchive(path, lim)
 	if err != nil {
 		return validated{}, err
 	}
@@ -148,7 +148,7 @@ func drain(r store.TableReader) error {
 
 // importTables reads the archive's tables into st in one transaction.
 func importTables(ctx context.Context, st store.Archiver, path string, v validated, lim Limits) error {
-	a, err := openArchive(path, lim.MaxEntries)
+	a, err := openArchive(path, lim)
 	if err != nil {
 		return err
 	}
@@ -214,7 +214,7 @@ func (s *staging) fill(path string, v validated, lim Limits) error {
 		return fmt.Errorf("workspaces: %w", err)
 	}
 	defer stage.Close()
-	a, err := openArchive(path, lim.MaxEntries)
+	a, err := openArchive(path, lim)
 	if err != nil {
 		return err
 	}
@@ -272,15 +272,17 @@ type archiveFile struct {
 	tr  *tar.Reader
 	n   int
 	max int
+	// bytes sums the entries' sizes so far, at most maxBytes.
+	bytes, maxBytes int64
 }
 
 // openArchive opens the archive at path.
-func openArchive(path string, maxEntries int) (*archiveFile, error) {
+func openArchive(path string, lim Limits) (*archiveFile, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
-	a := &archiveFile{f: f, max: maxEntries}
+	a := &archiveFile{f: f, max: lim.MaxEntries, maxBytes: lim.MaxBytes}
 	br := bufio.NewReader(f)
 	var r io.Reader = br
 	if magic, _ := br.Peek(2); bytes.Equal(magic, []byte{0x1f, 0x8b}) {
@@ -303,7 +305,7 @@ func (a *archiveFile) close() {
 }
 
 // next returns the next entry's header, io.EOF after the last, or an
-// error past the cap on entries.
+// error past the cap on entries or on their bytes together.
 func (a *archiveFile) next() (*tar.Header, error) {
 	h, err := a.tr.Next()
 	if errors.Is(err, io.EOF) {
@@ -314,6 +316,9 @@ func (a *archiveFile) next() (*tar.Header, error) {
 	}
 	if a.n++; a.n > a.max {
 		return nil, fmt.Errorf("more than %d entries; an archive holds at most %d", a.max, a.max)
+	}
+	if a.bytes += max(h.Size, 0); a.bytes > a.maxBytes {
+		return nil, fmt.Errorf("more than %d bytes unpacked; an import reads at most %d", a.maxBytes, a.maxBytes)
 	}
 	return h, nil
 }

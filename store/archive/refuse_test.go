@@ -157,6 +157,7 @@ func TestImportRefusals(t *testing.T) {
 		{name: "WorkspacesAltered", want: "the workspaces hold",
 			entries: withEntry(base, file("workspaces/acme/ana/extra.txt", "x"))},
 		{name: "TooManyEntries", limits: archive.Limits{MaxEntries: 10}, want: "more than 10 entries", entries: base},
+		{name: "TooManyBytes", limits: archive.Limits{MaxBytes: 200}, want: "more than 200 bytes unpacked", entries: base},
 		{name: "FileQuota", limits: archive.Limits{MaxFileBytes: 8}, want: "workspace file acme/ana/notes/todo.md: 9 bytes; the per-file quota is 8 bytes", entries: base},
 		{name: "WorkspaceQuota", limits: archive.Limits{MaxWorkspaceBytes: 10}, want: "workspace acme/ana: more than 10 bytes (the workspace quota)", entries: base},
 		{name: "FolderCountQuota", limits: archive.Limits{MaxFiles: 1}, want: "workspace acme/ana: more than 1 folders (the folder-count quota)", entries: base},
