@@ -156,7 +156,28 @@ func importTables(ctx context.Context, st store.Archiver, path string, v validat
 	if err := a.sameManifest(v); err != nil {
 		return err
 	}
-	return st.ImportTables(ctx, newTableReader(a, v.manifest))
+	tr := newTableReader(a, v.manifest)
+	return st.ImportTables(ctx, sameKeyCheck{TableReader: tr, got: func() string { return tr.keyCheck }, want: v.keyCheck})
+}
+
+// sameKeyCheck ends the tables with an error, instead of io.EOF, when the
+// key check they held (got, once read) is not the one the validating pass
+// checked the keyring against (want): an archive altered between the
+// passes is refused before its rows commit, not imported with secrets
+// the keyring cannot open.
+type sameKeyCheck struct {
+	store.TableReader
+	got  func() string
+	want string
+}
+
+// NextTable implements store.TableReader.
+func (r sameKeyCheck) NextTable() (store.ArchiveTable, error) {
+	t, err := r.TableReader.NextTable()
+	if errors.Is(err, io.EOF) && r.got() != r.want {
+		return t, errors.New("the archive changed while it was imported: its key check is not the one checked")
+	}
+	return t, err
 }
 
 // checkNoWorkspaces requires the workspaces folder dir to be missing or
