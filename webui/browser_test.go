@@ -263,6 +263,28 @@ func TestSignedOutPage(t *testing.T) {
 	}
 }
 
+// TestDroppedStreamResumes: a stream that breaks mid-turn (no done) is
+// resumed from the last event shown with GET …/events, and the answer is
+// whole, shown once.
+func TestDroppedStreamResumes(t *testing.T) {
+	api := newStubAPI()
+	b := newBrowser(t, api)
+	b.login()
+	b.open("#/chat/"+stubConv, `#message`)
+	b.WaitText(`.transcript`, "Hello Ana. How can I help?")
+	b.send(msgDropped)
+	b.WaitText(`.transcript .msg.assistant:last-child .text`, "Part one, part two.")
+	b.Do("turn ends", chromedp.WaitNotVisible(chromedp.CSS(`#cancel`)))
+	if got := eval[string](b, `document.querySelector('.transcript .msg.assistant:last-child .text').textContent`); got != "Part one, part two." {
+		t.Errorf("the resumed answer: %q", got)
+	}
+	api.mu.Lock()
+	defer api.mu.Unlock()
+	if len(api.resumed) != 1 || api.resumed[0] != "turn=turn_1&after=2" {
+		t.Errorf("resume requests: %q, want one after event 2", api.resumed)
+	}
+}
+
 func TestChatStreamsTurnWithToolCards(t *testing.T) {
 	api := newStubAPI()
 	release := make(chan struct{})

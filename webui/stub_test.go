@@ -31,6 +31,7 @@ const (
 const (
 	msgScripted = "What is 2+2?"         // the full turn: text, tools, usage, chips, pause
 	msgSlow     = "Take your time"       // text, then waits until cancelled
+	msgDropped  = "Keep going"           // two events, then the stream ends without done; the rest from …/events
 	msgNoModel  = "Hello?"               // refused: no model is connected
 	msgMarkdown = "Show me **Markdown**" // an answer in Markdown (markdownTurn)
 )
@@ -64,6 +65,8 @@ type stubAPI struct {
 	markdownHeld chan struct{}
 	// cancel ends the running slow turn.
 	cancel chan struct{}
+	// resumed holds the query of each GET …/events.
+	resumed []string
 	// ended, when set, ends the session: every API request is then 401.
 	ended atomic.Bool
 	// member, when set, makes the signed-in user a member, not an admin.
@@ -105,6 +108,7 @@ func newStubAPI() *stubAPI {
 	api("GET /api/conversations/{id}", s.getConversation)
 	api("GET /api/conversations/{id}/messages", s.listMessages)
 	api("POST /api/conversations/{id}/messages", s.send)
+	api("GET /api/conversations/{id}/events", s.events)
 	api("POST /api/conversations/{id}/answer", s.answer)
 	api("POST /api/conversations/{id}/cancel", s.cancelTurn)
 	api("GET /api/conversations/{id}/inspect", s.inspect)
@@ -288,6 +292,14 @@ func (s *stubAPI) send(w http.ResponseWriter, r *http.Request) {
 		s.scripted(r.Context(), newSSE(w))
 	case msgMarkdown:
 		s.markdownTurn(r.Context(), newSSE(w))
+	case msgDropped:
+		e := newSSE(w)
+		e.send(map[string]any{"type": "text", "text": "Part one, "})
+		e.send(map[string]any{"type": "usage", "usage": map[string]any{"input_tokens": 10, "output_tokens": 2}})
+		// The stream ends without done, as when a proxy or a stopping
+		// server cuts it. (An aborted connection may lose its last
+		// chunks inside the browser before the page reads them: the
+		// page resumes from the last event it read either way.)
 	case msgSlow:
 		e := newSSE(w)
 		e.send(map[string]any{"type": "text", "text": "Working on it…"})
@@ -301,6 +313,22 @@ func (s *stubAPI) send(w http.ResponseWriter, r *http.Request) {
 		e.send(map[string]any{"type": "text", "text": "You said: " + msg})
 		e.send(map[string]any{"type": "done", "stop": "answer"})
 	}
+}
+
+// events resumes msgDropped's turn after its second event, as httpapi's
+// GET …/events does; it records the query it was asked.
+func (s *stubAPI) events(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	s.resumed = append(s.resumed, r.URL.RawQuery)
+	s.mu.Unlock()
+	if r.URL.Query().Get("turn") != "turn_1" || r.URL.Query().Get("after") != "2" {
+		writeErr(w, http.StatusBadRequest, "bad_cursor", "unexpected cursor "+r.URL.RawQuery)
+		return
+	}
+	e := newSSE(w)
+	e.seq = 2
+	e.send(map[string]any{"type": "text", "text": "part two."})
+	e.send(map[string]any{"type": "done", "stop": "answer"})
 }
 
 // scripted streams the full turn: text deltas (held after the first when

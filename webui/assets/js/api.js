@@ -83,14 +83,26 @@ export class Api {
   del(path) { return this.request('DELETE', path); }
 
   // stream POSTs body and calls onEvent with each Server-Sent Event's JSON
-  // as it arrives; it resolves when the stream ends. A refused request
-  // throws ApiError before any event.
+  // and id as they arrive; it resolves when the stream ends. A refused
+  // request throws ApiError before any event.
   async stream(path, body, onEvent, signal) {
     const res = await this.fetch(path, () => ({
       method: 'POST',
       headers: this.headers('POST', { Accept: 'text/event-stream', 'Content-Type': 'application/json' }),
       credentials: 'same-origin',
       body: JSON.stringify(body),
+      signal,
+    }));
+    await readEvents(res.body, onEvent);
+  }
+
+  // follow GETs an event stream (a turn's recorded events, GET
+  // …/events) and calls onEvent as stream does.
+  async follow(path, onEvent, signal) {
+    const res = await this.fetch(path, () => ({
+      method: 'GET',
+      headers: this.headers('GET', { Accept: 'text/event-stream' }),
+      credentials: 'same-origin',
       signal,
     }));
     await readEvents(res.body, onEvent);
@@ -116,21 +128,24 @@ export class Api {
 // readEvents parses a text/event-stream body (the WHATWG rules: lines end
 // in \n, \r\n or \r; "data:" lines join with \n; ":" starts a comment; a
 // blank line ends an event). An event's data is JSON; its "type" comes
-// from the data, else from the "event:" field.
+// from the data, else from the "event:" field. onEvent gets the event and
+// its id ('' when it has none).
 export async function readEvents(body, onEvent) {
   const reader = body.pipeThrough(new TextDecoderStream()).getReader();
   let buf = '';
   let data = [];
   let name = '';
+  let id = '';
   const line = (l) => {
     if (l === '') {
       if (data.length) {
         const ev = JSON.parse(data.join('\n'));
         if (ev && typeof ev === 'object' && !ev.type && name) ev.type = name;
-        onEvent(ev);
+        onEvent(ev, id);
       }
       data = [];
       name = '';
+      id = '';
       return;
     }
     if (l.startsWith(':')) return;
@@ -140,6 +155,7 @@ export async function readEvents(body, onEvent) {
     if (value.startsWith(' ')) value = value.slice(1);
     if (field === 'data') data.push(value);
     else if (field === 'event') name = value;
+    else if (field === 'id') id = value;
   };
   for (;;) {
     const { value, done } = await reader.read();

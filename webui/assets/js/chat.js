@@ -191,7 +191,7 @@ class Thread {
     const path = answer ? `${this.base}/answer` : `${this.base}/messages`;
     const body = answer ? { answer: text } : { message: text };
     try {
-      await this.api.stream(path, body, (ev) => this.turn.event(ev), this.turn.abort.signal);
+      await this.streamTurn(path, body, this.turn);
       this.turn.finish();
     } catch (err) {
       if (this.turn.abort.signal.aborted) {
@@ -206,6 +206,35 @@ class Thread {
       this.input.focus();
     }
     if (!this.conv.title) await this.refreshTitle();
+  }
+
+  // streamTurn sends the message and shows the turn's events. A stream
+  // that breaks after the turn started (a dropped connection, a server
+  // restarting behind a load balancer) is resumed from the last event
+  // shown (GET …/events?after=), a few times, until the turn's done or
+  // error: the turn goes on on the server meanwhile.
+  async streamTurn(path, body, turn) {
+    const signal = turn.abort.signal;
+    const seen = { id: 0, turn: '', ended: false };
+    const onEvent = (ev, id) => {
+      if (/^\d+$/.test(id)) seen.id = Number(id);
+      if (ev.turn_id) seen.turn = ev.turn_id;
+      if (ev.type === 'done' || ev.type === 'error') seen.ended = true;
+      turn.event(ev);
+    };
+    try {
+      await this.api.stream(path, body, onEvent, signal);
+    } catch (err) {
+      if (!seen.turn || signal.aborted) throw err;
+    }
+    for (let tries = 0; !seen.ended && seen.turn && !signal.aborted; tries++) {
+      if (tries === 3) throw new Error('lost the connection to the turn; reload the conversation to see how it ended');
+      try {
+        await this.api.follow(`${this.base}/events?turn=${enc(seen.turn)}&after=${seen.id}`, onEvent, signal);
+      } catch (err) {
+        if (signal.aborted) throw err;
+      }
+    }
   }
 
   // refreshTitle shows the title the server gave the conversation from its
@@ -231,8 +260,8 @@ class Thread {
   }
 
   // cancel asks the server to stop the turn (it answers every pending tool
-  // call and ends the stream); when that fails, dropping the stream stops
-  // the turn too.
+  // call and ends the stream); when that fails, the page stops reading
+  // the stream (the turn goes on on the server, within its limits).
   async cancel() {
     const t = this.turn;
     if (!t) return;
