@@ -113,8 +113,9 @@ type Engine interface {
 	// (a new turn, or the answer to the conversation's paused turn): it
 	// reads the conversation, its messages and the organisation's
 	// settings once, and writes nothing. A conversation that is not c's
-	// is engine.ErrNoConversation.
-	Begin(ctx context.Context, c Caller, conversationID, message string) (PendingTurn, error)
+	// is engine.ErrNoConversation. turnID names the new turn ("" gives a
+	// fresh id); a turn answering a paused one keeps that turn's id.
+	Begin(ctx context.Context, c Caller, conversationID, message, turnID string) (PendingTurn, error)
 	// Run prepares and runs a begun turn. Events go to emit as they
 	// happen, ending with agent.EventDone or agent.EventError; emit is
 	// never called after Run returns. Cancelling ctx cancels the turn,

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -74,6 +75,7 @@ type fakeEngine struct {
 	st      httpapi.Repositories
 	mu      sync.Mutex
 	calls   []sendCall
+	begun   int        // ordinary turns begun, numbering their ids
 	blocked chan error // receives context.Cause(ctx) when a blocked turn ends, ctx.Err() when a tool run does
 	// toolRunning receives the context of a console run of the tool
 	// "block" once it runs.
@@ -106,26 +108,21 @@ type fakeTurn struct {
 	conv    store.Conversation
 	message string
 	answers bool
+	id      string
 }
 
 func (t fakeTurn) Conversation() store.Conversation { return t.conv }
 func (t fakeTurn) Answers() bool                    { return t.answers }
 
-// TurnID is the id its script's events carry.
-func (t fakeTurn) TurnID() string {
-	switch t.message {
-	case "block", "block-bare", "silent":
-		return "turn_b"
-	case "late-boom":
-		return "turn_l"
-	}
-	return "turn_1"
-}
+// TurnID is the turn's id: the one Begin was given, else the one its
+// script's events carry for the blocking and failing scripts, else
+// turn_1, turn_2, … in the order the fixture began them.
+func (t fakeTurn) TurnID() string { return t.id }
 
 // Begin reads the conversation as the engine does: another user's is
 // engine.ErrNoConversation, and the turn answers when the last turn is
 // paused (store.PausedTurn).
-func (f *fakeEngine) Begin(ctx context.Context, c httpapi.Caller, id, message string) (httpapi.PendingTurn, error) {
+func (f *fakeEngine) Begin(ctx context.Context, c httpapi.Caller, id, message, turnID string) (httpapi.PendingTurn, error) {
 	conv, err := f.st.GetConversation(ctx, c.OrgID, id)
 	if errors.Is(err, store.ErrNotFound) || err == nil && conv.UserID != c.UserID {
 		return nil, engine.ErrNoConversation
@@ -141,7 +138,22 @@ func (f *fakeEngine) Begin(ctx context.Context, c httpapi.Caller, id, message st
 	if err != nil {
 		return nil, err
 	}
-	return fakeTurn{caller: c, conv: conv, message: message, answers: paused != nil}, nil
+	t := fakeTurn{caller: c, conv: conv, message: message, answers: paused != nil, id: turnID}
+	switch {
+	case paused != nil:
+		t.id = paused.ID
+	case t.id != "":
+	case message == "block" || message == "block-bare" || message == "silent":
+		t.id = "turn_b"
+	case message == "late-boom":
+		t.id = "turn_l"
+	default:
+		f.mu.Lock()
+		f.begun++
+		t.id = fmt.Sprintf("turn_%d", f.begun)
+		f.mu.Unlock()
+	}
+	return t, nil
 }
 
 func (f *fakeEngine) Run(ctx context.Context, pt httpapi.PendingTurn, emit func(agent.Event)) error {
@@ -191,7 +203,7 @@ func (f *fakeEngine) lastCall(t *testing.T) sendCall {
 }
 
 func (f *fakeEngine) Inspect(ctx context.Context, c httpapi.Caller, conv, turnID, message string) (httpapi.Inspection, error) {
-	if _, err := f.Begin(ctx, c, conv, message); err != nil {
+	if _, err := f.Begin(ctx, c, conv, message, ""); err != nil {
 		return httpapi.Inspection{}, err
 	}
 	if turnID == "turn_missing" {

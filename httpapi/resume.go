@@ -22,8 +22,10 @@ func (s *server) resumeRoutes() {
 		Summary: "Follow a turn's events, or resume them after a cursor, on any replica",
 		Description: "Streams the recorded events of the conversation's turn (the one named by turn, else the running one) " +
 			"numbered above Last-Event-ID (or after; 0 from the start), as send-message streamed them, waiting for new ones " +
-			"while the turn runs on any replica, until its done or error event. A turn whose server stopped before it " +
-			"finished ends with an error event saying so. Events are kept for runs.events_retention (1 hour by default). " +
+			"while the turn runs on any replica, until its done or error event. A cursor needs turn (400 turn_required): " +
+			"ids count within one turn. A turn whose server stopped before it finished ends with an error event, without " +
+			"an id, saying so. 204 when the named turn has stopped and the cursor is at or past its last event (nothing " +
+			"more will come: EventSource stops reconnecting). Events are kept for runs.events_retention (1 hour by default). " +
 			"404 when the conversation is not the caller's or has no such turn (409 no_turn when none runs and none is named).",
 		Errors:    []int{http.StatusBadRequest, http.StatusNotFound, http.StatusConflict},
 		Responses: eventStreamResponses(s.api),
@@ -60,27 +62,48 @@ func (s *server) turnEvents(ctx context.Context, in *eventsInput) (*huma.StreamR
 	if err != nil {
 		return nil, err
 	}
+	if after > 0 && in.Turn == "" {
+		return nil, apiErr(http.StatusBadRequest, "turn_required", "a cursor counts within one turn: name it with turn (each event's turn_id)")
+	}
 	if _, err := s.ownConversation(ctx, a, in.ID); err != nil {
 		return nil, err
 	}
+	run, live, err := s.runs.Running(ctx, a.OrgID, in.ID)
+	if err != nil {
+		return nil, err
+	}
 	turnID := in.Turn
-	if turnID == "" {
-		run, live, err := s.runs.Running(ctx, a.OrgID, in.ID)
-		if err != nil {
+	switch {
+	case turnID == "" && !live:
+		return nil, apiErr(http.StatusConflict, "no_turn", "no turn of this conversation is running; name one with turn")
+	case turnID == "":
+		turnID = run.TurnID
+	default:
+		if err := s.turnOf(ctx, a.OrgID, in.ID, turnID); err != nil {
 			return nil, err
 		}
-		if !live {
-			return nil, apiErr(http.StatusConflict, "no_turn", "no turn of this conversation is running; name one with turn")
+		if stopped := !live || run.TurnID != turnID; stopped && after > 0 {
+			last, err := s.st.LastTurnEventSeq(ctx, a.OrgID, turnID)
+			if err != nil {
+				return nil, err
+			}
+			if last > 0 && after >= last {
+				return &huma.StreamResponse{Body: func(hctx huma.Context) { hctx.SetStatus(http.StatusNoContent) }}, nil
+			}
 		}
-		turnID = run.TurnID
-	} else if t, err := s.st.GetTurn(ctx, a.OrgID, turnID); errors.Is(err, store.ErrNotFound) || err == nil && t.ConversationID != in.ID {
-		return nil, apiErr(http.StatusNotFound, "not_found", "the conversation has no such turn")
-	} else if err != nil {
-		return nil, err
 	}
 	return &huma.StreamResponse{Body: func(hctx huma.Context) {
 		s.followTurn(ctx, hctx, a.OrgID, in.ID, turnID, after)
 	}}, nil
+}
+
+// turnOf answers 404 unless turnID is a stored turn of the conversation.
+func (s *server) turnOf(ctx context.Context, orgID, conversationID, turnID string) error {
+	t, err := s.st.GetTurn(ctx, orgID, turnID)
+	if errors.Is(err, store.ErrNotFound) || err == nil && t.ConversationID != conversationID {
+		return apiErr(http.StatusNotFound, "not_found", "the conversation has no such turn")
+	}
+	return err
 }
 
 // followTurn streams the turn's recorded events after the cursor until

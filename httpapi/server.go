@@ -49,9 +49,9 @@ type Config struct {
 	// the store and never needs it.
 	MCP MCPAdmin
 	// Runs holds the conversations' running turns across replicas (leases,
-	// cancel, recorded events); nil builds one over Store with the
-	// defaults, Exclusive (this handler is the store's only server), whose
-	// heartbeat and reaper run only if the caller runs its Loop.
+	// cancel, recorded events); nil builds one over Store, Exclusive (this
+	// handler is the store's only server) and with a 24-hour lease, since
+	// nothing runs its Loop to renew leases.
 	Runs *runs.Registry
 	// UI serves every path outside the API (/api/, /login, /healthz,
 	// /openapi.*); nil answers them 404.
@@ -133,7 +133,8 @@ func New(cfg Config) http.Handler {
 		s.log = slog.New(slog.DiscardHandler)
 	}
 	if s.runs = cfg.Runs; s.runs == nil {
-		reg, err := runs.New(runs.Config{Runs: cfg.Store, Events: cfg.Store, Turns: cfg.Store, Now: cfg.Now, Logger: s.log, Exclusive: true})
+		reg, err := runs.New(runs.Config{Runs: cfg.Store, Events: cfg.Store, Turns: cfg.Store, Now: cfg.Now, Logger: s.log,
+			Exclusive: true, Lease: 24 * time.Hour, Heartbeat: time.Hour})
 		if err != nil {
 			panic("httpapi: " + err.Error())
 		}

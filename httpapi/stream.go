@@ -28,16 +28,19 @@ func (s *server) streamRoutes() {
 			"GET .../events resumes it from any id, on any replica. POST .../cancel ends it with a done event whose stop is \"cancelled\". " +
 			"An untitled conversation takes its title from the message's first line. " +
 			"Rate-limited per user, with console runs (429 with Retry-After). " +
+			"A turn the server stops (shutting down, or its hold on the turn lost) ends with an error event saying so, " +
+			"or 503 interrupted before any event. 409 conversation_changed: another turn changed the conversation " +
+			"while the message was on its way (a pause came); send it again. " +
 			"A user disabled while the request was on its way gets 401 unauthorized before any event; " +
 			"disabled once the turn runs, its done event with stop \"cancelled\".",
-		Errors:    []int{http.StatusNotFound, http.StatusConflict, http.StatusTooManyRequests},
+		Errors:    []int{http.StatusNotFound, http.StatusConflict, http.StatusTooManyRequests, http.StatusServiceUnavailable},
 		Responses: eventStreamResponses(s.api),
 	}, signedIn, s.sendMessage)
 	register(s, huma.Operation{
 		OperationID: "answer-pause", Method: http.MethodPost, Path: "/api/conversations/{id}/answer", Tags: tags,
 		Summary:     "Answer the paused turn's question; the turn resumes as Server-Sent Events",
 		Description: "As send-message, for a conversation whose last turn is paused (409 otherwise).",
-		Errors:      []int{http.StatusNotFound, http.StatusConflict, http.StatusTooManyRequests},
+		Errors:      []int{http.StatusNotFound, http.StatusConflict, http.StatusTooManyRequests, http.StatusServiceUnavailable},
 		Responses:   eventStreamResponses(s.api),
 	}, signedIn, s.answerPause)
 	register(s, huma.Operation{
@@ -121,7 +124,7 @@ func (s *server) startTurn(ctx context.Context, id, text string, answer bool) (*
 	key := turnKey(a.OrgID, id)
 	ended, unwatch := s.turns.watch(key)
 	defer unwatch()
-	pt, err := s.eng.Begin(ctx, a.Caller, id, text)
+	pt, err := s.eng.Begin(ctx, a.Caller, id, text, "")
 	if err != nil {
 		return nil, s.toError(ctx, "send-message", err)
 	}
@@ -134,7 +137,7 @@ func (s *server) startTurn(ctx context.Context, id, text string, answer bool) (*
 	if err := s.rateLimit(a); err != nil {
 		return nil, err
 	}
-	run, err := s.claimRun(ctx, a, id, pt.TurnID())
+	run, err := s.claimRun(ctx, a, pt)
 	if err != nil {
 		return nil, err
 	}
@@ -167,27 +170,19 @@ func (s *server) startTurn(ctx context.Context, id, text string, answer bool) (*
 	}}, nil
 }
 
-// fresh returns pt, or pt collected again when a turn of its conversation
-// ended after Begin read it: on this server (ended, from the watch), or,
-// with other replicas, on another one (the conversation, which every turn
-// stamps as it starts, changed since: one more read, skipped when the
-// registry is Exclusive). The run is claimed, so no other turn of the
-// conversation runs now. A turn whose id changed meanwhile (a pause came
-// or went) is refused: the run holds the id Begin gave.
+// fresh returns pt, or pt collected again now that the run is claimed
+// (no other turn of the conversation can run): on a store this server
+// alone serves (the registry is Exclusive), only when a turn of the
+// conversation ended after Begin read it (ended, from the watch); with
+// other replicas, always, since a turn may have ended on another one
+// meanwhile. The turn keeps the id the run holds; when the conversation
+// changed so that it would not (a pause came), the message is refused
+// with 409 conversation_changed, to be sent again.
 func (s *server) fresh(ctx context.Context, a *auth, pt PendingTurn, ended bool, text string, answer bool) (PendingTurn, error) {
 	if !ended && s.runs.Exclusive() {
 		return pt, nil
 	}
-	if !ended {
-		conv, err := s.st.GetConversation(ctx, a.OrgID, pt.Conversation().ID)
-		if err != nil {
-			return nil, s.toError(ctx, "send-message", err)
-		}
-		if conv.UpdatedAt.Equal(pt.Conversation().UpdatedAt) {
-			return pt, nil
-		}
-	}
-	again, err := s.eng.Begin(ctx, a.Caller, pt.Conversation().ID, text)
+	again, err := s.eng.Begin(ctx, a.Caller, pt.Conversation().ID, text, pt.TurnID())
 	switch {
 	case err != nil:
 		return nil, s.toError(ctx, "send-message", err)
@@ -199,7 +194,7 @@ func (s *server) fresh(ctx context.Context, a *auth, pt PendingTurn, ended bool,
 	return again, nil
 }
 
-// claimRun claims the conversation's run for turnID, held by this
+// claimRun claims pt's conversation's run for its turn, held by this
 // server. It fails with errTurnRunning when a turn of the conversation
 // runs on any replica, and with errDisabled's 401 when a was disabled
 // after the request authenticated.
@@ -209,8 +204,9 @@ func (s *server) fresh(ctx context.Context, a *auth, pt PendingTurn, ended bool,
 // committed before the claim reached nothing of this run, so the re-read
 // sees it and refuses; one that commits after the re-read finds the run
 // claimed and cancels it.
-func (s *server) claimRun(ctx context.Context, a *auth, id, turnID string) (*runs.Run, error) {
-	run, err := s.runs.Claim(ctx, a.OrgID, id, turnID, a.UserID)
+func (s *server) claimRun(ctx context.Context, a *auth, pt PendingTurn) (*runs.Run, error) {
+	run, err := s.runs.Claim(ctx, runs.Turn{OrgID: a.OrgID, ConversationID: pt.Conversation().ID, TurnID: pt.TurnID(),
+		UserID: a.UserID, Continues: pt.Answers()})
 	if errors.Is(err, runs.ErrRunning) {
 		return nil, errTurnRunning
 	}
@@ -256,17 +252,35 @@ var errCancelRequested = errors.New("turn cancelled on request")
 // GET .../events), streaming its recorded events, and ends the stream. A
 // turn cancelled on request ends with a done event whose stop is
 // "cancelled": the engine's own, or one added when the engine stopped
-// without it. Otherwise an error before any event is a JSON error
-// response; after, an error event unless the engine already ended with
-// done or error. Added events are recorded like the engine's, so a
-// reader on another replica sees the same end.
+// without it. A turn stopped by the server stopping or by a lost lease
+// ends with an error event saying so (in place of the engine's done).
+// Otherwise an error before any event is a JSON error response; after, an
+// error event unless the engine already ended with done or error. Added
+// events are recorded like the engine's, so a reader on another replica
+// sees the same end. The last events (from the first done or error on)
+// reach this client only after the run is released, so a client that
+// sends its next message on reading them never finds the conversation
+// busy.
 func (s *server) runTurn(hctx huma.Context, run *runs.Run, pt PendingTurn, end func()) {
 	ctx := run.Context()
 	_, w := humago.Unwrap(hctx)
 	es := newEventStream(w)
-	run.SetSink(es.recorded)
+	var held []runs.Event // written after end; the sink runs under the run's lock
+	run.SetSink(func(ev runs.Event) {
+		if held != nil || ev.Kind == agent.EventDone || ev.Kind == agent.EventError {
+			held = append(held, ev)
+			return
+		}
+		es.recorded(ev)
+	})
+	emit := func(ev agent.Event) {
+		if cause := context.Cause(ctx); ev.Kind == agent.EventDone && ctx.Err() != nil && !errors.Is(cause, runs.ErrCancelled) {
+			ev = agent.Event{Kind: agent.EventError, ConversationID: ev.ConversationID, TurnID: ev.TurnID, Error: interruptedBy(cause)}
+		}
+		run.Emit(ev)
+	}
 	stop := es.heartbeats(s.heartbeat)
-	err := s.eng.Run(ctx, pt, run.Emit)
+	err := s.eng.Run(ctx, pt, emit)
 	stop()
 	ev := agent.Event{ConversationID: pt.Conversation().ID, TurnID: run.TurnID()}
 	var e *Error
@@ -279,7 +293,10 @@ func (s *server) runTurn(hctx huma.Context, run *runs.Run, pt PendingTurn, end f
 			ev.Kind, ev.Stop = agent.EventDone, agent.StopCancelled
 			run.Emit(ev)
 		}
-	case err != nil && ctx.Err() != nil:
+	case ctx.Err() != nil:
+		if err != nil && !errors.Is(err, context.Canceled) {
+			s.internal(ctx, "send-message", err)
+		}
 		e = apiErr(http.StatusServiceUnavailable, "interrupted", interruptedBy(cause))
 	case err != nil:
 		e = s.toError(ctx, "send-message", err)
@@ -288,9 +305,10 @@ func (s *server) runTurn(hctx huma.Context, run *runs.Run, pt PendingTurn, end f
 		ev.Kind, ev.Error = agent.EventError, e.Detail.Message
 		run.Emit(ev)
 	}
-	// Released before the stream ends, so its client may send the next
-	// message as soon as it has read the last event.
 	end()
+	for _, ev := range held {
+		es.recorded(ev)
+	}
 	if !es.close(e) {
 		_ = es.rc.SetWriteDeadline(time.Now().Add(streamWriteTimeout))
 		writeHumaError(hctx, e)

@@ -105,8 +105,10 @@ func (t pendingTurn) TurnID() string { return t.c.Facts().TurnID }
 func (t pendingTurn) Answers() bool { return t.c.Paused() != nil }
 
 // Begin implements Engine.
-func (a *turnEngine) Begin(ctx context.Context, c Caller, conversationID, message string) (PendingTurn, error) {
-	col, err := a.cfg.Engine.Collect(ctx, request(c, conversationID, message))
+func (a *turnEngine) Begin(ctx context.Context, c Caller, conversationID, message, turnID string) (PendingTurn, error) {
+	r := request(c, conversationID, message)
+	r.TurnID = turnID
+	col, err := a.cfg.Engine.Collect(ctx, r)
 	if err != nil {
 		return nil, err
 	}

@@ -3,6 +3,7 @@ package runs
 import (
 	"context"
 	"fmt"
+	"sync"
 	"time"
 )
 
@@ -44,39 +45,54 @@ func (r *Registry) Recover(ctx context.Context) (int, error) {
 }
 
 // Loop renews this replica's leases every heartbeat, picking up cancel
-// requests from other replicas, and every reap interval reaps the runs
+// requests from other replicas, and, on a goroutine of its own (so that a
+// slow sweep never delays a renewal), every reap interval reaps the runs
 // of replicas that stopped renewing and deletes events past their
 // retention, until ctx ends. Then every run still held here is cancelled
 // with ErrStopping, and Loop returns.
 func (r *Registry) Loop(ctx context.Context) {
 	defer r.stopCancel(ErrStopping)
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	wg.Go(func() {
+		reap := time.NewTicker(r.cfg.Reap)
+		defer reap.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-reap.C:
+				r.Reap(ctx)
+			}
+		}
+	})
 	beat := time.NewTicker(r.cfg.Heartbeat)
 	defer beat.Stop()
-	reap := time.NewTicker(r.cfg.Reap)
-	defer reap.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-beat.C:
 			r.Heartbeat(ctx)
-		case <-reap.C:
-			r.Reap(ctx)
 		}
 	}
 }
 
 // Heartbeat renews the leases of the runs held here once: a run whose
 // cancel was requested elsewhere is cancelled (ErrCancelled), and one
-// the store no longer holds for this replica, or whose lease passed
-// while the store could not be reached, stops (ErrLeaseLost). Loop calls
-// it every heartbeat; tests call it directly.
+// the store no longer holds for this replica stops (ErrLeaseLost); each
+// renewed run's watchdog moves on to the new end of its lease. The
+// renewal is bounded by a heartbeat: one that takes longer is abandoned,
+// and the next tries again (a run whose lease passes meanwhile stops by
+// its watchdog). Loop calls it every heartbeat; tests call it directly.
 func (r *Registry) Heartbeat(ctx context.Context) {
 	now := r.cfg.Now()
 	r.mu.Lock()
 	claimsBefore := r.claims
 	r.mu.Unlock()
-	renewed, err := r.cfg.Runs.RenewRuns(ctx, r.cfg.Replica, now, now.Add(r.cfg.Lease))
+	rctx, cancel := context.WithTimeout(ctx, r.cfg.Heartbeat)
+	renewed, err := r.cfg.Runs.RenewRuns(rctx, r.cfg.Replica, now, now.Add(r.cfg.Lease))
+	cancel()
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if err != nil {
@@ -98,7 +114,7 @@ func (r *Registry) Heartbeat(ctx context.Context) {
 			continue
 		}
 		held[k] = true
-		run.setRenewed(now)
+		run.renew(now, now.Add(r.cfg.Lease).Sub(r.cfg.Now()))
 		if sr.CancelRequested {
 			run.cancel(ErrCancelled)
 		}
@@ -116,6 +132,8 @@ func (r *Registry) Heartbeat(ctx context.Context) {
 // it every reap interval; tests call it directly.
 func (r *Registry) Reap(ctx context.Context) {
 	now := r.cfg.Now()
+	ctx, cancel := context.WithTimeout(ctx, max(r.cfg.Reap, time.Minute))
+	defer cancel()
 	reaped, err := r.cfg.Runs.ReapRuns(ctx, now, now)
 	if err != nil && ctx.Err() == nil {
 		r.cfg.Logger.Error("reap the turns of stopped replicas", "err", err)
@@ -129,10 +147,13 @@ func (r *Registry) Reap(ctx context.Context) {
 	}
 }
 
-func (run *Run) setRenewed(t time.Time) {
+// renew records a renewal made at t and moves the run's watchdog to fire
+// after d, the time left of the lease it granted.
+func (run *Run) renew(t time.Time, d time.Duration) {
 	run.mu.Lock()
 	defer run.mu.Unlock()
 	run.renewed = t
+	run.watchdog.Reset(max(d, 0))
 }
 
 // leaseEnd is when the run's lease passes unless renewed again.

@@ -47,13 +47,20 @@ type recorder struct {
 	batch  []store.TurnEvent
 	bytes  int
 	timer  *time.Timer
+	// gen tells the armed timer's callback from one stopped meanwhile.
+	gen    uint64
 	sink   func(Event)
 	closed bool
-	// failed is set once a batch could not be stored (logged once).
+	// failed is set once a batch could not be stored: nothing more is
+	// stored, so that readers on other replicas find the stream ending
+	// (runs.ErrNoEnd) rather than a gap in its numbers.
 	failed bool
 }
 
-func newRecorder(reg *Registry, sr store.Run) *recorder { return &recorder{reg: reg, sr: sr} }
+// newRecorder numbers the run's events from after seq.
+func newRecorder(reg *Registry, sr store.Run, seq int64) *recorder {
+	return &recorder{reg: reg, sr: sr, seq: seq}
+}
 
 // SetSink sends every event numbered from now on to sink as well, in
 // order; nil stops sending. sink is called with the recorder's lock held,
@@ -135,44 +142,61 @@ func (rc *recorder) number(ev agent.Event) {
 // arm starts the flush timer unless it runs; rc.mu is held.
 func (rc *recorder) arm() {
 	if rc.timer == nil {
-		rc.timer = time.AfterFunc(rc.reg.cfg.TextFlush, rc.flush)
+		rc.gen++
+		gen := rc.gen
+		rc.timer = time.AfterFunc(rc.reg.cfg.TextFlush, func() { rc.flush(gen) })
 	}
 }
 
-// flush is the timer: it ends the gathered text and stores the batch.
-func (rc *recorder) flush() {
+// flush is the timer armed as gen: it ends the gathered text and stores
+// the batch. A timer stopped while its call waited for the lock does
+// nothing.
+func (rc *recorder) flush(gen uint64) {
 	rc.mu.Lock()
 	defer rc.mu.Unlock()
-	rc.timer = nil
-	if rc.closed {
+	if gen != rc.gen || rc.closed {
 		return
 	}
+	rc.timer = nil
 	rc.endText()
 	rc.store()
 }
 
-// store writes the batch in one append and empties it; rc.mu is held. A
-// failure is logged once per run: the live stream goes on, and readers
-// resuming on another replica miss what it held.
+// store writes the batch in one append and empties it; rc.mu is held.
+// An append that fails is tried once more; failing again, it is logged
+// and the recording stops (failed): the live stream goes on, and readers
+// on other replicas see the stream end after the last stored event,
+// never a gap.
 func (rc *recorder) store() {
 	if rc.timer != nil {
 		rc.timer.Stop()
 		rc.timer = nil
+		rc.gen++
 	}
 	if len(rc.batch) == 0 {
 		return
 	}
 	batch := rc.batch
 	rc.batch, rc.bytes = nil, 0
-	// Detached: the events of a cancelled turn (its done above all) are
-	// recorded too.
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	err := rc.reg.cfg.Events.AppendTurnEvents(ctx, rc.sr.OrgID, rc.sr.ConversationID, rc.sr.TurnID, batch)
-	if err != nil && !rc.failed {
-		rc.failed = true
-		rc.reg.cfg.Logger.Error("record a turn's events", "conversation", rc.sr.ConversationID, "turn", rc.sr.TurnID, "err", err)
+	if rc.failed {
+		return
 	}
+	var err error
+	for range 2 {
+		if err = rc.append(batch); err == nil {
+			return
+		}
+	}
+	rc.failed = true
+	rc.reg.cfg.Logger.Error("record a turn's events; the rest of its stream is not recorded", "conversation", rc.sr.ConversationID, "turn", rc.sr.TurnID, "err", err)
+}
+
+// append stores batch, detached from the turn's context: the events of a
+// cancelled turn (its done above all) are recorded too.
+func (rc *recorder) append(batch []store.TurnEvent) error {
+	ctx, cancel := context.WithTimeout(context.Background(), claimTimeout)
+	defer cancel()
+	return rc.reg.cfg.Events.AppendTurnEvents(ctx, rc.sr.OrgID, rc.sr.ConversationID, rc.sr.TurnID, batch)
 }
 
 // close stores what is gathered and records nothing more.

@@ -179,21 +179,43 @@ func (r *Registry) Config() Config { return r.cfg }
 
 func runKey(orgID, conversationID string) string { return orgID + "\x00" + conversationID }
 
-// Claim makes turnID its conversation's running turn, held by this
-// replica: it fails with ErrRunning when the conversation has a live run
-// on any replica. A run whose lease passed is taken over, its turn
-// recorded as interrupted. The returned Run's context ends when the run
-// is cancelled (ErrCancelled), loses its lease (ErrLeaseLost) or the
-// server stops (ErrStopping); it does not end with ctx, which bounds the
-// claim alone. The caller must call End once the turn is over.
-func (r *Registry) Claim(ctx context.Context, orgID, conversationID, turnID, userID string) (*Run, error) {
+// Turn names a turn to claim its conversation for.
+type Turn struct {
+	OrgID, ConversationID, TurnID string
+	// UserID is the turn's caller (CancelUser reaches the turn).
+	UserID string
+	// Continues says the turn ran before (a paused turn being answered):
+	// its events are numbered on from the last one recorded, so ids never
+	// repeat within a turn.
+	Continues bool
+}
+
+// claimTimeout bounds a claim's store calls: they are not the request's
+// (a client leaving just after the claim commits must not leave a run
+// that nothing ends).
+const claimTimeout = 10 * time.Second
+
+// Claim makes t its conversation's running turn, held by this replica:
+// it fails with ErrRunning when the conversation has a live run on any
+// replica. A run whose lease passed is taken over, its turn recorded as
+// interrupted. The returned Run's context ends when the run is cancelled
+// (ErrCancelled), loses its lease (ErrLeaseLost: not renewed in time) or
+// the server stops (ErrStopping); it does not end with ctx, which only
+// carries the claim's values. The caller must call End once the turn is
+// over.
+func (r *Registry) Claim(ctx context.Context, t Turn) (*Run, error) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), claimTimeout)
+	defer cancel()
 	now := r.cfg.Now()
-	sr := store.Run{OrgID: orgID, ConversationID: conversationID, TurnID: turnID, UserID: userID,
+	sr := store.Run{OrgID: t.OrgID, ConversationID: t.ConversationID, TurnID: t.TurnID, UserID: t.UserID,
 		Replica: r.cfg.Replica, StartedAt: now, ExpiresAt: now.Add(r.cfg.Lease)}
-	r.mu.Lock()
-	r.claims++
-	seq := r.claims
-	r.mu.Unlock()
+	var seq int64
+	if t.Continues {
+		var err error
+		if seq, err = r.cfg.Events.LastTurnEventSeq(ctx, t.OrgID, t.TurnID); err != nil {
+			return nil, fmt.Errorf("read the turn's last event: %w", err)
+		}
+	}
 	expired, err := r.cfg.Runs.ClaimRun(ctx, sr)
 	if errors.Is(err, store.ErrExists) {
 		return nil, ErrRunning
@@ -203,18 +225,27 @@ func (r *Registry) Claim(ctx context.Context, orgID, conversationID, turnID, use
 	}
 	if expired != nil {
 		r.cfg.Logger.Warn("took over a conversation whose replica stopped renewing its turn",
-			"conversation", conversationID, "interrupted_turn", expired.TurnID, "replica", expired.Replica)
+			"conversation", t.ConversationID, "interrupted_turn", expired.TurnID, "replica", expired.Replica)
 	}
-	runCtx, cancel := context.WithCancelCause(r.stop)
-	run := &Run{reg: r, sr: sr, ctx: runCtx, cancel: cancel, claim: seq, renewed: now}
-	run.rec = newRecorder(r, sr)
+	runCtx, stop := context.WithCancelCause(r.stop)
+	run := &Run{reg: r, sr: sr, ctx: runCtx, cancel: stop, renewed: now}
+	run.rec = newRecorder(r, sr, seq)
+	// The run stops by itself when its lease passes unrenewed, whatever
+	// the heartbeat is doing (a store call that hangs).
+	run.watchdog = time.AfterFunc(max(sr.ExpiresAt.Sub(r.cfg.Now()), 0), func() { run.cancel(ErrLeaseLost) })
 	r.mu.Lock()
-	if old := r.local[runKey(orgID, conversationID)]; old != nil {
+	// Numbered once the claim committed, under the lock that makes it
+	// local: a heartbeat whose snapshot of claims this number is within
+	// started after the commit, so its renewal saw the run.
+	r.claims++
+	run.claim = r.claims
+	k := runKey(t.OrgID, t.ConversationID)
+	if old := r.local[k]; old != nil {
 		// Only possible when old lost its lease and this claim took the
 		// conversation over: old stops.
 		old.cancel(ErrLeaseLost)
 	}
-	r.local[runKey(orgID, conversationID)] = run
+	r.local[k] = run
 	r.mu.Unlock()
 	return run, nil
 }
@@ -242,15 +273,15 @@ func (r *Registry) Cancel(ctx context.Context, orgID, conversationID string) (bo
 // CancelUser asks every running turn of the user to stop, on every
 // replica (at once here, within a heartbeat elsewhere).
 func (r *Registry) CancelUser(ctx context.Context, orgID, userID string) error {
-	if _, err := r.cfg.Runs.RequestCancelUser(ctx, orgID, userID); err != nil {
-		return fmt.Errorf("request cancel of the user's turns: %w", err)
-	}
 	r.mu.Lock()
-	defer r.mu.Unlock()
 	for _, run := range r.local {
 		if run.sr.OrgID == orgID && run.sr.UserID == userID {
 			run.cancel(ErrCancelled)
 		}
+	}
+	r.mu.Unlock()
+	if _, err := r.cfg.Runs.RequestCancelUser(ctx, orgID, userID); err != nil {
+		return fmt.Errorf("request cancel of the user's turns on other replicas: %w", err)
 	}
 	return nil
 }
@@ -294,8 +325,11 @@ type Run struct {
 	ctx    context.Context
 	cancel context.CancelCauseFunc
 	rec    *recorder
-	// claim is the registry's claim count at this claim.
+	// claim numbers the claim among the registry's (see Heartbeat).
 	claim uint64
+	// watchdog cancels the run (ErrLeaseLost) when its lease passes
+	// unrenewed; each renewal moves it on.
+	watchdog *time.Timer
 
 	mu sync.Mutex
 	// renewed is when the lease was last granted or renewed.
@@ -311,8 +345,9 @@ func (run *Run) Context() context.Context { return run.ctx }
 func (run *Run) TurnID() string { return run.sr.TurnID }
 
 // End records the events still gathered, releases the conversation (when
-// the run still holds it) and stops the run's context. Calling it again
-// does nothing.
+// the run still holds it; a turn still stored as running, its final
+// write having failed, is recorded as interrupted in the same step) and
+// stops the run's context. Calling it again does nothing.
 func (run *Run) End() {
 	run.mu.Lock()
 	if run.ended {
@@ -321,10 +356,11 @@ func (run *Run) End() {
 	}
 	run.ended = true
 	run.mu.Unlock()
+	run.watchdog.Stop()
 	run.rec.close()
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(run.ctx), 10*time.Second)
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(run.ctx), claimTimeout)
 	defer cancel()
-	err := run.reg.cfg.Runs.EndRun(ctx, run.sr.OrgID, run.sr.ConversationID, run.sr.TurnID)
+	err := run.reg.cfg.Runs.EndRun(ctx, run.sr.OrgID, run.sr.ConversationID, run.sr.TurnID, run.reg.cfg.Now())
 	if err != nil && !errors.Is(err, store.ErrNotFound) {
 		run.reg.cfg.Logger.Error("release a conversation's run", "conversation", run.sr.ConversationID, "turn", run.sr.TurnID, "err", err)
 	}

@@ -93,7 +93,7 @@ func (w *world) turn(conv, turnID string) {
 
 func (w *world) claim(reg *runs.Registry, conv, turnID string) *runs.Run {
 	w.t.Helper()
-	run, err := reg.Claim(w.t.Context(), "org", conv, turnID, "alice")
+	run, err := reg.Claim(w.t.Context(), runs.Turn{OrgID: "org", ConversationID: conv, TurnID: turnID, UserID: "alice"})
 	if err != nil {
 		w.t.Fatalf("Claim %s: %v", conv, err)
 	}
@@ -122,10 +122,10 @@ func TestClaimRefusesSecondReplica(t *testing.T) {
 	a, b := w.replica("a", nil), w.replica("b", nil)
 	w.turn("c1", "t1")
 	w.claim(a, "c1", "t1")
-	if _, err := b.Claim(t.Context(), "org", "c1", "t2", "alice"); !errors.Is(err, runs.ErrRunning) {
+	if _, err := b.Claim(t.Context(), runs.Turn{OrgID: "org", ConversationID: "c1", TurnID: "t2", UserID: "alice"}); !errors.Is(err, runs.ErrRunning) {
 		t.Fatalf("second claim on another replica: %v, want ErrRunning", err)
 	}
-	if _, err := a.Claim(t.Context(), "org", "c1", "t2", "alice"); !errors.Is(err, runs.ErrRunning) {
+	if _, err := a.Claim(t.Context(), runs.Turn{OrgID: "org", ConversationID: "c1", TurnID: "t2", UserID: "alice"}); !errors.Is(err, runs.ErrRunning) {
 		t.Fatalf("second claim on the same replica: %v, want ErrRunning", err)
 	}
 	if !a.Local("org", "c1") || b.Local("org", "c1") {
@@ -186,7 +186,7 @@ func TestCancelUserReachesEveryReplica(t *testing.T) {
 	w := newWorld(t)
 	a, b := w.replica("a", nil), w.replica("b", nil)
 	onA, onB := w.claim(a, "c1", "t1"), w.claim(b, "c2", "t2")
-	bob, err := b.Claim(t.Context(), "org", "c3", "t3", "bob")
+	bob, err := b.Claim(t.Context(), runs.Turn{OrgID: "org", ConversationID: "c3", TurnID: "t3", UserID: "bob"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -186,7 +186,7 @@ func (t scriptedTurn) TurnID() string                   { return "turn_1" }
 
 // Begin reads the conversation as the engine does: another user's is
 // engine.ErrNoConversation; the turn answers a paused last turn.
-func (e *scriptedEngine) Begin(ctx context.Context, c httpapi.Caller, id, message string) (httpapi.PendingTurn, error) {
+func (e *scriptedEngine) Begin(ctx context.Context, c httpapi.Caller, id, message, _ string) (httpapi.PendingTurn, error) {
 	conv, err := e.st.GetConversation(ctx, c.OrgID, id)
 	if errors.Is(err, store.ErrNotFound) || err == nil && conv.UserID != c.UserID {
 		return nil, engine.ErrNoConversation

@@ -294,14 +294,7 @@ func (m MCP) validate() error {
 // validate checks the runs settings by runs.Config.Check's rules: each
 // duration 0 (the default) or positive up to 24h, the lease longer than
 // two heartbeats, text_flush at most 1s.
-func (r Runs) validate() error {
-	for _, d := range []Duration{r.Lease, r.Heartbeat, r.Reap, r.EventsRetention, r.TextFlush} {
-		if d < 0 {
-			return errors.New("runs: durations cannot be negative (0 takes the default)")
-		}
-	}
-	return r.Config().Check()
-}
+func (r Runs) validate() error { return r.Config().Check() }
 
 // Config is r as the runs registry's settings (its stores, replica name
 // and clock left for the caller).

@@ -97,7 +97,9 @@ export class Api {
   }
 
   // follow GETs an event stream (a turn's recorded events, GET
-  // …/events) and calls onEvent as stream does.
+  // …/events) and calls onEvent as stream does. It resolves false when
+  // the server says nothing more will come (204: the turn stopped at the
+  // cursor), true once the stream ends.
   async follow(path, onEvent, signal) {
     const res = await this.fetch(path, () => ({
       method: 'GET',
@@ -105,7 +107,9 @@ export class Api {
       credentials: 'same-origin',
       signal,
     }));
+    if (res.status === 204) return false;
     await readEvents(res.body, onEvent);
+    return true;
   }
 
   async failure(res) {

@@ -230,7 +230,8 @@ class Thread {
     for (let tries = 0; !seen.ended && seen.turn && !signal.aborted; tries++) {
       if (tries === 3) throw new Error('lost the connection to the turn; reload the conversation to see how it ended');
       try {
-        await this.api.follow(`${this.base}/events?turn=${enc(seen.turn)}&after=${seen.id}`, onEvent, signal);
+        const more = await this.api.follow(`${this.base}/events?turn=${enc(seen.turn)}&after=${seen.id}`, onEvent, signal);
+        if (!more) seen.ended = true;
       } catch (err) {
         if (signal.aborted) throw err;
       }
