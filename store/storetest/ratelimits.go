@@ -52,8 +52,8 @@ func (f *fixture) takes(t *testing.T, key string, burst int, every time.Duration
 }
 
 // granted and refused build the takes of f.takes.
-func granted(at time.Time) take                    { return take{at: at, ok: true} }
-func refused(at time.Time, wait time.Duration) take { return take{at: at, wait: wait} }
+func granted(when time.Time) take                     { return take{at: when, ok: true} }
+func refused(when time.Time, wait time.Duration) take { return take{at: when, wait: wait} }
 
 // testRateBurst: a new key starts full: burst takes at one instant, then
 // a refusal that waits one interval.
