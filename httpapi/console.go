@@ -98,7 +98,7 @@ func (s *server) runConsoleTool(ctx context.Context, in *runToolInput) (*toolRun
 	if len(args) == 0 {
 		args = json.RawMessage("{}")
 	}
-	if err := s.rateLimit(a); err != nil {
+	if err := s.rateLimit(ctx, a); err != nil {
 		return nil, err
 	}
 	// Tracked like a turn, so that disabling the user cancels it.

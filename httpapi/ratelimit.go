@@ -1,13 +1,24 @@
 package httpapi
 
 import (
+	"context"
+	"fmt"
 	"math"
-	"sync"
+	"net/http"
+	"strconv"
 	"time"
+
+	"github.com/danielgtaylor/huma/v2"
+
+	"github.com/quiverhq/quiver/store"
 )
 
 // RateLimit is a token bucket per user (organisation + user) on sending
-// messages and answers: Burst messages back to back, then one per Every.
+// messages and answers and on console runs: Burst back to back, then one
+// per Every. The buckets live in the store (store.RateLimits), so every
+// server over one store, each replica behind a load balancer, counts one
+// bucket per user. accounts.Sweeper forgets buckets idle for a day, so a
+// Burst·Every above a day refills an idle user early.
 type RateLimit struct {
 	// Burst is how many messages a user may send at once; 0 means 10,
 	// negative turns the limit off.
@@ -23,28 +34,18 @@ const (
 	DefaultEvery = 6 * time.Second
 )
 
-// maxBuckets is when the limiter forgets users whose buckets are full
-// (a full bucket is the same as none).
-const maxBuckets = 10_000
-
-// limiter holds the buckets; safe for concurrent use.
+// limiter is the RateLimit policy over the store's buckets; it holds no
+// state of its own, so it is safe for concurrent use and agrees with
+// every other server's limiter over the same store.
 type limiter struct {
-	burst float64
+	burst int
 	every time.Duration
 	off   bool
 	now   func() time.Time
-
-	mu      sync.Mutex
-	buckets map[string]*bucket
-}
-
-type bucket struct {
-	tokens float64
-	at     time.Time
 }
 
 func newLimiter(rl RateLimit, now func() time.Time) *limiter {
-	l := &limiter{burst: float64(rl.Burst), every: rl.Every, off: rl.Burst < 0, now: now, buckets: map[string]*bucket{}}
+	l := &limiter{burst: rl.Burst, every: rl.Every, off: rl.Burst < 0, now: now}
 	if rl.Burst == 0 {
 		l.burst = DefaultBurst
 	}
@@ -54,42 +55,36 @@ func newLimiter(rl RateLimit, now func() time.Time) *limiter {
 	return l
 }
 
-// take spends one token of key's bucket. When none is left it reports
-// false and how long until one is.
-func (l *limiter) take(key string) (wait time.Duration, ok bool) {
+// take spends one token of the user's bucket in st. When none is left it
+// reports false and how long until one is; a store failure is an error,
+// never a token.
+func (l *limiter) take(ctx context.Context, st store.RateLimits, orgID, userID string) (wait time.Duration, ok bool, err error) {
 	if l.off {
-		return 0, true
+		return 0, true, nil
 	}
-	now := l.now()
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	b := l.buckets[key]
-	if b == nil {
-		if len(l.buckets) >= maxBuckets {
-			l.forgetFull(now)
-		}
-		b = &bucket{tokens: l.burst, at: now}
-		l.buckets[key] = b
-	}
-	l.refill(b, now)
-	if b.tokens >= 1 {
-		b.tokens--
-		return 0, true
-	}
-	return time.Duration(math.Ceil((1 - b.tokens) * float64(l.every))), false
+	return st.TakeToken(ctx, rateKey(orgID, userID), l.burst, l.every, l.now())
 }
 
-func (l *limiter) refill(b *bucket, now time.Time) {
-	if d := now.Sub(b.at); d > 0 { // a clock stepping back refills nothing
-		b.tokens = math.Min(l.burst, b.tokens+float64(d)/float64(l.every))
-		b.at = now
-	}
+// rateKey is the user's bucket key: the limit's name, then the
+// organisation ID's length, so that no two (organisation, user) pairs
+// share a key whatever their IDs hold.
+func rateKey(orgID, userID string) string {
+	return "messages/" + strconv.Itoa(len(orgID)) + "/" + orgID + "/" + userID
 }
 
-func (l *limiter) forgetFull(now time.Time) {
-	for k, b := range l.buckets {
-		if l.refill(b, now); b.tokens >= l.burst {
-			delete(l.buckets, k)
-		}
+// rateLimit spends one of the caller's tokens (messages, answers and
+// console runs share the bucket), or answers 429 with Retry-After. A
+// store failure is an internal error (500), not a free message.
+func (s *server) rateLimit(ctx context.Context, a *auth) error {
+	wait, ok, err := s.limiter.take(ctx, s.st, a.OrgID, a.UserID)
+	if err != nil {
+		return fmt.Errorf("rate limit: %w", err)
 	}
+	if ok {
+		return nil
+	}
+	secs := strconv.Itoa(int(math.Ceil(wait.Seconds())))
+	return huma.ErrorWithHeaders(
+		apiErr(http.StatusTooManyRequests, "rate_limited", "too many requests; try again in "+secs+"s"),
+		http.Header{"Retry-After": {secs}})
 }

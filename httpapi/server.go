@@ -37,6 +37,7 @@ type Repositories interface {
 	store.MCPServers
 	store.Runs
 	store.TurnEvents
+	store.RateLimits
 }
 
 // Config configures the API. Store and Engine are required; every other

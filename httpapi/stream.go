@@ -3,9 +3,7 @@ package httpapi
 import (
 	"context"
 	"errors"
-	"math"
 	"net/http"
-	"strconv"
 	"sync"
 	"time"
 
@@ -134,7 +132,7 @@ func (s *server) startTurn(ctx context.Context, id, text string, answer bool) (*
 	if s.runs.Local(a.OrgID, id) {
 		return nil, errTurnRunning
 	}
-	if err := s.rateLimit(a); err != nil {
+	if err := s.rateLimit(ctx, a); err != nil {
 		return nil, err
 	}
 	run, err := s.claimRun(ctx, a, pt)
@@ -222,19 +220,6 @@ func (s *server) claimRun(ctx context.Context, a *auth, pt PendingTurn) (*runs.R
 		return nil, err
 	}
 	return run, nil
-}
-
-// rateLimit spends one of the caller's tokens (messages, answers and
-// console runs share the bucket), or answers 429 with Retry-After.
-func (s *server) rateLimit(a *auth) error {
-	wait, ok := s.limiter.take(userKey(a.OrgID, a.UserID))
-	if ok {
-		return nil
-	}
-	secs := strconv.Itoa(int(math.Ceil(wait.Seconds())))
-	return huma.ErrorWithHeaders(
-		apiErr(http.StatusTooManyRequests, "rate_limited", "too many requests; try again in "+secs+"s"),
-		http.Header{"Retry-After": {secs}})
 }
 
 var (

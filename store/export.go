@@ -261,6 +261,7 @@ func SkippedTables() map[string]string {
 		"runs":              "transient: the lease of a turn running in a live process; a deployment is moved stopped, and a turn left running is marked interrupted",
 		"turn_events":       "transient: a running turn's event stream, kept a bounded time so that a reconnecting client resumes; the transcript (messages) keeps what each turn said",
 		"message_counters":  "derived (PostgreSQL): rebuilt on import as each conversation's highest Seq",
+		"rate_buckets":      "transient: the HTTP API's per-user token buckets; a bucket left out starts full, as an idle one would be",
 	}
 }
 

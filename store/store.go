@@ -17,6 +17,8 @@
 // Runs and TurnEvents are what the replicas of `quiver serve` share about
 // the turns they run: which replica holds a conversation's running turn,
 // by lease, and each turn's event stream, resumable from any replica.
+// RateLimits is their shared token buckets (the HTTP API's per-user
+// limit).
 package store
 
 import "errors"
@@ -60,6 +62,7 @@ type Store interface {
 	KeyChecks
 	Runs
 	TurnEvents
+	RateLimits
 	Archiver
 	// Close releases the store's resources.
 	Close() error

@@ -31,7 +31,9 @@
 // require them. Runs and turn events are checked under concurrent writers
 // too: claims of one conversation give it to exactly one, concurrent
 // reapers return each expired run once, eight appends of one Seq store
-// one, and a wait never misses an append made while it starts.
+// one, and a wait never misses an append made while it starts; rate
+// buckets too: sixteen takers of one key are granted exactly the tokens
+// it holds.
 package storetest
 
 import (
@@ -111,6 +113,7 @@ func groups() []group {
 		{name: "KeyChecks", alone: keyCheckAloneCases()},
 		{name: "Runs", cases: runCases(), alone: runAloneCases()},
 		{name: "Events", cases: eventCases()},
+		{name: "RateLimits", cases: rateLimitCases(), alone: rateLimitAloneCases()},
 	}
 }
 
