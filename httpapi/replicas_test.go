@@ -3,6 +3,7 @@ package httpapi_test
 import (
 	"bufio"
 	"bytes"
+	"fmt"
 	"errors"
 	"net/http"
 	"net/http/httptest"
@@ -109,7 +110,7 @@ func TestEventsResumeOnOtherReplica(t *testing.T) {
 
 func TestEventsOfDeadReplicaEndInterrupted(t *testing.T) {
 	p := newPair(t)
-	br, _ := p.blockOnA(t, "block-bare")
+	br, _ := p.blockOnA(t, "block")
 	// a stops renewing; past the lease b reaps the turn.
 	p.a.clock.Advance(runs.DefaultLease + time.Second)
 	p.regB.Reap(t.Context())
@@ -125,6 +126,8 @@ func TestEventsOfDeadReplicaEndInterrupted(t *testing.T) {
 	if err := <-p.a.eng.blocked; !errors.Is(err, runs.ErrLeaseLost) {
 		t.Errorf("the turn's context on a ended with %v, want runs.ErrLeaseLost", err)
 	}
+	// The engine ends a cancelled turn with done; a lost lease ends it
+	// with an error saying so instead.
 	if rest := readAll(t, br); len(rest) != 1 || rest[0].Name != "error" || !strings.Contains(rest[0].Data.Error, "lost its hold") {
 		t.Errorf("a's stream after losing the lease: %+v", rest)
 	}
@@ -141,6 +144,51 @@ func TestEventsEndpointRefusals(t *testing.T) {
 	wantError(t, f.do(f.carol, "GET", "/api/conversations/conv_other/events?turn=turn_1", nil), http.StatusNotFound, "not_found")
 	wantError(t, f.do(f.bob, "GET", "/api/conversations/conv_other/events?turn=turn_1", nil, "Last-Event-ID: -1"), http.StatusBadRequest, "bad_cursor")
 	wantError(t, f.do(f.bob, "GET", "/api/conversations/conv_other/events?turn=turn_1&after=x", nil), http.StatusBadRequest, "bad_cursor")
+	wantError(t, f.do(f.bob, "GET", "/api/conversations/conv_other/events", nil, "Last-Event-ID: 2"), http.StatusBadRequest, "turn_required")
+}
+
+// TestEventsPastTheEnd: a cursor at the last event of a stopped turn is
+// answered 204, so an EventSource stops reconnecting; one before it gets
+// the rest.
+func TestEventsPastTheEnd(t *testing.T) {
+	f := newFixture(t, nil)
+	f.conversation("org_a", "bob", "conv_bob")
+	r := f.do(f.bob, "POST", "/api/conversations/conv_bob/messages", map[string]any{"message": "hello"})
+	f.ok(r, 200, nil)
+	live := readAll(t, bytes.NewReader(r.body))
+	f.must(f.st.PutTurn(t.Context(), store.Turn{ID: "turn_1", OrgID: "org_a", UserID: "bob", ConversationID: "conv_bob",
+		Agent: "helper", Status: store.TurnDone, StartedAt: start}))
+	last := live[len(live)-1].ID
+	if r := f.do(f.bob, "GET", fmt.Sprintf("/api/conversations/conv_bob/events?turn=turn_1&after=%d", last), nil); r.StatusCode != http.StatusNoContent {
+		t.Errorf("at the end: status %d, want 204", r.StatusCode)
+	}
+	rest := readAll(t, f.openEvents(f.bob, fmt.Sprintf("/api/conversations/conv_bob/events?turn=turn_1&after=%d", last-1)).Body)
+	if len(rest) != 1 || rest[0].ID != last {
+		t.Errorf("one before the end: %+v, want the last event", rest)
+	}
+}
+
+// TestNextMessageRightAfterDone: the done event comes once the
+// conversation is free, so a client that sends on reading it is not
+// refused.
+func TestNextMessageRightAfterDone(t *testing.T) {
+	p := newPair(t)
+	p.a.conversation("org_a", "bob", "conv_bob")
+	for i := range 3 {
+		resp := p.a.open(p.a.bob, "/api/conversations/conv_bob/messages", map[string]any{"message": fmt.Sprintf("hi %d", i)})
+		br := bufio.NewReader(resp.Body)
+		for {
+			ev, err := readEvent(t, br)
+			p.a.must(err)
+			if ev.Name == "done" {
+				break
+			}
+		}
+		// Not reading to the end of the stream: the next message at once,
+		// on the other replica.
+		p.b.ok(p.b.do(p.b.bob, "POST", "/api/conversations/conv_bob/messages", map[string]any{"message": "next"}), 200, nil)
+		resp.Body.Close()
+	}
 }
 
 func TestEventsReplayFinishedTurn(t *testing.T) {

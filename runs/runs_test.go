@@ -302,6 +302,125 @@ func TestHeartbeatKeepsRunClaimedMeanwhile(t *testing.T) {
 	}
 }
 
+// slowClaims holds ClaimRun until release is closed, after telling
+// started.
+type slowClaims struct {
+	store.Runs
+	started, release chan struct{}
+}
+
+func (s *slowClaims) ClaimRun(ctx context.Context, r store.Run) (*store.Run, error) {
+	close(s.started)
+	<-s.release
+	return s.Runs.ClaimRun(ctx, r)
+}
+
+// TestHeartbeatKeepsClaimCommittedAfterItsRenewal: a claim that began
+// before a heartbeat and committed after the heartbeat's renewal read the
+// runs is absent from its answer, yet not lost.
+func TestHeartbeatKeepsClaimCommittedAfterItsRenewal(t *testing.T) {
+	w := newWorld(t)
+	slow := &slowClaims{Runs: w.st, started: make(chan struct{}), release: make(chan struct{})}
+	cr := &claimingRuns{Runs: slow}
+	a := w.replica("a", cr)
+	claimed := make(chan *runs.Run, 1)
+	go func() {
+		run, err := a.Claim(t.Context(), runs.Turn{OrgID: "org", ConversationID: "c1", TurnID: "t1", UserID: "alice"})
+		if err != nil {
+			t.Error(err)
+		}
+		claimed <- run
+	}()
+	<-slow.started
+	var run *runs.Run
+	cr.during = func() {
+		close(slow.release)
+		run = <-claimed
+	}
+	a.Heartbeat(t.Context())
+	if run == nil {
+		t.Fatal("the claim did not finish")
+	}
+	defer run.End()
+	if cause(run) != nil {
+		t.Errorf("a claim committed after the renewal read: %v, want running", cause(run))
+	}
+}
+
+func TestAnswerNumbersEventsOn(t *testing.T) {
+	w := newWorld(t)
+	a, b := w.replica("a", nil), w.replica("b", nil)
+	w.turn("c1", "t1")
+	first := w.claim(a, "c1", "t1")
+	first.Emit(text("Which unit?"))
+	first.Emit(agent.Event{Kind: agent.EventPause, ConversationID: "c1", TurnID: "t1"})
+	first.Emit(agent.Event{Kind: agent.EventDone, ConversationID: "c1", TurnID: "t1", Stop: "pause"})
+	first.End()
+	// The answer runs the same turn, on the other replica.
+	second, err := b.Claim(t.Context(), runs.Turn{OrgID: "org", ConversationID: "c1", TurnID: "t1", UserID: "alice", Continues: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var live sink
+	second.SetSink(live.add)
+	second.Emit(text("12 metres"))
+	second.Emit(agent.Event{Kind: agent.EventDone, ConversationID: "c1", TurnID: "t1", Stop: "answer"})
+	second.End()
+	if got := live.got(); len(got) != 2 || got[0].Seq != 4 || got[1].Seq != 5 {
+		t.Fatalf("the answer's events: %+v, want numbered 4 and 5", got)
+	}
+	var seqs []int64
+	if err := b.Follow(t.Context(), "org", "c1", "t1", 3, func(ev runs.Event) error { seqs = append(seqs, ev.Seq); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(seqs, []int64{4, 5}) {
+		t.Errorf("resumed after the pause's done: %v, want [4 5]", seqs)
+	}
+	if got := stored(t, w, "t1"); len(got) != 5 {
+		t.Errorf("stored %d events, want all 5 (the answer's not refused as repeats)", len(got))
+	}
+}
+
+// failingEvents fails every AppendTurnEvents while fail is set.
+type failingEvents struct {
+	store.TurnEvents
+	fail  bool
+	tries int
+}
+
+func (f *failingEvents) AppendTurnEvents(ctx context.Context, orgID, conversationID, turnID string, evs []store.TurnEvent) error {
+	f.tries++
+	if f.fail {
+		return errors.New("disk full")
+	}
+	return f.TurnEvents.AppendTurnEvents(ctx, orgID, conversationID, turnID, evs)
+}
+
+// TestFailedBatchStopsRecording: a batch that cannot be stored (twice)
+// ends the recording, so readers see the stream end, never a gap.
+func TestFailedBatchStopsRecording(t *testing.T) {
+	w := newWorld(t)
+	fe := &failingEvents{TurnEvents: w.st}
+	reg, err := runs.New(runs.Config{Runs: w.st, Events: fe, Turns: w.st, Replica: "a", Now: w.clk.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	runs.HoldText(reg, time.Hour)
+	run := w.claim(reg, "c1", "t1")
+	run.Emit(agent.Event{Kind: agent.EventPause, ConversationID: "c1", TurnID: "t1"}) // stored: 1
+	fe.fail = true
+	run.Emit(agent.Event{Kind: agent.EventPause, ConversationID: "c1", TurnID: "t1"}) // fails twice: 2
+	fe.fail = false
+	run.Emit(agent.Event{Kind: agent.EventDone, ConversationID: "c1", TurnID: "t1"}) // not stored: 3
+	run.End()
+	if fe.tries != 3 {
+		t.Errorf("%d appends, want 1, then 2 tries of the failing batch, then none", fe.tries)
+	}
+	if got := stored(t, w, "t1"); len(got) != 1 || got[0].Seq != 1 {
+		t.Errorf("stored: %d events, want only the first", len(got))
+	}
+}
+
 func TestLoopStopsRunsWhenItEnds(t *testing.T) {
 	w := newWorld(t)
 	a := w.replica("a", nil)

@@ -86,7 +86,7 @@ func Serve(ctx context.Context, o ServeOptions, env Env) error {
 		return err
 	}
 	fmt.Fprintf(env.Stderr, "quiver: serving %s (store: %s)\n", base, op.db)
-	sweeper := accounts.Sweeper{Accounts: &accounts.Service{Store: st, Now: env.Now}, Logger: env.Logger}
+	sweeper := accounts.Sweeper{Accounts: &accounts.Service{Store: st, Now: env.Now}, RateLimits: st, Logger: env.Logger}
 	background := func(ctx context.Context) {
 		var wg sync.WaitGroup
 		wg.Go(func() { sweeper.Run(ctx) })
