@@ -18,9 +18,9 @@ import (
 // version). Statements that lock several runs rows lock them in key order
 // or skip locked ones, so they never deadlock with each other. A writer
 // that also changes a run's turn (EndRun, ClaimRun's takeover, ReapRuns)
-// locks the runs row before the turns row, and the one writer of turns
-// rows without a run's (InterruptTurns) locks no runs row, so the two
-// tables never deadlock either.
+// locks the runs row before the turns row, and the writers of turns
+// alone (PutTurn, InterruptTurns) lock no runs row, so the two tables
+// never deadlock either.
 
 // runColumns are the columns scanRun reads, in its order.
 const runColumns = `org_id, conversation_id, turn_id, user_id, replica,
