@@ -68,6 +68,11 @@ type TurnEvents interface {
 	// one event when any is there). The caller pages on from the last
 	// Seq. A turn of another organisation has none.
 	ListTurnEvents(ctx context.Context, orgID, turnID string, after int64, limit int) ([]TurnEvent, error)
+	// LastTurnEventSeq returns the highest Seq stored for the turn in
+	// that organisation, or 0 when it has none (a turn of another
+	// organisation has none, as has one whose events retention deleted
+	// all). One indexed read; it takes no lock.
+	LastTurnEventSeq(ctx context.Context, orgID, turnID string) (int64, error)
 	// WaitTurnEvents returns nil once the turn has an event with Seq >
 	// after: at once when it has one already, otherwise as soon as an
 	// append stores one, from this process or another. It returns ctx's

@@ -34,11 +34,12 @@ type Run struct {
 // (each from its own clock); the store reads no clock.
 //
 // A run stops in one of three ways, each atomic with what it implies:
-// EndRun (its replica finished the turn), ReapRuns or a ClaimRun
-// takeover (the lease had passed: the turn is marked interrupted in the
-// same transaction). So a run is returned by at most one ReapRuns or
-// ClaimRun, and a turn that still has its Run was not interrupted by
-// them.
+// EndRun (its replica is done with the turn), ReapRuns or a ClaimRun
+// takeover (the lease had passed). Each marks the turn, when it is still
+// stored as running, TurnInterrupted in the same transaction, so no turn
+// stays running once its run is gone. So a run is returned by at most
+// one ReapRuns or ClaimRun, and a turn that still has its Run was not
+// interrupted by them.
 type Runs interface {
 	// ClaimRun makes r its conversation's one running turn. When the
 	// conversation has a run whose ExpiresAt is not before r.StartedAt,
@@ -62,10 +63,17 @@ type Runs interface {
 	// replica that reaps it). An empty replica, or expires not after now,
 	// is refused.
 	RenewRuns(ctx context.Context, replica string, now, expires time.Time) ([]Run, error)
-	// EndRun releases the conversation's run when it is still turnID's,
-	// and otherwise changes nothing and returns ErrNotFound: a replica
-	// whose run was reaped or taken over never releases the next turn's.
-	EndRun(ctx context.Context, orgID, conversationID, turnID string) error
+	// EndRun releases the conversation's run when it is still turnID's
+	// and, in the same transaction, marks that turn TurnInterrupted ended
+	// at `at` when it is still stored as running: a replica whose engine
+	// failed to write the turn's final status does not leave it running
+	// for good. A turn stored as done, paused, failed or interrupted is
+	// left as it is. When the run is not turnID's (or there is none) it
+	// changes nothing and returns ErrNotFound: a replica whose run was
+	// reaped or taken over never releases the next turn's, nor touches its
+	// own turn, which the reaper or taker ended already. A zero `at` is
+	// refused, writing nothing.
+	EndRun(ctx context.Context, orgID, conversationID, turnID string, at time.Time) error
 	// RequestCancel marks the conversation's run for cancellation and
 	// returns it (CancelRequested set), or ErrNotFound when the
 	// conversation has none in that organisation. Marking twice is not an
@@ -117,6 +125,15 @@ func CheckRenew(replica string, now, expires time.Time) error {
 		return errors.New("empty replica")
 	case !expires.After(now):
 		return fmt.Errorf("lease expires at %v, not after now %v", expires, now)
+	}
+	return nil
+}
+
+// CheckEnd reports the first way EndRun's arguments break its contract,
+// or nil.
+func CheckEnd(at time.Time) error {
+	if at.IsZero() {
+		return errors.New("no end time for the turn")
 	}
 	return nil
 }

@@ -87,6 +87,19 @@ func (s *Store) ListTurnEvents(ctx context.Context, orgID, turnID string, after 
 	return evs, nil
 }
 
+// LastTurnEventSeq reads the turn's highest Seq in one query, which the
+// primary key (org_id, turn_id, seq) answers from its last entry for the
+// turn (PostgreSQL plans MAX over an index prefix as one backward index
+// step).
+func (s *Store) LastTurnEventSeq(ctx context.Context, orgID, turnID string) (int64, error) {
+	const q = `SELECT COALESCE(MAX(seq), 0) FROM turn_events WHERE org_id = $1 AND turn_id = $2`
+	var seq int64
+	if err := s.pool.QueryRow(ctx, q, orgID, turnID).Scan(&seq); err != nil {
+		return 0, wrapErr("last turn event seq", err)
+	}
+	return seq, nil
+}
+
 // WaitTurnEvents waits on this process's Hub, which the Store's one
 // listening connection wakes on every append's notification, from any
 // replica. It registers, then reads the table, then waits: an append that

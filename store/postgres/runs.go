@@ -16,7 +16,11 @@ import (
 // (an UPDATE or DELETE locks the row, and on finding it changed by a
 // transaction that committed meanwhile re-evaluates its WHERE on the new
 // version). Statements that lock several runs rows lock them in key order
-// or skip locked ones, so they never deadlock with each other.
+// or skip locked ones, so they never deadlock with each other. A writer
+// that also changes a run's turn (EndRun, ClaimRun's takeover, ReapRuns)
+// locks the runs row before the turns row, and the writers of turns
+// alone (PutTurn, InterruptTurns) lock no runs row, so the two tables
+// never deadlock either.
 
 // runColumns are the columns scanRun reads, in its order.
 const runColumns = `org_id, conversation_id, turn_id, user_id, replica,
@@ -134,15 +138,40 @@ func (s *Store) RenewRuns(ctx context.Context, replica string, now, expires time
 	return runs, nil
 }
 
-// EndRun deletes the conversation's run when turnID holds it: one
-// statement, whose WHERE a concurrent takeover (committed first) makes
-// false.
-func (s *Store) EndRun(ctx context.Context, orgID, conversationID, turnID string) error {
-	const q = `DELETE FROM runs WHERE org_id = $1 AND conversation_id = $2 AND turn_id = $3`
-	tag, err := s.pool.Exec(ctx, q, orgID, conversationID, turnID)
-	if err == nil && tag.RowsAffected() == 0 {
-		err = pgx.ErrNoRows
+// EndRun deletes the conversation's run when turnID holds it and
+// interrupts the turn when it is still running, in one statement at READ
+// COMMITTED. The DELETE locks the runs row first (a concurrent takeover
+// committed first makes its WHERE false, and nothing else is done); only
+// a row it deleted feeds the turns UPDATE, which then locks the turn's
+// row: the runs row before the turns row, as in ClaimRun's takeover and
+// ReapRuns. A turn whose status changed meanwhile (its engine wrote it
+// last) is re-checked on its new version and left alone when it is no
+// longer running. inTx retries a deadlock, should a writer outside this
+// file lock turns otherwise.
+func (s *Store) EndRun(ctx context.Context, orgID, conversationID, turnID string, at time.Time) error {
+	if err := store.CheckEnd(at); err != nil {
+		return wrapErr("end run", err)
 	}
+	// A data-modifying WITH runs to completion whether or not the main
+	// query reads it.
+	const q = `WITH ended AS (
+			DELETE FROM runs
+			WHERE org_id = $1 AND conversation_id = $2 AND turn_id = $3
+			RETURNING org_id, turn_id
+		), interrupted AS (
+			UPDATE turns t SET status = $4, ended_at = $5 FROM ended e
+			WHERE t.org_id = e.org_id AND t.id = e.turn_id AND t.status = $6
+		)
+		SELECT count(*) FROM ended`
+	err := s.inTx(ctx, readCommitted, func(tx pgx.Tx) error {
+		var n int
+		err := tx.QueryRow(ctx, q, orgID, conversationID, turnID,
+			store.TurnInterrupted, at, store.TurnRunning).Scan(&n)
+		if err == nil && n == 0 {
+			err = pgx.ErrNoRows
+		}
+		return err
+	})
 	if err != nil {
 		return wrapErr("end run", err)
 	}
@@ -183,7 +212,8 @@ func (s *Store) RequestCancelUser(ctx context.Context, orgID, userID string) (in
 // reap looks again); a row changed and committed meanwhile is
 // re-evaluated, so a renewed lease is not reaped. It then locks the turns
 // rows in key order, as InterruptTurns does: a runs row is always locked
-// before a turns row (here and in ClaimRun's takeover), InterruptTurns
+// before a turns row (here, in ClaimRun's takeover and in EndRun, each of
+// which locks one runs row and then its one turns row), InterruptTurns
 // locks no runs row, and turns rows are locked in one order, so none of
 // them deadlock. inTx still retries one, should a writer outside this
 // file lock turns otherwise.

@@ -108,6 +108,17 @@ func scanTurnEvents(rows *sql.Rows) ([]store.TurnEvent, error) {
 	return evs, rows.Err()
 }
 
+// LastTurnEventSeq reads the turn's highest Seq in one query, which the
+// primary key (org_id, turn_id, seq) answers from its last entry.
+func (s *Store) LastTurnEventSeq(ctx context.Context, orgID, turnID string) (int64, error) {
+	const q = `SELECT COALESCE(MAX(seq), 0) FROM turn_events WHERE org_id = ? AND turn_id = ?`
+	var seq int64
+	if err := s.reader.QueryRowContext(ctx, q, orgID, turnID).Scan(&seq); err != nil {
+		return 0, fmt.Errorf("sqlite: last turn event seq: %w", err)
+	}
+	return seq, nil
+}
+
 // WaitTurnEvents waits on this process's Hub, reading the table when it
 // registered and whenever told to look again.
 func (s *Store) WaitTurnEvents(ctx context.Context, orgID, turnID string, after int64) error {

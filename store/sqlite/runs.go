@@ -91,14 +91,23 @@ func (s *Store) RenewRuns(ctx context.Context, replica string, now, expires time
 	return runs, nil
 }
 
-// EndRun deletes the conversation's run when turnID holds it, in one
-// statement.
-func (s *Store) EndRun(ctx context.Context, orgID, conversationID, turnID string) error {
-	const q = `DELETE FROM runs WHERE org_id = ? AND conversation_id = ? AND turn_id = ?`
-	res, err := s.writer.ExecContext(ctx, q, orgID, conversationID, turnID)
-	if err == nil {
-		err = changedOr(res, store.ErrNotFound)
+// EndRun deletes the conversation's run when turnID holds it and
+// interrupts the turn when it is still running, in one transaction.
+func (s *Store) EndRun(ctx context.Context, orgID, conversationID, turnID string, at time.Time) error {
+	if err := store.CheckEnd(at); err != nil {
+		return fmt.Errorf("sqlite: end run: %w", err)
 	}
+	err := s.inWriteTx(ctx, func(tx *sql.Tx) error {
+		const q = `DELETE FROM runs WHERE org_id = ? AND conversation_id = ? AND turn_id = ?`
+		res, err := tx.ExecContext(ctx, q, orgID, conversationID, turnID)
+		if err == nil {
+			err = changedOr(res, store.ErrNotFound)
+		}
+		if err != nil {
+			return err
+		}
+		return interruptRunTurns(ctx, tx, []store.Run{{OrgID: orgID, TurnID: turnID}}, at)
+	})
 	if err != nil {
 		return fmt.Errorf("sqlite: end run: %w", err)
 	}

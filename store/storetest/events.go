@@ -24,6 +24,7 @@ func eventCases() []suiteCase {
 		{"ConcurrentSameSeq", testEventConcurrentSameSeq},
 		{"RefusesBadInput", testEventRefusesBadInput},
 		{"EmptyAppend", testEventEmptyAppend},
+		{"LastSeq", testEventLastSeq},
 		{"WaitAtOnce", testEventWaitAtOnce},
 		{"WaitWokenByAppend", testEventWaitWokenByAppend},
 		{"WaitNotWokenByEarlierSeq", testEventWaitNotWokenByEarlierSeq},
@@ -325,6 +326,67 @@ func testEventEmptyAppend(t *testing.T, f *fixture) {
 	}
 }
 
+// lastSeq returns s's LastTurnEventSeq, failing the test on error.
+func (f *fixture) lastSeq(t *testing.T, s turnStream) int64 {
+	t.Helper()
+	seq, err := f.LastTurnEventSeq(t.Context(), s.org, s.turn)
+	if err != nil {
+		t.Fatalf("LastTurnEventSeq: %v", err)
+	}
+	return seq
+}
+
+// testEventLastSeq: LastTurnEventSeq is 0 for a turn without events, the
+// highest Seq stored (a gap or a refused batch notwithstanding) once it
+// has some, 0 for the same turn ID in another organisation, and 0 again
+// once retention deleted every event of the turn. The retained turn's
+// events are from 2002: after those DeleteTurnEventsBefore(1999) of
+// testEventRetention must not find, before that check's cutoff (which may
+// delete them first, to the same effect).
+func testEventLastSeq(t *testing.T, f *fixture) {
+	s := f.stream("turn")
+	if got := f.lastSeq(t, s); got != 0 {
+		t.Errorf("LastTurnEventSeq of a turn without events = %d, want 0", got)
+	}
+	f.appendEvents(t, s, newEvents(1, 3))
+	if got := f.lastSeq(t, s); got != 3 {
+		t.Errorf("LastTurnEventSeq after Seqs 1..3 = %d, want 3", got)
+	}
+	f.appendEvents(t, s, newEvents(10, 12))
+	if err := f.AppendTurnEvents(t.Context(), s.org, s.conv, s.turn, newEvents(12, 20)); !errors.Is(err, store.ErrExists) {
+		t.Fatalf("AppendTurnEvents of a stored Seq: %v, want store.ErrExists", err)
+	}
+	if got := f.lastSeq(t, s); got != 12 {
+		t.Errorf("LastTurnEventSeq after Seqs 1..3, 10..12 and a refused 12..20 = %d, want 12", got)
+	}
+	f.appendEvents(t, f.stream("other-turn"), newEvents(1, 40))
+	theirs := s
+	theirs.org = f.id("other-org")
+	if got := f.lastSeq(t, theirs); got != 0 {
+		t.Errorf("LastTurnEventSeq of the turn ID in another organisation = %d, want 0", got)
+	}
+	if got := f.lastSeq(t, s); got != 12 {
+		t.Errorf("LastTurnEventSeq after another turn's appends = %d, want 12", got)
+	}
+
+	old := f.stream("old-turn")
+	era := time.Date(2002, 1, 1, 0, 0, 0, 0, time.UTC)
+	evs := newEvents(1, 5)
+	for i := range evs {
+		evs[i].CreatedAt = era.Add(time.Duration(i) * time.Second)
+	}
+	f.appendEvents(t, old, evs)
+	if got := f.lastSeq(t, old); got != 5 {
+		t.Errorf("LastTurnEventSeq of the old turn = %d, want 5", got)
+	}
+	if _, err := f.DeleteTurnEventsBefore(t.Context(), era.Add(time.Hour)); err != nil {
+		t.Fatalf("DeleteTurnEventsBefore: %v", err)
+	}
+	if got := f.lastSeq(t, old); got != 0 {
+		t.Errorf("LastTurnEventSeq after retention deleted every event = %d, want 0", got)
+	}
+}
+
 // testEventWaitAtOnce: a turn that has an event past `after` answers at
 // once, without any append to wake it.
 func testEventWaitAtOnce(t *testing.T, f *fixture) {
@@ -518,6 +580,7 @@ func testEventCancelled(t *testing.T, f *fixture) {
 	}{
 		{"AppendTurnEvents", func() error { return f.AppendTurnEvents(cancelled, s.org, s.conv, s.turn, newEvents(3, 4)) }},
 		{"ListTurnEvents", func() error { _, err := f.ListTurnEvents(cancelled, s.org, s.turn, 0, 0); return err }},
+		{"LastTurnEventSeq", func() error { _, err := f.LastTurnEventSeq(cancelled, s.org, s.turn); return err }},
 		{"WaitTurnEvents", func() error { return f.WaitTurnEvents(cancelled, s.org, s.turn, 0) }},
 		{"DeleteTurnEventsBefore", func() error {
 			_, err := f.DeleteTurnEventsBefore(cancelled, time.Date(1999, 1, 1, 0, 0, 0, 0, time.UTC))

@@ -26,6 +26,8 @@ func runCases() []suiteCase {
 		{"RenewSkipsExpiredAndTakenOver", testRunRenewSkipsExpiredAndTakenOver},
 		{"RenewRefusesBadInput", testRunRenewRefusesBadInput},
 		{"EndOnlyByItsTurn", testRunEndOnlyByItsTurn},
+		{"EndInterruptsRunningTurn", testRunEndInterruptsRunningTurn},
+		{"EndRefusesBadInput", testRunEndRefusesBadInput},
 		{"RequestCancel", testRunRequestCancel},
 		{"RequestCancelUser", testRunRequestCancelUser},
 		{"OrgScoping", testRunOrgScoping},
@@ -385,29 +387,104 @@ func testRunRenewRefusesBadInput(t *testing.T, f *fixture) {
 }
 
 // testRunEndOnlyByItsTurn: EndRun releases a run only for the turn that
-// holds it; the turn of a run taken over cannot release its successor's.
+// holds it; the turn of a run taken over cannot release its successor's,
+// nor change its own turn, which the takeover ended.
 func testRunEndOnlyByItsTurn(t *testing.T, f *fixture) {
 	first := f.newRun("org", "conv", "turn-1", "replica-a", at(0))
+	firstTurn := f.putRunTurn(t, first)
 	f.claimRun(t, first)
-	err := f.EndRun(t.Context(), first.OrgID, first.ConversationID, f.id("turn-2"))
+	err := f.EndRun(t.Context(), first.OrgID, first.ConversationID, f.id("turn-2"), at(1))
 	wantNotFound(t, "EndRun by another turn", err)
 	f.wantRun(t, "after another turn's EndRun", first)
+	f.wantTurnStatus(t, "the holder's turn after another turn's EndRun", firstTurn, store.TurnRunning, time.Time{})
 
 	second := f.newRun("org", "conv", "turn-2", "replica-b", first.ExpiresAt.Add(time.Second))
+	secondTurn := f.putRunTurn(t, second)
 	f.claimRun(t, second)
-	err = f.EndRun(t.Context(), first.OrgID, first.ConversationID, first.TurnID)
+	err = f.EndRun(t.Context(), first.OrgID, first.ConversationID, first.TurnID, at(9))
 	wantNotFound(t, "EndRun by the turn taken over", err)
 	f.wantRun(t, "after the old turn's EndRun", second)
+	f.wantTurnStatus(t, "the turn taken over", firstTurn, store.TurnInterrupted, second.StartedAt)
+	f.wantTurnStatus(t, "the new turn after the old turn's EndRun", secondTurn, store.TurnRunning, time.Time{})
 
-	if err := f.EndRun(t.Context(), second.OrgID, second.ConversationID, second.TurnID); err != nil {
+	if err := f.EndRun(t.Context(), second.OrgID, second.ConversationID, second.TurnID, at(9)); err != nil {
 		t.Fatalf("EndRun by its turn: %v", err)
 	}
 	_, err = f.GetRun(t.Context(), second.OrgID, second.ConversationID)
 	wantNotFound(t, "GetRun after EndRun", err)
-	err = f.EndRun(t.Context(), second.OrgID, second.ConversationID, second.TurnID)
+	err = f.EndRun(t.Context(), second.OrgID, second.ConversationID, second.TurnID, at(10))
 	wantNotFound(t, "EndRun twice", err)
+	f.wantTurnStatus(t, "the ended turn after EndRun twice", secondTurn, store.TurnInterrupted, at(9))
 	third := f.newRun("org", "conv", "turn-3", "replica-a", at(0))
 	f.claimRun(t, third) // the conversation is free again at once
+}
+
+// testRunEndInterruptsRunningTurn: EndRun marks its turn interrupted at
+// `at` when the turn is still stored as running (its engine never wrote
+// the final status), and leaves a turn that finished or paused as it is;
+// a run without a stored turn ends all the same.
+func testRunEndInterruptsRunningTurn(t *testing.T, f *fixture) {
+	end := at(7)
+	t.Run("Running", func(t *testing.T) {
+		r := f.newRun("org", "conv-running", "turn-running", "replica", at(0))
+		tu := f.putRunTurn(t, r)
+		f.claimRun(t, r)
+		if err := f.EndRun(t.Context(), r.OrgID, r.ConversationID, r.TurnID, end); err != nil {
+			t.Fatalf("EndRun: %v", err)
+		}
+		_, err := f.GetRun(t.Context(), r.OrgID, r.ConversationID)
+		wantNotFound(t, "GetRun after EndRun", err)
+		f.wantTurnStatus(t, "a running turn after EndRun", tu, store.TurnInterrupted, end)
+	})
+	for _, c := range []struct {
+		status string
+		ended  time.Time
+	}{
+		{store.TurnDone, at(3)},
+		{store.TurnFailed, at(3)},
+		{store.TurnInterrupted, at(3)},
+		{store.TurnPaused, time.Time{}},
+	} {
+		t.Run(c.status, func(t *testing.T) {
+			r := f.newRun("org", "conv-"+c.status, "turn-"+c.status, "replica", at(0))
+			tu := f.putRunTurn(t, r)
+			f.claimRun(t, r)
+			tu.Status, tu.EndedAt = c.status, c.ended
+			if err := f.PutTurn(t.Context(), tu); err != nil {
+				t.Fatalf("PutTurn: %v", err)
+			}
+			if err := f.EndRun(t.Context(), r.OrgID, r.ConversationID, r.TurnID, end); err != nil {
+				t.Fatalf("EndRun: %v", err)
+			}
+			_, err := f.GetRun(t.Context(), r.OrgID, r.ConversationID)
+			wantNotFound(t, "GetRun after EndRun", err)
+			f.wantTurnStatus(t, "a "+c.status+" turn after EndRun", tu, c.status, c.ended)
+		})
+	}
+	t.Run("NoTurn", func(t *testing.T) {
+		r := f.newRun("org", "conv-no-turn", "turn-none", "replica", at(0))
+		f.claimRun(t, r)
+		if err := f.EndRun(t.Context(), r.OrgID, r.ConversationID, r.TurnID, end); err != nil {
+			t.Fatalf("EndRun of a run without a stored turn: %v", err)
+		}
+		_, err := f.GetTurn(t.Context(), r.OrgID, r.TurnID)
+		wantNotFound(t, "GetTurn of a run without a stored turn", err)
+	})
+}
+
+// testRunEndRefusesBadInput: EndRun refuses a zero `at`, with an error
+// other than ErrNotFound, and neither releases the run nor touches its
+// turn.
+func testRunEndRefusesBadInput(t *testing.T, f *fixture) {
+	r := f.newRun("org", "conv", "turn", "replica", at(0))
+	tu := f.putRunTurn(t, r)
+	f.claimRun(t, r)
+	err := f.EndRun(t.Context(), r.OrgID, r.ConversationID, r.TurnID, time.Time{})
+	if err == nil || errors.Is(err, store.ErrNotFound) {
+		t.Errorf("EndRun with a zero end time = %v, want an error other than ErrNotFound", err)
+	}
+	f.wantRun(t, "after the refused EndRun", r)
+	f.wantTurnStatus(t, "its turn", tu, store.TurnRunning, time.Time{})
 }
 
 func testRunRequestCancel(t *testing.T, f *fixture) {
@@ -471,7 +548,7 @@ func testRunOrgScoping(t *testing.T, f *fixture) {
 	}
 	_, err = f.RequestCancel(t.Context(), other, mine.ConversationID)
 	wantNotFound(t, "RequestCancel from another organisation", err)
-	err = f.EndRun(t.Context(), other, mine.ConversationID, mine.TurnID)
+	err = f.EndRun(t.Context(), other, mine.ConversationID, mine.TurnID, at(1))
 	wantNotFound(t, "EndRun from another organisation", err)
 	if n, err := f.RequestCancelUser(t.Context(), other, mine.UserID); err != nil || n != 0 {
 		t.Errorf("RequestCancelUser from another organisation = %d, %v; want 0", n, err)
@@ -500,7 +577,7 @@ func testRunCancelled(t *testing.T, f *fixture) {
 			return err
 		}},
 		{"RenewRuns", func() error { _, err := f.RenewRuns(cancelled, held.Replica, at(0), at(9)); return err }},
-		{"EndRun", func() error { return f.EndRun(cancelled, held.OrgID, held.ConversationID, held.TurnID) }},
+		{"EndRun", func() error { return f.EndRun(cancelled, held.OrgID, held.ConversationID, held.TurnID, at(1)) }},
 		{"RequestCancel", func() error { _, err := f.RequestCancel(cancelled, held.OrgID, held.ConversationID); return err }},
 		{"RequestCancelUser", func() error { _, err := f.RequestCancelUser(cancelled, held.OrgID, held.UserID); return err }},
 		{"ReapRuns", func() error { _, err := f.ReapRuns(cancelled, at(0), at(0)); return err }},

@@ -97,7 +97,7 @@ func BenchmarkRuns(b *testing.B, s store.Runs) {
 			if _, err := s.ClaimRun(b.Context(), r); err != nil {
 				b.Fatal(err)
 			}
-			if err := s.EndRun(b.Context(), r.OrgID, r.ConversationID, r.TurnID); err != nil {
+			if err := s.EndRun(b.Context(), r.OrgID, r.ConversationID, r.TurnID, benchStart); err != nil {
 				b.Fatal(err)
 			}
 		}
