@@ -92,7 +92,7 @@ func TestCancelReachesTurnOnOtherReplica(t *testing.T) {
 func TestEventsResumeOnOtherReplica(t *testing.T) {
 	p := newPair(t)
 	_, first := p.blockOnA(t, "block")
-	resumed := p.b.openEvents(p.b.bob, "/api/conversations/conv_bob/events", "Last-Event-ID: 1")
+	resumed := p.b.openEvents(p.b.bob, "/api/conversations/conv_bob/events?turn=turn_b", "Last-Event-ID: 1")
 	defer resumed.Body.Close()
 	p.a.ok(p.a.do(p.a.bob, "POST", "/api/conversations/conv_bob/cancel", nil), http.StatusAccepted, nil)
 	<-p.a.eng.blocked
@@ -118,8 +118,12 @@ func TestEventsOfDeadReplicaEndInterrupted(t *testing.T) {
 		t.Fatalf("the turn after b reaped it: %q, %v", tu.Status, err)
 	}
 	got := readAll(t, p.b.openEvents(p.b.bob, "/api/conversations/conv_bob/events?turn=turn_b", "Last-Event-ID: 1").Body)
-	if len(got) != 1 || got[0].Name != "error" || got[0].ID != 0 || got[0].Data.Error != "the server running this turn stopped before it finished; the turn was recorded as interrupted" {
-		t.Errorf("following a reaped turn: %+v", got)
+	if len(got) != 1 || got[0].Name != "error" || got[0].ID != 2 || got[0].Data.Error != "the server running this turn stopped before it finished; the turn was recorded as interrupted" {
+		t.Errorf("following a reaped turn: %+v, want the error event numbered 2", got)
+	}
+	// Resuming after that end: nothing more.
+	if r := p.b.do(p.b.bob, "GET", "/api/conversations/conv_bob/events?turn=turn_b", nil, "Last-Event-ID: 2"); r.StatusCode != http.StatusNoContent {
+		t.Errorf("resuming after the interrupted end: status %d, want 204", r.StatusCode)
 	}
 	// a wakes: its heartbeat finds the lease gone and stops the turn.
 	p.regA.Heartbeat(t.Context())

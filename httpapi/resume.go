@@ -23,9 +23,9 @@ func (s *server) resumeRoutes() {
 		Description: "Streams the recorded events of the conversation's turn (the one named by turn, else the running one) " +
 			"numbered above Last-Event-ID (or after; 0 from the start), as send-message streamed them, waiting for new ones " +
 			"while the turn runs on any replica, until its done or error event. A cursor needs turn (400 turn_required): " +
-			"ids count within one turn. A turn whose server stopped before it finished ends with an error event, without " +
-			"an id, saying so. 204 when the named turn has stopped and the cursor is at or past its last event (nothing " +
-			"more will come: EventSource stops reconnecting). Events are kept for runs.events_retention (1 hour by default). " +
+			"ids count within one turn. A turn whose server stopped before it finished ends with an error event, numbered " +
+			"after the last, saying so. 204 when the named turn has stopped and the cursor is past its last recorded event, " +
+			"or at it when that is its done or error (nothing more will come: EventSource stops reconnecting). Events are kept for runs.events_retention (1 hour by default). " +
 			"404 when the conversation is not the caller's or has no such turn (409 no_turn when none runs and none is named).",
 		Errors:    []int{http.StatusBadRequest, http.StatusNotFound, http.StatusConflict},
 		Responses: eventStreamResponses(s.api),
@@ -87,7 +87,9 @@ func (s *server) turnEvents(ctx context.Context, in *eventsInput) (*huma.StreamR
 			if err != nil {
 				return nil, err
 			}
-			if last > 0 && after >= last {
+			if ended, err := s.endedAt(ctx, a.OrgID, turnID, last); err != nil {
+				return nil, err
+			} else if after > last || ended && after == last {
 				return &huma.StreamResponse{Body: func(hctx huma.Context) { hctx.SetStatus(http.StatusNoContent) }}, nil
 			}
 		}
@@ -95,6 +97,20 @@ func (s *server) turnEvents(ctx context.Context, in *eventsInput) (*huma.StreamR
 	return &huma.StreamResponse{Body: func(hctx huma.Context) {
 		s.followTurn(ctx, hctx, a.OrgID, in.ID, turnID, after)
 	}}, nil
+}
+
+// endedAt reports whether the turn's event numbered last (its last one)
+// is its done or error.
+func (s *server) endedAt(ctx context.Context, orgID, turnID string, last int64) (bool, error) {
+	if last == 0 {
+		return false, nil
+	}
+	evs, err := s.st.ListTurnEvents(ctx, orgID, turnID, last-1, 1)
+	if err != nil || len(evs) == 0 {
+		return false, err
+	}
+	k := agent.EventKind(evs[0].Kind)
+	return k == agent.EventDone || k == agent.EventError, nil
 }
 
 // turnOf answers 404 unless turnID is a stored turn of the conversation.
@@ -107,15 +123,20 @@ func (s *server) turnOf(ctx context.Context, orgID, conversationID, turnID strin
 }
 
 // followTurn streams the turn's recorded events after the cursor until
-// its end; a turn that stopped without one ends with an error event of
-// the server's own, with no id (it is not part of the recorded stream).
+// its end. A turn that stopped without one ends with an error event of
+// the server's own, numbered after the last event (the reader's or the
+// stored), so that a reader resuming after it is told 204, nothing more;
+// a failure to read the events ends with one that has no id (the reader
+// resumes where it was).
 func (s *server) followTurn(ctx context.Context, hctx huma.Context, orgID, conversationID, turnID string, after int64) {
 	_, w := humago.Unwrap(hctx)
 	es := newEventStream(w)
 	es.open()
 	stop := es.heartbeats(s.heartbeat)
+	last := after
 	err := s.runs.Follow(ctx, orgID, conversationID, turnID, after, func(ev runs.Event) error {
 		es.recorded(ev)
+		last = ev.Seq
 		return nil
 	})
 	stop()
@@ -125,8 +146,11 @@ func (s *server) followTurn(ctx context.Context, hctx huma.Context, orgID, conve
 		if t, terr := s.st.GetTurn(ctx, orgID, turnID); terr == nil && t.Status == store.TurnInterrupted {
 			msg = "the server running this turn stopped before it finished; the turn was recorded as interrupted"
 		}
+		if stored, lerr := s.st.LastTurnEventSeq(ctx, orgID, turnID); lerr == nil {
+			last = max(last, stored)
+		}
 		data, _ := json.Marshal(agent.Event{Kind: agent.EventError, ConversationID: conversationID, TurnID: turnID, Error: msg})
-		es.unnumbered(agent.EventError, data)
+		es.recorded(runs.Event{Seq: last + 1, Kind: agent.EventError, Data: data})
 	case err != nil && ctx.Err() == nil:
 		s.internal(ctx, "turn-events", err)
 		data, _ := json.Marshal(agent.Event{Kind: agent.EventError, ConversationID: conversationID, TurnID: turnID,

@@ -18,6 +18,7 @@ import (
 	"github.com/quiverhq/quiver/agent"
 	"github.com/quiverhq/quiver/httpapi"
 	"github.com/quiverhq/quiver/runs"
+	"github.com/quiverhq/quiver/store"
 )
 
 // sseEvent is one parsed Server-Sent Event.
@@ -261,6 +262,8 @@ func TestCancel(t *testing.T) {
 func TestClosingTheStreamLeavesTheTurnRunning(t *testing.T) {
 	f := newFixture(t, nil)
 	f.conversation("org_a", "bob", "conv_bob")
+	f.must(f.st.PutTurn(f.ctx, store.Turn{ID: "turn_b", OrgID: "org_a", UserID: "bob", ConversationID: "conv_bob",
+		Agent: "helper", Status: store.TurnRunning, StartedAt: start}))
 	ctx, cancel := context.WithCancel(f.ctx)
 	req := f.request(f.bob, "POST", "/api/conversations/conv_bob/messages", map[string]any{"message": "block"}).WithContext(ctx)
 	resp, err := noRedirect.Do(req)
@@ -272,7 +275,7 @@ func TestClosingTheStreamLeavesTheTurnRunning(t *testing.T) {
 	cancel()
 	resp.Body.Close()
 
-	resumed := f.openEvents(f.bob, "/api/conversations/conv_bob/events", fmt.Sprintf("Last-Event-ID: %d", first.ID))
+	resumed := f.openEvents(f.bob, "/api/conversations/conv_bob/events?turn="+first.Data.TurnID, fmt.Sprintf("Last-Event-ID: %d", first.ID))
 	defer resumed.Body.Close()
 	if resumed.StatusCode != http.StatusOK {
 		t.Fatalf("resume: status %d", resumed.StatusCode)
