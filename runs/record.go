@@ -40,13 +40,13 @@ type recorder struct {
 	reg *Registry
 	sr  store.Run
 
-	mu     sync.Mutex
-	seq    int64
-	last   agent.EventKind
-	text   *agent.Event // the text being gathered
-	batch  []store.TurnEvent
-	bytes  int
-	timer  *time.Timer
+	mu    sync.Mutex
+	seq   int64
+	last  agent.EventKind
+	text  *agent.Event // the text being gathered
+	batch []store.TurnEvent
+	bytes int
+	timer *time.Timer
 	// gen tells the armed timer's callback from one stopped meanwhile.
 	gen    uint64
 	sink   func(Event)
