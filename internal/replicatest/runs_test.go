@@ -55,8 +55,8 @@ func TestStreamResumesOnOtherReplica(t *testing.T) {
 	p.stop()
 	last := lastID(t, read)
 
-	// Opened while the turn waits: B finds the running turn itself.
-	rest := follow(t, onB, conv, "", last)
+	// Opened while the turn waits; a cursor counts within its turn, named.
+	rest := follow(t, onB, conv, read[0].TurnID, last)
 	held.Release()
 	got := rest.all(t)
 	checkIDs(t, "b's resumed stream", got, last+1)
@@ -122,8 +122,13 @@ func TestReplicaKilledMidTurnOnPostgres(t *testing.T) {
 
 	got := follow(t, onB, conv, turnID, last).all(t)
 	n := len(got)
-	if n == 0 || got[n-1].Kind != agent.EventError || got[n-1].ID != "" || got[n-1].Error != interruptedMsg {
-		t.Fatalf("b's stream of the killed turn: %+v; want it to end with an error event without id saying %q", got, interruptedMsg)
+	endID := strconv.FormatInt(last+1, 10)
+	if n == 0 || got[n-1].Kind != agent.EventError || got[n-1].ID != endID || got[n-1].Error != interruptedMsg {
+		t.Fatalf("b's stream of the killed turn: %+v; want it to end with an error event numbered %s saying %q", got, endID, interruptedMsg)
+	}
+	// Resuming after that end: nothing more (204).
+	if code, _, err := onB.TryDo(t.Context(), http.MethodGet, "/api/conversations/"+conv+"/events?turn="+turnID+"&after="+endID, nil); err != nil || code != http.StatusNoContent {
+		t.Errorf("resuming after the interrupted end: %d, %v; want 204", code, err)
 	}
 	checkIDs(t, "b's stream of the killed turn", got[:n-1], last+1)
 	replay := follow(t, onB, conv, turnID, 0).all(t)
