@@ -78,12 +78,6 @@ func userKey(orgID, userID string) string { return orgID + "\x00" + userID }
 // conversation and no other console run.
 func (s *server) consoleKey() string { return "\x00console\x00" + s.ids.New("run_") }
 
-func (t *runningTurns) running(key string) bool {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return t.m[key] != nil
-}
-
 // start registers a run of user; false when one already runs under key.
 func (t *runningTurns) start(key, user string, cancel context.CancelCauseFunc) (*runningTurn, bool) {
 	t.mu.Lock()
@@ -94,18 +88,6 @@ func (t *runningTurns) start(key, user string, cancel context.CancelCauseFunc) (
 	rt := &runningTurn{cancel: cancel, user: user}
 	t.m[key] = rt
 	return rt, true
-}
-
-// cancel cancels the run under key; false when none runs.
-func (t *runningTurns) cancel(key string) bool {
-	t.mu.Lock()
-	rt := t.m[key]
-	t.mu.Unlock()
-	if rt == nil {
-		return false
-	}
-	rt.cancel(errCancelRequested)
-	return true
 }
 
 // cancelUser cancels every run the user holds.
