@@ -111,6 +111,10 @@ func TestEventsResumeOnOtherReplica(t *testing.T) {
 func TestEventsOfDeadReplicaEndInterrupted(t *testing.T) {
 	p := newPair(t)
 	br, _ := p.blockOnA(t, "block")
+	// The text event was sent live before a stored it (text is stored in
+	// batches); wait for the store to have it, as a replica that dies
+	// after text_flush would have.
+	p.a.must(p.a.st.WaitTurnEvents(t.Context(), "org_a", "turn_b", 0))
 	// a stops renewing; past the lease b reaps the turn.
 	p.a.clock.Advance(runs.DefaultLease + time.Second)
 	p.regB.Reap(t.Context())
