@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -89,7 +90,12 @@ func TestAdminPagesAgainstHTTPAPI(t *testing.T) {
 	b.Do("make Dana an admin", chromedp.Click(chromedp.CSS(row+` button[aria-label="Edit Dana Reyes"]`)),
 		chromedp.SetValue(chromedp.CSS(`#edit-role`), "admin"), chromedp.Click(chromedp.CSS(`#edit-user button[type=submit]`)))
 	b.WaitText(row+` [data-label="Role"]`, "Admin")
+	// The invitation's panel already says "Login link for Dana Reyes":
+	// wait for the new link itself, so that the panel it replaces (and
+	// focuses, scrolling the page) is in place before the next click.
 	b.Do("new link", chromedp.Click(chromedp.CSS(row+` button[aria-label="New login link for Dana Reyes"]`)))
+	eval[bool](b, `new Promise((ok) => { const check = () => { const el = document.getElementById('login-link');
+		if (el && el.value !== `+strconv.Quote(link)+`) ok(true); else setTimeout(check, 20); }; check(); })`, chromedp.EvalAwaitPromise)
 	b.WaitText(`.link-panel h2`, "Login link for Dana Reyes")
 	b.Do("disable Dana", chromedp.Click(chromedp.CSS(row+` button.danger`)))
 	b.confirmDialog("Disable Dana Reyes?", "yes")
