@@ -88,6 +88,16 @@ func (c *Collected) Request() Request { return c.req }
 // zero when the turn has none or it did not exist yet.
 func (c *Collected) Conversation() store.Conversation { return c.conv }
 
+// LastSeq returns the Seq of the last message the turn's facts were
+// read with, 0 when the conversation had none: store.Messages'
+// LastMessageSeq still giving it means nothing was appended since.
+func (c *Collected) LastSeq() int64 {
+	if n := len(c.history); n > 0 {
+		return c.history[n-1].Seq
+	}
+	return 0
+}
+
 // Paused returns the conversation's paused turn, which this turn answers;
 // nil when its last turn is not paused.
 func (c *Collected) Paused() *store.Turn { return c.paused }

@@ -168,6 +168,10 @@ type PendingTurn interface {
 	Answers() bool
 	// TurnID is the turn's id (the paused turn's when it answers it).
 	TurnID() string
+	// LastSeq is the Seq of the conversation's last message when the
+	// facts were read (0 for none): the stamp that tells whether another
+	// turn ran since.
+	LastSeq() int64
 }
 
 // ToolRun is the outcome of one tool run from the console.

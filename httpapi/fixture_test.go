@@ -72,10 +72,14 @@ type sendCall struct {
 // Its settings, console and model status are in fake_test.go.
 type fakeEngine struct {
 	// st is the fixture's store, which Begin reads.
-	st      httpapi.Repositories
-	mu      sync.Mutex
-	calls   []sendCall
-	begun   int        // ordinary turns begun, numbering their ids
+	st     httpapi.Repositories
+	mu     sync.Mutex
+	calls  []sendCall
+	begun  int            // ordinary turns begun, numbering their ids
+	begins map[string]int // Begin calls by message
+	// onBegin, when set (before any request), runs at the end of every
+	// Begin with its message and how many times it was begun.
+	onBegin func(message string, n int)
 	blocked chan error // receives context.Cause(ctx) when a blocked turn ends, ctx.Err() when a tool run does
 	// toolRunning receives the context of a console run of the tool
 	// "block" once it runs.
@@ -109,10 +113,12 @@ type fakeTurn struct {
 	message string
 	answers bool
 	id      string
+	last    int64
 }
 
 func (t fakeTurn) Conversation() store.Conversation { return t.conv }
 func (t fakeTurn) Answers() bool                    { return t.answers }
+func (t fakeTurn) LastSeq() int64                   { return t.last }
 
 // TurnID is the turn's id: the one Begin was given, else the one its
 // script's events carry for the blocking and failing scripts, else
@@ -138,7 +144,20 @@ func (f *fakeEngine) Begin(ctx context.Context, c httpapi.Caller, id, message, t
 	if err != nil {
 		return nil, err
 	}
+	f.mu.Lock()
+	if f.begins == nil {
+		f.begins = map[string]int{}
+	}
+	f.begins[message]++
+	n := f.begins[message]
+	f.mu.Unlock()
+	if f.onBegin != nil {
+		defer f.onBegin(message, n)
+	}
 	t := fakeTurn{caller: c, conv: conv, message: message, answers: paused != nil, id: turnID}
+	if len(ms) > 0 {
+		t.last = ms[len(ms)-1].Seq
+	}
 	switch {
 	case paused != nil:
 		t.id = paused.ID

@@ -216,3 +216,31 @@ func TestEventsReplayFinishedTurn(t *testing.T) {
 		t.Errorf("replay after 3 (-want +got):\n%s", diff)
 	}
 }
+
+// TestFactsReadAgainOnlyWhenAnotherTurnRan: with replicas, a turn's facts
+// are read once when nothing was appended to the conversation between
+// Begin and the claim, and read again when another turn ran meanwhile
+// (here one that paused the conversation, so the message is refused).
+func TestFactsReadAgainOnlyWhenAnotherTurnRan(t *testing.T) {
+	p := newPair(t)
+	p.a.conversation("org_a", "bob", "conv_bob")
+	p.a.eng.onBegin = func(message string, n int) {
+		if message == "raced" && n == 1 {
+			// Another replica's turn runs to a pause after this Begin
+			// read the facts and before its claim.
+			p.a.pause("org_a", "bob", "conv_bob")
+		}
+	}
+	p.a.ok(p.a.do(p.a.bob, "POST", "/api/conversations/conv_bob/messages", map[string]any{"message": "hi"}), 200, nil)
+	wantError(t, p.a.do(p.a.bob, "POST", "/api/conversations/conv_bob/messages", map[string]any{"message": "raced"}), http.StatusConflict, "conversation_changed")
+	p.a.eng.mu.Lock()
+	defer p.a.eng.mu.Unlock()
+	if got := p.a.eng.begins; got["hi"] != 1 || got["raced"] != 2 {
+		t.Errorf("Begin calls %v, want hi once (nothing ran between) and raced twice (read again)", got)
+	}
+	for _, c := range p.a.eng.calls {
+		if c.Message == "raced" {
+			t.Errorf("the raced message ran: %+v", c)
+		}
+	}
+}

@@ -169,15 +169,25 @@ func (s *server) startTurn(ctx context.Context, id, text string, answer bool) (*
 }
 
 // fresh returns pt, or pt collected again now that the run is claimed
-// (no other turn of the conversation can run): on a store this server
-// alone serves (the registry is Exclusive), only when a turn of the
-// conversation ended after Begin read it (ended, from the watch); with
-// other replicas, always, since a turn may have ended on another one
-// meanwhile. The turn keeps the id the run holds; when the conversation
-// changed so that it would not (a pause came), the message is refused
-// with 409 conversation_changed, to be sent again.
+// (no other turn of the conversation can run) when another turn ran
+// after Begin read the facts. On a store this server alone serves (the
+// registry is Exclusive) that can only be a turn the local watch saw end
+// (ended); with other replicas it may have run on another one, so the
+// conversation's last message Seq is read (one statement) and compared
+// with the one the facts saw: every turn that changes what the facts hold
+// appends a message first, and Seqs only grow. The turn keeps the id the
+// run holds; when the conversation changed so that it would not (a pause
+// came), the message is refused with 409 conversation_changed, to be sent
+// again.
 func (s *server) fresh(ctx context.Context, a *auth, pt PendingTurn, ended bool, text string, answer bool) (PendingTurn, error) {
 	if !ended && s.runs.Exclusive() {
+		return pt, nil
+	}
+	last, err := s.st.LastMessageSeq(ctx, a.OrgID, pt.Conversation().ID)
+	if err != nil {
+		return nil, s.toError(ctx, "send-message", err)
+	}
+	if last == pt.LastSeq() {
 		return pt, nil
 	}
 	again, err := s.eng.Begin(ctx, a.Caller, pt.Conversation().ID, text, pt.TurnID())

@@ -101,6 +101,9 @@ func (t pendingTurn) Conversation() store.Conversation { return t.c.Conversation
 // TurnID implements PendingTurn.
 func (t pendingTurn) TurnID() string { return t.c.Facts().TurnID }
 
+// LastSeq implements PendingTurn.
+func (t pendingTurn) LastSeq() int64 { return t.c.LastSeq() }
+
 // Answers implements PendingTurn.
 func (t pendingTurn) Answers() bool { return t.c.Paused() != nil }
 

@@ -45,4 +45,9 @@ type Messages interface {
 	// ListMessages returns the conversation's messages with Seq < beforeSeq
 	// (all when beforeSeq <= 0), oldest first.
 	ListMessages(ctx context.Context, orgID, conversationID string, beforeSeq int64) ([]Message, error)
+	// LastMessageSeq returns the Seq of the conversation's last message,
+	// 0 when it has none (or is not of that organisation). Seqs only grow,
+	// so an unchanged value means no message was appended since: a cheap
+	// check that facts read earlier are still current.
+	LastMessageSeq(ctx context.Context, orgID, conversationID string) (int64, error)
 }

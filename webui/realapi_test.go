@@ -183,6 +183,7 @@ type scriptedTurn struct {
 func (t scriptedTurn) Conversation() store.Conversation { return t.conv }
 func (t scriptedTurn) Answers() bool                    { return t.answers }
 func (t scriptedTurn) TurnID() string                   { return "turn_1" }
+func (t scriptedTurn) LastSeq() int64                   { return 0 }
 
 // Begin reads the conversation as the engine does: another user's is
 // engine.ErrNoConversation; the turn answers a paused last turn.

@@ -183,3 +183,14 @@ func (s *Store) ListMessages(ctx context.Context, orgID, conversationID string, 
 	}
 	return out, nil
 }
+
+// LastMessageSeq returns the Seq of the conversation's last message in
+// that organisation, 0 when it has none (one index probe).
+func (s *Store) LastMessageSeq(ctx context.Context, orgID, conversationID string) (int64, error) {
+	const q = `SELECT COALESCE(MAX(seq), 0) FROM messages WHERE org_id = $1 AND conversation_id = $2`
+	var seq int64
+	if err := s.pool.QueryRow(ctx, q, orgID, conversationID).Scan(&seq); err != nil {
+		return 0, wrapErr("last message seq", err)
+	}
+	return seq, nil
+}

@@ -104,3 +104,14 @@ func scanMessages(rows *sql.Rows, conversationID string) ([]store.Message, error
 	}
 	return ms, rows.Err()
 }
+
+// LastMessageSeq returns the Seq of the conversation's last message in
+// that organisation, 0 when it has none.
+func (s *Store) LastMessageSeq(ctx context.Context, orgID, conversationID string) (int64, error) {
+	const q = `SELECT COALESCE(MAX(seq), 0) FROM messages WHERE org_id = ? AND conversation_id = ?`
+	var seq int64
+	if err := s.reader.QueryRowContext(ctx, q, orgID, conversationID).Scan(&seq); err != nil {
+		return 0, fmt.Errorf("sqlite: last message seq: %w", err)
+	}
+	return seq, nil
+}

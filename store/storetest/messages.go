@@ -21,6 +21,7 @@ func messageCases() []suiteCase {
 		{"RawBytes", testMessageRawBytes},
 		{"BatchInterleaved", testMessageBatchInterleaved},
 		{"ConcurrentBatches", testMessageConcurrentBatches},
+		{"LastSeq", testMessageLastSeq},
 	}
 }
 
@@ -260,6 +261,42 @@ func testMessageBeforeSeq(t *testing.T, f *fixture) {
 				t.Errorf("ListMessages(before %d) (-want +got):\n%s", tc.beforeSeq, d)
 			}
 		})
+	}
+}
+
+// testMessageLastSeq checks LastMessageSeq: 0 before any message, the
+// last Seq after each append (single or batched), and 0 for another
+// organisation or conversation.
+func testMessageLastSeq(t *testing.T, f *fixture) {
+	org, conv := f.id("org"), f.id("conv")
+	last := func(org, conv string) int64 {
+		t.Helper()
+		seq, err := f.LastMessageSeq(t.Context(), org, conv)
+		if err != nil {
+			t.Fatalf("LastMessageSeq: %v", err)
+		}
+		return seq
+	}
+	if got := last(org, conv); got != 0 {
+		t.Errorf("LastMessageSeq of an empty conversation = %d, want 0", got)
+	}
+	msgs := f.transcript("conv")
+	seq, err := f.AppendMessage(t.Context(), org, msgs[0])
+	if err != nil {
+		t.Fatalf("AppendMessage: %v", err)
+	}
+	if got := last(org, conv); got != seq {
+		t.Errorf("after one append: %d, want %d", got, seq)
+	}
+	all := f.appendAll(t, org, msgs[1:])
+	if got, want := last(org, conv), all[len(all)-1].Seq; got != want {
+		t.Errorf("after a batch: %d, want %d", got, want)
+	}
+	if got := last(f.id("other-org"), conv); got != 0 {
+		t.Errorf("another organisation sees %d, want 0", got)
+	}
+	if got := last(org, f.id("other-conv")); got != 0 {
+		t.Errorf("another conversation sees %d, want 0", got)
 	}
 }
 
