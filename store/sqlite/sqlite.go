@@ -99,10 +99,7 @@ func openPools(ctx context.Context, path string) (*Store, error) {
 // openDB opens a pool of at most conns connections and checks that one
 // can be made.
 func openDB(ctx context.Context, dsn string, conns int) (*sql.DB, error) {
-	db, err := sql.Open("sqlite", dsn)
-	if err != nil {
-		return nil, err
-	}
+	db := sql.OpenDB(cachingConnector{dsn: dsn})
 	db.SetMaxOpenConns(conns)
 	db.SetMaxIdleConns(conns)
 	// Keep connections: each one costs an open and its pragmas.
