@@ -23,6 +23,15 @@ import (
 // DefaultMaxSteps is the step limit when Config.MaxSteps is zero.
 const DefaultMaxSteps = 12
 
+// Defaults of the tool-call limits (Config.MaxCallsPerStep,
+// MaxCallsPerTurn, MaxConcurrentCalls): above what a real agent asks for
+// in one reply or one turn, far below what a runaway model emits.
+const (
+	DefaultMaxCallsPerStep    = 16
+	DefaultMaxCallsPerTurn    = 64
+	DefaultMaxConcurrentCalls = 4
+)
+
 // Repositories are the parts of the store a Runner uses: the
 // conversation a turn claims, the turn record, the transcript and the
 // usage of each model call.
@@ -39,6 +48,20 @@ type Config struct {
 	Dispatcher *dispatch.Dispatcher
 	// MaxSteps bounds the model steps of one turn; zero means 12.
 	MaxSteps int
+	// MaxCallsPerStep bounds the tool calls run from one model reply;
+	// the calls past it are not run, each answered with a refusal that
+	// names the limit, so the model can ask again with fewer. Zero means
+	// DefaultMaxCallsPerStep.
+	MaxCallsPerStep int
+	// MaxCallsPerTurn bounds the tool calls run in one turn, across its
+	// steps (a resumed turn counts the calls it ran before its pause);
+	// past it calls are refused likewise and the model goes on to answer.
+	// Zero means DefaultMaxCallsPerTurn.
+	MaxCallsPerTurn int
+	// MaxConcurrentCalls bounds how many read-only calls of one step run
+	// at once (writes always run alone). Zero means
+	// DefaultMaxConcurrentCalls.
+	MaxConcurrentCalls int
 	// MaxHistory bounds the earlier messages sent with each model call;
 	// zero means 200.
 	MaxHistory int
@@ -69,6 +92,9 @@ func New(cfg Config) *Runner {
 	if cfg.MaxSteps <= 0 {
 		cfg.MaxSteps = DefaultMaxSteps
 	}
+	cfg.MaxCallsPerStep = orDefault(cfg.MaxCallsPerStep, DefaultMaxCallsPerStep)
+	cfg.MaxCallsPerTurn = orDefault(cfg.MaxCallsPerTurn, DefaultMaxCallsPerTurn)
+	cfg.MaxConcurrentCalls = orDefault(cfg.MaxConcurrentCalls, DefaultMaxConcurrentCalls)
 	if cfg.MaxHistory <= 0 {
 		cfg.MaxHistory = 200
 	}
@@ -84,6 +110,14 @@ func New(cfg Config) *Runner {
 		cfg.Logger = slog.Default()
 	}
 	return &Runner{cfg: cfg}
+}
+
+// orDefault is n, or def when n is not positive.
+func orDefault(n, def int) int {
+	if n <= 0 {
+		return def
+	}
+	return n
 }
 
 func sleep(ctx context.Context, d time.Duration) error {

@@ -28,6 +28,9 @@ type run struct {
 	collected []store.Message
 	emit      func(Event)
 	out       Outcome
+	// callsRun counts the tool calls this turn ran, for
+	// Config.MaxCallsPerTurn.
+	callsRun int
 }
 
 // Run starts a new turn: it records the turn, its context message and the
@@ -150,6 +153,7 @@ func (rn *run) loadHistory(ctx context.Context) error {
 		}
 	}
 	rn.history = toLLM(trimHistory(msgs, rn.r.cfg.MaxHistory), rn.facts.TurnID)
+	rn.callsRun = callsRan(msgs, rn.facts.TurnID)
 	return nil
 }
 

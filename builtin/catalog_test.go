@@ -130,7 +130,7 @@ func TestStoreToolsReadTheirRepositories(t *testing.T) {
 	ctx := context.Background()
 	st := openStore(t)
 	at := time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
-	if err := st.PutResult(ctx, store.Result{Ref: "res_1", OrgID: "org", ConversationID: "c", TurnID: "t0", Tool: "fetch_url", Body: "the stored body", CreatedAt: at}); err != nil {
+	if err := st.PutResult(ctx, store.Result{Ref: "res_1", OrgID: "org", ConversationID: "c", TurnID: "t0", Tool: "fetch_url", Body: "the stored body", CreatedAt: at}, store.ResultQuota{}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := st.AppendMessage(ctx, "org", store.Message{ConversationID: "c", TurnID: "t0", Role: "user", Content: "an earlier question", CreatedAt: at}); err != nil {

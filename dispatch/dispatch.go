@@ -22,10 +22,14 @@ import (
 	"github.com/quiverhq/quiver/tool"
 )
 
-// Defaults for Config's zero values.
+// Defaults for Config's zero values. The quota holds thousands of
+// stored results per conversation (each is over Threshold characters),
+// far more than any turn reads back.
 const (
-	DefaultThreshold = 8000
-	DefaultPreview   = 2000
+	DefaultThreshold         = 8000
+	DefaultPreview           = 2000
+	DefaultConversationBytes = 64 << 20
+	DefaultUserBytes         = 256 << 20
 )
 
 // Config configures a Dispatcher. Results is required; zero values of the
@@ -39,6 +43,11 @@ type Config struct {
 	// Preview is how many characters of a stored result the model reads
 	// inline. Zero means 2,000; it is capped at Threshold.
 	Preview int
+	// Quota bounds the stored bodies per conversation and per user, in
+	// bytes: past it the oldest of that conversation, then of that user,
+	// are evicted (store.Results.PutResult). A zero field means its
+	// default (DefaultConversationBytes, DefaultUserBytes).
+	Quota store.ResultQuota
 	// IDs makes the reference ("res_…") of each stored result; nil means
 	// ids.Random.
 	IDs ids.Source
@@ -63,6 +72,12 @@ func New(cfg Config) *Dispatcher {
 		cfg.Preview = DefaultPreview
 	}
 	cfg.Preview = min(cfg.Preview, cfg.Threshold)
+	if cfg.Quota.ConversationBytes <= 0 {
+		cfg.Quota.ConversationBytes = DefaultConversationBytes
+	}
+	if cfg.Quota.UserBytes <= 0 {
+		cfg.Quota.UserBytes = DefaultUserBytes
+	}
 	cfg.IDs = ids.OrRandom(cfg.IDs)
 	if cfg.Now == nil {
 		cfg.Now = clock.Now

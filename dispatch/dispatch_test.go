@@ -24,13 +24,19 @@ type results struct {
 	mu   sync.Mutex
 	m    map[string]store.Result
 	fail error
+	// quota is the last put's; a body over it is refused as a store does.
+	quota store.ResultQuota
 }
 
-func (r *results) PutResult(_ context.Context, res store.Result) error {
+func (r *results) PutResult(_ context.Context, res store.Result, q store.ResultQuota) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	r.quota = q
 	if r.fail != nil {
 		return r.fail
+	}
+	if err := store.CheckQuota(res, q); err != nil {
+		return err
 	}
 	if r.m == nil {
 		r.m = map[string]store.Result{}
@@ -240,7 +246,7 @@ func TestLargeResultsAreStored(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	wantRec := store.Result{Ref: "res_1", OrgID: "o1", ConversationID: "c1", TurnID: "t1", Tool: "behave", Body: strings.Repeat("é", 101), CreatedAt: time.Unix(5, 0).UTC()}
+	wantRec := store.Result{Ref: "res_1", OrgID: "o1", ConversationID: "c1", TurnID: "t1", UserID: "u1", Tool: "behave", Body: strings.Repeat("é", 101), CreatedAt: time.Unix(5, 0).UTC()}
 	if diff := cmp.Diff(wantRec, stored); diff != "" {
 		t.Errorf("stored (-want +got):\n%s", diff)
 	}
@@ -285,6 +291,31 @@ func TestUnstoredResultsStayInline(t *testing.T) {
 	}
 	if len(rs.m) != 0 {
 		t.Errorf("unstored result was stored: %v", rs.m)
+	}
+}
+
+// TestResultQuota: the store is given the configured quota (the defaults
+// for zero fields), and a body too large for it on its own leaves the
+// model its preview, with no reference and no failure.
+func TestResultQuota(t *testing.T) {
+	d, tn, rs := setup(t, dispatch.Config{Threshold: 100, Preview: 10})
+	if _, err := d.Call(context.Background(), tn, dispatch.Call{Name: "behave", Args: []byte(`{"mode":"big","n":101}`)}); err != nil {
+		t.Fatal(err)
+	}
+	if want := (store.ResultQuota{ConversationBytes: dispatch.DefaultConversationBytes, UserBytes: dispatch.DefaultUserBytes}); rs.quota != want {
+		t.Errorf("quota %+v, want the defaults %+v", rs.quota, want)
+	}
+	d, tn, rs = setup(t, dispatch.Config{Threshold: 100, Preview: 10, Quota: store.ResultQuota{ConversationBytes: 300}})
+	got, err := d.Call(context.Background(), tn, dispatch.Call{Name: "behave", Args: []byte(`{"mode":"big","n":200}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := tool.Result{Content: strings.Repeat("é", 10) + "\n\n[Truncated: showing 10 of 200 characters. The full result is larger than the stored results quota allows, so it was not stored; ask for less at once.]"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("result over the quota (-want +got):\n%s", diff)
+	}
+	if len(rs.m) != 0 || rs.quota.UserBytes != dispatch.DefaultUserBytes {
+		t.Errorf("stored %d results under quota %+v", len(rs.m), rs.quota)
 	}
 }
 

@@ -2,6 +2,7 @@ package dispatch
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"unicode/utf8"
 
@@ -20,10 +21,18 @@ func (d *Dispatcher) store(ctx context.Context, s tool.Scope, name string, res t
 	}
 	ref := d.cfg.IDs.New("res_")
 	rec := store.Result{
-		Ref: ref, OrgID: s.OrgID, ConversationID: s.ConversationID, TurnID: s.TurnID,
+		Ref: ref, OrgID: s.OrgID, ConversationID: s.ConversationID, TurnID: s.TurnID, UserID: s.UserID,
 		Tool: name, Body: res.Content, CreatedAt: d.cfg.Now().UTC(),
 	}
-	if err := d.cfg.Results.PutResult(ctx, rec); err != nil {
+	err := d.cfg.Results.PutResult(ctx, rec, d.cfg.Quota)
+	switch {
+	case errors.Is(err, store.ErrQuota):
+		// Too large to keep at all: the model still reads the preview.
+		d.cfg.Logger.Info("tool result over the stored results quota", "tool", name, "bytes", len(res.Content))
+		res.Content = fmt.Sprintf("%s\n\n[Truncated: showing %d of %d characters. The full result is larger than the stored results quota allows, so it was not stored; ask for less at once.]",
+			prefix(res.Content, d.cfg.Preview), d.cfg.Preview, n)
+		return res, nil
+	case err != nil:
 		return tool.Result{}, fmt.Errorf("dispatch %s: store result: %w", name, err)
 	}
 	res.Ref = ref

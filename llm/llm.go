@@ -8,6 +8,7 @@ import (
 	"context"
 	"encoding/json"
 	"iter"
+	"strings"
 
 	"github.com/quiverhq/quiver/tool"
 	"github.com/quiverhq/quiver/turn"
@@ -41,6 +42,21 @@ type ToolCall struct {
 	// later requests of the same turn (Gemini's thought signature). Adapters
 	// that have none leave it nil and ignore it.
 	Signature []byte `json:"signature,omitempty"`
+}
+
+// UnnamedCall is the name an adapter sends back, in a later request's
+// history, for a call the model made without a name (ToolCall.Name
+// empty; the loop answered it with a refusal): providers require every
+// call in the history to be named.
+const UnnamedCall = "unnamed_call"
+
+// SentName is name as an adapter sends a call's (or its result's) name
+// back to the provider: UnnamedCall for a blank one, else name.
+func SentName(name string) string {
+	if strings.TrimSpace(name) == "" {
+		return UnnamedCall
+	}
+	return name
 }
 
 // ToolResult answers one ToolCall.

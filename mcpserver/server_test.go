@@ -36,7 +36,7 @@ type memResults struct {
 	m  map[string]store.Result
 }
 
-func (r *memResults) PutResult(_ context.Context, res store.Result) error {
+func (r *memResults) PutResult(_ context.Context, res store.Result, _ store.ResultQuota) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if _, dup := r.m[res.Ref]; dup {

@@ -310,7 +310,7 @@ func ArchiveTables() []ArchiveTable {
 			at("created_at")}},
 		{Name: "results", Key: []string{"ref"}, Columns: []ArchiveColumn{
 			text("ref"), text("org_id"), text("conversation_id"), text("turn_id"), text("tool"),
-			bytesCol("body"), at("created_at")}},
+			bytesCol("body"), at("created_at"), text("user_id"), intCol("size"), maybeAt("evicted_at")}},
 		{Name: "usage", Key: []string{"id"}, Columns: []ArchiveColumn{
 			intCol("id"), text("org_id"), text("conversation_id"), text("turn_id"), text("payer"),
 			text("model"), intCol("step"), intCol("input_tokens"), intCol("cached_input_tokens"),

@@ -89,6 +89,9 @@ func read(ctx context.Context, rs store.Results, s tool.Scope, in Input) (string
 		case errors.Is(err, store.ErrNotFound):
 			parts = append(parts, fmt.Sprintf("%s: no such result in this conversation.", ref))
 			continue
+		case errors.Is(err, store.ErrEvicted):
+			parts = append(parts, fmt.Sprintf("%s: evicted: stored results passed their quota and the oldest were removed; run the tool again if you still need it.", ref))
+			continue
 		case err != nil:
 			return "", tool.Infra(fmt.Errorf("read_tool_result: %w", err))
 		}

@@ -24,6 +24,10 @@ func setup(t *testing.T) *tool.Tool {
 	}
 	t.Cleanup(func() { st.Close() })
 	body := strings.Repeat("0123456789", 3000) // 30,000 characters
+	gone := store.Result{Ref: "res_gone", OrgID: "o1", ConversationID: "c1", Body: "gone", CreatedAt: time.Unix(0, 0)}
+	if err := st.PutResult(context.Background(), gone, store.ResultQuota{}); err != nil {
+		t.Fatal(err)
+	}
 	for _, r := range []store.Result{
 		{Ref: "res_a", OrgID: "o1", ConversationID: "c1", Body: body},
 		{Ref: "res_b", OrgID: "o1", ConversationID: "c1", Body: "short"},
@@ -31,9 +35,14 @@ func setup(t *testing.T) *tool.Tool {
 		{Ref: "res_org", OrgID: "o2", ConversationID: "c1", Body: "other org"},
 	} {
 		r.CreatedAt = time.Unix(1, 0)
-		if err := st.PutResult(context.Background(), r); err != nil {
+		if err := st.PutResult(context.Background(), r, store.ResultQuota{}); err != nil {
 			t.Fatal(err)
 		}
+	}
+	// The newest put fills the conversation's quota: the oldest is evicted.
+	c := store.Result{Ref: "res_c", OrgID: "o1", ConversationID: "c1", Body: "c", CreatedAt: time.Unix(2, 0)}
+	if err := st.PutResult(context.Background(), c, store.ResultQuota{ConversationBytes: int64(len(body) + len("short") + 1)}); err != nil {
+		t.Fatal(err)
 	}
 	return results.Tool(st)
 }
@@ -68,6 +77,13 @@ func TestReadToolResult(t *testing.T) {
 				t.Errorf("(-want +got):\n%s", diff)
 			}
 		}},
+		{name: "evicted and held", args: `{"refs":["res_gone","res_b"]}`, check: func(t *testing.T, c string) {
+			want := "res_gone: evicted: stored results passed their quota and the oldest were removed; run the tool again if you still need it.\n\nres_b, characters 0–5 of 5:\nshort"
+			if diff := cmp.Diff(want, c); diff != "" {
+				t.Errorf("(-want +got):\n%s", diff)
+			}
+		}},
+		{name: "evicted only", args: `{"refs":["res_gone"]}`, wantErr: "res_gone: evicted: stored results passed their quota"},
 		{name: "four refs refused", args: `{"refs":["res_a","res_b","res_a","res_b"]}`, wantErr: `field "refs": maxItems`},
 		{name: "no refs refused", args: `{"refs":[]}`, wantErr: `field "refs": minItems`},
 		{name: "explicit maxChars 0 is out of range", args: `{"refs":["res_a"],"maxChars":0}`, wantErr: "maxChars must be between 1024 and 20000, got 0"},

@@ -16,7 +16,7 @@ import (
 // is set, the models turns open under their organisation's settings (the
 // CLI passes its session's model in each request instead).
 func (r *runtime) newEngine(cfg config.Config, det *intent.Detector, models bool, env Env) *engine.Engine {
-	disp := dispatch.New(dispatch.Config{Results: r.st, Now: env.Now, Logger: env.Logger, IDs: r.ids})
+	disp := dispatch.New(dispatch.Config{Results: r.st, Quota: r.quota, Now: env.Now, Logger: env.Logger, IDs: r.ids})
 	return engine.New(engine.Config{
 		Repos:   engine.Repositories{Conversations: r.st, Messages: r.st, Turns: r.st, Intents: r.st},
 		Runtime: orgRuntimes{orgs: r.orgs, models: models}, Agents: engine.StoredAgents(r.st, parseAgent),
@@ -25,6 +25,7 @@ func (r *runtime) newEngine(cfg config.Config, det *intent.Detector, models bool
 		Runner: agent.New(agent.Config{
 			Store: r.st, Dispatcher: disp, IDs: r.ids,
 			MaxSteps: cfg.MaxSteps, Prices: cfg.AgentPrices(), Now: env.Now, Logger: env.Logger,
+			MaxCallsPerStep: cfg.ToolCalls.PerStep, MaxCallsPerTurn: cfg.ToolCalls.PerTurn, MaxConcurrentCalls: cfg.ToolCalls.Concurrent,
 		}),
 	})
 }

@@ -56,7 +56,7 @@ func MCPServe(ctx context.Context, o MCPServeOptions, env Env) error {
 	facts, toolset := sess.Facts(), sess.Toolset
 	srvCfg := mcpserver.Config{
 		Toolset:    toolset,
-		Dispatcher: dispatch.New(dispatch.Config{Results: st, Now: env.Now, Logger: env.Logger}),
+		Dispatcher: dispatch.New(dispatch.Config{Results: st, Quota: rt.quota, Now: env.Now, Logger: env.Logger}),
 		Facts:      facts,
 		Version:    Version, Logger: env.Logger,
 		StartTurn: func(ctx context.Context, s tool.Scope) error {

@@ -38,7 +38,7 @@ func seedAnaConversation(t *testing.T, data string) {
 	must(st.PutConversation(ctx, store.Conversation{ID: "conv-ana", OrgID: "acme", UserID: "ana", Agent: "assistant", CreatedAt: fixedNow, UpdatedAt: fixedNow}))
 	_, err = st.AppendMessage(ctx, "acme", store.Message{ConversationID: "conv-ana", TurnID: "t-ana", Role: "user", Content: anaSecret, CreatedAt: fixedNow})
 	must(err)
-	must(st.PutResult(ctx, store.Result{Ref: "res_ana", OrgID: "acme", ConversationID: "conv-ana", TurnID: "t-ana", Tool: "read_file", Body: anaSecret, CreatedAt: fixedNow}))
+	must(st.PutResult(ctx, store.Result{Ref: "res_ana", OrgID: "acme", ConversationID: "conv-ana", TurnID: "t-ana", Tool: "read_file", Body: anaSecret, CreatedAt: fixedNow}, store.ResultQuota{}))
 }
 
 // rowCounts counts the rows a call or session could write.

@@ -28,6 +28,8 @@ type runtime struct {
 	// ids makes the ids the commands hand out themselves (a chat's new
 	// conversation).
 	ids ids.Source
+	// quota bounds the tool results every dispatcher over st stores.
+	quota store.ResultQuota
 }
 
 // newRuntime builds the runtime over an open store (which it then owns).
@@ -44,7 +46,7 @@ func newRuntime(st store.Store, kr *secret.Keyring, dir string, cfg config.Confi
 		ProviderKey: func(provider string) string { return ms.set(cfg).Connection(provider).Key },
 		Build:       catalogs.For,
 	})
-	return &runtime{st: st, mcp: m, orgs: orgs, ids: ids.Random{}}
+	return &runtime{st: st, mcp: m, orgs: orgs, ids: ids.Random{}, quota: cfg.StoredResults.Quota()}
 }
 
 // openTurnSession serves the commands that run one turn's tools without

@@ -47,6 +47,11 @@ type Config struct {
 	Database Database `yaml:"database"`
 	// Runs tunes how running turns are held across replicas.
 	Runs Runs `yaml:"runs"`
+	// ToolCalls bounds the tool calls of a step and of a turn.
+	ToolCalls ToolCalls `yaml:"tool_calls"`
+	// StoredResults bounds the stored tool result bodies per conversation
+	// and per user.
+	StoredResults StoredResults `yaml:"stored_results"`
 }
 
 // Database selects the store. With no URL from any source, Quiver keeps
@@ -264,6 +269,12 @@ func (c Config) Validate() error {
 		return err
 	}
 	if err := c.Runs.validate(); err != nil {
+		return err
+	}
+	if err := c.ToolCalls.validate(); err != nil {
+		return err
+	}
+	if err := c.StoredResults.validate(); err != nil {
 		return err
 	}
 	if c.MaxSteps < 0 || c.MaxSteps > 1000 {

@@ -151,7 +151,7 @@ func contentBlocks(msg llm.Message) []anthropic.ContentBlockParamUnion {
 		out = append(out, anthropic.NewTextBlock(msg.Text))
 	}
 	for _, c := range msg.ToolCalls {
-		out = append(out, anthropic.NewToolUseBlock(c.ID, toolInput(c.Args), c.Name))
+		out = append(out, anthropic.NewToolUseBlock(c.ID, toolInput(c.Args), llm.SentName(c.Name)))
 	}
 	return out
 }

@@ -114,11 +114,14 @@ func (a *assembler) blockStart(ev anthropic.MessageStreamEventUnion, yield func(
 }
 
 // callStart opens a tool_use block. The loop answers each call by its ID,
-// so a call without an ID or name, or reusing one, breaks the reply.
+// so a call without an ID, or reusing one, breaks the reply; a call
+// without a name is passed on with an empty Name for the loop to refuse.
 func (a *assembler) callStart(index int64, id, name string, yield func(llm.Event, error) bool) bool {
 	switch {
-	case id == "" || name == "":
-		return a.fail(yield, "tool_use block %d without an id or a name", index)
+	case id == "":
+		// A call without a name is still answerable (the loop refuses it);
+		// one without an id is not.
+		return a.fail(yield, "tool_use block %d without an id", index)
 	case a.ids[id]:
 		return a.fail(yield, "tool call id %q used twice", id)
 	case a.calls[index] != nil:

@@ -114,7 +114,7 @@ func modelContent(msg llm.Message) (*genai.Content, error) {
 		if err != nil {
 			return nil, fmt.Errorf("tool call %s (%s): %w", call.ID, call.Name, err)
 		}
-		parts = append(parts, &genai.Part{FunctionCall: &genai.FunctionCall{ID: call.ID, Name: call.Name, Args: args}, ThoughtSignature: call.Signature})
+		parts = append(parts, &genai.Part{FunctionCall: &genai.FunctionCall{ID: call.ID, Name: llm.SentName(call.Name), Args: args}, ThoughtSignature: call.Signature})
 	}
 	return &genai.Content{Role: roleModel, Parts: parts}, nil
 }
@@ -148,7 +148,7 @@ func resultsContent(msg llm.Message) *genai.Content {
 			key = "error"
 		}
 		parts[i] = &genai.Part{FunctionResponse: &genai.FunctionResponse{
-			ID: r.CallID, Name: r.Name, Response: map[string]any{key: r.Content},
+			ID: r.CallID, Name: llm.SentName(r.Name), Response: map[string]any{key: r.Content},
 		}}
 	}
 	return &genai.Content{Role: roleUser, Parts: parts}

@@ -20,6 +20,7 @@ type NewModelFunc func(t *testing.T, baseURL string) llm.Model
 func RunSuite(t *testing.T, fake Fake, newModel NewModelFunc) {
 	t.Run("Text", func(t *testing.T) { suiteText(t, fake, newModel) })
 	t.Run("ToolCalls", func(t *testing.T) { suiteToolCalls(t, fake, newModel) })
+	t.Run("NamelessCall", func(t *testing.T) { suiteNameless(t, fake, newModel) })
 	t.Run("RequestRoundTrip", func(t *testing.T) { suiteRequest(t, fake, newModel) })
 	t.Run("Errors", func(t *testing.T) { suiteErrors(t, fake, newModel) })
 	t.Run("Truncated", func(t *testing.T) { suiteTruncated(t, fake, newModel) })
@@ -92,6 +93,40 @@ func suiteToolCalls(t *testing.T, fake Fake, newModel NewModelFunc) {
 	}
 	if len(starts) != 2 {
 		t.Errorf("tool call starts %v, want one per call", starts)
+	}
+}
+
+// suiteNameless checks that a call streamed without a name is passed on
+// with an empty Name and an ID (for the loop to refuse), not failed, and
+// that in a later request's history it is sent as llm.UnnamedCall.
+func suiteNameless(t *testing.T, fake Fake, newModel NewModelFunc) {
+	calls := []llm.ToolCall{Call("call_1", "", map[string]any{}), Call("call_2", "read_file", map[string]any{"path": "a"})}
+	srv := Start(t, fake, Reply{ToolCalls: calls}, Reply{Text: []string{"ok"}})
+	m := newModel(t, srv.URL)
+	resp, err := llm.Collect(m.Stream(context.Background(), simpleRequest()), nil)
+	if err != nil {
+		t.Fatalf("Stream: %v", err)
+	}
+	if len(resp.ToolCalls) != 2 || resp.ToolCalls[0].Name != "" || resp.ToolCalls[0].ID == "" || resp.ToolCalls[1].Name != "read_file" {
+		t.Fatalf("calls %+v, want the nameless one with an ID, then read_file", resp.ToolCalls)
+	}
+	req := simpleRequest()
+	results := make([]llm.ToolResult, len(resp.ToolCalls))
+	for i, c := range resp.ToolCalls {
+		results[i] = llm.ToolResult{CallID: c.ID, Name: c.Name, Content: "refused", IsError: true}
+	}
+	req.Messages = append(req.Messages, llm.Message{Role: llm.Assistant, ToolCalls: resp.ToolCalls}, llm.Message{Role: llm.Tool, Results: results})
+	if _, err := llm.Collect(m.Stream(context.Background(), req), nil); err != nil {
+		t.Fatalf("Stream with the nameless call in history: %v", err)
+	}
+	var sent []string
+	for _, msg := range srv.Seen()[1].Req.Messages {
+		for _, c := range msg.ToolCalls {
+			sent = append(sent, c.Name)
+		}
+	}
+	if diff := cmp.Diff([]string{llm.UnnamedCall, "read_file"}, sent); diff != "" {
+		t.Errorf("call names sent back (-want +got):\n%s", diff)
 	}
 }
 

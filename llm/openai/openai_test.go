@@ -299,9 +299,10 @@ func TestStreamEdgeCases(t *testing.T) {
 			wantErr: llm.ErrServer,
 		},
 		{
-			name:    "a call that never got a name",
-			body:    chunk(`{"index":0,"delta":{"tool_calls":[{"index":0,"id":"a","function":{"arguments":"{}"}}]},"finish_reason":"tool_calls"}`) + "data: [DONE]\n\n",
-			wantErr: llm.ErrServer,
+			// The loop refuses it; the reply is not failed for it.
+			name: "a call that never got a name",
+			body: chunk(`{"index":0,"delta":{"tool_calls":[{"index":0,"id":"a","function":{"arguments":"{}"}}]},"finish_reason":"tool_calls"}`) + "data: [DONE]\n\n",
+			want: llm.Response{Stop: llm.StopToolCalls, ToolCalls: []llm.ToolCall{{ID: "a", Args: []byte(`{}`)}}},
 		},
 		{
 			name:    "error event mid-stream",

@@ -88,7 +88,7 @@ func assistantMessage(msg llm.Message) sdk.ChatCompletionMessageParamUnion {
 		a.ToolCalls = append(a.ToolCalls, sdk.ChatCompletionMessageToolCallUnionParam{
 			OfFunction: &sdk.ChatCompletionMessageFunctionToolCallParam{
 				ID:       c.ID,
-				Function: sdk.ChatCompletionMessageFunctionToolCallFunctionParam{Name: c.Name, Arguments: arguments(c.Args)},
+				Function: sdk.ChatCompletionMessageFunctionToolCallFunctionParam{Name: llm.SentName(c.Name), Arguments: arguments(c.Args)},
 			},
 		})
 	}

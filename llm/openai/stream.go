@@ -143,14 +143,21 @@ func (a *assembler) toolDelta(index int64, id, name, args string) {
 }
 
 // finish records the stop reason and completes every call, in the order
-// they started. Arguments are the model's text as streamed, which may be
+// they started (a call that never got a name with an empty Name). Arguments are the model's text as streamed, which may be
 // invalid JSON (dispatch answers that to the model); none at all is "{}".
 func (a *assembler) finish(reason string) error {
 	a.finished = true
 	a.stop = stopReason(reason, len(a.calls) > 0)
-	for _, c := range a.calls {
+	for pos, c := range a.calls {
 		if !c.started {
-			return &llm.Error{Kind: llm.ErrServer, Msg: "stream has a tool call without a name"}
+			// A call that never got a name is still one of the model's
+			// calls: the loop answers it with a refusal and the turn goes
+			// on, rather than the whole reply failing.
+			if c.id == "" {
+				c.id = "call_" + strconv.Itoa(pos)
+			}
+			c.started = true
+			a.out = append(a.out, llm.Event{Kind: llm.EventToolCallStart, ToolCall: llm.ToolCall{ID: c.id}})
 		}
 		args := c.args.String()
 		if strings.TrimSpace(args) == "" {

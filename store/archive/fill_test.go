@@ -93,7 +93,7 @@ func fill(ctx context.Context, t *testing.T, st store.Store, kr *secret.Keyring)
 		{ConversationID: conv, TurnID: "t1", Role: "assistant", Content: "409.5", CreatedAt: at(12)},
 	})
 	must(err)
-	must(st.PutResult(ctx, store.Result{Ref: "r1", OrgID: org, ConversationID: conv, TurnID: "t1", Tool: "calculate", Body: weirdContent, CreatedAt: at(12)}))
+	must(st.PutResult(ctx, store.Result{Ref: "r1", OrgID: org, ConversationID: conv, TurnID: "t1", Tool: "calculate", Body: weirdContent, CreatedAt: at(12)}, store.ResultQuota{}))
 	for step := range 3 {
 		must(st.PutUsage(ctx, store.Usage{OrgID: org, ConversationID: conv, TurnID: "t1", Payer: "ana", Model: "openai:x", Step: step,
 			InputTokens: 100, CachedInputTokens: 10, CacheWriteTokens: 5, OutputTokens: int64(7 + step), CostMicros: 1234, CreatedAt: at(12)}))

@@ -146,7 +146,7 @@ func BenchmarkGetResult(b *testing.B) {
 			Ref: fmt.Sprintf("res_%04d", i), OrgID: "org", ConversationID: "conv",
 			TurnID: "turn", Tool: "web.fetch", Body: strings.Repeat("y", 4096), CreatedAt: time.Now(),
 		}
-		if err := s.PutResult(b.Context(), r); err != nil {
+		if err := s.PutResult(b.Context(), r, store.ResultQuota{}); err != nil {
 			b.Fatal(err)
 		}
 	}

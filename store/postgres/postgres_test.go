@@ -128,7 +128,7 @@ func TestCancelledRecordCalls(t *testing.T) {
 		},
 		"AppendNoMessages": func(ctx context.Context) error { _, err := s.AppendMessages(ctx, "o", nil); return err },
 		"ListMessages":     func(ctx context.Context) error { _, err := s.ListMessages(ctx, "o", "c", 0); return err },
-		"PutResult":        func(ctx context.Context) error { return s.PutResult(ctx, res) },
+		"PutResult":        func(ctx context.Context) error { return s.PutResult(ctx, res, store.ResultQuota{}) },
 		"GetResult":        func(ctx context.Context) error { _, err := s.GetResult(ctx, "o", "c", "r"); return err },
 		"PutUsage":         func(ctx context.Context) error { return s.PutUsage(ctx, use) },
 		"ListUsage":        func(ctx context.Context) error { _, err := s.ListUsage(ctx, "o", "t"); return err },

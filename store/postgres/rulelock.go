@@ -38,6 +38,10 @@ const (
 	// lockIntentTargets is a conversation's open targets: the positions
 	// OpenIntentTargets hands out, in open order.
 	lockIntentTargets
+	// lockResultsUser and lockResultsConversation are a user's and a
+	// conversation's stored result bodies: the quota PutResult keeps.
+	lockResultsUser
+	lockResultsConversation
 )
 
 // lockRule takes, in tx, the advisory lock of rule for the scope that

@@ -94,7 +94,7 @@ func recordCalls(f *fixture, w written) []call {
 			_, err := f.ListMessages(ctx, org, w.msg.ConversationID, 0)
 			return err
 		}},
-		{"PutResult", func(ctx context.Context) error { return f.PutResult(ctx, w.res) }},
+		{"PutResult", func(ctx context.Context) error { return f.PutResult(ctx, w.res, store.ResultQuota{}) }},
 		{"GetResult", func(ctx context.Context) error {
 			_, err := f.GetResult(ctx, w.res.OrgID, w.res.ConversationID, w.res.Ref)
 			return err

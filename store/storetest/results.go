@@ -13,6 +13,10 @@ func resultCases() []suiteCase {
 		{"RoundTrip", testResultRoundTrip},
 		{"NotFound", testResultNotFound},
 		{"DuplicateRef", testResultDuplicateRef},
+		{"QuotaEvictsOldestOfConversation", testQuotaConversation},
+		{"QuotaEvictsOldestOfUser", testQuotaUser},
+		{"QuotaRefusesOversized", testQuotaOversized},
+		{"QuotaUnderConcurrentPuts", testQuotaConcurrent},
 	}
 }
 
@@ -23,6 +27,7 @@ func (f *fixture) newResult(ref string) store.Result {
 		OrgID:          f.id("org"),
 		ConversationID: f.id("conv"),
 		TurnID:         f.id("turn"),
+		UserID:         f.id("user"),
 		Tool:           "web.fetch",
 		Body:           "<html>\n\tbody «ß» 🙂\n</html>",
 		CreatedAt:      at(40),
@@ -32,7 +37,7 @@ func (f *fixture) newResult(ref string) store.Result {
 // put stores r, failing the test on error.
 func (f *fixture) put(t *testing.T, r store.Result) {
 	t.Helper()
-	if err := f.PutResult(t.Context(), r); err != nil {
+	if err := f.PutResult(t.Context(), r, store.ResultQuota{}); err != nil {
 		t.Fatalf("PutResult %s: %v", r.Ref, err)
 	}
 }
@@ -109,7 +114,7 @@ func testResultDuplicateRef(t *testing.T, f *fixture) {
 		t.Run(tc.name, func(t *testing.T) {
 			dup := first
 			tc.edit(&dup)
-			if err := f.PutResult(t.Context(), dup); err == nil {
+			if err := f.PutResult(t.Context(), dup, store.ResultQuota{}); err == nil {
 				t.Errorf("PutResult with a stored Ref: err = nil, want an error")
 			}
 			got, err := f.GetResult(t.Context(), first.OrgID, first.ConversationID, first.Ref)

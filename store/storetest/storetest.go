@@ -33,7 +33,8 @@
 // reapers return each expired run once, eight appends of one Seq store
 // one, and a wait never misses an append made while it starts; rate
 // buckets too: sixteen takers of one key are granted exactly the tokens
-// it holds.
+// it holds; and stored results: sixteen puts into one conversation leave
+// exactly the newest bodies that fit its quota, the rest evicted.
 package storetest
 
 import (
