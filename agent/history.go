@@ -309,7 +309,7 @@ type unit struct {
 }
 
 func (h history) units() []unit {
-	var us []unit
+	us := make([]unit, 0, len(h.msgs))
 	for i, m := range h.msgs {
 		t := messageTokens(m)
 		if m.Role == llm.Tool && len(us) > 0 {
@@ -333,14 +333,14 @@ func (h history) units() []unit {
 // before the oldest message kept after a cut. Whenever the fixed part,
 // the turn's user messages and the marker fit, the result fits.
 func (h history) fit(fixed, budget, prev int) ([]llm.Message, Cut, int) {
-	us := h.units()
 	total := fixed
-	for _, u := range us {
-		total += u.tokens
+	for _, m := range h.msgs {
+		total += messageTokens(m)
 	}
 	if prev == 0 && h.trimmed == 0 && total <= budget {
 		return h.msgs, Cut{Tokens: total, Sent: len(h.msgs)}, 0
 	}
+	us := h.units()
 	dropped := make([]bool, len(us))
 	kept := total + markerTokens
 	for i, u := range us {

@@ -247,3 +247,29 @@ func TestMarkerAllowance(t *testing.T) {
 		t.Errorf("marker of %d tokens over its allowance of %d", n, markerTokens)
 	}
 }
+
+// BenchmarkFit: fitting a 200-message history (100 call groups of 2 KB
+// results) into a window it overflows, as every model call of a long
+// conversation does; and one that fits, the common case.
+func BenchmarkFit(b *testing.B) {
+	var h history
+	for i := range 100 {
+		id := fmt.Sprintf("c%d", i)
+		h.msgs = append(h.msgs,
+			llm.Message{Role: llm.Assistant, ToolCalls: []llm.ToolCall{{ID: id, Name: "lookup", Args: []byte(`{"q":"x"}`)}}},
+			llm.Message{Role: llm.Tool, Results: []llm.ToolResult{{CallID: id, Name: "lookup", Content: strings.Repeat("r", 2000)}}})
+	}
+	h.turnStart = len(h.msgs)
+	h.msgs = append(h.msgs, llm.Message{Role: llm.User, Text: "ctx"}, llm.Message{Role: llm.User, Text: "now"})
+	for _, bc := range []struct {
+		name   string
+		budget int
+	}{{"cut", 20_000}, {"fits", 200_000}} {
+		b.Run(bc.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				h.fit(3000, bc.budget, 0)
+			}
+		})
+	}
+}
