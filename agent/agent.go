@@ -79,6 +79,11 @@ type Config struct {
 	IDs ids.Source
 	// Logger; nil means slog.Default().
 	Logger *slog.Logger
+	// Windows gives each model's context window by "provider:model"
+	// (zero fields take DefaultWindow's and DefaultReserve); nil means
+	// DefaultWindow for every model. Each model call's history is cut to
+	// fit it (see Cut).
+	Windows func(ref string) Window
 }
 
 // Runner runs turns. It is safe for concurrent use by many conversations.

@@ -31,6 +31,9 @@ type run struct {
 	// callsRun counts the tool calls this turn ran, for
 	// Config.MaxCallsPerTurn.
 	callsRun int
+	// fit fits each model call into the model's context window; it is
+	// model, when the turn has one.
+	fit *fitter
 }
 
 // Run starts a new turn: it records the turn, its context message and the
@@ -83,6 +86,10 @@ func (r *Runner) newRun(s Start, emit func(Event)) *run {
 		emit = func(Event) {}
 	}
 	rn := &run{r: r, facts: s.Facts, toolset: s.Toolset, declared: s.Declared, req: s.Request, model: s.Model, collected: s.History}
+	rn.fit = &fitter{Model: s.Model, log: r.cfg.Logger}
+	if s.Model != nil {
+		rn.fit.win, rn.model = r.window(s.Model.Ref()), rn.fit
+	}
 	rn.emit = func(ev Event) {
 		ev.ConversationID, ev.TurnID = s.Facts.Place.ConversationID, s.Facts.TurnID
 		emit(ev)
@@ -152,7 +159,8 @@ func (rn *run) loadHistory(ctx context.Context) error {
 			return fmt.Errorf("load history: %w", err)
 		}
 	}
-	rn.history = toLLM(trimHistory(msgs, rn.r.cfg.MaxHistory), rn.facts.TurnID)
+	rn.fit.h = buildHistory(msgs, rn.r.cfg.MaxHistory, rn.facts.TurnID)
+	rn.history, rn.fit.h.msgs = rn.fit.h.msgs, nil
 	rn.callsRun = callsRan(msgs, rn.facts.TurnID)
 	return nil
 }

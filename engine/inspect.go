@@ -30,6 +30,10 @@ type Inspection struct {
 	// prepared for the message (with a turnID too: that turn, not the
 	// stored one).
 	Deliberate bool
+	// History is how the turn's first model call fits the model's context
+	// window (agent.Runner.Preview): what it sends and what it leaves out
+	// behind the marker; nil when the engine has no Runner.
+	History *agent.Cut
 }
 
 // Inspect returns the request r's message would send now, or, with
@@ -57,6 +61,10 @@ func (e *Engine) Inspect(ctx context.Context, r Request, turnID string) (Inspect
 		}
 	case p.Intent.Declared != nil:
 		out.Declared = p.Intent.Declared
+	}
+	if e.cfg.Runner != nil {
+		c := e.cfg.Runner.Preview(out.Start)
+		out.History = &c
 	}
 	if out.Excluded == nil {
 		out.Excluded = []registry.Exclusion{}

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"github.com/quiverhq/quiver/agent"
 	"github.com/quiverhq/quiver/intent"
 	"github.com/quiverhq/quiver/prompt"
 	"github.com/quiverhq/quiver/registry"
@@ -38,6 +39,11 @@ type Report struct {
 	// Declared says why the mode declared each tool, in declaration
 	// order; nil when the mode did not gate the turn.
 	Declared []intent.Declared `json:"declared,omitzero"`
+	// History is how the first model call fits the model's context
+	// window: the window, the estimated tokens sent, how many earlier
+	// messages it leaves out and the marker that says so; nil when the
+	// inspection had no runner (quiver turn: no conversation).
+	History *agent.Cut `json:"history,omitempty"`
 }
 
 // Ceilings are the ceilings of a catalog's definition sizes, reported
@@ -56,7 +62,7 @@ func (ins Inspection) Report() Report {
 	out := Report{
 		Agent: f.Agent.Name, Model: f.Model.Provider + ":" + f.Model.Name, Message: ins.Start.Message,
 		System: req.System, Context: req.Context, Tools: req.Tools, Sizes: req.Sizes,
-		Excluded: ins.Excluded, Warnings: ins.Warnings,
+		Excluded: ins.Excluded, Warnings: ins.Warnings, History: ins.History,
 	}
 	if out.Excluded == nil {
 		out.Excluded = []registry.Exclusion{}

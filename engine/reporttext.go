@@ -30,6 +30,12 @@ func (o Report) WriteText(w io.Writer) {
 	if o.Intent != nil {
 		o.writeIntent(w)
 	}
+	if h := o.History; h != nil {
+		fmt.Fprintf(w, "\n── history: %d messages sent, %d left out; about %d of %d tokens (%d kept for the reply)\n", h.Sent, h.Dropped, h.Tokens, h.Window.Tokens, h.Window.Reserve)
+		if h.Marker != "" {
+			fmt.Fprintf(w, "  %s\n", h.Marker)
+		}
+	}
 	if len(o.Warnings) > 0 {
 		fmt.Fprintf(w, "\n── template warnings: %d\n", len(o.Warnings))
 		for _, m := range o.Warnings {

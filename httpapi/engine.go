@@ -51,6 +51,10 @@ type Inspection struct {
 	// before the reasons were recorded.
 	Declared []intent.Declared `json:"declared"`
 	Warnings []string          `json:"warnings"`
+	// History is how the turn's first model call fits the model's context
+	// window: the estimated tokens, how many earlier messages it leaves
+	// out and the marker the model sees instead.
+	History *agent.Cut `json:"history,omitempty"`
 }
 
 // AgentValidation is what ValidateAgent found in a valid definition.

@@ -143,6 +143,7 @@ func (a *turnEngine) Inspect(ctx context.Context, c Caller, conversationID, turn
 		System: s.Request.System, Context: s.Request.Context, Tools: s.Request.Tools,
 		Sizes: s.Request.Sizes, Excluded: ins.Excluded, Warnings: ins.Warnings,
 		Intent: []IntentMatch{}, Declared: ins.Declared, Origins: origins(s.Toolset),
+		History: ins.History,
 	}
 	for _, m := range ins.Matches {
 		out.Intent = append(out.Intent, IntentMatch{Family: m.Target, Trigger: m.Trigger, Source: m.Source})

@@ -28,6 +28,10 @@ type Config struct {
 	Prices map[string]Price `yaml:"prices"`
 	// MaxSteps bounds the model steps of one turn; zero means the default.
 	MaxSteps int `yaml:"max_steps"`
+	// Models sets what Quiver should assume of each model, by
+	// "provider:model": its context window, to which each model call's
+	// history is cut.
+	Models map[string]Model `yaml:"models"`
 	// TextTools lists "provider:model" references whose endpoints ignore
 	// native tool declarations: Quiver declares the tools in the prompt and
 	// parses calls from the reply instead (llm/textproto).
@@ -242,6 +246,9 @@ func (c Config) Validate() error {
 		if p.Input < 0 || p.CachedInput < 0 || p.CacheWrite < 0 || p.Output < 0 {
 			return fmt.Errorf("prices.%s: prices cannot be negative", ref)
 		}
+	}
+	if err := c.validateModels(); err != nil {
+		return err
 	}
 	for i, ref := range c.TextTools {
 		if _, err := ParseModelRef(ref); err != nil {

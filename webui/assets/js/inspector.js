@@ -96,6 +96,7 @@ function inspection(ins, catalog) {
     warnings.length
       ? section('ins-warnings', 'Warnings', h('ul', { class: 'warnings' }, warnings.map((w) => h('li', null, w))))
       : null,
+    ins.history ? historySection(ins.history) : null,
     section('ins-tools', `Declared tools (${tools.length})`,
       tools.length ? toolsTable(tools, known, why, ins.origins ?? []) : h('p', null, 'No tools are declared in this turn.')),
     section('ins-excluded', `Left out (${excluded.length})`,
@@ -108,6 +109,19 @@ function inspection(ins, catalog) {
     section('ins-context', `Context message (${number(sizes.context_chars ?? chars(ins.context))} characters)`,
       h('pre', { class: 'prompt', tabindex: '0' }, ins.context ?? '')),
   ];
+}
+
+// historySection says how the turn's first model call fits the model's
+// context window, and shows the marker the model sees when earlier
+// messages are left out.
+function historySection(hist) {
+  const win = hist.window ?? {};
+  const size = `about ${number(hist.tokens ?? 0)} of ${number(win.tokens ?? 0)} tokens, ${number(win.reserve ?? 0)} kept for the reply`;
+  return section('ins-history', 'History',
+    h('p', null, hist.dropped
+      ? `${number(hist.dropped)} earlier messages are left out to fit the model's context window (${size}); the model sees instead:`
+      : `The whole history is sent (${size}).`),
+    hist.marker ? h('pre', { class: 'prompt', tabindex: '0' }, hist.marker) : null);
 }
 
 // table is a table with a header row and one row per item; cells(item)
