@@ -116,6 +116,11 @@ type ArchiveColumn struct {
 	// Null is whether the column holds NULL (nil), which means what the
 	// record says it means ("not yet", "unknown").
 	Null bool
+	// Fill, when set, is the column's value in a row of an archive
+	// written before the column existed (the row lacks it), from the
+	// row's other values (decoded; Fill columns are nil in it). A column
+	// without Fill is required.
+	Fill func(t ArchiveTable, row []any) any
 }
 
 // Check reports whether v is a value of c: nil only when c.Null, else of
@@ -273,6 +278,12 @@ func boolCol(name string) ArchiveColumn  { return ArchiveColumn{Name: name, Kind
 func at(name string) ArchiveColumn       { return ArchiveColumn{Name: name, Kind: KindTime} }
 func maybeAt(name string) ArchiveColumn  { return ArchiveColumn{Name: name, Kind: KindTime, Null: true} }
 
+// filled is c with Fill set: a column an older archive may lack.
+func filled(c ArchiveColumn, fill func(ArchiveTable, []any) any) ArchiveColumn {
+	c.Fill = fill
+	return c
+}
+
 // ArchiveTables lists every table an archive carries, in the order an
 // import writes them (a table after those its foreign keys name), with
 // the columns of the current schema. A migration that adds a column adds
@@ -310,7 +321,17 @@ func ArchiveTables() []ArchiveTable {
 			at("created_at")}},
 		{Name: "results", Key: []string{"ref"}, Columns: []ArchiveColumn{
 			text("ref"), text("org_id"), text("conversation_id"), text("turn_id"), text("tool"),
-			bytesCol("body"), at("created_at"), text("user_id"), intCol("size"), maybeAt("evicted_at")}},
+			bytesCol("body"), at("created_at"),
+			// Added by the stored results quota: an older archive's results
+			// count their body's size against their conversation's quota
+			// and against no user's ("" as the migration gives a result
+			// whose conversation is gone), and none was evicted.
+			filled(text("user_id"), func(ArchiveTable, []any) any { return "" }),
+			filled(intCol("size"), func(t ArchiveTable, row []any) any {
+				b, _ := t.value(row, "body").([]byte)
+				return int64(len(b))
+			}),
+			filled(maybeAt("evicted_at"), func(ArchiveTable, []any) any { return nil })}},
 		{Name: "usage", Key: []string{"id"}, Columns: []ArchiveColumn{
 			intCol("id"), text("org_id"), text("conversation_id"), text("turn_id"), text("payer"),
 			text("model"), intCol("step"), intCol("input_tokens"), intCol("cached_input_tokens"),

@@ -100,8 +100,13 @@ func decodeRow(t store.ArchiveTable, line []byte) ([]any, error) {
 		return nil, fmt.Errorf("table %s: a line that is not a JSON object: %w", t.Name, err)
 	}
 	row := make([]any, len(t.Columns))
+	var missing []int
 	for i, c := range t.Columns {
 		raw, ok := obj[c.Name]
+		if !ok && c.Fill != nil {
+			missing = append(missing, i)
+			continue
+		}
 		if !ok {
 			return nil, fmt.Errorf("table %s: a row without column %s (an archive of an older schema, which this build cannot fill in)", t.Name, c.Name)
 		}
@@ -111,7 +116,10 @@ func decodeRow(t store.ArchiveTable, line []byte) ([]any, error) {
 		}
 		row[i] = v
 	}
-	if len(obj) != len(t.Columns) {
+	for _, i := range missing {
+		row[i] = t.Columns[i].Fill(t, row)
+	}
+	if len(obj)+len(missing) != len(t.Columns) {
 		for k := range obj {
 			if !hasColumn(t, k) {
 				return nil, fmt.Errorf("table %s: unknown column %q", t.Name, k)
