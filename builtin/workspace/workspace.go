@@ -13,6 +13,9 @@
 // workspaces: every write holds the workspace's lock, an flock on its
 // .quiver-lock file, while it checks the quotas and changes files, and
 // every write replaces a file by an atomic rename, so reads need no lock.
+// The quotas are checked against a ledger of the workspace's usage kept in
+// that lock file (usage.go), so a write costs the same whatever the
+// workspace holds.
 // Names starting with ".quiver-" are Quiver's own: refused as paths, left
 // out of lists and searches.
 package workspace
