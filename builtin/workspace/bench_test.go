@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -109,4 +110,89 @@ func rgFlags(queries []string, fold bool, context int, dir string) []string {
 		flags = append(flags, "-e", q)
 	}
 	return append(flags, dir)
+}
+
+// Deep chains for the quota benchmarks: capChains chains of capDepth
+// nested folders, capChains*capDepth folders in all, which is the folder
+// cap (DefaultMaxFiles); each chain's deepest folder holds one file.
+const (
+	capChains = 20
+	capDepth  = DefaultMaxFiles / capChains
+)
+
+// deepChains fills dir with capChains chains of capDepth folders
+// ("cNN/d/d/…/d", under 1,024 bytes each, as the tools accept).
+func deepChains(b *testing.B, dir string) {
+	b.Helper()
+	for c := range capChains {
+		p := filepath.Join(dir, fmt.Sprintf("c%02d", c), strings.Repeat("d/", capDepth-1))
+		if err := os.MkdirAll(p, 0o700); err != nil {
+			b.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(p, "leaf.txt"), []byte("leaf\n"), 0o600); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkWriteOneByte writes one byte to one file at the top of an
+// empty workspace and of one at the folder cap in deep chains: the quota
+// accounting must cost the same in both.
+func BenchmarkWriteOneByte(b *testing.B) {
+	for _, c := range []struct {
+		name string
+		fill func(b *testing.B, dir string)
+	}{
+		{"empty", func(*testing.B, string) {}},
+		{"folder_cap_deep_chains", deepChains},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			e := newEnv(b, Config{Root: b.TempDir()})
+			c.fill(b, e.dir())
+			args := jsonArgs(b, writeIn{Files: []fileIn{{Path: "x.txt", Content: "x"}}})
+			// The first write in a workspace measures it
+			// (BenchmarkMeasureFolderCap). Flushing the setup's folders
+			// first keeps their writeback out of the fsyncs timed.
+			if _, err := e.call("write_file", args); err != nil {
+				b.Fatal(err)
+			}
+			syscall.Sync()
+			for b.Loop() {
+				if _, err := e.call("write_file", args); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkListFilesFolderCap lists a workspace at the folder cap in deep
+// chains: list_files shows its first 500 entries.
+func BenchmarkListFilesFolderCap(b *testing.B) {
+	e := newEnv(b, Config{Root: b.TempDir()})
+	deepChains(b, e.dir())
+	for b.Loop() {
+		if _, err := e.call("list_files", `{}`); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkMeasureFolderCap measures a workspace at the folder cap in deep
+// chains, as the first write does and a write after one that failed or
+// died (usage.go).
+func BenchmarkMeasureFolderCap(b *testing.B) {
+	e := newEnv(b, Config{Root: b.TempDir()})
+	deepChains(b, e.dir())
+	w := &workspaces{cfg: Config{Root: e.root}.withDefaults()}
+	root, err := w.open(e.scope)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer root.Close()
+	for b.Loop() {
+		if u, err := w.measure(root); err != nil || u.folders != DefaultMaxFiles {
+			b.Fatalf("measure: %+v, %v", u, err)
+		}
+	}
 }

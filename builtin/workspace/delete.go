@@ -51,9 +51,17 @@ func (w *workspaces) delete(ctx context.Context, s tool.Scope, in deleteIn) (str
 	if err := checkRegular(name, fi); err != nil {
 		return "", fmt.Errorf("delete_file: %w", err)
 	}
-	w.passed()
-	if err := root.Remove(name); err != nil {
-		return "", fmt.Errorf("delete_file: %w", fsError(name, err))
+	u, err := w.usage(root, l)
+	if err == nil {
+		w.passed()
+		err = l.begin()
 	}
+	if err != nil {
+		return "", fmt.Errorf("delete_file: %w", err)
+	}
+	if err := root.Remove(name); err != nil {
+		return "", fmt.Errorf("delete_file: %w", fsError(name, err)) // the ledger stays dirty
+	}
+	l.commit(u.add(usage{bytes: -fi.Size(), files: -1}))
 	return fmt.Sprintf("Deleted %s (%d bytes).", name, fi.Size()), nil
 }

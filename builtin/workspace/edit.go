@@ -58,16 +58,25 @@ func (w *workspaces) edit(ctx context.Context, s tool.Scope, in editIn) (string,
 		return "", fmt.Errorf("edit_file: %w", err)
 	}
 	updated, n, err := replace(name, text, in)
+	var u usage
+	var deltas []usage
 	if err == nil {
-		err = w.checkQuota(root, []change{{target: t, newSize: int64(len(updated))}})
+		u, err = w.usage(root, l)
+	}
+	if err == nil {
+		deltas, err = w.checkQuota(root, u, []change{{target: t, newSize: int64(len(updated))}})
 	}
 	if err == nil {
 		w.passed()
-		err = writeAtomic(root, t, []byte(updated))
+		err = l.begin()
+	}
+	if err == nil {
+		err = writeAtomic(root, t, []byte(updated)) // on failure the ledger stays dirty
 	}
 	if err != nil {
 		return "", fmt.Errorf("edit_file: %w", err)
 	}
+	l.commit(u.add(deltas[0]))
 	return fmt.Sprintf("Edited %s: replaced %d occurrence(s); the file is now %d bytes.", name, n, len(updated)), nil
 }
 

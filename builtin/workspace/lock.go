@@ -41,7 +41,8 @@ const reservedPrefix = ".quiver-"
 const ReservedPrefix = reservedPrefix
 
 // lockName is the file in a workspace's folder that its writers lock. It
-// is created (empty, 0600) by the first write and never removed.
+// is created (0600) by the first write and never removed; it holds the
+// workspace's usage ledger (usage.go).
 const lockName = reservedPrefix + "lock"
 
 // Polling bounds for a lock another writer holds. A blocking flock
@@ -104,7 +105,8 @@ func wait(ctx context.Context, d time.Duration) error {
 
 // openLockFile opens the lock file for writing, which an flock on NFS
 // needs (it becomes a byte-range lock there), creating it when missing.
-// It never truncates or writes it. Anything but a regular singly linked
+// It neither truncates nor writes it (the ledger, usage.go, does so under
+// the lock). Anything but a regular singly linked
 // file in its place is refused.
 // (O_NONBLOCK: a named pipe put in its place cannot block the open.)
 func openLockFile(root *os.Root) (*os.File, error) {

@@ -8,8 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-
-	"github.com/quiverhq/quiver/tool"
 )
 
 // tempPrefix starts the name of a file being written. It is short so that a
@@ -24,94 +22,62 @@ type change struct {
 	newSize int64
 }
 
-// usage is what a workspace holds now.
-type usage struct {
-	bytes   int64 // total size of regular files
-	files   int   // entries that are not folders
-	folders int   // folders, the workspace's own not counted
-}
-
-// measure walks the workspace without following links. The lock file is
-// not counted: it is Quiver's, empty, and always there once written to.
-func measure(root *os.Root) (usage, error) {
-	var u usage
-	err := fs.WalkDir(dirFS{root}, ".", func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if p == lockName {
-			return nil
-		}
-		if d.IsDir() {
-			if p != "." {
-				u.folders++
-			}
-			return nil
-		}
-		u.files++
-		if d.Type().IsRegular() {
-			fi, err := d.Info()
-			if err != nil {
-				return err
-			}
-			u.bytes += fi.Size()
-		}
-		return nil
-	})
-	if err != nil {
-		return usage{}, fmt.Errorf("workspace: measure usage: %w", err)
-	}
-	return u, nil
-}
-
 // checkQuota refuses changes that would break a quota, before anything is
-// written. The message names the quota and the numbers.
-func (w *workspaces) checkQuota(root *os.Root, changes []change) error {
+// written; u is what the workspace holds now (w.usage). The message names
+// the quota and the numbers. It returns what each change will add to u,
+// in order, for the ledger.
+func (w *workspaces) checkQuota(root *os.Root, u usage, changes []change) ([]usage, error) {
 	for _, c := range changes {
 		if c.newSize > w.cfg.MaxFileBytes {
-			return fmt.Errorf("per-file quota: %s would be %d bytes; the limit is %d bytes", c.name, c.newSize, w.cfg.MaxFileBytes)
+			return nil, fmt.Errorf("per-file quota: %s would be %d bytes; the limit is %d bytes", c.name, c.newSize, w.cfg.MaxFileBytes)
 		}
 	}
-	u, err := measure(root)
-	if err != nil {
-		return tool.Infra(err)
-	}
-	total, files := u.bytes, u.files
-	for _, c := range changes {
-		total += c.newSize - c.size
+	deltas := make([]usage, len(changes))
+	var sum usage
+	for i, c := range changes {
+		deltas[i].bytes = c.newSize - c.size
 		if !c.exists {
-			files++
+			deltas[i].files = 1
 		}
+		sum = sum.add(deltas[i])
 	}
+	total, files := u.bytes+sum.bytes, u.files+sum.files
 	// A change that adds nothing passes even over a quota (one lowered
 	// since, or files put there by other means), so that it can be fixed.
 	if total > w.cfg.MaxWorkspaceBytes && total > u.bytes {
-		return fmt.Errorf("workspace quota: the workspace would hold %d bytes; the limit is %d bytes (now %d); delete files you no longer need", total, w.cfg.MaxWorkspaceBytes, u.bytes)
+		return nil, fmt.Errorf("workspace quota: the workspace would hold %d bytes; the limit is %d bytes (now %d); delete files you no longer need", total, w.cfg.MaxWorkspaceBytes, u.bytes)
 	}
 	if files > w.cfg.MaxFiles && files > u.files {
-		return fmt.Errorf("file-count quota: the workspace would hold %d files; the limit is %d files; delete files you no longer need", files, w.cfg.MaxFiles)
+		return nil, fmt.Errorf("file-count quota: the workspace would hold %d files; the limit is %d files; delete files you no longer need", files, w.cfg.MaxFiles)
 	}
 	// Folders are bounded too: delete_file leaves them behind, so without
 	// this each call could add hundreds that no quota sees.
-	if folders := u.folders + newFolders(root, changes); folders > w.cfg.MaxFiles && folders > u.folders {
-		return fmt.Errorf("folder-count quota: the workspace would hold %d folders; the limit is %d folders; write into folders that exist", folders, w.cfg.MaxFiles)
+	for i, n := range newFolders(root, changes) {
+		deltas[i].folders = n
+		sum.folders += n
 	}
-	return nil
+	if folders := u.folders + sum.folders; folders > w.cfg.MaxFiles && folders > u.folders {
+		return nil, fmt.Errorf("folder-count quota: the workspace would hold %d folders; the limit is %d folders; write into folders that exist", folders, w.cfg.MaxFiles)
+	}
+	return deltas, nil
 }
 
-// newFolders counts the folders writing changes would create: the missing
-// parents of their targets, each once.
-func newFolders(root *os.Root, changes []change) int {
+// newFolders counts, for each of changes in order, the folders writing it
+// would create: the missing parents of its target not created for an
+// earlier one.
+func newFolders(root *os.Root, changes []change) []int {
 	missing := map[string]bool{}
-	for _, c := range changes {
+	counts := make([]int, len(changes))
+	for i, c := range changes {
 		for d := filepath.Dir(c.name); d != "." && !missing[d]; d = filepath.Dir(d) {
 			if _, err := root.Lstat(d); !errors.Is(err, fs.ErrNotExist) {
 				break
 			}
 			missing[d] = true
+			counts[i]++
 		}
 	}
-	return len(missing)
+	return counts
 }
 
 // writeAtomic replaces or creates t.name with data: it writes a temporary

@@ -247,17 +247,17 @@ func readChildOps(out *bufio.Reader, done *atomic.Int64) childResult {
 	}
 }
 
-// checkQuotaHeld measures the default workspace holding its lock and fails
-// unless every quota holds.
+// checkQuotaHeld counts what the default workspace holds, holding its
+// lock, and fails unless every quota holds and its ledger, if clean, says
+// exactly what the count found.
 func (e *env) checkQuotaHeld(t *testing.T, cfg Config, when string) {
 	t.Helper()
 	release := e.holdLock(t)
 	defer release()
-	root, err := os.OpenRoot(e.dir())
-	must(t, err)
-	defer root.Close()
-	u, err := measure(root)
-	must(t, err)
+	u := e.count(t)
+	if l, ok := e.ledger(t); ok && l != u {
+		t.Fatalf("%s: the ledger says %+v; the workspace holds %+v", when, l, u)
+	}
 	if u.bytes > cfg.MaxWorkspaceBytes || u.files > cfg.MaxFiles || u.folders > cfg.MaxFiles {
 		t.Fatalf("%s: the workspace holds %d bytes, %d files, %d folders; the quotas are %d bytes and %d files",
 			when, u.bytes, u.files, u.folders, cfg.MaxWorkspaceBytes, cfg.MaxFiles)

@@ -13,6 +13,9 @@
 // workspaces: every write holds the workspace's lock, an flock on its
 // .quiver-lock file, while it checks the quotas and changes files, and
 // every write replaces a file by an atomic rename, so reads need no lock.
+// The quotas are checked against a ledger of the workspace's usage kept in
+// that lock file (usage.go), so a write costs the same whatever the
+// workspace holds.
 // Names starting with ".quiver-" are Quiver's own: refused as paths, left
 // out of lists and searches.
 package workspace
@@ -48,13 +51,14 @@ const (
 const (
 	maxOutputChars = 20_000 // text one call returns
 	maxListEntries = 500    // entries list_files shows
+	maxListScan    = 5_000  // names list_files reads from folders
 	maxSearchLines = 100    // matching lines search_files shows
 	maxQueries     = 5      // search strings in one search_files call
 	maxContext     = 3      // context lines each side of a match
 	maxWriteFiles  = 3      // files in one write_file call
 	maxRewriteLen  = 3_000  // characters of an existing file write_file may replace
 	maxLineChars   = 300    // characters of one line search_files shows
-	maxDepth       = 64     // folder levels search_files goes down
+	maxDepth       = 64     // folder levels search_files and list_files go down
 	binaryProbe    = 8 << 10
 )
 
@@ -123,8 +127,9 @@ type workspaces struct {
 	// Test hooks, nil in production. contended runs each time a write
 	// finds the workspace's lock held by another writer; checked runs
 	// once a write has passed its quota check, with the lock held, before
-	// it changes anything.
-	contended, checked func()
+	// it changes anything; visited runs for each name a walk of the quota
+	// accounting (measure) or of list_files reads from a folder.
+	contended, checked, visited func()
 }
 
 // spec fills the fields every workspace tool shares.

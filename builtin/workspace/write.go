@@ -55,27 +55,40 @@ func (w *workspaces) write(ctx context.Context, s tool.Scope, in writeIn) (strin
 	}
 	defer l.unlock()
 	changes, err := planWrites(root, names, in.Files)
+	var u usage
+	var deltas []usage
 	if err == nil {
-		err = w.checkQuota(root, changes)
+		u, err = w.usage(root, l)
+	}
+	if err == nil {
+		deltas, err = w.checkQuota(root, u, changes)
 	}
 	if err != nil {
 		return "", fmt.Errorf("write_file: nothing written: %w", err)
 	}
 	w.passed()
+	if err := l.begin(); err != nil {
+		return "", fmt.Errorf("write_file: nothing written: %w", err)
+	}
 	var out []string
 	for i, c := range changes {
 		if err := ctx.Err(); err != nil {
+			l.commit(u)
 			return "", tool.Infra(err)
 		}
+		// A failed write may leave folders it created: the ledger stays
+		// dirty, and the next write measures.
 		if err := writeAtomic(root, c.target, []byte(in.Files[i].Content)); err != nil {
 			return "", fmt.Errorf("write_file: %w (written before it: %d of %d)", err, i, len(changes))
 		}
+		u = u.add(deltas[i])
 		how := "new file"
 		if c.exists {
 			how = "replaced"
 		}
 		out = append(out, fmt.Sprintf("Wrote %s (%s, %d bytes).", c.name, how, c.newSize))
 	}
+	l.commit(u)
 	return strings.Join(out, "\n"), nil
 }
 
