@@ -94,7 +94,12 @@ func childHammer(w *workspaces, job childJob) error {
 		if err := h.checkShared(); err != nil {
 			return err
 		}
-		fmt.Println("op")
+		// "op", or "op all" once it has written, edited and deleted.
+		if h.stats.all() {
+			fmt.Println("op all")
+		} else {
+			fmt.Println("op")
+		}
 	}
 }
 
@@ -184,10 +189,15 @@ func TestTwoProcessesHammerOneWorkspace(t *testing.T) {
 		t.Fatalf("the child said %q, want ready", line)
 	}
 	var childDone atomic.Int64
+	var childAll atomic.Bool
 	result := make(chan childResult, 1)
-	go func() { result <- readChildOps(out, &childDone) }()
+	go func() { result <- readChildOps(out, &childDone, &childAll) }()
 	h := newHammer(e.newWriter(cfg), e.scope, "parent", 1)
-	for i := 0; i < parentOps || childDone.Load() < childOps; i++ {
+	// Both go on until each made its share and each has written, edited
+	// and deleted at least once (an edit refused because the other
+	// process changed the file first is no edit; under load a child's
+	// first hundred operations can have none).
+	for i := 0; i < parentOps || childDone.Load() < childOps || !h.stats.all() || !childAll.Load(); i++ {
 		if err := h.step(i); err != nil {
 			t.Fatalf("op %d: %v", i, err)
 		}
@@ -226,17 +236,20 @@ type childResult struct {
 	err   error
 }
 
-// readChildOps counts the child's "op" lines into done until its "stats"
-// line, which it returns decoded.
-func readChildOps(out *bufio.Reader, done *atomic.Int64) childResult {
+// readChildOps counts the child's "op" lines into done (setting all at
+// its first "op all") until its "stats" line, which it returns decoded.
+func readChildOps(out *bufio.Reader, done *atomic.Int64, all *atomic.Bool) childResult {
 	for {
 		line, err := out.ReadString('\n')
 		if err != nil {
 			return childResult{err: fmt.Errorf("after %d operations: %w", done.Load(), err)}
 		}
 		switch line = strings.TrimSuffix(line, "\n"); {
-		case line == "op":
+		case line == "op" || line == "op all":
 			done.Add(1)
+			if line == "op all" {
+				all.Store(true)
+			}
 		case strings.HasPrefix(line, "stats "):
 			var r childResult
 			r.err = json.Unmarshal([]byte(strings.TrimPrefix(line, "stats ")), &r.stats)
@@ -301,6 +314,9 @@ func (e *env) checkAllWhole(t *testing.T) {
 type hammerStats struct {
 	Ops, Wrote, Edited, Deleted, Refused int
 }
+
+// all reports whether s has a write, an edit and a delete.
+func (s hammerStats) all() bool { return s.Wrote > 0 && s.Edited > 0 && s.Deleted > 0 }
 
 // hammer is one writer's sequence of random operations on a workspace
 // another writer shares: writes of shared and own files, edits of shared
