@@ -267,21 +267,24 @@ type history struct {
 }
 
 // buildHistory is the model's view of msgs (a conversation's stored
-// messages, oldest first) for the turn turnID: at most max messages (see
-// trimHistory), and where the turn's own messages start.
+// messages, oldest first) for the turn turnID: at most max messages of
+// the earlier turns (see trimHistory), then every message of the turn
+// itself (a resumed turn may have more than max; the context window's
+// cut, which never drops its user messages, bounds those), and where the
+// turn's own messages start.
 func buildHistory(msgs []store.Message, max int, turnID string) history {
-	kept := trimHistory(msgs, max)
-	h := history{trimmed: countShown(msgs[:len(msgs)-len(kept)])}
-	split := len(kept)
-	for i, m := range kept {
+	split := len(msgs)
+	for i, m := range msgs {
 		if m.TurnID == turnID {
 			split = i
 			break
 		}
 	}
-	h.msgs, h.seqs = toLLMSeqs(kept[:split], turnID)
+	earlier := trimHistory(msgs[:split], max)
+	h := history{trimmed: countShown(msgs[:split-len(earlier)])}
+	h.msgs, h.seqs = toLLMSeqs(earlier, turnID)
 	h.turnStart = len(h.msgs)
-	current, seqs := toLLMSeqs(kept[split:], turnID)
+	current, seqs := toLLMSeqs(msgs[split:], turnID)
 	h.msgs, h.seqs = append(h.msgs, current...), append(h.seqs, seqs...)
 	return h
 }

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/quiverhq/quiver/llm"
+	"github.com/quiverhq/quiver/store"
 )
 
 // genHistory is a random well-formed history: earlier turns, then the
@@ -271,5 +272,36 @@ func BenchmarkFit(b *testing.B) {
 				h.fit(3000, bc.budget, 0)
 			}
 		})
+	}
+}
+
+// TestResumedTurnKeepsItsRequest: a resumed turn with more stored
+// messages than MaxHistory still sends its own context message and
+// request; only earlier turns are trimmed to MaxHistory.
+func TestResumedTurnKeepsItsRequest(t *testing.T) {
+	var msgs []store.Message
+	add := func(turn, role, content string) {
+		msgs = append(msgs, store.Message{Seq: int64(len(msgs) + 1), TurnID: turn, Role: role, Content: content})
+	}
+	for i := range 150 {
+		add("t0", "user", fmt.Sprintf("earlier %d", i))
+		add("t0", "assistant", "ok")
+	}
+	add("t1", roleContext, "the context")
+	add("t1", "user", "the request")
+	for range 250 {
+		add("t1", "assistant", "working")
+	}
+	add("t1", "user", "the answer")
+	h := buildHistory(msgs, 200, "t1")
+	cur := h.msgs[h.turnStart:]
+	if len(cur) < 2 || !strings.Contains(cur[0].Text+cur[1].Text, "the request") {
+		t.Fatalf("the resumed turn's first messages %+v, want its context and request", cur[:min(2, len(cur))])
+	}
+	if got := len(cur); got != 253 {
+		t.Errorf("the turn's messages sent: %d, want all 253", got)
+	}
+	if earlier := h.turnStart; earlier > 200 || earlier == 0 {
+		t.Errorf("earlier messages sent: %d, want 1–200", earlier)
 	}
 }

@@ -324,8 +324,9 @@ func ArchiveTables() []ArchiveTable {
 			bytesCol("body"), at("created_at"),
 			// Added by the stored results quota: an older archive's results
 			// count their body's size against their conversation's quota
-			// and against no user's ("" as the migration gives a result
-			// whose conversation is gone), and none was evicted.
+			// and against no user's (user_id "", which the migrations give
+			// only a result whose conversation is gone; a row does not know
+			// its conversation's owner), and none was evicted.
 			filled(text("user_id"), func(ArchiveTable, []any) any { return "" }),
 			filled(intCol("size"), func(t ArchiveTable, row []any) any {
 				b, _ := t.value(row, "body").([]byte)

@@ -3,8 +3,18 @@ package config
 import (
 	"fmt"
 
+	"github.com/quiverhq/quiver/agent"
+	"github.com/quiverhq/quiver/dispatch"
 	"github.com/quiverhq/quiver/store"
 )
+
+// or is v, or def when v is zero (unset).
+func or[T int | int64](v, def T) T {
+	if v == 0 {
+		return def
+	}
+	return v
+}
 
 // ToolCalls bounds the tool calls a model asks for. Zero values take the
 // defaults: 16 calls run per step, 64 per turn, 4 read-only calls at
@@ -31,8 +41,10 @@ func (c ToolCalls) validate() error {
 			return fmt.Errorf("tool_calls.%s %d: use 1–%d, or 0 for the default", l.name, l.n, l.max)
 		}
 	}
-	if c.PerStep > 0 && c.PerTurn > 0 && c.PerTurn < c.PerStep {
-		return fmt.Errorf("tool_calls.per_turn %d is below per_step %d", c.PerTurn, c.PerStep)
+	// Compared as they take effect: an unset one is its default.
+	perStep, perTurn := or(c.PerStep, agent.DefaultMaxCallsPerStep), or(c.PerTurn, agent.DefaultMaxCallsPerTurn)
+	if perTurn < perStep {
+		return fmt.Errorf("tool_calls.per_turn %d is below per_step %d (an unset one is its default)", perTurn, perStep)
 	}
 	return nil
 }
@@ -62,8 +74,9 @@ func (s StoredResults) validate() error {
 			return fmt.Errorf("stored_results.%s %d: use 1 MiB (1048576) up to 1 TiB, or 0 for the default", l.name, l.n)
 		}
 	}
-	if s.ConversationBytes > 0 && s.UserBytes > 0 && s.UserBytes < s.ConversationBytes {
-		return fmt.Errorf("stored_results.user_bytes %d is below conversation_bytes %d", s.UserBytes, s.ConversationBytes)
+	conv, user := or(s.ConversationBytes, dispatch.DefaultConversationBytes), or(s.UserBytes, dispatch.DefaultUserBytes)
+	if user < conv {
+		return fmt.Errorf("stored_results.user_bytes %d is below conversation_bytes %d (an unset one is its default)", user, conv)
 	}
 	return nil
 }

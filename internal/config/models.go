@@ -38,7 +38,11 @@ var windowFamilies = []struct {
 	{"gpt-5", 272_000}, // the input limit (400,000 with the reply)
 	{"gpt-4o", 128_000},
 	{"gpt-4-turbo", 128_000},
-	{"gpt-4", 8_192},
+	{"gpt-4.5", 128_000},
+	{"gpt-4-0125", 128_000},
+	{"gpt-4-1106", 128_000},
+	{"gpt-4-32k", 32_768},
+	{"gpt-4", 8_192}, // gpt-4 and gpt-4-0613 only: every longer one is above
 	{"gpt-3.5-turbo", 16_385},
 	{"o1", 200_000},
 	{"o3", 200_000},

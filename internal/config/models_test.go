@@ -26,6 +26,10 @@ func TestContextWindow(t *testing.T) {
 		"ollama:qwen3":                          {Tokens: config.OllamaWindow},
 		"ollama:gpt-4o":                         {Tokens: config.OllamaWindow},
 		"vllm:meta-llama/Llama-3.1-8B":          {Tokens: agent.DefaultWindow.Tokens},
+		"openai:gpt-4":                          {Tokens: 8_192},
+		"openai:gpt-4-0125-preview":             {Tokens: 128_000},
+		"openai:gpt-4.5-preview":                {Tokens: 128_000},
+		"openai:gpt-4-32k":                      {Tokens: 32_768},
 	} {
 		if got := cfg.ContextWindow(ref); got != want {
 			t.Errorf("ContextWindow(%s) = %+v, want %+v", ref, got, want)
