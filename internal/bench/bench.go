@@ -61,10 +61,13 @@ type Report struct {
 
 // Machine is where the run happened.
 type Machine struct {
-	CPUs      int    `json:"cpus"`
-	LoadAvg   string `json:"loadavg"`
-	GoVersion string `json:"go"`
-	OS        string `json:"os"`
+	CPUs int `json:"cpus"`
+	// LoadAvg and LoadAvgEnd are /proc/loadavg's 1, 5 and 15 minute
+	// averages when the run started and when it ended.
+	LoadAvg    string `json:"loadavg"`
+	LoadAvgEnd string `json:"loadavg_end"`
+	GoVersion  string `json:"go"`
+	OS         string `json:"os"`
 }
 
 // CheckOnly returns an error naming a comparison that does not exist.
@@ -120,6 +123,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 			return rep, fmt.Errorf("bench %s: %w", name, err)
 		}
 	}
+	rep.Machine.LoadAvgEnd = loadAvg()
 	return rep, nil
 }
 
@@ -195,12 +199,18 @@ func (r *runner) get(ctx context.Context, url string) ([]byte, error) {
 
 // machine describes this machine.
 func machine() Machine {
-	m := Machine{CPUs: runtime.NumCPU(), GoVersion: runtime.Version(), OS: runtime.GOOS + "/" + runtime.GOARCH}
-	if b, err := os.ReadFile("/proc/loadavg"); err == nil {
-		f := strings.Fields(string(b))
-		if len(f) >= 3 {
-			m.LoadAvg = strings.Join(f[:3], " ")
-		}
+	return Machine{CPUs: runtime.NumCPU(), GoVersion: runtime.Version(), OS: runtime.GOOS + "/" + runtime.GOARCH, LoadAvg: loadAvg()}
+}
+
+// loadAvg is /proc/loadavg's three averages ("" where there is none).
+func loadAvg() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return ""
 	}
-	return m
+	f := strings.Fields(string(b))
+	if len(f) < 3 {
+		return ""
+	}
+	return strings.Join(f[:3], " ")
 }

@@ -19,7 +19,7 @@ func WriteJSON(w io.Writer, rep *Report) error {
 func WriteText(w io.Writer, rep *Report) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	m := rep.Machine
-	fmt.Fprintf(tw, "machine: %d CPUs, load %s, %s %s\n", m.CPUs, m.LoadAvg, m.GoVersion, m.OS)
+	fmt.Fprintf(tw, "machine: %d CPUs, load %s at the start, %s at the end, %s %s\n", m.CPUs, m.LoadAvg, m.LoadAvgEnd, m.GoVersion, m.OS)
 	for _, t := range rep.Turns {
 		writeTurns(tw, t)
 	}
