@@ -16,31 +16,54 @@ var benchUsage = usageText("bench")
 // quiver bench starts (fake-model, baseline, serve-probe).
 func runBench(ctx context.Context, args []string, env app.Env) error {
 	if len(args) > 0 {
-		switch args[0] {
-		case "fake-model":
-			return bench.ServeFakeModel(ctx, env.Stderr)
-		case "baseline":
-			fs := newFlags("bench baseline")
-			model := fs.String("model", "", "")
-			request := fs.String("request", "", "")
-			if _, err := parseArgs(fs, args[1:], benchUsage, env.Stdout, 0, ""); err != nil {
-				return err
-			}
-			return bench.ServeBaseline(ctx, env.Stderr, *model, *request)
-		case "serve-probe":
-			fs := newFlags("bench serve-probe")
-			var o app.ServeOptions
-			fs.StringVar(&o.Addr, "addr", "127.0.0.1:0", "")
-			registerData(fs, &o.Data)
-			if _, err := parseArgs(fs, args[1:], benchUsage, env.Stdout, 0, ""); err != nil {
-				return err
-			}
-			if err := serveListen(o.Addr, false); err != nil {
-				return err
-			}
-			return bench.ServeProbe(ctx, env.Stderr, func(ctx context.Context) error { return app.Serve(ctx, o, env) })
+		if run, ok := benchChild(args[0]); ok {
+			return run(ctx, args[1:], env)
 		}
 	}
+	return runBenchReport(ctx, args, env)
+}
+
+// benchChild is the runner of the hidden child subcommand name.
+func benchChild(name string) (func(context.Context, []string, app.Env) error, bool) {
+	switch name {
+	case "fake-model":
+		return func(ctx context.Context, _ []string, env app.Env) error { return bench.ServeFakeModel(ctx, env.Stderr) }, true
+	case "baseline":
+		return runBenchBaseline, true
+	case "serve-probe":
+		return runBenchProbe, true
+	}
+	return nil, false
+}
+
+func runBenchBaseline(ctx context.Context, args []string, env app.Env) error {
+	fs := newFlags("bench baseline")
+	model := fs.String("model", "", "")
+	request := fs.String("request", "", "")
+	if _, err := parseArgs(fs, args, benchUsage, env.Stdout, 0, ""); err != nil {
+		return err
+	}
+	return bench.ServeBaseline(ctx, env.Stderr, *model, *request)
+}
+
+// runBenchProbe is quiver serve (--addr, --config, --data) under
+// bench.ServeProbe.
+func runBenchProbe(ctx context.Context, args []string, env app.Env) error {
+	fs := newFlags("bench serve-probe")
+	var o app.ServeOptions
+	fs.StringVar(&o.Addr, "addr", "127.0.0.1:0", "")
+	registerData(fs, &o.Data)
+	if _, err := parseArgs(fs, args, benchUsage, env.Stdout, 0, ""); err != nil {
+		return err
+	}
+	if err := serveListen(o.Addr, false); err != nil {
+		return err
+	}
+	return bench.ServeProbe(ctx, env.Stderr, func(ctx context.Context) error { return app.Serve(ctx, o, env) })
+}
+
+// runBenchReport is the run itself: parse, run, print.
+func runBenchReport(ctx context.Context, args []string, env app.Env) error {
 	fs := newFlags("bench")
 	o := bench.Options{DatabaseURL: env.Getenv("QUIVER_DATABASE_URL"), Progress: env.Stderr}
 	var asJSON bool
