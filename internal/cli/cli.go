@@ -84,13 +84,15 @@ func dispatchCommand(ctx context.Context, args []string, env app.Env) error {
 		return runIntent(ctx, args[1:], env)
 	case "triggers":
 		return runTriggers(ctx, args[1:], env)
+	case "bench":
+		return runBench(ctx, args[1:], env)
 	case fetch.PDFCommand: // the child that reads one PDF (fetch.ServePDFChild)
 		return fetch.ServePDFChild(env.Stdin, env.Stdout)
 	case "help", "-h", "--help", "-help":
 		fmt.Fprint(env.Stdout, usage)
 		return nil
 	}
-	return usagef("unknown command %q (commands: serve, login-link, chat, transcript, turn, call, agent, tools, prompt, mcp, secrets, migrate, export, import, intent, triggers)", args[0])
+	return usagef("unknown command %q (commands: serve, login-link, chat, transcript, turn, call, agent, tools, prompt, mcp, secrets, migrate, export, import, intent, triggers, bench)", args[0])
 }
 
 // usageOf is err, with the engine's refusals of the request as the usage

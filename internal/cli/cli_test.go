@@ -40,6 +40,7 @@ func TestEveryUsageText(t *testing.T) {
 		"quiver":      {{"help"}, {"--help"}, {"-h"}},
 		"agent":       {{"agent", "--help"}, {"agent", "help"}},
 		"agent-check": {{"agent", "check", "--help"}},
+		"bench":       {{"bench", "--help"}, {"bench", "-h"}},
 		"call":        {{"call", "--help"}},
 		"chat":        {{"chat", "-h"}},
 		"export":      {{"export", "--help"}},
@@ -165,5 +166,23 @@ func TestAgentCheckHelp(t *testing.T) {
 	_, top, _ := run(t, t.TempDir(), "help")
 	if !strings.Contains(top, "quiver agent check FILE") {
 		t.Errorf("quiver help does not list agent check:\n%s", top)
+	}
+}
+
+// TestBenchRefusesBadFlags: an unknown comparison, a rate that is not a
+// positive number and a too short duration are each one line of bad
+// input, and nothing runs.
+func TestBenchRefusesBadFlags(t *testing.T) {
+	for _, args := range [][]string{
+		{"bench", "--only", "turns,nope"},
+		{"bench", "--rates", "50,x"},
+		{"bench", "--rates", "-5"},
+		{"bench", "--duration", "1ms"},
+	} {
+		data := filepath.Join(t.TempDir(), "data")
+		code, out, stderr := run(t, data, args...)
+		if code != 2 || out != "" || strings.Count(stderr, "\n") != 1 {
+			t.Errorf("quiver %s: exit %d, stdout %q, stderr %q; want 2 and one line", strings.Join(args, " "), code, out, stderr)
+		}
 	}
 }

@@ -11,6 +11,8 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+
+	"github.com/quiverhq/quiver/internal/turnstream"
 )
 
 // Client calls one replica's HTTP API as one signed-in user: with a web
@@ -215,27 +217,6 @@ func (cl *Client) Messages(conv string) []Message {
 	return out.Messages
 }
 
-// Turn is one turn's event stream, read to its end.
-type Turn struct {
-	// ID is the turn's id, as its events carry it.
-	ID string
-	// Events are every event, in order.
-	Events []Event
-	// Text is the text deltas joined.
-	Text string
-	// Stop is the done event's stop reason ("" without a done event).
-	Stop string
-}
-
-// Kinds are the events' types, in order.
-func (t Turn) Kinds() []string {
-	kinds := make([]string, len(t.Events))
-	for i, e := range t.Events {
-		kinds[i] = string(e.Kind)
-	}
-	return kinds
-}
-
 // Send sends a message in the conversation and reads the turn's stream
 // to its end; a turn that does not end with a done event, or ends with
 // an error event, fails the test.
@@ -283,7 +264,7 @@ func (cl *Client) Stream(ctx context.Context, method, path string, body any, hea
 		resp.Body.Close()
 		return nil, &StatusError{Code: resp.StatusCode, Body: string(raw)}
 	}
-	return newStream(resp), nil
+	return turnstream.New(resp), nil
 }
 
 // StatusError is an answer that was not the event stream asked for.

@@ -1,4 +1,4 @@
-package replicatest
+package turnstream
 
 import (
 	"errors"
@@ -12,7 +12,7 @@ import (
 
 // streamOf is a Stream over body, as a response would give it.
 func streamOf(body string) *Stream {
-	return newStream(&http.Response{StatusCode: http.StatusOK, Body: io.NopCloser(strings.NewReader(body))})
+	return New(&http.Response{StatusCode: http.StatusOK, Body: io.NopCloser(strings.NewReader(body))})
 }
 
 // TestStreamReadsEvents: ids, names and data come back per event, a

@@ -1,0 +1,77 @@
+package bench_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"testing"
+
+	"github.com/quiverhq/quiver/internal/bench"
+	"github.com/quiverhq/quiver/internal/replicatest"
+)
+
+// TestShortRun is "quiver bench --short" as scripts/test runs it: a
+// correctness check, never a timed assertion. Every comparison runs on
+// the quiver binary built from this tree, and every figure it reports is
+// present and positive (the ones that may be zero: errors, goroutines
+// left, heap growth).
+func TestShortRun(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts quiver serve processes")
+	}
+	rep, err := bench.Run(context.Background(), bench.Options{Bin: replicatest.Binary(t), Short: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Turns) != 1 {
+		t.Fatalf("%d turn reports, want SQLite's", len(rep.Turns))
+	}
+	tr := rep.Turns[0]
+	if tr.Workload.RequestBytes <= 0 || tr.Workload.Tools <= 0 || tr.Workload.SystemChars <= 0 {
+		t.Errorf("workload %+v: want a request, a system prompt and tools", tr.Workload)
+	}
+	for _, lv := range tr.Levels {
+		for name, st := range map[string]bench.LoadStats{"quiver": lv.Quiver, "baseline": lv.Baseline} {
+			if st.Errors != 0 || st.Turns <= 0 || st.P50 <= 0 || st.P99 < st.P50 || st.Achieved <= 0 {
+				t.Errorf("%s at %.0f/s: %+v", name, st.Offered, st)
+			}
+		}
+	}
+	if tr.CPU.Quiver <= 0 || tr.CPU.Baseline <= 0 || tr.CPU.Ratio <= 0 {
+		t.Errorf("cpu per turn %+v: want both servers' and their ratio", tr.CPU)
+	}
+	if tr.MaxSustained <= 0 || len(tr.Steps) == 0 {
+		t.Errorf("sustained rate %.0f over %d steps", tr.MaxSustained, len(tr.Steps))
+	}
+	a := rep.Assembly
+	if a == nil || len(a.Sizes) != 3 || a.DetectUS <= 0 {
+		t.Fatalf("assembly %+v", a)
+	}
+	for _, s := range a.Sizes {
+		if s.Tools <= 0 || s.Declared <= 0 || s.CachedUS <= 0 || s.UncachedUS <= 0 {
+			t.Errorf("assembly at %d tools: %+v", s.Tools, s)
+		}
+	}
+	m := rep.Memory
+	if m == nil || m.Conversations <= 0 || m.Before.HeapLive == 0 || m.After.HeapLive == 0 || m.Before.Goroutines <= 0 {
+		t.Errorf("memory %+v", m)
+	}
+	var text, js bytes.Buffer
+	if err := bench.WriteText(&text, rep); err != nil || !bytes.Contains(text.Bytes(), []byte("cpu per turn")) {
+		t.Errorf("text report (%v):\n%s", err, text.String())
+	}
+	if err := bench.WriteJSON(&js, rep); err != nil || !json.Valid(js.Bytes()) {
+		t.Errorf("JSON report (%v):\n%s", err, js.String())
+	}
+}
+
+// TestOnlyRefusesUnknown: a comparison name that does not exist is an
+// error naming it, before anything starts.
+func TestOnlyRefusesUnknown(t *testing.T) {
+	if _, err := bench.Run(context.Background(), bench.Options{Only: []string{"turns", "nope"}}); err == nil {
+		t.Fatal("--only=nope: no error")
+	}
+	if err := bench.CheckOnly(bench.Comparisons); err != nil {
+		t.Fatal(err)
+	}
+}
