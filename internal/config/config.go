@@ -28,6 +28,10 @@ type Config struct {
 	Prices map[string]Price `yaml:"prices"`
 	// MaxSteps bounds the model steps of one turn; zero means the default.
 	MaxSteps int `yaml:"max_steps"`
+	// PromptCache is how many rendered system prompts a process keeps
+	// (one per agent prompt, capabilities and toolset met); zero means
+	// 512. At most 100000.
+	PromptCache int `yaml:"prompt_cache"`
 	// TextTools lists "provider:model" references whose endpoints ignore
 	// native tool declarations: Quiver declares the tools in the prompt and
 	// parses calls from the reply instead (llm/textproto).
@@ -273,6 +277,9 @@ func (c Config) Validate() error {
 	}
 	if c.MaxSteps < 0 || c.MaxSteps > 1000 {
 		return fmt.Errorf("max_steps %d: use 1–1000, or 0 for the default", c.MaxSteps)
+	}
+	if c.PromptCache < 0 || c.PromptCache > 100000 {
+		return fmt.Errorf("prompt_cache %d: use 1–100000, or 0 for the default (512)", c.PromptCache)
 	}
 	return nil
 }

@@ -164,3 +164,13 @@ func TestMCPRecheckTTL(t *testing.T) {
 		}
 	}
 }
+
+// TestPromptCache: prompt_cache takes 0 (the default) up to 100000.
+func TestPromptCache(t *testing.T) {
+	for yaml, wantErr := range map[string]bool{"prompt_cache: 64\n": false, "prompt_cache: 0\n": false, "prompt_cache: -1\n": true, "prompt_cache: 100001\n": true} {
+		_, err := config.ParseConfig([]byte(yaml))
+		if (err != nil) != wantErr || (err != nil && !strings.Contains(err.Error(), "prompt_cache")) {
+			t.Errorf("ParseConfig(%q) = %v, want error %t naming prompt_cache", yaml, err, wantErr)
+		}
+	}
+}
