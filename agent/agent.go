@@ -32,14 +32,14 @@ const (
 	DefaultMaxConcurrentCalls = 4
 )
 
-// Repositories are the parts of the store a Runner uses: the
-// conversation a turn claims, the turn record, the transcript and the
-// usage of each model call.
+// Repositories are the parts of the store a Runner uses: the turn
+// record (read on resume), the transcript, and the writes that record a
+// step — the conversation a turn claims, the turn, its messages and the
+// usage of each model call — in one transaction each (TurnWriter).
 type Repositories interface {
-	store.Conversations
 	store.Turns
+	store.TurnWriter
 	store.Messages
-	store.Usages
 }
 
 // Config configures a Runner. Store and Dispatcher are required.

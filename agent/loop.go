@@ -72,41 +72,42 @@ func (rn *run) relay(ev llm.Event) {
 	}
 }
 
-// recordReply persists the assistant's reply, one message per tool call,
-// the usage record and the turn's step count.
+// recordReply records the assistant's reply, one message per tool call,
+// the usage record and the turn's step count, in one write. A reply that
+// calls no tool ends the turn: it is staged and written with the turn's
+// final status by finish, so the last step costs one write too.
 func (rn *run) recordReply(ctx context.Context, resp llm.Response) error {
 	msgs := []store.Message{{Role: string(llm.Assistant), Content: resp.Text}}
 	for _, c := range resp.ToolCalls {
 		msgs = append(msgs, store.Message{Role: roleToolCall, ToolName: c.Name, ToolCallID: c.ID, Content: string(c.Args)})
 	}
-	if err := rn.append(ctx, msgs...); err != nil {
-		return err
-	}
-	rn.keepSignatures(resp.ToolCalls)
+	rn.stage(msgs...)
 	cost := rn.r.cfg.Prices[rn.model.Ref()].CostMicros(resp.Usage)
-	u := store.Usage{
+	rn.pending.usage = &store.Usage{
 		OrgID: rn.facts.Place.OrgID, ConversationID: rn.facts.Place.ConversationID, TurnID: rn.facts.TurnID,
 		Payer: rn.facts.Payer, Model: rn.model.Ref(), Step: rn.rec.Steps,
 		InputTokens: resp.Usage.InputTokens, CachedInputTokens: resp.Usage.CachedInputTokens,
 		CacheWriteTokens: resp.Usage.CacheWriteTokens, OutputTokens: resp.Usage.OutputTokens,
 		CostMicros: cost, CreatedAt: rn.r.cfg.Now().UTC(),
 	}
-	if err := rn.r.cfg.Store.PutUsage(ctx, u); err != nil {
-		return fmt.Errorf("record usage: %w", err)
-	}
 	rn.out.Usage = rn.out.Usage.Add(resp.Usage)
 	rn.out.CostMicros += cost
 	usage := resp.Usage
-	rn.emit(Event{Kind: EventUsage, Usage: &usage, CostMicros: cost})
-	return rn.saveTurn(ctx)
+	rn.pending.usageEv = &Event{Kind: EventUsage, Usage: &usage, CostMicros: cost}
+	if len(resp.ToolCalls) == 0 {
+		return nil // finish writes it
+	}
+	if err := rn.commit(ctx); err != nil {
+		return err
+	}
+	rn.keepSignatures(resp.ToolCalls)
+	return nil
 }
 
 // stepLimit ends a turn that used all its steps, telling the user so.
 func (rn *run) stepLimit(ctx context.Context) (Outcome, error) {
 	msg := fmt.Sprintf("I stopped after %d steps, the limit for one turn. Say \"continue\" if you want me to go on.", rn.r.cfg.MaxSteps)
-	if err := rn.append(ctx, store.Message{Role: string(llm.Assistant), Content: msg}); err != nil {
-		return rn.out, err
-	}
+	rn.stage(store.Message{Role: string(llm.Assistant), Content: msg}) // finish writes it
 	rn.emit(Event{Kind: EventText, Text: msg})
 	rn.out.Text = msg
 	return rn.finish(ctx, store.TurnDone, StopStepLimit)
@@ -141,8 +142,9 @@ func (rn *run) fail(ctx context.Context, err error) (Outcome, error) {
 	return out, err
 }
 
-// finish records the turn's final status (with a context that survives
-// cancellation) and emits done.
+// finish records the turn's final status with what is staged (the last
+// reply), in one write with a context that survives cancellation, and
+// emits done.
 func (rn *run) finish(ctx context.Context, status, stop string) (Outcome, error) {
 	dctx, cancel := detached(ctx)
 	defer cancel()
@@ -151,7 +153,7 @@ func (rn *run) finish(ctx context.Context, status, stop string) (Outcome, error)
 		rn.rec.EndedAt = rn.r.cfg.Now().UTC()
 	}
 	rn.out.Stop = stop
-	if err := rn.saveTurn(dctx); err != nil {
+	if err := rn.commit(dctx); err != nil {
 		return rn.out, err
 	}
 	rn.emit(Event{Kind: EventDone, Stop: stop, Usage: &rn.out.Usage, CostMicros: rn.out.CostMicros})

@@ -26,14 +26,25 @@ type run struct {
 	// collected is Start.History: the messages read at the turn's start,
 	// or nil to read them.
 	collected []store.Message
-	emit      func(Event)
-	out       Outcome
+	// pending is what the next write records with the turn: the
+	// messages staged since the last one, and a model call's usage.
+	pending pending
+	emit    func(Event)
+	out     Outcome
 	// callsRun counts the tool calls this turn ran, for
 	// Config.MaxCallsPerTurn.
 	callsRun int
 	// fit fits each model call into the model's context window; it is
 	// model, when the turn has one.
 	fit *fitter
+}
+
+// pending is a step's records not yet written, with the usage event to
+// emit once they are.
+type pending struct {
+	msgs    []store.Message
+	usage   *store.Usage
+	usageEv *Event
 }
 
 // Run starts a new turn: it records the turn, its context message and the
@@ -69,13 +80,12 @@ func (r *Runner) Resume(ctx context.Context, s Start, emit func(Event)) (Outcome
 	}
 	rn.rec = rec
 	rn.rec.Status, rn.rec.Question, rn.rec.Suggested = store.TurnRunning, "", ""
-	if err := rn.loadHistory(ctx); err != nil {
+	if err := rn.loadHistory(ctx, 0); err != nil {
 		return rn.out, err
 	}
-	if err := rn.append(ctx, store.Message{Role: string(llm.User), Content: s.Message}); err != nil {
-		return rn.out, err
-	}
-	if err := rn.saveTurn(ctx); err != nil {
+	// The answer and the turn running again: one write.
+	rn.stage(store.Message{Role: string(llm.User), Content: s.Message})
+	if err := rn.commit(ctx); err != nil {
 		return rn.out, err
 	}
 	return rn.loop(ctx)
@@ -98,13 +108,12 @@ func (r *Runner) newRun(s Start, emit func(Event)) *run {
 	return rn
 }
 
-// begin records the conversation, the turn, the earlier history, the
-// context message and the user's message.
+// begin records the conversation, the turn, the context message and the
+// user's message in one write, then reads the earlier history (the
+// messages before the ones it wrote) unless the turn's start collected
+// it.
 func (rn *run) begin(ctx context.Context, message string) error {
 	f := rn.facts
-	if err := rn.touchConversation(ctx); err != nil {
-		return err
-	}
 	rn.rec = store.Turn{
 		ID: f.TurnID, OrgID: f.Place.OrgID, UserID: f.Caller.UserID, ConversationID: f.Place.ConversationID,
 		Agent: f.Agent.Name, Model: rn.model.Ref(), Timezone: f.Caller.Timezone, Payer: f.Payer,
@@ -112,13 +121,20 @@ func (rn *run) begin(ctx context.Context, message string) error {
 		Selected: rn.toolset.Selected(),
 		Status:   store.TurnRunning, StartedAt: f.Start.UTC(),
 	}
-	if err := rn.saveTurn(ctx); err != nil {
+	rn.stage(store.Message{Role: roleContext, Content: rn.req.Context}, store.Message{Role: string(llm.User), Content: message})
+	msgs := rn.pending.msgs
+	w, err := rn.write(ctx, rn.claim())
+	if err != nil {
 		return err
 	}
-	if err := rn.loadHistory(ctx); err != nil {
+	if !w.Written(f.Caller.UserID) {
+		return fmt.Errorf("conversation %s belongs to another user", w.Conversation.ID)
+	}
+	if err := rn.loadHistory(ctx, w.Seqs[0]); err != nil {
 		return err
 	}
-	return rn.append(ctx, store.Message{Role: roleContext, Content: rn.req.Context}, store.Message{Role: string(llm.User), Content: message})
+	rn.addHistory(msgs)
+	return nil
 }
 
 // StoredExclusions returns why ts left each catalog tool out, as a turn
@@ -134,28 +150,24 @@ func StoredExclusions(ts registry.Toolset) []store.Exclusion {
 	return out
 }
 
-func (rn *run) touchConversation(ctx context.Context) error {
+// claim is how the turn enters its conversation: one atomic claim, not
+// a read and an upsert, so two callers racing on a new ID cannot both
+// own it, and a title set meanwhile is kept.
+func (rn *run) claim() *store.Conversation {
 	f := rn.facts
 	now := rn.r.cfg.Now().UTC()
-	// One atomic claim, not a read and an upsert: two callers racing on a
-	// new ID cannot both own it, and a title set meanwhile is kept.
-	c, err := rn.r.cfg.Store.ClaimConversation(ctx, store.Conversation{ID: f.Place.ConversationID, OrgID: f.Place.OrgID,
-		UserID: f.Caller.UserID, Agent: f.Agent.Name, CreatedAt: now, UpdatedAt: now})
-	switch {
-	case err != nil:
-		return fmt.Errorf("save conversation: %w", err)
-	case c.UserID != f.Caller.UserID:
-		return fmt.Errorf("conversation %s belongs to another user", c.ID)
-	}
-	return nil
+	return &store.Conversation{ID: f.Place.ConversationID, OrgID: f.Place.OrgID,
+		UserID: f.Caller.UserID, Agent: f.Agent.Name, CreatedAt: now, UpdatedAt: now}
 }
 
-// loadHistory reads the conversation so far into the model's view.
-func (rn *run) loadHistory(ctx context.Context) error {
+// loadHistory reads the conversation's messages with Seq < beforeSeq
+// (all when beforeSeq <= 0) into the model's view, or takes the ones the
+// turn's start collected.
+func (rn *run) loadHistory(ctx context.Context, beforeSeq int64) error {
 	msgs := rn.collected
 	if msgs == nil {
 		var err error
-		if msgs, err = rn.r.cfg.Store.ListMessages(ctx, rn.facts.Place.OrgID, rn.facts.Place.ConversationID, 0); err != nil {
+		if msgs, err = rn.r.cfg.Store.ListMessages(ctx, rn.facts.Place.OrgID, rn.facts.Place.ConversationID, beforeSeq); err != nil {
 			return fmt.Errorf("load history: %w", err)
 		}
 	}
@@ -165,30 +177,72 @@ func (rn *run) loadHistory(ctx context.Context) error {
 	return nil
 }
 
+// stamp makes ms this turn's messages, created now.
+func (rn *run) stamp(ms []store.Message) {
+	now := rn.r.cfg.Now().UTC()
+	for i := range ms {
+		ms[i].ConversationID, ms[i].TurnID, ms[i].CreatedAt = rn.facts.Place.ConversationID, rn.facts.TurnID, now
+	}
+}
+
 // append persists ms as part of this turn, in one transaction, and adds
 // them to the history.
 func (rn *run) append(ctx context.Context, ms ...store.Message) error {
 	if len(ms) == 0 {
 		return nil
 	}
-	now := rn.r.cfg.Now().UTC()
-	for i := range ms {
-		ms[i].ConversationID, ms[i].TurnID, ms[i].CreatedAt = rn.facts.Place.ConversationID, rn.facts.TurnID, now
-	}
+	rn.stamp(ms)
 	if _, err := rn.r.cfg.Store.AppendMessages(ctx, rn.facts.Place.OrgID, ms); err != nil {
 		return fmt.Errorf("record %s message: %w", ms[0].Role, err)
 	}
-	for _, m := range ms {
-		rn.history = addMessage(rn.history, m, rn.facts.TurnID)
-	}
+	rn.addHistory(ms)
 	return nil
 }
 
-func (rn *run) saveTurn(ctx context.Context) error {
-	if err := rn.r.cfg.Store.PutTurn(ctx, rn.rec); err != nil {
-		return fmt.Errorf("record turn: %w", err)
+// addHistory adds stored messages to the model's view.
+func (rn *run) addHistory(ms []store.Message) {
+	for _, m := range ms {
+		rn.history = addMessage(rn.history, m, rn.facts.TurnID)
 	}
+}
+
+// stage keeps ms for the next write (commit), which records them with
+// the turn.
+func (rn *run) stage(ms ...store.Message) {
+	rn.stamp(ms)
+	rn.pending.msgs = append(rn.pending.msgs, ms...)
+}
+
+// commit writes the turn record with what is staged, in one transaction,
+// adds the staged messages to the history and emits the staged usage.
+func (rn *run) commit(ctx context.Context) error {
+	msgs := rn.pending.msgs
+	if _, err := rn.write(ctx, nil); err != nil {
+		return err
+	}
+	rn.addHistory(msgs)
 	return nil
+}
+
+// write stores claim (when not nil), the turn record and what is staged
+// in one transaction (store.TurnWriter), then emits the staged usage and
+// clears what was staged. Another user's conversation writes nothing and
+// is no error here: the caller reads the answer.
+func (rn *run) write(ctx context.Context, claim *store.Conversation) (store.TurnWritten, error) {
+	p := rn.pending
+	rec := rn.rec
+	w, err := rn.r.cfg.Store.WriteTurn(ctx, rn.facts.Place.OrgID, store.TurnWrite{Claim: claim, Turn: &rec, Messages: p.msgs, Usage: p.usage})
+	if err != nil {
+		return w, fmt.Errorf("record turn: %w", err)
+	}
+	if !w.Written(rn.facts.Caller.UserID) {
+		return w, nil
+	}
+	rn.pending = pending{}
+	if p.usageEv != nil {
+		rn.emit(*p.usageEv)
+	}
+	return w, nil
 }
 
 // detached is ctx without its cancellation, bounded, for the writes that

@@ -23,6 +23,7 @@ import (
 	"github.com/quiverhq/quiver/intent"
 	"github.com/quiverhq/quiver/internal/clock"
 	"github.com/quiverhq/quiver/llm"
+	"github.com/quiverhq/quiver/prompt"
 	"github.com/quiverhq/quiver/registry"
 	"github.com/quiverhq/quiver/store"
 	"github.com/quiverhq/quiver/turn"
@@ -136,6 +137,9 @@ type Config struct {
 	NewID func(prefix string) string
 	// Logger; nil discards.
 	Logger *slog.Logger
+	// Prompts caches rendered system prompts (prompt.Cache); nil means a
+	// cache of prompt.DefaultCacheEntries.
+	Prompts *prompt.Cache
 }
 
 // Engine builds and runs turns. It is safe for concurrent use by many
@@ -155,6 +159,9 @@ func New(cfg Config) *Engine {
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.Prompts == nil {
+		cfg.Prompts = prompt.NewCache(0)
 	}
 	return &Engine{cfg: cfg}
 }

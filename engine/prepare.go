@@ -7,7 +7,6 @@ import (
 	"github.com/quiverhq/quiver/agent"
 	"github.com/quiverhq/quiver/intent"
 	"github.com/quiverhq/quiver/llm"
-	"github.com/quiverhq/quiver/prompt"
 	"github.com/quiverhq/quiver/registry"
 	"github.com/quiverhq/quiver/store"
 	"github.com/quiverhq/quiver/tool"
@@ -64,7 +63,7 @@ func (e *Engine) Prepare(ctx context.Context, c *Collected) (*Prepared, error) {
 		ts = narrowToModel(cat, ts, c.model)
 		p.Intent.Declared = stillDeclared(p.Intent.Declared, ts)
 	}
-	req, err := prompt.Assemble(f, ts)
+	req, err := e.cfg.Prompts.Assemble(f, ts)
 	if err != nil {
 		return nil, fmt.Errorf("assemble: %w", err)
 	}

@@ -41,6 +41,11 @@ type RegistrationsConfig struct {
 	// IDs makes registration IDs, with an empty prefix (a registration
 	// ID is bare lower-case hex); nil means ids.Random, 20 hex digits.
 	IDs ids.Source
+	// RecheckTTL is how long a registration read to re-check a call is
+	// reused by the next calls (see recheck); zero means
+	// DefaultRecheckTTL. This process's own changes are seen at once; a
+	// change made by another replica within RecheckTTL.
+	RecheckTTL time.Duration
 }
 
 // Registrations administers the MCP servers users register for their
@@ -60,6 +65,8 @@ type Registrations struct {
 	// starts (WaitGroup.Go must not race Wait).
 	bgMu    sync.Mutex
 	closing bool
+	// checks are the registrations calls' re-checks read.
+	checks recheckCache
 }
 
 // NewRegistrations returns Registrations over cfg.Store and cfg.Pool.
@@ -74,7 +81,10 @@ func NewRegistrations(cfg RegistrationsConfig) *Registrations {
 	if cfg.Slots <= 0 {
 		cfg.Slots = DefaultSlots
 	}
-	return &Registrations{cfg: cfg}
+	if cfg.RecheckTTL <= 0 {
+		cfg.RecheckTTL = DefaultRecheckTTL
+	}
+	return &Registrations{cfg: cfg, checks: recheckCache{ttl: cfg.RecheckTTL}}
 }
 
 // Error is a refusal meant for the person registering a server: a field,
@@ -155,6 +165,7 @@ func (r *Registrations) Add(ctx context.Context, orgID string, mode netguard.Mod
 	if err != nil {
 		return store.MCPServer{}, err
 	}
+	defer r.checks.forget(orgID, rec.Name)
 	if err := r.cfg.Store.CreateMCPServer(ctx, rec, r.cfg.Slots); err != nil {
 		return store.MCPServer{}, storeRefusal(err, reg.Name, reg.Type, r.cfg.Slots)
 	}
@@ -255,6 +266,7 @@ func (r *Registrations) SetEnabled(ctx context.Context, orgID, name string, enab
 	if err != nil {
 		return storeRefusal(err, name, "", r.cfg.Slots)
 	}
+	defer r.checks.forget(orgID, name)
 	if err := r.cfg.Store.SetMCPServerEnabled(ctx, orgID, name, enabled, r.cfg.Now().UTC()); err != nil {
 		return storeRefusal(err, name, rec.Type, r.cfg.Slots)
 	}
@@ -275,6 +287,7 @@ func (r *Registrations) Remove(ctx context.Context, orgID, name string, confirme
 	if err != nil {
 		return storeRefusal(err, name, "", r.cfg.Slots)
 	}
+	defer r.checks.forget(orgID, name)
 	if err := r.cfg.Store.DeleteMCPServer(ctx, orgID, name); err != nil {
 		return storeRefusal(err, name, "", r.cfg.Slots)
 	}
@@ -313,9 +326,10 @@ func (r *Registrations) openToken(reg store.MCPServer) (secret.Redacted, error) 
 }
 
 // recheck refuses a call when the registration a turn routed was removed,
-// disabled or replaced since.
+// disabled or replaced since: at once when this process made the change,
+// within RecheckTTL when another replica did (current's cache).
 func (r *Registrations) recheck(ctx context.Context, reg store.MCPServer) error {
-	cur, err := r.cfg.Store.GetMCPServer(ctx, reg.OrgID, reg.Name)
+	cur, err := r.current(ctx, reg.OrgID, reg.Name)
 	switch {
 	case errors.Is(err, store.ErrNotFound):
 		return fmt.Errorf("the MCP server %s was removed", reg.Name)

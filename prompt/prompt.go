@@ -52,19 +52,24 @@ type Request struct {
 // Assemble builds the turn's request from its facts and toolset. It fails
 // only on facts that cannot be rendered (an unknown timezone name).
 func Assemble(f turn.Facts, ts registry.Toolset) (Request, error) {
+	return assemble(f, ts, System)
+}
+
+// assemble is Assemble with the system prompt from system.
+func assemble(f turn.Facts, ts registry.Toolset, system func(turn.Facts, registry.Toolset) (tmpl.Result, error)) (Request, error) {
 	ctxMsg, err := ContextMessage(f)
 	if err != nil {
 		return Request{}, fmt.Errorf("assemble prompt: %w", err)
 	}
-	system, err := System(f, ts)
+	sys, err := system(f, ts)
 	if err != nil {
 		return Request{}, fmt.Errorf("assemble prompt: %w", err)
 	}
 	req := Request{
-		System:   system.Text,
+		System:   sys.Text,
 		Context:  ctxMsg,
 		Tools:    make([]Definition, 0, ts.Len()),
-		Warnings: system.Warnings,
+		Warnings: sys.Warnings,
 	}
 	for _, t := range ts.Tools() {
 		n := t.DeclarationChars()
@@ -87,14 +92,23 @@ func Assemble(f turn.Facts, ts registry.Toolset) (Request, error) {
 // toolset — never on the caller or the clock — so it is the cache-stable
 // prefix of every request. It fails only on template limits.
 func System(f turn.Facts, ts registry.Toolset) (tmpl.Result, error) {
-	env := Env(f, ts)
-	src := f.Agent.Prompt
-	if strings.TrimSpace(src.Text()) == "" {
-		src = tmpl.Author(defaultPrompt)
+	return render(source(f), Env(f, ts), ts.Fragments())
+}
+
+// source is the agent's authored prompt, or Quiver's default when it has
+// none.
+func source(f turn.Facts) tmpl.Authored {
+	if strings.TrimSpace(f.Agent.Prompt.Text()) == "" {
+		return tmpl.Author(defaultPrompt)
 	}
+	return f.Agent.Prompt
+}
+
+// render renders src, then the fragments, against env: System's work.
+func render(src tmpl.Authored, env tmpl.Env, frags []string) (tmpl.Result, error) {
 	out := tmpl.Result{Warnings: []string{}}
 	var parts []string
-	for i, a := range append([]tmpl.Authored{src}, authored(ts.Fragments())...) {
+	for i, a := range append([]tmpl.Authored{src}, authored(frags)...) {
 		r, err := tmpl.Render(a, env)
 		if err != nil {
 			if i == 0 {

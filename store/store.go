@@ -50,6 +50,7 @@ var ErrNoStore = errors.New("no store is open for this command")
 type Store interface {
 	Conversations
 	Turns
+	TurnWriter
 	Messages
 	Results
 	Usages

@@ -113,11 +113,41 @@ func BenchmarkSelectGateAssemble250(b *testing.B) {
 	b.ReportMetric(float64(req.Sizes.DefinitionsChars), "def-chars")
 }
 
+// BenchmarkSelectGateAssemble250Cached is BenchmarkSelectGateAssemble250
+// with the system prompt from a prompt.Cache, as the engine assembles it:
+// rendered once, then read back for every turn with the same agent,
+// capabilities and toolset.
+func BenchmarkSelectGateAssemble250Cached(b *testing.B) {
+	cat, allow, det := bench250(b)
+	f := turn.Facts{
+		Start:  time.Date(2026, 11, 29, 23, 3, 0, 0, time.UTC),
+		Caller: turn.Caller{DisplayName: "Ana Lima", Department: "Finance", Organisation: "Acme", Timezone: "Asia/Ho_Chi_Minh"},
+		Agent:  turn.Agent{Name: "bench", Prompt: tmpl.Author("You are helpful."), Allow: allow},
+		Model:  turn.Model{Provider: "openai", Name: "gpt-4.1-mini", Caps: turn.Capabilities{Tools: true}},
+	}
+	const msg = "search the web for flights to Zurich next Friday and compare prices"
+	cache := prompt.NewCache(0)
+	var req prompt.Request
+	for b.Loop() {
+		res := det.Detect(intent.Input{Text: msg})
+		ts := intent.Gate(cat.Select(f), cat, res.Targets, intent.GateOptions{})
+		var err error
+		if req, err = cache.Assemble(f, ts); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if cat.Len() != 250 || len(req.Tools) != 8 {
+		b.Fatalf("catalog of %d, %d tools declared; want 250 and the helpers plus search's", cat.Len(), len(req.Tools))
+	}
+	b.ReportMetric(float64(req.Sizes.DefinitionsChars), "def-chars")
+}
+
 // BenchmarkEnginePrepare250 is BenchmarkSelectGateAssemble250 through the
 // turn engine, as every surface runs it: the collect step (here over no
 // repositories, so it measures the engine, not SQLite) and Prepare
 // (catalog, select, Deliberate Tool Mode's detection and gate, the model
-// check skipped for want of a model, assemble).
+// check skipped for want of a model, assemble, with the engine's prompt
+// cache).
 func BenchmarkEnginePrepare250(b *testing.B) {
 	cat, allow, det := bench250(b)
 	eng := engine.New(engine.Config{

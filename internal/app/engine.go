@@ -8,6 +8,7 @@ import (
 	"github.com/quiverhq/quiver/engine"
 	"github.com/quiverhq/quiver/intent"
 	"github.com/quiverhq/quiver/internal/config"
+	"github.com/quiverhq/quiver/prompt"
 	"github.com/quiverhq/quiver/settings"
 )
 
@@ -22,6 +23,7 @@ func (r *runtime) newEngine(cfg config.Config, det *intent.Detector, models bool
 		Runtime: orgRuntimes{orgs: r.orgs, models: models}, Agents: engine.StoredAgents(r.st, parseAgent),
 		Tools:    mcpTools{m: r.mcp, env: env},
 		Detector: det, Dispatcher: disp, Now: env.Now, NewID: r.ids.New, Logger: env.Logger,
+		Prompts: prompt.NewCache(cfg.PromptCache),
 		Runner: agent.New(agent.Config{
 			Store: r.st, Dispatcher: disp, IDs: r.ids,
 			MaxSteps: cfg.MaxSteps, Prices: cfg.AgentPrices(), Now: env.Now, Logger: env.Logger,

@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/quiverhq/quiver/internal/config"
 	"github.com/quiverhq/quiver/mcpclient"
@@ -26,6 +27,7 @@ func newMCPRuntime(cfg config.Config, st store.MCPServers, kr *secret.Keyring, e
 	pool := mcpPool(cfg, env)
 	regs := mcpclient.NewRegistrations(mcpclient.RegistrationsConfig{
 		Store: st, Keyring: kr, Pool: pool, Slots: cfg.MCP.Slots, Now: env.Now, Logger: env.Logger,
+		RecheckTTL: time.Duration(cfg.MCP.RecheckTTL),
 	})
 	return &mcpRuntime{regs: regs, pool: pool}
 }

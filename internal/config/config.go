@@ -32,6 +32,10 @@ type Config struct {
 	// "provider:model": its context window, to which each model call's
 	// history is cut.
 	Models map[string]Model `yaml:"models"`
+	// PromptCache is how many rendered system prompts a process keeps
+	// (one per agent prompt, capabilities and toolset met); zero means
+	// 512. At most 100000.
+	PromptCache int `yaml:"prompt_cache"`
 	// TextTools lists "provider:model" references whose endpoints ignore
 	// native tool declarations: Quiver declares the tools in the prompt and
 	// parses calls from the reply instead (llm/textproto).
@@ -127,7 +131,7 @@ type Secrets struct {
 
 // MCP bounds registered MCP servers. Zero values take the defaults
 // (10 servers, 15 s connect, 30 s call, 10 min idle close, 5 min cooldown,
-// 8 MiB responses).
+// 8 MiB responses, 2 s recheck TTL).
 type MCP struct {
 	// Slots is how many servers an organisation may register.
 	Slots int `yaml:"slots"`
@@ -141,6 +145,11 @@ type MCP struct {
 	Cooldown Duration `yaml:"cooldown"`
 	// MaxResponseBytes caps one response body, and one event of a stream.
 	MaxResponseBytes int64 `yaml:"max_response_bytes"`
+	// RecheckTTL is how long the registration read to re-check one tool
+	// call is reused by the next calls: a server disabled or removed
+	// through another replica is refused within it (through this one, at
+	// once). At most 1m.
+	RecheckTTL Duration `yaml:"recheck_ttl"`
 }
 
 // Runs tunes how `quiver serve` holds running turns across replicas
@@ -287,6 +296,9 @@ func (c Config) Validate() error {
 	if c.MaxSteps < 0 || c.MaxSteps > 1000 {
 		return fmt.Errorf("max_steps %d: use 1–1000, or 0 for the default", c.MaxSteps)
 	}
+	if c.PromptCache < 0 || c.PromptCache > 100000 {
+		return fmt.Errorf("prompt_cache %d: use 1–100000, or 0 for the default (512)", c.PromptCache)
+	}
 	return nil
 }
 
@@ -305,6 +317,9 @@ func (m MCP) validate() error {
 	}
 	if m.MaxResponseBytes < 0 || m.MaxResponseBytes > 1<<30 {
 		return errors.New("mcp.max_response_bytes: use 0 (the default, 8 MiB) up to 1 GiB")
+	}
+	if m.RecheckTTL < 0 || time.Duration(m.RecheckTTL) > time.Minute {
+		return errors.New("mcp.recheck_ttl: use a duration between 0 (the default, 2s) and 1m")
 	}
 	return nil
 }

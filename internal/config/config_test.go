@@ -145,3 +145,32 @@ func TestDataDir(t *testing.T) {
 		t.Error("DataDir with nothing to go on succeeded")
 	}
 }
+
+// TestMCPRecheckTTL: mcp.recheck_ttl takes a duration up to 1m, 0 the
+// default; a longer or negative one is refused with one error.
+func TestMCPRecheckTTL(t *testing.T) {
+	for _, tc := range []struct {
+		yaml    string
+		wantErr bool
+	}{
+		{"mcp:\n  recheck_ttl: 500ms\n", false},
+		{"mcp:\n  recheck_ttl: 0s\n", false},
+		{"mcp:\n  recheck_ttl: 2m\n", true},
+		{"mcp:\n  recheck_ttl: -1s\n", true},
+	} {
+		_, err := config.ParseConfig([]byte(tc.yaml))
+		if (err != nil) != tc.wantErr || (err != nil && !strings.Contains(err.Error(), "mcp.recheck_ttl")) {
+			t.Errorf("ParseConfig(%q) = %v, want error %t naming mcp.recheck_ttl", tc.yaml, err, tc.wantErr)
+		}
+	}
+}
+
+// TestPromptCache: prompt_cache takes 0 (the default) up to 100000.
+func TestPromptCache(t *testing.T) {
+	for yaml, wantErr := range map[string]bool{"prompt_cache: 64\n": false, "prompt_cache: 0\n": false, "prompt_cache: -1\n": true, "prompt_cache: 100001\n": true} {
+		_, err := config.ParseConfig([]byte(yaml))
+		if (err != nil) != wantErr || (err != nil && !strings.Contains(err.Error(), "prompt_cache")) {
+			t.Errorf("ParseConfig(%q) = %v, want error %t naming prompt_cache", yaml, err, wantErr)
+		}
+	}
+}

@@ -45,12 +45,7 @@ func (s *Store) PutConversation(ctx context.Context, c store.Conversation) error
 // the row a concurrent claim just committed (a single statement's snapshot
 // would not). The lock keeps the row as read until the commit.
 func (s *Store) ClaimConversation(ctx context.Context, c store.Conversation) (store.Conversation, error) {
-	const claim = `INSERT INTO conversations (org_id, id, user_id, agent, title,
-			created_at, updated_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7)
-		ON CONFLICT (org_id, id) DO UPDATE SET updated_at = excluded.updated_at
-		WHERE conversations.user_id = excluded.user_id
-		RETURNING ` + conversationColumns
+	const claim = claimConversationSQL
 	const get = `SELECT ` + conversationColumns + ` FROM conversations WHERE org_id = $1 AND id = $2`
 	var out store.Conversation
 	err := s.inTx(ctx, readCommitted, func(tx pgx.Tx) error {
@@ -67,6 +62,17 @@ func (s *Store) ClaimConversation(ctx context.Context, c store.Conversation) (st
 	}
 	return out, nil
 }
+
+// claimConversationSQL creates a conversation ($1..$7: org, id, user,
+// agent, title, created and updated) or stamps updated_at on the stored
+// one when the user owns it, returning the row; another user's returns
+// no row.
+const claimConversationSQL = `INSERT INTO conversations (org_id, id, user_id, agent, title,
+		created_at, updated_at)
+	VALUES ($1, $2, $3, $4, $5, $6, $7)
+	ON CONFLICT (org_id, id) DO UPDATE SET updated_at = excluded.updated_at
+	WHERE conversations.user_id = excluded.user_id
+	RETURNING ` + conversationColumns
 
 // GetConversation returns the conversation with that ID in that
 // organisation, or an error wrapping store.ErrNotFound when there is none

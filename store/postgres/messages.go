@@ -45,17 +45,21 @@ func (s *Store) AppendMessage(ctx context.Context, orgID string, m store.Message
 	return seq, nil
 }
 
-// appendBatch appends a batch in one statement: it numbers each
+// appendBatchSQL appends a batch in one statement: it numbers each
 // conversation's messages in the batch, advances every conversation's
 // counter by its count (locking the counters in conversation order, the
 // same in every batch, so two batches never deadlock), and inserts the
 // messages with Seqs counter - count + nth. $1 is the organisation; $2..
-// $10 are the messages' columns as arrays, in batch order.
-const appendBatch = `WITH input AS (
+// $10 are the messages' columns as arrays, in batch order. The batch is
+// appended only when guard (a WHERE clause over parameters after $10)
+// holds.
+func appendBatchSQL(guard string) string {
+	return `WITH input AS (
 		SELECT * FROM unnest($2::text[], $3::text[], $4::text[], $5::bytea[], $6::text[],
 				$7::text[], $8::text[], $9::boolean[], $10::timestamptz[])
 			WITH ORDINALITY AS m(conversation_id, turn_id, role, content, tool_name,
-				tool_call_id, ref, is_error, created_at, ord)),
+				tool_call_id, ref, is_error, created_at, ord)
+		` + guard + `),
 	numbered AS (
 		SELECT *, row_number() OVER (PARTITION BY conversation_id ORDER BY ord) AS nth,
 			count(*) OVER (PARTITION BY conversation_id) AS n
@@ -72,6 +76,10 @@ const appendBatch = `WITH input AS (
 		m.tool_name, m.tool_call_id, m.ref, m.is_error, m.created_at
 	FROM numbered m JOIN counter c ON c.conversation_id = m.conversation_id
 	RETURNING conversation_id, seq`
+}
+
+// appendBatch is appendBatchSQL unguarded: AppendMessages's statement.
+var appendBatch = appendBatchSQL(unguarded)
 
 // AppendMessages appends ms in one statement, so one transaction and one
 // round trip: all of them, in order, or none. It returns their Seqs; the
@@ -86,8 +94,7 @@ func (s *Store) AppendMessages(ctx context.Context, orgID string, ms []store.Mes
 	cols := batchColumns(ms)
 	var seqs []int64
 	err := retrying(ctx, func() error {
-		rows, err := s.pool.Query(ctx, appendBatch, orgID, cols.conversation, cols.turn, cols.role,
-			cols.content, cols.toolName, cols.toolCallID, cols.ref, cols.isError, cols.createdAt)
+		rows, err := s.pool.Query(ctx, appendBatch, cols.args(orgID)...)
 		if err != nil {
 			return err
 		}
@@ -106,6 +113,11 @@ type messageColumns struct {
 	content                                             [][]byte
 	isError                                             []bool
 	createdAt                                           []time.Time
+}
+
+// args are appendBatchSQL's 10 parameters.
+func (c messageColumns) args(orgID string) []any {
+	return []any{orgID, c.conversation, c.turn, c.role, c.content, c.toolName, c.toolCallID, c.ref, c.isError, c.createdAt}
 }
 
 // batchColumns returns ms column by column, in order.

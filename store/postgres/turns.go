@@ -12,18 +12,24 @@ import (
 // store.BoundExclusions returns them. A turn with that ID in another
 // organisation is a different record and is left alone.
 func (s *Store) PutTurn(ctx context.Context, t store.Turn) error {
-	excluded, err := encodeExclusions(t.Excluded)
+	args, err := turnArgs(t)
 	if err != nil {
 		return wrapErr("put turn", err)
 	}
-	declared, err := encodeExclusions(t.Declared)
-	if err != nil {
+	if _, err = s.pool.Exec(ctx, putTurnSQL(unguarded), args...); err != nil {
 		return wrapErr("put turn", err)
 	}
-	const q = `INSERT INTO turns (org_id, id, user_id, conversation_id, agent,
+	return nil
+}
+
+// putTurnSQL is PutTurn's upsert, inserting only when guard (a WHERE
+// clause over parameters after the turn's 18) holds.
+func putTurnSQL(guard string) string {
+	return `INSERT INTO turns (org_id, id, user_id, conversation_id, agent,
 			model, timezone, payer, tools, exclusions, declarations, selected, status,
 			question, suggested, steps, started_at, ended_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)
+		SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18
+		` + guard + `
 		ON CONFLICT (org_id, id) DO UPDATE SET
 			user_id = excluded.user_id,
 			conversation_id = excluded.conversation_id,
@@ -41,13 +47,21 @@ func (s *Store) PutTurn(ctx context.Context, t store.Turn) error {
 			steps = excluded.steps,
 			started_at = excluded.started_at,
 			ended_at = excluded.ended_at`
-	_, err = s.pool.Exec(ctx, q, t.OrgID, t.ID, t.UserID, t.ConversationID, t.Agent,
-		t.Model, t.Timezone, t.Payer, textArray(t.Tools), excluded, declared, t.Selected, t.Status,
-		t.Question, t.Suggested, t.Steps, t.StartedAt, optionalTime(t.EndedAt))
+}
+
+// turnArgs are putTurnSQL's 18 parameters for t.
+func turnArgs(t store.Turn) ([]any, error) {
+	excluded, err := encodeExclusions(t.Excluded)
 	if err != nil {
-		return wrapErr("put turn", err)
+		return nil, err
 	}
-	return nil
+	declared, err := encodeExclusions(t.Declared)
+	if err != nil {
+		return nil, err
+	}
+	return []any{t.OrgID, t.ID, t.UserID, t.ConversationID, t.Agent,
+		t.Model, t.Timezone, t.Payer, textArray(t.Tools), excluded, declared, t.Selected, t.Status,
+		t.Question, t.Suggested, t.Steps, t.StartedAt, optionalTime(t.EndedAt)}, nil
 }
 
 // GetTurn returns the turn with that ID in that organisation, or an error

@@ -12,17 +12,26 @@ import (
 // PutUsage appends u. Records are never replaced: two calls with the same
 // fields store two records.
 func (s *Store) PutUsage(ctx context.Context, u store.Usage) error {
-	const q = `INSERT INTO usage (org_id, conversation_id, turn_id, payer, model,
-			step, input_tokens, cached_input_tokens, cache_write_tokens,
-			output_tokens, cost_micros, created_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`
-	_, err := s.pool.Exec(ctx, q, u.OrgID, u.ConversationID, u.TurnID, u.Payer, u.Model,
-		u.Step, u.InputTokens, u.CachedInputTokens, u.CacheWriteTokens, u.OutputTokens,
-		u.CostMicros, u.CreatedAt)
-	if err != nil {
+	if _, err := s.pool.Exec(ctx, putUsageSQL(unguarded), usageArgs(u)...); err != nil {
 		return wrapErr("put usage", err)
 	}
 	return nil
+}
+
+// putUsageSQL is PutUsage's insert, inserting only when guard (a WHERE
+// clause over parameters after the record's 12) holds.
+func putUsageSQL(guard string) string {
+	return `INSERT INTO usage (org_id, conversation_id, turn_id, payer, model,
+			step, input_tokens, cached_input_tokens, cache_write_tokens,
+			output_tokens, cost_micros, created_at)
+		SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12 ` + guard
+}
+
+// usageArgs are putUsageSQL's 12 parameters for u.
+func usageArgs(u store.Usage) []any {
+	return []any{u.OrgID, u.ConversationID, u.TurnID, u.Payer, u.Model,
+		u.Step, u.InputTokens, u.CachedInputTokens, u.CacheWriteTokens, u.OutputTokens,
+		u.CostMicros, u.CreatedAt}
 }
 
 // ListUsage returns the turn's records in that organisation by Step, in

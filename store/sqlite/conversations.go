@@ -34,6 +34,20 @@ func (s *Store) PutConversation(ctx context.Context, c store.Conversation) error
 // conversation the same user owns, in one write transaction (which holds
 // SQLite's write lock from BEGIN), and returns the conversation as stored.
 func (s *Store) ClaimConversation(ctx context.Context, c store.Conversation) (store.Conversation, error) {
+	var out store.Conversation
+	err := s.inWriteTx(ctx, func(tx *sql.Tx) error {
+		var err error
+		out, err = claimConversation(ctx, tx, c)
+		return err
+	})
+	if err != nil {
+		return store.Conversation{}, fmt.Errorf("sqlite: claim conversation: %w", err)
+	}
+	return out, nil
+}
+
+// claimConversation is ClaimConversation inside tx.
+func claimConversation(ctx context.Context, tx *sql.Tx, c store.Conversation) (store.Conversation, error) {
 	const insert = `INSERT INTO conversations (org_id, id, user_id, agent, title,
 			created_at, updated_at)
 		VALUES (?, ?, ?, ?, ?, ?, ?)
@@ -41,20 +55,11 @@ func (s *Store) ClaimConversation(ctx context.Context, c store.Conversation) (st
 		WHERE conversations.user_id = excluded.user_id`
 	const get = `SELECT id, user_id, agent, title, created_at, updated_at
 		FROM conversations WHERE org_id = ? AND id = ?`
-	var out store.Conversation
-	err := s.inWriteTx(ctx, func(tx *sql.Tx) error {
-		if _, err := tx.ExecContext(ctx, insert, c.OrgID, c.ID, c.UserID, c.Agent, c.Title,
-			encodeTime(c.CreatedAt), encodeTime(c.UpdatedAt)); err != nil {
-			return err
-		}
-		var err error
-		out, err = scanConversation(tx.QueryRowContext(ctx, get, c.OrgID, c.ID), c.OrgID)
-		return err
-	})
-	if err != nil {
-		return store.Conversation{}, fmt.Errorf("sqlite: claim conversation: %w", err)
+	if _, err := tx.ExecContext(ctx, insert, c.OrgID, c.ID, c.UserID, c.Agent, c.Title,
+		encodeTime(c.CreatedAt), encodeTime(c.UpdatedAt)); err != nil {
+		return store.Conversation{}, err
 	}
-	return out, nil
+	return scanConversation(tx.QueryRowContext(ctx, get, c.OrgID, c.ID), c.OrgID)
 }
 
 // GetConversation returns the conversation with that ID in that

@@ -14,17 +14,30 @@ import (
 // organisation. A turn with that ID in another organisation is a different
 // record and is left alone.
 func (s *Store) PutTurn(ctx context.Context, t store.Turn) error {
+	if err := putTurn(ctx, s.writer, t); err != nil {
+		return fmt.Errorf("sqlite: put turn: %w", err)
+	}
+	return nil
+}
+
+// execer is a *sql.DB or a *sql.Tx.
+type execer interface {
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+}
+
+// putTurn upserts t through db.
+func putTurn(ctx context.Context, db execer, t store.Turn) error {
 	tools, err := encodeTools(t.Tools)
 	if err != nil {
-		return fmt.Errorf("sqlite: put turn: %w", err)
+		return err
 	}
 	excluded, err := encodeExclusions(t.Excluded)
 	if err != nil {
-		return fmt.Errorf("sqlite: put turn: %w", err)
+		return err
 	}
 	declared, err := encodeExclusions(t.Declared)
 	if err != nil {
-		return fmt.Errorf("sqlite: put turn: %w", err)
+		return err
 	}
 	const q = `INSERT INTO turns (org_id, id, user_id, conversation_id, agent,
 			model, timezone, payer, tools, exclusions, declarations, selected, status,
@@ -47,13 +60,10 @@ func (s *Store) PutTurn(ctx context.Context, t store.Turn) error {
 			steps = excluded.steps,
 			started_at = excluded.started_at,
 			ended_at = excluded.ended_at`
-	_, err = s.writer.ExecContext(ctx, q, t.OrgID, t.ID, t.UserID, t.ConversationID,
+	_, err = db.ExecContext(ctx, q, t.OrgID, t.ID, t.UserID, t.ConversationID,
 		t.Agent, t.Model, t.Timezone, t.Payer, tools, excluded, declared, t.Selected, t.Status, t.Question,
 		t.Suggested, t.Steps, encodeTime(t.StartedAt), encodeOptionalTime(t.EndedAt))
-	if err != nil {
-		return fmt.Errorf("sqlite: put turn: %w", err)
-	}
-	return nil
+	return err
 }
 
 // GetTurn returns the turn with that ID in that organisation, or an error

@@ -12,17 +12,22 @@ import (
 // PutUsage appends u. Records are never replaced: two calls with the same
 // fields store two records.
 func (s *Store) PutUsage(ctx context.Context, u store.Usage) error {
+	if err := putUsage(ctx, s.writer, u); err != nil {
+		return fmt.Errorf("sqlite: put usage: %w", err)
+	}
+	return nil
+}
+
+// putUsage inserts u through db.
+func putUsage(ctx context.Context, db execer, u store.Usage) error {
 	const q = `INSERT INTO usage (org_id, conversation_id, turn_id, payer, model,
 			step, input_tokens, cached_input_tokens, cache_write_tokens,
 			output_tokens, cost_micros, created_at)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
-	_, err := s.writer.ExecContext(ctx, q, u.OrgID, u.ConversationID, u.TurnID,
+	_, err := db.ExecContext(ctx, q, u.OrgID, u.ConversationID, u.TurnID,
 		u.Payer, u.Model, u.Step, u.InputTokens, u.CachedInputTokens,
 		u.CacheWriteTokens, u.OutputTokens, u.CostMicros, encodeTime(u.CreatedAt))
-	if err != nil {
-		return fmt.Errorf("sqlite: put usage: %w", err)
-	}
-	return nil
+	return err
 }
 
 // ListUsage returns the turn's records in that organisation by Step, in

@@ -32,6 +32,10 @@ const (
 //   - AppendMessage: one 512-byte message;
 //   - AppendMessages5: a model step's five messages in one batch;
 //   - PutTurn: a turn recorded at its start, then again at its end;
+//   - StepSeparate: a model step's records as three writes (its reply's
+//     two messages, the usage, the turn), as a turn wrote them before
+//     TurnWriter;
+//   - StepWriteTurn: the same records in one WriteTurn;
 //   - GetOrgSettings: an organisation's saved settings and two sealed keys;
 //   - LookupCredential: one of 1000 API tokens, as every request's
 //     authentication does;
@@ -52,6 +56,8 @@ func BenchmarkHotOps(b *testing.B, s store.Store) {
 		{"AppendMessage", hotAppendMessage},
 		{"AppendMessages5", hotAppendMessages},
 		{"PutTurn", hotPutTurn},
+		{"StepSeparate", hotStepSeparate},
+		{"StepWriteTurn", hotStepWriteTurn},
 		{"GetOrgSettings", hotGetOrgSettings},
 		{"LookupCredential", hotLookupCredential},
 		{"AppendTurnEvents4", hotAppendTurnEvents},
@@ -171,6 +177,42 @@ func hotPutTurn(b *testing.B, f *fixture) func(int) error {
 			t.Status, t.Steps, t.EndedAt = store.TurnDone, 2, benchStart.Add(3*time.Second)
 		}
 		return f.PutTurn(b.Context(), t)
+	}
+}
+
+// hotStep is a model step's records: its reply (two messages), the
+// call's usage and the turn with step i.
+func hotStep(f *fixture, org, user string, i int) ([]store.Message, store.Usage, store.Turn) {
+	conv := f.id("conv")
+	ms := []store.Message{hotMessage(conv, "assistant"), hotMessage(conv, "tool_call")}
+	u := store.Usage{OrgID: org, ConversationID: conv, TurnID: "turn", Payer: org, Model: "openai:gpt-4.1-mini",
+		Step: i + 1, InputTokens: 1200, OutputTokens: 40, CreatedAt: benchStart}
+	t := store.Turn{ID: "turn", OrgID: org, UserID: user, ConversationID: conv, Agent: "assistant",
+		Model: "openai:gpt-4.1-mini", Tools: []string{"calculate", "read_file"}, Excluded: []store.Exclusion{},
+		Selected: 2, Status: store.TurnRunning, Steps: i + 1, StartedAt: benchStart}
+	return ms, u, t
+}
+
+func hotStepSeparate(b *testing.B, f *fixture) func(int) error {
+	org, user := hotOrg(b, f)
+	return func(i int) error {
+		ms, u, t := hotStep(f, org, user, i)
+		if _, err := f.AppendMessages(b.Context(), org, ms); err != nil {
+			return err
+		}
+		if err := f.PutUsage(b.Context(), u); err != nil {
+			return err
+		}
+		return f.PutTurn(b.Context(), t)
+	}
+}
+
+func hotStepWriteTurn(b *testing.B, f *fixture) func(int) error {
+	org, user := hotOrg(b, f)
+	return func(i int) error {
+		ms, u, t := hotStep(f, org, user, i)
+		_, err := f.WriteTurn(b.Context(), org, store.TurnWrite{Turn: &t, Messages: ms, Usage: &u})
+		return err
 	}
 }
 

@@ -101,6 +101,7 @@ func groups() []group {
 	return []group{
 		{name: "Conversations", cases: conversationCases()},
 		{name: "Turns", cases: turnCases(), alone: turnAloneCases()},
+		{name: "TurnWrites", cases: turnWriteCases()},
 		{name: "Messages", cases: messageCases()},
 		{name: "Results", cases: resultCases()},
 		{name: "Usage", cases: usageCases()},

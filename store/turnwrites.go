@@ -1,0 +1,70 @@
+package store
+
+import (
+	"context"
+	"fmt"
+)
+
+// TurnWrite is what one step of a turn records: at its start the
+// conversation it enters, the turn and the user's message; after a model
+// step the reply's messages, the call's usage and the turn's step count;
+// at its end the last messages and the final status. A store writes it in
+// one transaction, so a step costs one commit instead of one per record.
+// Every part is optional; an empty TurnWrite writes nothing.
+type TurnWrite struct {
+	// Claim, when non-nil, enters the conversation first, as
+	// Conversations.ClaimConversation does. When it belongs to another
+	// user, nothing of the write is stored (the claim stamps nothing
+	// either) and WriteTurn returns that conversation unchanged, with no
+	// error: the caller learns by its UserID that it is not theirs.
+	Claim *Conversation
+	// Turn, when non-nil, is put as Turns.PutTurn puts it.
+	Turn *Turn
+	// Messages are appended in order, as Messages.AppendMessages does.
+	Messages []Message
+	// Usage, when non-nil, is put as Usages.PutUsage puts it.
+	Usage *Usage
+}
+
+// TurnWritten is what WriteTurn stored.
+type TurnWritten struct {
+	// Conversation is the claimed conversation as stored afterwards (see
+	// TurnWrite.Claim); zero without a Claim.
+	Conversation Conversation
+	// Seqs are the Seqs of TurnWrite.Messages, in order; nil when the
+	// messages were not written (no messages, or another user's
+	// conversation).
+	Seqs []int64
+}
+
+// Written reports whether the write was stored: it had no Claim, or the
+// claimed conversation is userID's.
+func (w TurnWritten) Written(userID string) bool {
+	return w.Conversation.ID == "" || w.Conversation.UserID == userID
+}
+
+// TurnWriter writes a turn's step in one transaction.
+type TurnWriter interface {
+	// WriteTurn stores every part of w in orgID, in one transaction: all
+	// of them or none. The claim comes first, then the turn, the messages
+	// and the usage; each part keeps the contract of the method it
+	// stands for. A part whose OrgID is not orgID is refused with an
+	// error, and nothing is written.
+	WriteTurn(ctx context.Context, orgID string, w TurnWrite) (TurnWritten, error)
+}
+
+// CheckTurnWrite returns an error when a part of w names an organisation
+// other than orgID: a store checks it before writing anything.
+func CheckTurnWrite(orgID string, w TurnWrite) error {
+	switch {
+	case orgID == "":
+		return fmt.Errorf("turn write: no organisation")
+	case w.Claim != nil && w.Claim.OrgID != orgID:
+		return fmt.Errorf("turn write: conversation %s is of organisation %q, not %q", w.Claim.ID, w.Claim.OrgID, orgID)
+	case w.Turn != nil && w.Turn.OrgID != orgID:
+		return fmt.Errorf("turn write: turn %s is of organisation %q, not %q", w.Turn.ID, w.Turn.OrgID, orgID)
+	case w.Usage != nil && w.Usage.OrgID != orgID:
+		return fmt.Errorf("turn write: usage of turn %s is of organisation %q, not %q", w.Usage.TurnID, w.Usage.OrgID, orgID)
+	}
+	return nil
+}
