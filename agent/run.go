@@ -40,6 +40,8 @@ func (r *Runner) Run(ctx context.Context, s Start, emit func(Event)) (Outcome, e
 	if s.Facts.TurnID == "" {
 		s.Facts.TurnID = r.cfg.IDs.New("turn_")
 	}
+	ctx, release := r.bound(ctx)
+	defer release()
 	rn := r.newRun(s, emit)
 	if err := rn.begin(ctx, s.Message); err != nil {
 		return rn.out, err
@@ -53,6 +55,8 @@ func (r *Runner) Run(ctx context.Context, s Start, emit func(Event)) (Outcome, e
 // its toolset and its exclusions stay those of the turn's start, not the
 // restored toolset's.
 func (r *Runner) Resume(ctx context.Context, s Start, emit func(Event)) (Outcome, error) {
+	ctx, release := r.bound(ctx)
+	defer release()
 	rn := r.newRun(s, emit)
 	rec, err := r.cfg.Store.GetTurn(ctx, s.Facts.Place.OrgID, s.Facts.TurnID)
 	if err != nil {
@@ -79,7 +83,7 @@ func (r *Runner) newRun(s Start, emit func(Event)) *run {
 	if emit == nil {
 		emit = func(Event) {}
 	}
-	rn := &run{r: r, facts: s.Facts, toolset: s.Toolset, declared: s.Declared, req: s.Request, model: s.Model, collected: s.History}
+	rn := &run{r: r, facts: s.Facts, toolset: s.Toolset, declared: s.Declared, req: s.Request, model: r.withIdle(s.Model), collected: s.History}
 	rn.emit = func(ev Event) {
 		ev.ConversationID, ev.TurnID = s.Facts.Place.ConversationID, s.Facts.TurnID
 		emit(ev)

@@ -25,6 +25,7 @@ func (r *runtime) newEngine(cfg config.Config, det *intent.Detector, models bool
 		Runner: agent.New(agent.Config{
 			Store: r.st, Dispatcher: disp, IDs: r.ids,
 			MaxSteps: cfg.MaxSteps, Prices: cfg.AgentPrices(), Now: env.Now, Logger: env.Logger,
+			ModelIdle: cfg.Turns.ModelIdle.Std(), MaxDuration: cfg.Turns.MaxDuration.Std(),
 		}),
 	})
 }

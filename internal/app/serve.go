@@ -95,7 +95,7 @@ func Serve(ctx context.Context, o ServeOptions, env Env) error {
 		wg.Wait()
 	}
 	stopping := func() { fmt.Fprintln(env.Stderr, "quiver: stopping; running turns may finish") }
-	return httpapi.Serve(ctx, ln, handler, httpapi.ServeConfig{Grace: o.Grace, Background: background, Stopping: stopping})
+	return httpapi.Serve(ctx, ln, handler, httpapi.ServeConfig{Grace: o.Grace, Background: background, Stopping: stopping, Limits: cfg.HTTP.Limits()})
 }
 
 // bootstrap prepares a new installation (accounts.Service.Bootstrap:

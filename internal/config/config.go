@@ -47,6 +47,11 @@ type Config struct {
 	Database Database `yaml:"database"`
 	// Runs tunes how running turns are held across replicas.
 	Runs Runs `yaml:"runs"`
+	// Turns bounds running turns: model stream silence, wall time,
+	// turns at once per user and per server.
+	Turns Turns `yaml:"turns"`
+	// HTTP bounds the HTTP servers' connections.
+	HTTP HTTP `yaml:"http"`
 }
 
 // Database selects the store. With no URL from any source, Quiver keeps
@@ -264,6 +269,12 @@ func (c Config) Validate() error {
 		return err
 	}
 	if err := c.Runs.validate(); err != nil {
+		return err
+	}
+	if err := c.Turns.validate(); err != nil {
+		return err
+	}
+	if err := c.HTTP.validate(); err != nil {
 		return err
 	}
 	if c.MaxSteps < 0 || c.MaxSteps > 1000 {
