@@ -84,6 +84,21 @@ type Config struct {
 	// DefaultWindow for every model. Each model call's history is cut to
 	// fit it (see Cut).
 	Windows func(ref string) Window
+	// ModelIdle bounds the wait for a model stream's next event: a
+	// stream silent that long is cancelled and fails with an
+	// llm.ErrTimeout error, which Retry retries when the call had
+	// produced nothing yet (else the turn fails with one sentence for the
+	// user). Zero means DefaultModelIdle (60 s); negative, no bound.
+	ModelIdle time.Duration
+	// MaxDuration bounds one Run or Resume in wall time: past it the
+	// turn is stopped, recorded as interrupted, and ends with an
+	// EventError then done with stop StopTimeLimit. Zero means
+	// DefaultMaxDuration (15 min); negative, no bound.
+	MaxDuration time.Duration
+	// AfterFunc starts the timers of ModelIdle and MaxDuration; nil
+	// means time.AfterFunc. Tests replace it to fire them without
+	// waiting.
+	AfterFunc func(d time.Duration, f func()) Timer
 }
 
 // Runner runs turns. It is safe for concurrent use by many conversations.
@@ -114,6 +129,7 @@ func New(cfg Config) *Runner {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
+	cfg = cfg.withDeadlines()
 	return &Runner{cfg: cfg}
 }
 
@@ -157,8 +173,8 @@ type Start struct {
 // Outcome is how a turn ended.
 type Outcome struct {
 	TurnID string
-	// Stop is StopAnswer, StopPause, StopStepLimit, StopCancelled or
-	// StopError.
+	// Stop is StopAnswer, StopPause, StopStepLimit, StopCancelled,
+	// StopTimeLimit or StopError.
 	Stop  string
 	Text  string
 	Pause *tool.Pause

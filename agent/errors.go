@@ -14,6 +14,9 @@ func userMessage(err error) string {
 	if errors.Is(err, context.Canceled) {
 		return "The turn was cancelled."
 	}
+	if tl, ok := errors.AsType[*timeLimitError](err); ok {
+		return fmt.Sprintf("The turn took longer than its limit of %s and was stopped; what it did so far is saved.", tl.limit)
+	}
 	e, ok := llm.AsError(err)
 	if !ok {
 		return "Something went wrong inside Quiver; the turn was saved up to the failure."
@@ -26,6 +29,8 @@ func userMessage(err error) string {
 		return "The model provider is rate-limiting requests; try again in a minute."
 	case llm.ErrOverloaded, llm.ErrServer:
 		return "The model provider is having trouble right now; try again shortly."
+	case llm.ErrTimeout:
+		return "The model provider stopped responding in the middle of the reply (" + e.Msg + "); try again shortly."
 	case llm.ErrNetwork:
 		return "Quiver could not reach the model provider; check the network and the provider's base URL."
 	case llm.ErrAuth:

@@ -2,7 +2,6 @@ package agent
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	"github.com/quiverhq/quiver/llm"
@@ -122,12 +121,10 @@ func (rn *run) pause(ctx context.Context) (Outcome, error) {
 
 // fail ends the turn on err: cancelled turns are saved as interrupted and
 // end with done (stop "cancelled") alone — a cancel is not an error —
-// others as failed with one clear message for the user before done.
+// turns past their time limit as interrupted, and others as failed, both
+// with one clear message for the user before done.
 func (rn *run) fail(ctx context.Context, err error) (Outcome, error) {
-	status, stop := store.TurnFailed, StopError
-	if errors.Is(err, context.Canceled) || ctx.Err() != nil {
-		status, stop = store.TurnInterrupted, StopCancelled
-	}
+	status, stop, err := rn.ending(ctx, err)
 	if stop != StopCancelled {
 		rn.emit(Event{Kind: EventError, Error: userMessage(err)})
 	}
@@ -136,7 +133,7 @@ func (rn *run) fail(ctx context.Context, err error) (Outcome, error) {
 	if saveErr != nil {
 		return out, saveErr
 	}
-	if _, ok := llm.AsError(err); ok || stop == StopCancelled {
+	if _, ok := llm.AsError(err); ok || stop != StopError {
 		return out, nil
 	}
 	return out, err

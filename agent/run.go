@@ -57,6 +57,8 @@ func (r *Runner) Run(ctx context.Context, s Start, emit func(Event)) (Outcome, e
 	if s.Facts.TurnID == "" {
 		s.Facts.TurnID = r.cfg.IDs.New("turn_")
 	}
+	ctx, release := r.bound(ctx)
+	defer release()
 	rn := r.newRun(s, emit)
 	if err := rn.begin(ctx, s.Message); err != nil {
 		return rn.out, err
@@ -70,6 +72,8 @@ func (r *Runner) Run(ctx context.Context, s Start, emit func(Event)) (Outcome, e
 // its toolset and its exclusions stay those of the turn's start, not the
 // restored toolset's.
 func (r *Runner) Resume(ctx context.Context, s Start, emit func(Event)) (Outcome, error) {
+	ctx, release := r.bound(ctx)
+	defer release()
 	rn := r.newRun(s, emit)
 	rec, err := r.cfg.Store.GetTurn(ctx, s.Facts.Place.OrgID, s.Facts.TurnID)
 	if err != nil {
@@ -95,8 +99,10 @@ func (r *Runner) newRun(s Start, emit func(Event)) *run {
 	if emit == nil {
 		emit = func(Event) {}
 	}
-	rn := &run{r: r, facts: s.Facts, toolset: s.Toolset, declared: s.Declared, req: s.Request, model: s.Model, collected: s.History}
-	rn.fit = &fitter{Model: s.Model, log: r.cfg.Logger}
+	rn := &run{r: r, facts: s.Facts, toolset: s.Toolset, declared: s.Declared, req: s.Request, model: r.withIdle(s.Model), collected: s.History}
+	// The idle deadline watches the provider's stream; the window's cut
+	// (and its one retry with a tighter cut) wraps it.
+	rn.fit = &fitter{Model: rn.model, log: r.cfg.Logger}
 	if s.Model != nil {
 		rn.fit.win, rn.model = r.window(s.Model.Ref()), rn.fit
 	}

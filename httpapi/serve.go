@@ -7,6 +7,8 @@ import (
 	"net"
 	"net/http"
 	"time"
+
+	"github.com/quiverhq/quiver/netguard"
 )
 
 // ServeConfig is how Serve runs a server and stops it. The zero value
@@ -23,6 +25,9 @@ type ServeConfig struct {
 	// Stopping is called once ctx has ended, before shutdown begins (to
 	// tell the operator); nil calls nothing.
 	Stopping func()
+	// Limits bound the connections (netguard.NewServer); zero fields
+	// take their defaults.
+	Limits netguard.ServerLimits
 }
 
 // Serve serves h on ln until ctx ends, then shuts down gracefully: new
@@ -38,11 +43,8 @@ type ServeConfig struct {
 func Serve(ctx context.Context, ln net.Listener, h http.Handler, cfg ServeConfig) error {
 	requests, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancel()
-	srv := &http.Server{
-		Handler:           h,
-		ReadHeaderTimeout: 10 * time.Second,
-		BaseContext:       func(net.Listener) context.Context { return requests },
-	}
+	srv := netguard.NewServer(h, cfg.Limits)
+	srv.BaseContext = func(net.Listener) context.Context { return requests }
 	bgDone := make(chan struct{})
 	go func() {
 		defer close(bgDone)

@@ -1,6 +1,7 @@
 package httpapi_test
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"io"
@@ -11,6 +12,7 @@ import (
 	"time"
 
 	"github.com/quiverhq/quiver/httpapi"
+	"github.com/quiverhq/quiver/netguard"
 )
 
 // served is a running httpapi.Serve: its address, the cancel of its ctx,
@@ -175,5 +177,55 @@ func TestServeZeroConfig(t *testing.T) {
 	}
 	if _, err := ln.Accept(); !errors.Is(err, net.ErrClosed) {
 		t.Errorf("Accept after Serve = %v, want net.ErrClosed", err)
+	}
+}
+
+// TestServeLimits: Serve bounds its connections by ServeConfig.Limits
+// (netguard.NewServer, tested there): an idle keep-alive connection is
+// closed after IdleTimeout, and headers past MaxHeaderBytes get 431.
+func TestServeLimits(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	h := http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, "ok") })
+	go func() {
+		done <- httpapi.Serve(ctx, ln, h, httpapi.ServeConfig{Limits: netguard.ServerLimits{IdleTimeout: 20 * time.Millisecond}})
+	}()
+	defer func() { cancel(); <-done }()
+	// get sends GET / with header on a new connection and returns the
+	// status and the connection's reader; reads give up after 20s, so a
+	// missing limit fails rather than hangs.
+	get := func(header string) (int, *bufio.Reader) {
+		t.Helper()
+		c, err := net.Dial("tcp", ln.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+		c.SetReadDeadline(time.Now().Add(20 * time.Second))
+		if _, err := io.WriteString(c, "GET / HTTP/1.1\r\nHost: quiver\r\n"+header+"\r\n\r\n"); err != nil {
+			t.Fatal(err)
+		}
+		br := bufio.NewReader(c)
+		resp, err := http.ReadResponse(br, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		return resp.StatusCode, br
+	}
+	status, br := get("X-Small: a")
+	if status != http.StatusOK {
+		t.Fatalf("status %d", status)
+	}
+	if _, err := br.ReadByte(); !errors.Is(err, io.EOF) {
+		t.Errorf("idle keep-alive connection: read gave %v, want EOF (closed by the server)", err)
+	}
+	if status, _ := get("X-Big: " + strings.Repeat("a", 100<<10)); status != http.StatusRequestHeaderFieldsTooLarge {
+		t.Errorf("100 KiB of headers: status %d, want 431", status)
 	}
 }

@@ -79,6 +79,9 @@ type Config struct {
 	// Heartbeat is how often an event stream with nothing to say sends an
 	// SSE comment, so proxies keep it open; 0 means 15s, negative never.
 	Heartbeat time.Duration
+	// Turns caps the turns this server runs at once, per user and in
+	// all (429 past a cap); zero fields take the defaults.
+	Turns TurnLimits
 }
 
 // Defaults of Config's zero values.
@@ -106,6 +109,7 @@ type server struct {
 	secureCookies bool
 	heartbeat     time.Duration
 	limiter       *limiter
+	slots         *turnSlots
 	turns         *runningTurns
 	runs          *runs.Registry
 	api           huma.API
@@ -156,6 +160,7 @@ func New(cfg Config) http.Handler {
 	s.acc = &accounts.Service{Store: cfg.Store, Now: s.now, IDs: s.ids.New, SessionTTL: s.sessionTTL}
 	s.dtm = &deliberate.Service{Store: cfg.Store, Now: s.now}
 	s.limiter = newLimiter(cfg.RateLimit, s.now)
+	s.slots = newTurnSlots(cfg.Turns)
 	s.api = humago.New(s.mux, apiConfig())
 	s.api.UseMiddleware(s.authenticate)
 	s.routes()

@@ -26,6 +26,7 @@ func (s *server) streamRoutes() {
 			"GET .../events resumes it from any id, on any replica. POST .../cancel ends it with a done event whose stop is \"cancelled\". " +
 			"An untitled conversation takes its title from the message's first line. " +
 			"Rate-limited per user, with console runs (429 with Retry-After). " +
+			"Turns running at once are capped per user and per server (429 too_many_turns or server_busy, with Retry-After, nothing written). " +
 			"A turn the server stops (shutting down, or its hold on the turn lost) ends with an error event saying so, " +
 			"or 503 interrupted before any event. 409 conversation_changed: another turn changed the conversation " +
 			"while the message was on its way (a pause came); send it again. " +
@@ -111,14 +112,29 @@ func (s *server) answerPause(ctx context.Context, in *answerInput) (*huma.Stream
 	return s.startTurn(ctx, in.ID, in.Body.Answer, true)
 }
 
-// startTurn checks everything that can still be a JSON error (ownership
-// and the pending pause, which the engine's Begin reads once; a turn
+// startTurn checks everything that can still be a JSON error (the caps
+// on turns running at once, checked first so that a refusal reads and
+// writes nothing; ownership and the pending pause, which the engine's Begin reads once; a turn
 // already running on any replica; the rate limit; the caller disabled
 // meanwhile), claims the conversation's run, names an untitled
 // conversation after its first message, and returns the stream that runs
 // it.
 func (s *server) startTurn(ctx context.Context, id, text string, answer bool) (*huma.StreamResponse, error) {
 	a := authFrom(ctx)
+	release, err := s.slots.take(userKey(a.OrgID, a.UserID))
+	if err != nil {
+		return nil, err
+	}
+	resp, err := s.claimTurn(ctx, a, id, text, answer, release)
+	if err != nil {
+		release()
+	}
+	return resp, err
+}
+
+// claimTurn is startTurn once the turn holds its slot under the caps,
+// which release frees when the turn ends.
+func (s *server) claimTurn(ctx context.Context, a *auth, id, text string, answer bool, release func()) (*huma.StreamResponse, error) {
 	key := turnKey(a.OrgID, id)
 	ended, unwatch := s.turns.watch(key)
 	defer unwatch()
@@ -147,6 +163,7 @@ func (s *server) startTurn(ctx context.Context, id, text string, answer bool) (*
 		once.Do(func() {
 			s.turns.noteEnd(key)
 			run.End()
+			release()
 		})
 	}
 	if pt, err = s.fresh(ctx, a, pt, ended() > 0, text, answer); err != nil {

@@ -101,6 +101,7 @@ const (
 	ErrBadRequest      ErrorKind = "bad_request"      // the request is invalid; do not retry
 	ErrNetwork         ErrorKind = "network"          // could not reach the provider; retry
 	ErrUnsupportedTool ErrorKind = "unsupported_tool" // CheckTool refused a declaration
+	ErrTimeout         ErrorKind = "timeout"          // the stream sent nothing for too long; retry
 )
 
 // Error is a provider error, classified. Msg never holds a key.
@@ -123,7 +124,7 @@ func (e *Error) Error() string {
 // Retryable reports whether retrying the same request may succeed.
 func (e *Error) Retryable() bool {
 	switch e.Kind {
-	case ErrRateLimit, ErrOverloaded, ErrServer, ErrNetwork:
+	case ErrRateLimit, ErrOverloaded, ErrServer, ErrNetwork, ErrTimeout:
 		return true
 	}
 	return false

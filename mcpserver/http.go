@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/quiverhq/quiver/netguard"
 	"github.com/quiverhq/quiver/secret"
 )
 
@@ -37,10 +38,18 @@ type HTTPConfig struct {
 	// SessionTimeout closes a session that made no request for this long;
 	// zero means DefaultSessionTimeout.
 	SessionTimeout time.Duration
+	// Limits bound the connections RunHTTP serves (header and body read
+	// time, idle keep-alive, header bytes; netguard.NewServer). Handler
+	// ignores them. Zero fields take their defaults.
+	Limits netguard.ServerLimits
 }
 
-// Validate reports the first malformed AllowedHosts or AllowedOrigins entry.
+// Validate reports the first malformed AllowedHosts or AllowedOrigins
+// entry, or limit out of range.
 func (c HTTPConfig) Validate() error {
+	if err := c.Limits.Check("http"); err != nil {
+		return err
+	}
 	for _, h := range c.AllowedHosts {
 		if _, err := normalHost(h); err != nil {
 			return err

@@ -53,12 +53,13 @@ func (s *Server) RunStdio(ctx context.Context, r io.Reader, w io.Writer, grace t
 // RunHTTP serves Streamable HTTP under cfg (see Handler) at EndpointPath
 // on ln until ctx ends; then it stops accepting connections, answers the
 // requests already sent within grace, closes the sessions and returns
-// nil. cfg must validate (HTTPConfig.Validate). The error is the HTTP
+// nil. cfg must validate (HTTPConfig.Validate); its Limits bound the
+// connections. The error is the HTTP
 // server's, unwrapped, when serving fails; ln is closed on return.
 func (s *Server) RunHTTP(ctx context.Context, ln net.Listener, cfg HTTPConfig, grace time.Duration) error {
 	mux := http.NewServeMux()
 	mux.Handle(EndpointPath, s.Handler(cfg))
-	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	hs := netguard.NewServer(mux, cfg.Limits)
 	served := make(chan error, 1)
 	go func() { served <- hs.Serve(ln) }()
 	select {

@@ -167,6 +167,13 @@ func TestRunHTTP(t *testing.T) {
 	if resp, err := http.Post(url, "application/json", strings.NewReader("{}")); err != nil || resp.StatusCode != http.StatusUnauthorized {
 		t.Errorf("a request without the token: %v %v, want 401", resp, err)
 	}
+	// The connection limits are netguard.NewServer's (its own tests):
+	// headers past 64 KiB are refused before the handler.
+	big, _ := http.NewRequest("POST", url, strings.NewReader("{}"))
+	big.Header.Set("X-Big", strings.Repeat("a", 100<<10))
+	if resp, err := http.DefaultClient.Do(big); err != nil || resp.StatusCode != http.StatusRequestHeaderFieldsTooLarge {
+		t.Errorf("a request with 100 KiB of headers: %v %v, want 431", resp, err)
+	}
 	got := callBlock(cs)
 	<-f.entered
 	cancel()

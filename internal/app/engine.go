@@ -28,7 +28,8 @@ func (r *runtime) newEngine(cfg config.Config, det *intent.Detector, models bool
 			Store: r.st, Dispatcher: disp, IDs: r.ids,
 			MaxSteps: cfg.MaxSteps, Prices: cfg.AgentPrices(), Now: env.Now, Logger: env.Logger,
 			MaxCallsPerStep: cfg.ToolCalls.PerStep, MaxCallsPerTurn: cfg.ToolCalls.PerTurn, MaxConcurrentCalls: cfg.ToolCalls.Concurrent,
-			Windows: cfg.ContextWindow,
+			Windows:   cfg.ContextWindow,
+			ModelIdle: cfg.Turns.ModelIdle.Std(), MaxDuration: cfg.Turns.MaxDuration.Std(),
 		}),
 	})
 }

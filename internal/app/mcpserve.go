@@ -90,8 +90,13 @@ func startSession(ctx context.Context, eng *engine.Engine, sess *engine.Session,
 }
 
 // serveHTTP listens, prints the URL, and serves until ctx ends (see
-// mcpserver.Server.RunHTTP).
+// mcpserver.Server.RunHTTP) under the configuration's http limits.
 func serveHTTP(ctx context.Context, srv *mcpserver.Server, c MCPServeOptions, env Env) error {
+	cfg, err := c.Data.flags().loadConfig()
+	if err != nil {
+		return err
+	}
+	c.HTTP.Limits = cfg.HTTP.Limits()
 	ln, err := net.Listen("tcp", c.Addr)
 	if err != nil {
 		return fmt.Errorf("mcp serve: %w", err)

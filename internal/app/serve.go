@@ -95,7 +95,7 @@ func Serve(ctx context.Context, o ServeOptions, env Env) error {
 		wg.Wait()
 	}
 	stopping := func() { fmt.Fprintln(env.Stderr, "quiver: stopping; running turns may finish") }
-	return httpapi.Serve(ctx, ln, handler, httpapi.ServeConfig{Grace: o.Grace, Background: background, Stopping: stopping})
+	return httpapi.Serve(ctx, ln, handler, httpapi.ServeConfig{Grace: o.Grace, Background: background, Stopping: stopping, Limits: cfg.HTTP.Limits()})
 }
 
 // bootstrap prepares a new installation (accounts.Service.Bootstrap:
@@ -154,6 +154,7 @@ func (rt *runtime) apiHandler(cfg config.Config, det *intent.Detector, secure bo
 	return httpapi.New(httpapi.Config{
 		Store: rt.st, Engine: api, MCP: apiMCP{regs: rt.mcp.regs, orgs: rt.orgs}, UI: webui.Handler(), Logger: env.Logger, Now: env.Now,
 		SecureCookies: secure, IDs: rt.ids, Runs: reg,
+		Turns: httpapi.TurnLimits{PerUser: cfg.Turns.MaxPerUser, PerServer: cfg.Turns.MaxPerServer},
 	})
 }
 

@@ -60,6 +60,11 @@ type Config struct {
 	// StoredResults bounds the stored tool result bodies per conversation
 	// and per user.
 	StoredResults StoredResults `yaml:"stored_results"`
+	// Turns bounds running turns: model stream silence, wall time,
+	// turns at once per user and per server.
+	Turns Turns `yaml:"turns"`
+	// HTTP bounds the HTTP servers' connections.
+	HTTP HTTP `yaml:"http"`
 }
 
 // Database selects the store. With no URL from any source, Quiver keeps
@@ -291,6 +296,12 @@ func (c Config) Validate() error {
 		return err
 	}
 	if err := c.StoredResults.validate(); err != nil {
+		return err
+	}
+	if err := c.Turns.validate(); err != nil {
+		return err
+	}
+	if err := c.HTTP.validate(); err != nil {
 		return err
 	}
 	if c.MaxSteps < 0 || c.MaxSteps > 1000 {
