@@ -62,7 +62,10 @@ func startQuiver(ctx context.Context, bin, dir string, args []string, modelURL, 
 		return nil, err
 	}
 	cfg := filepath.Join(dir, "quiver.yaml")
-	if err := os.WriteFile(cfg, []byte("network:\n  mode: self-hosted\nsecrets:\n  key_file: "+keyFile+"\n"), 0o600); err != nil {
+	if err := os.WriteFile(cfg, []byte("network:\n  mode: self-hosted\nsecrets:\n  key_file: "+keyFile+"\n"+
+		// The open-loop load and the memory burst run many turns of one
+		// user at once: the caps on turns at once would refuse them.
+		"turns:\n  max_per_user: 10000\n  max_per_server: 1000000\n"), 0o600); err != nil {
 		return nil, err
 	}
 	env := map[string]string{"QUIVER_DATA": filepath.Join(dir, "data"), "OPENAI_API_KEY": "bench-key", "OPENAI_BASE_URL": modelURL}
