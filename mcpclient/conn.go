@@ -109,7 +109,12 @@ func (d *dialer) attempt(ctx context.Context, name string, tr mcp.Transport, hc 
 	client := mcp.NewClient(&mcp.Implementation{Name: "quiver", Version: d.version}, &mcp.ClientOptions{
 		Logger:                 d.logger,
 		Capabilities:           &mcp.ClientCapabilities{},
-		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { c.stale.Store(true) },
+		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
+			c.stale.Store(true)
+			if h := listChanged.Load(); h != nil {
+				(*h)()
+			}
+		},
 	})
 	session, err := client.Connect(connCtx, tr, nil)
 	if err != nil {
@@ -151,6 +156,12 @@ func (d *dialer) timeoutOr(connCtx, ctx context.Context, timeout time.Duration, 
 	}
 	return err
 }
+
+// listChanged, when set (by a test), runs after a connection took a
+// server's list_changed notification: the SDK runs notification handlers
+// on goroutines of their own, so nothing the server sees afterwards (a
+// ping answered, say) tells that the handler has run.
+var listChanged atomic.Pointer[func()]
 
 // refresh lists the server's tools (every page) and keeps them. The stale
 // mark is cleared before listing, so that a change announced while the

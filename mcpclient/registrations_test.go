@@ -437,10 +437,13 @@ func TestSnapshotRefreshOnReconnect(t *testing.T) {
 func TestSnapshotRefreshOnListChanged(t *testing.T) {
 	e := newEnv(t, nil)
 	notified := make(chan struct{}, 1)
+	// Told when the client has taken a list_changed (its handler runs on
+	// a goroutine of its own: no answer the server gets proves it ran).
+	taken := make(chan struct{}, 8)
+	hook := func() { taken <- struct{}{} }
+	listChanged.Store(&hook)
+	t.Cleanup(func() { listChanged.Store(nil) })
 	p := startPeer(t, "p", peerOpts{
-		// A legacy protocol version puts the notification and the ping
-		// below on the same stream, so the ping's answer proves that the
-		// client has handled the notification.
 		versions: []string{"2025-11-25"},
 		sending: func(next mcp.MethodHandler) mcp.MethodHandler {
 			return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
@@ -460,11 +463,7 @@ func TestSnapshotRefreshOnListChanged(t *testing.T) {
 	p.srv.RemoveTools("a")
 	addEcho(p.srv, "c")
 	<-notified
-	for ss := range p.srv.Sessions() {
-		if err := ss.Ping(context.Background(), nil); err != nil {
-			t.Fatal(err)
-		}
-	}
+	<-taken // by the pooled connection, the one open
 	tr := e.overlay(builtins())
 	if got := p.rpcs("tools/list"); got != lists+1 {
 		t.Errorf("%d tool listings after the change, want 1", got-lists)
@@ -487,10 +486,16 @@ func TestSnapshotRefreshOnListChanged(t *testing.T) {
 func TestListChangedDuringListing(t *testing.T) {
 	e := newEnv(t, nil)
 	notified := make(chan struct{}, 1)
+	// Told when the client has taken a list_changed (its handler runs on
+	// a goroutine of its own, after nothing the server can see).
+	taken := make(chan struct{}, 8)
+	hook := func() { taken <- struct{}{} }
+	listChanged.Store(&hook)
+	t.Cleanup(func() { listChanged.Store(nil) })
 	var p *peer
 	var lists atomic.Int32
 	p = startPeer(t, "p", peerOpts{
-		versions: []string{"2025-11-25"}, // notification and ping on one stream, as above
+		versions: []string{"2025-11-25"},
 		sending: func(next mcp.MethodHandler) mcp.MethodHandler {
 			return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 				res, err := next(ctx, method, req)
@@ -510,9 +515,9 @@ func TestListChangedDuringListing(t *testing.T) {
 				if method == "tools/list" && lists.Add(1) == 2 {
 					addEcho(p.srv, "late")
 					<-notified
-					if err := req.GetSession().(*mcp.ServerSession).Ping(context.WithoutCancel(ctx), nil); err != nil {
-						t.Errorf("ping: %v", err)
-					}
+					// The client has taken it: Add closed its connection
+					// before returning, so the one open is the listing one.
+					<-taken
 				}
 				return res, err
 			}
