@@ -107,8 +107,8 @@ func (d *dialer) attempt(ctx context.Context, name string, tr mcp.Transport, hc 
 
 	c := &Conn{cancel: cancel, transport: name, origin: origin}
 	client := mcp.NewClient(&mcp.Implementation{Name: "quiver", Version: d.version}, &mcp.ClientOptions{
-		Logger:                 d.logger,
-		Capabilities:           &mcp.ClientCapabilities{},
+		Logger:       d.logger,
+		Capabilities: &mcp.ClientCapabilities{},
 		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
 			c.stale.Store(true)
 			if h := listChanged.Load(); h != nil {
