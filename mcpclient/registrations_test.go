@@ -437,8 +437,8 @@ func TestSnapshotRefreshOnReconnect(t *testing.T) {
 func TestSnapshotRefreshOnListChanged(t *testing.T) {
 	e := newEnv(t, nil)
 	notified := make(chan struct{}, 1)
-	// Told when the client has taken a list_changed (its handler runs on
-	// a goroutine of its own: no answer the server gets proves it ran).
+	// Told when the client has taken a list_changed (no answer the server
+	// gets proves that its handler ran).
 	taken := make(chan struct{}, 8)
 	hook := func() { taken <- struct{}{} }
 	listChanged.Store(&hook)
@@ -486,8 +486,8 @@ func TestSnapshotRefreshOnListChanged(t *testing.T) {
 func TestListChangedDuringListing(t *testing.T) {
 	e := newEnv(t, nil)
 	notified := make(chan struct{}, 1)
-	// Told when the client has taken a list_changed (its handler runs on
-	// a goroutine of its own, after nothing the server can see).
+	// Told when the client has taken a list_changed (no answer the server
+	// gets proves that its handler ran).
 	taken := make(chan struct{}, 8)
 	hook := func() { taken <- struct{}{} }
 	listChanged.Store(&hook)
