@@ -14,8 +14,10 @@ import (
 // Defaults of Config's deadlines.
 const (
 	// DefaultModelIdle is the longest a model stream may send nothing:
-	// providers stream the first token within seconds and keep streaming,
-	// even models that think first send keep-alives well inside it.
+	// providers stream the first token within seconds and keep streaming.
+	// Everything the provider sends counts (llm.Request.Progress: a tool
+	// call's argument deltas, thinking, keep-alives), not only what
+	// completes an event.
 	DefaultModelIdle = 60 * time.Second
 	// DefaultMaxDuration is the longest one Run or Resume may take: twelve
 	// steps of slow models and tools at their timeouts fit inside it.
@@ -123,6 +125,16 @@ func (m idleModel) Stream(ctx context.Context, req llm.Request) iter.Seq2[llm.Ev
 		defer cancel(nil)
 		t := m.after(m.idle, func() { cancel(errIdle) })
 		defer t.Stop()
+		// Whatever the provider sends resets the watch, not only what
+		// completes an event: a long tool call's arguments stream for
+		// minutes as deltas the adapter keeps to itself.
+		inner := req.Progress
+		req.Progress = func() {
+			t.Reset(m.idle)
+			if inner != nil {
+				inner()
+			}
+		}
 		for ev, err := range m.Model.Stream(sctx, req) {
 			if err != nil && ctx.Err() == nil && errors.Is(context.Cause(sctx), errIdle) {
 				err = &llm.Error{Kind: llm.ErrTimeout, Msg: fmt.Sprintf("the model sent nothing for %s", m.idle)}

@@ -30,6 +30,8 @@ type fakeTimer struct {
 	d     time.Duration
 	f     func()
 	armed bool
+	// resets counts Reset calls.
+	resets int
 }
 
 func (ft *fakeTimers) after(d time.Duration, f func()) agent.Timer {
@@ -53,7 +55,21 @@ func (t *fakeTimer) Reset(d time.Duration) bool {
 	defer t.ft.mu.Unlock()
 	was := t.armed
 	t.armed, t.d = true, d
+	t.resets++
 	return was
+}
+
+// resets sums the Reset calls of the timers of duration d.
+func (ft *fakeTimers) resets(d time.Duration) int {
+	ft.mu.Lock()
+	defer ft.mu.Unlock()
+	n := 0
+	for _, tm := range ft.ts {
+		if tm.d == d {
+			n += tm.resets
+		}
+	}
+	return n
 }
 
 // fire fires every armed timer of duration d, as if d had passed; it
@@ -257,5 +273,43 @@ func TestTurnTimeLimit(t *testing.T) {
 	next, _ := e.run(context.Background(), "c1", "again", llmtest.NewModel(llmtest.Reply{Text: []string{"ok"}}))
 	if next.Stop != agent.StopAnswer {
 		t.Errorf("next turn %+v", next)
+	}
+}
+
+// progressModel reports provider progress three times (as an adapter
+// does for a tool call's argument deltas, which complete no event) before
+// its inner model's reply, noting how often the idle watch had restarted
+// by then.
+type progressModel struct {
+	llm.Model
+	timers *fakeTimers
+	seen   int
+	had    bool
+}
+
+func (m *progressModel) Stream(ctx context.Context, req llm.Request) iter.Seq2[llm.Event, error] {
+	m.had = req.Progress != nil
+	for range 3 {
+		if req.Progress != nil {
+			req.Progress()
+		}
+	}
+	m.seen = m.timers.resets(agent.DefaultModelIdle)
+	return m.Model.Stream(ctx, req)
+}
+
+// TestProgressRestartsIdleWatch: what the provider sends that completes
+// no event (a long tool call's arguments, thinking, keep-alives) restarts
+// the idle watch, so a stream busy for longer than ModelIdle without an
+// event is not cut.
+func TestProgressRestartsIdleWatch(t *testing.T) {
+	timers := &fakeTimers{}
+	e := newEnv(t, agent.Config{AfterFunc: timers.after})
+	m := &progressModel{Model: llmtest.NewModel(llmtest.Reply{Text: []string{"ok"}}), timers: timers}
+	if out, _ := e.run(context.Background(), "c1", "hi", m); out.Stop != agent.StopAnswer {
+		t.Fatalf("outcome %+v", out)
+	}
+	if !m.had || m.seen != 3 {
+		t.Errorf("the model got a Progress hook: %v; the idle watch restarted %d times by three progress calls, want 3", m.had, m.seen)
 	}
 }

@@ -97,6 +97,12 @@ type Request struct {
 	CacheKey string
 	// MaxTokens bounds the reply; zero means the adapter's default.
 	MaxTokens int
+	// Progress, when set, is called for every event the provider sends,
+	// before the adapter handles it, including those that complete no
+	// Event (a tool call's argument delta, thinking, a keep-alive): a
+	// watch of the stream's silence resets on it. It is called on the
+	// goroutine iterating the stream.
+	Progress func()
 }
 
 // Usage is what one model call consumed, in tokens.

@@ -129,6 +129,6 @@ func (m *Model) Stream(ctx context.Context, req llm.Request) iter.Seq2[llm.Event
 		}
 		ctx, cancel := context.WithCancel(ctx)
 		defer cancel()
-		m.drain(ctx, m.client.Messages.NewStreaming(ctx, params), yield)
+		m.drain(ctx, m.client.Messages.NewStreaming(ctx, params), req.Progress, yield)
 	}
 }

@@ -39,7 +39,7 @@ func drainAll(t *testing.T, data []byte) ([]llm.Event, error) {
 	var events []llm.Event
 	var final error
 	started := map[string]string{}
-	m.drain(context.Background(), streamOf(data), func(ev llm.Event, err error) bool {
+	m.drain(context.Background(), streamOf(data), nil, func(ev llm.Event, err error) bool {
 		if final != nil || (len(events) > 0 && events[len(events)-1].Kind == llm.EventDone) {
 			t.Fatalf("yield after the end: %+v, %v", ev, err)
 		}

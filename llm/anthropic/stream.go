@@ -13,12 +13,16 @@ import (
 )
 
 // drain yields the neutral events of an SDK stream, or the error that
-// ends it, and closes it. A stream that ends before message_stop is an
+// ends it, and closes it, calling progress (when set) for every provider
+// event. A stream that ends before message_stop is an
 // error, never a whole reply.
-func (m *Model) drain(ctx context.Context, stream *ssestream.Stream[anthropic.MessageStreamEventUnion], yield func(llm.Event, error) bool) {
+func (m *Model) drain(ctx context.Context, stream *ssestream.Stream[anthropic.MessageStreamEventUnion], progress func(), yield func(llm.Event, error) bool) {
 	defer stream.Close()
 	var a assembler
 	for stream.Next() {
+		if progress != nil {
+			progress() // a ping, an input_json_delta, thinking: all show life
+		}
 		if !a.step(stream.Current(), yield) || a.done {
 			return
 		}

@@ -107,6 +107,9 @@ func (m *Model) Stream(ctx context.Context, req llm.Request) iter.Seq2[llm.Event
 		defer cancel()
 		var r reply
 		for chunk, err := range m.client.Models.GenerateContentStream(ctx, m.model, contents, config) {
+			if err == nil && req.Progress != nil {
+				req.Progress()
+			}
 			if err == nil {
 				err = ctx.Err()
 			}

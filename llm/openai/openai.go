@@ -145,7 +145,7 @@ func (m *Model) Stream(ctx context.Context, req llm.Request) iter.Seq2[llm.Event
 		var res *http.Response
 		s := m.chat.NewStreaming(ctx, params, option.WithResponseInto(&res))
 		defer s.Close()
-		for ev, err := range translate(s) {
+		for ev, err := range translate(progressChunks{s, req.Progress}) {
 			if err == nil && ctx.Err() != nil {
 				err = ctx.Err()
 			}

@@ -18,6 +18,22 @@ type chunks interface {
 	Err() error
 }
 
+// progressChunks is a chunk stream that calls progress (when set) for
+// every chunk read.
+type progressChunks struct {
+	chunks
+	progress func()
+}
+
+// Next implements chunks.
+func (p progressChunks) Next() bool {
+	ok := p.chunks.Next()
+	if ok && p.progress != nil {
+		p.progress()
+	}
+	return ok
+}
+
 // translate turns a chunk stream into neutral events: text as it arrives,
 // a tool call's start as soon as its name is known, the complete calls at
 // the finish reason, usage when reported, and EventDone once the stream
