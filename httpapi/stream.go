@@ -125,10 +125,16 @@ func (s *server) startTurn(ctx context.Context, id, text string, answer bool) (*
 	if err != nil {
 		return nil, err
 	}
+	// The stream's body frees the slot once it has it; until then (an
+	// error, or a panic net/http recovers from) this does.
+	handed := false
+	defer func() {
+		if !handed {
+			release()
+		}
+	}()
 	resp, err := s.claimTurn(ctx, a, id, text, answer, release)
-	if err != nil {
-		release()
-	}
+	handed = err == nil
 	return resp, err
 }
 
