@@ -501,3 +501,30 @@ func TestStoredExclusions(t *testing.T) {
 		})
 	}
 }
+
+// failingHistory is the store with a history that cannot be read.
+type failingHistory struct{ *sqlite.Store }
+
+func (failingHistory) ListMessages(context.Context, string, string, int64) ([]store.Message, error) {
+	return nil, errors.New("sqlite: disk I/O error")
+}
+
+// TestHistoryFailureAfterStartEndsTurn: when the history cannot be read
+// after the turn's start was written, the turn is recorded failed with
+// one error event, not left running.
+func TestHistoryFailureAfterStartEndsTurn(t *testing.T) {
+	e := newEnv(t, agent.Config{})
+	r := agent.New(agent.Config{Store: failingHistory{e.st}, Logger: quiet, Now: func() time.Time { return t0 },
+		Dispatcher: dispatch.New(dispatch.Config{Results: e.st, IDs: &ids.Sequence{}, Logger: quiet})})
+	var kinds []agent.EventKind
+	out, _ := r.Run(context.Background(), e.start("c1", "hi", llmtest.NewModel(llmtest.Reply{Text: []string{"ok"}})), func(ev agent.Event) {
+		kinds = append(kinds, ev.Kind)
+	})
+	rec, err := e.st.GetTurn(context.Background(), "o1", out.TurnID)
+	if err != nil || rec.Status != store.TurnFailed {
+		t.Errorf("the turn after its history failed: %q, %v; want failed", rec.Status, err)
+	}
+	if len(kinds) != 2 || kinds[0] != agent.EventError || kinds[1] != agent.EventDone {
+		t.Errorf("events %v, want error then done", kinds)
+	}
+}

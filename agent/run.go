@@ -60,7 +60,12 @@ func (r *Runner) Run(ctx context.Context, s Start, emit func(Event)) (Outcome, e
 	ctx, release := r.bound(ctx)
 	defer release()
 	rn := r.newRun(s, emit)
-	if err := rn.begin(ctx, s.Message); err != nil {
+	if started, err := rn.begin(ctx, s.Message); err != nil {
+		if started {
+			// The turn is recorded as running: end it as failed (or
+			// interrupted), not left running.
+			return rn.fail(ctx, err)
+		}
 		return rn.out, err
 	}
 	return rn.loop(ctx)
@@ -118,7 +123,9 @@ func (r *Runner) newRun(s Start, emit func(Event)) *run {
 // user's message in one write, then reads the earlier history (the
 // messages before the ones it wrote) unless the turn's start collected
 // it.
-func (rn *run) begin(ctx context.Context, message string) error {
+// started reports that the write was made (the turn is recorded as
+// running), so that a later error must end it.
+func (rn *run) begin(ctx context.Context, message string) (started bool, err error) {
 	f := rn.facts
 	rn.rec = store.Turn{
 		ID: f.TurnID, OrgID: f.Place.OrgID, UserID: f.Caller.UserID, ConversationID: f.Place.ConversationID,
@@ -131,16 +138,16 @@ func (rn *run) begin(ctx context.Context, message string) error {
 	msgs := rn.pending.msgs
 	w, err := rn.write(ctx, rn.claim())
 	if err != nil {
-		return err
+		return false, err
 	}
 	if !w.Written(f.Caller.UserID) {
-		return fmt.Errorf("conversation %s belongs to another user", w.Conversation.ID)
+		return false, fmt.Errorf("conversation %s belongs to another user", w.Conversation.ID)
 	}
 	if err := rn.loadHistory(ctx, w.Seqs[0]); err != nil {
-		return err
+		return true, err
 	}
 	rn.addHistory(msgs)
-	return nil
+	return true, nil
 }
 
 // StoredExclusions returns why ts left each catalog tool out, as a turn
