@@ -54,8 +54,13 @@ type TurnWriter interface {
 }
 
 // CheckTurnWrite returns an error when a part of w names an organisation
-// other than orgID: a store checks it before writing anything.
+// other than orgID, or, with a Claim, a conversation other than the
+// claimed one (or a turn of another user): a store checks it before
+// writing anything, so that the claim's guard covers every part.
 func CheckTurnWrite(orgID string, w TurnWrite) error {
+	if err := checkClaimed(w); err != nil {
+		return err
+	}
 	switch {
 	case orgID == "":
 		return fmt.Errorf("turn write: no organisation")
@@ -65,6 +70,27 @@ func CheckTurnWrite(orgID string, w TurnWrite) error {
 		return fmt.Errorf("turn write: turn %s is of organisation %q, not %q", w.Turn.ID, w.Turn.OrgID, orgID)
 	case w.Usage != nil && w.Usage.OrgID != orgID:
 		return fmt.Errorf("turn write: usage of turn %s is of organisation %q, not %q", w.Usage.TurnID, w.Usage.OrgID, orgID)
+	}
+	return nil
+}
+
+// checkClaimed refuses a part of a write with a Claim that is not of the
+// claimed conversation and user.
+func checkClaimed(w TurnWrite) error {
+	c := w.Claim
+	if c == nil {
+		return nil
+	}
+	if t := w.Turn; t != nil && (t.ConversationID != c.ID || t.UserID != c.UserID) {
+		return fmt.Errorf("turn write: turn %s is not of the claimed conversation %s and its user", t.ID, c.ID)
+	}
+	for _, m := range w.Messages {
+		if m.ConversationID != c.ID {
+			return fmt.Errorf("turn write: a message of conversation %s in a write claiming %s", m.ConversationID, c.ID)
+		}
+	}
+	if u := w.Usage; u != nil && u.ConversationID != c.ID {
+		return fmt.Errorf("turn write: usage of conversation %s in a write claiming %s", u.ConversationID, c.ID)
 	}
 	return nil
 }

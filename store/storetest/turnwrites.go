@@ -169,8 +169,9 @@ func testTurnWriteAllOrNothing(t *testing.T, f *fixture) {
 	wantNotFound(t, "the refused write's conversation", err)
 }
 
-// testTurnWriteOtherOrgRefused: a part naming another organisation is
-// refused before anything is written.
+// testTurnWriteOtherOrgRefused: a part naming another organisation, or
+// with a claim another conversation or user, is refused before anything
+// is written.
 func testTurnWriteOtherOrgRefused(t *testing.T, f *fixture) {
 	for _, tc := range []struct {
 		name string
@@ -179,6 +180,16 @@ func testTurnWriteOtherOrgRefused(t *testing.T, f *fixture) {
 		{"Claim", func(w *store.TurnWrite) { w.Claim.OrgID = f.id("other") }},
 		{"Turn", func(w *store.TurnWrite) { w.Turn.OrgID = f.id("other") }},
 		{"Usage", func(w *store.TurnWrite) { u := f.newUsage("other", 1, 1, at(3)); w.Usage = &u }},
+		// With a claim, every part must be of the claimed conversation
+		// (and the turn of its user): the claim's guard covers them all.
+		{"TurnOfOtherConversation", func(w *store.TurnWrite) { w.Turn.ConversationID = f.id("other-conv") }},
+		{"TurnOfOtherUser", func(w *store.TurnWrite) { w.Turn.UserID = f.id("other-user") }},
+		{"MessageOfOtherConversation", func(w *store.TurnWrite) { w.Messages[1].ConversationID = f.id("other-conv") }},
+		{"UsageOfOtherConversation", func(w *store.TurnWrite) {
+			u := f.newUsage("org", 1, 1, at(3))
+			u.ConversationID = f.id("other-conv")
+			w.Usage = &u
+		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			w := f.turnStart("user")
