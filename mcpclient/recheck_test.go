@@ -90,3 +90,27 @@ func TestRecheckCacheBounded(t *testing.T) {
 		t.Errorf("%d entries, want at most %d", n, maxRecheckEntries)
 	}
 }
+
+// TestRecheckTTLOff: a negative RecheckTTL reads the registration for
+// every call, so a change made behind this process's back (another
+// replica's) is seen by the next call.
+func TestRecheckTTLOff(t *testing.T) {
+	var gets atomic.Int64
+	e := newEnv(t, func(c *testConfig) {
+		c.Registrations.Store = countedServers{c.Registrations.Store, &gets}
+		c.Registrations.RecheckTTL = -1
+	})
+	p := startPeer(t, "p", peerOpts{})
+	addEcho(p.srv, "echo")
+	e.add(Registration{Name: "a", URL: p.URL})
+	ts := builtins().With(e.overlay(builtins()).Overlay).Select(facts("a/echo"))
+	before := gets.Load()
+	for i := range 3 {
+		if _, err := run(t, ts, "a__echo", `{"text":"hi"}`); err != nil {
+			t.Fatalf("call %d: %v", i, err)
+		}
+	}
+	if got := gets.Load() - before; got != 3 {
+		t.Errorf("3 calls read the registration %d times, want 3", got)
+	}
+}

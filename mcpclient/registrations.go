@@ -43,8 +43,9 @@ type RegistrationsConfig struct {
 	IDs ids.Source
 	// RecheckTTL is how long a registration read to re-check a call is
 	// reused by the next calls (see recheck); zero means
-	// DefaultRecheckTTL. This process's own changes are seen at once; a
-	// change made by another replica within RecheckTTL.
+	// DefaultRecheckTTL, negative no reuse (every call reads the store).
+	// This process's own changes are seen at once; a change made by
+	// another replica within RecheckTTL.
 	RecheckTTL time.Duration
 }
 
@@ -81,7 +82,7 @@ func NewRegistrations(cfg RegistrationsConfig) *Registrations {
 	if cfg.Slots <= 0 {
 		cfg.Slots = DefaultSlots
 	}
-	if cfg.RecheckTTL <= 0 {
+	if cfg.RecheckTTL == 0 {
 		cfg.RecheckTTL = DefaultRecheckTTL
 	}
 	return &Registrations{cfg: cfg, checks: recheckCache{ttl: cfg.RecheckTTL}}

@@ -329,8 +329,8 @@ func (m MCP) validate() error {
 	if m.MaxResponseBytes < 0 || m.MaxResponseBytes > 1<<30 {
 		return errors.New("mcp.max_response_bytes: use 0 (the default, 8 MiB) up to 1 GiB")
 	}
-	if m.RecheckTTL < 0 || time.Duration(m.RecheckTTL) > time.Minute {
-		return errors.New("mcp.recheck_ttl: use a duration between 0 (the default, 2s) and 1m")
+	if time.Duration(m.RecheckTTL) > time.Minute {
+		return errors.New("mcp.recheck_ttl: use a duration up to 1m (0: the default, 2s; negative: no reuse, every call reads the database)")
 	}
 	return nil
 }

@@ -156,7 +156,7 @@ func TestMCPRecheckTTL(t *testing.T) {
 		{"mcp:\n  recheck_ttl: 500ms\n", false},
 		{"mcp:\n  recheck_ttl: 0s\n", false},
 		{"mcp:\n  recheck_ttl: 2m\n", true},
-		{"mcp:\n  recheck_ttl: -1s\n", true},
+		{"mcp:\n  recheck_ttl: -1s\n", false}, // no reuse
 	} {
 		_, err := config.ParseConfig([]byte(tc.yaml))
 		if (err != nil) != tc.wantErr || (err != nil && !strings.Contains(err.Error(), "mcp.recheck_ttl")) {
