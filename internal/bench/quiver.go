@@ -258,7 +258,15 @@ func (c convo) turn(ctx context.Context, message string) error {
 		return err
 	}
 	req.Header.Set("Accept", "text/event-stream")
-	resp, err := c.cl.http.Do(req)
+	return pinnedTurn(c.cl.http, req)
+}
+
+// pinnedTurn sends req, a turn of the pinned workload (to quiver serve
+// or to the baseline), and reads its stream to the done event: a status
+// other than 200, a broken stream or an answer without the pinned
+// result is an error.
+func pinnedTurn(hc *http.Client, req *http.Request) error {
+	resp, err := hc.Do(req)
 	if err != nil {
 		return err
 	}
