@@ -139,6 +139,12 @@ type Registry struct {
 	// claims counts claims, so a heartbeat tells runs claimed while it
 	// was in flight (absent from its answer, yet not lost) apart.
 	claims uint64
+	// early holds, by runKey, the turn id of a cancel that found this
+	// replica's run committed in the store but not yet in local (its
+	// Claim between the commit and taking mu): that Claim cancels the
+	// run as it registers it, so a cancel answered "accepted" is never
+	// left for the next heartbeat.
+	early map[string]string
 }
 
 // New returns a Registry over cfg, whose zero durations take their
@@ -151,7 +157,7 @@ func New(cfg Config) (*Registry, error) {
 		return nil, err
 	}
 	stop, cancel := context.WithCancelCause(context.Background())
-	return &Registry{cfg: cfg.withDefaults(), stop: stop, stopCancel: cancel, local: map[string]*Run{}}, nil
+	return &Registry{cfg: cfg.withDefaults(), stop: stop, stopCancel: cancel, local: map[string]*Run{}, early: map[string]string{}}, nil
 }
 
 // Open is New followed by Recover: the registry of a server starting,
@@ -246,6 +252,12 @@ func (r *Registry) Claim(ctx context.Context, t Turn) (*Run, error) {
 		old.cancel(ErrLeaseLost)
 	}
 	r.local[k] = run
+	if turn, ok := r.early[k]; ok {
+		delete(r.early, k)
+		if turn == sr.TurnID {
+			run.cancel(ErrCancelled)
+		}
+	}
 	r.mu.Unlock()
 	return run, nil
 }
@@ -261,11 +273,16 @@ func (r *Registry) Cancel(ctx context.Context, orgID, conversationID string) (bo
 	if err != nil {
 		return false, fmt.Errorf("request cancel: %w", err)
 	}
+	k := runKey(orgID, conversationID)
 	r.mu.Lock()
-	run := r.local[runKey(orgID, conversationID)]
-	r.mu.Unlock()
-	if run != nil && run.sr.TurnID == sr.TurnID {
+	defer r.mu.Unlock()
+	switch run := r.local[k]; {
+	case run != nil && run.sr.TurnID == sr.TurnID:
 		run.cancel(ErrCancelled)
+	case run == nil && sr.Replica == r.cfg.Replica:
+		// The claim committed and its Claim has not registered the run
+		// yet: it will, and cancels it then.
+		r.early[k] = sr.TurnID
 	}
 	return true, nil
 }

@@ -680,3 +680,49 @@ func TestConfigCheck(t *testing.T) {
 		t.Errorf("the defaults: %v", err)
 	}
 }
+
+// cancellingClaims calls cancel right after its ClaimRun commits, as a
+// cancel arriving between a claim's commit and its registration does.
+type cancellingClaims struct {
+	store.Runs
+	cancel func()
+}
+
+func (c *cancellingClaims) ClaimRun(ctx context.Context, r store.Run) (*store.Run, error) {
+	expired, err := c.Runs.ClaimRun(ctx, r)
+	if err == nil {
+		c.cancel()
+	}
+	return expired, err
+}
+
+// TestCancelBetweenClaimCommitAndRegistration: a cancel answered as
+// accepted while the claim it found was committed but not yet held here
+// stops the run as soon as Claim returns, not at the next heartbeat.
+func TestCancelBetweenClaimCommitAndRegistration(t *testing.T) {
+	w := newWorld(t)
+	cc := &cancellingClaims{Runs: w.st}
+	a := w.replica("a", cc)
+	accepted := false
+	cc.cancel = func() {
+		ok, err := a.Cancel(t.Context(), "org", "c1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		accepted = ok
+	}
+	run := w.claim(a, "c1", "t1")
+	if !accepted {
+		t.Fatal("the cancel found no running turn")
+	}
+	if !errors.Is(cause(run), runs.ErrCancelled) {
+		t.Errorf("cause after a cancel accepted during the claim: %v, want ErrCancelled", cause(run))
+	}
+	// The early cancel was for that turn only: the conversation's next
+	// turn runs.
+	run.End()
+	cc.cancel = func() {}
+	if next := w.claim(a, "c1", "t2"); cause(next) != nil {
+		t.Errorf("the next turn: %v, want running", cause(next))
+	}
+}
