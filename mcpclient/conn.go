@@ -204,7 +204,7 @@ func (c *Conn) Transport() string { return c.transport }
 
 // Call calls one tool. ctx's end while the call waits cancels it; once
 // it is answered, ctx may end at once (the callers' timeouts do) without
-// costing the connection: see detach.
+// costing the connection: see detach (calltail.go).
 func (c *Conn) Call(ctx context.Context, name string, args any) (*mcp.CallToolResult, error) {
 	cctx, release := detach(ctx)
 	defer release()
@@ -214,33 +214,6 @@ func (c *Conn) Call(ctx context.Context, name string, args any) (*mcp.CallToolRe
 	}
 	return res, nil
 }
-
-// drainGrace is how long the rest of an answered call's response may
-// take to arrive (the end of its event stream; a well-behaved server sends
-// it right after the answer) before its request is cancelled anyway.
-const drainGrace = 2 * time.Second
-
-// detach returns the context a call's HTTP request runs under: cancelled
-// when ctx ends while the call waits, and, after release, drainGrace later.
-// The SDK hands a Streamable HTTP call its answer as soon as the answer's
-// event arrives and reads the rest of the stream on its own goroutine, with
-// the call's context; cancelling that context as the call returns (a
-// timeout's deferred cancel) aborts the read, and the transport then drops
-// the TCP connection, so the next call dials a new one. Profiles of
-// BenchmarkMCPCall (internal/bench) showed that dial on most calls. The
-// grace still ends a stream a server keeps open after its answer.
-func detach(ctx context.Context) (context.Context, func()) {
-	cctx, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
-	stop := context.AfterFunc(ctx, func() { cancel(context.Cause(ctx)) })
-	return cctx, func() {
-		if stop() {
-			time.AfterFunc(drainGrace, func() { cancel(errDrainGrace) })
-		}
-	}
-}
-
-// errDrainGrace ends the request of a call answered drainGrace ago.
-var errDrainGrace = errors.New("mcpclient: the answered call's stream did not end")
 
 // errOverCap reports a response past the size cap.
 var errOverCap = errors.New("the server's response is larger than the response size cap")

@@ -654,7 +654,8 @@ func (c *callCapture) RoundTrip(req *http.Request) (*http.Response, error) {
 // as a call is answered (the call timeout's and dispatch's deferred
 // cancels do) without cancelling the call's HTTP request, whose stream the
 // SDK is still reading to its end: cancelling it would drop the TCP
-// connection, and the next call would dial a new one.
+// connection, and the next call would dial a new one. The request's
+// context ends once that stream was read and closed.
 func TestAnsweredCallOutlivesItsContext(t *testing.T) {
 	p := startPeer(t, "p", peerOpts{})
 	addEcho(p.srv, "echo")
@@ -672,30 +673,43 @@ func TestAnsweredCallOutlivesItsContext(t *testing.T) {
 		t.Fatalf("call = %+v, %v", res, err)
 	}
 	capture.mu.Lock()
-	defer capture.mu.Unlock()
-	if len(capture.ctxs) != 1 {
-		t.Fatalf("%d tools/call requests, want 1", len(capture.ctxs))
+	ctxs := capture.ctxs
+	capture.mu.Unlock()
+	if len(ctxs) != 1 {
+		t.Fatalf("%d tools/call requests, want 1", len(ctxs))
 	}
-	if cause := context.Cause(capture.ctxs[0]); cause != nil && !errors.Is(cause, errDrainGrace) {
-		t.Errorf("the answered call's request was cancelled with its caller's context (%v)", cause)
+	<-ctxs[0].Done()
+	if cause := context.Cause(ctxs[0]); !errors.Is(cause, errCallDone) {
+		t.Errorf("the answered call's request ended with %v, want once its stream was read (%v)", cause, errCallDone)
 	}
 }
 
-// TestDetach: a detached context ends with its parent while the call
-// waits, and not after release.
+// TestDetach: a call's context ends with its parent while the call
+// waits; once the call returned, not with its parent but when its last
+// open response body closes (at once when none is open).
 func TestDetach(t *testing.T) {
 	parent, cancel := context.WithCancelCause(context.Background())
 	waiting, release := detach(parent)
 	defer release()
-	late, releaseLate := detach(parent)
-	releaseLate()
+	none, releaseNone := detach(parent)
+	releaseNone()
+	reading, releaseReading := detach(parent)
+	tailOf(reading).opened()
+	releaseReading()
 	stop := errors.New("turn ended")
 	cancel(stop)
 	<-waiting.Done()
 	if got := context.Cause(waiting); got != stop {
 		t.Errorf("waiting call: cause %v, want the parent's %v", got, stop)
 	}
-	if late.Err() != nil && !errors.Is(context.Cause(late), errDrainGrace) {
-		t.Errorf("released call: ended with its parent (%v)", context.Cause(late))
+	if got := context.Cause(none); got != errCallDone {
+		t.Errorf("returned call with no body open: cause %v, want %v", got, errCallDone)
+	}
+	if got := context.Cause(reading); got != nil {
+		t.Fatalf("returned call with a body open ended (%v) before the body closed", got)
+	}
+	tailOf(reading).closed()
+	if got := context.Cause(reading); got != errCallDone {
+		t.Errorf("returned call whose body closed: cause %v, want %v", got, errCallDone)
 	}
 }
