@@ -202,9 +202,13 @@ func (c *Conn) Server() mcp.Implementation { return c.server }
 // Transport is TransportStreamable or TransportSSE.
 func (c *Conn) Transport() string { return c.transport }
 
-// Call calls one tool.
+// Call calls one tool. ctx's end while the call waits cancels it; once
+// it is answered, ctx may end at once (the callers' timeouts do) without
+// costing the connection: see detach (calltail.go).
 func (c *Conn) Call(ctx context.Context, name string, args any) (*mcp.CallToolResult, error) {
-	res, err := c.session.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
+	cctx, release := detach(ctx)
+	defer release()
+	res, err := c.session.CallTool(cctx, &mcp.CallToolParams{Name: name, Arguments: args})
 	if err != nil {
 		return nil, c.explain(err)
 	}

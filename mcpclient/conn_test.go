@@ -1,10 +1,12 @@
 package mcpclient
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -624,5 +626,90 @@ func TestRotatedTokenReplacesConnection(t *testing.T) {
 	}
 	if e.pool.live() != 1 {
 		t.Errorf("%d live connections, want 1", e.pool.live())
+	}
+}
+
+// callCapture is a transport that keeps the context of every tools/call
+// request it sends.
+type callCapture struct {
+	base http.RoundTripper
+	mu   sync.Mutex
+	ctxs []context.Context
+}
+
+func (c *callCapture) RoundTrip(req *http.Request) (*http.Response, error) {
+	if req.Method == http.MethodPost && req.Body != nil {
+		body, _ := io.ReadAll(req.Body)
+		req.Body = io.NopCloser(bytes.NewReader(body))
+		if bytes.Contains(body, []byte(`"tools/call"`)) {
+			c.mu.Lock()
+			c.ctxs = append(c.ctxs, req.Context())
+			c.mu.Unlock()
+		}
+	}
+	return c.base.RoundTrip(req)
+}
+
+// TestAnsweredCallOutlivesItsContext: the caller's context may end as soon
+// as a call is answered (the call timeout's and dispatch's deferred
+// cancels do) without cancelling the call's HTTP request, whose stream the
+// SDK is still reading to its end: cancelling it would drop the TCP
+// connection, and the next call would dial a new one. The request's
+// context ends once that stream was read and closed.
+func TestAnsweredCallOutlivesItsContext(t *testing.T) {
+	p := startPeer(t, "p", peerOpts{})
+	addEcho(p.srv, "echo")
+	capture := &callCapture{base: http.DefaultTransport}
+	d := &dialer{guarded: &http.Client{Transport: capture}, logger: slog.New(slog.DiscardHandler), now: time.Now, version: "test", maxBytes: 1 << 20}
+	conn, err := d.dial(context.Background(), Target{URL: p.URL}, 10*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	res, err := conn.Call(ctx, "echo", map[string]any{"text": "x"})
+	cancel()
+	if err != nil || res.IsError {
+		t.Fatalf("call = %+v, %v", res, err)
+	}
+	capture.mu.Lock()
+	ctxs := capture.ctxs
+	capture.mu.Unlock()
+	if len(ctxs) != 1 {
+		t.Fatalf("%d tools/call requests, want 1", len(ctxs))
+	}
+	<-ctxs[0].Done()
+	if cause := context.Cause(ctxs[0]); !errors.Is(cause, errCallDone) {
+		t.Errorf("the answered call's request ended with %v, want once its stream was read (%v)", cause, errCallDone)
+	}
+}
+
+// TestDetach: a call's context ends with its parent while the call
+// waits; once the call returned, not with its parent but when its last
+// open response body closes (at once when none is open).
+func TestDetach(t *testing.T) {
+	parent, cancel := context.WithCancelCause(context.Background())
+	waiting, release := detach(parent)
+	defer release()
+	none, releaseNone := detach(parent)
+	releaseNone()
+	reading, releaseReading := detach(parent)
+	tailOf(reading).opened()
+	releaseReading()
+	stop := errors.New("turn ended")
+	cancel(stop)
+	<-waiting.Done()
+	if got := context.Cause(waiting); got != stop {
+		t.Errorf("waiting call: cause %v, want the parent's %v", got, stop)
+	}
+	if got := context.Cause(none); got != errCallDone {
+		t.Errorf("returned call with no body open: cause %v, want %v", got, errCallDone)
+	}
+	if got := context.Cause(reading); got != nil {
+		t.Fatalf("returned call with a body open ended (%v) before the body closed", got)
+	}
+	tailOf(reading).closed()
+	if got := context.Cause(reading); got != errCallDone {
+		t.Errorf("returned call whose body closed: cause %v, want %v", got, errCallDone)
 	}
 }

@@ -79,7 +79,12 @@ func (t *originTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		return nil, fmt.Errorf("server answered with a redirect (%d); redirects are refused: register the final URL", resp.StatusCode)
 	}
 	mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
-	resp.Body = &capBody{rc: resp.Body, max: t.maxBytes, perEvent: mt == "text/event-stream", hit: &t.overCap}
+	body := &capBody{rc: resp.Body, max: t.maxBytes, perEvent: mt == "text/event-stream", hit: &t.overCap}
+	if tail := tailOf(req.Context()); tail != nil {
+		tail.opened()
+		body.onClose = tail.closed
+	}
+	resp.Body = body
 	return resp, nil
 }
 
@@ -94,6 +99,9 @@ type capBody struct {
 
 	n    int64
 	prev byte // last byte read other than '\r'
+	// onClose, when set, runs after the first Close.
+	onClose func()
+	closed  atomic.Bool
 }
 
 func (b *capBody) Read(p []byte) (int, error) {
@@ -115,4 +123,11 @@ func (b *capBody) Read(p []byte) (int, error) {
 	return n, err
 }
 
-func (b *capBody) Close() error { return b.rc.Close() }
+// Close closes the body; the first Close runs onClose.
+func (b *capBody) Close() error {
+	err := b.rc.Close()
+	if b.closed.CompareAndSwap(false, true) && b.onClose != nil {
+		b.onClose()
+	}
+	return err
+}

@@ -259,11 +259,36 @@ func (t *Tool) Schema() json.RawMessage { return t.schema }
 // arguments give an *ArgError. Run applies no timeout and recovers no panic:
 // that is dispatch's job.
 func (t *Tool) Run(ctx context.Context, s Scope, args json.RawMessage) (Result, error) {
-	norm, err := t.Validate(args)
+	b, err := t.Bind(args)
 	if err != nil {
 		return Result{}, err
 	}
-	return t.handler(ctx, s, norm)
+	return b.Run(ctx, s)
+}
+
+// Bound is a call of a tool whose arguments its schema accepted, ready to
+// run: Run in two steps, so that a caller can validate on one goroutine
+// and run the handler on another (dispatch does). The zero Bound is not a
+// call; Run panics on it.
+type Bound struct {
+	t    *Tool
+	args json.RawMessage
+}
+
+// Bind validates args as Run does (Validate) and returns the call with
+// the normalised arguments. Invalid arguments give an *ArgError.
+func (t *Tool) Bind(args json.RawMessage) (Bound, error) {
+	norm, err := t.Validate(args)
+	if err != nil {
+		return Bound{}, err
+	}
+	return Bound{t: t, args: norm}, nil
+}
+
+// Run runs the handler on the bound arguments, with no timeout and no
+// recovery from a panic, as Tool.Run.
+func (b Bound) Run(ctx context.Context, s Scope) (Result, error) {
+	return b.t.handler(ctx, s, b.args)
 }
 
 // simplify rewrites the nullable types that inference gives slices, maps and

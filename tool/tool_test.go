@@ -174,3 +174,32 @@ func FuzzValidateArgs(f *testing.F) {
 		}
 	})
 }
+
+// TestBind: Bind refuses what Run refuses, with the same *ArgError, and
+// the call it returns runs the handler on the normalised arguments (the
+// schema's default applied).
+func TestBind(t *testing.T) {
+	var schema jsonschema.Schema
+	if err := json.Unmarshal([]byte(`{"type":"object","properties":{"q":{"type":"string"},"n":{"type":"integer","default":5}},"required":["q"],"additionalProperties":false}`), &schema); err != nil {
+		t.Fatal(err)
+	}
+	var got string
+	tl := tool.NewRaw(tool.Spec{Name: "look", Description: "Looks."}, &schema, func(_ context.Context, _ tool.Scope, args json.RawMessage) (tool.Result, error) {
+		got = string(args)
+		return tool.Result{Content: "ok"}, nil
+	})
+	var ae *tool.ArgError
+	if _, err := tl.Bind(json.RawMessage(`{"n":1}`)); !errors.As(err, &ae) || ae.Field != "q" {
+		t.Errorf("Bind without the required field: %v, want an *ArgError on q", err)
+	}
+	b, err := tl.Bind(json.RawMessage(` {"q":"x"} `))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res, err := b.Run(context.Background(), tool.Scope{}); err != nil || res.Content != "ok" {
+		t.Fatalf("Run = %+v, %v", res, err)
+	}
+	if diff := cmp.Diff(`{"n":5,"q":"x"}`, got); diff != "" {
+		t.Errorf("handler arguments (-want +got):\n%s", diff)
+	}
+}

@@ -4,55 +4,21 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/quiverhq/quiver/internal/texttree"
 )
 
-// benchFiles is the size of the benchmark workspace.
+// benchFiles is the size of the benchmark workspace (internal/texttree:
+// one file in 400 holds the needle, one in 1,000 the marker, so a search
+// finds fewer matches than the limit and must read every file, as ripgrep
+// does).
 const benchFiles = 20_000
-
-// benchTree writes n text files of deterministic content under dir: 100
-// folders of n/100 files of 20 to 40 lines of words. One file in 400 holds
-// "quiver_needle" and one in 1000 "Zebra_Marker", so a search finds fewer
-// matches than the limit and must read every file, as ripgrep does.
-func benchTree(b *testing.B, dir string, n int) {
-	b.Helper()
-	words := strings.Fields("alpha beta gamma delta epsilon zeta eta theta iota kappa lambda mu nu xi omicron pi rho sigma tau upsilon phi chi psi omega " +
-		"func return package import struct interface map slice string error context value pointer channel select defer range type var const")
-	rng := rand.New(rand.NewPCG(1, 2))
-	var sb strings.Builder
-	for i := range n {
-		sb.Reset()
-		lines := 20 + rng.IntN(21)
-		for l := range lines {
-			for w := range 6 + rng.IntN(7) {
-				if w > 0 {
-					sb.WriteByte(' ')
-				}
-				sb.WriteString(words[rng.IntN(len(words))])
-			}
-			if l == lines/2 && i%400 == 7 {
-				sb.WriteString(" quiver_needle")
-			}
-			if l == 3 && i%1000 == 11 {
-				sb.WriteString(" Zebra_Marker")
-			}
-			sb.WriteByte('\n')
-		}
-		p := filepath.Join(dir, fmt.Sprintf("d%03d", i%100), fmt.Sprintf("f%05d.txt", i))
-		if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
-			b.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(sb.String()), 0o600); err != nil {
-			b.Fatal(err)
-		}
-	}
-}
 
 // BenchmarkSearchFiles runs search_files over a 20,000-file workspace, and
 // ripgrep over the same tree with equivalent flags (fixed strings, same
@@ -61,14 +27,16 @@ func benchTree(b *testing.B, dir string, n int) {
 // when rg is not installed.
 func BenchmarkSearchFiles(b *testing.B) {
 	e := newEnv(b, Config{Root: b.TempDir()})
-	benchTree(b, e.dir(), benchFiles)
+	if err := texttree.Write(e.dir(), benchFiles); err != nil {
+		b.Fatal(err)
+	}
 	cases := []struct {
 		name    string
 		queries []string
 		fold    bool
 		context int
 	}{
-		{name: "one_string", queries: []string{"quiver_needle"}},
+		{name: "one_string", queries: []string{texttree.Needle}},
 		{name: "three_strings_icase_ctx1", queries: []string{"QUIVER_NEEDLE", "zebra_marker", "absent_word"}, fold: true, context: 1},
 	}
 	for _, c := range cases {

@@ -3,7 +3,7 @@
 // noisy machine. Each comparison is named (Comparisons); servers run as
 // processes of their own started from the quiver binary (quiver serve,
 // "quiver bench fake-model", "quiver bench baseline", "quiver bench
-// serve-probe"), and their CPU is read from the kernel's accounting
+// serve-probe", "quiver bench mcp-server"; ripgrep is run as rg), and their CPU is read from the kernel's accounting
 // (internal/procstat), never inferred from wall time. docs/bench.md
 // states the workload and the targets.
 package bench
@@ -14,6 +14,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"os/exec"
 	"runtime"
 	"slices"
 	"strings"
@@ -21,7 +22,7 @@ import (
 )
 
 // Comparisons are the comparisons' names, in the order they run.
-var Comparisons = []string{"turns", "assembly", "memory"}
+var Comparisons = []string{"turns", "mcp", "assembly", "search", "memory"}
 
 // Options configure a run. The zero value is the full run of every
 // comparison with the quiver binary running it.
@@ -55,7 +56,9 @@ type Report struct {
 	Machine  Machine         `json:"machine"`
 	Short    bool            `json:"short"`
 	Turns    []*TurnReport   `json:"turns,omitempty"`
+	MCP      *MCPReport      `json:"mcp,omitempty"`
 	Assembly *AssemblyReport `json:"assembly,omitempty"`
+	Search   *SearchReport   `json:"search,omitempty"`
 	Memory   *MemoryReport   `json:"memory,omitempty"`
 }
 
@@ -96,6 +99,12 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	if err := CheckOnly(o.Only); err != nil {
 		return nil, err
 	}
+	if o.runs("search") {
+		// Found now, not after the comparisons before it ran.
+		if _, err := exec.LookPath("rg"); err != nil {
+			return nil, fmt.Errorf("bench search: ripgrep (rg) is not installed (--only leaves it out): %w", err)
+		}
+	}
 	r := &runner{o: withDefaults(o), bin: o.Bin}
 	if r.bin == "" {
 		exe, err := os.Executable()
@@ -116,7 +125,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	defer tr.CloseIdleConnections()
 	rep := &Report{Machine: machine(), Short: o.Short}
 	for _, name := range Comparisons {
-		if len(o.Only) > 0 && !slices.Contains(o.Only, name) {
+		if !o.runs(name) {
 			continue
 		}
 		if err := r.run(ctx, name, rep); err != nil {
@@ -125,6 +134,11 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	}
 	rep.Machine.LoadAvgEnd = loadAvg()
 	return rep, nil
+}
+
+// runs reports whether o runs the comparison name.
+func (o Options) runs(name string) bool {
+	return len(o.Only) == 0 || slices.Contains(o.Only, name)
 }
 
 // run runs one comparison into rep.
@@ -141,8 +155,12 @@ func (r *runner) run(ctx context.Context, name string, rep *Report) error {
 				}
 			}
 		}
+	case "mcp":
+		rep.MCP, err = r.runMCP(ctx)
 	case "assembly":
 		rep.Assembly, err = r.runAssembly()
+	case "search":
+		rep.Search, err = r.runSearch(ctx)
 	case "memory":
 		rep.Memory, err = r.runMemory(ctx)
 	}

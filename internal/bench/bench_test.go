@@ -14,7 +14,9 @@ import (
 // correctness check, never a timed assertion. Every comparison runs on
 // the quiver binary built from this tree, and every figure it reports is
 // present and positive (the ones that may be zero: errors, goroutines
-// left, heap growth).
+// left, heap growth, the MCP server's CPU, read in 10 ms steps). The
+// search comparison also checks that search_files and ripgrep found the
+// same lines.
 func TestShortRun(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts quiver serve processes")
@@ -43,6 +45,32 @@ func TestShortRun(t *testing.T) {
 	if tr.MaxSustained <= 0 || len(tr.Steps) == 0 {
 		t.Errorf("sustained rate %.0f over %d steps", tr.MaxSustained, len(tr.Steps))
 	}
+	mc := rep.MCP
+	if mc == nil {
+		t.Fatal("no mcp report")
+	}
+	for name, st := range map[string]bench.MCPStats{"go-sdk": mc.SDK, "quiver": mc.Quiver} {
+		if st.Calls <= 0 || st.P50 <= 0 || st.P99 < st.P50 || st.ClientCPU <= 0 || st.ServerCPU < 0 {
+			t.Errorf("mcp %s: %+v", name, st)
+		}
+	}
+	if mc.P50Ratio <= 0 || mc.P99Ratio <= 0 || mc.CPURatio <= 0 {
+		t.Errorf("mcp ratios %+v", mc)
+	}
+	sr := rep.Search
+	if sr == nil || sr.Files <= 0 || sr.Bytes <= 0 || sr.Ripgrep == "" || len(sr.Cases) != 2 {
+		t.Fatalf("search %+v", sr)
+	}
+	for _, c := range sr.Cases {
+		for name, st := range map[string]bench.SearchStats{"quiver": c.Quiver, "ripgrep": c.Ripgrep} {
+			if st.P50 <= 0 || st.Mean <= 0 || st.CPU <= 0 {
+				t.Errorf("search %s, %s: %+v", c.Name, name, st)
+			}
+		}
+		if c.Matches <= 0 || c.Searches <= 0 || c.Ratio <= 0 || c.CPURatio <= 0 {
+			t.Errorf("search %s: %+v", c.Name, c)
+		}
+	}
 	a := rep.Assembly
 	if a == nil || len(a.Sizes) != 3 || a.DetectUS <= 0 {
 		t.Fatalf("assembly %+v", a)
@@ -57,7 +85,8 @@ func TestShortRun(t *testing.T) {
 		t.Errorf("memory %+v", m)
 	}
 	var text, js bytes.Buffer
-	if err := bench.WriteText(&text, rep); err != nil || !bytes.Contains(text.Bytes(), []byte("cpu per turn")) {
+	if err := bench.WriteText(&text, rep); err != nil || !bytes.Contains(text.Bytes(), []byte("cpu per turn")) ||
+		!bytes.Contains(text.Bytes(), []byte("quiver / go-sdk")) || !bytes.Contains(text.Bytes(), []byte("search_files against")) {
 		t.Errorf("text report (%v):\n%s", err, text.String())
 	}
 	if err := bench.WriteJSON(&js, rep); err != nil || !json.Valid(js.Bytes()) {

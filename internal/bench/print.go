@@ -23,6 +23,9 @@ func WriteText(w io.Writer, rep *Report) error {
 	for _, t := range rep.Turns {
 		writeTurns(tw, t)
 	}
+	if m := rep.MCP; m != nil {
+		writeMCP(tw, m)
+	}
 	if a := rep.Assembly; a != nil {
 		fmt.Fprintf(tw, "\nassembly (collect + select + gate + assemble, through the engine)\n")
 		fmt.Fprintf(tw, "tools\tdeclared\tcached µs\tuncached µs\tcached allocs\n")
@@ -30,6 +33,9 @@ func WriteText(w io.Writer, rep *Report) error {
 			fmt.Fprintf(tw, "%d\t%d\t%.1f\t%.1f\t%.0f\n", s.Tools, s.Declared, s.CachedUS, s.UncachedUS, s.Allocs)
 		}
 		fmt.Fprintf(tw, "deliberate tool mode detection alone: %.1f µs\n", a.DetectUS)
+	}
+	if s := rep.Search; s != nil {
+		writeSearch(tw, s)
 	}
 	if mem := rep.Memory; mem != nil {
 		fmt.Fprintf(tw, "\nmemory (%d conversations, one turn each, %d at once)\n", mem.Conversations, mem.Burst)
@@ -67,4 +73,26 @@ func writeTurns(tw *tabwriter.Writer, t *TurnReport) {
 		fmt.Fprintf(tw, " %.0f/s (%d errors, p99 %.0f ms)", s.Offered, s.Errors, s.P99)
 	}
 	fmt.Fprintln(tw)
+}
+
+func writeMCP(tw *tabwriter.Writer, m *MCPReport) {
+	fmt.Fprintf(tw, "\nmcp (one echo call at a time over Streamable HTTP to a go-sdk server in its own process)\n")
+	fmt.Fprintf(tw, "client\tcalls\tp50 µs\tp99 µs\tclient cpu µs/call\tserver cpu µs/call\n")
+	for _, s := range []struct {
+		name string
+		st   MCPStats
+	}{{"go-sdk", m.SDK}, {"quiver", m.Quiver}} {
+		fmt.Fprintf(tw, "%s\t%d\t%.0f\t%.0f\t%.0f\t%.0f\n", s.name, s.st.Calls, s.st.P50, s.st.P99, s.st.ClientCPU, s.st.ServerCPU)
+	}
+	fmt.Fprintf(tw, "quiver / go-sdk: p50 %.2f×, p99 %.2f×, client cpu %.2f×\n", m.P50Ratio, m.P99Ratio, m.CPURatio)
+}
+
+func writeSearch(tw *tabwriter.Writer, s *SearchReport) {
+	fmt.Fprintf(tw, "\nsearch (search_files against %s, %d files, %d bytes)\n", s.Ripgrep, s.Files, s.Bytes)
+	fmt.Fprintf(tw, "case\tmatches\tsearches\tquiver p50 ms\tmean\tcpu ms\trg p50 ms\tmean\tcpu ms\tratio p50\tratio cpu\n")
+	for _, c := range s.Cases {
+		q, g := c.Quiver, c.Ripgrep
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t%.2f×\t%.2f×\n",
+			c.Name, c.Matches, c.Searches, q.P50, q.Mean, q.CPU, g.P50, g.Mean, g.CPU, c.Ratio, c.CPURatio)
+	}
 }

@@ -1,22 +1,19 @@
 package bench
 
 import (
-	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/base64"
-	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
-	"net/http/cookiejar"
-	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"sync"
 
+	"github.com/quiverhq/quiver/internal/apiclient"
 	"github.com/quiverhq/quiver/internal/turnstream"
 )
 
@@ -38,7 +35,7 @@ type deployment struct {
 	// Store is what the start-up line names ("sqlite …", "postgres …").
 	Store string
 	http  *http.Client
-	admin *apiClient
+	admin *apiclient.Client
 }
 
 // startModel starts "quiver bench fake-model" and returns it and its URL.
@@ -104,43 +101,19 @@ func startQuiver(ctx context.Context, bin, dir string, args []string, modelURL, 
 // Close stops the server.
 func (d *deployment) Close() { d.server.Close() }
 
-// apiClient calls the API as one user: a session (cookie and CSRF
-// token) or an API token. Safe for concurrent use.
-type apiClient struct {
-	base  string
-	http  *http.Client
-	csrf  string
-	token string
-}
-
 // signIn trades a login link for a session.
-func (d *deployment) signIn(ctx context.Context, link string) (*apiClient, error) {
-	u, err := url.Parse(link)
-	if err != nil || u.Query().Get("token") == "" {
-		return nil, fmt.Errorf("%q is not a login link", link)
-	}
-	jar, _ := cookiejar.New(nil)
-	cl := &apiClient{base: d.URL, http: &http.Client{Jar: jar, Transport: d.http.Transport}}
-	if err := cl.call(ctx, http.MethodPost, "/api/login", map[string]string{"token": u.Query().Get("token")}, http.StatusOK, nil); err != nil {
-		return nil, fmt.Errorf("sign in: %w", err)
-	}
-	var me struct {
-		CSRF string `json:"csrf_token"`
-	}
-	if err := cl.call(ctx, http.MethodGet, "/api/me", nil, http.StatusOK, &me); err != nil {
-		return nil, err
-	}
-	cl.csrf = me.CSRF
-	return cl, nil
+func (d *deployment) signIn(ctx context.Context, link string) (*apiclient.Client, error) {
+	cl, _, err := apiclient.SignIn(ctx, d.URL, link, d.http.Transport)
+	return cl, err
 }
 
 // newUser makes a member with an API token and returns the token's
 // client.
-func (d *deployment) newUser(ctx context.Context, name string) (*apiClient, error) {
+func (d *deployment) newUser(ctx context.Context, name string) (*apiclient.Client, error) {
 	var made struct {
 		LoginLink string `json:"login_link"`
 	}
-	if err := d.admin.call(ctx, http.MethodPost, "/api/users", map[string]string{"display_name": name}, http.StatusCreated, &made); err != nil {
+	if err := d.admin.Call(ctx, http.MethodPost, "/api/users", map[string]string{"display_name": name}, http.StatusCreated, &made); err != nil {
 		return nil, err
 	}
 	sess, err := d.signIn(ctx, made.LoginLink)
@@ -150,15 +123,15 @@ func (d *deployment) newUser(ctx context.Context, name string) (*apiClient, erro
 	var tok struct {
 		Token string `json:"token"`
 	}
-	if err := sess.call(ctx, http.MethodPost, "/api/tokens", map[string]string{"label": "bench"}, http.StatusCreated, &tok); err != nil {
+	if err := sess.Call(ctx, http.MethodPost, "/api/tokens", map[string]string{"label": "bench"}, http.StatusCreated, &tok); err != nil {
 		return nil, err
 	}
-	return &apiClient{base: d.URL, http: d.http, token: tok.Token}, nil
+	return sess.WithToken(tok.Token), nil
 }
 
 // convo is a conversation and the client of the user it belongs to.
 type convo struct {
-	cl *apiClient
+	cl *apiclient.Client
 	id string
 }
 
@@ -183,7 +156,7 @@ func (d *deployment) conversations(ctx context.Context, n int) ([]convo, error) 
 				var conv struct {
 					ID string `json:"id"`
 				}
-				if err := cl.call(ctx, http.MethodPost, "/api/conversations", map[string]string{"agent": "assistant"}, http.StatusCreated, &conv); err != nil {
+				if err := cl.Call(ctx, http.MethodPost, "/api/conversations", map[string]string{"agent": "assistant"}, http.StatusCreated, &conv); err != nil {
 					errs <- err
 					return
 				}
@@ -199,66 +172,15 @@ func (d *deployment) conversations(ctx context.Context, n int) ([]convo, error) 
 	return out, nil
 }
 
-// request builds a request with the client's credentials.
-func (cl *apiClient) request(ctx context.Context, method, path string, body any) (*http.Request, error) {
-	var r io.Reader
-	if body != nil {
-		raw, err := json.Marshal(body)
-		if err != nil {
-			return nil, err
-		}
-		r = bytes.NewReader(raw)
-	}
-	req, err := http.NewRequestWithContext(ctx, method, cl.base+path, r)
-	if err != nil {
-		return nil, err
-	}
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	if cl.csrf != "" {
-		req.Header.Set("X-CSRF-Token", cl.csrf)
-	}
-	if cl.token != "" {
-		req.Header.Set("Authorization", "Bearer "+cl.token)
-	}
-	return req, nil
-}
-
-// call sends a JSON request and decodes the answer into out (when not
-// nil); a status other than want is an error quoting the body.
-func (cl *apiClient) call(ctx context.Context, method, path string, body any, want int, out any) error {
-	req, err := cl.request(ctx, method, path, body)
-	if err != nil {
-		return err
-	}
-	resp, err := cl.http.Do(req)
-	if err != nil {
-		return fmt.Errorf("%s %s: %w", method, path, err)
-	}
-	defer resp.Body.Close()
-	raw, err := io.ReadAll(resp.Body)
-	if err != nil {
-		return fmt.Errorf("%s %s: %w", method, path, err)
-	}
-	if resp.StatusCode != want {
-		return fmt.Errorf("%s %s: status %d: %s", method, path, resp.StatusCode, raw)
-	}
-	if out != nil {
-		return json.Unmarshal(raw, out)
-	}
-	return nil
-}
-
 // turn sends message in the conversation and reads the turn's stream to
 // its done event.
 func (c convo) turn(ctx context.Context, message string) error {
-	req, err := c.cl.request(ctx, http.MethodPost, "/api/conversations/"+c.id+"/messages", map[string]string{"message": message})
+	req, err := c.cl.Request(ctx, http.MethodPost, "/api/conversations/"+c.id+"/messages", map[string]string{"message": message})
 	if err != nil {
 		return err
 	}
 	req.Header.Set("Accept", "text/event-stream")
-	return pinnedTurn(c.cl.http, req)
+	return pinnedTurn(c.cl.HTTP, req)
 }
 
 // pinnedTurn sends req, a turn of the pinned workload (to quiver serve

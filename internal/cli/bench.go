@@ -13,7 +13,7 @@ import (
 var benchUsage = usageText("bench")
 
 // runBench is "quiver bench", and its hidden children: the processes
-// quiver bench starts (fake-model, baseline, serve-probe).
+// quiver bench starts (fake-model, baseline, serve-probe, mcp-server).
 func runBench(ctx context.Context, args []string, env app.Env) error {
 	if len(args) > 0 {
 		if run, ok := benchChild(args[0]); ok {
@@ -32,6 +32,8 @@ func benchChild(name string) (func(context.Context, []string, app.Env) error, bo
 		return runBenchBaseline, true
 	case "serve-probe":
 		return runBenchProbe, true
+	case "mcp-server":
+		return func(ctx context.Context, _ []string, env app.Env) error { return bench.ServeMCPServer(ctx, env.Stderr) }, true
 	}
 	return nil, false
 }

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/quiverhq/quiver/internal/childproc"
 )
 
 // runTimeout bounds one CLI command: one that hangs is killed and fails
@@ -40,8 +42,8 @@ func (c *Cluster) RunWith(env map[string]string, stdin string, args ...string) R
 	ctx, cancel := context.WithTimeout(context.Background(), runTimeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, c.Bin, args...)
-	cmd.Env = childEnv(vars)
-	cmd.SysProcAttr = procAttr()
+	cmd.Env = childproc.Env(vars)
+	cmd.SysProcAttr = childproc.SysProcAttr()
 	cmd.Stdin = strings.NewReader(stdin)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
@@ -49,7 +51,7 @@ func (c *Cluster) RunWith(env map[string]string, stdin string, args ...string) R
 	if ctx.Err() != nil {
 		c.tb.Fatalf("replicatest: quiver %s did not end in %s:\n%s%s", strings.Join(args, " "), runTimeout, out.String(), errb.String())
 	}
-	return Result{Code: exitCode(cmd.ProcessState, err), Stdout: out.String(), Stderr: errb.String()}
+	return Result{Code: childproc.ExitCode(cmd.ProcessState, err), Stdout: out.String(), Stderr: errb.String()}
 }
 
 // LoginLink issues user of org a one-time login link with "quiver
@@ -85,7 +87,7 @@ func (c *Cluster) StartMCPServer(agentYAML string) string {
 		}
 	}
 	vars := map[string]string{"QUIVER_DATA": filepath.Join(dir, "data")}
-	p := startProcess(c.tb, "mcp-server", c.Bin, []string{"mcp", "serve", "--agent", agent, "--http", "127.0.0.1:0"}, childEnv(vars), watch, nil)
+	p := startProcess(c.tb, "mcp-server", c.Bin, []string{"mcp", "serve", "--agent", agent, "--http", "127.0.0.1:0"}, childproc.Env(vars), watch, nil)
 	if err := p.waitFor(ready, "MCP endpoint line"); err != nil {
 		c.tb.Fatalf("replicatest: %v", err)
 	}

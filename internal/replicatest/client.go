@@ -1,37 +1,30 @@
 package replicatest
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
-	"net/http/cookiejar"
-	"net/url"
 	"strings"
 	"testing"
 
+	"github.com/quiverhq/quiver/internal/apiclient"
 	"github.com/quiverhq/quiver/internal/turnstream"
 )
 
 // Client calls one replica's HTTP API as one signed-in user: with a web
-// session (cookie and CSRF token) or an API token. The session and the
-// tokens live in the database, so At gives the same user on another
-// replica. Methods named Try… return errors and may run on any
-// goroutine; the others fail the client's test and run on its goroutine.
+// session (cookie and CSRF token) or an API token (internal/apiclient,
+// whose Base, CSRF and Token it carries). The session and the tokens live
+// in the database, so At gives the same user on another replica. Methods
+// named Try… return errors and may run on any goroutine; the others fail
+// the client's test and run on its goroutine.
 type Client struct {
-	// Base is the replica's base URL.
-	Base string
+	apiclient.Client
 	// UserID and OrgID are who the client is signed in as.
 	UserID, OrgID string
-	// CSRF is the session's anti-forgery token ("" for a token client).
-	CSRF string
-	// Token is the API token of a token client ("" for a session).
-	Token string
 
-	tb   testing.TB
-	http *http.Client
+	tb testing.TB
 }
 
 // Admin signs in the first-start admin on r: with the login link the
@@ -55,26 +48,11 @@ func (c *Cluster) Admin(r *Replica) *Client {
 // /api/login, and reads the session's CSRF token.
 func (c *Cluster) SignIn(r *Replica, link string) *Client {
 	c.tb.Helper()
-	u, err := url.Parse(link)
-	if err != nil || u.Query().Get("token") == "" {
-		c.tb.Fatalf("replicatest: %q is not a login link", link)
+	api, me, err := apiclient.SignIn(context.Background(), r.URL, link, c.transport)
+	if err != nil {
+		c.tb.Fatalf("replicatest: sign in on %s: %v", r.Name, err)
 	}
-	jar, _ := cookiejar.New(nil)
-	cl := &Client{Base: r.URL, tb: c.tb, http: &http.Client{Jar: jar, Transport: c.transport}}
-	if code, body := cl.Do(http.MethodPost, "/api/login", map[string]string{"token": u.Query().Get("token")}); code != http.StatusOK {
-		c.tb.Fatalf("replicatest: sign in on %s: %d %s", r.Name, code, body)
-	}
-	var me struct {
-		UserID string `json:"user_id"`
-		OrgID  string `json:"org_id"`
-		CSRF   string `json:"csrf_token"`
-	}
-	cl.JSON(http.MethodGet, "/api/me", nil, http.StatusOK, &me)
-	if me.CSRF == "" {
-		c.tb.Fatalf("replicatest: /api/me on %s gave no CSRF token", r.Name)
-	}
-	cl.UserID, cl.OrgID, cl.CSRF = me.UserID, me.OrgID, me.CSRF
-	return cl
+	return &Client{Client: *api, UserID: me.UserID, OrgID: me.OrgID, tb: c.tb}
 }
 
 // With returns the client with its failures reported on tb (a subtest,
@@ -101,50 +79,13 @@ func (cl *Client) NewToken(label string) *Client {
 		Token string `json:"token"`
 	}
 	cl.JSON(http.MethodPost, "/api/tokens", map[string]string{"label": label}, http.StatusCreated, &tok)
-	return &Client{Base: cl.Base, UserID: cl.UserID, OrgID: cl.OrgID, Token: tok.Token, tb: cl.tb,
-		http: &http.Client{Transport: cl.http.Transport}}
-}
-
-// request builds a request to the replica with the client's credentials.
-func (cl *Client) request(ctx context.Context, method, path string, body any) (*http.Request, error) {
-	var r io.Reader
-	if body != nil {
-		raw, err := json.Marshal(body)
-		if err != nil {
-			return nil, fmt.Errorf("encode the %s %s body: %w", method, path, err)
-		}
-		r = bytes.NewReader(raw)
-	}
-	req, err := http.NewRequestWithContext(ctx, method, cl.Base+path, r)
-	if err != nil {
-		return nil, err
-	}
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	if cl.CSRF != "" {
-		req.Header.Set("X-CSRF-Token", cl.CSRF)
-	}
-	if cl.Token != "" {
-		req.Header.Set("Authorization", "Bearer "+cl.Token)
-	}
-	return req, nil
+	return &Client{Client: *cl.WithToken(tok.Token), UserID: cl.UserID, OrgID: cl.OrgID, tb: cl.tb}
 }
 
 // TryDo sends a JSON request (body nil: none) and returns the status and
 // the whole response body.
 func (cl *Client) TryDo(ctx context.Context, method, path string, body any) (int, []byte, error) {
-	req, err := cl.request(ctx, method, path, body)
-	if err != nil {
-		return 0, nil, err
-	}
-	resp, err := cl.http.Do(req)
-	if err != nil {
-		return 0, nil, err
-	}
-	defer resp.Body.Close()
-	out, err := io.ReadAll(resp.Body)
-	return resp.StatusCode, out, err
+	return cl.Client.Send(ctx, method, path, body) // Send is a message here
 }
 
 // Do is TryDo failing the test when the request cannot be made.
@@ -161,14 +102,8 @@ func (cl *Client) Do(method, path string, body any) (int, []byte) {
 // decodes the response into out (when not nil).
 func (cl *Client) JSON(method, path string, body any, want int, out any) {
 	cl.tb.Helper()
-	code, raw := cl.Do(method, path, body)
-	if code != want {
-		cl.tb.Fatalf("replicatest: %s %s%s: %d %s, want %d", method, cl.Base, path, code, raw, want)
-	}
-	if out != nil {
-		if err := json.Unmarshal(raw, out); err != nil {
-			cl.tb.Fatalf("replicatest: %s %s: decode %s: %v", method, path, raw, err)
-		}
+	if err := cl.Call(context.Background(), method, path, body, want, out); err != nil {
+		cl.tb.Fatalf("replicatest: %v", err)
 	}
 }
 
@@ -245,7 +180,7 @@ func (cl *Client) TrySend(ctx context.Context, conv, text string) (Turn, error) 
 // returns the open stream. A status other than 200 or a body that is not
 // text/event-stream is an error quoting the body.
 func (cl *Client) Stream(ctx context.Context, method, path string, body any, header http.Header) (*Stream, error) {
-	req, err := cl.request(ctx, method, path, body)
+	req, err := cl.Request(ctx, method, path, body)
 	if err != nil {
 		return nil, err
 	}
@@ -255,7 +190,7 @@ func (cl *Client) Stream(ctx context.Context, method, path string, body any, hea
 		}
 	}
 	req.Header.Set("Accept", "text/event-stream")
-	resp, err := cl.http.Do(req)
+	resp, err := cl.HTTP.Do(req)
 	if err != nil {
 		return nil, fmt.Errorf("%s %s: %w", method, path, err)
 	}

@@ -30,6 +30,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/quiverhq/quiver/internal/childproc"
 )
 
 // Options configure a Cluster. The zero value is SQLite in a new data
@@ -279,7 +281,7 @@ func (r *Replica) launch() {
 			})
 		}
 	}
-	r.Process = startProcess(c.tb, r.Name, c.Bin, args, childEnv(vars), watch, nil)
+	r.Process = startProcess(c.tb, r.Name, c.Bin, args, childproc.Env(vars), watch, nil)
 }
 
 // noteLogin keeps the first first-start link of the cluster.

@@ -15,6 +15,7 @@ import (
 
 	_ "modernc.org/sqlite" // the "sqlite" driver, for IntegrityCheck
 
+	"github.com/quiverhq/quiver/internal/childproc"
 	"github.com/quiverhq/quiver/store"
 	"github.com/quiverhq/quiver/store/backend"
 	"github.com/quiverhq/quiver/store/sqlite"
@@ -111,7 +112,7 @@ func StartWriter(tb testing.TB, o WriterOptions) *Writer {
 	vars := map[string]string{envRole: roleWrite, envWriter: string(raw)}
 	// -test.run=^$: should the binary's TestMain not call Main, the child
 	// runs no test (and prints no acknowledgement) instead of the suite.
-	w.p = startProcess(tb, "writer", exe, []string{"-test.run=^$"}, childEnv(vars), nil, w.line)
+	w.p = startProcess(tb, "writer", exe, []string{"-test.run=^$"}, childproc.Env(vars), nil, w.line)
 	return w
 }
 
