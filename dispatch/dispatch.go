@@ -147,17 +147,24 @@ func printable(s string) string {
 	return s
 }
 
-// run validates the arguments, then calls the handler under the tool's
+// run validates the arguments and calls the handler under the tool's
 // timeout. The handler runs on its own goroutine so that a handler
 // ignoring its context cannot hold the turn past the timeout; a panic
-// becomes errPanic. Validation runs before, on the caller's goroutine:
-// bounded work on capped arguments, and on a new goroutine the schema
-// validator's recursion grew (copied) the fresh stack on every call, most
-// of a small call's CPU in BenchmarkCall's profile.
+// becomes errPanic. Quiver's own tools are validated before, on the
+// caller's goroutine: their schemas are ours, so validation is bounded,
+// and on a new goroutine the validator's recursion grew (copied) the fresh
+// stack on every call, most of a small call's CPU in BenchmarkCall's
+// profile. An imported tool's schema is the MCP server's, and the
+// validator's work can grow with it (anyOf branches are all tried), so
+// its validation runs under the timeout, on the handler's goroutine.
 func (d *Dispatcher) run(ctx context.Context, tl *tool.Tool, s tool.Scope, args json.RawMessage) (tool.Result, error) {
-	call, err := d.bind(tl, args)
-	if err != nil {
-		return tool.Result{}, err
+	own := tl.Spec().Origin.Server == ""
+	var call tool.Bound
+	if own {
+		var err error
+		if call, err = d.bind(tl, args); err != nil {
+			return tool.Result{}, err
+		}
 	}
 	ctx, cancel := context.WithTimeout(ctx, tl.Spec().Timeout)
 	defer cancel()
@@ -173,7 +180,15 @@ func (d *Dispatcher) run(ctx context.Context, tl *tool.Tool, s tool.Scope, args 
 				done <- outcome{err: errPanic}
 			}
 		}()
-		res, err := call.Run(ctx, s)
+		c := call
+		if !own {
+			var err error
+			if c, err = tl.Bind(args); err != nil {
+				done <- outcome{err: err}
+				return
+			}
+		}
+		res, err := c.Run(ctx, s)
 		done <- outcome{res, err}
 	}()
 	select {

@@ -2,6 +2,7 @@ package dispatch_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"regexp"
@@ -11,6 +12,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/quiverhq/quiver/dispatch"
 	"github.com/quiverhq/quiver/ids"
 	"github.com/quiverhq/quiver/registry"
@@ -335,5 +337,39 @@ func BenchmarkCall(b *testing.B) {
 		if _, err := d.Call(context.Background(), tn, call); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// TestImportedToolValidatedUnderTimeout: an imported tool's schema is an
+// MCP server's, and validating against it can take as long as the server
+// likes (every anyOf branch is tried: a chain of them doubles per level);
+// its validation runs under the tool's timeout, so the call ends at the
+// deadline instead of holding the turn.
+func TestImportedToolValidatedUnderTimeout(t *testing.T) {
+	const depth = 16
+	defs := map[string]*jsonschema.Schema{fmt.Sprintf("a%d", depth): {Type: "string"}}
+	for i := range depth {
+		next := fmt.Sprintf("#/$defs/a%d", i+1)
+		defs[fmt.Sprintf("a%d", i)] = &jsonschema.Schema{AnyOf: []*jsonschema.Schema{{Ref: next}, {Ref: next}}}
+	}
+	schema := &jsonschema.Schema{Type: "object", Defs: defs,
+		Properties: map[string]*jsonschema.Schema{"q": {Ref: "#/$defs/a0"}}}
+	imported, err := tool.Import(tool.Spec{Name: "srv__fanout", Description: "Imported.", Timeout: 20 * time.Millisecond,
+		Origin: tool.Origin{Server: "srv", Tool: "fanout"}},
+		schema, func(context.Context, tool.Scope, json.RawMessage) (tool.Result, error) {
+			return tool.Result{Content: "ran"}, nil
+		})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, tn, _ := setup(t, dispatch.Config{})
+	tn.Toolset = oneTool(imported)
+	got, err := d.Call(context.Background(), tn, dispatch.Call{Name: "srv__fanout", Args: json.RawMessage(`{"q":"a"}`)})
+	if err != nil {
+		t.Fatalf("Call: %v", err)
+	}
+	want := tool.Result{IsError: true, Content: "srv__fanout timed out after 20ms."}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("result (-want +got):\n%s", diff)
 	}
 }

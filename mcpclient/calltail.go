@@ -51,6 +51,11 @@ type callTailKey struct{}
 func detach(ctx context.Context) (context.Context, func()) {
 	cctx, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
 	t := &callTail{cancel: cancel}
+	if ctx.Err() != nil {
+		// AfterFunc would cancel on a goroutine of its own, a moment
+		// after the call could have been written to an open connection.
+		cancel(context.Cause(ctx))
+	}
 	stop := context.AfterFunc(ctx, func() { cancel(context.Cause(ctx)) })
 	return context.WithValue(cctx, callTailKey{}, t), func() {
 		stop()

@@ -139,12 +139,15 @@ type Registry struct {
 	// claims counts claims, so a heartbeat tells runs claimed while it
 	// was in flight (absent from its answer, yet not lost) apart.
 	claims uint64
-	// early holds, by runKey, the turn id of a cancel that found this
-	// replica's run committed in the store but not yet in local (its
-	// Claim between the commit and taking mu): that Claim cancels the
-	// run as it registers it, so a cancel answered "accepted" is never
-	// left for the next heartbeat.
-	early map[string]string
+	// pending holds, by runKey, the turn id of a Claim under way here
+	// (from before its store call until it registers the run or fails),
+	// and early the turn id of a cancel that found that claim committed
+	// in the store but not yet in local: the Claim cancels the run as it
+	// registers it, so a cancel answered "accepted" is never left for the
+	// next heartbeat. A cancel that finds no claim under way stashes
+	// nothing (a run that already ended must not cancel a later claim of
+	// the same turn, as answering a paused one is).
+	pending, early map[string]string
 }
 
 // New returns a Registry over cfg, whose zero durations take their
@@ -157,7 +160,7 @@ func New(cfg Config) (*Registry, error) {
 		return nil, err
 	}
 	stop, cancel := context.WithCancelCause(context.Background())
-	return &Registry{cfg: cfg.withDefaults(), stop: stop, stopCancel: cancel, local: map[string]*Run{}, early: map[string]string{}}, nil
+	return &Registry{cfg: cfg.withDefaults(), stop: stop, stopCancel: cancel, local: map[string]*Run{}, pending: map[string]string{}, early: map[string]string{}}, nil
 }
 
 // Open is New followed by Recover: the registry of a server starting,
@@ -222,7 +225,16 @@ func (r *Registry) Claim(ctx context.Context, t Turn) (*Run, error) {
 			return nil, fmt.Errorf("read the turn's last event: %w", err)
 		}
 	}
+	k := runKey(t.OrgID, t.ConversationID)
+	r.mu.Lock()
+	r.pending[k] = t.TurnID
+	r.mu.Unlock()
 	expired, err := r.cfg.Runs.ClaimRun(ctx, sr)
+	if err != nil {
+		r.mu.Lock()
+		r.unpend(k, t.TurnID)
+		r.mu.Unlock()
+	}
 	if errors.Is(err, store.ErrExists) {
 		return nil, ErrRunning
 	}
@@ -245,19 +257,16 @@ func (r *Registry) Claim(ctx context.Context, t Turn) (*Run, error) {
 	// started after the commit, so its renewal saw the run.
 	r.claims++
 	run.claim = r.claims
-	k := runKey(t.OrgID, t.ConversationID)
 	if old := r.local[k]; old != nil {
 		// Only possible when old lost its lease and this claim took the
 		// conversation over: old stops.
 		old.cancel(ErrLeaseLost)
 	}
 	r.local[k] = run
-	if turn, ok := r.early[k]; ok {
-		delete(r.early, k)
-		if turn == sr.TurnID {
-			run.cancel(ErrCancelled)
-		}
+	if r.early[k] == sr.TurnID {
+		run.cancel(ErrCancelled)
 	}
+	r.unpend(k, sr.TurnID)
 	r.mu.Unlock()
 	return run, nil
 }
@@ -279,7 +288,7 @@ func (r *Registry) Cancel(ctx context.Context, orgID, conversationID string) (bo
 	switch run := r.local[k]; {
 	case run != nil && run.sr.TurnID == sr.TurnID:
 		run.cancel(ErrCancelled)
-	case run == nil && sr.Replica == r.cfg.Replica:
+	case r.pending[k] == sr.TurnID && sr.Replica == r.cfg.Replica:
 		// The claim committed and its Claim has not registered the run
 		// yet: it will, and cancels it then.
 		r.early[k] = sr.TurnID
@@ -322,6 +331,15 @@ func (r *Registry) Local(orgID, conversationID string) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.local[runKey(orgID, conversationID)] != nil
+}
+
+// unpend ends the claim of turn under way for k, if it is still the one
+// pending there, with any cancel stashed for it; r.mu is held.
+func (r *Registry) unpend(k, turn string) {
+	if r.pending[k] == turn {
+		delete(r.pending, k)
+		delete(r.early, k)
+	}
 }
 
 // forget drops run from the local map, if it is still there.

@@ -726,3 +726,41 @@ func TestCancelBetweenClaimCommitAndRegistration(t *testing.T) {
 		t.Errorf("the next turn: %v, want running", cause(next))
 	}
 }
+
+// endingCancels runs during after its RequestCancel commits, as a turn
+// ending between a cancel's store call and its look at the local runs.
+type endingCancels struct {
+	store.Runs
+	during func()
+}
+
+func (e *endingCancels) RequestCancel(ctx context.Context, orgID, conversationID string) (store.Run, error) {
+	sr, err := e.Runs.RequestCancel(ctx, orgID, conversationID)
+	if err == nil && e.during != nil {
+		e.during()
+	}
+	return sr, err
+}
+
+// TestCancelOfEndedRunSparesItsNextClaim: a cancel that reaches a run
+// which ended meanwhile stashes nothing, so answering the paused turn
+// later (a claim of the same turn) runs.
+func TestCancelOfEndedRunSparesItsNextClaim(t *testing.T) {
+	w := newWorld(t)
+	ec := &endingCancels{Runs: w.st}
+	a := w.replica("a", ec)
+	first := w.claim(a, "c1", "t1")
+	ec.during = first.End
+	if _, err := a.Cancel(t.Context(), "org", "c1"); err != nil {
+		t.Fatal(err)
+	}
+	ec.during = nil
+	run, err := a.Claim(t.Context(), runs.Turn{OrgID: "org", ConversationID: "c1", TurnID: "t1", UserID: "alice", Continues: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer run.End()
+	if cause(run) != nil {
+		t.Errorf("the answered turn: %v, want running", cause(run))
+	}
+}
