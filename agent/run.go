@@ -34,6 +34,9 @@ type run struct {
 	// callsRun counts the tool calls this turn ran, for
 	// Config.MaxCallsPerTurn.
 	callsRun int
+	// plan is the latest reply's: which of its calls run, and which the
+	// transcript keeps.
+	plan *stepPlan
 	// fit fits each model call into the model's context window; it is
 	// model, when the turn has one.
 	fit *fitter

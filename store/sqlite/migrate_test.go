@@ -354,3 +354,49 @@ func TestMigrateUp(t *testing.T) {
 		t.Errorf("Migrate again applied %v, %v; want none", applied, err)
 	}
 }
+
+// TestUpgradeMarksRefusals: migration 0015 marks the tool results stored
+// before it that are the agent loop's refusals (they all began "Not run:
+// "), and no other message.
+func TestUpgradeMarksRefusals(t *testing.T) {
+	dir := t.TempDir()
+	db, err := openDB(t.Context(), writerDSN(filepath.Join(dir, FileName)), 1)
+	if err != nil {
+		t.Fatalf("open: %v", err)
+	}
+	ms, err := loadMigrations(migrationFiles)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fsys := fstest.MapFS{}
+	for _, m := range ms {
+		if m.version <= 14 {
+			fsys[migrationDir+"/"+m.name] = &fstest.MapFile{Data: []byte(m.sql)}
+		}
+	}
+	if _, err := migrate(t.Context(), db, fsys); err != nil {
+		t.Fatalf("migrate to 0014: %v", err)
+	}
+	at := encodeTime(time.Date(2025, time.May, 1, 2, 3, 4, 0, time.UTC))
+	_, err = db.ExecContext(t.Context(), `INSERT INTO messages (org_id, conversation_id, seq, turn_id, role, content,
+			tool_name, tool_call_id, ref, is_error, created_at) VALUES
+		('org', 'c', 1, 't', 'user', 'Not run: a user may write this', '', '', '', 0, ?1),
+		('org', 'c', 2, 't', 'tool', 'Not run: this turn has used its limit of 64 tool calls; answer with what you have.', 'lookup', 'a', '', 1, ?1),
+		('org', 'c', 3, 't', 'tool', 'found it', 'lookup', 'b', '', 0, ?1)`, at)
+	if err != nil {
+		t.Fatalf("insert 0014 messages: %v", err)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatalf("close: %v", err)
+	}
+	s := openTest(t, dir)
+	got, err := s.ListMessages(t.Context(), "org", "c", 0)
+	if err != nil || len(got) != 3 {
+		t.Fatalf("ListMessages after the upgrade: %d messages, %v", len(got), err)
+	}
+	for i, want := range []bool{false, true, false} {
+		if got[i].Refused != want {
+			t.Errorf("message %d (%s %q): Refused %t, want %t", i+1, got[i].Role, got[i].Content, got[i].Refused, want)
+		}
+	}
+}
