@@ -54,7 +54,13 @@ func (s *Store) AppendMessage(ctx context.Context, orgID string, m store.Message
 // appended only when guard (a WHERE clause over parameters after $11)
 // holds.
 func appendBatchSQL(guard string) string {
-	return `WITH input AS (
+	return appendBatchWith("", guard)
+}
+
+// appendBatchWith is appendBatchSQL with the common table expressions
+// before (each "name AS (...),") running first, in the same statement.
+func appendBatchWith(before, guard string) string {
+	return `WITH ` + before + ` input AS (
 		SELECT * FROM unnest($2::text[], $3::text[], $4::text[], $5::bytea[], $6::text[],
 				$7::text[], $8::text[], $9::boolean[], $10::boolean[], $11::timestamptz[])
 			WITH ORDINALITY AS m(conversation_id, turn_id, role, content, tool_name,
@@ -76,6 +82,16 @@ func appendBatchSQL(guard string) string {
 		m.tool_name, m.tool_call_id, m.ref, m.is_error, m.refused, m.created_at
 	FROM numbered m JOIN counter c ON c.conversation_id = m.conversation_id
 	RETURNING conversation_id, seq`
+}
+
+// stepAppendSQL is a model step's usage record and messages in one
+// statement: the record (parameters $12..$23) is inserted as
+// putUsageSQL(12, guard) does, and the messages ($1..$11, as
+// appendBatchSQL) are appended only when it was, so a repeated step (its
+// record there already) appends nothing and answers no row. guard is over
+// the parameters after $23.
+func stepAppendSQL(guard string) string {
+	return appendBatchWith(`step AS (`+putUsageSQL(12, guard)+` RETURNING 1),`, `WHERE EXISTS (SELECT 1 FROM step)`)
 }
 
 // appendBatch is appendBatchSQL unguarded: AppendMessages's statement.
@@ -142,19 +158,36 @@ func batchColumns(ms []store.Message) messageColumns {
 // no promised order, and returns the Seq of each of ms: a conversation's
 // Seqs, ascending, belong to its messages in batch order.
 func seqsInOrder(rows pgx.Rows, ms []store.Message) ([]int64, error) {
+	byConv, _, err := readSeqs(rows)
+	if err != nil {
+		return nil, err
+	}
+	return assignSeqs(byConv, ms)
+}
+
+// readSeqs reads appendBatch's (conversation, seq) rows: each
+// conversation's Seqs, ascending, and how many rows there were.
+func readSeqs(rows pgx.Rows) (map[string][]int64, int, error) {
 	byConv := map[string][]int64{}
 	var conv string
 	var seq int64
+	n := 0
 	_, err := pgx.ForEachRow(rows, []any{&conv, &seq}, func() error {
 		byConv[conv] = append(byConv[conv], seq)
+		n++
 		return nil
 	})
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	for _, s := range byConv {
 		slices.Sort(s)
 	}
+	return byConv, n, nil
+}
+
+// assignSeqs gives each of ms the next of its conversation's Seqs.
+func assignSeqs(byConv map[string][]int64, ms []store.Message) ([]int64, error) {
 	seqs := make([]int64, len(ms))
 	for i, m := range ms {
 		got := byConv[m.ConversationID]

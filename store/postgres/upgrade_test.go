@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"io/fs"
+	"slices"
 	"testing"
 	"testing/fstest"
 	"time"
@@ -64,6 +65,32 @@ func TestUpgradeMarksRefusals(t *testing.T) {
 	for i, want := range []bool{false, true, false} {
 		if got[i].Refused != want {
 			t.Errorf("message %d (%s %q): Refused %t, want %t", i+1, got[i].Role, got[i].Content, got[i].Refused, want)
+		}
+	}
+}
+
+// TestUpgradeKeysUsageBySteps: migration 0008 keeps one usage record of
+// each turn's step, the first stored, where an earlier build's retry had
+// stored a step twice; records of other steps and turns stay.
+func TestUpgradeKeysUsageBySteps(t *testing.T) {
+	at := time.Date(2025, time.May, 1, 2, 3, 4, 0, time.UTC)
+	s := upgradeFrom(t, 7, `INSERT INTO usage (org_id, conversation_id, turn_id, payer, model, step,
+			input_tokens, cached_input_tokens, cache_write_tokens, output_tokens, cost_micros, created_at) VALUES
+		('org', 'c', 't', 'p', 'm', 1, 10, 0, 0, 1, 0, $1),
+		('org', 'c', 't', 'p', 'm', 1, 20, 0, 0, 2, 0, $1),
+		('org', 'c', 't', 'p', 'm', 2, 30, 0, 0, 3, 0, $1),
+		('org', 'c', 'u', 'p', 'm', 1, 40, 0, 0, 4, 0, $1)`, at)
+	for turn, want := range map[string][]int64{"t": {10, 30}, "u": {40}} {
+		got, err := s.ListUsage(t.Context(), "org", turn)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var inputs []int64
+		for _, u := range got {
+			inputs = append(inputs, u.InputTokens)
+		}
+		if !slices.Equal(inputs, want) {
+			t.Errorf("turn %s: records with input tokens %v, want %v", turn, inputs, want)
 		}
 	}
 }
