@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -13,6 +14,8 @@ import (
 
 	"github.com/quiverhq/quiver/agent"
 	"github.com/quiverhq/quiver/llm"
+	"github.com/quiverhq/quiver/llm/anthropic"
+	"github.com/quiverhq/quiver/llm/gemini"
 	"github.com/quiverhq/quiver/llm/llmtest"
 	"github.com/quiverhq/quiver/llm/openai"
 )
@@ -62,9 +65,10 @@ func lastResults(t *testing.T, m *llmtest.Model) []llm.ToolResult {
 
 // TestCallsPerStepAndConcurrency: a reply asking for 200 read-only calls
 // runs the first 16 (the default per step), at most 4 at once (the
-// default), and answers the other 184 with a refusal naming the limit;
-// the turn then goes on to the model's answer. synctest.Wait makes "at
-// most 4 inside" exact: every call that could start has started.
+// default), and answers the 17th with a refusal naming the limit and
+// standing for the other 183, which are left out of the transcript; the
+// turn then goes on to the model's answer. synctest.Wait makes "at most 4
+// inside" exact: every call that could start has started.
 func TestCallsPerStepAndConcurrency(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		e := newEnv(t, agent.Config{})
@@ -94,13 +98,14 @@ func TestCallsPerStepAndConcurrency(t *testing.T) {
 			t.Errorf("outcome %+v, want the model's answer", out)
 		}
 		res := lastResults(t, m)
-		if len(res) != 200 {
-			t.Fatalf("%d results, want one per call", len(res))
+		if len(res) != agent.DefaultMaxCallsPerStep+1 {
+			t.Fatalf("%d results, want one per call run and one refusal", len(res))
 		}
-		refusal := "Not run: this reply asked for 200 tool calls, more than the limit of 16 per step; ask again with at most 16 calls at once."
+		refusal := "Not run: this reply asked for 200 tool calls, more than the limit of 16 per step; this call and 183 more past the limit " +
+			"were not run, and those 183 are left out of the conversation; ask again with at most 16 calls at once."
 		for i, r := range res {
 			ran := i < agent.DefaultMaxCallsPerStep
-			if ran == (r.Content == refusal) || ran == r.IsError {
+			if r.CallID != fmt.Sprintf("w%d", i) || ran == (r.Content == refusal) || ran == r.IsError {
 				t.Errorf("result %d %+v: ran %v", i, r, ran)
 			}
 		}
@@ -166,6 +171,93 @@ func TestCallsPerTurnAcrossResume(t *testing.T) {
 	}
 }
 
+// TestRefusedCallsKeptCompactly: a reply asking for 200 calls, three of
+// them without a name, keeps in the transcript the 16 it runs and one
+// refused call per reason, each answered with a refusal that counts the
+// calls it stands for and marked as refused; the rest are neither stored
+// nor sent back. Through each adapter against its provider's fake, which
+// refuses a request whose calls are not each answered once (as the real
+// APIs do), the next request is valid and the model answers.
+func TestRefusedCallsKeptCompactly(t *testing.T) {
+	for _, tc := range []struct {
+		fake     llmtest.Fake
+		newModel func(t *testing.T, url string) llm.Model
+	}{
+		{llmtest.OpenAI{}, func(t *testing.T, url string) llm.Model {
+			m, err := openai.New(openai.Config{BaseURL: url, Model: "scripted", Provider: "fake", APIKey: "test-key"})
+			must(t, err)
+			return m
+		}},
+		{llmtest.Anthropic{}, func(t *testing.T, url string) llm.Model {
+			m, err := anthropic.New(anthropic.Config{BaseURL: url, Model: "scripted", APIKey: "test-key"})
+			must(t, err)
+			return m
+		}},
+		{llmtest.Gemini{}, func(t *testing.T, url string) llm.Model {
+			m, err := gemini.New(t.Context(), gemini.Config{BaseURL: url, Model: "scripted", APIKey: "test-key"})
+			must(t, err)
+			return m
+		}},
+	} {
+		t.Run(tc.fake.Name(), func(t *testing.T) {
+			e := newEnv(t, agent.Config{})
+			var calls []llm.ToolCall
+			for i := range 197 {
+				if i == 5 || i == 100 || i == 150 {
+					calls = append(calls, llmtest.Call(fmt.Sprintf("n%d", i), "", map[string]string{}))
+				}
+				calls = append(calls, llmtest.Call(fmt.Sprintf("l%d", i), "lookup", map[string]string{"text": strconv.Itoa(i)}))
+			}
+			srv := llmtest.Start(t, tc.fake, llmtest.Reply{ToolCalls: calls}, llmtest.Reply{Text: []string{"done"}})
+			out, evs := e.run(t.Context(), "c1", "go", tc.newModel(t, srv.URL))
+			if out.Stop != agent.StopAnswer || out.Text != "done" {
+				t.Fatalf("outcome %+v, events %v", out, kinds(evs))
+			}
+			msgs, err := e.st.ListMessages(t.Context(), "o1", "c1", 0)
+			must(t, err)
+			var stored, refused []string
+			for _, m := range msgs {
+				switch {
+				case m.Role == "tool_call":
+					stored = append(stored, m.ToolName)
+				case m.Role == string(llm.Tool) && m.Refused:
+					refused = append(refused, m.Content)
+				case m.Role == string(llm.Tool) && m.IsError:
+					t.Errorf("result %q is an error but not marked refused", m.Content)
+				}
+			}
+			// 16 lookups run, the first nameless call (the 6th) and the
+			// first lookup past the limit.
+			if len(stored) != agent.DefaultMaxCallsPerStep+2 {
+				t.Errorf("%d calls stored, want 16 run and 2 refused: %v", len(stored), stored)
+			}
+			want := []string{
+				"Not run: this tool call has no tool name, nor have 2 more calls of this reply, which are left out of the conversation; " +
+					"call again with the name of one of your tools.",
+				"Not run: this reply asked for 200 tool calls, more than the limit of 16 per step; this call and 180 more past the limit " +
+					"were not run, and those 180 are left out of the conversation; ask again with at most 16 calls at once.",
+			}
+			if d := cmp.Diff(want, refused); d != "" {
+				t.Errorf("refusals stored (-want +got):\n%s", d)
+			}
+			seen := srv.Seen()
+			sent := seen[len(seen)-1].Req.Messages
+			if n := len(sent[len(sent)-1].Results); n != agent.DefaultMaxCallsPerStep+2 {
+				t.Errorf("%d results sent back, want 18", n)
+			}
+			toolEvents := 0
+			for _, ev := range evs {
+				if ev.Kind == agent.EventToolCall || ev.Kind == agent.EventToolResult {
+					toolEvents++
+				}
+			}
+			if toolEvents != 2*(agent.DefaultMaxCallsPerStep+2) {
+				t.Errorf("%d tool call and result events, want one of each per call kept (36)", toolEvents)
+			}
+		})
+	}
+}
+
 // TestNamelessCall: a call without a name, as a provider streams it, is
 // answered with a refusal and the turn goes on (it used to fail the whole
 // turn as a provider error). The model runs through the OpenAI adapter
@@ -199,5 +291,12 @@ func TestNamelessCall(t *testing.T) {
 	want := []string{"n1: " + refusal, "n2: found x", "n3: " + refusal}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("results sent back (-want +got):\n%s", diff)
+	}
+}
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
 	}
 }

@@ -22,7 +22,7 @@ func (rn *run) loop(ctx context.Context) (Outcome, error) {
 			rn.out.Text = resp.Text
 			return rn.finish(ctx, store.TurnDone, StopAnswer)
 		}
-		paused, err := rn.toolStep(ctx, resp.ToolCalls)
+		paused, err := rn.toolStep(ctx, rn.plan)
 		if err != nil {
 			return rn.fail(ctx, err)
 		}
@@ -34,10 +34,13 @@ func (rn *run) loop(ctx context.Context) (Outcome, error) {
 
 // modelStep calls the model (retrying failures that happened before any
 // output), streams its events out, and records the reply and its usage.
+// rn.plan is then the reply's plan: which of its calls run, and which
+// the transcript keeps.
 func (rn *run) modelStep(ctx context.Context) (llm.Response, error) {
 	req := llm.Request{System: rn.req.System, Messages: rn.history, Tools: rn.req.Tools, CacheKey: rn.facts.Agent.Name}
 	var resp llm.Response
 	for attempt := 1; ; attempt++ {
+		rn.plan = rn.newPlan()
 		produced := false
 		var err error
 		resp, err = llm.Collect(rn.model.Stream(ctx, req), func(ev llm.Event) {
@@ -60,24 +63,29 @@ func (rn *run) modelStep(ctx context.Context) (llm.Response, error) {
 	return resp, rn.recordReply(ctx, resp)
 }
 
-// relay forwards a model event to the surface.
+// relay forwards a model event to the surface: a tool call once the
+// reply's plan has decided about it, and only one the transcript keeps.
 func (rn *run) relay(ev llm.Event) {
 	switch ev.Kind {
 	case llm.EventText:
 		rn.emit(Event{Kind: EventText, Text: ev.Text})
 	case llm.EventToolCall:
 		c := ev.ToolCall
-		rn.emit(Event{Kind: EventToolCall, Call: &c})
+		if rn.plan.add(c) {
+			rn.emit(Event{Kind: EventToolCall, Call: &c})
+		}
 	}
 }
 
-// recordReply records the assistant's reply, one message per tool call,
-// the usage record and the turn's step count, in one write. A reply that
-// calls no tool ends the turn: it is staged and written with the turn's
-// final status by finish, so the last step costs one write too.
+// recordReply records the assistant's reply, one message per tool call
+// the plan keeps, the usage record and the turn's step count, in one
+// write. A reply that calls no tool ends the turn: it is staged and
+// written with the turn's final status by finish, so the last step costs
+// one write too.
 func (rn *run) recordReply(ctx context.Context, resp llm.Response) error {
 	msgs := []store.Message{{Role: string(llm.Assistant), Content: resp.Text}}
-	for _, c := range resp.ToolCalls {
+	calls := rn.plan.calls()
+	for _, c := range calls {
 		msgs = append(msgs, store.Message{Role: roleToolCall, ToolName: c.Name, ToolCallID: c.ID, Content: string(c.Args)})
 	}
 	rn.stage(msgs...)
@@ -99,7 +107,7 @@ func (rn *run) recordReply(ctx context.Context, resp llm.Response) error {
 	if err := rn.commit(ctx); err != nil {
 		return err
 	}
-	rn.keepSignatures(resp.ToolCalls)
+	rn.keepSignatures(calls)
 	return nil
 }
 

@@ -34,6 +34,9 @@ type run struct {
 	// callsRun counts the tool calls this turn ran, for
 	// Config.MaxCallsPerTurn.
 	callsRun int
+	// plan is the latest reply's: which of its calls run, and which the
+	// transcript keeps.
+	plan *stepPlan
 	// fit fits each model call into the model's context window; it is
 	// model, when the turn has one.
 	fit *fitter
@@ -239,7 +242,10 @@ func (rn *run) commit(ctx context.Context) error {
 
 // write stores claim (when not nil), the turn record and what is staged
 // in one transaction (store.TurnWriter), then emits the staged usage and
-// clears what was staged. Another user's conversation writes nothing and
+// clears what was staged. What is staged after a model step is sent
+// again when its write fails (the turn's end writes it): the usage
+// record's step is its key, so a write that had committed is not
+// recorded twice (store.TurnWrite). Another user's conversation writes nothing and
 // is no error here: the caller reads the answer.
 func (rn *run) write(ctx context.Context, claim *store.Conversation) (store.TurnWritten, error) {
 	p := rn.pending
@@ -250,6 +256,11 @@ func (rn *run) write(ctx context.Context, claim *store.Conversation) (store.Turn
 	}
 	if !w.Written(rn.facts.Caller.UserID) {
 		return w, nil
+	}
+	if w.Repeated {
+		// A step written before whose answer was lost (the write is sent
+		// again by the turn's end): the store kept it once.
+		rn.r.cfg.Logger.Info("turn step already recorded", "turn", rn.facts.TurnID, "step", p.usage.Step)
 	}
 	rn.pending = pending{}
 	if p.usageEv != nil {

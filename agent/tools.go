@@ -2,8 +2,6 @@ package agent
 
 import (
 	"context"
-	"fmt"
-	"strings"
 	"sync"
 
 	"github.com/quiverhq/quiver/dispatch"
@@ -15,30 +13,20 @@ import (
 // cancelledResult answers a call the turn's cancellation left unrun.
 const cancelledResult = "cancelled: the turn was stopped before this call finished"
 
-// notRun begins every answer to a call the loop refused to run, so that a
-// resumed turn can tell the calls it ran from the ones it refused.
-const notRun = "Not run: "
-
-// The loop's refusals, each one line that says which limit, so that the
-// model can ask again within it.
-const (
-	namelessCall  = notRun + "this tool call has no tool name; call again with the name of one of your tools."
-	stepCallLimit = notRun + "this reply asked for %d tool calls, more than the limit of %d per step; ask again with at most %d calls at once."
-	turnCallLimit = notRun + "this turn has used its limit of %d tool calls; answer with what you have."
-)
-
-// toolStep runs the model's calls and records every result, in call order.
-// Calls past the step's or the turn's limit, and calls without a name, are
-// not run: each is answered with a refusal (see admit). Consecutive
-// read-only calls run concurrently, at most Config.MaxConcurrentCalls at
-// once; a write waits for what came before it and runs alone, so writes
-// happen in call order. Every call gets a recorded answer, cancellation
-// included. It reports whether a result paused the turn; an error means
-// the turn cannot go on.
-func (rn *run) toolStep(ctx context.Context, calls []llm.ToolCall) (paused bool, err error) {
+// toolStep runs the calls plan admits and records the result of every
+// call it keeps, in call order. Calls past the step's or the turn's
+// limit, and calls without a name, are not run: the ones kept are
+// answered with a refusal (see Refusals). Consecutive read-only calls run
+// concurrently, at most Config.MaxConcurrentCalls at once; a write waits
+// for what came before it and runs alone, so writes happen in call order.
+// Every kept call gets a recorded answer, cancellation included. It
+// reports whether a result paused the turn; an error means the turn
+// cannot go on.
+func (rn *run) toolStep(ctx context.Context, plan *stepPlan) (paused bool, err error) {
+	calls := plan.calls()
 	results := make([]tool.Result, len(calls))
 	errs := make([]error, len(calls))
-	for _, batch := range batches(calls, rn.admit(calls, results), rn.isWrite) {
+	for _, batch := range batches(calls, rn.admit(plan, results), rn.isWrite) {
 		rn.runBatch(ctx, calls, batch, results, errs)
 	}
 	dctx, cancel := detached(ctx)
@@ -53,7 +41,7 @@ func (rn *run) toolStep(ctx context.Context, calls []llm.ToolCall) (paused bool,
 			firstErr = firstNonNil(firstErr, errs[i])
 		}
 	}
-	if err := rn.recordResults(dctx, calls, results); err != nil {
+	if err := rn.recordResults(dctx, plan, results); err != nil {
 		return false, err
 	}
 	for _, res := range results {
@@ -65,43 +53,34 @@ func (rn *run) toolStep(ctx context.Context, calls []llm.ToolCall) (paused bool,
 	return paused, ctx.Err()
 }
 
-// admit returns the indexes of the calls that may run, in call order, and
-// counts them against the turn's budget. The others get their refusal in
-// results: a call without a name (blank counts as none), then every call
-// past Config.MaxCallsPerStep, then every call past what is left of
-// Config.MaxCallsPerTurn. A refused call is not counted.
-func (rn *run) admit(calls []llm.ToolCall, results []tool.Result) []int {
-	cfg := rn.r.cfg
-	var admitted []int
-	refused := 0
-	for i, c := range calls {
-		switch {
-		case strings.TrimSpace(c.Name) == "":
-			results[i] = tool.Result{Content: namelessCall, IsError: true}
-		case len(admitted) >= cfg.MaxCallsPerStep:
-			results[i] = tool.Result{Content: fmt.Sprintf(stepCallLimit, len(calls), cfg.MaxCallsPerStep, cfg.MaxCallsPerStep), IsError: true}
-		case rn.callsRun >= cfg.MaxCallsPerTurn:
-			results[i] = tool.Result{Content: fmt.Sprintf(turnCallLimit, cfg.MaxCallsPerTurn), IsError: true}
-		default:
-			admitted = append(admitted, i)
-			rn.callsRun++
+// admit returns the indexes, among plan's kept calls, of the calls that
+// run, in call order, and counts them against the turn's budget. The
+// refused ones get their refusal in results.
+func (rn *run) admit(plan *stepPlan, results []tool.Result) []int {
+	var run []int
+	for i, k := range plan.kept {
+		if k.why == admitted {
+			run = append(run, i)
 			continue
 		}
-		refused++
+		results[i] = tool.Result{Content: plan.answer(k.why), IsError: true}
 	}
-	if refused > 0 {
-		cfg.Logger.Info("tool calls refused", "turn", rn.facts.TurnID, "asked", len(calls), "refused", refused,
-			"per_step", cfg.MaxCallsPerStep, "per_turn", cfg.MaxCallsPerTurn)
+	rn.callsRun += len(run)
+	if refused := plan.asked - plan.ran; refused > 0 {
+		cfg := rn.r.cfg
+		cfg.Logger.Info("tool calls refused", "turn", rn.facts.TurnID, "asked", plan.asked, "refused", refused,
+			"left_out", plan.leftOut(), "per_step", cfg.MaxCallsPerStep, "per_turn", cfg.MaxCallsPerTurn)
 	}
-	return admitted
+	return run
 }
 
 // callsRan counts the tool calls turnID ran among msgs: its tool results
-// other than the loop's refusals. A resumed turn starts its budget there.
+// other than the loop's refusals (store.Message.Refused). A resumed turn
+// starts its budget there.
 func callsRan(msgs []store.Message, turnID string) int {
 	n := 0
 	for _, m := range msgs {
-		if m.TurnID == turnID && m.Role == string(llm.Tool) && !strings.HasPrefix(m.Content, notRun) {
+		if m.TurnID == turnID && m.Role == string(llm.Tool) && !m.Refused {
 			n++
 		}
 	}
@@ -167,14 +146,17 @@ func (rn *run) runBatch(ctx context.Context, calls []llm.ToolCall, batch []int, 
 	wg.Wait()
 }
 
-// recordResults persists the step's results in call order, in one
-// transaction (the model-visible bodies; dispatch has already stored
-// oversized ones under Ref), then tells the surface.
-func (rn *run) recordResults(ctx context.Context, calls []llm.ToolCall, results []tool.Result) error {
+// recordResults persists the results of plan's kept calls in call order,
+// in one transaction (the model-visible bodies; dispatch has already
+// stored oversized ones under Ref), refusals marked, then tells the
+// surface.
+func (rn *run) recordResults(ctx context.Context, plan *stepPlan, results []tool.Result) error {
+	calls := plan.calls()
 	msgs := make([]store.Message, len(calls))
 	for i, c := range calls {
 		res := results[i]
-		msgs[i] = store.Message{Role: string(llm.Tool), ToolName: c.Name, ToolCallID: c.ID, Content: res.Content, Ref: res.Ref, IsError: res.IsError}
+		msgs[i] = store.Message{Role: string(llm.Tool), ToolName: c.Name, ToolCallID: c.ID, Content: res.Content, Ref: res.Ref,
+			IsError: res.IsError, Refused: plan.kept[i].why != admitted}
 	}
 	if err := rn.append(ctx, msgs...); err != nil {
 		return err

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -318,7 +319,15 @@ func ArchiveTables() []ArchiveTable {
 		{Name: "messages", Key: []string{"org_id", "conversation_id", "seq"}, Columns: []ArchiveColumn{
 			text("org_id"), text("conversation_id"), intCol("seq"), text("turn_id"), text("role"),
 			bytesCol("content"), text("tool_name"), text("tool_call_id"), text("ref"), boolCol("is_error"),
-			at("created_at")}},
+			at("created_at"),
+			// Added with the structural refusal mark: an older archive's
+			// refusals are the tool results that begin "Not run: ", the
+			// text every refusal began with (as the migrations mark them).
+			filled(boolCol("refused"), func(t ArchiveTable, row []any) any {
+				role, _ := t.value(row, "role").(string)
+				content, _ := t.value(row, "content").([]byte)
+				return role == "tool" && bytes.HasPrefix(content, []byte("Not run: "))
+			})}},
 		{Name: "results", Key: []string{"ref"}, Columns: []ArchiveColumn{
 			text("ref"), text("org_id"), text("conversation_id"), text("turn_id"), text("tool"),
 			bytesCol("body"), at("created_at"),

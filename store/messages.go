@@ -31,7 +31,11 @@ type Message struct {
 	// truncated (tool messages only).
 	Ref string
 	// IsError marks a tool result that reports a failure.
-	IsError   bool
+	IsError bool
+	// Refused marks a tool result that answers a call the agent loop
+	// refused to run (past a tool-call limit, or without a name): it
+	// counts against no budget of calls run (tool messages only).
+	Refused   bool
 	CreatedAt time.Time
 }
 

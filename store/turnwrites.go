@@ -11,6 +11,16 @@ import (
 // at its end the last messages and the final status. A store writes it in
 // one transaction, so a step costs one commit instead of one per record.
 // Every part is optional; an empty TurnWrite writes nothing.
+//
+// A write with Usage is its model step's, and the usage record's (turn,
+// step) is the step's key, stored once (see Usages.PutUsage). A write can
+// fail ambiguously: committed, but its answer lost (the context cancelled
+// during the commit's round trip); the caller then sends the step again.
+// When the store already holds the step's usage record, the write is such
+// a retry: it stores its Claim and Turn (the turn's latest state) but
+// neither its Messages nor its Usage again, and says so
+// (TurnWritten.Repeated), so that a step's messages and usage are
+// recorded once however often it is sent.
 type TurnWrite struct {
 	// Claim, when non-nil, enters the conversation first, as
 	// Conversations.ClaimConversation does. When it belongs to another
@@ -32,9 +42,13 @@ type TurnWritten struct {
 	// TurnWrite.Claim); zero without a Claim.
 	Conversation Conversation
 	// Seqs are the Seqs of TurnWrite.Messages, in order; nil when the
-	// messages were not written (no messages, or another user's
-	// conversation).
+	// messages were not written (no messages, another user's
+	// conversation, or a repeated step).
 	Seqs []int64
+	// Repeated reports that the store already held the write's model step
+	// (its usage record's turn and step): its Messages and Usage were not
+	// written again.
+	Repeated bool
 }
 
 // Written reports whether the write was stored: it had no Claim, or the

@@ -38,9 +38,13 @@ type UsageTotal struct {
 
 // Usages stores usage records.
 type Usages interface {
-	// PutUsage appends one record.
+	// PutUsage appends one record. A turn's (TurnID, Step) is the key of
+	// its model step's record: when the store already holds a record of
+	// them, that one is kept and u is not stored, with no error (a retry
+	// of a write that committed).
 	PutUsage(ctx context.Context, u Usage) error
-	// ListUsage returns the turn's records in that organisation, by Step.
+	// ListUsage returns the turn's records in that organisation, by Step
+	// (one per Step).
 	ListUsage(ctx context.Context, orgID, turnID string) ([]Usage, error)
 	// SumUsage totals the payer's records in that organisation created in
 	// [from, to).

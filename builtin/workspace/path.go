@@ -45,9 +45,10 @@ func cleanPath(p string) (string, error) {
 }
 
 // CheckPath reports whether p is a path in a workspace that the tools
-// accept as it stands: what cleanPath accepts, and already clean (no "."
-// or empty component, no trailing separator). What copies workspaces in
-// from elsewhere (an archive's import) checks every entry with it.
+// accept as it stands: what cleanPath accepts, already clean (no "." or
+// empty component, no trailing separator), and a place write_file could
+// write (checkDepth). What copies workspaces in from elsewhere (an
+// archive's import) checks every entry with it.
 func CheckPath(p string) error {
 	c, err := cleanPath(p)
 	if err != nil {
@@ -55,6 +56,16 @@ func CheckPath(p string) error {
 	}
 	if c != p {
 		return fmt.Errorf("%s is not a clean path (%s)", p, c)
+	}
+	return checkDepth(c)
+}
+
+// checkDepth refuses a clean path inside more than maxFolderDepth
+// folders: the quota accounting measures no deeper (measure), and
+// list_files and search_files would not show it.
+func checkDepth(p string) error {
+	if n := strings.Count(filepath.ToSlash(p), "/"); n > maxFolderDepth {
+		return fmt.Errorf("%s is inside %d folders; the limit is %d", p, n, maxFolderDepth)
 	}
 	return nil
 }

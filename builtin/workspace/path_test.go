@@ -298,6 +298,8 @@ func TestCheckPath(t *testing.T) {
 		{"a/.quiver-lock", "reserved"},
 		{"a\x00b", "control character"},
 		{"", "empty"},
+		{strings.Repeat("d/", maxFolderDepth) + "f", ""},
+		{strings.Repeat("d/", maxFolderDepth+1) + "f", "inside 65 folders; the limit is 64"},
 	}
 	for _, tc := range tests {
 		err := CheckPath(tc.path)

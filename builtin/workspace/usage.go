@@ -6,6 +6,7 @@ import (
 	"hash/crc32"
 	"io"
 	"os"
+	"path"
 	"strconv"
 	"strings"
 	"syscall"
@@ -37,6 +38,12 @@ import (
 //     last change it records the new totals, clean. A writer that dies
 //     between the two (its lock goes with it) leaves the ledger dirty, so
 //     the next write measures again, and so does one that fails part way.
+//   - A measure that fails records nothing: the write is refused, nothing
+//     changed, and the next write measures again; the first that succeeds
+//     records a clean ledger. A failure the workspace's content causes (a
+//     folder nested deeper than the tools write, put there by other
+//     means) is said to the model, naming the folder, rather than logged
+//     as the server's.
 //
 // No process keeps usage in memory, so there is no per-process cache to
 // invalidate: every process and replica reads the same record under the
@@ -120,7 +127,11 @@ func (w *workspaces) usage(root *os.Root, l writeLock) (usage, error) {
 		return u, nil
 	}
 	u, err := w.measure(root)
-	if err != nil {
+	var deep *tooDeepError
+	switch {
+	case errors.As(err, &deep):
+		return usage{}, err
+	case err != nil:
 		return usage{}, tool.Infra(err)
 	}
 	if err := l.f.Truncate(int64(ledgerLen)); err != nil {
@@ -154,12 +165,24 @@ func (l writeLock) begin() error {
 // which is all a failure here can cost.
 func (l writeLock) commit(u usage) { _ = l.record(ledgerClean, u) }
 
+// tooDeepError is a measure that found a folder nested deeper than
+// maxFolderDepth: only other means than the tools put one there.
+type tooDeepError struct{ folder string }
+
+func (e *tooDeepError) Error() string {
+	return fmt.Sprintf("the workspace's usage cannot be measured: the folder %s is nested more than %d folders deep, "+
+		"deeper than the workspace tools write (it was put there by other means); move or remove it to write to this workspace again",
+		e.folder, maxFolderDepth)
+}
+
 // measure counts what root holds, walking it without following links. The
 // lock file is not counted: it is Quiver's, and always there once written
 // to. Below the Root every folder is opened by one name relative to its
 // parent's descriptor (O_NOFOLLOW) and every entry looked at with
 // fstatat(AT_SYMLINK_NOFOLLOW), so the walk is linear in the entries
-// whatever the depth; it holds a descriptor per level it is down.
+// whatever the depth. It holds a descriptor per level it is down, so it
+// goes at most maxFolderDepth folders deep: a deeper folder is a
+// *tooDeepError, with at most maxFolderDepth+1 descriptors held.
 func (w *workspaces) measure(root *os.Root) (usage, error) {
 	top, err := root.OpenFile(".", os.O_RDONLY|syscall.O_DIRECTORY, 0)
 	if err != nil {
@@ -171,15 +194,20 @@ func (w *workspaces) measure(root *os.Root) (usage, error) {
 		return usage{}, fmt.Errorf("workspace: measure usage: %w", err)
 	}
 	var u usage
-	if err := w.measureDir(fd, ".", &u); err != nil {
+	var deep *tooDeepError
+	switch err := w.measureDir(fd, ".", 0, &u); {
+	case errors.As(err, &deep):
+		return usage{}, err
+	case err != nil:
 		return usage{}, fmt.Errorf("workspace: measure usage: %w", err)
 	}
 	return u, nil
 }
 
-// measureDir adds what the folder fd, at rel in the workspace, holds to u.
-// It owns fd and closes it.
-func (w *workspaces) measureDir(fd int, rel string, u *usage) error {
+// measureDir adds what the folder fd, at rel in the workspace and depth
+// folders deep in it (the workspace itself 0), holds to u. It owns fd and
+// closes it.
+func (w *workspaces) measureDir(fd int, rel string, depth int, u *usage) error {
 	d := os.NewFile(uintptr(fd), rel)
 	defer d.Close()
 	names, err := d.Readdirnames(-1)
@@ -196,16 +224,20 @@ func (w *workspaces) measureDir(fd int, rel string, u *usage) error {
 		case errors.Is(err, syscall.ENOENT):
 			continue // gone since the listing
 		case err != nil:
-			return fmt.Errorf("%s: %w", rel+"/"+name, err)
+			return fmt.Errorf("%s: %w", path.Join(rel, name), err)
 		}
 		switch st.Mode & unix.S_IFMT {
 		case unix.S_IFDIR:
 			u.folders++
-			sub, err := openDirAt(fd, name)
-			if err != nil {
-				return fmt.Errorf("%s: %w", rel+"/"+name, err)
+			sub := path.Join(rel, name)
+			if depth+1 > maxFolderDepth {
+				return &tooDeepError{folder: sub}
 			}
-			if err := w.measureDir(sub, rel+"/"+name, u); err != nil {
+			subfd, err := openDirAt(fd, name)
+			if err != nil {
+				return fmt.Errorf("%s: %w", sub, err)
+			}
+			if err := w.measureDir(subfd, sub, depth+1, u); err != nil {
 				return err
 			}
 		case unix.S_IFREG:

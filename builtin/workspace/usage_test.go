@@ -283,3 +283,125 @@ func TestListFilesBoundedWalk(t *testing.T) {
 		}
 	})
 }
+
+// openFiles is how many descriptors the process has open.
+func openFiles(t *testing.T) int {
+	t.Helper()
+	ents, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		t.Skipf("no /proc/self/fd: %v", err)
+	}
+	return len(ents)
+}
+
+// TestMeasureBoundedDepth: the measure holds a descriptor per folder
+// level it is down, so it goes no deeper than maxFolderDepth. A workspace
+// as deep as write_file writes is measured; a folder nested deeper (put
+// there by other means) refuses the write with a message naming it,
+// nothing written, instead of a descriptor per level however deep.
+func TestMeasureBoundedDepth(t *testing.T) {
+	deep := strings.TrimSuffix("c0/"+strings.Repeat("d/", maxFolderDepth), "/")
+	for _, tc := range []struct {
+		name  string
+		depth int // folders in the chain
+		want  string
+	}{
+		{"as deep as the tools write", maxFolderDepth, ""},
+		{"deeper", maxFolderDepth + 40, "the folder " + deep + " is nested more than 64 folders deep"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t, Config{})
+			e.chains(t, 1, tc.depth)
+			w := e.newWriter(Config{})
+			base, peak := openFiles(t), 0
+			w.visited = func() { peak = max(peak, openFiles(t)) }
+			_, err := w.write(t.Context(), e.scope, writeIn{Files: []fileIn{{Path: "b.txt", Content: "b"}}})
+			// The workspace, each level below it, ReadDir's own and the
+			// runtime poller's two, opened on first use.
+			if held := peak - base; held > maxFolderDepth+4 {
+				t.Errorf("the measure held %d descriptors at once; want at most %d", held, maxFolderDepth+4)
+			}
+			if tc.want == "" {
+				must(t, err)
+				if got, ok := e.ledger(t); !ok || got != e.count(t) {
+					t.Errorf("ledger %+v (clean %v), workspace %+v", got, ok, e.count(t))
+				}
+				return
+			}
+			wantErr(t, err, "write_file: nothing written", tc.want)
+			if _, err := os.Lstat(filepath.Join(e.dir(), "b.txt")); !errors.Is(err, fs.ErrNotExist) {
+				t.Errorf("b.txt after the refused write: %v", err)
+			}
+		})
+	}
+}
+
+// TestFailedMeasureRecovers: a measure that fails records nothing, so
+// the ledger is not trusted afterwards: every write measures again until
+// one succeeds, and that one records a clean ledger. Here the failure is
+// a folder nested too deep, put there by hand; once it is moved up, the
+// next write measures, passes, and the ones after it read no folder.
+func TestFailedMeasureRecovers(t *testing.T) {
+	e := newEnv(t, Config{})
+	e.mustCall("write_file", writeArgs(t, file{"a.txt", "a"}))
+	e.chains(t, 1, maxFolderDepth+3)
+	e.setLedger(t, nil) // as an older Quiver left it: measure again
+	w := e.newWriter(Config{})
+	n := visits(w)
+	for _, call := range []func() error{
+		func() error {
+			_, err := w.write(t.Context(), e.scope, writeIn{Files: []fileIn{{Path: "b.txt", Content: "b"}}})
+			return err
+		},
+		func() error { _, err := w.delete(t.Context(), e.scope, deleteIn{Path: "a.txt"}); return err },
+		func() error {
+			_, err := w.edit(t.Context(), e.scope, editIn{Path: "a.txt", OldString: "a", NewString: "aa"})
+			return err
+		},
+	} {
+		*n = 0
+		wantErr(t, call(), "is nested more than 64 folders deep", "move or remove it")
+		if *n == 0 {
+			t.Error("the call read no name: it trusted a ledger no measure recorded")
+		}
+		if got, ok := e.ledger(t); ok {
+			t.Fatalf("ledger clean (%+v) after a failed measure", got)
+		}
+	}
+	if got, err := os.ReadFile(filepath.Join(e.dir(), "a.txt")); err != nil || string(got) != "a" {
+		t.Fatalf("a.txt is %q (%v) after refused calls", got, err)
+	}
+	// Moved up by hand: the chain is now as deep as the tools write.
+	c0 := filepath.Join(e.dir(), "c0")
+	must(t, os.Rename(filepath.Join(c0, strings.Repeat("d/", maxFolderDepth-1)+"d"), filepath.Join(e.dir(), "moved")))
+	*n = 0
+	if _, err := w.write(t.Context(), e.scope, writeIn{Files: []fileIn{{Path: "c.txt", Content: "c"}}}); err != nil {
+		t.Fatal(err)
+	}
+	if *n == 0 {
+		t.Error("the write after the fix read no name: it did not measure")
+	}
+	got, ok := e.ledger(t)
+	if !ok || got != e.count(t) {
+		t.Fatalf("ledger %+v (clean %v), workspace %+v", got, ok, e.count(t))
+	}
+	*n = 0
+	if _, err := w.write(t.Context(), e.scope, writeIn{Files: []fileIn{{Path: "c.txt", Content: "cc"}}}); err != nil || *n != 0 {
+		t.Errorf("a write over the recorded ledger: %v, %d names read; want no error, none read", err, *n)
+	}
+}
+
+// TestWriteDepthCap: write_file writes inside at most maxFolderDepth
+// folders, the depth the measure goes to.
+func TestWriteDepthCap(t *testing.T) {
+	e := newEnv(t, Config{})
+	ok := strings.Repeat("d/", maxFolderDepth) + "f.txt"
+	e.mustCall("write_file", writeArgs(t, file{ok, "f"}))
+	_, err := e.call("write_file", writeArgs(t, file{"x/" + ok, "f"}))
+	wantErr(t, err, "nothing written", "is inside 65 folders; the limit is 64")
+	e.setLedger(t, nil)
+	e.mustCall("write_file", writeArgs(t, file{"g.txt", "g"}))
+	if got, ok := e.ledger(t); !ok || got != e.count(t) {
+		t.Errorf("ledger %+v (clean %v), workspace %+v", got, ok, e.count(t))
+	}
+}

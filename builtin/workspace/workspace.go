@@ -59,6 +59,10 @@ const (
 	maxRewriteLen  = 3_000  // characters of an existing file write_file may replace
 	maxLineChars   = 300    // characters of one line search_files shows
 	maxDepth       = 64     // folder levels search_files and list_files go down
+	// maxFolderDepth is how many folders a path write_file writes (or an
+	// archive imports) may be inside, and so how deep the quota
+	// accounting's measure goes: it holds a descriptor per level.
+	maxFolderDepth = maxDepth
 	binaryProbe    = 8 << 10
 )
 

@@ -28,6 +28,7 @@ type writeIn struct {
 func (w *workspaces) writeTool() *tool.Tool {
 	s := spec("write_file", writeDescription, tool.Write, append(w.quotaLimits(),
 		tool.Limit{Name: "max_files_per_call", Value: maxWriteFiles},
+		tool.Limit{Name: "max_folder_depth", Value: maxFolderDepth},
 		tool.Limit{Name: "max_rewrite_chars", Value: maxRewriteLen})...)
 	s.Tune = func(sc *jsonschema.Schema) {
 		sc.Properties["files"].MinItems = jsonschema.Ptr(1)
@@ -99,6 +100,9 @@ func cleanNames(files []fileIn) ([]string, error) {
 	names := make([]string, 0, len(files))
 	for _, f := range files {
 		name, err := cleanPath(f.Path)
+		if err == nil {
+			err = checkDepth(name)
+		}
 		if err != nil {
 			return nil, err
 		}

@@ -13,10 +13,10 @@ import (
 // TestShortRun is "quiver bench --short" as scripts/test runs it: a
 // correctness check, never a timed assertion. Every comparison runs on
 // the quiver binary built from this tree, and every figure it reports is
-// present and positive (the ones that may be zero: errors, goroutines
-// left, heap growth, the MCP server's CPU, read in 10 ms steps). The
-// search comparison also checks that search_files and ripgrep found the
-// same lines.
+// present and positive (the ones that may be zero: errors, heap growth,
+// the MCP server's CPU, read in 10 ms steps), and the burst left no
+// goroutine behind. The search comparison also checks that search_files
+// and ripgrep found the same lines.
 func TestShortRun(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts quiver serve processes")
@@ -83,6 +83,10 @@ func TestShortRun(t *testing.T) {
 	m := rep.Memory
 	if m == nil || m.Conversations <= 0 || m.Before.HeapLive == 0 || m.After.HeapLive == 0 || m.Before.Goroutines <= 0 {
 		t.Errorf("memory %+v", m)
+	} else if m.GoroutinesLeft != 0 || m.Left != nil {
+		// Counts, not times: with the idle connections on both sides
+		// closed, a goroutine still there is one a turn left.
+		t.Errorf("%d goroutines left after the burst: %v", m.GoroutinesLeft, m.Left)
 	}
 	var text, js bytes.Buffer
 	if err := bench.WriteText(&text, rep); err != nil || !bytes.Contains(text.Bytes(), []byte("cpu per turn")) ||

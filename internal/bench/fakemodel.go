@@ -32,6 +32,7 @@ type FakeModel struct {
 	srv       *http.Server
 	toolReply [][]byte
 	textReply [][]byte
+	conns     connSet
 
 	requests atomic.Int64
 	mu       sync.Mutex
@@ -49,14 +50,50 @@ func NewFakeModel() *FakeModel {
 		fmt.Fprintln(w, m.requests.Load())
 	})
 	mux.HandleFunc("POST /bench/close-idle", func(w http.ResponseWriter, _ *http.Request) {
-		// Turning keep-alives off closes the idle connections; the
-		// server's transport then ends their goroutines.
-		m.srv.SetKeepAlivesEnabled(false)
-		m.srv.SetKeepAlivesEnabled(true)
+		m.conns.closeIdle()
 		w.WriteHeader(http.StatusNoContent)
 	})
-	m.srv = &http.Server{Handler: mux}
+	m.srv = &http.Server{Handler: mux, ConnState: m.conns.track}
 	return m
+}
+
+// connSet is the connections a server has open and the state of each.
+// Safe for concurrent use; the zero value is ready.
+type connSet struct {
+	mu    sync.Mutex
+	conns map[net.Conn]http.ConnState
+}
+
+// track is an http.Server's ConnState hook.
+func (s *connSet) track(c net.Conn, st http.ConnState) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if st == http.StateClosed || st == http.StateHijacked {
+		delete(s.conns, c)
+		return
+	}
+	if s.conns == nil {
+		s.conns = make(map[net.Conn]http.ConnState)
+	}
+	s.conns[c] = st
+}
+
+// closeIdle closes every connection not serving a request: the idle ones
+// and the new ones that never carried one. The client's transport then
+// ends their goroutines. New ones matter: a client's transport dials a
+// spare connection when a request waits, and pools it unused when another
+// one frees up first; http.Server.SetKeepAlivesEnabled(false) leaves such
+// a connection open for its first 5 seconds, and the measured server kept
+// its two goroutines (issue 16: the 4 goroutines "left" after a burst).
+func (s *connSet) closeIdle() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for c, st := range s.conns {
+		if st == http.StateNew || st == http.StateIdle {
+			c.Close()
+			delete(s.conns, c)
+		}
+	}
 }
 
 // Serve answers on ln until ctx ends.

@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"runtime"
 	"runtime/metrics"
+	"strings"
 	"sync"
 	"time"
 )
@@ -24,6 +25,9 @@ type RuntimeFigures struct {
 	HeapLive uint64 `json:"heap_live_bytes"`
 	// Goroutines is how many goroutines exist.
 	Goroutines int `json:"goroutines"`
+	// Stacks counts the goroutines by stackKey: the function each waits
+	// in and the one that started it.
+	Stacks map[string]int `json:"goroutines_by_stack,omitempty"`
 }
 
 // readRuntime collects garbage twice (the second pass frees what the
@@ -33,11 +37,77 @@ func readRuntime() RuntimeFigures {
 	runtime.GC()
 	s := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
 	metrics.Read(s)
-	f := RuntimeFigures{Goroutines: runtime.NumGoroutine()}
+	f := RuntimeFigures{Goroutines: runtime.NumGoroutine(), Stacks: stackKinds(allStacks())}
 	if s[0].Value.Kind() == metrics.KindUint64 {
 		f.HeapLive = s[0].Value.Uint64()
 	}
 	return f
+}
+
+// allStacks is runtime.Stack of every goroutine, whole.
+func allStacks() []byte {
+	buf := make([]byte, 1<<20)
+	for {
+		n := runtime.Stack(buf, true)
+		if n < len(buf) {
+			return buf[:n]
+		}
+		buf = make([]byte, 2*len(buf))
+	}
+}
+
+// stackKinds counts the goroutines of a runtime.Stack dump by stackKey.
+func stackKinds(dump []byte) map[string]int {
+	kinds := make(map[string]int)
+	for g := range strings.SplitSeq(string(dump), "\n\n") {
+		if k := stackKey(g); k != "" {
+			kinds[k]++
+		}
+	}
+	return kinds
+}
+
+// stackKey names one goroutine of a dump ("goroutine 7 [select]:", then
+// a function and file line per frame, then "created by F in goroutine
+// N"): its innermost function, and "<- F" for the one that started it.
+// Goroutines waiting in the same place for the same reason have the
+// same key, whatever their arguments.
+func stackKey(g string) string {
+	lines := strings.Split(strings.TrimSpace(g), "\n")
+	if len(lines) < 2 || !strings.HasPrefix(lines[0], "goroutine ") {
+		return ""
+	}
+	key := funcOf(lines[1])
+	for _, l := range lines[2:] {
+		if c, ok := strings.CutPrefix(l, "created by "); ok {
+			c, _, _ = strings.Cut(c, " in goroutine ")
+			key += " <- " + c
+		}
+	}
+	return key
+}
+
+// funcOf is a dump's frame line without its arguments.
+func funcOf(frame string) string {
+	if i := strings.LastIndexByte(frame, '('); i > 0 {
+		return frame[:i]
+	}
+	return frame
+}
+
+// stacksLeft is the kinds of goroutine after has more of than before,
+// and how many more; nil when there are none.
+func stacksLeft(before, after map[string]int) map[string]int {
+	var left map[string]int
+	for k, n := range after {
+		if d := n - before[k]; d > 0 {
+			if left == nil {
+				left = make(map[string]int)
+			}
+			left[k] = d
+		}
+	}
+	return left
 }
 
 // ServeProbe is "quiver bench serve-probe": it runs serve (quiver serve,
@@ -75,8 +145,11 @@ type MemoryReport struct {
 	After  RuntimeFigures `json:"after"`
 	// PerConversation is the live heap added per conversation, bytes.
 	PerConversation float64 `json:"heap_bytes_per_idle_conversation"`
-	// GoroutinesLeft is After's goroutines less Before's.
-	GoroutinesLeft int `json:"goroutines_left"`
+	// GoroutinesLeft is After's goroutines less Before's; Left names
+	// them: how many more of each kind of goroutine (stackKey) After
+	// holds than Before.
+	GoroutinesLeft int            `json:"goroutines_left"`
+	Left           map[string]int `json:"goroutines_left_by_stack,omitempty"`
 }
 
 // runMemory is comparison 5.
@@ -129,6 +202,7 @@ func (r *runner) runMemory(ctx context.Context) (*MemoryReport, error) {
 	}
 	rep.PerConversation = (float64(rep.After.HeapLive) - float64(rep.Before.HeapLive)) / float64(rep.Conversations)
 	rep.GoroutinesLeft = rep.After.Goroutines - rep.Before.Goroutines
+	rep.Left = stacksLeft(rep.Before.Stacks, rep.After.Stacks)
 	return rep, nil
 }
 

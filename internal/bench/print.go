@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"text/tabwriter"
 )
 
@@ -41,6 +43,9 @@ func WriteText(w io.Writer, rep *Report) error {
 		fmt.Fprintf(tw, "\nmemory (%d conversations, one turn each, %d at once)\n", mem.Conversations, mem.Burst)
 		fmt.Fprintf(tw, "heap live before\t%d B\tafter\t%d B\tper idle conversation\t%.0f B\n", mem.Before.HeapLive, mem.After.HeapLive, mem.PerConversation)
 		fmt.Fprintf(tw, "goroutines before\t%d\tafter\t%d\tleft\t%d\n", mem.Before.Goroutines, mem.After.Goroutines, mem.GoroutinesLeft)
+		for _, k := range slices.Sorted(maps.Keys(mem.Left)) {
+			fmt.Fprintf(tw, "  left: %d × %s\n", mem.Left[k], k)
+		}
 	}
 	return tw.Flush()
 }

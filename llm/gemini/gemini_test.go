@@ -192,6 +192,17 @@ func TestStreamEvents(t *testing.T) {
 				{ID: "call_3", Name: "f", Args: json.RawMessage(`{"x":2}`)},
 			}}, "",
 		},
+		{
+			"a given id equal to an earlier call's is made unique",
+			[]string{
+				`{"candidates":[{"content":{"role":"model","parts":[{"functionCall":{"name":"f"}},{"functionCall":{"id":"call_1","name":"g"}},{"functionCall":{"id":"call_1","name":"h"}}]},"finishReason":"STOP"}]}`,
+			},
+			llm.Response{Stop: llm.StopToolCalls, ToolCalls: []llm.ToolCall{
+				{ID: "call_1", Name: "f", Args: json.RawMessage(`{}`)},
+				{ID: "call_1_2", Name: "g", Args: json.RawMessage(`{}`)},
+				{ID: "call_1_3", Name: "h", Args: json.RawMessage(`{}`)},
+			}}, "",
+		},
 		{"no finish reason", []string{text("a"), `{"usageMetadata":{"promptTokenCount":1}}`}, llm.Response{}, llm.ErrServer},
 		{"malformed function call", []string{finish("MALFORMED_FUNCTION_CALL")}, llm.Response{}, llm.ErrServer},
 		{"malformed JSON", []string{text("a"), `{"candidates":[{"content":`}, llm.Response{}, llm.ErrServer},

@@ -15,7 +15,8 @@ import (
 // chunk may carry the usage so far; the finish reason comes in the last
 // chunk with content, possibly followed by one with usage only.
 type reply struct {
-	calls   int // function calls so far, for IDs and the stop reason
+	calls   int         // function calls so far, for IDs and the stop reason
+	ids     llm.CallIDs // keeps the calls' IDs distinct in the reply
 	finish  genai.FinishReason
 	blocked genai.BlockedReason
 	usage   *genai.GenerateContentResponseUsageMetadata
@@ -70,13 +71,16 @@ func (r *reply) part(p *genai.Part, yield func(llm.Event, error) bool) bool {
 }
 
 // call converts a function call, keeping the ID Gemini gives and otherwise
-// numbering calls "call_1", "call_2", ... in reply order.
+// numbering calls "call_1", "call_2", ... in reply order; either is made
+// unique in the reply (llm.CallIDs), so a given ID that equals an earlier
+// call's gets a suffix.
 func (r *reply) call(fc *genai.FunctionCall) (llm.ToolCall, error) {
 	r.calls++
 	id := fc.ID
 	if id == "" {
 		id = "call_" + strconv.Itoa(r.calls)
 	}
+	id = r.ids.Unique(id)
 	args := []byte("{}")
 	if fc.Args != nil {
 		b, err := json.Marshal(fc.Args)

@@ -201,8 +201,11 @@ func (q anthropicRequest) violation(h http.Header) string {
 			return msg
 		}
 		calls = nil
-		for _, b := range anthropicBlocks(m.Content) {
+		for j, b := range anthropicBlocks(m.Content) {
 			if b.Type == "tool_use" {
+				if calls[b.ID] {
+					return fmt.Sprintf("messages.%d.content.%d: tool_use ids must be unique; %q is repeated", i, j, b.ID)
+				}
 				if calls == nil {
 					calls = map[string]bool{}
 				}

@@ -45,6 +45,9 @@ func (OpenAI) Handler(t *testing.T, respond func(Seen) Reply) http.Handler {
 			err = json.Unmarshal(body, &wire)
 		}
 		req, derr := wire.neutral()
+		if err == nil && derr == nil {
+			derr = oaToolCallViolation(wire.Messages)
+		}
 		if err = errors.Join(err, derr); err != nil {
 			t.Errorf("openai fake: request body: %v\n%s", err, body)
 			writeOpenAIError(w, Failure{Status: http.StatusBadRequest, Kind: llm.ErrBadRequest, Message: err.Error()})
@@ -167,6 +170,39 @@ func decodeOAMessage(req *llm.Request, m oaMessage, names map[string]string) err
 		}
 	default:
 		return fmt.Errorf("unknown role %q", m.Role)
+	}
+	return nil
+}
+
+// oaToolCallViolation is what the real API refuses in the tool calls of
+// a request's messages: an assistant message's call ids must be distinct,
+// and the messages right after it must be one tool message per call id
+// (in any order), answering no other.
+func oaToolCallViolation(msgs []oaMessage) error {
+	for i := 0; i < len(msgs); i++ {
+		if msgs[i].Role != "assistant" || len(msgs[i].ToolCalls) == 0 {
+			if msgs[i].Role == "tool" {
+				return fmt.Errorf("messages.[%d].role: messages with role 'tool' must be a response to a preceding message with 'tool_calls'", i)
+			}
+			continue
+		}
+		open := map[string]bool{}
+		for _, c := range msgs[i].ToolCalls {
+			if open[c.ID] {
+				return fmt.Errorf("messages.[%d].tool_calls: duplicate tool call id %q", i, c.ID)
+			}
+			open[c.ID] = true
+		}
+		for i+1 < len(msgs) && msgs[i+1].Role == "tool" {
+			i++
+			if !open[msgs[i].ToolCallID] {
+				return fmt.Errorf("messages.[%d].tool_call_id: %q answers no open tool call", i, msgs[i].ToolCallID)
+			}
+			delete(open, msgs[i].ToolCallID)
+		}
+		if len(open) > 0 {
+			return fmt.Errorf("an assistant message with 'tool_calls' must be followed by tool messages responding to each 'tool_call_id'; %d were not", len(open))
+		}
 	}
 	return nil
 }

@@ -272,6 +272,23 @@ func TestStreamEdgeCases(t *testing.T) {
 			want: llm.Response{Stop: llm.StopToolCalls, ToolCalls: []llm.ToolCall{{ID: "call_0", Name: "f", Args: []byte(`{}`)}}},
 		},
 		{
+			name: "a made-up ID that a later call is given",
+			body: chunk(`{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"name":"f","arguments":"{}"}}]}}`) +
+				chunk(`{"index":0,"delta":{"tool_calls":[{"index":1,"id":"call_0","function":{"name":"g","arguments":"{}"}}]},"finish_reason":"tool_calls"}`) + "data: [DONE]\n\n",
+			want: llm.Response{Stop: llm.StopToolCalls, ToolCalls: []llm.ToolCall{{ID: "call_0", Name: "f", Args: []byte(`{}`)}, {ID: "call_0_2", Name: "g", Args: []byte(`{}`)}}},
+		},
+		{
+			name: "a nameless call's made-up ID that another call was given",
+			body: chunk(`{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"{}"}}]}}`) +
+				chunk(`{"index":0,"delta":{"tool_calls":[{"index":1,"id":"call_0","function":{"name":"g","arguments":"{}"}}]},"finish_reason":"tool_calls"}`) + "data: [DONE]\n\n",
+			want: llm.Response{Stop: llm.StopToolCalls, ToolCalls: []llm.ToolCall{{ID: "call_0_2", Args: []byte(`{}`)}, {ID: "call_0", Name: "g", Args: []byte(`{}`)}}},
+		},
+		{
+			name: "two calls given one ID",
+			body: chunk(`{"index":0,"delta":{"tool_calls":[{"index":0,"id":"a","function":{"name":"f","arguments":"{}"}},{"index":1,"id":"a","function":{"name":"g","arguments":"{}"}}]},"finish_reason":"tool_calls"}`) + "data: [DONE]\n\n",
+			want: llm.Response{Stop: llm.StopToolCalls, ToolCalls: []llm.ToolCall{{ID: "a", Name: "f", Args: []byte(`{}`)}, {ID: "a_2", Name: "g", Args: []byte(`{}`)}}},
+		},
+		{
 			name: "interleaved parallel calls and a repeated name",
 			body: chunk(`{"index":0,"delta":{"tool_calls":[{"index":0,"id":"a","function":{"name":"f","arguments":""}},{"index":1,"id":"b","function":{"name":"g","arguments":"[1"}}]}}`) +
 				chunk(`{"index":0,"delta":{"tool_calls":[{"index":1,"function":{"name":"g","arguments":",2]"}},{"index":0,"id":"a","function":{"arguments":"{}"}}]}}`) +

@@ -78,14 +78,20 @@ type assembler struct {
 	byIndex  map[int64]int
 	finished bool
 	stop     llm.StopReason
+	// ids keeps the reply's call IDs distinct: a made-up one may equal
+	// what the server gives a later call.
+	ids llm.CallIDs
 	// out is reused for each chunk's events.
 	out []llm.Event
 }
 
 // pendingCall is a tool call whose arguments are still streaming.
 type pendingCall struct {
+	// id is the call's ID as emitted, set when the call starts: given, or
+	// made up when the server gave none, and unique in the reply.
 	id, name string
-	// idGiven is whether id came from the server rather than from us.
+	// given is the ID the server gave, idGiven whether it gave one.
+	given   string
 	idGiven bool
 	started bool
 	args    strings.Builder
@@ -133,7 +139,7 @@ func (a *assembler) delta(d sdk.ChatCompletionChunkChoiceDelta) {
 // Names are taken once, not concatenated, since some servers repeat them.
 func (a *assembler) toolDelta(index int64, id, name, args string) {
 	pos, ok := a.byIndex[index]
-	if !ok || (id != "" && a.calls[pos].idGiven && id != a.calls[pos].id) {
+	if !ok || (id != "" && a.calls[pos].idGiven && id != a.calls[pos].given) {
 		if a.byIndex == nil {
 			a.byIndex = make(map[int64]int)
 		}
@@ -143,19 +149,26 @@ func (a *assembler) toolDelta(index int64, id, name, args string) {
 	}
 	c := a.calls[pos]
 	if id != "" && !c.started {
-		c.id, c.idGiven = id, true
+		c.given, c.idGiven = id, true
 	}
 	if c.name == "" {
 		c.name = name
 	}
 	c.args.WriteString(args)
 	if c.name != "" && !c.started {
-		if c.id == "" {
-			c.id = "call_" + strconv.Itoa(pos)
-		}
-		c.started = true
-		a.out = append(a.out, llm.Event{Kind: llm.EventToolCallStart, ToolCall: llm.ToolCall{ID: c.id, Name: c.name}})
+		a.start(pos, c)
 	}
+}
+
+// start gives the call at pos its ID (the server's, else "call_<pos>";
+// either made unique in the reply) and announces it.
+func (a *assembler) start(pos int, c *pendingCall) {
+	id := c.given
+	if id == "" {
+		id = "call_" + strconv.Itoa(pos)
+	}
+	c.id, c.started = a.ids.Unique(id), true
+	a.out = append(a.out, llm.Event{Kind: llm.EventToolCallStart, ToolCall: llm.ToolCall{ID: c.id, Name: c.name}})
 }
 
 // finish records the stop reason and completes every call, in the order
@@ -169,11 +182,7 @@ func (a *assembler) finish(reason string) error {
 			// A call that never got a name is still one of the model's
 			// calls: the loop answers it with a refusal and the turn goes
 			// on, rather than the whole reply failing.
-			if c.id == "" {
-				c.id = "call_" + strconv.Itoa(pos)
-			}
-			c.started = true
-			a.out = append(a.out, llm.Event{Kind: llm.EventToolCallStart, ToolCall: llm.ToolCall{ID: c.id}})
+			a.start(pos, c)
 		}
 		args := c.args.String()
 		if strings.TrimSpace(args) == "" {

@@ -42,3 +42,30 @@ func TestOlderResultsRowsAreFilled(t *testing.T) {
 		t.Error("a row without its tool column was accepted")
 	}
 }
+
+// TestOlderMessageRowsAreFilled: a messages row of an archive written
+// before the refusal mark (without refused) imports marked refused when
+// it is a tool result beginning "Not run: ", as the migrations mark such
+// rows, and unmarked otherwise.
+func TestOlderMessageRowsAreFilled(t *testing.T) {
+	tb := archiveTable(t, "messages")
+	for _, tc := range []struct {
+		role, content string
+		want          bool
+	}{
+		{"tool", "Not run: this turn has used its limit of 64 tool calls; answer with what you have.", true},
+		{"tool", "found it", false},
+		{"user", "Not run: a user may write this", false},
+	} {
+		content := base64.StdEncoding.EncodeToString([]byte(tc.content))
+		line := `{"org_id":"o","conversation_id":"c","seq":1,"turn_id":"t","role":"` + tc.role + `","content":"` + content +
+			`","tool_name":"","tool_call_id":"","ref":"","is_error":false,"created_at":"2026-01-02T03:04:05.000000000Z"}`
+		row, err := decodeRow(tb, []byte(line))
+		if err != nil {
+			t.Fatalf("decodeRow of an older row: %v", err)
+		}
+		if got := row[len(row)-1]; got != tc.want {
+			t.Errorf("%s %q: refused filled as %v, want %t", tc.role, tc.content, got, tc.want)
+		}
+	}
+}

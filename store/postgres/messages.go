@@ -33,12 +33,12 @@ func (s *Store) AppendMessage(ctx context.Context, orgID string, m store.Message
 			ON CONFLICT (org_id, conversation_id) DO UPDATE SET last_seq = c.last_seq + 1
 			RETURNING last_seq)
 		INSERT INTO messages (org_id, conversation_id, seq, turn_id, role,
-			content, tool_name, tool_call_id, ref, is_error, created_at)
-		SELECT $1, $2, last_seq, $3, $4, $5, $6, $7, $8, $9, $10 FROM counter
+			content, tool_name, tool_call_id, ref, is_error, refused, created_at)
+		SELECT $1, $2, last_seq, $3, $4, $5, $6, $7, $8, $9, $10, $11 FROM counter
 		RETURNING seq`
 	var seq int64
 	err := s.pool.QueryRow(ctx, q, orgID, m.ConversationID, m.TurnID, m.Role, []byte(m.Content),
-		m.ToolName, m.ToolCallID, m.Ref, m.IsError, m.CreatedAt).Scan(&seq)
+		m.ToolName, m.ToolCallID, m.Ref, m.IsError, m.Refused, m.CreatedAt).Scan(&seq)
 	if err != nil {
 		return 0, wrapErr("append message", err)
 	}
@@ -50,15 +50,21 @@ func (s *Store) AppendMessage(ctx context.Context, orgID string, m store.Message
 // counter by its count (locking the counters in conversation order, the
 // same in every batch, so two batches never deadlock), and inserts the
 // messages with Seqs counter - count + nth. $1 is the organisation; $2..
-// $10 are the messages' columns as arrays, in batch order. The batch is
-// appended only when guard (a WHERE clause over parameters after $10)
+// $11 are the messages' columns as arrays, in batch order. The batch is
+// appended only when guard (a WHERE clause over parameters after $11)
 // holds.
 func appendBatchSQL(guard string) string {
-	return `WITH input AS (
+	return appendBatchWith("", guard)
+}
+
+// appendBatchWith is appendBatchSQL with the common table expressions
+// before (each "name AS (...),") running first, in the same statement.
+func appendBatchWith(before, guard string) string {
+	return `WITH ` + before + ` input AS (
 		SELECT * FROM unnest($2::text[], $3::text[], $4::text[], $5::bytea[], $6::text[],
-				$7::text[], $8::text[], $9::boolean[], $10::timestamptz[])
+				$7::text[], $8::text[], $9::boolean[], $10::boolean[], $11::timestamptz[])
 			WITH ORDINALITY AS m(conversation_id, turn_id, role, content, tool_name,
-				tool_call_id, ref, is_error, created_at, ord)
+				tool_call_id, ref, is_error, refused, created_at, ord)
 		` + guard + `),
 	numbered AS (
 		SELECT *, row_number() OVER (PARTITION BY conversation_id ORDER BY ord) AS nth,
@@ -71,11 +77,21 @@ func appendBatchSQL(guard string) string {
 		ON CONFLICT (org_id, conversation_id) DO UPDATE SET last_seq = c.last_seq + excluded.last_seq
 		RETURNING conversation_id, last_seq)
 	INSERT INTO messages (org_id, conversation_id, seq, turn_id, role, content,
-		tool_name, tool_call_id, ref, is_error, created_at)
+		tool_name, tool_call_id, ref, is_error, refused, created_at)
 	SELECT $1, m.conversation_id, c.last_seq - m.n + m.nth, m.turn_id, m.role, m.content,
-		m.tool_name, m.tool_call_id, m.ref, m.is_error, m.created_at
+		m.tool_name, m.tool_call_id, m.ref, m.is_error, m.refused, m.created_at
 	FROM numbered m JOIN counter c ON c.conversation_id = m.conversation_id
 	RETURNING conversation_id, seq`
+}
+
+// stepAppendSQL is a model step's usage record and messages in one
+// statement: the record (parameters $12..$23) is inserted as
+// putUsageSQL(12, guard) does, and the messages ($1..$11, as
+// appendBatchSQL) are appended only when it was, so a repeated step (its
+// record there already) appends nothing and answers no row. guard is over
+// the parameters after $23.
+func stepAppendSQL(guard string) string {
+	return appendBatchWith(`step AS (`+putUsageSQL(12, guard)+` RETURNING 1),`, `WHERE EXISTS (SELECT 1 FROM step)`)
 }
 
 // appendBatch is appendBatchSQL unguarded: AppendMessages's statement.
@@ -111,13 +127,13 @@ func (s *Store) AppendMessages(ctx context.Context, orgID string, ms []store.Mes
 type messageColumns struct {
 	conversation, turn, role, toolName, toolCallID, ref []string
 	content                                             [][]byte
-	isError                                             []bool
+	isError, refused                                    []bool
 	createdAt                                           []time.Time
 }
 
-// args are appendBatchSQL's 10 parameters.
+// args are appendBatchSQL's 11 parameters.
 func (c messageColumns) args(orgID string) []any {
-	return []any{orgID, c.conversation, c.turn, c.role, c.content, c.toolName, c.toolCallID, c.ref, c.isError, c.createdAt}
+	return []any{orgID, c.conversation, c.turn, c.role, c.content, c.toolName, c.toolCallID, c.ref, c.isError, c.refused, c.createdAt}
 }
 
 // batchColumns returns ms column by column, in order.
@@ -132,6 +148,7 @@ func batchColumns(ms []store.Message) messageColumns {
 		c.toolCallID = append(c.toolCallID, m.ToolCallID)
 		c.ref = append(c.ref, m.Ref)
 		c.isError = append(c.isError, m.IsError)
+		c.refused = append(c.refused, m.Refused)
 		c.createdAt = append(c.createdAt, m.CreatedAt)
 	}
 	return c
@@ -141,19 +158,36 @@ func batchColumns(ms []store.Message) messageColumns {
 // no promised order, and returns the Seq of each of ms: a conversation's
 // Seqs, ascending, belong to its messages in batch order.
 func seqsInOrder(rows pgx.Rows, ms []store.Message) ([]int64, error) {
+	byConv, _, err := readSeqs(rows)
+	if err != nil {
+		return nil, err
+	}
+	return assignSeqs(byConv, ms)
+}
+
+// readSeqs reads appendBatch's (conversation, seq) rows: each
+// conversation's Seqs, ascending, and how many rows there were.
+func readSeqs(rows pgx.Rows) (map[string][]int64, int, error) {
 	byConv := map[string][]int64{}
 	var conv string
 	var seq int64
+	n := 0
 	_, err := pgx.ForEachRow(rows, []any{&conv, &seq}, func() error {
 		byConv[conv] = append(byConv[conv], seq)
+		n++
 		return nil
 	})
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	for _, s := range byConv {
 		slices.Sort(s)
 	}
+	return byConv, n, nil
+}
+
+// assignSeqs gives each of ms the next of its conversation's Seqs.
+func assignSeqs(byConv map[string][]int64, ms []store.Message) ([]int64, error) {
 	seqs := make([]int64, len(ms))
 	for i, m := range ms {
 		got := byConv[m.ConversationID]
@@ -174,7 +208,7 @@ func (s *Store) ListMessages(ctx context.Context, orgID, conversationID string, 
 		beforeSeq = math.MaxInt64
 	}
 	const q = `SELECT seq, turn_id, role, content, tool_name, tool_call_id, ref,
-			is_error, created_at
+			is_error, refused, created_at
 		FROM messages WHERE org_id = $1 AND conversation_id = $2 AND seq < $3
 		ORDER BY seq`
 	rows, err := s.pool.Query(ctx, q, orgID, conversationID, beforeSeq)
@@ -185,7 +219,7 @@ func (s *Store) ListMessages(ctx context.Context, orgID, conversationID string, 
 	var m store.Message
 	var content []byte
 	_, err = pgx.ForEachRow(rows, []any{&m.Seq, &m.TurnID, &m.Role, &content, &m.ToolName,
-		&m.ToolCallID, &m.Ref, &m.IsError, &m.CreatedAt}, func() error {
+		&m.ToolCallID, &m.Ref, &m.IsError, &m.Refused, &m.CreatedAt}, func() error {
 		m.ConversationID, m.Content, m.CreatedAt = conversationID, string(content), utc(m.CreatedAt)
 		out = append(out, m)
 		return nil

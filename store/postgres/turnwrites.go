@@ -67,8 +67,10 @@ func (s *Store) sendTurnWrite(ctx context.Context, orgID string, w store.TurnWri
 	return out, errors.Join(err, br.Close())
 }
 
-// turnBatch queues w's statements: the claim, the turn, the messages,
-// the usage.
+// turnBatch queues w's statements: the claim, the turn, then the
+// messages and the usage: one statement when there are both, which
+// appends the messages only when the usage record is new (stepAppendSQL),
+// so a repeated step writes neither again.
 func turnBatch(orgID string, w store.TurnWrite) (*pgx.Batch, error) {
 	b := &pgx.Batch{}
 	guard := func(n int, args []any) (string, []any) {
@@ -88,15 +90,19 @@ func turnBatch(orgID string, w store.TurnWrite) (*pgx.Batch, error) {
 		g, args := guard(len(args)+1, args)
 		b.Queue(putTurnSQL(g), args...)
 	}
-	if len(w.Messages) > 0 {
+	switch {
+	case len(w.Messages) > 0 && w.Usage != nil:
+		args := append(batchColumns(w.Messages).args(orgID), usageArgs(*w.Usage)...)
+		g, args := guard(len(args)+1, args)
+		b.Queue(stepAppendSQL(g), args...)
+	case len(w.Messages) > 0:
 		args := batchColumns(w.Messages).args(orgID)
 		g, args := guard(len(args)+1, args)
 		b.Queue(appendBatchSQL(g), args...)
-	}
-	if w.Usage != nil {
+	case w.Usage != nil:
 		args := usageArgs(*w.Usage)
 		g, args := guard(len(args)+1, args)
-		b.Queue(putUsageSQL(g), args...)
+		b.Queue(putUsageSQL(1, g), args...)
 	}
 	return b, nil
 }
@@ -120,23 +126,34 @@ func readTurnBatch(br pgx.BatchResults, w store.TurnWrite) (store.TurnWritten, e
 			return out, err
 		}
 	}
-	if len(w.Messages) > 0 {
+	switch {
+	case len(w.Messages) > 0:
 		rows, err := br.Query()
 		if err != nil {
 			return out, err
 		}
-		if !owned {
-			rows.Close()
-			return out, rows.Err()
-		}
-		if out.Seqs, err = seqsInOrder(rows, w.Messages); err != nil {
+		seqs, err := batchSeqs(rows, w.Messages)
+		if err != nil || !owned {
 			return out, err
 		}
-	}
-	if w.Usage != nil {
-		if _, err := br.Exec(); err != nil {
+		// No row answered with usage: the step's record was there.
+		out.Seqs, out.Repeated = seqs, seqs == nil && w.Usage != nil
+	case w.Usage != nil:
+		tag, err := br.Exec()
+		if err != nil {
 			return out, err
 		}
+		out.Repeated = owned && tag.RowsAffected() == 0
 	}
 	return out, nil
+}
+
+// batchSeqs reads an append's answer: the Seqs of ms, or nil when it
+// appended nothing (its guard did not hold).
+func batchSeqs(rows pgx.Rows, ms []store.Message) ([]int64, error) {
+	byConv, n, err := readSeqs(rows)
+	if err != nil || n == 0 {
+		return nil, err
+	}
+	return assignSeqs(byConv, ms)
 }

@@ -2,6 +2,8 @@ package postgres
 
 import (
 	"context"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -9,22 +11,30 @@ import (
 	"github.com/quiverhq/quiver/store"
 )
 
-// PutUsage appends u. Records are never replaced: two calls with the same
-// fields store two records.
+// PutUsage appends u, unless a record of its turn and step is stored
+// already: that one is kept (usage_step is the step's key).
 func (s *Store) PutUsage(ctx context.Context, u store.Usage) error {
-	if _, err := s.pool.Exec(ctx, putUsageSQL(unguarded), usageArgs(u)...); err != nil {
+	if _, err := s.pool.Exec(ctx, putUsageSQL(1, unguarded), usageArgs(u)...); err != nil {
 		return wrapErr("put usage", err)
 	}
 	return nil
 }
 
-// putUsageSQL is PutUsage's insert, inserting only when guard (a WHERE
-// clause over parameters after the record's 12) holds.
-func putUsageSQL(guard string) string {
+// putUsageSQL is PutUsage's insert of the record in parameters $n to
+// $n+11, inserting only when guard (a WHERE clause over parameters after
+// them) holds and no record of the turn's step is there: it affects no
+// row then. ON CONFLICT takes only that key's conflict, so a CHECK still
+// refuses a bad record.
+func putUsageSQL(n int, guard string) string {
+	ps := make([]string, 12)
+	for i := range ps {
+		ps[i] = "$" + strconv.Itoa(n+i)
+	}
 	return `INSERT INTO usage (org_id, conversation_id, turn_id, payer, model,
 			step, input_tokens, cached_input_tokens, cache_write_tokens,
 			output_tokens, cost_micros, created_at)
-		SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12 ` + guard
+		SELECT ` + strings.Join(ps, ", ") + ` ` + guard + `
+		ON CONFLICT (org_id, turn_id, step) DO NOTHING`
 }
 
 // usageArgs are putUsageSQL's 12 parameters for u.
@@ -34,15 +44,14 @@ func usageArgs(u store.Usage) []any {
 		u.CostMicros, u.CreatedAt}
 }
 
-// ListUsage returns the turn's records in that organisation by Step, in
-// the order they were put among records with the same Step. A turn with
-// none there yields none and no error.
+// ListUsage returns the turn's records in that organisation by Step. A
+// turn with none there yields none and no error.
 func (s *Store) ListUsage(ctx context.Context, orgID, turnID string) ([]store.Usage, error) {
 	const q = `SELECT conversation_id, payer, model, step, input_tokens,
 			cached_input_tokens, cache_write_tokens, output_tokens, cost_micros,
 			created_at
 		FROM usage WHERE org_id = $1 AND turn_id = $2
-		ORDER BY step, id`
+		ORDER BY step`
 	rows, err := s.pool.Query(ctx, q, orgID, turnID)
 	if err != nil {
 		return nil, wrapErr("list usage", err)

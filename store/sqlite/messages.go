@@ -52,13 +52,13 @@ type queryRower interface {
 // appendMessage inserts m with the conversation's next Seq.
 func appendMessage(ctx context.Context, db queryRower, orgID string, m store.Message) (int64, error) {
 	const q = `INSERT INTO messages (org_id, conversation_id, seq, turn_id, role,
-			content, tool_name, tool_call_id, ref, is_error, created_at)
-		SELECT ?1, ?2, COALESCE(MAX(seq), 0) + 1, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10
+			content, tool_name, tool_call_id, ref, is_error, refused, created_at)
+		SELECT ?1, ?2, COALESCE(MAX(seq), 0) + 1, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11
 		FROM messages WHERE org_id = ?1 AND conversation_id = ?2
 		RETURNING seq`
 	var seq int64
 	err := db.QueryRowContext(ctx, q, orgID, m.ConversationID, m.TurnID, m.Role,
-		m.Content, m.ToolName, m.ToolCallID, m.Ref, m.IsError, encodeTime(m.CreatedAt)).Scan(&seq)
+		m.Content, m.ToolName, m.ToolCallID, m.Ref, m.IsError, m.Refused, encodeTime(m.CreatedAt)).Scan(&seq)
 	return seq, err
 }
 
@@ -71,7 +71,7 @@ func (s *Store) ListMessages(ctx context.Context, orgID, conversationID string, 
 		beforeSeq = math.MaxInt64
 	}
 	const q = `SELECT seq, turn_id, role, content, tool_name, tool_call_id, ref,
-			is_error, created_at
+			is_error, refused, created_at
 		FROM messages WHERE org_id = ? AND conversation_id = ? AND seq < ?
 		ORDER BY seq`
 	rows, err := s.reader.QueryContext(ctx, q, orgID, conversationID, beforeSeq)
@@ -93,7 +93,7 @@ func scanMessages(rows *sql.Rows, conversationID string) ([]store.Message, error
 		m := store.Message{ConversationID: conversationID}
 		var createdAt string
 		err := rows.Scan(&m.Seq, &m.TurnID, &m.Role, &m.Content, &m.ToolName,
-			&m.ToolCallID, &m.Ref, &m.IsError, &createdAt)
+			&m.ToolCallID, &m.Ref, &m.IsError, &m.Refused, &createdAt)
 		if err != nil {
 			return nil, err
 		}

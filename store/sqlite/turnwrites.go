@@ -11,6 +11,8 @@ import (
 // WriteTurn stores w's parts in one write transaction, so a step costs
 // one commit. The claim comes first; when it finds another user's
 // conversation, nothing else is written and the conversation is returned.
+// The usage record goes in before the messages: when its step is stored
+// already (a repeated step), the messages are not appended.
 func (s *Store) WriteTurn(ctx context.Context, orgID string, w store.TurnWrite) (store.TurnWritten, error) {
 	if err := store.CheckTurnWrite(orgID, w); err != nil {
 		return store.TurnWritten{}, fmt.Errorf("sqlite: write turn: %w", err)
@@ -44,6 +46,15 @@ func writeTurn(ctx context.Context, tx *sql.Tx, orgID string, w store.TurnWrite)
 			return out, err
 		}
 	}
+	if w.Usage != nil {
+		put, err := putUsage(ctx, tx, *w.Usage)
+		if err != nil {
+			return out, err
+		}
+		if out.Repeated = !put; out.Repeated {
+			return out, nil
+		}
+	}
 	if len(w.Messages) > 0 {
 		out.Seqs = make([]int64, len(w.Messages))
 		for i, m := range w.Messages {
@@ -51,11 +62,6 @@ func writeTurn(ctx context.Context, tx *sql.Tx, orgID string, w store.TurnWrite)
 			if out.Seqs[i], err = appendMessage(ctx, tx, orgID, m); err != nil {
 				return out, err
 			}
-		}
-	}
-	if w.Usage != nil {
-		if err := putUsage(ctx, tx, *w.Usage); err != nil {
-			return out, err
 		}
 	}
 	return out, nil

@@ -9,36 +9,42 @@ import (
 	"github.com/quiverhq/quiver/store"
 )
 
-// PutUsage appends u. Records are never replaced: two calls with the same
-// fields store two records.
+// PutUsage appends u, unless a record of its turn and step is stored
+// already: that one is kept (usage_step is the step's key).
 func (s *Store) PutUsage(ctx context.Context, u store.Usage) error {
-	if err := putUsage(ctx, s.writer, u); err != nil {
+	if _, err := putUsage(ctx, s.writer, u); err != nil {
 		return fmt.Errorf("sqlite: put usage: %w", err)
 	}
 	return nil
 }
 
-// putUsage inserts u through db.
-func putUsage(ctx context.Context, db execer, u store.Usage) error {
+// putUsage inserts u through db and reports whether it did: false when a
+// record of its turn and step is there already. ON CONFLICT, not OR
+// IGNORE, so that a CHECK still refuses a bad record.
+func putUsage(ctx context.Context, db execer, u store.Usage) (bool, error) {
 	const q = `INSERT INTO usage (org_id, conversation_id, turn_id, payer, model,
 			step, input_tokens, cached_input_tokens, cache_write_tokens,
 			output_tokens, cost_micros, created_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
-	_, err := db.ExecContext(ctx, q, u.OrgID, u.ConversationID, u.TurnID,
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+		ON CONFLICT (org_id, turn_id, step) DO NOTHING`
+	res, err := db.ExecContext(ctx, q, u.OrgID, u.ConversationID, u.TurnID,
 		u.Payer, u.Model, u.Step, u.InputTokens, u.CachedInputTokens,
 		u.CacheWriteTokens, u.OutputTokens, u.CostMicros, encodeTime(u.CreatedAt))
-	return err
+	if err != nil {
+		return false, err
+	}
+	n, err := res.RowsAffected()
+	return n == 1, err
 }
 
-// ListUsage returns the turn's records in that organisation by Step, in
-// the order they were put among records with the same Step. A turn with
-// none there yields none and no error.
+// ListUsage returns the turn's records in that organisation by Step. A
+// turn with none there yields none and no error.
 func (s *Store) ListUsage(ctx context.Context, orgID, turnID string) ([]store.Usage, error) {
 	const q = `SELECT conversation_id, payer, model, step, input_tokens,
 			cached_input_tokens, cache_write_tokens, output_tokens, cost_micros,
 			created_at
 		FROM usage WHERE org_id = ? AND turn_id = ?
-		ORDER BY step, id`
+		ORDER BY step`
 	rows, err := s.reader.QueryContext(ctx, q, orgID, turnID)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: list usage: %w", err)

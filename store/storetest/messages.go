@@ -166,7 +166,8 @@ func (f *fixture) transcript(conv string) []store.Message {
 		{Role: "tool_call", ToolName: "hotels.search", ToolCallID: "call_2", Content: `{}`},
 		{Role: "tool", ToolName: "flights.search", ToolCallID: "call_1", Content: "3 flights\n(truncated)",
 			Ref: f.id("res_1")},
-		{Role: "tool", ToolName: "hotels.search", ToolCallID: "call_2", Content: "error: no city", IsError: true},
+		{Role: "tool", ToolName: "hotels.search", ToolCallID: "call_2", Content: "Not run: the turn's calls are used up.",
+			IsError: true, Refused: true},
 		{Role: "assistant", Content: ""},
 	}
 	for i := range msgs {

@@ -129,6 +129,11 @@ type fixture struct {
 // organisation or conversation ID.
 func (f *fixture) id(name string) string { return f.prefix + "/" + name }
 
+// sub is f for a subtest of its own: the same store, identifiers apart.
+func (f *fixture) sub(name string) *fixture {
+	return &fixture{Store: f.Store, prefix: f.prefix + "/" + name}
+}
+
 // newRunID returns a random tag so that a store shared across runs (a
 // persistent PostgreSQL database) never sees the same identifiers twice.
 func newRunID(t *testing.T) string {

@@ -14,6 +14,8 @@ func turnWriteCases() []suiteCase {
 		{"StartAndSteps", testTurnWriteStartAndSteps},
 		{"OtherUsersConversation", testTurnWriteOtherUsersConversation},
 		{"AllOrNothing", testTurnWriteAllOrNothing},
+		{"RepeatedStep", testTurnWriteRepeatedStep},
+		{"RepeatedUsageOnly", testTurnWriteRepeatedUsageOnly},
 		{"OtherOrgRefused", testTurnWriteOtherOrgRefused},
 		{"ConcurrentClaims", testTurnWriteConcurrentClaims},
 	}
@@ -152,21 +154,95 @@ func testTurnWriteOtherUsersConversation(t *testing.T, f *fixture) {
 }
 
 // testTurnWriteAllOrNothing: a write whose last part the store refuses
-// (a NUL in a text field, which PostgreSQL refuses) keeps none of its
-// parts, the claim included; a store that takes it keeps them all.
+// keeps none of its parts, the claim included: a negative step, which
+// every backend's schema refuses (its CHECK), and a NUL in a text field,
+// which PostgreSQL refuses (a store that takes it keeps every part).
 func testTurnWriteAllOrNothing(t *testing.T, f *fixture) {
-	w := f.turnStart("user")
-	u := f.newUsage("org", 1, 1, at(3))
-	u.Model = "bad\x00model"
-	w.Usage = &u
-	_, err := f.WriteTurn(t.Context(), f.id("org"), w)
-	if err == nil {
-		f.wantTurnWritten(t, "a write taken whole", w)
-		return
+	for _, tc := range []struct {
+		name    string
+		edit    func(*store.Usage)
+		refused bool // by every backend
+	}{
+		{"NegativeStep", func(u *store.Usage) { u.Step = -1 }, true},
+		{"NUL", func(u *store.Usage) { u.Model = "bad\x00model" }, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := f.sub(tc.name)
+			w := f.turnStart("user")
+			u := f.newUsage("org", 1, 1, at(3))
+			tc.edit(&u)
+			w.Usage = &u
+			_, err := f.WriteTurn(t.Context(), f.id("org"), w)
+			if err == nil {
+				if tc.refused {
+					t.Fatal("WriteTurn took the write, want it refused")
+				}
+				f.wantTurnWritten(t, "a write taken whole", w)
+				return
+			}
+			f.wantTurnWritten(t, "a refused write")
+			_, err = f.GetConversation(t.Context(), w.Claim.OrgID, w.Claim.ID)
+			wantNotFound(t, "the refused write's conversation", err)
+		})
 	}
-	f.wantTurnWritten(t, "a refused write")
-	_, err = f.GetConversation(t.Context(), w.Claim.OrgID, w.Claim.ID)
-	wantNotFound(t, "the refused write's conversation", err)
+}
+
+// stepWrite is a turn's first model step after start: the reply (text
+// and a call), its usage as step 1, and the step count.
+func (f *fixture) stepWrite(start store.TurnWrite) store.TurnWrite {
+	tu := *start.Turn
+	tu.Steps = 1
+	u := f.newUsage("org", 1, 1, at(3))
+	return store.TurnWrite{Turn: &tu, Messages: f.transcript("conv")[2:4], Usage: &u}
+}
+
+// testTurnWriteRepeatedStep: a step's write sent again after it
+// committed (its answer lost), as a turn ending sends its last step with
+// its final status, stores the turn's new state and says it repeated the
+// step, with neither its messages nor its usage stored twice. Messages
+// appended after it keep their Seqs in order.
+func testTurnWriteRepeatedStep(t *testing.T, f *fixture) {
+	start := f.turnStart("user")
+	f.writeTurn(t, start)
+	step := f.stepWrite(start)
+	if got := f.writeTurn(t, step); got.Repeated || len(got.Seqs) != 2 {
+		t.Fatalf("the step's first write: Repeated %t, Seqs %v; want false and two", got.Repeated, got.Seqs)
+	}
+	retry := step
+	end := *step.Turn
+	end.Status, end.EndedAt = store.TurnInterrupted, at(40)
+	retry.Turn = &end
+	again := *step.Usage
+	again.OutputTokens++ // a repeat is known by its turn and step alone
+	retry.Usage = &again
+	got := f.writeTurn(t, retry)
+	if !got.Repeated || got.Seqs != nil {
+		t.Errorf("the repeated step: Repeated %t, Seqs %v; want true and nil", got.Repeated, got.Seqs)
+	}
+	f.wantTurnWritten(t, "after the repeated step", start, store.TurnWrite{Turn: &end, Messages: step.Messages, Usage: step.Usage})
+	seqs, err := f.AppendMessages(t.Context(), f.id("org"), f.transcript("conv")[5:6])
+	if err != nil || len(seqs) != 1 || seqs[0] != 5 {
+		t.Errorf("AppendMessages after the repeated step: %v, %v; want Seq 5", seqs, err)
+	}
+}
+
+// testTurnWriteRepeatedUsageOnly: a step's write with usage and no
+// messages, sent again, stores the turn and not the usage again.
+func testTurnWriteRepeatedUsageOnly(t *testing.T, f *fixture) {
+	start := f.turnStart("user")
+	f.writeTurn(t, start)
+	step := f.stepWrite(start)
+	step.Messages = nil
+	if got := f.writeTurn(t, step); got.Repeated {
+		t.Fatal("the step's first write says Repeated")
+	}
+	end := *step.Turn
+	end.Status = store.TurnDone
+	retry := store.TurnWrite{Turn: &end, Usage: step.Usage}
+	if got := f.writeTurn(t, retry); !got.Repeated {
+		t.Error("the repeated step's write does not say Repeated")
+	}
+	f.wantTurnWritten(t, "after the repeated step", start, retry)
 }
 
 // testTurnWriteOtherOrgRefused: a part naming another organisation, or

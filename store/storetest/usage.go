@@ -17,6 +17,29 @@ func usageCases() []suiteCase {
 		{"SumWindow", testUsageSumWindow},
 		{"SumScoped", testUsageSumScoped},
 		{"SumEmpty", testUsageSumEmpty},
+		{"StepStoredOnce", testUsageStepStoredOnce},
+	}
+}
+
+// testUsageStepStoredOnce: a turn's step is the key of its record: a
+// second record of it (a retried put) is not stored and is no error, the
+// first kept; the same step of another turn, or of another organisation,
+// is a record of its own.
+func testUsageStepStoredOnce(t *testing.T, f *fixture) {
+	first := f.newUsage("org", 1, 1, at(1))
+	again := f.newUsage("org", 1, 2, at(2))
+	otherTurn := f.newUsage("org", 1, 4, at(3))
+	otherTurn.TurnID = f.id("other-turn")
+	otherOrg := f.newUsage("other-org", 1, 8, at(4))
+	f.putUsage(t, first, again, otherTurn, otherOrg)
+	if d := diff([]store.Usage{first}, f.listUsage(t, first.OrgID, first.TurnID)); d != "" {
+		t.Errorf("ListUsage of the step put twice (-want +got):\n%s", d)
+	}
+	if d := diff([]store.Usage{otherTurn}, f.listUsage(t, otherTurn.OrgID, otherTurn.TurnID)); d != "" {
+		t.Errorf("ListUsage of another turn (-want +got):\n%s", d)
+	}
+	if d := diff([]store.Usage{otherOrg}, f.listUsage(t, otherOrg.OrgID, otherOrg.TurnID)); d != "" {
+		t.Errorf("ListUsage in another organisation (-want +got):\n%s", d)
 	}
 }
 
