@@ -69,5 +69,9 @@ func parseAgent(definition []byte) (engine.Agent, error) {
 	if err != nil {
 		return engine.Agent{}, &engine.InputError{Msg: err.Error()}
 	}
-	return engine.Agent{Agent: ag.TurnAgent(), Model: m}, nil
+	alts, err := ag.TurnModels()
+	if err != nil {
+		return engine.Agent{}, &engine.InputError{Msg: err.Error()}
+	}
+	return engine.Agent{Agent: ag.TurnAgent(), Model: m, Models: alts}, nil
 }
