@@ -8,6 +8,7 @@ import (
 
 	"github.com/quiverhq/quiver/agent"
 	"github.com/quiverhq/quiver/engine"
+	"github.com/quiverhq/quiver/llm/providers"
 	"github.com/quiverhq/quiver/surface/terminal"
 )
 
@@ -66,7 +67,7 @@ func openSession(ctx context.Context, c ChatOptions, env Env) (*session, error) 
 	if err != nil {
 		return nil, err
 	}
-	ms := models{getenv: env.Getenv, http: &http.Client{}, logger: env.Logger}
+	ms := models{providers.Shared{Getenv: env.Getenv, Probe: &http.Client{}, Logger: env.Logger}}
 	model, notice, err := ms.open(ctx, cfg, req.Agent.Model)
 	if err != nil {
 		return nil, err

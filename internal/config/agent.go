@@ -172,18 +172,22 @@ func (a Agent) validateModels() error {
 	return nil
 }
 
-// TurnModels returns the models of Models with the agent's capabilities,
-// in order.
-func (a Agent) TurnModels() ([]turn.Model, error) {
-	out := make([]turn.Model, 0, len(a.Models))
+// TurnModels returns the agent's model (TurnModel("")) and the models of
+// Models, in order, all with the agent's capabilities.
+func (a Agent) TurnModels() (turn.Model, []turn.Model, error) {
+	own, err := a.TurnModel("")
+	if err != nil {
+		return turn.Model{}, nil, err
+	}
+	others := make([]turn.Model, 0, len(a.Models))
 	for _, ref := range a.Models {
 		m, err := a.TurnModel(ref)
 		if err != nil {
-			return nil, err
+			return turn.Model{}, nil, err
 		}
-		out = append(out, m)
+		others = append(others, m)
 	}
-	return out, nil
+	return own, others, nil
 }
 
 // MaxDeliberateHistory bounds deliberate_tool_mode.history_turns (the
