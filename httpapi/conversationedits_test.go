@@ -270,3 +270,23 @@ func TestFirstMessageStartsConversation(t *testing.T) {
 		}
 	}
 }
+
+// TestEmptyMessageRefused: a message or an answer that is only
+// whitespace is 400 empty_message before any turn begins, storing
+// nothing, even as a conversation's first message.
+func TestEmptyMessageRefused(t *testing.T) {
+	f := newFixture(t, nil)
+	f.conversation("org_a", "bob", "conv_bob")
+	f.pause("org_a", "bob", "conv_bob")
+	wantError(t, f.do(f.bob, "POST", "/api/conversations/conv_bob/answer", map[string]any{"answer": " \t\n "}), http.StatusBadRequest, "empty_message")
+	const id = "7c2d3e4f-5a6b-4c7d-8e9f-0a1b2c3d4e5f"
+	wantError(t, f.do(f.bob, "POST", "/api/conversations/"+id+"/messages", map[string]any{"message": "\u00a0 \r\n", "agent": "helper"}), http.StatusBadRequest, "empty_message")
+	if _, err := f.st.GetConversation(f.ctx, "org_a", id); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("an empty first message stored the conversation: %v", err)
+	}
+	f.eng.mu.Lock()
+	defer f.eng.mu.Unlock()
+	if len(f.eng.begins) != 0 {
+		t.Errorf("the engine began %v for empty messages", f.eng.begins)
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/http"
 	"regexp"
+	"strings"
 	"sync"
 	"time"
 
@@ -95,7 +96,7 @@ func eventStreamResponses(api huma.API) map[string]*huma.Response {
 type sendInput struct {
 	ID   string `path:"id"`
 	Body struct {
-		Message string `json:"message" minLength:"1" doc:"The user's message; one that is empty once trimmed is refused (400)."`
+		Message string `json:"message" minLength:"1" doc:"The user's message; one that is empty once trimmed is refused (400 empty_message), nothing stored."`
 		Agent   string `json:"agent,omitempty" doc:"Starts the conversation when the id names none yet (this is its first message), with this agent: the id is then the client's own, 16–64 letters, digits, '-' or '_' (a random UUID does), and the conversation is stored with this message. For a stored conversation it must be its agent."`
 		Model   string `json:"model,omitempty" doc:"With agent, for a conversation not stored yet: the model of the agent's to run on (GET /api/agents/{name}/models); a stored conversation runs on its own (PATCH to change it)."`
 	}
@@ -138,6 +139,9 @@ func (s *server) answerPause(ctx context.Context, in *answerInput) (*huma.Stream
 // conversation after its first message, and returns the stream that runs
 // it.
 func (s *server) startTurn(ctx context.Context, id, text string, answer bool, start *NewConversation) (*huma.StreamResponse, error) {
+	if strings.TrimSpace(text) == "" { // the engine refuses it too, for every surface
+		return nil, errEmptyMessage
+	}
 	a := authFrom(ctx)
 	release, err := s.slots.take(userKey(a.OrgID, a.UserID))
 	if err != nil {
@@ -305,6 +309,7 @@ func (s *server) claimRun(ctx context.Context, a *auth, pt PendingTurn) (*runs.R
 }
 
 var (
+	errEmptyMessage        = apiErr(http.StatusBadRequest, "empty_message", "the message is empty: write something to send")
 	errTurnRunning         = apiErr(http.StatusConflict, "turn_running", "a turn of this conversation is already running")
 	errNotPaused           = apiErr(http.StatusConflict, "not_paused", "the conversation has no question waiting for an answer")
 	errConversationChanged = apiErr(http.StatusConflict, "conversation_changed", "the conversation changed while the message was on its way; send it again")
