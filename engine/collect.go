@@ -30,17 +30,26 @@ type Request struct {
 	// have them.
 	ChannelID, CommunityID string
 	// Agent is the agent when the surface has one (an agent file). Nil
-	// takes the conversation's stored agent (AgentName when set, else
-	// the conversation's), through Config.Agents.
+	// takes a stored agent through Config.Agents: the stored
+	// conversation's, else AgentName's.
 	Agent *Agent
-	// AgentName names a stored agent for requests without a
-	// conversation's (the tool console).
+	// AgentName names a stored agent for requests without a stored
+	// conversation (the tool console, a conversation's first message); a
+	// stored conversation keeps its own.
 	AgentName string
 	// Model serves the turn; nil opens the agent's through the
 	// runtime's Models. Its reference becomes the facts' provider and name.
 	Model llm.Model
-	// Message is the user's message (or the answer to a paused turn).
+	// Message is the user's message (or the answer to a paused turn). A
+	// turn that runs (not DryRun) refuses one that is empty once trimmed.
 	Message string
+	// ModelRef, for a conversation not stored yet (its first message),
+	// is the model of the agent's to run on (Agent.Offers), which the
+	// surface stores with the conversation; "" runs on the agent's own.
+	// A stored conversation runs on the model it chose (store.
+	// Conversation.Model) while its agent still offers it, else on the
+	// agent's own, and ModelRef is ignored.
+	ModelRef string
 	// UserMode overrides Deliberate Tool Mode's stored user mode ("on",
 	// "off"); "" uses the stored one.
 	UserMode string
@@ -109,12 +118,18 @@ func (e *Engine) collect(ctx context.Context, r Request) (*Collected, error) {
 	if r.Caller.UserID == "" || r.OrgID == "" {
 		return nil, errors.New("engine: a request needs its caller's user and organisation")
 	}
+	if !r.DryRun && strings.TrimSpace(r.Message) == "" {
+		return nil, inputf("the message is empty: write something to send")
+	}
 	c := &Collected{req: r}
 	if err := e.readConversation(ctx, r, c); err != nil {
 		return nil, err
 	}
 	ag, err := e.agent(ctx, r, c.conv)
 	if err != nil {
+		return nil, err
+	}
+	if ag, err = chosenModel(r, c.conv, ag); err != nil {
 		return nil, err
 	}
 	if c.runtime, err = e.cfg.Runtime.Runtime(ctx, r.OrgID); err != nil {
@@ -174,21 +189,46 @@ func (e *Engine) agent(ctx context.Context, r Request, conv store.Conversation) 
 	if r.Agent != nil {
 		return *r.Agent, nil
 	}
-	name := r.AgentName
+	// A stored conversation keeps its agent: AgentName names the agent
+	// of a turn without one (the console, a conversation's first message).
+	name := conv.Agent
 	if name == "" {
-		name = conv.Agent
+		name = r.AgentName
 	}
 	if e.cfg.Agents == nil || name == "" {
 		return Agent{}, errors.New("engine: the request names no agent")
 	}
 	ag, err := e.cfg.Agents.Agent(ctx, r.OrgID, name)
 	switch {
-	case errors.Is(err, store.ErrNotFound) && r.AgentName != "":
+	case errors.Is(err, store.ErrNotFound) && conv.Agent == "":
 		return Agent{}, inputf("no agent named %q", name)
 	case errors.Is(err, store.ErrNotFound):
 		return Agent{}, inputf("the conversation's agent %q no longer exists", name)
 	case err != nil:
 		return Agent{}, fmt.Errorf("stored agent %s: %w", name, err)
+	}
+	return ag, nil
+}
+
+// chosenModel is ag with Model the one the turn runs on: for a
+// conversation not stored yet, the request's ModelRef (refused when the
+// agent does not offer it); for a stored one, its choice while the agent
+// still offers it (an admin may have taken it off the list since); else
+// the agent's own.
+func chosenModel(r Request, conv store.Conversation, ag Agent) (Agent, error) {
+	ref := conv.Model
+	if conv.ID == "" {
+		ref = r.ModelRef
+	}
+	if ref == "" {
+		return ag, nil
+	}
+	m, ok := ag.Offers(ref)
+	switch {
+	case ok:
+		ag.Model = m
+	case conv.ID == "":
+		return ag, inputf("model %q is not one the agent %q offers", ref, ag.Agent.Name)
 	}
 	return ag, nil
 }
@@ -203,11 +243,11 @@ func (e *Engine) model(ctx context.Context, r Request, rt Runtime, m turn.Model)
 		if r.DryRun {
 			return nil, nil
 		}
-		return nil, inputf("no model is connected")
+		return nil, inputf("%s", NoModel(nil))
 	}
 	mod, err := rt.Models.Open(ctx, m)
 	if err != nil && !r.DryRun {
-		return nil, inputf("no model is connected: %v", err)
+		return nil, inputf("%s", NoModel(err))
 	}
 	if err != nil {
 		return nil, nil

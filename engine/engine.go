@@ -91,11 +91,15 @@ type KnowledgeSource interface {
 	HasKnowledge(ctx context.Context, orgID, agent string) (bool, error)
 }
 
-// Agent is an agent as a turn needs it: what the turn sees of it and the
-// model it names.
+// Agent is an agent as a turn needs it: what the turn sees of it, the
+// model it names and the other models a conversation with it may choose
+// (Offers).
 type Agent struct {
 	Agent turn.Agent
 	Model turn.Model
+	// Models are the other models a person may pick for a conversation,
+	// in the agent's order; nil offers the agent's own model alone.
+	Models []turn.Model
 }
 
 // Repositories are the stores the engine reads and writes. Conversations

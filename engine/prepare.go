@@ -101,7 +101,7 @@ func (e *Engine) Run(ctx context.Context, p *Prepared, emit func(agent.Event)) (
 		return agent.Outcome{}, fmt.Errorf("engine: no runner configured")
 	}
 	if p.Start.Model == nil {
-		return agent.Outcome{}, inputf("no model is connected")
+		return agent.Outcome{}, inputf("%s", NoModel(nil))
 	}
 	if p.Resume {
 		return e.cfg.Runner.Resume(ctx, p.Start, emit)

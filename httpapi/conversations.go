@@ -2,11 +2,13 @@ package httpapi
 
 import (
 	"context"
+	"encoding/base64"
 	"errors"
 	"net/http"
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/danielgtaylor/huma/v2"
 
@@ -18,13 +20,19 @@ func (s *server) conversationRoutes() {
 	tags := []string{"conversations"}
 	register(s, huma.Operation{
 		OperationID: "create-conversation", Method: http.MethodPost, Path: "/api/conversations", Tags: tags,
-		Summary:       "Start a conversation with an agent",
-		Description:   "The agent must be one of the organisation's (GET /api/agents); the conversation belongs to the caller.",
+		Summary: "Create an empty conversation with an agent",
+		Description: "The agent must be one of the organisation's (GET /api/agents); the conversation belongs to the caller. " +
+			"It is stored at once but not listed until it has a message. To store nothing until the first message, " +
+			"send that message to POST /api/conversations/{id}/messages with the agent and an id of the client's own.",
 		DefaultStatus: http.StatusCreated,
 	}, signedIn, s.createConversation)
 	register(s, huma.Operation{
 		OperationID: "list-conversations", Method: http.MethodGet, Path: "/api/conversations", Tags: tags,
 		Summary: "The caller's conversations, most recently updated first",
+		Description: "With q, only those whose title or one of whose messages the caller wrote contains it, ignoring " +
+			"case (never the assistant's text or tool results). Conversations without a message yet (created by " +
+			"POST /api/conversations and never written to) are left out unless include_empty. A page holds at most " +
+			"limit; next_cursor, when set, asks for the page after it.",
 	}, signedIn, s.listConversations)
 	register(s, huma.Operation{
 		OperationID: "get-conversation", Method: http.MethodGet, Path: "/api/conversations/{id}", Tags: tags,
@@ -52,6 +60,7 @@ type Conversation struct {
 	ID        string        `json:"id"`
 	Agent     string        `json:"agent"`
 	Title     string        `json:"title"`
+	Model     string        `json:"model" doc:"The provider:model the conversation chose; \"\" runs on the agent's own (GET .../models)."`
 	CreatedAt time.Time     `json:"created_at"`
 	UpdatedAt time.Time     `json:"updated_at"`
 	Running   bool          `json:"running" doc:"A turn of this conversation is running: on any replica for GET one conversation, on this server in a list."`
@@ -67,7 +76,7 @@ type PendingPause struct {
 
 func (s *server) conversationView(c store.Conversation) Conversation {
 	return Conversation{
-		ID: c.ID, Agent: c.Agent, Title: c.Title, CreatedAt: c.CreatedAt, UpdatedAt: c.UpdatedAt,
+		ID: c.ID, Agent: c.Agent, Title: c.Title, Model: c.Model, CreatedAt: c.CreatedAt, UpdatedAt: c.UpdatedAt,
 		Running: s.runs.Local(c.OrgID, c.ID),
 	}
 }
@@ -134,18 +143,30 @@ func title(message string) string {
 }
 
 type listConversationsInput struct {
-	Limit int `query:"limit" minimum:"1" maximum:"500" default:"100"`
+	Limit        int    `query:"limit" minimum:"1" maximum:"500" default:"100"`
+	Q            string `query:"q" maxLength:"100" doc:"Search text, at most 100 characters; blank lists everything."`
+	Cursor       string `query:"cursor" maxLength:"400" doc:"next_cursor of the page before."`
+	IncludeEmpty bool   `query:"include_empty" doc:"Include conversations that have no message yet."`
 }
 
 type conversationsOutput struct {
 	Body struct {
 		Conversations []Conversation `json:"conversations"`
+		NextCursor    string         `json:"next_cursor,omitempty" doc:"Set when more may follow: pass it as cursor for the next page."`
 	}
 }
 
 func (s *server) listConversations(ctx context.Context, in *listConversationsInput) (*conversationsOutput, error) {
 	a := authFrom(ctx)
-	cs, err := s.st.ListConversations(ctx, a.OrgID, a.UserID, in.Limit)
+	q := store.ConversationQuery{OrgID: a.OrgID, UserID: a.UserID, Text: strings.TrimSpace(in.Q),
+		Empty: in.IncludeEmpty, Limit: in.Limit}
+	if in.Cursor != "" {
+		var ok bool
+		if q.After, ok = decodeCursor(in.Cursor); !ok {
+			return nil, apiErr(http.StatusBadRequest, "invalid_cursor", "cursor: not a next_cursor this API gave")
+		}
+	}
+	cs, err := s.st.FindConversations(ctx, q)
 	if err != nil {
 		return nil, err
 	}
@@ -154,7 +175,31 @@ func (s *server) listConversations(ctx context.Context, in *listConversationsInp
 	for _, c := range cs {
 		out.Body.Conversations = append(out.Body.Conversations, s.conversationView(c))
 	}
+	if len(cs) == in.Limit {
+		last := cs[len(cs)-1]
+		out.Body.NextCursor = encodeCursor(store.ConversationCursor{UpdatedAt: last.UpdatedAt, ID: last.ID})
+	}
 	return out, nil
+}
+
+// encodeCursor is c as an opaque page cursor: the instant in Unix
+// nanoseconds and the ID, base64url.
+func encodeCursor(c store.ConversationCursor) string {
+	return base64.RawURLEncoding.EncodeToString([]byte(strconv.FormatInt(c.UpdatedAt.UnixNano(), 10) + " " + c.ID))
+}
+
+// decodeCursor reverses encodeCursor; false for anything it did not make.
+func decodeCursor(s string) (store.ConversationCursor, bool) {
+	b, err := base64.RawURLEncoding.DecodeString(s)
+	if err != nil {
+		return store.ConversationCursor{}, false
+	}
+	at, id, ok := strings.Cut(string(b), " ")
+	ns, err := strconv.ParseInt(at, 10, 64)
+	if !ok || err != nil || id == "" || !utf8.ValidString(id) {
+		return store.ConversationCursor{}, false
+	}
+	return store.ConversationCursor{UpdatedAt: time.Unix(0, ns).UTC(), ID: id}, true
 }
 
 type conversationPath struct {

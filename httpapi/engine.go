@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 
 	"github.com/quiverhq/quiver/agent"
+	"github.com/quiverhq/quiver/engine"
 	"github.com/quiverhq/quiver/intent"
 	"github.com/quiverhq/quiver/prompt"
 	"github.com/quiverhq/quiver/registry"
@@ -117,9 +118,19 @@ type Engine interface {
 	// (a new turn, or the answer to the conversation's paused turn): it
 	// reads the conversation, its messages and the organisation's
 	// settings once, and writes nothing. A conversation that is not c's
-	// is engine.ErrNoConversation. turnID names the new turn ("" gives a
-	// fresh id); a turn answering a paused one keeps that turn's id.
-	Begin(ctx context.Context, c Caller, conversationID, message, turnID string) (PendingTurn, error)
+	// is engine.ErrNoConversation, and so is one that does not exist
+	// unless start says how to start it (a first message): then the turn
+	// is New, with start's agent and model. A start naming another agent
+	// than a stored conversation's is a *BadRequest. turnID names the new
+	// turn ("" gives a fresh id); a turn answering a paused one keeps
+	// that turn's id.
+	Begin(ctx context.Context, c Caller, conversationID, message, turnID string, start *NewConversation) (PendingTurn, error)
+	// ModelChoices lists the models a conversation with c's
+	// organisation's agent may run on (engine.Engine.ModelChoices).
+	ModelChoices(ctx context.Context, c Caller, agentName string) ([]engine.ModelChoice, error)
+	// CheckModel returns nil when a conversation with the agent may run
+	// on ref, else an *engine.InputError saying why not.
+	CheckModel(ctx context.Context, c Caller, agentName, ref string) error
 	// Run prepares and runs a begun turn. Events go to emit as they
 	// happen, ending with agent.EventDone or agent.EventError; emit is
 	// never called after Run returns. Cancelling ctx cancels the turn,
@@ -163,10 +174,24 @@ type Engine interface {
 	ModelStatus(ctx context.Context, c Caller, agentName string) (ModelStatus, error)
 }
 
+// NewConversation is how a first message starts a conversation that is
+// not stored yet.
+type NewConversation struct {
+	// Agent names the organisation's agent; required.
+	Agent string
+	// Model is the agent's model to run on (Agent.Offers); "" its own.
+	Model string
+}
+
 // PendingTurn is a turn Engine.Begin collected the facts of, not yet run.
 type PendingTurn interface {
-	// Conversation is the conversation as read at the turn's start.
+	// Conversation is the conversation as read at the turn's start; for
+	// a New turn, the one it starts (ID, organisation, owner, agent and
+	// model), not stored yet.
 	Conversation() store.Conversation
+	// New reports that the conversation is not stored yet: this turn's
+	// message is its first.
+	New() bool
 	// Answers reports whether the turn answers the conversation's paused
 	// turn.
 	Answers() bool

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/quiverhq/quiver/engine"
 	"github.com/quiverhq/quiver/httpapi"
 	"github.com/quiverhq/quiver/settings"
 )
@@ -183,4 +184,36 @@ func (f *fakeEngine) ModelStatus(_ context.Context, _ httpapi.Caller, agentName 
 		return httpapi.ModelStatus{Model: "fake:model", Connected: true}, nil
 	}
 	return httpapi.ModelStatus{Model: "openai:gpt-5-mini", Help: "Set the OpenAI API key in Settings, or start Ollama on this machine."}, nil
+}
+
+// fakeModels are the models the fake offers: "helper" runs on
+// fake:model and offers fake:big (connected) and fake:gone (not); every
+// other agent offers its own alone, connected.
+func fakeModels(agentName string) []engine.ModelChoice {
+	if agentName != "helper" {
+		return []engine.ModelChoice{{Ref: "fake:" + agentName, Default: true, Connected: true}}
+	}
+	return []engine.ModelChoice{
+		{Ref: "fake:model", Default: true, Connected: true},
+		{Ref: "fake:big", Connected: true},
+		{Ref: "fake:gone", Help: "no model is connected: provider \"fake\" has no key for gone"},
+	}
+}
+
+// ModelChoices: fakeModels.
+func (f *fakeEngine) ModelChoices(_ context.Context, _ httpapi.Caller, agentName string) ([]engine.ModelChoice, error) {
+	return fakeModels(agentName), nil
+}
+
+// CheckModel: a connected model of fakeModels.
+func (f *fakeEngine) CheckModel(_ context.Context, _ httpapi.Caller, agentName, ref string) error {
+	for _, c := range fakeModels(agentName) {
+		if c.Ref == ref && c.Connected {
+			return nil
+		}
+		if c.Ref == ref {
+			return &engine.InputError{Msg: c.Help}
+		}
+	}
+	return &engine.InputError{Msg: "model " + ref + " is not one the agent offers"}
 }

@@ -114,9 +114,11 @@ type fakeTurn struct {
 	answers bool
 	id      string
 	last    int64
+	fresh   bool
 }
 
 func (t fakeTurn) Conversation() store.Conversation { return t.conv }
+func (t fakeTurn) New() bool                        { return t.fresh }
 func (t fakeTurn) Answers() bool                    { return t.answers }
 func (t fakeTurn) LastSeq() int64                   { return t.last }
 
@@ -126,12 +128,22 @@ func (t fakeTurn) LastSeq() int64                   { return t.last }
 func (t fakeTurn) TurnID() string { return t.id }
 
 // Begin reads the conversation as the engine does: another user's is
-// engine.ErrNoConversation, and the turn answers when the last turn is
-// paused (store.PausedTurn).
-func (f *fakeEngine) Begin(ctx context.Context, c httpapi.Caller, id, message, turnID string) (httpapi.PendingTurn, error) {
+// engine.ErrNoConversation, a missing one too unless start is given (then
+// the turn is New), and the turn answers when the last turn is paused
+// (store.PausedTurn).
+func (f *fakeEngine) Begin(ctx context.Context, c httpapi.Caller, id, message, turnID string, start *httpapi.NewConversation) (httpapi.PendingTurn, error) {
 	conv, err := f.st.GetConversation(ctx, c.OrgID, id)
-	if errors.Is(err, store.ErrNotFound) || err == nil && conv.UserID != c.UserID {
+	fresh := false
+	switch {
+	case errors.Is(err, store.ErrNotFound) && start != nil:
+		if err := fakeStart(ctx, f.st, c.OrgID, *start); err != nil {
+			return nil, err
+		}
+		conv, err, fresh = store.Conversation{ID: id, OrgID: c.OrgID, UserID: c.UserID, Agent: start.Agent, Model: start.Model}, nil, true
+	case errors.Is(err, store.ErrNotFound) || err == nil && conv.UserID != c.UserID:
 		return nil, engine.ErrNoConversation
+	case err == nil && start != nil && start.Agent != conv.Agent:
+		return nil, &httpapi.BadRequest{Msg: "the conversation exists with another agent"}
 	}
 	if err != nil {
 		return nil, err
@@ -154,7 +166,7 @@ func (f *fakeEngine) Begin(ctx context.Context, c httpapi.Caller, id, message, t
 	if f.onBegin != nil {
 		defer f.onBegin(message, n)
 	}
-	t := fakeTurn{caller: c, conv: conv, message: message, answers: paused != nil, id: turnID}
+	t := fakeTurn{caller: c, conv: conv, message: message, answers: paused != nil, id: turnID, fresh: fresh}
 	if len(ms) > 0 {
 		t.last = ms[len(ms)-1].Seq
 	}
@@ -173,6 +185,23 @@ func (f *fakeEngine) Begin(ctx context.Context, c httpapi.Caller, id, message, t
 		f.mu.Unlock()
 	}
 	return t, nil
+}
+
+// fakeStart refuses, as the engine does, a conversation's start with an
+// agent the organisation lacks or a model the agent does not offer.
+func fakeStart(ctx context.Context, st httpapi.Repositories, orgID string, start httpapi.NewConversation) error {
+	if _, err := st.GetAgent(ctx, orgID, start.Agent); err != nil {
+		return &engine.InputError{Msg: "no agent named " + start.Agent}
+	}
+	if start.Model == "" {
+		return nil
+	}
+	for _, m := range fakeModels(start.Agent) {
+		if m.Ref == start.Model {
+			return nil
+		}
+	}
+	return &engine.InputError{Msg: "model " + start.Model + " is not one the agent offers"}
 }
 
 func (f *fakeEngine) Run(ctx context.Context, pt httpapi.PendingTurn, emit func(agent.Event)) error {
@@ -222,7 +251,7 @@ func (f *fakeEngine) lastCall(t *testing.T) sendCall {
 }
 
 func (f *fakeEngine) Inspect(ctx context.Context, c httpapi.Caller, conv, turnID, message string) (httpapi.Inspection, error) {
-	if _, err := f.Begin(ctx, c, conv, message, ""); err != nil {
+	if _, err := f.Begin(ctx, c, conv, message, "", nil); err != nil {
 		return httpapi.Inspection{}, err
 	}
 	if turnID == "turn_missing" {

@@ -208,6 +208,7 @@ func (s *server) routes() {
 	s.sessionRoutes()
 	s.tokenRoutes()
 	s.conversationRoutes()
+	s.conversationEditRoutes()
 	s.streamRoutes()
 	s.resumeRoutes()
 	s.agentRoutes()

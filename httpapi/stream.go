@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"regexp"
+	"strings"
 	"sync"
 	"time"
 
@@ -11,6 +13,7 @@ import (
 	"github.com/danielgtaylor/huma/v2/adapters/humago"
 
 	"github.com/quiverhq/quiver/agent"
+	"github.com/quiverhq/quiver/engine"
 	"github.com/quiverhq/quiver/runs"
 	"github.com/quiverhq/quiver/store"
 )
@@ -93,9 +96,15 @@ func eventStreamResponses(api huma.API) map[string]*huma.Response {
 type sendInput struct {
 	ID   string `path:"id"`
 	Body struct {
-		Message string `json:"message" minLength:"1" doc:"The user's message."`
+		Message string `json:"message" minLength:"1" doc:"The user's message; one that is empty once trimmed is refused (400 empty_message), nothing stored."`
+		Agent   string `json:"agent,omitempty" doc:"Starts the conversation when the id names none yet (this is its first message), with this agent: the id is then the client's own, 16–64 letters, digits, '-' or '_' (a random UUID does), and the conversation is stored with this message. For a stored conversation it must be its agent."`
+		Model   string `json:"model,omitempty" doc:"With agent, for a conversation not stored yet: the model of the agent's to run on (GET /api/agents/{name}/models); a stored conversation runs on its own (PATCH to change it)."`
 	}
 }
+
+// newConversationID is what a client may name a conversation it starts
+// with its first message: long enough to be its own random id.
+var newConversationID = regexp.MustCompile(`^[A-Za-z0-9_-]{16,64}$`)
 
 type answerInput struct {
 	ID   string `path:"id"`
@@ -105,11 +114,21 @@ type answerInput struct {
 }
 
 func (s *server) sendMessage(ctx context.Context, in *sendInput) (*huma.StreamResponse, error) {
-	return s.startTurn(ctx, in.ID, in.Body.Message, false)
+	var start *NewConversation
+	switch b := in.Body; {
+	case b.Agent != "" && (!newConversationID.MatchString(in.ID) || engine.CheckConversationID(in.ID) != nil):
+		return nil, apiErr(http.StatusBadRequest, "invalid_conversation_id",
+			"a conversation started with its first message needs an id of 16–64 letters, digits, '-' or '_' (a random UUID)")
+	case b.Agent != "":
+		start = &NewConversation{Agent: b.Agent, Model: b.Model}
+	case b.Model != "":
+		return nil, badRequest("model goes with agent, for a conversation's first message; PATCH the conversation to change its model")
+	}
+	return s.startTurn(ctx, in.ID, in.Body.Message, false, start)
 }
 
 func (s *server) answerPause(ctx context.Context, in *answerInput) (*huma.StreamResponse, error) {
-	return s.startTurn(ctx, in.ID, in.Body.Answer, true)
+	return s.startTurn(ctx, in.ID, in.Body.Answer, true, nil)
 }
 
 // startTurn checks everything that can still be a JSON error (the caps
@@ -119,7 +138,10 @@ func (s *server) answerPause(ctx context.Context, in *answerInput) (*huma.Stream
 // meanwhile), claims the conversation's run, names an untitled
 // conversation after its first message, and returns the stream that runs
 // it.
-func (s *server) startTurn(ctx context.Context, id, text string, answer bool) (*huma.StreamResponse, error) {
+func (s *server) startTurn(ctx context.Context, id, text string, answer bool, start *NewConversation) (*huma.StreamResponse, error) {
+	if strings.TrimSpace(text) == "" { // the engine refuses it too, for every surface
+		return nil, errEmptyMessage
+	}
 	a := authFrom(ctx)
 	release, err := s.slots.take(userKey(a.OrgID, a.UserID))
 	if err != nil {
@@ -133,18 +155,28 @@ func (s *server) startTurn(ctx context.Context, id, text string, answer bool) (*
 			release()
 		}
 	}()
-	resp, err := s.claimTurn(ctx, a, id, text, answer, release)
+	resp, err := s.claimTurn(ctx, a, turnRequest{id: id, text: text, answer: answer, start: start}, release)
 	handed = err == nil
 	return resp, err
 }
 
+// turnRequest is what a message asks of startTurn: the conversation, the
+// text, whether it answers a paused turn, and how to start the
+// conversation when it is not stored yet (nil: it must be).
+type turnRequest struct {
+	id, text string
+	answer   bool
+	start    *NewConversation
+}
+
 // claimTurn is startTurn once the turn holds its slot under the caps,
 // which release frees when the turn ends.
-func (s *server) claimTurn(ctx context.Context, a *auth, id, text string, answer bool, release func()) (*huma.StreamResponse, error) {
+func (s *server) claimTurn(ctx context.Context, a *auth, tr turnRequest, release func()) (*huma.StreamResponse, error) {
+	id, text, answer := tr.id, tr.text, tr.answer
 	key := turnKey(a.OrgID, id)
 	ended, unwatch := s.turns.watch(key)
 	defer unwatch()
-	pt, err := s.eng.Begin(ctx, a.Caller, id, text, "")
+	pt, err := s.eng.Begin(ctx, a.Caller, id, text, "", tr.start)
 	if err != nil {
 		return nil, s.toError(ctx, "send-message", err)
 	}
@@ -172,18 +204,13 @@ func (s *server) claimTurn(ctx context.Context, a *auth, id, text string, answer
 			release()
 		})
 	}
-	if pt, err = s.fresh(ctx, a, pt, ended() > 0, text, answer); err != nil {
+	if pt, err = s.fresh(ctx, a, pt, ended() > 0, tr); err != nil {
 		end()
 		return nil, err
 	}
-	if conv := pt.Conversation(); !answer && conv.Title == "" {
-		// Before the turn, which stamps the conversation and keeps the
-		// title.
-		conv.Title = title(text)
-		if err := s.st.PutConversation(ctx, conv); err != nil {
-			end()
-			return nil, err
-		}
+	if err := s.enterConversation(ctx, a, pt, text, answer); err != nil {
+		end()
+		return nil, err
 	}
 	return &huma.StreamResponse{Body: func(hctx huma.Context) {
 		defer end()
@@ -202,7 +229,8 @@ func (s *server) claimTurn(ctx context.Context, a *auth, id, text string, answer
 // run holds; when the conversation changed so that it would not (a pause
 // came), the message is refused with 409 conversation_changed, to be sent
 // again.
-func (s *server) fresh(ctx context.Context, a *auth, pt PendingTurn, ended bool, text string, answer bool) (PendingTurn, error) {
+func (s *server) fresh(ctx context.Context, a *auth, pt PendingTurn, ended bool, tr turnRequest) (PendingTurn, error) {
+	text, answer := tr.text, tr.answer
 	if !ended && s.runs.Exclusive() {
 		return pt, nil
 	}
@@ -213,7 +241,7 @@ func (s *server) fresh(ctx context.Context, a *auth, pt PendingTurn, ended bool,
 	if last == pt.LastSeq() {
 		return pt, nil
 	}
-	again, err := s.eng.Begin(ctx, a.Caller, pt.Conversation().ID, text, pt.TurnID())
+	again, err := s.eng.Begin(ctx, a.Caller, pt.Conversation().ID, text, pt.TurnID(), tr.start)
 	switch {
 	case err != nil:
 		return nil, s.toError(ctx, "send-message", err)
@@ -223,6 +251,31 @@ func (s *server) fresh(ctx context.Context, a *auth, pt PendingTurn, ended bool,
 		return nil, errConversationChanged
 	}
 	return again, nil
+}
+
+// enterConversation stores what the turn's conversation needs before
+// the turn, which stamps the conversation and keeps its title: a New one
+// is claimed for the caller with its agent, model and a title from the
+// message (another user who took the id meanwhile makes it a 404, as
+// their conversation is to everyone else); an untitled one is named
+// after the message (not an answer).
+func (s *server) enterConversation(ctx context.Context, a *auth, pt PendingTurn, text string, answer bool) error {
+	conv := pt.Conversation()
+	switch {
+	case pt.New():
+		now := s.now()
+		conv.Title, conv.CreatedAt, conv.UpdatedAt = title(text), now, now
+		got, err := s.st.ClaimConversation(ctx, conv)
+		if err == nil && got.UserID != a.UserID {
+			err = notFound("no such conversation")
+		}
+		return err
+	case !answer && conv.Title == "":
+		t := title(text)
+		_, err := s.st.UpdateConversation(ctx, a.OrgID, a.UserID, conv.ID, store.ConversationUpdate{Title: &t})
+		return err
+	}
+	return nil
 }
 
 // claimRun claims pt's conversation's run for its turn, held by this
@@ -256,6 +309,7 @@ func (s *server) claimRun(ctx context.Context, a *auth, pt PendingTurn) (*runs.R
 }
 
 var (
+	errEmptyMessage        = apiErr(http.StatusBadRequest, "empty_message", "the message is empty: write something to send")
 	errTurnRunning         = apiErr(http.StatusConflict, "turn_running", "a turn of this conversation is already running")
 	errNotPaused           = apiErr(http.StatusConflict, "not_paused", "the conversation has no question waiting for an answer")
 	errConversationChanged = apiErr(http.StatusConflict, "conversation_changed", "the conversation changed while the message was on its way; send it again")

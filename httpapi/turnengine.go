@@ -92,11 +92,23 @@ func permissions(role string) []string {
 	return nil
 }
 
-// pendingTurn is PendingTurn over the engine's collected facts.
-type pendingTurn struct{ c *engine.Collected }
+// pendingTurn is PendingTurn over the engine's collected facts; fresh is
+// the conversation a New turn starts (nil for a stored one).
+type pendingTurn struct {
+	c     *engine.Collected
+	fresh *store.Conversation
+}
 
 // Conversation implements PendingTurn.
-func (t pendingTurn) Conversation() store.Conversation { return t.c.Conversation() }
+func (t pendingTurn) Conversation() store.Conversation {
+	if t.fresh != nil {
+		return *t.fresh
+	}
+	return t.c.Conversation()
+}
+
+// New implements PendingTurn.
+func (t pendingTurn) New() bool { return t.fresh != nil }
 
 // TurnID implements PendingTurn.
 func (t pendingTurn) TurnID() string { return t.c.Facts().TurnID }
@@ -108,14 +120,37 @@ func (t pendingTurn) LastSeq() int64 { return t.c.LastSeq() }
 func (t pendingTurn) Answers() bool { return t.c.Paused() != nil }
 
 // Begin implements Engine.
-func (a *turnEngine) Begin(ctx context.Context, c Caller, conversationID, message, turnID string) (PendingTurn, error) {
+func (a *turnEngine) Begin(ctx context.Context, c Caller, conversationID, message, turnID string, start *NewConversation) (PendingTurn, error) {
 	r := request(c, conversationID, message)
 	r.TurnID = turnID
+	if start != nil {
+		r.Create, r.AgentName, r.ModelRef = true, start.Agent, start.Model
+	}
 	col, err := a.cfg.Engine.Collect(ctx, r)
 	if err != nil {
 		return nil, err
 	}
-	return pendingTurn{col}, nil
+	conv := col.Conversation()
+	switch {
+	case start == nil:
+		return pendingTurn{c: col}, nil
+	case conv.ID != "" && conv.Agent != start.Agent:
+		return nil, &BadRequest{Msg: fmt.Sprintf("the conversation exists, with agent %q: send its messages without agent", conv.Agent)}
+	case conv.ID != "":
+		return pendingTurn{c: col}, nil
+	}
+	return pendingTurn{c: col, fresh: &store.Conversation{ID: conversationID, OrgID: c.OrgID, UserID: c.UserID,
+		Agent: start.Agent, Model: start.Model}}, nil
+}
+
+// ModelChoices implements Engine.
+func (a *turnEngine) ModelChoices(ctx context.Context, c Caller, agentName string) ([]engine.ModelChoice, error) {
+	return a.cfg.Engine.ModelChoices(ctx, c.OrgID, agentName)
+}
+
+// CheckModel implements Engine.
+func (a *turnEngine) CheckModel(ctx context.Context, c Caller, agentName, ref string) error {
+	return a.cfg.Engine.CheckModel(ctx, c.OrgID, agentName, ref)
 }
 
 // Run implements Engine.
@@ -294,7 +329,7 @@ func (a *turnEngine) ModelStatus(ctx context.Context, c Caller, agentName string
 		return ModelStatus{}, err
 	}
 	if _, err := rt.Models.Open(ctx, ag.Model); err != nil {
-		out.Help = "no model is connected: " + err.Error() + " (admins can add a provider key in Settings)"
+		out.Help = engine.NoModel(err) + " (admins can add a provider key in Settings)"
 		return out, nil
 	}
 	out.Connected = true

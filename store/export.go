@@ -263,11 +263,12 @@ func blobRule(t ArchiveTable, row []any) error {
 // migration that adds a table must decide which.
 func SkippedTables() map[string]string {
 	return map[string]string{
-		"schema_migrations": "the importing build's own: opening the store fills it",
-		"runs":              "transient: the lease of a turn running in a live process; a deployment is moved stopped, and a turn left running is marked interrupted",
-		"turn_events":       "transient: a running turn's event stream, kept a bounded time so that a reconnecting client resumes; the transcript (messages) keeps what each turn said",
-		"message_counters":  "derived (PostgreSQL): rebuilt on import as each conversation's highest Seq",
-		"rate_buckets":      "transient: the HTTP API's per-user token buckets; a bucket left out starts full, as an idle one would be",
+		"schema_migrations":   "the importing build's own: opening the store fills it",
+		"runs":                "transient: the lease of a turn running in a live process; a deployment is moved stopped, and a turn left running is marked interrupted",
+		"turn_events":         "transient: a running turn's event stream, kept a bounded time so that a reconnecting client resumes; the transcript (messages) keeps what each turn said",
+		"message_counters":    "derived (PostgreSQL): rebuilt on import as each conversation's highest Seq",
+		"rate_buckets":        "transient: the HTTP API's per-user token buckets; a bucket left out starts full, as an idle one would be",
+		"conversation_search": "derived: what conversation search reads, rebuilt on import from the titles and the user messages",
 	}
 }
 
@@ -309,7 +310,10 @@ func ArchiveTables() []ArchiveTable {
 			text("org_id"), text("name"), text("sealed")}},
 		{Name: "conversations", Key: []string{"org_id", "id"}, Columns: []ArchiveColumn{
 			text("org_id"), text("id"), text("user_id"), text("agent"), text("title"),
-			at("created_at"), at("updated_at")}},
+			at("created_at"), at("updated_at"),
+			// Added with the model per conversation: an older archive's
+			// conversations follow their agent's model.
+			filled(text("model"), func(ArchiveTable, []any) any { return "" })}},
 		{Name: "turns", Key: []string{"org_id", "id"}, Columns: []ArchiveColumn{
 			text("org_id"), text("id"), text("user_id"), text("conversation_id"), text("agent"),
 			text("model"), text("timezone"), text("payer"), {Name: "tools", Kind: KindNames},

@@ -10,6 +10,10 @@ import (
 // read_transcript.
 const RoleThought = "thought"
 
+// RoleUser marks what the person wrote: the only messages conversation
+// search (FindConversations' Text) reads.
+const RoleUser = "user"
+
 // Message is one transcript entry.
 type Message struct {
 	ConversationID string

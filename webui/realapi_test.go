@@ -178,17 +178,24 @@ type scriptedTurn struct {
 	conv    store.Conversation
 	message string
 	answers bool
+	fresh   bool
 }
 
 func (t scriptedTurn) Conversation() store.Conversation { return t.conv }
+func (t scriptedTurn) New() bool                        { return t.fresh }
 func (t scriptedTurn) Answers() bool                    { return t.answers }
 func (t scriptedTurn) TurnID() string                   { return "turn_1" }
 func (t scriptedTurn) LastSeq() int64                   { return 0 }
 
 // Begin reads the conversation as the engine does: another user's is
-// engine.ErrNoConversation; the turn answers a paused last turn.
-func (e *scriptedEngine) Begin(ctx context.Context, c httpapi.Caller, id, message, _ string) (httpapi.PendingTurn, error) {
+// engine.ErrNoConversation, a missing one too unless start says how to
+// start it; the turn answers a paused last turn.
+func (e *scriptedEngine) Begin(ctx context.Context, c httpapi.Caller, id, message, _ string, start *httpapi.NewConversation) (httpapi.PendingTurn, error) {
 	conv, err := e.st.GetConversation(ctx, c.OrgID, id)
+	if errors.Is(err, store.ErrNotFound) && start != nil {
+		fresh := store.Conversation{ID: id, OrgID: c.OrgID, UserID: c.UserID, Agent: start.Agent, Model: start.Model}
+		return scriptedTurn{c: c, conv: fresh, message: message, fresh: true}, nil
+	}
 	if errors.Is(err, store.ErrNotFound) || err == nil && conv.UserID != c.UserID {
 		return nil, engine.ErrNoConversation
 	}
@@ -354,6 +361,19 @@ func (e *scriptedEngine) RunTool(_ context.Context, _ httpapi.Caller, _, tool st
 		return httpapi.ToolRun{Tool: tool, Result: "calculate: cannot parse " + in.Expression, IsError: true, DurationMS: 1}, nil
 	}
 	return httpapi.ToolRun{Tool: tool, Result: "4", DurationMS: 2}, nil
+}
+
+// ModelChoices offers the agent's own model alone.
+func (e *scriptedEngine) ModelChoices(context.Context, httpapi.Caller, string) ([]engine.ModelChoice, error) {
+	return []engine.ModelChoice{{Ref: "openai:gpt-4.1-mini", Default: true, Connected: true}}, nil
+}
+
+// CheckModel takes the agent's own model alone.
+func (e *scriptedEngine) CheckModel(_ context.Context, _ httpapi.Caller, _, ref string) error {
+	if ref != "openai:gpt-4.1-mini" {
+		return &engine.InputError{Msg: "not offered"}
+	}
+	return nil
 }
 
 func (e *scriptedEngine) ModelStatus(context.Context, httpapi.Caller, string) (httpapi.ModelStatus, error) {

@@ -8,6 +8,7 @@ import (
 	"github.com/quiverhq/quiver/internal/config"
 	"github.com/quiverhq/quiver/mcpclient"
 	"github.com/quiverhq/quiver/registry"
+	"github.com/quiverhq/quiver/surface/terminal"
 )
 
 // AgentCheckOutput is what "quiver agent check --json" prints.
@@ -42,7 +43,7 @@ func AgentCheck(ctx context.Context, o AgentCheckOptions, env Env) error {
 		return err
 	}
 	out.File, out.Entries = o.File, len(ag.Tools)
-	err = emit(env.Stdout, o.JSON, out)
+	err = terminal.Emit(env.Stdout, o.JSON, out)
 	if err == nil && len(out.Warnings) > 0 {
 		return ErrReported
 	}

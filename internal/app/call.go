@@ -4,12 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"strings"
-	"unicode"
 
 	"github.com/quiverhq/quiver/dispatch"
 	"github.com/quiverhq/quiver/engine"
 	"github.com/quiverhq/quiver/ids"
+	"github.com/quiverhq/quiver/surface/terminal"
 	"github.com/quiverhq/quiver/tool"
 )
 
@@ -65,25 +64,14 @@ func Call(ctx context.Context, o CallOptions, env Env) error {
 	// The model's refusal names only the tool; the person at the CLI runs
 	// the deployment and is told why, on stderr.
 	if why := sess.Toolset.ReasonFor(o.Tool); why != "" {
-		fmt.Fprintf(env.Stderr, "quiver: %s is left out of this turn: %s\n", o.Tool, printableReason(why))
+		fmt.Fprintf(env.Stderr, "quiver: %s is left out of this turn: %s\n", o.Tool, terminal.Printable(why))
 	}
 	return printCall(env, o.JSON, res)
 }
 
-// printableReason keeps a reason (which may quote an MCP server) to one
-// line of printable text.
-func printableReason(s string) string {
-	return strings.Map(func(r rune) rune {
-		if !unicode.IsPrint(r) {
-			return ' '
-		}
-		return r
-	}, s)
-}
-
 // printCall prints the result; an error result is ErrReported.
 func printCall(env Env, asJSON bool, res tool.Result) error {
-	if err := emit(env.Stdout, asJSON, engine.NewCallReport(res)); err != nil {
+	if err := terminal.Emit(env.Stdout, asJSON, engine.NewCallReport(res)); err != nil {
 		return err
 	}
 	if res.IsError {

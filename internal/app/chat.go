@@ -8,6 +8,7 @@ import (
 
 	"github.com/quiverhq/quiver/agent"
 	"github.com/quiverhq/quiver/engine"
+	"github.com/quiverhq/quiver/llm/providers"
 	"github.com/quiverhq/quiver/surface/terminal"
 )
 
@@ -27,6 +28,10 @@ type ChatOptions struct {
 	Message string
 	// JSON prints the turns' events as JSON lines instead of text.
 	JSON bool
+	// Ran, when set, is given the conversation's id once the one
+	// Message's turn ran (the conversation holds it), for the CLI to say
+	// how to read it again.
+	Ran func(conversationID string)
 }
 
 // session is one chat's world: the runtime, the engine, the model and
@@ -50,7 +55,11 @@ func Chat(ctx context.Context, o ChatOptions, env Env) error {
 	}
 	defer s.close()
 	if o.Message != "" {
-		return s.say(ctx, o.Message)
+		err := s.say(ctx, o.Message)
+		if o.Ran != nil && (err == nil || errors.Is(err, ErrReported)) {
+			o.Ran(s.req.ConversationID)
+		}
+		return err
 	}
 	banner := fmt.Sprintf("conversation %s — Ctrl-D to end", s.req.ConversationID)
 	return terminal.Loop(ctx, env.Stdin, s.out, banner, s.say, func(err error) bool { return errors.Is(err, ErrReported) })
@@ -66,7 +75,7 @@ func openSession(ctx context.Context, c ChatOptions, env Env) (*session, error) 
 	if err != nil {
 		return nil, err
 	}
-	ms := models{getenv: env.Getenv, http: &http.Client{}, logger: env.Logger}
+	ms := models{providers.Shared{Getenv: env.Getenv, Probe: &http.Client{}, Logger: env.Logger}}
 	model, notice, err := ms.open(ctx, cfg, req.Agent.Model)
 	if err != nil {
 		return nil, err
@@ -98,7 +107,10 @@ func openSession(ctx context.Context, c ChatOptions, env Env) (*session, error) 
 	req.Model, req.UserMode = model, c.UserMode
 	s := &session{env: env, rt: rt, req: req, out: &terminal.Printer{Out: env.Stdout, Err: env.Stderr, JSON: c.JSON}}
 	go rt.mcp.pool.Run(ctx) // idle connections closed while the session lasts
-	s.eng = rt.newEngine(cfg, det, false, env)
+	// The Printer shows a turn's failure; its log line would repeat it.
+	quiet := env
+	quiet.Logger = terminal.Quiet(env.Logger)
+	s.eng = rt.newEngine(cfg, det, false, quiet)
 	return s, nil
 }
 

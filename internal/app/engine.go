@@ -65,9 +65,9 @@ func parseAgent(definition []byte) (engine.Agent, error) {
 	if err != nil {
 		return engine.Agent{}, err
 	}
-	m, err := ag.TurnModel("")
+	m, others, err := ag.TurnModels()
 	if err != nil {
 		return engine.Agent{}, &engine.InputError{Msg: err.Error()}
 	}
-	return engine.Agent{Agent: ag.TurnAgent(), Model: m}, nil
+	return engine.Agent{Agent: ag.TurnAgent(), Model: m, Models: others}, nil
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/quiverhq/quiver/ids"
 	"github.com/quiverhq/quiver/intent"
 	"github.com/quiverhq/quiver/internal/config"
+	"github.com/quiverhq/quiver/surface/terminal"
 )
 
 // loadDetector loads the built-in packs and any in intent.packs_dir (see
@@ -80,7 +81,7 @@ func Intent(ctx context.Context, o IntentOptions, env Env) error {
 	}
 	res := probe.Detect(intent.Request{Message: o.Message, History: o.History})
 	out := intent.Preview(builtin.NewCatalog(builtin.CatalogDeps{}), res, intent.GateOptions{GateAlwaysOn: gateAlwaysOn})
-	return emit(env.Stdout, o.JSON, out)
+	return terminal.Emit(env.Stdout, o.JSON, out)
 }
 
 // communityIntent reads a community's custom triggers, history depth and
@@ -206,7 +207,7 @@ func (o TriggersOptions) run(ctx context.Context, cfgs *dtmconfig.Service, env E
 			return err
 		}
 		if o.JSON {
-			return writeJSON(env.Stdout, ts)
+			return terminal.WriteJSON(env.Stdout, ts)
 		}
 		return dtmconfig.WriteTriggers(env.Stdout, org, ts)
 	}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/quiverhq/quiver/ids"
 	"github.com/quiverhq/quiver/mcpclient"
+	"github.com/quiverhq/quiver/surface/terminal"
 )
 
 // MCPAdmin is what the MCP registration commands share: whose
@@ -70,7 +71,7 @@ func MCPAdd(ctx context.Context, o MCPAddOptions, env Env) error {
 		return mcpRefusal(err)
 	}
 	if o.JSON {
-		return writeJSON(env.Stdout, mcpclient.ViewOf(rec))
+		return terminal.WriteJSON(env.Stdout, mcpclient.ViewOf(rec))
 	}
 	fmt.Fprintf(env.Stdout, "added %s (%s, %s): %s\n", rec.Name, rec.Type, mcpclient.Origin(rec.URL), mcpclient.DescribeNames(rec.Name, rec.Tools))
 	return nil
@@ -98,7 +99,7 @@ func MCPList(ctx context.Context, o MCPListOptions, env Env) error {
 	}
 	views := mcpclient.ViewsOf(recs)
 	if o.JSON {
-		return writeJSON(env.Stdout, views)
+		return terminal.WriteJSON(env.Stdout, views)
 	}
 	return mcpclient.WriteViews(env.Stdout, org, views)
 }

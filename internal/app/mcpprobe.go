@@ -5,6 +5,7 @@ import (
 
 	"github.com/quiverhq/quiver/internal/config"
 	"github.com/quiverhq/quiver/mcpclient"
+	"github.com/quiverhq/quiver/surface/terminal"
 )
 
 // MCPProbeOptions is what "quiver mcp probe" runs with: a server tried
@@ -49,7 +50,7 @@ func MCPProbe(ctx context.Context, o MCPProbeOptions, env Env) error {
 	}
 	defer conn.Close()
 	out := conn.Report(ctx, o.Calls, o.CallAll)
-	if err := emit(env.Stdout, o.JSON, out); err != nil {
+	if err := terminal.Emit(env.Stdout, o.JSON, out); err != nil {
 		return err
 	}
 	if out.Failed() {

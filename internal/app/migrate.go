@@ -7,6 +7,7 @@ import (
 	"github.com/quiverhq/quiver/secret"
 	"github.com/quiverhq/quiver/store/archive"
 	"github.com/quiverhq/quiver/store/backend"
+	"github.com/quiverhq/quiver/surface/terminal"
 )
 
 // MigrateOptions are "quiver migrate"'s: Up applies the pending
@@ -36,7 +37,7 @@ func Migrate(ctx context.Context, o MigrateOptions, env Env) error {
 	if err != nil {
 		return err
 	}
-	return emit(env.Stdout, o.JSON, st)
+	return terminal.Emit(env.Stdout, o.JSON, st)
 }
 
 // ArchiveOptions are "quiver export"'s, or with Import "quiver import"'s.
@@ -63,5 +64,5 @@ func Archive(ctx context.Context, o ArchiveOptions, env Env) error {
 	if err != nil {
 		return err
 	}
-	return emit(env.Stdout, o.JSON, sum)
+	return terminal.Emit(env.Stdout, o.JSON, sum)
 }

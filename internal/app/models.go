@@ -3,8 +3,6 @@ package app
 import (
 	"context"
 	"errors"
-	"log/slog"
-	"net/http"
 
 	"github.com/quiverhq/quiver/internal/config"
 	"github.com/quiverhq/quiver/llm"
@@ -13,25 +11,12 @@ import (
 	"github.com/quiverhq/quiver/turn"
 )
 
-// models is what every configuration's providers share in one process:
-// the environment, the HTTP clients and the logger. set applies it to a
-// configuration (the deployment's, or an organisation's view of it).
-type models struct {
-	getenv func(string) string
-	// http sends the Ollama probe only.
-	http *http.Client
-	// api sends model requests; nil means each model's own default client.
-	// quiver serve shares one with a large idle pool across every turn.
-	api    *http.Client
-	logger *slog.Logger
-}
+// models are the providers' parts every configuration shares in one
+// process (providers.Shared), applied to a configuration by set.
+type models struct{ providers.Shared }
 
 // set returns the providers of cfg.
-func (ms models) set(cfg config.Config) *providers.Set {
-	pc := cfg.ProviderConfig()
-	pc.Getenv, pc.Probe, pc.HTTPClient, pc.Logger = ms.getenv, ms.http, ms.api, ms.logger
-	return providers.New(pc)
-}
+func (ms models) set(cfg config.Config) *providers.Set { return ms.Set(cfg.ProviderConfig()) }
 
 // open opens the model m names under cfg (see providers.Set.Open); not
 // being able to connect one is a usage error.

@@ -6,6 +6,7 @@ import (
 
 	"github.com/quiverhq/quiver/builtin"
 	"github.com/quiverhq/quiver/prompt"
+	"github.com/quiverhq/quiver/surface/terminal"
 	"github.com/quiverhq/quiver/tmpl"
 )
 
@@ -32,7 +33,7 @@ func PromptRender(o PromptRenderOptions, env Env) error {
 		return usagef("prompt render: %v", err)
 	}
 	if o.JSON {
-		return writeJSON(env.Stdout, res)
+		return terminal.WriteJSON(env.Stdout, res)
 	}
 	for _, w := range res.Warnings {
 		fmt.Fprintf(env.Stderr, "warning: %s\n", w)

@@ -15,6 +15,7 @@ import (
 	"github.com/quiverhq/quiver/httpapi"
 	"github.com/quiverhq/quiver/intent"
 	"github.com/quiverhq/quiver/internal/config"
+	"github.com/quiverhq/quiver/internal/serveaddr"
 	"github.com/quiverhq/quiver/runs"
 	"github.com/quiverhq/quiver/store"
 	"github.com/quiverhq/quiver/store/backend"
@@ -81,7 +82,10 @@ func Serve(ctx context.Context, o ServeOptions, env Env) error {
 		return fmt.Errorf("listen: %w", err)
 	}
 	base := "http://" + ln.Addr().String()
-	if err := bootstrap(ctx, st, env, base); err != nil {
+	if err := serveaddr.Record(op.db.Dir, serveaddr.Listening(ln.Addr())); err != nil {
+		env.Logger.Warn("quiver login-link will not know where this server listens", "err", err)
+	}
+	if err := bootstrap(ctx, st, env, serveaddr.Links(cfg.Server.Base(), ln.Addr())); err != nil {
 		ln.Close()
 		return err
 	}
@@ -116,7 +120,9 @@ func bootstrap(ctx context.Context, st store.Store, env Env, base string) error 
 type LoginLinkOptions struct {
 	// User and Org name whose link it is.
 	User, Org string
-	// Addr is the HOST:PORT the link points at, where quiver serve listens.
+	// Addr is the HOST:PORT the link points at; "" means the
+	// configuration's server.public_url, else where quiver serve last
+	// listened (serveaddr.Base), else 127.0.0.1:8080.
 	Addr string
 	// Data is the configuration and the data folder.
 	Data Data
@@ -131,6 +137,10 @@ func LoginLink(ctx context.Context, o LoginLinkOptions, env Env) error {
 		return err
 	}
 	defer op.close()
+	base, err := serveaddr.Base(op.db.Dir, o.Addr, op.cfg.Server.Base())
+	if err != nil {
+		return err
+	}
 	user, org := o.User, o.Org
 	acc := &accounts.Service{Store: op.st, Now: env.Now}
 	link, err := acc.IssueLoginLink(ctx, org, user)
@@ -142,7 +152,7 @@ func LoginLink(ctx context.Context, o LoginLinkOptions, env Env) error {
 	case err != nil:
 		return fmt.Errorf("login-link: %w", err)
 	}
-	fmt.Fprintf(env.Stdout, "http://%s/login?token=%s\n", o.Addr, link.Secret)
+	fmt.Fprintf(env.Stdout, "%s/login?token=%s\n", base, link.Secret)
 	return nil
 }
 

@@ -55,7 +55,7 @@ func startServeWith(t *testing.T, vars map[string]string, flags ...string) servi
 		pw.Close()
 	}()
 	var s serving
-	linkRe := regexp.MustCompile(`(http://\S+)/login\?token=(\S+)`)
+	linkRe := regexp.MustCompile(`(https?://\S+)/login\?token=(\S+)`)
 	servingRe := regexp.MustCompile(`serving (http://\S+)`)
 	sc := bufio.NewScanner(pr)
 	for s.base == "" && sc.Scan() {

@@ -2,6 +2,7 @@ package app
 
 import (
 	"github.com/quiverhq/quiver/builtin"
+	"github.com/quiverhq/quiver/surface/terminal"
 )
 
 // ToolsOutput is what "quiver tools --json" prints: the built-in
@@ -17,5 +18,5 @@ type ToolsOptions struct {
 // Tools prints the built-in catalog's tools, families and sizes.
 func Tools(o ToolsOptions, env Env) error {
 	env.defaults()
-	return emit(env.Stdout, o.JSON, builtin.CatalogSizes())
+	return terminal.Emit(env.Stdout, o.JSON, builtin.CatalogSizes())
 }

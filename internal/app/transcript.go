@@ -6,6 +6,7 @@ import (
 
 	"github.com/quiverhq/quiver/engine"
 	"github.com/quiverhq/quiver/ids"
+	"github.com/quiverhq/quiver/surface/terminal"
 )
 
 // TranscriptOptions is what "quiver transcript" runs with.
@@ -40,5 +41,5 @@ func Transcript(ctx context.Context, o TranscriptOptions, env Env) error {
 		return err
 	}
 	out := engine.NewTranscript(o.ConversationID, stored)
-	return emit(env.Stdout, o.JSON, out)
+	return terminal.Emit(env.Stdout, o.JSON, out)
 }

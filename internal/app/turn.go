@@ -2,14 +2,13 @@ package app
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"io"
 
 	"github.com/quiverhq/quiver/builtin"
 	"github.com/quiverhq/quiver/engine"
 	"github.com/quiverhq/quiver/intent"
 	"github.com/quiverhq/quiver/internal/config"
+	"github.com/quiverhq/quiver/surface/terminal"
 )
 
 // TurnOutput is what "quiver turn --json" prints: the inspection's
@@ -61,24 +60,5 @@ func Turn(ctx context.Context, o TurnOptions, env Env) error {
 	for _, w := range out.AllowlistWarnings {
 		fmt.Fprintf(env.Stderr, "quiver: warning: %s\n", w.Line())
 	}
-	return emit(env.Stdout, o.JSON, out)
-}
-
-func writeJSON(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	enc.SetEscapeHTML(false)
-	return enc.Encode(v)
-}
-
-// report is an output with a text form for people.
-type report interface{ WriteText(w io.Writer) }
-
-// emit writes v to w as indented JSON when asJSON, else as text.
-func emit(w io.Writer, asJSON bool, v report) error {
-	if asJSON {
-		return writeJSON(w, v)
-	}
-	v.WriteText(w)
-	return nil
+	return terminal.Emit(env.Stdout, o.JSON, out)
 }

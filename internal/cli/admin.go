@@ -62,7 +62,7 @@ func runLoginLink(ctx context.Context, args []string, env app.Env) error {
 	var o app.LoginLinkOptions
 	fs.StringVar(&o.User, "user", "admin", "")
 	fs.StringVar(&o.Org, "org", "default", "")
-	fs.StringVar(&o.Addr, "addr", "127.0.0.1:8080", "")
+	fs.StringVar(&o.Addr, "addr", "", "")
 	registerData(fs, &o.Data)
 	if _, err := parseArgs(fs, args, loginLinkUsage, env.Stdout, 0, ""); err != nil {
 		return err

@@ -105,7 +105,32 @@ func runChat(ctx context.Context, args []string, env app.Env) error {
 	default:
 		return usagef("chat: give at most one MESSAGE argument (quote it)")
 	}
+	o.Ran = func(id string) {
+		fmt.Fprintf(env.Stderr, "quiver: conversation %s (to read it: %s)\n", id, transcriptCommand(o, id))
+	}
 	return app.Chat(ctx, o, env)
+}
+
+// transcriptCommand is the quiver transcript command line that prints the
+// chat's conversation: with the chat's --user, --org and --data, whose
+// the conversation is and where.
+func transcriptCommand(o app.ChatOptions, id string) string {
+	cmd := []string{"quiver", "transcript"}
+	for _, f := range []struct{ flag, value string }{{"--user", o.Turn.Caller.User}, {"--org", o.Turn.Caller.Org}, {"--data", o.Data.Dir}} {
+		if f.value != "" {
+			cmd = append(cmd, f.flag, shellQuote(f.value))
+		}
+	}
+	return strings.Join(append(cmd, shellQuote(id)), " ")
+}
+
+// shellQuote is s as one word of a POSIX shell command: as it is when it
+// holds only letters, digits and -_.,/:@+=, else in single quotes.
+func shellQuote(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.,/:@+=") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 func runTools(args []string, env app.Env) error {

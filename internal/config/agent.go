@@ -26,6 +26,11 @@ type Agent struct {
 	Name string `yaml:"name"`
 	// Model is a "provider:model" reference; empty means DefaultModel.
 	Model string `yaml:"model"`
+	// Models are the other "provider:model" references a person may pick
+	// for a conversation with the agent (the web UI's model picker); the
+	// organisation must have each one's provider connected. At most
+	// MaxAgentModels, none repeated; Capabilities apply to each.
+	Models []string `yaml:"models"`
 	// Capabilities override what the model can do; unset fields default to
 	// tools on, everything else off.
 	Capabilities *Capabilities `yaml:"capabilities"`
@@ -126,6 +131,9 @@ func (a Agent) Validate() error {
 	if _, err := ParseModelRef(a.Model); err != nil {
 		return err
 	}
+	if err := a.validateModels(); err != nil {
+		return err
+	}
 	for i, e := range a.Tools {
 		if !entryName.MatchString(e) && !mcpEntry.MatchString(e) {
 			return fmt.Errorf("tools[%d] %q: not a tool or family name, nor an MCP server's server/tool or server/*", i, e)
@@ -140,6 +148,46 @@ func (a Agent) Validate() error {
 		return fmt.Errorf("deliberate_tool_mode.history_turns: %d is outside 0–%d", *d.HistoryTurns, MaxDeliberateHistory)
 	}
 	return nil
+}
+
+// MaxAgentModels bounds an agent's models list.
+const MaxAgentModels = 20
+
+// validateModels checks the models list: references, at most
+// MaxAgentModels, none repeated nor the agent's own model.
+func (a Agent) validateModels() error {
+	if len(a.Models) > MaxAgentModels {
+		return fmt.Errorf("models: %d entries, at most %d", len(a.Models), MaxAgentModels)
+	}
+	seen := map[string]bool{a.Model: true}
+	for i, ref := range a.Models {
+		if _, err := ParseModelRef(ref); err != nil {
+			return fmt.Errorf("models[%d]: %w", i, err)
+		}
+		if seen[ref] {
+			return fmt.Errorf("models[%d] %q: listed twice (the agent's own model is always offered)", i, ref)
+		}
+		seen[ref] = true
+	}
+	return nil
+}
+
+// TurnModels returns the agent's model (TurnModel("")) and the models of
+// Models, in order, all with the agent's capabilities.
+func (a Agent) TurnModels() (turn.Model, []turn.Model, error) {
+	own, err := a.TurnModel("")
+	if err != nil {
+		return turn.Model{}, nil, err
+	}
+	others := make([]turn.Model, 0, len(a.Models))
+	for _, ref := range a.Models {
+		m, err := a.TurnModel(ref)
+		if err != nil {
+			return turn.Model{}, nil, err
+		}
+		others = append(others, m)
+	}
+	return own, others, nil
 }
 
 // MaxDeliberateHistory bounds deliberate_tool_mode.history_turns (the

@@ -1,6 +1,7 @@
 package config_test
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -10,6 +11,15 @@ import (
 	"github.com/quiverhq/quiver/internal/config"
 	"github.com/quiverhq/quiver/turn"
 )
+
+// manyModels is n distinct model references, comma-separated.
+func manyModels(n int) string {
+	refs := make([]string, n)
+	for i := range refs {
+		refs[i] = fmt.Sprintf("p:m%d", i)
+	}
+	return strings.Join(refs, ", ")
+}
 
 func TestParseAgent(t *testing.T) {
 	tests := []struct {
@@ -42,6 +52,15 @@ func TestParseAgent(t *testing.T) {
 		{name: "deliberate history too long", yaml: "name: a\ndeliberate_tool_mode: {history_turns: 11}\n", wantErr: "history_turns: 11 is outside 0–10"},
 		{name: "deliberate negative history", yaml: "name: a\ndeliberate_tool_mode: {history_turns: -1}\n", wantErr: "history_turns: -1"},
 		{name: "deliberate unknown key", yaml: "name: a\ndeliberate_tool_mode: {mode: on}\n", wantErr: `unknown key "mode"`},
+		{
+			name: "models",
+			yaml: "name: a\nmodel: openai:gpt-4.1\nmodels: [ollama:qwen3:8b, anthropic:claude-sonnet-4-5]\n",
+			want: config.Agent{Name: "a", Model: "openai:gpt-4.1", Models: []string{"ollama:qwen3:8b", "anthropic:claude-sonnet-4-5"}},
+		},
+		{name: "models bad ref", yaml: "name: a\nmodels: [gpt-4]\n", wantErr: `models[0]: model "gpt-4"`},
+		{name: "models repeat", yaml: "name: a\nmodels: [x:a, x:a]\n", wantErr: `models[1] "x:a": listed twice`},
+		{name: "models own model", yaml: "name: a\nmodel: x:a\nmodels: [x:a]\n", wantErr: `models[0] "x:a": listed twice`},
+		{name: "models too many", yaml: "name: a\nmodels: [" + manyModels(config.MaxAgentModels+1) + "]\n", wantErr: "models: 21 entries, at most 20"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -65,6 +65,8 @@ type Config struct {
 	Turns Turns `yaml:"turns"`
 	// HTTP bounds the HTTP servers' connections.
 	HTTP HTTP `yaml:"http"`
+	// Server says how people reach quiver serve (its public URL).
+	Server Server `yaml:"server"`
 }
 
 // Database selects the store. With no URL from any source, Quiver keeps
@@ -302,6 +304,9 @@ func (c Config) Validate() error {
 		return err
 	}
 	if err := c.HTTP.validate(); err != nil {
+		return err
+	}
+	if err := c.Server.validate(); err != nil {
 		return err
 	}
 	if c.MaxSteps < 0 || c.MaxSteps > 1000 {

@@ -170,3 +170,23 @@ func (s *Set) anyConfigured() bool {
 	}
 	return false
 }
+
+// Shared is what every configuration's providers share in one process:
+// the environment, the HTTP clients and the logger (Config's fields of
+// the same names). Set applies it to one configuration's providers, the
+// deployment's or an organisation's view of it.
+type Shared struct {
+	Getenv func(string) string
+	// Probe sends the Ollama probe only.
+	Probe *http.Client
+	// HTTPClient sends model requests; nil means each adapter's own
+	// default client (quiver serve shares one from NewHTTPClient).
+	HTTPClient *http.Client
+	Logger     *slog.Logger
+}
+
+// Set returns the Set of c with s's fields in place of c's.
+func (s Shared) Set(c Config) *Set {
+	c.Getenv, c.Probe, c.HTTPClient, c.Logger = s.Getenv, s.Probe, s.HTTPClient, s.Logger
+	return New(c)
+}

@@ -384,3 +384,18 @@ func TestOpener(t *testing.T) {
 		t.Errorf("Opener().Open without the key = %v, %v; want a *ConnectError", m, err)
 	}
 }
+
+// TestSharedSet: a Set made through Shared reads the shared environment,
+// whatever the configuration's own Getenv says.
+func TestSharedSet(t *testing.T) {
+	sh := providers.Shared{Getenv: func(k string) string {
+		if k == "OPENAI_API_KEY" {
+			return "shared-key"
+		}
+		return ""
+	}}
+	set := sh.Set(providers.Config{Getenv: func(string) string { return "ignored" }})
+	if got := set.Connection("openai").Key; got != "shared-key" {
+		t.Errorf("key %q, want the shared environment's", got)
+	}
+}

@@ -367,6 +367,16 @@ func checkRecords(ctx context.Context, t *testing.T, st store.Store) {
 	if evs, err := st.ListTurnEvents(ctx, org, "t2", 0, 10); err != nil || len(evs) != 0 {
 		t.Errorf("turn events were copied: %d, %v", len(evs), err)
 	}
+	if c, err := st.GetConversation(ctx, org, conv); err != nil || c.Model != "openai:y" {
+		t.Errorf("conversation %+v, %v", c, err)
+	}
+	// What search reads is not in the archive: the import rebuilt it.
+	for text, want := range map[string]int{"17.5%": 1, "BUDGET": 1, "409.5": 0} {
+		cs, err := st.FindConversations(ctx, store.ConversationQuery{OrgID: org, UserID: "ana", Text: text})
+		if err != nil || len(cs) != want {
+			t.Errorf("search %q after the import: %d conversations, %v; want %d", text, len(cs), err, want)
+		}
+	}
 }
 
 // checkWorkspaces compares the workspaces of two data folders: the same

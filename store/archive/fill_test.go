@@ -79,7 +79,7 @@ func fill(ctx context.Context, t *testing.T, st store.Store, kr *secret.Keyring)
 	_, err = st.PutOrgSettings(ctx, store.OrgSettings{OrgID: org, Doc: []byte(`{"models":["x"]}`), Secrets: map[string]string{"openai": sealed}, UpdatedAt: at(9)})
 	must(err)
 
-	must(st.PutConversation(ctx, store.Conversation{ID: conv, OrgID: org, UserID: "ana", Agent: "helper", Title: "Budget", CreatedAt: at(10), UpdatedAt: at(20)}))
+	must(st.PutConversation(ctx, store.Conversation{ID: conv, OrgID: org, UserID: "ana", Agent: "helper", Title: "Budget", Model: "openai:y", CreatedAt: at(10), UpdatedAt: at(20)}))
 	must(st.PutTurn(ctx, store.Turn{ID: "t1", OrgID: org, UserID: "ana", ConversationID: conv, Agent: "helper", Model: "openai:x", Timezone: "UTC",
 		Payer: "ana", Tools: []string{"calculate", "read_file"}, Excluded: []store.Exclusion{{Name: "fetch_url", Reason: "switch off \x00 quoted"}},
 		Declared: []store.Exclusion{{Name: "calculate", Reason: "always on"}}, Selected: 7, Status: store.TurnDone, Question: "Which year?",

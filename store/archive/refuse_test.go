@@ -321,15 +321,17 @@ func TestExportRefusals(t *testing.T) {
 	})
 	t.Run("TextPostgreSQLRefuses", func(t *testing.T) {
 		place := sqlitePlace(t)
-		c := store.Conversation{ID: "c", OrgID: org, UserID: "u", Title: "bad \xff title", CreatedAt: at(0), UpdatedAt: at(0)}
+		// The agent's name: a store cleans titles (store.CleanTitle) but
+		// keeps this field as given.
+		c := store.Conversation{ID: "c", OrgID: org, UserID: "u", Agent: "bad \xff agent", CreatedAt: at(0), UpdatedAt: at(0)}
 		if err := openStore(t, place).PutConversation(t.Context(), c); err != nil {
 			t.Fatal(err)
 		}
 		dir := t.TempDir()
 		_, err := archive.ExportFile(t.Context(), filepath.Join(dir, "a.tar"), options(place, kr))
-		want := `table conversations: column title: text that is not valid UTF-8 or holds a NUL (the row with key org_id="acme", id="c")`
+		want := `table conversations: column agent: text that is not valid UTF-8 or holds a NUL (the row with key org_id="acme", id="c")`
 		if left, _ := os.ReadDir(dir); err == nil || !strings.Contains(err.Error(), want) || len(left) != 0 {
-			t.Errorf("export of a title that is not UTF-8: %v, left %v", err, left)
+			t.Errorf("export of an agent name that is not UTF-8: %v, left %v", err, left)
 		}
 	})
 	t.Run("OtherKeyring", func(t *testing.T) {

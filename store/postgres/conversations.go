@@ -3,6 +3,8 @@ package postgres
 import (
 	"context"
 	"errors"
+	"strconv"
+	"strings"
 
 	"github.com/jackc/pgx/v5"
 
@@ -10,22 +12,31 @@ import (
 )
 
 // conversationColumns are the columns scanConversation reads, in order.
-const conversationColumns = `id, user_id, agent, title, created_at, updated_at`
+const conversationColumns = `id, user_id, agent, title, model, created_at, updated_at`
 
 // PutConversation inserts c or replaces the conversation with the same ID
-// in c's organisation, in one statement. A conversation with that ID in
-// another organisation is a different record and is left alone.
+// in c's organisation, with its title's search row, in one transaction.
+// A conversation with that ID in another organisation is a different
+// record and is left alone.
 func (s *Store) PutConversation(ctx context.Context, c store.Conversation) error {
-	const q = `INSERT INTO conversations (org_id, id, user_id, agent, title,
+	const q = `INSERT INTO conversations (org_id, id, user_id, agent, title, model,
 			created_at, updated_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
 		ON CONFLICT (org_id, id) DO UPDATE SET
 			user_id = excluded.user_id,
 			agent = excluded.agent,
 			title = excluded.title,
+			model = excluded.model,
 			created_at = excluded.created_at,
 			updated_at = excluded.updated_at`
-	_, err := s.pool.Exec(ctx, q, c.OrgID, c.ID, c.UserID, c.Agent, c.Title, c.CreatedAt, c.UpdatedAt)
+	c.Title = store.CleanTitle(c.Title)
+	err := s.inTx(ctx, readCommitted, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, q, c.OrgID, c.ID, c.UserID, c.Agent, c.Title, c.Model, c.CreatedAt, c.UpdatedAt); err != nil {
+			return err
+		}
+		_, err := tx.Exec(ctx, putTitleSearchSQL, c.OrgID, c.ID, c.Title, store.FoldText(c.Title))
+		return err
+	})
 	if err != nil {
 		return wrapErr("put conversation", err)
 	}
@@ -47,11 +58,11 @@ func (s *Store) PutConversation(ctx context.Context, c store.Conversation) error
 func (s *Store) ClaimConversation(ctx context.Context, c store.Conversation) (store.Conversation, error) {
 	const claim = claimConversationSQL
 	const get = `SELECT ` + conversationColumns + ` FROM conversations WHERE org_id = $1 AND id = $2`
+	c = cleanClaim(c)
 	var out store.Conversation
 	err := s.inTx(ctx, readCommitted, func(tx pgx.Tx) error {
 		var err error
-		out, err = scanConversation(tx.QueryRow(ctx, claim, c.OrgID, c.ID, c.UserID, c.Agent, c.Title,
-			c.CreatedAt, c.UpdatedAt), c.OrgID)
+		out, err = scanConversation(tx.QueryRow(ctx, claim, claimArgs(c)...), c.OrgID)
 		if errors.Is(err, pgx.ErrNoRows) { // another user's: read it as it is
 			out, err = scanConversation(tx.QueryRow(ctx, get, c.OrgID, c.ID), c.OrgID)
 		}
@@ -63,16 +74,35 @@ func (s *Store) ClaimConversation(ctx context.Context, c store.Conversation) (st
 	return out, nil
 }
 
-// claimConversationSQL creates a conversation ($1..$7: org, id, user,
-// agent, title, created and updated) or stamps updated_at on the stored
-// one when the user owns it, returning the row; another user's returns
-// no row.
-const claimConversationSQL = `INSERT INTO conversations (org_id, id, user_id, agent, title,
-		created_at, updated_at)
-	VALUES ($1, $2, $3, $4, $5, $6, $7)
-	ON CONFLICT (org_id, id) DO UPDATE SET updated_at = excluded.updated_at
-	WHERE conversations.user_id = excluded.user_id
-	RETURNING ` + conversationColumns
+// cleanClaim is c with its title as the store keeps it.
+func cleanClaim(c store.Conversation) store.Conversation {
+	c.Title = store.CleanTitle(c.Title)
+	return c
+}
+
+// claimArgs are claimConversationSQL's parameters for c (cleaned).
+func claimArgs(c store.Conversation) []any {
+	return []any{c.OrgID, c.ID, c.UserID, c.Agent, c.Title, c.Model, c.CreatedAt, c.UpdatedAt, store.FoldText(c.Title)}
+}
+
+// claimConversationSQL creates a conversation ($1..$8: org, id, user,
+// agent, title, model, created and updated) or stamps updated_at on the
+// stored one when the user owns it, returning the row; another user's
+// returns no row. A claim that leaves the conversation with its own
+// non-empty title writes the title's search row ($9, the folded title)
+// unless one is there already.
+const claimConversationSQL = `WITH claimed AS (
+		INSERT INTO conversations (org_id, id, user_id, agent, title, model,
+			created_at, updated_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+		ON CONFLICT (org_id, id) DO UPDATE SET updated_at = excluded.updated_at
+		WHERE conversations.user_id = excluded.user_id
+		RETURNING ` + conversationColumns + `),
+	searched AS (
+		INSERT INTO conversation_search (org_id, conversation_id, seq, text)
+		SELECT $1, $2, 0, $9 FROM claimed WHERE claimed.title = $5 AND $5 <> ''
+		ON CONFLICT (org_id, conversation_id, seq) DO NOTHING)
+	SELECT ` + conversationColumns + ` FROM claimed`
 
 // GetConversation returns the conversation with that ID in that
 // organisation, or an error wrapping store.ErrNotFound when there is none
@@ -91,37 +121,163 @@ func (s *Store) GetConversation(ctx context.Context, orgID, id string) (store.Co
 // limit of them (all when limit <= 0). A user with none there yields none
 // and no error.
 func (s *Store) ListConversations(ctx context.Context, orgID, userID string, limit int) ([]store.Conversation, error) {
-	var max *int // LIMIT NULL: no limit
-	if limit > 0 {
-		max = &limit
-	}
-	const q = `SELECT ` + conversationColumns + ` FROM conversations
-		WHERE org_id = $1 AND user_id = $2
-		ORDER BY updated_at DESC, id
-		LIMIT $3`
-	rows, err := s.pool.Query(ctx, q, orgID, userID, max)
+	cs, err := s.findConversations(ctx, store.ConversationQuery{OrgID: orgID, UserID: userID, Empty: true, Limit: limit})
 	if err != nil {
-		return nil, wrapErr("list conversations", err)
-	}
-	var cs []store.Conversation
-	for rows.Next() {
-		c, err := scanConversation(rows, orgID)
-		if err != nil {
-			rows.Close()
-			return nil, wrapErr("list conversations", err)
-		}
-		cs = append(cs, c)
-	}
-	if err := rows.Err(); err != nil {
 		return nil, wrapErr("list conversations", err)
 	}
 	return cs, nil
 }
 
+// FindConversations returns the conversations q selects, in the order of
+// the conversations_by_user index. The statement holds only the
+// conditions q sets, so each shape gets a plan of its own.
+func (s *Store) FindConversations(ctx context.Context, q store.ConversationQuery) ([]store.Conversation, error) {
+	cs, err := s.findConversations(ctx, q)
+	if err != nil {
+		return nil, wrapErr("find conversations", err)
+	}
+	return cs, nil
+}
+
+// findConversations is FindConversations without the error's prefix.
+func (s *Store) findConversations(ctx context.Context, q store.ConversationQuery) ([]store.Conversation, error) {
+	query, args := findConversationsSQL(q)
+	rows, err := s.pool.Query(ctx, query, args...)
+	if err != nil {
+		return nil, err
+	}
+	var cs []store.Conversation
+	for rows.Next() {
+		c, err := scanConversation(rows, q.OrgID)
+		if err != nil {
+			rows.Close()
+			return nil, err
+		}
+		cs = append(cs, c)
+	}
+	return cs, rows.Err()
+}
+
+// findConversationsSQL is FindConversations' statement and arguments.
+// Text is matched with LIKE on folded text (store.FoldText) in COLLATE
+// "C": byte for byte, as SQLite compares it.
+func findConversationsSQL(q store.ConversationQuery) (string, []any) {
+	var b strings.Builder
+	args := []any{q.OrgID, q.UserID}
+	arg := func(v any) string {
+		args = append(args, v)
+		return "$" + strconv.Itoa(len(args))
+	}
+	b.WriteString(`SELECT ` + conversationColumns + ` FROM conversations c
+		WHERE c.org_id = $1 AND c.user_id = $2`)
+	if !q.Empty {
+		b.WriteString(` AND EXISTS (SELECT 1 FROM messages m
+			WHERE m.org_id = c.org_id AND m.conversation_id = c.id)`)
+	}
+	if q.Text != "" {
+		b.WriteString(` AND EXISTS (SELECT 1 FROM conversation_search s
+			WHERE s.org_id = c.org_id AND s.conversation_id = c.id AND s.text LIKE ` +
+			arg(store.LikeContains(store.FoldText(q.Text))) + ` ESCAPE '\')`)
+	}
+	if q.After.ID != "" {
+		at := arg(q.After.UpdatedAt)
+		b.WriteString(` AND (c.updated_at < ` + at + ` OR (c.updated_at = ` + at + ` AND c.id > ` + arg(q.After.ID) + `))`)
+	}
+	b.WriteString(` ORDER BY c.updated_at DESC, c.id`)
+	if q.Limit > 0 {
+		b.WriteString(` LIMIT ` + arg(q.Limit))
+	}
+	return b.String(), args
+}
+
+// UpdateConversation applies u to the user's conversation, with its
+// title's search row, in one transaction; the row lock taken by the read
+// keeps a concurrent update from being lost.
+func (s *Store) UpdateConversation(ctx context.Context, orgID, userID, id string, u store.ConversationUpdate) (store.Conversation, error) {
+	var out store.Conversation
+	err := s.inTx(ctx, readCommitted, func(tx pgx.Tx) error {
+		const get = `SELECT ` + conversationColumns + ` FROM conversations WHERE org_id = $1 AND id = $2 FOR UPDATE`
+		c, err := scanConversation(tx.QueryRow(ctx, get, orgID, id), orgID)
+		switch {
+		case errors.Is(err, pgx.ErrNoRows) || err == nil && c.UserID != userID:
+			return store.ErrNotFound
+		case err != nil:
+			return err
+		}
+		if u.Title != nil {
+			c.Title = store.CleanTitle(*u.Title)
+		}
+		if u.Model != nil {
+			c.Model = *u.Model
+		}
+		const set = `UPDATE conversations SET title = $3, model = $4 WHERE org_id = $1 AND id = $2`
+		if _, err := tx.Exec(ctx, set, orgID, id, c.Title, c.Model); err != nil {
+			return err
+		}
+		out = c
+		_, err = tx.Exec(ctx, putTitleSearchSQL, orgID, id, c.Title, store.FoldText(c.Title))
+		return err
+	})
+	if err != nil {
+		return store.Conversation{}, wrapErr("update conversation", err)
+	}
+	return out, nil
+}
+
+// conversationTables are the tables DeleteConversation deletes a
+// conversation's rows from, by (org_id, conversation_id), each through
+// an index that leads with those columns.
+func conversationTables() []string {
+	return []string{"messages", "message_counters", "conversation_search", "turns", "turn_events",
+		"results", "conversation_intent_targets", "blobs"}
+}
+
+// DeleteConversation deletes the user's conversation and what is
+// recorded under it in one transaction. The conversation's row is locked
+// first, so a concurrent update or delete waits; a turn that claims the
+// conversation's run after the check (READ COMMITTED) writes into a
+// conversation that no longer exists, which its claim creates afresh.
+func (s *Store) DeleteConversation(ctx context.Context, orgID, userID, id string) error {
+	err := s.inTx(ctx, readCommitted, func(tx pgx.Tx) error {
+		var owner string
+		err := tx.QueryRow(ctx, `SELECT user_id FROM conversations WHERE org_id = $1 AND id = $2 FOR UPDATE`, orgID, id).Scan(&owner)
+		switch {
+		case errors.Is(err, pgx.ErrNoRows) || err == nil && owner != userID:
+			return store.ErrNotFound
+		case err != nil:
+			return err
+		}
+		var running bool
+		if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM runs WHERE org_id = $1 AND conversation_id = $2)`, orgID, id).Scan(&running); err != nil {
+			return err
+		}
+		if running {
+			return store.ErrTurnRunning
+		}
+		return deleteConversationRows(ctx, tx, orgID, id)
+	})
+	if err != nil {
+		return wrapErr("delete conversation", err)
+	}
+	return nil
+}
+
+// deleteConversationRows deletes the conversation's rows of every table
+// and detaches its usage records, in one batch.
+func deleteConversationRows(ctx context.Context, tx pgx.Tx, orgID, id string) error {
+	b := &pgx.Batch{}
+	for _, t := range conversationTables() {
+		b.Queue(`DELETE FROM `+t+` WHERE org_id = $1 AND conversation_id = $2`, orgID, id)
+	}
+	b.Queue(`UPDATE usage SET conversation_id = '' WHERE org_id = $1 AND conversation_id = $2`, orgID, id)
+	b.Queue(`DELETE FROM conversations WHERE org_id = $1 AND id = $2`, orgID, id)
+	return tx.SendBatch(ctx, b).Close()
+}
+
 // scanConversation reads one row of conversationColumns.
 func scanConversation(row pgx.Row, orgID string) (store.Conversation, error) {
 	c := store.Conversation{OrgID: orgID}
-	if err := row.Scan(&c.ID, &c.UserID, &c.Agent, &c.Title, &c.CreatedAt, &c.UpdatedAt); err != nil {
+	if err := row.Scan(&c.ID, &c.UserID, &c.Agent, &c.Title, &c.Model, &c.CreatedAt, &c.UpdatedAt); err != nil {
 		return store.Conversation{}, err
 	}
 	c.CreatedAt, c.UpdatedAt = utc(c.CreatedAt), utc(c.UpdatedAt)

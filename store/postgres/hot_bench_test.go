@@ -15,3 +15,12 @@ import (
 func BenchmarkHotOps(b *testing.B) {
 	storetest.BenchmarkHotOps(b, openTest(b, pgtest.URL(b)))
 }
+
+// BenchmarkConversationSearch times conversation search and listing over
+// 1,000 conversations of 20 messages (see
+// storetest.BenchmarkConversationSearch), on a database of its own:
+//
+//	go test -run '^$' -bench BenchmarkConversationSearch ./store/sqlite ./store/postgres
+func BenchmarkConversationSearch(b *testing.B) {
+	storetest.BenchmarkConversationSearch(b, openTest(b, pgtest.URL(b)))
+}

@@ -27,18 +27,23 @@ import (
 func (s *Store) AppendMessage(ctx context.Context, orgID string, m store.Message) (int64, error) {
 	// One statement, so one transaction and one round trip: the counter's
 	// increment and the insert commit together.
+	// A user message's search row ($12, its folded text) is written by
+	// the same statement.
 	const q = `WITH counter AS (
 			INSERT INTO message_counters AS c (org_id, conversation_id, last_seq)
 			VALUES ($1, $2, 1)
 			ON CONFLICT (org_id, conversation_id) DO UPDATE SET last_seq = c.last_seq + 1
-			RETURNING last_seq)
+			RETURNING last_seq),
+		searched AS (
+			INSERT INTO conversation_search (org_id, conversation_id, seq, text)
+			SELECT $1, $2, last_seq, $12 FROM counter WHERE $4 = '` + store.RoleUser + `')
 		INSERT INTO messages (org_id, conversation_id, seq, turn_id, role,
 			content, tool_name, tool_call_id, ref, is_error, refused, created_at)
 		SELECT $1, $2, last_seq, $3, $4, $5, $6, $7, $8, $9, $10, $11 FROM counter
 		RETURNING seq`
 	var seq int64
 	err := s.pool.QueryRow(ctx, q, orgID, m.ConversationID, m.TurnID, m.Role, []byte(m.Content),
-		m.ToolName, m.ToolCallID, m.Ref, m.IsError, m.Refused, m.CreatedAt).Scan(&seq)
+		m.ToolName, m.ToolCallID, m.Ref, m.IsError, m.Refused, m.CreatedAt, searchText(m)).Scan(&seq)
 	if err != nil {
 		return 0, wrapErr("append message", err)
 	}
@@ -49,10 +54,11 @@ func (s *Store) AppendMessage(ctx context.Context, orgID string, m store.Message
 // conversation's messages in the batch, advances every conversation's
 // counter by its count (locking the counters in conversation order, the
 // same in every batch, so two batches never deadlock), and inserts the
-// messages with Seqs counter - count + nth. $1 is the organisation; $2..
-// $11 are the messages' columns as arrays, in batch order. The batch is
-// appended only when guard (a WHERE clause over parameters after $11)
-// holds.
+// messages with Seqs counter - count + nth, and the user messages' search
+// rows. $1 is the organisation; $2..$12 are the messages' columns as
+// arrays, in batch order, the last the search text (searchText). The
+// batch is appended only when guard (a WHERE clause over parameters after
+// $12) holds.
 func appendBatchSQL(guard string) string {
 	return appendBatchWith("", guard)
 }
@@ -62,9 +68,9 @@ func appendBatchSQL(guard string) string {
 func appendBatchWith(before, guard string) string {
 	return `WITH ` + before + ` input AS (
 		SELECT * FROM unnest($2::text[], $3::text[], $4::text[], $5::bytea[], $6::text[],
-				$7::text[], $8::text[], $9::boolean[], $10::boolean[], $11::timestamptz[])
+				$7::text[], $8::text[], $9::boolean[], $10::boolean[], $11::timestamptz[], $12::text[])
 			WITH ORDINALITY AS m(conversation_id, turn_id, role, content, tool_name,
-				tool_call_id, ref, is_error, refused, created_at, ord)
+				tool_call_id, ref, is_error, refused, created_at, search, ord)
 		` + guard + `),
 	numbered AS (
 		SELECT *, row_number() OVER (PARTITION BY conversation_id ORDER BY ord) AS nth,
@@ -75,7 +81,12 @@ func appendBatchWith(before, guard string) string {
 		SELECT $1, conversation_id, count(*) FROM input
 		GROUP BY conversation_id ORDER BY conversation_id COLLATE "C"
 		ON CONFLICT (org_id, conversation_id) DO UPDATE SET last_seq = c.last_seq + excluded.last_seq
-		RETURNING conversation_id, last_seq)
+		RETURNING conversation_id, last_seq),
+	searched AS (
+		INSERT INTO conversation_search (org_id, conversation_id, seq, text)
+		SELECT $1, m.conversation_id, c.last_seq - m.n + m.nth, m.search
+		FROM numbered m JOIN counter c ON c.conversation_id = m.conversation_id
+		WHERE m.role = '` + store.RoleUser + `')
 	INSERT INTO messages (org_id, conversation_id, seq, turn_id, role, content,
 		tool_name, tool_call_id, ref, is_error, refused, created_at)
 	SELECT $1, m.conversation_id, c.last_seq - m.n + m.nth, m.turn_id, m.role, m.content,
@@ -85,13 +96,13 @@ func appendBatchWith(before, guard string) string {
 }
 
 // stepAppendSQL is a model step's usage record and messages in one
-// statement: the record (parameters $12..$23) is inserted as
-// putUsageSQL(12, guard) does, and the messages ($1..$11, as
+// statement: the record (parameters $13..$24) is inserted as
+// putUsageSQL(13, guard) does, and the messages ($1..$12, as
 // appendBatchSQL) are appended only when it was, so a repeated step (its
 // record there already) appends nothing and answers no row. guard is over
-// the parameters after $23.
+// the parameters after $24.
 func stepAppendSQL(guard string) string {
-	return appendBatchWith(`step AS (`+putUsageSQL(12, guard)+` RETURNING 1),`, `WHERE EXISTS (SELECT 1 FROM step)`)
+	return appendBatchWith(`step AS (`+putUsageSQL(13, guard)+` RETURNING 1),`, `WHERE EXISTS (SELECT 1 FROM step)`)
 }
 
 // appendBatch is appendBatchSQL unguarded: AppendMessages's statement.
@@ -129,11 +140,21 @@ type messageColumns struct {
 	content                                             [][]byte
 	isError, refused                                    []bool
 	createdAt                                           []time.Time
+	search                                              []string
 }
 
-// args are appendBatchSQL's 11 parameters.
+// args are appendBatchSQL's 12 parameters.
 func (c messageColumns) args(orgID string) []any {
-	return []any{orgID, c.conversation, c.turn, c.role, c.content, c.toolName, c.toolCallID, c.ref, c.isError, c.refused, c.createdAt}
+	return []any{orgID, c.conversation, c.turn, c.role, c.content, c.toolName, c.toolCallID, c.ref, c.isError, c.refused, c.createdAt, c.search}
+}
+
+// searchText is what conversation search reads of m: a user message's
+// folded content, "" for any other (which no search row holds).
+func searchText(m store.Message) string {
+	if m.Role != store.RoleUser {
+		return ""
+	}
+	return store.FoldText(m.Content)
 }
 
 // batchColumns returns ms column by column, in order.
@@ -150,6 +171,7 @@ func batchColumns(ms []store.Message) messageColumns {
 		c.isError = append(c.isError, m.IsError)
 		c.refused = append(c.refused, m.Refused)
 		c.createdAt = append(c.createdAt, m.CreatedAt)
+		c.search = append(c.search, searchText(m))
 	}
 	return c
 }

@@ -207,9 +207,26 @@ func applyOne(ctx context.Context, tx pgx.Tx, m migration) error {
 	if _, err := tx.Exec(ctx, m.sql); err != nil {
 		return fmt.Errorf("%s: %w", m.name, err)
 	}
+	if step := goStep(m.name); step != nil {
+		if err := step(ctx, tx); err != nil {
+			return fmt.Errorf("%s: %w", m.name, err)
+		}
+	}
 	const record = `INSERT INTO schema_migrations (version, name) VALUES ($1, $2)`
 	if _, err := tx.Exec(ctx, record, m.version, m.name); err != nil {
 		return fmt.Errorf("%s: record: %w", m.name, err)
+	}
+	return nil
+}
+
+// goStep is the part of a migration written in Go, run after its SQL in
+// the same transaction, or nil: what SQL cannot compute alike on every
+// backend (store.FoldText). It is found by the file's description, not
+// its number, so that renumbering a migration keeps its Go part.
+func goStep(name string) func(context.Context, pgx.Tx) error {
+	_, desc, _ := strings.Cut(strings.TrimSuffix(name, ".sql"), "_")
+	if desc == "conversation_model_search" {
+		return rebuildSearch
 	}
 	return nil
 }

@@ -80,7 +80,7 @@ func turnBatch(orgID string, w store.TurnWrite) (*pgx.Batch, error) {
 		return ownsConversation(n), append(args, w.Claim.ID, w.Claim.UserID)
 	}
 	if c := w.Claim; c != nil {
-		b.Queue(claimConversationSQL, c.OrgID, c.ID, c.UserID, c.Agent, c.Title, c.CreatedAt, c.UpdatedAt)
+		b.Queue(claimConversationSQL, claimArgs(cleanClaim(*c))...)
 	}
 	if w.Turn != nil {
 		args, err := turnArgs(*w.Turn)

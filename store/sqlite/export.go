@@ -210,7 +210,8 @@ func schemaTables(ctx context.Context, q rowsQuerier) ([]string, error) {
 // ImportTables writes r's tables in one write transaction, which holds
 // SQLite's write lock from BEGIN: the emptiness check and the inserts
 // cannot be raced by another writer. The rowid of usage continues from the
-// highest id imported by itself; SQLite keeps no other counter.
+// highest id imported by itself; SQLite keeps no other counter. What
+// conversation search reads is rebuilt from the imported rows.
 func (s *Store) ImportTables(ctx context.Context, r store.TableReader) error {
 	err := s.inWriteTx(ctx, func(tx *sql.Tx) error {
 		if err := checkEmpty(ctx, tx); err != nil {
@@ -219,7 +220,7 @@ func (s *Store) ImportTables(ctx context.Context, r store.TableReader) error {
 		for {
 			t, err := r.NextTable()
 			if errors.Is(err, io.EOF) {
-				return nil
+				return rebuildSearch(ctx, tx)
 			}
 			if err != nil {
 				return err

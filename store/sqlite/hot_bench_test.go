@@ -14,3 +14,12 @@ import (
 func BenchmarkHotOps(b *testing.B) {
 	storetest.BenchmarkHotOps(b, openTest(b, b.TempDir()))
 }
+
+// BenchmarkConversationSearch times conversation search and listing over
+// 1,000 conversations of 20 messages (see
+// storetest.BenchmarkConversationSearch); store/postgres runs the same:
+//
+//	go test -run '^$' -bench BenchmarkConversationSearch ./store/sqlite ./store/postgres
+func BenchmarkConversationSearch(b *testing.B) {
+	storetest.BenchmarkConversationSearch(b, openTest(b, b.TempDir()))
+}

@@ -13,10 +13,15 @@ import (
 // it assigned: one more than the conversation's highest, starting at 1.
 // m.Seq is ignored. Concurrent appends get distinct, increasing Seqs.
 func (s *Store) AppendMessage(ctx context.Context, orgID string, m store.Message) (int64, error) {
-	// One statement is one transaction: reading the highest Seq and
-	// inserting the next cannot interleave with another append, here or
-	// in another process, since the statement holds the write lock.
-	seq, err := appendMessage(ctx, s.writer, orgID, m)
+	// The transaction holds the write lock from BEGIN: reading the
+	// highest Seq and inserting the next cannot interleave with another
+	// append, here or in another process.
+	var seq int64
+	err := s.inWriteTx(ctx, func(tx *sql.Tx) error {
+		var err error
+		seq, err = appendMessage(ctx, tx, orgID, m)
+		return err
+	})
 	if err != nil {
 		return 0, fmt.Errorf("sqlite: append message: %w", err)
 	}
@@ -49,16 +54,20 @@ type queryRower interface {
 	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
 }
 
-// appendMessage inserts m with the conversation's next Seq.
-func appendMessage(ctx context.Context, db queryRower, orgID string, m store.Message) (int64, error) {
+// appendMessage inserts m with the conversation's next Seq, and a user
+// message's search row.
+func appendMessage(ctx context.Context, tx *sql.Tx, orgID string, m store.Message) (int64, error) {
 	const q = `INSERT INTO messages (org_id, conversation_id, seq, turn_id, role,
 			content, tool_name, tool_call_id, ref, is_error, refused, created_at)
 		SELECT ?1, ?2, COALESCE(MAX(seq), 0) + 1, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11
 		FROM messages WHERE org_id = ?1 AND conversation_id = ?2
 		RETURNING seq`
 	var seq int64
-	err := db.QueryRowContext(ctx, q, orgID, m.ConversationID, m.TurnID, m.Role,
+	err := tx.QueryRowContext(ctx, q, orgID, m.ConversationID, m.TurnID, m.Role,
 		m.Content, m.ToolName, m.ToolCallID, m.Ref, m.IsError, m.Refused, encodeTime(m.CreatedAt)).Scan(&seq)
+	if err == nil && m.Role == store.RoleUser {
+		err = putSearch(ctx, tx, orgID, m.ConversationID, seq, m.Content)
+	}
 	return seq, err
 }
 

@@ -101,15 +101,32 @@ func appliedVersions(ctx context.Context, tx *sql.Tx, known int) (map[int]bool, 
 	return done, rows.Err()
 }
 
-// applyOne runs m and records it.
+// applyOne runs m, then its Go part when it has one, and records it.
 func applyOne(ctx context.Context, tx *sql.Tx, m migration) error {
 	if _, err := tx.ExecContext(ctx, m.sql); err != nil {
 		return fmt.Errorf("%s: %w", m.name, err)
+	}
+	if step := goStep(m.name); step != nil {
+		if err := step(ctx, tx); err != nil {
+			return fmt.Errorf("%s: %w", m.name, err)
+		}
 	}
 	const record = `INSERT INTO schema_migrations (version, name, applied_at)
 		VALUES (?, ?, strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))`
 	if _, err := tx.ExecContext(ctx, record, m.version, m.name); err != nil {
 		return fmt.Errorf("%s: record: %w", m.name, err)
+	}
+	return nil
+}
+
+// goStep is the part of a migration written in Go, run after its SQL in
+// the same transaction, or nil: what SQL cannot compute alike on every
+// backend (store.FoldText). It is found by the file's description, not
+// its number, so that renumbering a migration keeps its Go part.
+func goStep(name string) func(context.Context, *sql.Tx) error {
+	_, desc, _ := strings.Cut(strings.TrimSuffix(name, ".sql"), "_")
+	if desc == "conversation_model_search" {
+		return rebuildSearch
 	}
 	return nil
 }

@@ -21,6 +21,21 @@ func conversationCases() []suiteCase {
 		{"ClaimCreates", testConversationClaimCreates},
 		{"ClaimKeepsOwnerAndTitle", testConversationClaimKeepsOwnerAndTitle},
 		{"ClaimConcurrent", testConversationClaimConcurrent},
+		{"ClaimKeepsModel", testConversationClaimKeepsModel},
+		{"TitleCleaned", testConversationTitleCleaned},
+		{"Update", testConversationUpdate},
+		{"UpdateOthers", testConversationUpdateOthers},
+		{"FindHidesEmpty", testConversationFindHidesEmpty},
+		{"FindText", testConversationFindText},
+		{"FindTextFolded", testConversationFindTextFolded},
+		{"FindTextLiteral", testConversationFindTextLiteral},
+		{"FindTextScoped", testConversationFindTextScoped},
+		{"FindTitleFollowsRename", testConversationFindTitleFollowsRename},
+		{"FindPages", testConversationFindPages},
+		{"Delete", testConversationDelete},
+		{"DeleteOthers", testConversationDeleteOthers},
+		{"DeleteRunning", testConversationDeleteRunning},
+		{"DeleteThenReuse", testConversationDeleteThenReuse},
 	}
 }
 
@@ -64,7 +79,8 @@ func testConversationRoundTrip(t *testing.T, f *fixture) {
 	}{
 		{"AllFields", func(*store.Conversation) {}},
 		{"EmptyTitle", func(c *store.Conversation) { c.Title = "" }},
-		{"Unicode", func(c *store.Conversation) { c.Title, c.Agent = "«ß» 'quote\"\n🙂", "agent ñ" }},
+		{"Unicode", func(c *store.Conversation) { c.Title, c.Agent = "«ß» 'quote\" 🙂 Đà Nẵng", "agent ñ" }},
+		{"Model", func(c *store.Conversation) { c.Model = "ollama:qwen3:8b" }},
 		{"ZeroFields", func(c *store.Conversation) {
 			*c = store.Conversation{ID: c.ID, OrgID: c.OrgID}
 		}},

@@ -35,6 +35,12 @@
 // buckets too: sixteen takers of one key are granted exactly the tokens
 // it holds; and stored results: sixteen puts into one conversation leave
 // exactly the newest bodies that fit its quota, the rest evicted.
+// Conversations: titles are kept cleaned (store.CleanTitle) however they
+// are written; search matches titles and user messages only, folded
+// (case, NFC) alike on every backend, with LIKE's wildcards literal, and
+// pages by cursor without a gap or a repeat; a delete leaves nothing a
+// repository answers with, keeps usage detached, refuses while a run is
+// held and spares other users and organisations.
 package storetest
 
 import (
