@@ -258,12 +258,17 @@ func TestFirstMessageStartsConversation(t *testing.T) {
 		"model, no agent":  {"message": "x", "model": "fake:big", "id": "c6a0d3c2-0b1e-4a60-8f3c-0e2d7b9b1f10"},
 		"unknown agent":    {"message": "x", "agent": "nope", "id": "d7b1e4d3-1c2f-4b71-9a4d-1f3e8c0c2a21"},
 		"model not listed": {"message": "x", "agent": "helper", "model": "other:m", "id": "e8c2f5e4-2d3a-4c82-8b5e-2a4f9d1d3b32"},
+		"model too long":   {"message": "x", "agent": "helper", "model": "p:" + strings.Repeat("m", 299), "id": "f9d3a6f5-3e4b-4d93-9c6f-3b5a0e2e4c43"},
+		"agent too long":   {"message": "x", "agent": strings.Repeat("a", 65), "id": "a0e4b7a6-4f5c-4ea4-8d7a-4c6b1f3f5d54"},
 	} {
 		cid := body["id"].(string)
 		delete(body, "id")
 		r := f.do(f.bob, "POST", "/api/conversations/"+cid+"/messages", body)
 		if r.StatusCode != http.StatusBadRequest {
 			t.Errorf("%s: status %d, want 400 (%s)", name, r.StatusCode, r.body)
+		}
+		if strings.HasSuffix(name, "too long") && (!strings.Contains(string(r.body), "expected length") || len(r.body) > 300) {
+			t.Errorf("%s: %s; want the cap's refusal, not the value quoted back", name, r.body)
 		}
 		if _, err := f.st.GetConversation(f.ctx, "org_a", cid); !errors.Is(err, store.ErrNotFound) {
 			t.Errorf("%s: the conversation was stored: %v", name, err)

@@ -97,8 +97,8 @@ type sendInput struct {
 	ID   string `path:"id"`
 	Body struct {
 		Message string `json:"message" minLength:"1" doc:"The user's message; one that is empty once trimmed is refused (400 empty_message), nothing stored."`
-		Agent   string `json:"agent,omitempty" doc:"Starts the conversation when the id names none yet (this is its first message), with this agent: the id is then the client's own, 16–64 letters, digits, '-' or '_' (a random UUID does), and the conversation is stored with this message. For a stored conversation it must be its agent."`
-		Model   string `json:"model,omitempty" doc:"With agent, for a conversation not stored yet: the model of the agent's to run on (GET /api/agents/{name}/models); a stored conversation runs on its own (PATCH to change it)."`
+		Agent   string `json:"agent,omitempty" maxLength:"64" doc:"Starts the conversation when the id names none yet (this is its first message), with this agent: the id is then the client's own, 16–64 letters, digits, '-' or '_' (a random UUID does), and the conversation is stored with this message. For a stored conversation it must be its agent."`
+		Model   string `json:"model,omitempty" maxLength:"300" doc:"With agent, for a conversation not stored yet: the model of the agent's to run on (GET /api/agents/{name}/models); a stored conversation runs on its own (PATCH to change it)."`
 	}
 }
 

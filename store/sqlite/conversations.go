@@ -101,7 +101,7 @@ func (s *Store) GetConversation(ctx context.Context, orgID, id string) (store.Co
 // most recently updated first and by ID among equals, at most limit of them
 // (all when limit <= 0). A user with none there yields none and no error.
 func (s *Store) ListConversations(ctx context.Context, orgID, userID string, limit int) ([]store.Conversation, error) {
-	cs, err := s.FindConversations(ctx, store.ConversationQuery{OrgID: orgID, UserID: userID, Empty: true, Limit: limit})
+	cs, err := s.findConversations(ctx, store.ConversationQuery{OrgID: orgID, UserID: userID, Empty: true, Limit: limit})
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: list conversations: %w", err)
 	}
@@ -112,24 +112,30 @@ func (s *Store) ListConversations(ctx context.Context, orgID, userID string, lim
 // the conversations_by_user index. The statement holds only the
 // conditions q sets.
 func (s *Store) FindConversations(ctx context.Context, q store.ConversationQuery) ([]store.Conversation, error) {
+	cs, err := s.findConversations(ctx, q)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: find conversations: %w", err)
+	}
+	return cs, nil
+}
+
+// findConversations is FindConversations without the error's prefix.
+func (s *Store) findConversations(ctx context.Context, q store.ConversationQuery) ([]store.Conversation, error) {
 	query, args := findConversationsSQL(q)
 	rows, err := s.reader.QueryContext(ctx, query, args...)
 	if err != nil {
-		return nil, fmt.Errorf("sqlite: find conversations: %w", err)
+		return nil, err
 	}
 	defer rows.Close()
 	var cs []store.Conversation
 	for rows.Next() {
 		c, err := scanConversation(rows, q.OrgID)
 		if err != nil {
-			return nil, fmt.Errorf("sqlite: find conversations: %w", err)
+			return nil, err
 		}
 		cs = append(cs, c)
 	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("sqlite: find conversations: %w", err)
-	}
-	return cs, nil
+	return cs, rows.Err()
 }
 
 // findConversationsSQL is FindConversations' statement and arguments.

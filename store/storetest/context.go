@@ -83,6 +83,18 @@ func recordCalls(f *fixture, w written) []call {
 			_, err := f.ListConversations(ctx, org, w.conv.UserID, 0)
 			return err
 		}},
+		{"FindConversations", func(ctx context.Context) error {
+			_, err := f.FindConversations(ctx, store.ConversationQuery{OrgID: org, UserID: w.conv.UserID, Text: "x"})
+			return err
+		}},
+		{"UpdateConversation", func(ctx context.Context) error {
+			title := "renamed"
+			_, err := f.UpdateConversation(ctx, org, w.conv.UserID, w.conv.ID, store.ConversationUpdate{Title: &title})
+			return err
+		}},
+		{"DeleteConversation", func(ctx context.Context) error {
+			return f.DeleteConversation(ctx, org, w.conv.UserID, w.conv.ID)
+		}},
 		{"PutTurn", func(ctx context.Context) error { return f.PutTurn(ctx, w.turn) }},
 		{"GetTurn", func(ctx context.Context) error { _, err := f.GetTurn(ctx, org, w.turn.ID); return err }},
 		{"AppendMessage", func(ctx context.Context) error { _, err := f.AppendMessage(ctx, org, w.msg); return err }},
