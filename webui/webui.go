@@ -104,7 +104,7 @@ func contentType(name string) string {
 	switch strings.ToLower(path.Ext(name)) {
 	case ".html":
 		return "text/html; charset=utf-8"
-	case ".js":
+	case ".js", ".mjs":
 		return "text/javascript; charset=utf-8"
 	case ".css":
 		return "text/css; charset=utf-8"
