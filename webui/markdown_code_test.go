@@ -31,6 +31,18 @@ func (b *browser) showCode(id, src string) {
 	})`, id, js), chromedp.EvalAwaitPromise), chromedp.WaitVisible(chromedp.CSS(`#`+id+` .code-copy`)))
 }
 
+// colourScheme makes the system's preferred colour scheme scheme ("light"
+// or "dark") for the page.
+func (b *browser) colourScheme(scheme string) {
+	b.t.Helper()
+	ctx, cancel := b.Step()
+	defer cancel()
+	if _, err := chromedp.Call(ctx, emulation.SetEmulatedMedia, emulation.SetEmulatedMediaParams{
+		Features: []*emulation.MediaFeature{{Name: "prefers-color-scheme", Value: scheme}}}); err != nil {
+		b.t.Fatalf("prefers-color-scheme %s: %v", scheme, err)
+	}
+}
+
 // clipboard is the clipboard's text.
 func (b *browser) clipboard() string {
 	b.t.Helper()
@@ -69,6 +81,9 @@ func TestCodeBlockCopyButton(t *testing.T) {
 		t.Errorf("clipboard %q, want the code %q", got, markdownCode)
 	}
 	b.Shot("copied")
+	b.colourScheme("dark")
+	b.Shot("copied-dark")
+	b.colourScheme("light")
 
 	// The Clipboard API refuses: the copy command copies the same text,
 	// from a text box that is gone afterwards, and focus stays on the button.
@@ -100,34 +115,25 @@ func TestCodeBlockCopyButton(t *testing.T) {
 	b.showCode("by-hand", "```\n"+copyCode+"\n```")
 	b.Do("refuse the copy command", chromedp.Evaluate[chromedp.Void](`document.execCommand = () => false`))
 	b.Do("copy by hand", chromedp.Click(chromedp.CSS(`#by-hand .code-copy`)))
-	b.WaitText(`#by-hand .code-copy`, "Selected: press Ctrl+C")
+	b.WaitText(`#by-hand .code-copy`, "Selected: press Ctrl+C or ⌘C")
 	if got := eval[string](b, `getSelection().toString()`); got != copyCode {
 		t.Errorf("selection %q, want the code %q", got, copyCode)
 	}
-	if d := cmp.Diff(button{"Selected: press Ctrl+C", "Selected: press Ctrl+C", ""}, state(`#by-hand .code-block`)); d != "" {
+	if d := cmp.Diff(button{"Selected: press Ctrl+C or ⌘C", "Selected: press Ctrl+C or ⌘C", ""}, state(`#by-hand .code-block`)); d != "" {
 		t.Errorf("the copy button when nothing could copy (-want +got):\n%s", d)
 	}
 }
 
-// TestCodeColoursFollowTheTheme checks a keyword's colour: GitHub's light
-// theme or its dark one, by <html data-theme> when it is set and by the
+// TestCodeColoursFollowTheTheme checks a keyword's colour: highlight.js's
+// a11y light theme or its dark one, by <html data-theme> when it is set and by the
 // system's preference when it is not.
 func TestCodeColoursFollowTheTheme(t *testing.T) {
-	const light, dark = "rgb(215, 58, 73)", "rgb(255, 123, 114)" // .hljs-keyword in github.css and github-dark.css
+	const light, dark = "rgb(121, 40, 161)", "rgb(220, 198, 224)" // .hljs-keyword in a11y-light.css and a11y-dark.css
 	b := newBrowser(t, newStubAPI())
 	b.Do("open", chromedp.Navigate(b.srv.URL+"/"), chromedp.WaitVisible(chromedp.CSS(`main`)))
 	b.showCode("code", "```go\nfunc main() {}\n```")
 	b.Do("themes loaded", chromedp.Evaluate[chromedp.Void](`Promise.all([...document.querySelectorAll('link[data-code-theme]')].map((l) =>
 		l.sheet ? null : new Promise((done) => l.addEventListener('load', done))))`, chromedp.EvalAwaitPromise))
-	system := func(scheme string) {
-		t.Helper()
-		ctx, cancel := b.Step()
-		defer cancel()
-		if _, err := chromedp.Call(ctx, emulation.SetEmulatedMedia, emulation.SetEmulatedMediaParams{
-			Features: []*emulation.MediaFeature{{Name: "prefers-color-scheme", Value: scheme}}}); err != nil {
-			t.Fatalf("prefers-color-scheme %s: %v", scheme, err)
-		}
-	}
 	tests := []struct{ system, theme, want string }{
 		{"light", "", light},
 		{"dark", "", dark},
@@ -137,7 +143,7 @@ func TestCodeColoursFollowTheTheme(t *testing.T) {
 		{"light", "sepia", light},
 	}
 	for _, tt := range tests {
-		system(tt.system)
+		b.colourScheme(tt.system)
 		set := `document.documentElement.removeAttribute('data-theme')`
 		if tt.theme != "" {
 			set = fmt.Sprintf(`document.documentElement.setAttribute('data-theme', %q)`, tt.theme)

@@ -36,16 +36,13 @@ func link(href, text string) string {
 
 // codeBlock is the HTML of a fenced code block as markdown.js makes it:
 // the header with the language (when there is one) and the copy button,
-// then the code, html as highlight.js coloured it (coloured) or escaped.
-func codeBlock(lang, html string, coloured bool) string {
-	head := `<div class="code-block"><div class="code-head">`
+// then the code, html as highlight.js coloured it or escaped.
+func codeBlock(lang, html string) string {
+	head := `<div class="code-block hljs"><div class="code-head">`
 	if lang != "" {
 		head += `<span class="code-lang">` + lang + `</span>`
 	}
 	head += `<button type="button" class="code-copy" aria-label="Copy code">Copy</button></div><pre tabindex="0"><code`
-	if coloured {
-		head += ` class="hljs"`
-	}
 	if lang != "" {
 		head += ` data-lang="` + lang + `"`
 	}
@@ -62,19 +59,19 @@ func TestMarkdownRendersEachConstruct(t *testing.T) {
 			`<h3>A</h3><h4>B</h4><h5>C</h5><h6>D</h6><h6>E</h6><h6>F</h6><p>####### G<br>#no</p>`},
 		{"fenced code with a language", "```go\nfunc main() {\n\tfmt.Println(\"**hi**\")\n}\n```\nafter",
 			codeBlock("go", `<span class="hljs-function"><span class="hljs-keyword">func</span> <span class="hljs-title">main</span><span class="hljs-params">()</span></span> {`+
-				"\n\tfmt.Println(<span class=\"hljs-string\">\"**hi**\"</span>)\n}", true) + "<p>after</p>"},
-		{"fenced code without a language", "~~~\n<b>x</b>\n```\n~~~", codeBlock("", "&lt;b&gt;x&lt;/b&gt;\n```", false)},
+				"\n\tfmt.Println(<span class=\"hljs-string\">\"**hi**\"</span>)\n}") + "<p>after</p>"},
+		{"fenced code without a language", "~~~\n<b>x</b>\n```\n~~~", codeBlock("", "&lt;b&gt;x&lt;/b&gt;\n```")},
 		{"unclosed fence", "text\n```py\nprint(1)", "<p>text</p>" +
-			codeBlock("py", `<span class="hljs-built_in">print</span>(<span class="hljs-number">1</span>)`, true)},
+			codeBlock("py", `<span class="hljs-built_in">print</span>(<span class="hljs-number">1</span>)`)},
 		{"a language highlight.js does not know is a label only", "```klingon\nqapla' <b>\n```",
-			codeBlock("klingon", "qapla' &lt;b&gt;", false)},
+			codeBlock("klingon", "qapla' &lt;b&gt;")},
 		{"the language is the info string's first word", "```c++ {.numbers} <b>\nint x;\n```",
-			codeBlock("c++", `<span class="hljs-type">int</span> x;`, true)},
+			codeBlock("c++", `<span class="hljs-type">int</span> x;`)},
 		{"an info string that is no language gives no label", "```<img src=x onerror=alert(1)>\nx\n```\n~~~a\"b\ny\n~~~",
-			codeBlock("", "x", false) + codeBlock("", "y", false)},
+			codeBlock("", "x") + codeBlock("", "y")},
 		{"HTML in code is coloured as text", "```html\n<script>alert(1)</script>\n```",
 			codeBlock("html", `<span class="hljs-tag">&lt;<span class="hljs-name">script</span>&gt;</span><span>`+
-				`<span class="hljs-title function_">alert</span>(<span class="hljs-number">1</span>)</span><span class="hljs-tag">&lt;/<span class="hljs-name">script</span>&gt;</span>`, true)},
+				`<span class="hljs-title function_">alert</span>(<span class="hljs-number">1</span>)</span><span class="hljs-tag">&lt;/<span class="hljs-name">script</span>&gt;</span>`)},
 		{"bullet list", "- a\n- b **c**\n\nafter", `<ul><li>a</li><li>b <strong>c</strong></li></ul><p>after</p>`},
 		{"numbered list with a nested list", "Steps:\n1. one\n   - x\n   - y\n2. two",
 			`<p>Steps:</p><ol><li>one<ul><li>x</li><li>y</li></ul></li><li>two</li></ol>`},
@@ -189,11 +186,11 @@ func TestMarkdownMakesOnlyKnownElements(t *testing.T) {
 	b := newBrowser(t, newStubAPI())
 	b.Do("open", chromedp.Navigate(b.srv.URL+"/"))
 	problems := eval[[]string](b, fmt.Sprintf(`import('/assets/js/markdown.js').then(({ markdown }) => {
-		const attrs = { P: [], BR: [], H3: [], H4: [], H5: [], H6: [], PRE: ['tabindex'], CODE: ['class', 'data-lang'],
+		const attrs = { P: [], BR: [], H3: [], H4: [], H5: [], H6: [], PRE: ['tabindex'], CODE: ['data-lang'],
 			SPAN: ['class'], UL: [], OL: ['start'], LI: [], BLOCKQUOTE: [], HR: [], DIV: ['class'], TABLE: [], THEAD: [], TBODY: [],
 			TR: [], TH: ['data-align'], TD: ['data-align'], STRONG: [], EM: [], DEL: [], A: ['href', 'rel', 'target', 'title'],
 			BUTTON: ['type', 'class', 'aria-label'] };
-		const classes = { DIV: /^(table-wrap|code-block|code-head)$/, SPAN: /^(code-lang|hljs-[a-z_-]+( [a-z]+_+)*|)$/, CODE: /^(hljs|)$/, BUTTON: /^code-copy$/ };
+		const classes = { DIV: /^(table-wrap|code-block hljs|code-head)$/, SPAN: /^(code-lang|hljs-[a-z_-]+( [a-z]+_+)*|)$/, BUTTON: /^code-copy$/ };
 		const problems = [];
 		for (const src of %s.map((s) => s.replaceAll('ORIGIN', location.origin))) {
 			const d = document.createElement('div');
@@ -208,7 +205,7 @@ func TestMarkdownMakesOnlyKnownElements(t *testing.T) {
 					(classes[el.tagName] && !classes[el.tagName].test(el.className)) ||
 					(el.tagName === 'BUTTON' && (el.parentElement?.className !== 'code-head' || el.type !== 'button')) ||
 					(el.tagName === 'SPAN' && el.className === 'code-lang' && el.children.length) ||
-					(el.tagName === 'SPAN' && el.className !== 'code-lang' && !el.closest('code.hljs')) ||
+					(el.tagName === 'SPAN' && el.className !== 'code-lang' && !el.closest('pre > code')) ||
 					(el.tagName === 'A' && (!['http:', 'https:', 'mailto:'].includes(new URL(el.href).protocol) ||
 						el.rel !== 'noopener noreferrer nofollow' || el.target !== '_blank' || el.title !== el.href ||
 						(new URL(el.href).origin === location.origin && new URL(el.href).pathname.startsWith('/login'))));
@@ -252,7 +249,7 @@ func TestChatRendersMarkdownAnswer(t *testing.T) {
 	// The code block as markdown() renders it: labelled and coloured
 	// (TestMarkdownRendersEachConstruct checks the colouring itself).
 	code := renderMarkdown(b, []string{"```sh\n" + markdownCode + "\n```"})[0]
-	for _, part := range []string{`<span class="code-lang">sh</span>`, `<code class="hljs" data-lang="sh">`, `<span class="hljs-built_in">test</span>`} {
+	for _, part := range []string{`<span class="code-lang">sh</span>`, `<code data-lang="sh">`, `<span class="hljs-built_in">test</span>`} {
 		if !strings.Contains(code, part) {
 			t.Errorf("the code block %s lacks %s", code, part)
 		}
@@ -353,8 +350,8 @@ func TestMarkdownAdversarialInputs(t *testing.T) {
 			`<div class="table-wrap"><table><thead><tr><th>a</th><th>b</th></tr></thead><tbody>` +
 				strings.Repeat(`<tr><td>x</td><td>y</td></tr>`, n/10) + `</tbody></table></div>`},
 		{"lone ampersands and angle brackets", strings.Repeat("&<", n/2), `<p>` + strings.Repeat("&amp;&lt;", n/2) + `</p>`},
-		{"a code block too long to colour", "```js\n" + strings.Repeat("x;", 10_001) + "\n```",
-			codeBlock("js", strings.Repeat("x;", 10_001), false)},
+		{"a code block too long to colour", "```js\n" + strings.Repeat("let a;", 3334) + "\n```", // 20,004 characters
+			codeBlock("js", strings.Repeat("let a;", 3334))},
 	}
 	b := newBrowser(t, newStubAPI())
 	b.Do("open", chromedp.Navigate(b.srv.URL+"/"))
@@ -365,8 +362,8 @@ func TestMarkdownAdversarialInputs(t *testing.T) {
 		}
 	}
 	// The longest code block that is coloured.
-	if got := renderMarkdown(b, []string{"```js\n" + strings.Repeat("x;", 10_000) + "\n```"})[0]; !strings.Contains(got, `<code class="hljs" data-lang="js">`) {
-		t.Errorf("a code block of 20,000 characters is not coloured: %.300q…", got)
+	if got := renderMarkdown(b, []string{"```js\n" + strings.Repeat("let a;", 3333) + "\n```"})[0]; !strings.Contains(got, `<span class="hljs-keyword">let</span>`) {
+		t.Errorf("a code block of 19,998 characters is not coloured: %.300q…", got)
 	}
 }
 

@@ -29,7 +29,7 @@ func TestHandler(t *testing.T) {
 		{"module", "GET", "/assets/js/main.js", 200, "text/javascript; charset=utf-8", "import"},
 		{"stylesheet", "GET", "/assets/css/app.css", 200, "text/css; charset=utf-8", ":root"},
 		{"vendored module", "GET", "/assets/vendor/markdown-it/markdown-it.esm.min.mjs", 200, "text/javascript; charset=utf-8", "@license MIT"},
-		{"vendored theme", "GET", "/assets/vendor/highlight.js/github-dark.min.css", 200, "text/css; charset=utf-8", ".hljs"},
+		{"vendored theme", "GET", "/assets/vendor/highlight.js/a11y-dark.min.css", 200, "text/css; charset=utf-8", ".hljs"},
 		{"vendored licence", "GET", "/assets/vendor/dompurify/LICENSE", 200, "application/octet-stream", "Apache License"},
 		{"icon", "GET", "/assets/icon.svg", 200, "image/svg+xml", "<svg"},
 		{"unknown asset", "GET", "/assets/js/nope.js", 404, "text/plain; charset=utf-8", "not found"},

@@ -27,7 +27,7 @@ export const strings = {
   copy: 'Copy',
   copyCode: 'Copy code',
   copied: 'Copied',
-  copyByHand: 'Selected: press Ctrl+C',
+  copyByHand: 'Selected: press Ctrl+C or ⌘C',
 };
 
 // maxLevel bounds how deep lists and blockquotes nest (in markdown-it's
@@ -55,8 +55,8 @@ const md = new MarkdownIt('default', {
   highlight: null,
 });
 md.disable(['image', 'code', 'reference']);
-// Bare URLs only with their scheme, and only http and https (mailto: is
-// linked by its scheme too); never "example.com" or //host guessed.
+// Bare URLs only with their scheme, http, https or mailto: linkify-it's
+// ftp: and //host are dropped, and no "example.com" is guessed at.
 md.linkify.set({ fuzzyLink: false, fuzzyEmail: false, fuzzyIP: false }).add('ftp:', null).add('//', null);
 md.validateLink = (url) => safeHref(url) !== null;
 md.block.ruler.before('table', 'quiver_deep', deepText);
@@ -115,10 +115,7 @@ export function patchBlocks(parent, old, fresh) {
 function growCode(o, n) {
   const code = (x) => (x.classList?.contains('code-block') ? x.querySelector('pre > code') : null);
   const [oc, nc] = [code(o), code(n)];
-  if (!oc || !nc || oc.getAttribute('data-lang') !== nc.getAttribute('data-lang') ||
-    oc.className !== nc.className) {
-    return false;
-  }
+  if (!oc || !nc || oc.getAttribute('data-lang') !== nc.getAttribute('data-lang')) return false;
   const [was, is] = [oc.childNodes, nc.childNodes];
   let same = 0;
   while (same < was.length && same < is.length && was[same].isEqualNode(is[same])) same++;
@@ -251,18 +248,18 @@ function fence(t) {
   const body = known
     ? purifyHTML.sanitize(hljs.highlight(code, { language: lang, ignoreIllegals: true }).value)
     : code;
-  return h('pre', { tabindex: '0' }, h('code', { class: known ? 'hljs' : null, 'data-lang': lang || null }, body));
+  return h('pre', { tabindex: '0' }, h('code', { 'data-lang': lang || null }, body));
 }
 
 // ALLOWED are the elements and attributes a rendered answer may have;
 // DOMPurify removes the rest (keeping their text).
 const ALLOWED = {
   P: [], BR: [], H3: [], H4: [], H5: [], H6: [], HR: [], BLOCKQUOTE: [],
-  UL: [], OL: ['start'], LI: [], PRE: ['tabindex'], CODE: ['class', 'data-lang'], SPAN: ['class'],
+  UL: [], OL: ['start'], LI: [], PRE: ['tabindex'], CODE: ['data-lang'], SPAN: ['class'],
   DIV: ['class'], TABLE: [], THEAD: [], TBODY: [], TR: [], TH: ['data-align'], TD: ['data-align'],
   STRONG: [], EM: [], DEL: [], A: ['href'],
 };
-const CLASSES = { CODE: /^hljs$/, DIV: /^table-wrap$/, SPAN: HLJS_CLASS };
+const CLASSES = { DIV: /^table-wrap$/, SPAN: HLJS_CLASS };
 
 // attributeHook holds each attribute to ALLOWED and its value to what
 // this module makes.
@@ -328,10 +325,12 @@ function finishLink(a) {
 }
 
 // codeBlock puts a code block in a frame with a header: the language, as
-// text, and a button that copies the code.
+// text, and a button that copies the code. The frame is highlight.js's
+// .hljs, which the theme gives its background and text colour, coloured
+// or not.
 function codeBlock(pre) {
   const lang = pre.firstElementChild?.getAttribute('data-lang') ?? '';
-  const frame = h('div', { class: 'code-block' });
+  const frame = h('div', { class: 'code-block hljs' });
   pre.replaceWith(frame);
   const button = h('button', { type: 'button', class: 'code-copy', 'aria-label': strings.copyCode }, strings.copy);
   button.addEventListener('click', () => copyCode(button));
@@ -383,9 +382,10 @@ function copyCommand(text, button) {
 }
 
 // THEMES are highlight.js's colours for code, by the page's theme.
+// The a11y themes' colours meet WCAG AA contrast on their backgrounds.
 const THEMES = {
-  light: '/assets/vendor/highlight.js/github.min.css',
-  dark: '/assets/vendor/highlight.js/github-dark.min.css',
+  light: '/assets/vendor/highlight.js/a11y-light.min.css',
+  dark: '/assets/vendor/highlight.js/a11y-dark.min.css',
 };
 
 // styleSheets adds this module's style sheets to the page, once: the code
