@@ -367,6 +367,13 @@ func TestMarkdownAdversarialInputs(t *testing.T) {
 	}
 }
 
+// stream is an answer streamed in deltas of the sizes Chunks (in UTF-16
+// code units), over and over.
+type stream struct {
+	Src    string
+	Chunks []int
+}
+
 // TestMarkdownStreamsIncrementally streams answers into a Turn in chunks
 // of several sizes, rendering after each chunk as an animation frame
 // would: a block once kept is never replaced, an open code block that
@@ -386,38 +393,43 @@ func TestMarkdownStreamsIncrementally(t *testing.T) {
 		"a\n| x | y |\n|---|---x\n# h\n- i\n1. j\n> k\n```\nl\n```\nm",
 		"> a\n\n> - b\n>\n>   c\n\nd\n\n    e\n\n\tf",
 		"text\n\n```sh\nopen fence\n\nstill open\n",
+		"```js\nconst a = 'open string\n\nlet b = 2; // more\n```\n\nafter",
 		strings.Join(markdownDeltas, "") + markdownTail,
 	}
-	fixed := len(srcs) // in chunks of several sizes; the random ones in two at most
 	r := rand.New(rand.NewPCG(3, 4))
-	for range 300 {
+	var streams []stream
+	for _, src := range srcs {
+		for _, c := range [][]int{{1}, {3}, {7, 2, 13}, {64}, {1 + r.IntN(20), 1 + r.IntN(20), 1 + r.IntN(20)}} {
+			streams = append(streams, stream{src, c})
+		}
+	}
+	checkStreams(t, streams)
+}
+
+// TestMarkdownStreamsRandomIncrementally does as
+// TestMarkdownStreamsIncrementally with random mixes of markdownPieces,
+// each in deltas of random sizes.
+func TestMarkdownStreamsRandomIncrementally(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	var streams []stream
+	for range 200 {
 		var sb strings.Builder
 		for range 1 + r.IntN(60) {
 			sb.WriteString(markdownPieces[r.IntN(len(markdownPieces))])
 		}
-		srcs = append(srcs, sb.String())
+		streams = append(streams, stream{sb.String(), []int{1 + r.IntN(12), 1 + r.IntN(12), 1 + r.IntN(12)}})
 	}
-	type stream struct {
-		Src    string
-		Chunks []int // the sizes of its deltas, in UTF-16 code units, over and over
-	}
-	var streams []stream
-	for i, src := range srcs {
-		chunkings := [][]int{{1 + r.IntN(20), 1 + r.IntN(20), 1 + r.IntN(20)}}
-		switch {
-		case i < fixed:
-			chunkings = append(chunkings, []int{1}, []int{3}, []int{7, 2, 13}, []int{64})
-		case i%3 == 0:
-			chunkings = append(chunkings, []int{2})
-		}
-		for _, c := range chunkings {
-			streams = append(streams, stream{src, c})
-		}
-	}
+	checkStreams(t, streams)
+}
+
+// checkStreams streams each of streams in a browser of its own, a few a
+// step (a loaded machine is slow), and reports streamCheck's problems.
+func checkStreams(t *testing.T, streams []stream) {
+	t.Helper()
 	b := newBrowser(t, newStubAPI())
 	b.Do("open", chromedp.Navigate(b.srv.URL+"/"))
 	b.Do("install the check", chromedp.Evaluate[chromedp.Void](streamCheck, chromedp.EvalAwaitPromise))
-	const batch = 10 // streams per evaluation, each a step of its own (a loaded machine is slow)
+	const batch = 10
 	for i := 0; i < len(streams); i += batch {
 		js, err := json.Marshal(streams[i:min(i+batch, len(streams))])
 		if err != nil {
