@@ -1,8 +1,10 @@
 // Package webui is Quiver's web pages: a single-page app of plain HTML, CSS
 // and JavaScript modules, embedded in the binary and served as they are
-// (no build step, no Node.js, no request leaves the origin). The pages
-// talk to package httpapi's JSON API; httpapi mounts Handler for every path
-// outside the API.
+// (no build step, no Node.js at build or run time, no request leaves the
+// origin). The libraries under assets/vendor are npm's files as published,
+// copied there by scripts/webui-vendor from the versions
+// vendor/package-lock.json pins. The pages talk to package httpapi's JSON
+// API; httpapi mounts Handler for every path outside the API.
 package webui
 
 import (
@@ -104,7 +106,7 @@ func contentType(name string) string {
 	switch strings.ToLower(path.Ext(name)) {
 	case ".html":
 		return "text/html; charset=utf-8"
-	case ".js":
+	case ".js", ".mjs":
 		return "text/javascript; charset=utf-8"
 	case ".css":
 		return "text/css; charset=utf-8"

@@ -1,6 +1,6 @@
 // How a conversation looks: stored transcripts, and a turn streaming in.
 import { h, pretty, number, replace } from './dom.js';
-import { markdown, markdownParts } from './markdown.js';
+import { markdown, markdownParts, patchBlocks } from './markdown.js';
 
 const enc = encodeURIComponent;
 
@@ -128,9 +128,9 @@ export class Turn {
 // right once its end arrives) are rendered again, at most once per
 // animation frame and, after a render that took d, no sooner than 8·d
 // later, so that a long answer keeps the page responsive. A tail block
-// that did not change keeps its node, and a code block that only grew
-// gets its new text appended, so a selection, focus or scroll inside it
-// stays. end renders the final text at once: the same as markdown() of it.
+// that did not change keeps its node, and so does a code block that grew
+// (patchBlocks), so a selection, focus or scroll inside it stays. end
+// renders the final text at once: the same as markdown() of it.
 class Answer {
   constructor() {
     this.src = '';
@@ -179,43 +179,10 @@ class Answer {
     const start = performance.now();
     const { cut, head, tail } = markdownParts(this.src.slice(this.kept));
     this.kept += cut;
-    this.tail = patch(this.body, this.tail, [...head, ...tail]).slice(head.length);
+    this.tail = patchBlocks(this.body, this.tail, [...head, ...tail]).slice(head.length);
     const now = performance.now();
     this.next = now + 8 * (now - start);
   }
-}
-
-// patch makes parent's last nodes, old, show fresh instead, and returns
-// the nodes now there: an old node equal to its fresh one stays, and so
-// does a code block whose text only grew (the rest is appended to it).
-function patch(parent, old, fresh) {
-  const live = fresh.map((n, k) => {
-    const o = old[k];
-    if (!o) {
-      parent.append(n);
-      return n;
-    }
-    if (o.isEqualNode(n) || grow(o, n)) return o;
-    o.replaceWith(n);
-    return n;
-  });
-  for (const o of old.slice(fresh.length)) o.remove();
-  return live;
-}
-
-// grow appends to code block o's text what fresh code block n has more.
-function grow(o, n) {
-  const shell = (x) => x.cloneNode(false);
-  const [oc, nc] = [o.firstChild, n.firstChild];
-  if (o.tagName !== 'PRE' || !shell(o).isEqualNode(shell(n)) || !shell(oc).isEqualNode(shell(nc)) ||
-    oc.childNodes.length !== 1 || nc.childNodes.length !== 1) {
-    return false;
-  }
-  const had = oc.textContent;
-  const has = nc.textContent;
-  if (!has.startsWith(had)) return false;
-  oc.firstChild.appendData(has.slice(had.length));
-  return true;
 }
 
 // isNoModel tells a failure caused by no connected model.
