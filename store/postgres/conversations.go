@@ -234,9 +234,13 @@ func conversationTables() []string {
 
 // DeleteConversation deletes the user's conversation and what is
 // recorded under it in one transaction. The conversation's row is locked
-// first, so a concurrent update or delete waits; a turn that claims the
-// conversation's run after the check (READ COMMITTED) writes into a
-// conversation that no longer exists, which its claim creates afresh.
+// first, so a concurrent update or delete waits. The conversation's run
+// key is held too, by a placeholder run inserted (and deleted again) in
+// the same transaction: a run already there is ErrTurnRunning, and a
+// claim made meanwhile (ClaimRun's insert of the same key) waits for the
+// delete to commit, so no turn, new or resumed, writes between the check
+// and the deletes (READ COMMITTED would let a run claimed after a mere
+// read of runs write into rows this transaction is deleting).
 func (s *Store) DeleteConversation(ctx context.Context, orgID, userID, id string) error {
 	err := s.inTx(ctx, readCommitted, func(tx pgx.Tx) error {
 		var owner string
@@ -247,14 +251,21 @@ func (s *Store) DeleteConversation(ctx context.Context, orgID, userID, id string
 		case err != nil:
 			return err
 		}
-		var running bool
-		if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM runs WHERE org_id = $1 AND conversation_id = $2)`, orgID, id).Scan(&running); err != nil {
+		const hold = `INSERT INTO runs (` + runColumns + `)
+			VALUES ($1, $2, '', $3, 'deleting', now(), now() + interval '1 minute', false)
+			ON CONFLICT (org_id, conversation_id) DO NOTHING`
+		tag, err := tx.Exec(ctx, hold, orgID, id, userID)
+		if err != nil {
 			return err
 		}
-		if running {
+		if tag.RowsAffected() == 0 {
 			return store.ErrTurnRunning
 		}
-		return deleteConversationRows(ctx, tx, orgID, id)
+		if err := deleteConversationRows(ctx, tx, orgID, id); err != nil {
+			return err
+		}
+		_, err = tx.Exec(ctx, `DELETE FROM runs WHERE org_id = $1 AND conversation_id = $2`, orgID, id)
+		return err
 	})
 	if err != nil {
 		return wrapErr("delete conversation", err)
