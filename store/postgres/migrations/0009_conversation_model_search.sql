@@ -1,6 +1,6 @@
 -- 0009: a conversation's own model, what conversation search reads, and
 -- the indexes that deleting a conversation deletes by (store/sqlite's
--- 0016 in PostgreSQL's terms).
+-- 0017 in PostgreSQL's terms).
 
 -- The "provider:model" a person chose for the conversation; '' follows
 -- the agent's model.
