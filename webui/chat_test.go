@@ -5,7 +5,6 @@ import (
 	"strings"
 	"testing"
 
-	cdpbrowser "github.com/chromedp/cdproto/browser"
 	"github.com/chromedp/chromedp"
 	"github.com/google/go-cmp/cmp"
 )
@@ -215,14 +214,7 @@ func TestChatStopAtEachWidth(t *testing.T) {
 
 func TestChatCopyAndShowMore(t *testing.T) {
 	atEachWidth(t, func(t *testing.T, api *stubAPI, b *browser, w width) {
-		ctx, cancel := b.Step()
-		defer cancel()
-		for _, name := range []string{"clipboard-read", "clipboard-write"} {
-			if _, err := chromedp.CallBrowser(ctx, cdpbrowser.SetPermission, cdpbrowser.SetPermissionParams{
-				Permission: &cdpbrowser.PermissionDescriptor{Name: name}, Setting: cdpbrowser.PermissionSettingGranted, Origin: b.srv.URL}); err != nil {
-				t.Fatalf("grant %s: %v", name, err)
-			}
-		}
+		b.grantClipboard()
 		b.open("#/chat/"+stubConv, `#message`)
 		clipboard := func() string {
 			return eval[string](b, `navigator.clipboard.readText()`, chromedp.EvalAwaitPromise)

@@ -154,3 +154,32 @@ export function icon(name) {
   }
   return svg;
 }
+
+// menu is a disclosure menu: a <details> whose summary shows label and
+// whose items (buttons) show below it. Choosing an item, clicking
+// elsewhere or Escape closes it (Escape returns focus to the summary).
+// summaryAttrs go on the summary (an aria-label, a class).
+export function menu(cls, summaryAttrs, label, items, ...extra) {
+  const summary = h('summary', summaryAttrs, label);
+  const list = h('div', { class: 'menu-list' }, items, extra);
+  const el = h('details', { class: `menu ${cls}` }, summary, list);
+  const outside = (e) => {
+    if (!el.contains(e.target)) el.open = false;
+  };
+  el.addEventListener('toggle', () => {
+    if (el.open) document.addEventListener('pointerdown', outside, true);
+    else document.removeEventListener('pointerdown', outside, true);
+  });
+  el.addEventListener('keydown', (e) => {
+    if (e.key === 'Escape' && el.open) {
+      e.stopPropagation();
+      el.open = false;
+      summary.focus();
+    }
+  });
+  list.addEventListener('click', (e) => {
+    if (e.target.closest('button[data-keep-open]')) return;
+    if (e.target.closest('button')) el.open = false;
+  });
+  return el;
+}

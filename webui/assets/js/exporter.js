@@ -1,7 +1,7 @@
 // Conversation export: the transcript as the API returns it (every page
 // of GET …/messages), built into a Markdown or a JSON file in the browser
 // and downloaded; nothing is sent anywhere.
-import { h, errorBox, replace } from './dom.js';
+import { h, errorBox, menu, replace } from './dom.js';
 import { t } from './i18n.js';
 
 const enc = encodeURIComponent;
@@ -10,22 +10,20 @@ const enc = encodeURIComponent;
 export function exportMenu(api, conv) {
   const status = h('div', { class: 'menu-status', role: 'status' });
   const item = (format, label) => h('button', {
-    type: 'button', role: 'menuitem', 'data-format': format,
+    type: 'button', 'data-format': format, 'data-keep-open': '',
     onclick: async (e) => {
-      const menu = e.currentTarget.closest('details');
+      const el = e.currentTarget.closest('details');
       replace(status);
       try {
         download(await exportFile(api, conv, format));
-        menu.open = false;
+        el.open = false;
       } catch (err) {
         status.append(errorBox(err, t('export.failed')));
       }
     },
   }, label);
-  return h('details', { class: 'menu export-menu' },
-    h('summary', { class: 'button small' }, t('export.title')),
-    h('div', { class: 'menu-list', role: 'menu', 'aria-label': t('export.title') },
-      item('md', t('export.markdown')), item('json', t('export.json')), status));
+  return menu('export-menu', { class: 'button small' }, t('export.title'),
+    [item('md', t('export.markdown')), item('json', t('export.json'))], status);
 }
 
 // allMessages reads the whole transcript, page by page (newest first),

@@ -4,7 +4,7 @@
 // rename (PATCH /api/conversations/{id}) and delete with a confirmation
 // (DELETE /api/conversations/{id}). A server without those endpoints
 // answers 404 or 405: the control then says the server cannot do it yet.
-import { h, errorBox, confirm, replace } from './dom.js';
+import { h, errorBox, confirm, menu, replace } from './dom.js';
 import { t, locale } from './i18n.js';
 
 const enc = encodeURIComponent;
@@ -76,7 +76,8 @@ export class Sidebar {
 
   // show lists conversations (the API's order; sorted again, newest first).
   show(items) {
-    this.items = [...items].sort((a, b) => String(b.updated_at).localeCompare(String(a.updated_at)));
+    const at = (c) => new Date(c.updated_at).getTime() || 0;
+    this.items = [...items].sort((a, b) => at(b) - at(a));
     this.draw();
   }
 
@@ -101,12 +102,11 @@ export class Sidebar {
     const label = c.title || t('chat.untitled', { agent: c.agent ?? '' });
     const link = h('a', { href: `#/chat/${enc(c.id)}`, 'aria-current': c.id === this.current ? 'page' : null },
       h('span', { class: 'conv-title' }, label));
-    const menu = h('details', { class: 'menu conv-menu' },
-      h('summary', { 'aria-label': t('convs.actions', { title: label }), title: t('convs.actionsShort') }, h('span', { 'aria-hidden': 'true' }, '⋯')),
-      h('div', { class: 'menu-list', role: 'menu' },
-        h('button', { type: 'button', role: 'menuitem', class: 'rename', onclick: () => this.renameForm(li, c) }, t('convs.rename')),
-        h('button', { type: 'button', role: 'menuitem', class: 'delete danger', onclick: () => this.remove(c) }, t('convs.delete'))));
-    const li = h('li', { 'data-id': c.id }, link, menu);
+    const actions = menu('conv-menu', { 'aria-label': t('convs.actions', { title: label }), title: t('convs.actionsShort') },
+      h('span', { 'aria-hidden': 'true' }, '⋯'), [
+        h('button', { type: 'button', class: 'rename', onclick: () => this.renameForm(li, c) }, t('convs.rename')),
+        h('button', { type: 'button', class: 'delete danger', onclick: () => this.remove(c) }, t('convs.delete'))]);
+    const li = h('li', { 'data-id': c.id }, link, actions);
     return li;
   }
 
@@ -127,7 +127,6 @@ export class Sidebar {
 
   // renameForm edits a title in place: Enter saves, Escape cancels.
   renameForm(li, c) {
-    li.querySelector('details').open = false;
     const input = h('input', { type: 'text', value: c.title ?? '', maxlength: 200, 'aria-label': t('convs.newTitle'), class: 'rename-input' });
     const form = h('form', { class: 'rename-form' }, input,
       h('div', { class: 'row' },
