@@ -90,7 +90,17 @@ function collapseLong(li, body, actions, text) {
     body.classList.toggle('clamp', !open);
     check();
   };
+  let shown = false;
   const check = () => {
+    if (!body.isConnected) {
+      if (shown) {
+        // Off the page (a re-render): watch it no more.
+        sizes.unobserve(body);
+        checks.delete(body);
+      }
+      return;
+    }
+    shown = true;
     const over = !open && body.scrollHeight > body.clientHeight + 1;
     li.classList.toggle('overflowing', over);
     more.hidden = !over && !open;
