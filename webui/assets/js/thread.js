@@ -248,6 +248,7 @@ export class Thread {
     this.showActions();
     this.opts.created?.(this.conv);
   }
+
   // run streams a turn: first(onEvent, signal) starts it, and a stream
   // that breaks once the turn has started is read on (resumeTurn). It
   // resolves "refused" when the turn never started (the message is then
@@ -297,7 +298,9 @@ export class Thread {
         if (!more) seen.ended = true;
       } catch (err) {
         if (signal.aborted) throw err;
-        if (err instanceof ApiError && !err.offline) throw err;
+        // A refusal (4xx) will not change by asking again; a lost
+        // connection or a server restarting (5xx) may.
+        if (err instanceof ApiError && err.status >= 400 && err.status < 500) throw err;
       }
     }
   }
@@ -312,8 +315,10 @@ export class Thread {
       // Nothing of the turn exists on the server: the message goes back.
       turn.retract();
       this.input.value = this.input.value ? `${turn.userText()}\n${this.input.value}` : turn.userText();
-      this.status.append(errorBox(err, err.offline ? t('chat.offline') : t('chat.refused'),
-        err.offline ? () => this.form.requestSubmit() : null));
+      // Retry where asking again may work: no connection, or a server
+      // failing; a refusal would only be refused again.
+      const again = err.offline || err.status >= 500 ? () => this.form.requestSubmit() : null;
+      this.status.append(errorBox(err, err.offline ? t('chat.offline') : t('chat.refused'), again));
       if (isNoModel(err.message) && !this.notice) this.extras.append(noModelHelp(this.fresh ? null : this.conv?.id, turn.userText()));
       if (this.fresh && this.landing) this.landing.hidden = false;
       return 'refused';
