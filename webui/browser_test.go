@@ -177,11 +177,13 @@ func (b *browser) signIn(link string) {
 	b.Do("sign in", chromedp.Click(chromedp.CSS(`#sign-in`)), chromedp.WaitVisible(chromedp.CSS(`#nav`)))
 }
 
-// open routes the app to hash and waits for sel.
+// open routes the app to hash and waits until main shows that route
+// (not the page before it, which may have an element matching sel too)
+// and sel in it.
 func (b *browser) open(hash, sel string) {
 	b.t.Helper()
 	b.Do("open "+hash, chromedp.Evaluate[chromedp.Void](fmt.Sprintf(`location.hash = %q`, hash)),
-		chromedp.WaitVisible(chromedp.CSS(sel)))
+		chromedp.WaitVisible(chromedp.CSS(fmt.Sprintf(`main[data-route=%q] %s`, hash, strings.TrimPrefix(sel, "main ")))))
 	if n := eval[int](b, `document.querySelectorAll('main h1').length`); n != 1 {
 		b.Shot("headings")
 		b.t.Fatalf("%s: %d page headings, want 1 (pages rendered on top of each other?)", hash, n)

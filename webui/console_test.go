@@ -125,7 +125,10 @@ func TestNoModelNoticeBeforeSending(t *testing.T) {
 	if n := len(b.requests("POST", convPath+"/messages")); n != 0 {
 		t.Fatalf("%d messages sent before the notice check", n)
 	}
-	b.sent("GET", "/api/agents/assistant/model-status")
+	// Asked twice: by the new chat the app opens on, then by the conversation.
+	if n := len(b.requests("GET", "/api/agents/assistant/model-status")); n != 2 {
+		t.Errorf("model-status asked %d times, want twice", n)
+	}
 	b.Shot("notice")
 
 	// The tool console link opens the console on the agent.
@@ -140,8 +143,9 @@ func TestNoNoticeWhenModelConnected(t *testing.T) {
 	b := newBrowser(t, newStubAPI())
 	b.login()
 	b.open("#/chat/"+stubConv, `#message`)
-	if r := b.sent("GET", "/api/agents/assistant/model-status"); r.Status != 200 {
-		t.Fatalf("model-status answered %d", r.Status)
+	rs := b.requests("GET", "/api/agents/assistant/model-status")
+	if len(rs) != 2 || rs[1].Status != 200 {
+		t.Fatalf("model-status requests %+v, want two (the new chat, the conversation) answered 200", rs)
 	}
 	if eval[bool](b, `!!document.getElementById('model-notice')`) {
 		t.Error("the no-model notice is shown with a connected model")

@@ -218,7 +218,7 @@ func TestPeopleDemoteYourself(t *testing.T) {
 		chromedp.SetValue(chromedp.CSS(`#edit-display_name`), "Ana M. Lima"),
 		chromedp.SetValue(chromedp.CSS(`#edit-role`), "member"), chromedp.Click(chromedp.CSS(`#edit-user button[type=submit]`)))
 	b.confirmDialog("Make yourself a member?", "yes")
-	b.WaitText(`main h1`, "Chat")
+	b.WaitText(`main h1`, "New chat")
 	b.WaitText(`#who-name`, "Ana M. Lima")
 	if got := eval[string](b, `document.getElementById('who-name').textContent`); got != "Ana M. Lima" {
 		t.Errorf("header %q, want the new name without (admin)", got)

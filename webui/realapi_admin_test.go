@@ -121,12 +121,12 @@ func TestAdminPagesAgainstHTTPAPI(t *testing.T) {
 	b.WaitText(`#console-result`, "4")
 	b.WaitText(`#console-duration`, "calculate took 2 ms")
 
-	// The no-model notice in a new conversation.
+	// The no-model notice in a new chat, before anything is sent.
 	eng.mu.Lock()
 	eng.noModel = true
 	eng.mu.Unlock()
-	b.open("#/chat", `.new-conv button`)
-	b.Do("new conversation", chromedp.Click(chromedp.CSS(`.new-conv button`)), chromedp.WaitVisible(chromedp.CSS(`#model-notice`)))
+	b.open("#/chat", `.new-conv #message`)
+	b.Do("notice", chromedp.WaitVisible(chromedp.CSS(`#model-notice`)))
 	b.WaitText(`#model-notice .help-text`, "Set the OpenAI API key in Settings.")
 
 	var failed []string

@@ -42,15 +42,24 @@ func TestPagesAgainstHTTPAPI(t *testing.T) {
 		}
 	}
 
-	// Chat: a new conversation, a streamed turn, the suggested answer, a chip.
-	b.Do("new conversation", chromedp.WaitVisible(chromedp.CSS(`.new-conv button`)),
-		chromedp.Click(chromedp.CSS(`.new-conv button`)), chromedp.WaitVisible(chromedp.CSS(`#message`)))
+	// Chat: a new chat stores nothing until its first message, which
+	// creates the conversation; a streamed turn, the suggested answer.
+	b.Do("new chat", chromedp.WaitVisible(chromedp.CSS(`.new-conv #message`)))
+	if cs, err := st.ListConversations(ctx, "org_a", "ana", 0); err != nil || len(cs) != 0 {
+		t.Fatalf("before the first message: %d conversations stored (%v), want none", len(cs), err)
+	}
 	b.send(msgScripted)
 	b.WaitText(`.tool-card .badge`, "done")
 	b.Do("paused", chromedp.WaitVisible(chromedp.CSS(`button.suggested`)), chromedp.WaitNotVisible(chromedp.CSS(`#cancel`)))
 	b.Do("answer", chromedp.Click(chromedp.CSS(`button.suggested`)))
 	b.WaitText(`.transcript`, "Using EUR: 4.00.")
 	b.Shot("chat")
+	cs, err := st.ListConversations(ctx, "org_a", "ana", 0)
+	must(err)
+	if len(cs) != 1 || !strings.HasSuffix(eval[string](b, `location.hash`), "/"+cs[0].ID) {
+		t.Fatalf("after the first message: conversations %+v, page at %s", cs, eval[string](b, `location.hash`))
+	}
+	b.WaitText(`.convs li[data-id="`+cs[0].ID+`"]`, msgScripted) // listed under its title
 	b.Do("reload the conversation", chromedp.Reload(), chromedp.WaitVisible(chromedp.CSS(`.tool-card`)))
 	b.WaitText(`.transcript`, "Using EUR: 4.00.") // the stored transcript
 	b.WaitText(`.tool-card .tool-result pre`, "4")

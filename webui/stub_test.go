@@ -34,6 +34,9 @@ const (
 	msgDropped  = "Keep going"           // two events, then the stream ends without done; the rest from …/events
 	msgNoModel  = "Hello?"               // refused: no model is connected
 	msgMarkdown = "Show me **Markdown**" // an answer in Markdown (markdownTurn)
+	msgLong     = "Tell me a long story" // a long answer (longTurn), held midway at "long"
+	msgTools    = "Search the docs"      // held at "start" and "tool" (toolsTurn)
+	msgRefused  = "Refuse this"          // refused before any event: 429
 )
 
 type stubServer struct {
@@ -77,6 +80,20 @@ type stubAPI struct {
 	settings stubSettings
 	users    []stubUser
 	dtm      stubDeliberate
+
+	// convs are the conversations (stub_chat_test.go), by id; created
+	// counts the ones POST /api/conversations made.
+	convs   map[string]*stubConversation
+	created int
+	// holds are the points of a turn held until released (hold).
+	holds map[string]chan struct{}
+	// down, when set, drops every API request without an answer, as a
+	// lost connection does; downAfterDrop sets it when msgDropped's
+	// stream ends.
+	down, downAfterDrop atomic.Bool
+	// noManage, when set, answers PATCH and DELETE of a conversation 405,
+	// as a server without those endpoints does.
+	noManage atomic.Bool
 }
 
 func newStubAPI() *stubAPI {
@@ -97,7 +114,12 @@ func newStubAPI() *stubAPI {
 		settings: newStubSettings(),
 		users:    newStubUsers(),
 		dtm:      newStubDeliberate(),
+		convs:    map[string]*stubConversation{},
+		holds:    map[string]chan struct{}{},
 	}
+	s.convs[stubConv] = &stubConversation{ID: stubConv, Agent: "assistant",
+		Created: time.Date(2026, 1, 5, 9, 0, 0, 0, time.UTC), Updated: time.Date(2026, 1, 5, 9, 30, 0, 0, time.UTC),
+		Said: []string{"Hi there"}}
 	api := func(pattern string, h http.HandlerFunc) { s.mux.Handle(pattern, s.auth(h)) }
 	s.mux.HandleFunc("GET /login", s.login)
 	s.mux.HandleFunc("POST /login", s.confirmLogin)
@@ -106,6 +128,8 @@ func newStubAPI() *stubAPI {
 	api("GET /api/conversations", s.listConversations)
 	api("POST /api/conversations", s.createConversation)
 	api("GET /api/conversations/{id}", s.getConversation)
+	api("PATCH /api/conversations/{id}", s.patchConversation)
+	api("DELETE /api/conversations/{id}", s.deleteConversation)
 	api("GET /api/conversations/{id}/messages", s.listMessages)
 	api("POST /api/conversations/{id}/messages", s.send)
 	api("GET /api/conversations/{id}/events", s.events)
@@ -136,6 +160,9 @@ func (s *stubAPI) auth(next http.HandlerFunc) http.Handler {
 		var b map[string]any
 		if r.Body != nil && r.ContentLength != 0 {
 			_ = json.NewDecoder(r.Body).Decode(&b)
+		}
+		if s.down.Load() {
+			panic(http.ErrAbortHandler) // the connection closes with no answer
 		}
 		if c, err := r.Cookie("quiver_session"); err != nil || c.Value != stubSession || s.ended.Load() {
 			writeErr(w, http.StatusUnauthorized, "unauthorized", "sign in with a login link, or send an API token")
@@ -214,31 +241,6 @@ func (s *stubAPI) meView(r *http.Request) map[string]any {
 	}
 }
 
-func conversation(id string, pause map[string]any) map[string]any {
-	c := map[string]any{"id": id, "agent": "assistant", "title": "", "running": false,
-		"created_at": "2026-01-05T09:00:00Z", "updated_at": "2026-01-05T09:30:00Z"}
-	if pause != nil {
-		c["pause"] = pause
-	}
-	return c
-}
-
-func (s *stubAPI) listConversations(w http.ResponseWriter, _ *http.Request) {
-	writeJSON(w, http.StatusOK, map[string]any{"conversations": []any{conversation(stubConv, nil)}})
-}
-
-func (s *stubAPI) createConversation(w http.ResponseWriter, r *http.Request) {
-	writeJSON(w, http.StatusCreated, conversation("conv_2", nil))
-}
-
-func (s *stubAPI) getConversation(w http.ResponseWriter, r *http.Request) {
-	if id := r.PathValue("id"); id != stubConv && id != "conv_2" {
-		writeErr(w, http.StatusNotFound, "not_found", "no such conversation")
-		return
-	}
-	writeJSON(w, http.StatusOK, conversation(r.PathValue("id"), nil))
-}
-
 // listMessages answers a stored transcript in two pages: the newest
 // (one turn, more: true), and before it an older turn.
 func (s *stubAPI) listMessages(w http.ResponseWriter, r *http.Request) {
@@ -284,6 +286,14 @@ func (e *sse) send(ev map[string]any) {
 
 func (s *stubAPI) send(w http.ResponseWriter, r *http.Request) {
 	msg := str(body(r), "message")
+	if msg == msgRefused {
+		writeErr(w, http.StatusTooManyRequests, "too_many_turns", "you have too many turns running at once; wait for one to end")
+		return
+	}
+	if !s.said(r.PathValue("id"), msg) {
+		writeErr(w, http.StatusNotFound, "not_found", "no such conversation")
+		return
+	}
 	switch msg {
 	case msgNoModel:
 		writeErr(w, http.StatusBadRequest, "invalid_request",
@@ -292,6 +302,10 @@ func (s *stubAPI) send(w http.ResponseWriter, r *http.Request) {
 		s.scripted(r.Context(), newSSE(w))
 	case msgMarkdown:
 		s.markdownTurn(r.Context(), newSSE(w))
+	case msgLong:
+		s.longTurn(r.Context(), newSSE(w))
+	case msgTools:
+		s.toolsTurn(r.Context(), w)
 	case msgDropped:
 		e := newSSE(w)
 		e.send(map[string]any{"type": "text", "text": "Part one, "})
@@ -300,6 +314,9 @@ func (s *stubAPI) send(w http.ResponseWriter, r *http.Request) {
 		// server cuts it. (An aborted connection may lose its last
 		// chunks inside the browser before the page reads them: the
 		// page resumes from the last event it read either way.)
+		if s.downAfterDrop.Load() {
+			s.down.Store(true)
+		}
 	case msgSlow:
 		e := newSSE(w)
 		e.send(map[string]any{"type": "text", "text": "Working on it…"})

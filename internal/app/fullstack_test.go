@@ -128,24 +128,23 @@ tools: [calculate, ask_clarifying_question, web_search]
 	}
 }
 
-// fullStackChat starts a conversation with the agent and runs a turn
-// with a calculate call; it returns the conversation's id.
+// fullStackChat starts a new chat with the agent, whose first message (a
+// turn with a calculate call) creates the conversation; it returns the
+// conversation's id.
 func fullStackChat(t *testing.T, b *browsertest.Browser) string {
 	t.Helper()
-	b.Do("new conversation", route("#/chat"), chromedp.WaitVisible(chromedp.CSS(`.new-conv`)),
-		chromedp.SetValue(chromedp.CSS(`#new-agent`), "fullstack"),
-		chromedp.Click(chromedp.CSS(`.new-conv button[type=submit]`)),
-		chromedp.WaitVisible(chromedp.CSS(`#message`)))
-	b.WaitText(`#thread-h`, "Chat with fullstack")
-	conv := strings.TrimPrefix(browsertest.Eval[string](b, `location.hash`), "#/chat/")
-	if conv == "" || strings.Contains(conv, "/") {
-		t.Fatalf("conversation page at %q", browsertest.Eval[string](b, `location.hash`))
-	}
+	b.Do("new chat", route("#/chat"), chromedp.WaitVisible(chromedp.CSS(`.new-conv #message`)),
+		chromedp.SetValue(chromedp.CSS(`#new-agent`), "fullstack"))
+	b.WaitText(`#thread-h`, "New chat")
 	b.Do("send the first message", chromedp.SetValue(chromedp.CSS(`#message`), "What is 17% of 240?"),
 		chromedp.Click(chromedp.CSS(`#send`)))
 	b.WaitText(`.tool-card[data-call-id="call_calc"] .badge`, "done")
 	b.WaitText(`.transcript .msg.assistant:last-child .text`, "It is 40.8.")
 	b.Do("turn ends", chromedp.WaitNotVisible(chromedp.CSS(`#cancel`)))
+	conv := strings.TrimPrefix(browsertest.Eval[string](b, `location.hash`), "#/chat/")
+	if conv == "" || strings.Contains(conv, "/") {
+		t.Fatalf("after the first message the page is at %q, want the new conversation", browsertest.Eval[string](b, `location.hash`))
+	}
 	type card struct{ Name, Args, Result, Badge string }
 	cards := browsertest.Eval[[]card](b, `[...document.querySelectorAll('.tool-card')].map(c => ({
 		Name: c.querySelector('.tool-name').textContent,

@@ -212,6 +212,26 @@ func (b *Browser) Shot(name string) {
 	if err != nil {
 		b.t.Fatalf("screenshot %s: %v", name, err)
 	}
+	b.save(name, png)
+}
+
+// ShotView saves a screenshot of the window as it shows now (the
+// viewport, not the whole page: a page that fills the window and
+// scrolls inside its own panes, like the chat, is shown as a person
+// sees it) as <test>-<name>.png in the artifacts folder.
+func (b *Browser) ShotView(name string) {
+	b.t.Helper()
+	ctx, cancel := b.Step()
+	defer cancel()
+	png, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())
+	if err != nil {
+		b.t.Fatalf("screenshot %s: %v", name, err)
+	}
+	b.save(name, png)
+}
+
+func (b *Browser) save(name string, png []byte) {
+	b.t.Helper()
 	file := filepath.Join(b.cfg.Artifacts, unsafeName.ReplaceAllString(b.t.Name()+"-"+name, "_")+".png")
 	if err := os.WriteFile(file, png, 0o644); err != nil {
 		b.t.Fatalf("screenshot %s: %v", name, err)

@@ -1,6 +1,7 @@
 // Agents: the organisation's agents, and an editor for one agent's YAML
 // (admins save and delete; members read).
 import { h, heading, errorBox, when, confirm, replace } from './dom.js';
+import { t, tx } from './i18n.js';
 
 const enc = encodeURIComponent;
 
@@ -20,14 +21,14 @@ export async function render(ctx) {
   }
   const { api, me, main } = ctx;
   const list = (await api.get('/api/agents'))?.agents ?? [];
-  main.append(heading('Agents'),
-    h('p', { class: 'lede' }, 'An agent is an authored prompt, a model, and the allowlist of tools its turns may use.'),
-    me.role === 'admin' ? h('p', null, h('a', { class: 'button primary', href: '#/agents/new' }, 'New agent')) : null,
+  main.append(heading(t('agents.title')),
+    h('p', { class: 'lede' }, t('agents.lede')),
+    me.role === 'admin' ? h('p', null, h('a', { class: 'button primary', href: '#/agents/new' }, t('agents.new'))) : null,
     list.length
       ? h('ul', { class: 'agent-list' }, list.map((a) => h('li', null,
         h('a', { href: `#/agents/${enc(a.name)}` }, h('code', null, a.name)),
-        h('span', { class: 'muted' }, ` updated ${when(a.updated_at)}`))))
-      : h('p', null, 'No agents yet.'));
+        h('span', { class: 'muted' }, ' ', t('agents.updated', { when: when(a.updated_at) })))))
+      : h('p', null, t('agents.none')));
 }
 
 // yamlName finds the definition's top-level name: line.
@@ -39,67 +40,66 @@ function yamlName(text) {
 // allowlistItem shows one allowlist warning with its suggestion, if any.
 function allowlistItem(w) {
   return h('li', { 'data-entry': w.entry, 'data-field': w.field || 'tools' }, `${w.field || 'tools'}: `, w.message,
-    w.suggestion ? h('span', null, ' — did you mean ', h('code', null, w.suggestion), '?') : null);
+    w.suggestion ? h('span', null, tx('agents.didYouMean', { suggestion: h('code', null, w.suggestion) })) : null);
 }
 
 async function editor({ api, me, main }, name) {
   const admin = me.role === 'admin';
   let current = name;
   const agent = name ? await api.get(`/api/agents/${enc(name)}`) : { definition: TEMPLATE };
-  const title = heading(name ? `Agent ${name}` : 'New agent');
+  const title = heading(name ? t('agents.heading', { name }) : t('agents.new'));
   const text = h('textarea', {
     id: 'definition', name: 'definition', rows: 22, class: 'code', spellcheck: 'false',
     autocapitalize: 'off', autocomplete: 'off', value: agent.definition ?? '', readonly: !admin,
     'aria-describedby': 'definition-help',
   });
   const status = h('div', { class: 'form-status', 'aria-live': 'polite' });
-  const del = h('button', { type: 'button', class: 'danger', id: 'delete-agent', hidden: !admin || !name }, 'Delete agent');
+  const del = h('button', { type: 'button', class: 'danger', id: 'delete-agent', hidden: !admin || !name }, t('agents.delete'));
   const form = h('form', { class: 'agent-form' },
-    h('label', { for: 'definition' }, 'Definition (YAML)'),
+    h('label', { for: 'definition' }, t('agents.definition')),
     h('p', { id: 'definition-help', class: 'muted' },
-      admin ? 'Saving parses the definition and renders its prompt once; nothing is stored when it is invalid.'
-        : 'Only admins change agents.'),
+      admin ? t('agents.helpAdmin') : t('agents.helpMember')),
     text,
     h('div', { class: 'row' },
-      admin ? h('button', { type: 'submit', class: 'primary' }, 'Save') : null,
-      del, h('a', { href: '#/agents' }, 'All agents')),
+      admin ? h('button', { type: 'submit', class: 'primary' }, t('common.save')) : null,
+      del, h('a', { href: '#/agents' }, t('agents.all'))),
     status);
   form.addEventListener('submit', async (e) => {
     e.preventDefault();
     replace(status);
     const target = yamlName(text.value);
     if (!target) {
-      status.append(errorBox('The definition needs a top-level name: line.', 'Not saved'));
+      status.append(errorBox(t('agents.needsName'), t('common.notSaved')));
       return;
     }
     try {
       const saved = await api.put(`/api/agents/${enc(target)}`, { definition: text.value });
       const renamed = current && current !== target;
       current = target;
-      title.textContent = `Agent ${target}`;
+      title.textContent = t('agents.heading', { name: target });
       history.replaceState(null, '', `#/agents/${enc(target)}`);
       del.hidden = false;
       const warnings = saved?.warnings ?? [];
       const allowlist = saved?.allowlist_warnings ?? [];
       status.append(h('p', { class: 'ok' }, renamed
-        ? `Saved as a new agent “${target}”; the agent “${name}” still exists.`
-        : `Saved “${target}”.`));
+        ? t('agents.savedAs', { target, name })
+        : t('agents.saved', { target })));
       if (warnings.length) {
         status.append(h('div', { class: 'warnings-box', role: 'status' },
-          h('p', { class: 'label' }, `Template warnings (${warnings.length})`),
+          h('p', { class: 'label' }, t('agents.templateWarnings', { n: warnings.length })),
           h('ul', { class: 'warnings' }, warnings.map((w) => h('li', null, w)))));
       }
       if (allowlist.length) {
         status.append(h('div', { class: 'warnings-box allowlist-warnings', role: 'status' },
-          h('p', { class: 'label' }, `Allowlist and switch warnings (${allowlist.length}): saved, but these change nothing`),
+          h('p', { class: 'label' }, t('agents.allowlistWarnings', { n: allowlist.length })),
           h('ul', { class: 'warnings' }, allowlist.map(allowlistItem))));
       }
     } catch (err) {
-      status.append(errorBox(err, 'Not saved'));
+      status.append(errorBox(err, t('common.notSaved')));
     }
   });
   del.addEventListener('click', async () => {
-    if (!current || !(await confirm(`Delete the agent “${current}”? Its conversations remain, but new turns in them fail.`, 'Delete agent'))) {
+    if (!current || !(await confirm(t('agents.deleteQuestion', { name: current }), t('agents.delete')))) {
       del.focus();
       return;
     }
@@ -107,7 +107,7 @@ async function editor({ api, me, main }, name) {
       await api.del(`/api/agents/${enc(current)}`);
       location.hash = '#/agents';
     } catch (err) {
-      replace(status, errorBox(err, 'Not deleted'));
+      replace(status, errorBox(err, t('common.notDeleted')));
     }
   });
   main.append(title, form);

@@ -1,5 +1,6 @@
 // The client of Quiver's HTTP API (docs/http-api.md). Every request sends
 // the browser's IANA timezone; unsafe ones send the session's CSRF token.
+import { t } from './i18n.js';
 
 // ApiError is a failed request: the HTTP status and the API's
 // {"error": {"code", "message"}}.
@@ -8,6 +9,25 @@ export class ApiError extends Error {
     super(message);
     this.status = status;
     this.code = code;
+  }
+
+  // offline tells a request that never reached the server (status 0: the
+  // connection failed or was lost) from one the server refused.
+  get offline() {
+    return this.status === 0;
+  }
+}
+
+// reach sends one request with the browser's fetch. A request that
+// cannot reach the server becomes an ApiError with status 0 and code
+// "network" that says so in words people can act on (never the browser's
+// bare "Failed to fetch"); an aborted one stays an AbortError.
+async function reach(path, init) {
+  try {
+    return await fetch(path, init);
+  } catch (err) {
+    if (init.signal?.aborted || err?.name === 'AbortError') throw err;
+    throw new ApiError(0, 'network', t('error.network'));
   }
 }
 
@@ -60,13 +80,13 @@ export class Api {
   // cause, and later requests send it again.
   async fetch(path, init) {
     const first = init();
-    let res = await fetch(path, first);
+    let res = await reach(path, first);
     if (!res.ok) {
       const err = await this.failure(res);
       if (err.code !== 'bad_timezone' || !first.headers['X-Timezone']) throw err;
       const zone = this.timezone;
       this.timezone = '';
-      res = await fetch(path, init());
+      res = await reach(path, init());
       if (!res.ok) {
         const again = await this.failure(res);
         if (again.code === 'bad_timezone') this.timezone = zone;
@@ -129,6 +149,13 @@ export class Api {
   }
 }
 
+// broken turns a stream that broke (the connection lost mid-stream) into
+// ApiError's network failure; an abort stays an AbortError.
+function broken(err) {
+  if (err?.name === 'AbortError') throw err;
+  throw new ApiError(0, 'network', t('error.network'));
+}
+
 // readEvents parses a text/event-stream body (the WHATWG rules: lines end
 // in \n, \r\n or \r; "data:" lines join with \n; ":" starts a comment; a
 // blank line ends an event). An event's data is JSON; its "type" comes
@@ -162,7 +189,7 @@ export async function readEvents(body, onEvent) {
     else if (field === 'id') id = value;
   };
   for (;;) {
-    const { value, done } = await reader.read();
+    const { value, done } = await reader.read().catch(broken);
     if (done) break;
     buf += value;
     for (;;) {

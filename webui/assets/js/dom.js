@@ -1,5 +1,6 @@
 // Small DOM helpers. Text always goes in as text nodes, never as HTML, so
 // nothing the model, a tool or a user wrote can become markup.
+import { t, formatNumber, locale } from './i18n.js';
 
 // h builds an element. attrs: "class", "for", aria-* and other attributes
 // as strings; on* functions become event listeners; "value", "checked",
@@ -62,7 +63,7 @@ export function chars(s) {
 
 // number formats an integer for people.
 export function number(n) {
-  return new Intl.NumberFormat().format(n ?? 0);
+  return formatNumber(n);
 }
 
 // when formats a timestamp briefly in the browser's zone.
@@ -70,7 +71,7 @@ export function when(iso) {
   if (!iso) return '';
   const d = new Date(iso);
   if (Number.isNaN(d.getTime())) return '';
-  return d.toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'short' });
+  return d.toLocaleString(locale(), { dateStyle: 'medium', timeStyle: 'short' });
 }
 
 // meter shows used against a ceiling: a <meter> with a text equivalent.
@@ -82,8 +83,8 @@ export function meter(label, used, ceiling) {
       ? h('meter', { min: 0, max: ceiling, high: ceiling * 0.85, optimum: 0, value: Math.min(used, ceiling), 'aria-hidden': 'true' })
       : null,
     h('span', { class: 'gauge-text' },
-      ceiling > 0 ? `${number(used)} of ${number(ceiling)} characters` : `${number(used)} characters`,
-      over ? ' — over the ceiling' : ''));
+      ceiling > 0 ? t('meter.ofCeiling', { used: number(used), ceiling: number(ceiling) }) : t('meter.used', { used: number(used) }),
+      over ? t('meter.over') : ''));
 }
 
 // confirm asks a yes/no question in a modal <dialog> (focus stays inside
@@ -91,7 +92,7 @@ export function meter(label, used, ceiling) {
 export function confirm(question, confirmLabel) {
   return new Promise((resolve) => {
     const yes = h('button', { type: 'submit', value: 'yes', class: 'danger' }, confirmLabel);
-    const no = h('button', { type: 'submit', value: 'no' }, 'Keep it');
+    const no = h('button', { type: 'submit', value: 'no' }, t('common.keep'));
     const dlg = h('dialog', { class: 'confirm', 'aria-labelledby': 'confirm-q' },
       h('form', { method: 'dialog' },
         h('p', { id: 'confirm-q' }, question),
@@ -115,13 +116,70 @@ export function field(id, label, input, help) {
     help ? h('p', { class: 'muted small', id: `${id}-help` }, help) : null);
 }
 
-// errorBox is an alert with an error's message.
-export function errorBox(err, prefix) {
+// errorBox is an alert with an error's message. With retry, a request
+// that did not reach the server (ApiError.offline) or that the server
+// failed (5xx) offers a Retry button that calls it.
+export function errorBox(err, prefix, retry) {
   const msg = err?.message ?? String(err);
-  return h('p', { class: 'alert', role: 'alert' }, prefix ? `${prefix}: ${msg}` : msg);
+  const again = retry && (err?.status === 0 || err?.status >= 500);
+  return h(again ? 'div' : 'p', { class: 'alert', role: 'alert' },
+    again ? h('p', null, prefix ? `${prefix}: ${msg}` : msg) : (prefix ? `${prefix}: ${msg}` : msg),
+    again ? h('button', { type: 'button', class: 'retry', onclick: retry }, t('common.retry')) : null);
 }
 
 // heading is a page's <h1>; route changes move focus to it.
 export function heading(text) {
   return h('h1', { tabindex: '-1' }, text);
+}
+
+const SVG = 'http://www.w3.org/2000/svg';
+// ICONS are stroked 24×24 paths.
+const ICONS = {
+  copy: ['M9 9h11v11H9z', 'M5 15H4V4h11v1'],
+  check: ['M5 12l5 5L20 7'],
+};
+
+// icon is a small decorative SVG icon (hidden from assistive technology;
+// the control it sits in names itself).
+export function icon(name) {
+  const svg = document.createElementNS(SVG, 'svg');
+  svg.setAttribute('viewBox', '0 0 24 24');
+  svg.setAttribute('aria-hidden', 'true');
+  svg.setAttribute('focusable', 'false');
+  svg.setAttribute('class', `svg-icon icon-${name}`);
+  for (const d of ICONS[name] ?? []) {
+    const p = document.createElementNS(SVG, 'path');
+    p.setAttribute('d', d);
+    svg.append(p);
+  }
+  return svg;
+}
+
+// menu is a disclosure menu: a <details> whose summary shows label and
+// whose items (buttons) show below it. Choosing an item, clicking
+// elsewhere or Escape closes it (Escape returns focus to the summary).
+// summaryAttrs go on the summary (an aria-label, a class).
+export function menu(cls, summaryAttrs, label, items, ...extra) {
+  const summary = h('summary', summaryAttrs, label);
+  const list = h('div', { class: 'menu-list' }, items, extra);
+  const el = h('details', { class: `menu ${cls}` }, summary, list);
+  const outside = (e) => {
+    if (!el.contains(e.target)) el.open = false;
+  };
+  el.addEventListener('toggle', () => {
+    if (el.open) document.addEventListener('pointerdown', outside, true);
+    else document.removeEventListener('pointerdown', outside, true);
+  });
+  el.addEventListener('keydown', (e) => {
+    if (e.key === 'Escape' && el.open) {
+      e.stopPropagation();
+      el.open = false;
+      summary.focus();
+    }
+  });
+  list.addEventListener('click', (e) => {
+    if (e.target.closest('button[data-keep-open]')) return;
+    if (e.target.closest('button')) el.open = false;
+  });
+  return el;
 }

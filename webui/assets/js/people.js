@@ -3,19 +3,19 @@
 // change their role, make a new login link, disable a user or enable a
 // disabled one again.
 import { h, heading, errorBox, field, when, confirm, replace } from './dom.js';
+import { t, tn } from './i18n.js';
 
 const enc = encodeURIComponent;
 
-const ROLES = [['member', 'Member'], ['admin', 'Admin']];
+const ROLES = () => [['member', t('people.member')], ['admin', t('people.admin')]];
 
 export async function render({ api, me, main, refreshMe }) {
-  main.append(heading('People'));
+  main.append(heading(t('people.title')));
   if (me.role !== 'admin') {
-    main.append(h('p', null, 'Only admins of your organisation manage its people.'));
+    main.append(h('p', null, t('people.adminsOnly')));
     return;
   }
-  main.append(h('p', { class: 'lede' }, 'Everyone in your organisation. Admins change settings, agents, MCP servers and people; ',
-    'members chat with the agents. People sign in with a one-time login link.'));
+  main.append(h('p', { class: 'lede' }, t('people.lede')));
   const status = h('div', { class: 'form-status', id: 'people-status', 'aria-live': 'polite' });
   const linkSlot = h('div', { id: 'link-slot' });
   const list = h('div', { class: 'people' });
@@ -50,18 +50,16 @@ export async function render({ api, me, main, refreshMe }) {
     try {
       showLink(u.display_name, await api.post(`/api/users/${enc(u.id)}/login-link`));
     } catch (err) {
-      status.append(errorBox(err, 'No login link made'));
+      status.append(errorBox(err, t('people.noLink')));
     }
   };
   const disable = async (u, button) => {
-    const question = `Disable ${u.display_name}? They are signed out everywhere, their API tokens and login links stop ` +
-      'working, and they cannot sign in until an admin enables them again. Their conversations stay.';
-    if (!(await confirm(question, 'Disable'))) {
+    if (!(await confirm(t('people.disableQuestion', { name: u.display_name }), t('mcp.disable')))) {
       button.focus();
       return;
     }
-    if (await act('Not disabled', () => api.del(`/api/users/${enc(u.id)}`))) {
-      status.append(h('p', { class: 'ok' }, `Disabled ${u.display_name}.`));
+    if (await act(t('mcp.notDisabled'), () => api.del(`/api/users/${enc(u.id)}`))) {
+      status.append(h('p', { class: 'ok' }, t('people.disabledNamed', { name: u.display_name })));
     }
     main.querySelector('h1').focus();
   };
@@ -70,9 +68,8 @@ export async function render({ api, me, main, refreshMe }) {
   // goes.
   const enable = async (u) => {
     const name = u.display_name || u.id;
-    if (await act(`${name} not enabled`, () => api.post(`/api/users/${enc(u.id)}/enable`))) {
-      status.append(h('p', { class: 'ok' },
-        `Enabled ${name}. Their old sign-ins stay revoked: make them a new login link.`));
+    if (await act(t('people.notEnabled', { name }), () => api.post(`/api/users/${enc(u.id)}/enable`))) {
+      status.append(h('p', { class: 'ok' }, t('people.enabledNamed', { name })));
       list.querySelector(`tr[data-user="${CSS.escape(u.id)}"] button.new-link`)?.focus();
     }
   };
@@ -84,7 +81,7 @@ export async function render({ api, me, main, refreshMe }) {
         try {
           await api.patch(`/api/users/${enc(u.id)}`, changes);
         } catch (err) {
-          status.append(errorBox(err, `${u.display_name} not saved`));
+          status.append(errorBox(err, t('people.notSaved', { name: u.display_name })));
           return false;
         }
         replace(editSlot);
@@ -94,8 +91,8 @@ export async function render({ api, me, main, refreshMe }) {
           location.hash = '#/chat';
           return true;
         }
-        status.append(h('p', { class: 'ok' }, `Saved ${changes.display_name ?? u.display_name}.`));
-        await refresh().catch((err) => status.append(errorBox(err, 'The list could not be read again')));
+        status.append(h('p', { class: 'ok' }, t('people.saved', { name: changes.display_name ?? u.display_name })));
+        await refresh().catch((err) => status.append(errorBox(err, t('people.reloadFailed'))));
         return true;
       },
     }));
@@ -104,7 +101,7 @@ export async function render({ api, me, main, refreshMe }) {
 
   main.append(status, linkSlot, list, editSlot, inviteForm(api, {
     invited: async (res) => {
-      showLink(res.user?.display_name ?? 'them', res);
+      showLink(res.user?.display_name ?? t('people.them'), res);
       await refresh();
     },
   }), zones);
@@ -112,46 +109,46 @@ export async function render({ api, me, main, refreshMe }) {
 }
 
 function userTable(users, me, { edit, link, disable, enable }) {
-  if (!users.length) return h('p', null, 'Nobody yet.');
+  if (!users.length) return h('p', null, t('people.nobody'));
+  const cols = [t('mcp.colName'), t('people.department'), t('prefs.timezone'), t('people.role'), t('mcp.colStatus'), t('mcp.colActions')];
   return h('div', { class: 'table-wrap' }, h('table', { class: 'stack people-table' },
-    h('caption', null, `${users.length} ${users.length === 1 ? 'person' : 'people'}`),
-    h('thead', null, h('tr', null, ['Name', 'Department', 'Timezone', 'Role', 'Status', 'Actions']
-      .map((c) => h('th', { scope: 'col' }, c)))),
+    h('caption', null, tn('people.count', users.length)),
+    h('thead', null, h('tr', null, cols.map((c) => h('th', { scope: 'col' }, c)))),
     h('tbody', null, users.map((u) => {
       const name = u.display_name || u.id;
       const actions = [];
       if (!u.disabled) {
         actions.push(
-          h('button', { type: 'button', onclick: () => edit(u), 'aria-label': `Edit ${name}` }, 'Edit'),
-          h('button', { type: 'button', class: 'new-link', onclick: () => link(u), 'aria-label': `New login link for ${name}` },
-            'New login link'));
+          h('button', { type: 'button', onclick: () => edit(u), 'aria-label': t('people.editNamed', { name }) }, t('people.edit')),
+          h('button', { type: 'button', class: 'new-link', onclick: () => link(u), 'aria-label': t('people.newLinkNamed', { name }) },
+            t('people.newLink')));
       } else {
-        actions.push(h('button', { type: 'button', onclick: () => enable(u), 'aria-label': `Enable ${name}` }, 'Enable'));
+        actions.push(h('button', { type: 'button', onclick: () => enable(u), 'aria-label': t('mcp.enableNamed', { name }) }, t('mcp.enable')));
       }
       // Nobody disables themselves (another admin can).
       if (!u.disabled && u.id !== me.user_id) {
-        const del = h('button', { type: 'button', class: 'danger', 'aria-label': `Disable ${name}` }, 'Disable');
+        const del = h('button', { type: 'button', class: 'danger', 'aria-label': t('mcp.disableNamed', { name }) }, t('mcp.disable'));
         del.addEventListener('click', () => disable(u, del));
         actions.push(del);
       }
       return h('tr', { 'data-user': u.id, class: u.disabled ? 'disabled' : null },
-        h('th', { scope: 'row', 'data-label': 'Name' }, name, u.id === me.user_id ? h('span', { class: 'muted' }, ' (you)') : null),
-        h('td', { 'data-label': 'Department' }, u.department || '—'),
-        h('td', { 'data-label': 'Timezone' }, u.timezone || '—'),
-        h('td', { 'data-label': 'Role' }, h('span', { class: u.role === 'admin' ? 'badge role-admin' : 'badge' }, roleName(u.role))),
-        h('td', { 'data-label': 'Status' }, u.disabled
-          ? h('span', { class: 'badge off' }, 'Disabled')
-          : h('span', { class: 'badge on' }, 'Active')),
-        h('td', { 'data-label': 'Actions', class: 'actions' }, actions.length ? actions : h('span', { class: 'muted' }, '—')));
+        h('th', { scope: 'row', 'data-label': cols[0] }, name, u.id === me.user_id ? h('span', { class: 'muted' }, ' ', t('people.you')) : null),
+        h('td', { 'data-label': cols[1] }, u.department || '—'),
+        h('td', { 'data-label': cols[2] }, u.timezone || '—'),
+        h('td', { 'data-label': cols[3] }, h('span', { class: u.role === 'admin' ? 'badge role-admin' : 'badge' }, roleName(u.role))),
+        h('td', { 'data-label': cols[4] }, u.disabled
+          ? h('span', { class: 'badge off' }, t('mcp.disabled'))
+          : h('span', { class: 'badge on' }, t('people.active'))),
+        h('td', { 'data-label': cols[5], class: 'actions' }, actions.length ? actions : h('span', { class: 'muted' }, '—')));
     }))));
 }
 
 function roleName(role) {
-  return new Map(ROLES).get(role) ?? role;
+  return new Map(ROLES()).get(role) ?? role;
 }
 
 function roleSelect(id, value) {
-  return h('select', { id, name: 'role' }, ROLES.map(([v, l]) => h('option', { value: v, selected: v === value }, l)));
+  return h('select', { id, name: 'role' }, ROLES().map(([v, l]) => h('option', { value: v, selected: v === value }, l)));
 }
 
 // personFields are the inputs a user has: name, department, timezone, role.
@@ -167,10 +164,10 @@ function personFields(prefix, u) {
 
 function fieldsOf(prefix, f) {
   return [
-    field(`${prefix}-display_name`, 'Name', f.display_name),
-    field(`${prefix}-department`, 'Department (optional)', f.department),
-    field(`${prefix}-timezone`, 'Timezone', f.timezone, 'An IANA zone such as Europe/Paris. A browser sends its own zone with each request, which then applies.'),
-    field(`${prefix}-role`, 'Role', f.role),
+    field(`${prefix}-display_name`, t('prefs.name'), f.display_name),
+    field(`${prefix}-department`, t('prefs.department'), f.department),
+    field(`${prefix}-timezone`, t('prefs.timezone'), f.timezone, t('people.zoneHelp')),
+    field(`${prefix}-role`, t('people.role'), f.role),
   ];
 }
 
@@ -179,10 +176,10 @@ function inviteForm(api, { invited }) {
   const defaultZone = zone && zone !== 'Etc/Unknown' ? zone : '';
   const f = personFields('invite', { timezone: defaultZone });
   const status = h('div', { class: 'form-status', 'aria-live': 'polite' });
-  const submit = h('button', { type: 'submit', class: 'primary' }, 'Invite');
+  const submit = h('button', { type: 'submit', class: 'primary' }, t('people.invite'));
   const form = h('form', { class: 'person-form', id: 'invite' },
-    h('fieldset', null, h('legend', null, 'Invite someone'),
-      h('p', { class: 'muted small' }, 'Adds them to your organisation and makes a one-time login link for you to send them.'),
+    h('fieldset', null, h('legend', null, t('people.inviteLegend')),
+      h('p', { class: 'muted small' }, t('people.inviteHelp')),
       fieldsOf('invite', f), h('div', { class: 'row' }, submit), status));
   form.addEventListener('submit', async (e) => {
     e.preventDefault();
@@ -197,7 +194,7 @@ function inviteForm(api, { invited }) {
       f.timezone.value = defaultZone;
       await invited(res);
     } catch (err) {
-      status.append(errorBox(err, 'Not invited'));
+      status.append(errorBox(err, t('people.notInvited')));
     } finally {
       submit.disabled = false;
     }
@@ -211,10 +208,10 @@ function inviteForm(api, { invited }) {
 function editForm(u, me, { close, save }) {
   const f = personFields('edit', u);
   const status = h('div', { class: 'form-status', 'aria-live': 'polite' });
-  const submit = h('button', { type: 'submit', class: 'primary' }, 'Save');
+  const submit = h('button', { type: 'submit', class: 'primary' }, t('common.save'));
   const form = h('form', { class: 'person-form', id: 'edit-user', 'data-user': u.id },
-    h('fieldset', null, h('legend', null, `Edit ${u.display_name || u.id}`), fieldsOf('edit', f),
-      h('div', { class: 'row' }, submit, h('button', { type: 'button', onclick: close }, 'Cancel')), status));
+    h('fieldset', null, h('legend', null, t('people.editNamed', { name: u.display_name || u.id })), fieldsOf('edit', f),
+      h('div', { class: 'row' }, submit, h('button', { type: 'button', onclick: close }, t('common.cancel'))), status));
   form.addEventListener('submit', async (e) => {
     e.preventDefault();
     replace(status);
@@ -224,11 +221,11 @@ function editForm(u, me, { close, save }) {
       if (v !== (u[k] ?? '')) changes[k] = v;
     }
     if (!Object.keys(changes).length) {
-      status.append(h('p', { class: 'muted' }, 'Nothing changed.'));
+      status.append(h('p', { class: 'muted' }, t('prefs.nothingChanged')));
       return;
     }
     if (u.id === me.user_id && changes.role === 'member' &&
-        !(await confirm('Make yourself a member? You lose access to Settings, People and MCP servers.', 'Make me a member'))) {
+        !(await confirm(t('people.demoteQuestion'), t('people.demote')))) {
       f.role.focus();
       return;
     }
@@ -245,18 +242,17 @@ function linkPanel(who, path, expiresAt, done) {
   const input = h('input', { id: 'login-link', type: 'text', readonly: true, value: url, class: 'code',
     spellcheck: 'false', 'aria-describedby': 'login-link-help' });
   const said = h('span', { class: 'small', id: 'copy-status', role: 'status' });
-  const copy = h('button', { type: 'button', id: 'copy-link' }, 'Copy link');
+  const copy = h('button', { type: 'button', id: 'copy-link' }, t('people.copyLink'));
   copy.addEventListener('click', async () => {
-    said.textContent = (await copyText(input)) ? 'Copied.' : 'Copying did not work here: select the link and copy it.';
+    said.textContent = (await copyText(input)) ? t('people.copied') : t('people.copyFailed');
   });
   return h('section', { class: 'link-panel', 'aria-labelledby': 'login-link-h', tabindex: '-1' },
-    h('h2', { id: 'login-link-h' }, `Login link for ${who}`),
-    h('label', { for: 'login-link' }, 'One-time login link'),
+    h('h2', { id: 'login-link-h' }, t('people.linkFor', { name: who })),
+    h('label', { for: 'login-link' }, t('people.oneTimeLink')),
     h('div', { class: 'row' }, input, copy, said),
     h('p', { class: 'muted small', id: 'login-link-help' },
-      `It works once${expiresAt ? `, until ${when(expiresAt)}` : ''}, and this is the only time it is shown: `,
-      `send it to ${who} privately.`),
-    h('div', { class: 'row' }, h('button', { type: 'button', onclick: done }, 'Done')));
+      expiresAt ? t('people.linkHelpUntil', { when: when(expiresAt), name: who }) : t('people.linkHelp', { name: who })),
+    h('div', { class: 'row' }, h('button', { type: 'button', onclick: done }, t('people.done'))));
 }
 
 // copyText copies an input's text: the Clipboard API where the page may

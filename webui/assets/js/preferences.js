@@ -6,18 +6,18 @@
 // browser's zone when a request sends one, and the stored zone otherwise,
 // which is the one this page edits.
 import { h, heading, errorBox, field, replace } from './dom.js';
+import { t } from './i18n.js';
 
 const FIELDS = ['display_name', 'department', 'timezone'];
 
-const MODES = [
-  ['off', 'Off', 'Your turns offer every tool the agent has, whatever the organisation or the agent chose.'],
-  ['follow', 'Follow the organisation', 'The agent\'s setting when it has one, else the organisation\'s. The default.'],
-  ['on', 'On', 'Your turns offer only the tool families your message plainly asks for, whatever the organisation or the agent chose.'],
+const MODES = () => [
+  ['off', t('prefs.modeOff'), t('prefs.modeOffHelp')],
+  ['follow', t('prefs.modeFollow'), t('prefs.modeFollowHelp')],
+  ['on', t('prefs.modeOn'), t('prefs.modeOnHelp')],
 ];
 
 export async function render({ api, main, refreshMe }) {
-  main.append(heading('Preferences'),
-    h('p', { class: 'lede' }, 'Your profile, which agents see at the start of each of your turns, and how your turns pick tools.'));
+  main.append(heading(t('prefs.title')), h('p', { class: 'lede' }, t('prefs.lede')));
   const [profile, dtm] = await Promise.all([api.get('/api/me', { zone: false }), api.get('/api/me/deliberate')]);
   // base is what is stored: the form sends what differs from it.
   const base = { profile, mode: dtm?.mode ?? 'follow' };
@@ -31,16 +31,16 @@ export async function render({ api, main, refreshMe }) {
   const save = async ({ changes, mode }, button) => {
     replace(status);
     if (!changes && !mode) {
-      status.append(h('p', { class: 'muted' }, 'Nothing changed.'));
+      status.append(h('p', { class: 'muted' }, t('prefs.nothingChanged')));
       status.focus();
       return;
     }
     button.disabled = true;
-    let failure = 'Not saved';
+    let failure = t('common.notSaved');
     try {
       if (changes) {
         base.profile = await api.patch('/api/me', changes, { zone: false });
-        failure = 'Your profile was saved, but not your Deliberate Tool Mode';
+        failure = t('prefs.profileOnly');
       }
       if (mode) base.mode = (await api.put('/api/me/deliberate', { mode })).mode;
     } catch (err) {
@@ -50,7 +50,7 @@ export async function render({ api, main, refreshMe }) {
       return;
     }
     show();
-    status.append(h('p', { class: 'ok' }, 'Preferences saved.'));
+    status.append(h('p', { class: 'ok' }, t('prefs.saved')));
     status.focus();
     // The header shows the new name.
     if (changes?.display_name !== undefined) await refreshMe().catch(() => null);
@@ -69,26 +69,24 @@ function prefsForm(base, browserZone, save) {
   const f = {
     display_name: input('display_name', { required: true, maxlength: 100, autocomplete: 'name' }),
     department: input('department', { maxlength: 100 }),
-    timezone: input('timezone', { list: 'pref-zones', maxlength: 64, spellcheck: 'false', placeholder: 'Not set: UTC' }),
+    timezone: input('timezone', { list: 'pref-zones', maxlength: 64, spellcheck: 'false', placeholder: t('prefs.zoneUnset') }),
   };
   const useBrowser = browserZone
     ? h('button', { type: 'button', id: 'pref-use-browser-zone', onclick: () => { f.timezone.value = browserZone; f.timezone.focus(); } },
-      `Use this browser's zone (${browserZone})`)
+      t('prefs.useBrowserZone', { zone: browserZone }))
     : null;
-  const submit = h('button', { type: 'submit', class: 'primary', id: 'prefs-save' }, 'Save preferences');
-  const form = h('form', { class: 'settings-form', id: 'prefs-form', 'aria-label': 'Preferences' },
-    h('fieldset', null, h('legend', null, 'Profile'),
-      field('pref-display_name', 'Name', f.display_name),
-      field('pref-department', 'Department (optional)', f.department),
-      field('pref-timezone', 'Timezone', f.timezone, browserZone
-        ? `The zone stored for you (an IANA zone such as Europe/Paris), used when a request names none, as with API tokens. ` +
-          `This browser sends its own zone, ${browserZone}, with each request, so what you do here runs in ${browserZone}.`
-        : 'The zone stored for you (an IANA zone such as Europe/Paris). This browser sends none, so it applies here too.'),
+  const submit = h('button', { type: 'submit', class: 'primary', id: 'prefs-save' }, t('prefs.save'));
+  const form = h('form', { class: 'settings-form', id: 'prefs-form', 'aria-label': t('prefs.title') },
+    h('fieldset', null, h('legend', null, t('prefs.profile')),
+      field('pref-display_name', t('prefs.name'), f.display_name),
+      field('pref-department', t('prefs.department'), f.department),
+      field('pref-timezone', t('prefs.timezone'), f.timezone, browserZone
+        ? t('prefs.zoneHelp', { zone: browserZone })
+        : t('prefs.zoneHelpNone')),
       useBrowser ? h('div', { class: 'row' }, useBrowser) : null),
-    h('fieldset', { class: 'modes' }, h('legend', null, 'Deliberate Tool Mode'),
-      h('p', { class: 'muted small' }, 'With it on, a turn offers the model only the tool families its message plainly asks for, ',
-        'and an ordinary chat message none.'),
-      MODES.map(([value, label, help]) => h('div', { class: 'choice' },
+    h('fieldset', { class: 'modes' }, h('legend', null, t('ins.dtm')),
+      h('p', { class: 'muted small' }, t('prefs.dtmHelp')),
+      MODES().map(([value, label, help]) => h('div', { class: 'choice' },
         h('input', { type: 'radio', name: 'dtm_mode', id: `pref-mode-${value}`, value, checked: value === base.mode,
           'aria-describedby': `pref-mode-${value}-help` }),
         h('label', { for: `pref-mode-${value}` }, label),

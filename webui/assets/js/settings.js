@@ -5,22 +5,20 @@
 // follows, with its own form (deliberate.js).
 import { h, heading, errorBox, field, when, replace } from './dom.js';
 import * as deliberate from './deliberate.js';
+import { t, tx } from './i18n.js';
 
-
-const MODES = {
-  public: ['Public', 'Web tools and MCP servers reach public addresses only, on ports 80 and 443.'],
-  'self-hosted': ['Self-hosted', 'Also private and loopback addresses and any port: engines and servers on your own network.'],
-};
+const MODES = () => ({
+  public: [t('settings.public'), t('settings.publicHelp')],
+  'self-hosted': [t('settings.selfHosted'), t('settings.selfHostedHelp')],
+});
 
 export async function render({ api, me, main }) {
-  main.append(heading('Settings'));
+  main.append(heading(t('settings.title')));
   if (me.role !== 'admin') {
-    main.append(h('p', null, 'Only admins of your organisation change its settings.'));
+    main.append(h('p', null, t('settings.adminsOnly')));
     return;
   }
-  main.append(h('p', { class: 'lede' }, 'Your organisation\'s feature switches, network mode, web search engines, keys ',
-    'and Deliberate Tool Mode. ',
-    'An agent\'s own switches override the ones here.'));
+  main.append(h('p', { class: 'lede' }, t('settings.lede')));
   const status = h('div', { class: 'form-status', id: 'settings-status', 'aria-live': 'polite', tabindex: '-1' });
   const holder = h('div');
   const show = (s) => replace(holder, settingsForm(s, save));
@@ -33,21 +31,19 @@ export async function render({ api, me, main }) {
     try {
       const saved = await api.put('/api/settings', update);
       show(saved);
-      status.append(h('p', { class: 'ok' }, 'Settings saved.'));
+      status.append(h('p', { class: 'ok' }, t('settings.saved')));
     } catch (err) {
       button.disabled = false;
       if (err.status !== 409) {
-        status.append(errorBox(err, 'Not saved'));
+        status.append(errorBox(err, t('common.notSaved')));
         status.focus();
         return;
       }
-      status.append(h('p', { class: 'alert', role: 'alert' },
-        'Not saved: someone else saved the settings while you were editing. ',
-        'This page now shows what they saved; make your changes again.'));
+      status.append(h('p', { class: 'alert', role: 'alert' }, t('settings.conflict')));
       try {
         show(await api.get('/api/settings'));
       } catch (again) {
-        status.append(errorBox(again, 'The settings could not be reloaded'));
+        status.append(errorBox(again, t('settings.reloadFailed')));
       }
     }
     status.focus();
@@ -68,30 +64,28 @@ function settingsForm(s, save) {
   const keys = (s.keys ?? []).map(keyRow);
   const web = webFields(s.web ?? {});
   const modes = s.network_modes ?? [];
-  const submit = h('button', { type: 'submit', class: 'primary', id: 'settings-save' }, 'Save settings');
-  const form = h('form', { class: 'settings-form', id: 'settings-form', 'aria-label': 'Settings' },
-    h('fieldset', { class: 'switches' }, h('legend', null, 'Feature switches'),
-      h('p', { class: 'muted small' }, 'A switch that is not set leaves each agent to its own switches; ',
-        'one set here applies to every agent that does not set it. Unset returns it to not set.'),
-      switches.length ? h('div', { class: 'switch-list' }, switches.map((r) => r.el)) : h('p', null, 'No switches.')),
-    h('fieldset', { class: 'modes' }, h('legend', null, 'Network mode'),
+  const names = MODES();
+  const submit = h('button', { type: 'submit', class: 'primary', id: 'settings-save' }, t('settings.save'));
+  const form = h('form', { class: 'settings-form', id: 'settings-form', 'aria-label': t('settings.title') },
+    h('fieldset', { class: 'switches' }, h('legend', null, t('settings.switches')),
+      h('p', { class: 'muted small' }, t('settings.switchesHelp')),
+      switches.length ? h('div', { class: 'switch-list' }, switches.map((r) => r.el)) : h('p', null, t('settings.noSwitches'))),
+    h('fieldset', { class: 'modes' }, h('legend', null, t('settings.network')),
       modes.map((m) => h('div', { class: 'choice' },
         h('input', { type: 'radio', name: 'network_mode', id: `mode-${m}`, value: m, required: true,
           checked: m === s.network_mode, 'aria-describedby': `mode-${m}-help` }),
-        h('label', { for: `mode-${m}` }, MODES[m]?.[0] ?? m),
-        h('p', { class: 'muted small', id: `mode-${m}-help` }, MODES[m]?.[1] ?? ''))),
+        h('label', { for: `mode-${m}` }, names[m]?.[0] ?? m),
+        h('p', { class: 'muted small', id: `mode-${m}-help` }, names[m]?.[1] ?? ''))),
       modes.includes('self-hosted') ? null
-        : h('p', { class: 'muted small' }, 'This deployment allows public mode only (its config file sets ',
-          h('code', null, 'network.mode'), ').')),
+        : h('p', { class: 'muted small' }, tx('settings.publicOnly', { key: h('code', null, 'network.mode') }))),
     web.el,
-    h('fieldset', { class: 'keys' }, h('legend', null, 'Keys'),
-      h('p', { class: 'muted small' }, 'Write-only: a key saved here is never shown again, here or by the API. ',
-        'Leave a field empty to keep the key as it is. A key saved here replaces the environment\'s for your organisation.'),
+    h('fieldset', { class: 'keys' }, h('legend', null, t('settings.keys')),
+      h('p', { class: 'muted small' }, t('settings.keysHelp')),
       keys.map((k) => k.el)),
     h('div', { class: 'row' }, submit,
       h('span', { class: 'muted small' }, s.version
-        ? `Version ${s.version}, saved ${when(s.updated_at)}.`
-        : 'Never saved: the server\'s configuration applies.')));
+        ? t('settings.version', { version: s.version, when: when(s.updated_at) })
+        : t('settings.neverSaved'))));
   form.addEventListener('submit', (e) => {
     e.preventDefault();
     const update = {
@@ -129,12 +123,12 @@ function switchRow(name, initial, info) {
     'aria-describedby': `${id}-state ${id}-effect` });
   const state = h('span', { class: 'muted small switch-state', id: `${id}-state` });
   const effect = h('span', { class: 'muted small switch-effect', id: `${id}-effect` },
-    inert ? 'No tool yet: this switch changes nothing.' : (info?.effect ?? ''));
-  const unset = h('button', { type: 'button', class: 'link small', 'aria-label': `Unset ${name}` }, 'Unset');
+    inert ? t('settings.noTool') : (info?.effect ?? ''));
+  const unset = h('button', { type: 'button', class: 'link small', 'aria-label': t('settings.unsetNamed', { name }) }, t('settings.unset'));
   const show = () => {
     box.indeterminate = !set;
     unset.hidden = !set;
-    state.textContent = !set ? 'not set' : box.checked ? 'on' : 'off';
+    state.textContent = !set ? t('settings.notSet') : box.checked ? t('settings.on') : t('settings.off');
   };
   box.addEventListener('change', () => { set = true; show(); });
   unset.addEventListener('click', () => {
@@ -161,23 +155,22 @@ function webFields(w) {
   };
   const url = (id, value) => h('input', { id, type: 'url', maxlength: 500, value: value ?? '', autocomplete: 'off',
     spellcheck: 'false', placeholder: 'https://…' });
-  const disabled = check('web-disabled', 'Turn web search off for every agent', w.disabled);
+  const disabled = check('web-disabled', t('settings.webOff'), w.disabled);
   const searxng = url('web-searxng', w.searxng_url);
   const iask = url('web-iask', w.iask_url);
-  const ddg = check('web-ddg-disabled', 'Leave DuckDuckGo out of the chain', w.duckduckgo_disabled);
+  const ddg = check('web-ddg-disabled', t('settings.ddgOff'), w.duckduckgo_disabled);
   // exclude_providers names model providers (not engines) whose turns
   // never get a web tool, e.g. a local model that handles them badly.
   const exclude = h('input', { id: 'web-exclude', type: 'text', maxlength: 300, autocomplete: 'off',
     spellcheck: 'false', placeholder: 'ollama, novelai', value: (w.exclude_providers ?? []).join(', ') });
   return {
-    el: h('fieldset', { class: 'web' }, h('legend', null, 'Web search'),
-      h('p', { class: 'muted small' }, 'web_search asks Brave, SearXNG, DuckDuckGo and IAsk in turn and answers with the first that finds something. Brave takes part when its key is set below; SearXNG and IAsk when they have a URL.'),
+    el: h('fieldset', { class: 'web' }, h('legend', null, t('settings.web')),
+      h('p', { class: 'muted small' }, t('settings.webHelp')),
       disabled.el,
-      field('web-searxng', 'SearXNG URL', searxng, 'The base URL of a SearXNG instance; empty leaves SearXNG out. One on your own network needs self-hosted mode.'),
-      field('web-iask', 'IAsk URL', iask, 'The IAsk endpoint; empty leaves IAsk out.'),
+      field('web-searxng', t('settings.searxng'), searxng, t('settings.searxngHelp')),
+      field('web-iask', t('settings.iask'), iask, t('settings.iaskHelp')),
       ddg.el,
-      field('web-exclude', 'Model providers without web tools', exclude,
-        'Comma-separated provider names (as in an agent\'s provider:model); their turns never get web_search, fetch_url or research_web.')),
+      field('web-exclude', t('settings.exclude'), exclude, t('settings.excludeHelp'))),
     value: () => ({
       disabled: disabled.box.checked,
       searxng_url: searxng.value.trim(),
@@ -189,8 +182,8 @@ function webFields(w) {
 }
 
 function keyState(k) {
-  if (!k.set) return 'not set';
-  return k.source ? `set (${k.source})` : 'set';
+  if (!k.set) return t('settings.notSet');
+  return k.source ? t('settings.setFrom', { source: k.source }) : t('settings.set');
 }
 
 // keyRow is one write-only key: a password field for a new value, its
@@ -199,19 +192,19 @@ function keyState(k) {
 function keyRow(k) {
   const id = `key-${k.name}`;
   const input = h('input', { type: 'password', id, autocomplete: 'new-password', spellcheck: 'false', autocapitalize: 'off',
-    maxlength: 500, placeholder: k.set ? 'Type a new key to replace it' : 'Type the key to set it', 'aria-describedby': `${id}-state` });
+    maxlength: 500, placeholder: k.set ? t('settings.keyReplace') : t('settings.keySet'), 'aria-describedby': `${id}-state` });
   const state = h('span', { class: 'key-state', id: `${id}-state` }, keyState(k));
   let clearing = false;
   let clear = null;
   if (k.source === 'settings') {
-    clear = h('button', { type: 'button', class: 'secondary', 'aria-label': `Clear ${k.label}` }, 'Clear');
+    clear = h('button', { type: 'button', class: 'secondary', 'aria-label': t('settings.clearNamed', { name: k.label }) }, t('settings.clear'));
     clear.addEventListener('click', () => {
       clearing = !clearing;
       input.value = '';
       input.disabled = clearing;
-      clear.textContent = clearing ? 'Keep' : 'Clear';
-      clear.setAttribute('aria-label', `${clearing ? 'Keep' : 'Clear'} ${k.label}`);
-      state.textContent = clearing ? `${keyState(k)}: cleared when you save` : keyState(k);
+      clear.textContent = clearing ? t('settings.keep') : t('settings.clear');
+      clear.setAttribute('aria-label', clearing ? t('settings.keepNamed', { name: k.label }) : t('settings.clearNamed', { name: k.label }));
+      state.textContent = clearing ? t('settings.clearedOnSave', { state: keyState(k) }) : keyState(k);
     });
   }
   return {

@@ -2,6 +2,7 @@
 // involved) and the catalog with each definition's size and the ceilings.
 // #/tools?agent=NAME&tool=TOOL opens the console on that agent and tool.
 import { h, heading, errorBox, number, meter, pretty, replace, append } from './dom.js';
+import { t, tn, tx } from './i18n.js';
 
 const enc = encodeURIComponent;
 
@@ -9,26 +10,26 @@ export async function render({ api, main, query }) {
   const [cat, agents] = await Promise.all([api.get('/api/tools'), agentNames(api)]);
   const tools = cat?.tools ?? [];
   const con = toolConsole(api, agents, query);
-  main.append(heading('Tools'),
-    h('p', { class: 'lede' }, 'Run a tool by hand, and every tool Quiver can declare with the size of its definition.'),
+  const cols = [t('ins.colTool'), t('tools.colFamily'), t('tools.colAccess'), t('tools.colAlwaysOn'), t('ins.colSize'), t('ins.colDescription')];
+  main.append(heading(t('tools.title')),
+    h('p', { class: 'lede' }, t('tools.lede')),
     con.el,
     h('section', { class: 'catalog-section', 'aria-labelledby': 'catalog-h' },
-      h('h2', { id: 'catalog-h' }, 'Catalog'),
-      h('p', { class: 'muted' }, 'Always-on tools are paid in every turn; the ceilings keep the declarations small.'),
+      h('h2', { id: 'catalog-h' }, t('tools.catalog')),
+      h('p', { class: 'muted' }, t('tools.catalogHelp')),
       h('div', { class: 'gauges' },
-        meter('Always-on definitions', cat.always_paid_chars, cat.always_paid_ceiling),
-        meter('Widest turn (every tool declared)', cat.widest_chars, cat.widest_ceiling)),
+        meter(t('tools.alwaysOn'), cat.always_paid_chars, cat.always_paid_ceiling),
+        meter(t('tools.widest'), cat.widest_chars, cat.widest_ceiling)),
       h('div', { class: 'table-wrap' }, h('table', { class: 'stack catalog' },
-        h('caption', null, `${tools.length} tools`),
-        h('thead', null, h('tr', null, ['Tool', 'Family', 'Access', 'Always on', 'Size', 'Description']
-          .map((c) => h('th', { scope: 'col', class: c === 'Size' ? 'num' : null }, c)))),
-        h('tbody', null, tools.map((t) => h('tr', { class: t.always_on ? 'always' : null },
-          h('th', { scope: 'row', 'data-label': 'Tool' }, h('code', null, t.name)),
-          h('td', { 'data-label': 'Family' }, t.family),
-          h('td', { 'data-label': 'Access' }, t.access),
-          h('td', { 'data-label': 'Always on' }, t.always_on ? 'yes' : 'no'),
-          h('td', { 'data-label': 'Size', class: 'num' }, number(t.definition_chars)),
-          h('td', { 'data-label': 'Description', class: 'desc' }, t.description))))))));
+        h('caption', null, tn('tools.count', tools.length)),
+        h('thead', null, h('tr', null, cols.map((c, i) => h('th', { scope: 'col', class: i === 4 ? 'num' : null }, c)))),
+        h('tbody', null, tools.map((tool) => h('tr', { class: tool.always_on ? 'always' : null },
+          h('th', { scope: 'row', 'data-label': cols[0] }, h('code', null, tool.name)),
+          h('td', { 'data-label': cols[1] }, tool.family),
+          h('td', { 'data-label': cols[2] }, tool.access),
+          h('td', { 'data-label': cols[3] }, tool.always_on ? t('tools.yes') : t('tools.no')),
+          h('td', { 'data-label': cols[4], class: 'num' }, number(tool.definition_chars)),
+          h('td', { 'data-label': cols[5], class: 'desc' }, tool.description))))))));
   await con.ready;
   // A link that names an agent comes to the console.
   return query.has('agent') ? con.el.querySelector('h2') : undefined;
@@ -44,12 +45,11 @@ async function agentNames(api) {
 // ready settles once the first agent's tools are listed.
 function toolConsole(api, agents, query) {
   const section = (...body) => h('section', { class: 'panel console', id: 'console', 'aria-labelledby': 'console-h' },
-    h('h2', { id: 'console-h', tabindex: '-1' }, 'Tool console'),
-    h('p', { class: 'muted' }, 'Runs one tool as you, with the agent\'s toolset, scope and limits — the way a model\'s call would run, ',
-      'but no model is involved, so it works without one.'),
+    h('h2', { id: 'console-h', tabindex: '-1' }, t('tools.console')),
+    h('p', { class: 'muted' }, t('tools.consoleHelp')),
     body);
   if (!agents.length) {
-    return { el: section(h('p', null, 'No agents yet. ', h('a', { href: '#/agents/new' }, 'Create one'), ' to run its tools.')), ready: Promise.resolve() };
+    return { el: section(h('p', null, tx('tools.noAgents', { create: h('a', { href: '#/agents/new' }, t('tools.createOne')) }))), ready: Promise.resolve() };
   }
   const want = query.get('agent');
   const agentSel = h('select', { id: 'console-agent', name: 'agent' },
@@ -58,7 +58,7 @@ function toolConsole(api, agents, query) {
   const about = h('div', { class: 'console-about', id: 'console-about' });
   const args = h('textarea', { id: 'console-args', name: 'arguments', class: 'code', rows: 8, spellcheck: 'false',
     autocapitalize: 'off', autocomplete: 'off', 'aria-describedby': 'console-args-help' });
-  const run = h('button', { type: 'submit', class: 'primary', id: 'console-run', disabled: true }, 'Run');
+  const run = h('button', { type: 'submit', class: 'primary', id: 'console-run', disabled: true }, t('tools.run'));
   const out = h('div', { class: 'console-out', id: 'console-out', 'aria-live': 'polite' });
   let tools = [];
   let wantTool = query.get('tool');
@@ -69,17 +69,17 @@ function toolConsole(api, agents, query) {
     history.replaceState(null, '', `#/tools?${q}`);
   };
   const pick = () => {
-    const t = tools.find((x) => x.name === toolSel.value);
+    const tool = tools.find((x) => x.name === toolSel.value);
     args.removeAttribute('aria-invalid');
     replace(out);
-    if (!t) {
+    if (!tool) {
       replace(about);
       args.value = '';
       run.disabled = true;
       return;
     }
-    replace(about, ...toolAbout(t));
-    const sk = skeleton(t.input_schema ?? {});
+    replace(about, ...toolAbout(tool));
+    const sk = skeleton(tool.input_schema ?? {});
     args.value = JSON.stringify(sk && typeof sk === 'object' && !Array.isArray(sk) ? sk : {}, null, 2);
     run.disabled = false;
     remember();
@@ -89,22 +89,22 @@ function toolConsole(api, agents, query) {
     run.disabled = true;
     replace(toolSel);
     replace(out);
-    replace(about, h('p', { class: 'muted' }, 'Listing tools…'));
+    replace(about, h('p', { class: 'muted' }, t('tools.listing')));
     try {
       tools = (await api.get(`/api/console/tools?agent=${enc(agentSel.value)}`))?.tools ?? [];
     } catch (err) {
       tools = [];
-      replace(about, errorBox(err, 'Could not list the tools'));
+      replace(about, errorBox(err, t('tools.listFailed')));
       args.value = '';
       return;
     }
     if (!tools.length) {
-      replace(about, h('p', null, 'This agent has no tools to run.'));
+      replace(about, h('p', null, t('tools.noTools')));
       args.value = '';
       remember();
       return;
     }
-    append(toolSel, tools.map((t) => h('option', { value: t.name, selected: t.name === wantTool }, t.name)));
+    append(toolSel, tools.map((tool) => h('option', { value: tool.name, selected: tool.name === wantTool }, tool.name)));
     wantTool = null;
     toolSel.disabled = false;
     pick();
@@ -114,12 +114,11 @@ function toolConsole(api, agents, query) {
 
   const form = h('form', { class: 'console-form', id: 'console-form' },
     h('div', { class: 'console-pick' },
-      h('div', { class: 'field' }, h('label', { for: 'console-agent' }, 'Agent'), agentSel),
-      h('div', { class: 'field' }, h('label', { for: 'console-tool' }, 'Tool'), toolSel)),
+      h('div', { class: 'field' }, h('label', { for: 'console-agent' }, t('chat.agent')), agentSel),
+      h('div', { class: 'field' }, h('label', { for: 'console-tool' }, t('ins.colTool')), toolSel)),
     about,
-    h('label', { for: 'console-args' }, 'Arguments (JSON)'),
-    h('p', { class: 'muted small', id: 'console-args-help' },
-      'Filled with the tool\'s required parameters and placeholder values; replace them.'),
+    h('label', { for: 'console-args' }, t('tools.arguments')),
+    h('p', { class: 'muted small', id: 'console-args-help' }, t('tools.argumentsHelp')),
     args,
     h('div', { class: 'row' }, run),
     out);
@@ -129,24 +128,24 @@ function toolConsole(api, agents, query) {
     let problem = '';
     try {
       parsed = JSON.parse(args.value);
-      if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) problem = 'the arguments must be a JSON object';
+      if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) problem = t('tools.notObject');
     } catch (err) {
-      problem = `the arguments are not JSON (${err.message})`;
+      problem = t('tools.notJSON', { error: err.message });
     }
     if (problem) {
       args.setAttribute('aria-invalid', 'true');
-      replace(out, errorBox(problem, 'Not run'));
+      replace(out, errorBox(problem, t('tool.refusal')));
       args.focus();
       return;
     }
     args.removeAttribute('aria-invalid');
     run.disabled = true;
-    replace(out, h('p', { class: 'muted' }, `Running ${toolSel.value}…`));
+    replace(out, h('p', { class: 'muted' }, t('chat.runningTool', { tool: toolSel.value })));
     try {
       const r = await api.post('/api/console/run', { agent: agentSel.value, tool: toolSel.value, arguments: parsed });
       replace(out, ...runResult(r));
     } catch (err) {
-      replace(out, errorBox(err, 'Not run'));
+      replace(out, errorBox(err, t('tool.refusal')));
     } finally {
       run.disabled = false;
     }
@@ -156,28 +155,28 @@ function toolConsole(api, agents, query) {
 
 // toolAbout describes the picked tool: family, access, description and
 // its parameters.
-function toolAbout(t) {
-  const props = t.input_schema?.properties ?? {};
-  const required = new Set(t.input_schema?.required ?? []);
+function toolAbout(tool) {
+  const props = tool.input_schema?.properties ?? {};
+  const required = new Set(tool.input_schema?.required ?? []);
   const optional = Object.keys(props).filter((p) => !required.has(p));
   return [
     h('p', { class: 'tool-meta' },
-      h('span', { class: 'badge' }, t.family || 'no family'), ' ',
-      h('span', { class: t.access === 'write' ? 'badge warn' : 'badge' }, t.access === 'write' ? 'write' : t.access || 'read')),
-    t.access === 'write' ? h('p', { class: 'notice small' }, 'This tool changes things: running it here does so for real.') : null,
-    h('p', { class: 'desc' }, t.description),
-    optional.length ? h('p', { class: 'muted small' }, 'Optional parameters: ',
+      h('span', { class: 'badge' }, tool.family || t('tools.noFamily')), ' ',
+      h('span', { class: tool.access === 'write' ? 'badge warn' : 'badge' }, tool.access || 'read')),
+    tool.access === 'write' ? h('p', { class: 'notice small' }, t('tools.writes')) : null,
+    h('p', { class: 'desc' }, tool.description),
+    optional.length ? h('p', { class: 'muted small' }, t('tools.optional'), ' ',
       optional.map((p, i) => [i ? ', ' : '', h('code', null, p)])) : null,
-    h('details', null, h('summary', null, 'Input schema'), h('pre', { tabindex: '0' }, pretty(t.input_schema ?? {}))),
+    h('details', null, h('summary', null, t('tools.schema')), h('pre', { tabindex: '0' }, pretty(tool.input_schema ?? {}))),
   ];
 }
 
 function runResult(r) {
   return [
     h('div', { class: 'console-head' },
-      h('span', { class: r.is_error ? 'badge err' : 'badge on', id: 'console-status' }, r.is_error ? 'error' : 'done'),
-      h('span', { class: 'muted', id: 'console-duration' }, `${r.tool ?? ''} took ${number(r.duration_ms)} ms`)),
-    h('p', { class: 'label' }, r.is_error ? 'Error' : 'Result'),
+      h('span', { class: r.is_error ? 'badge err' : 'badge on', id: 'console-status' }, r.is_error ? t('tool.failed') : t('tool.done')),
+      h('span', { class: 'muted', id: 'console-duration' }, t('tools.took', { tool: r.tool ?? '', ms: number(r.duration_ms) }))),
+    h('p', { class: 'label' }, r.is_error ? t('tool.error') : t('tool.result')),
     h('pre', { class: r.is_error ? 'console-result error' : 'console-result', id: 'console-result', tabindex: '0' }, pretty(r.result ?? '')),
   ];
 }
@@ -194,7 +193,7 @@ export function skeleton(schema, depth = 0) {
   const alt = schema.anyOf ?? schema.oneOf;
   if (Array.isArray(alt) && alt.length) return skeleton(alt.find((s) => s?.type !== 'null') ?? alt[0], depth + 1);
   let type = schema.type;
-  if (Array.isArray(type)) type = type.find((t) => t !== 'null') ?? type[0];
+  if (Array.isArray(type)) type = type.find((x) => x !== 'null') ?? type[0];
   if (!type && schema.properties) type = 'object';
   switch (type) {
     case 'object': {

@@ -1,59 +1,98 @@
 // How a conversation looks: stored transcripts, and a turn streaming in.
-import { h, pretty, number, replace } from './dom.js';
-import { markdown, markdownParts, patchBlocks } from './markdown.js';
+import { h, replace } from './dom.js';
+import { t, tn, tx, formatNumber } from './i18n.js';
+import { markdownParts, patchBlocks } from './markdown.js';
+import { messageItem, toolCard } from './messages.js';
 
 const enc = encodeURIComponent;
 
 // Turn renders one running turn's events into the transcript list. on
-// receives what lives outside it: pause(p), actions(list), usage(text).
+// receives what lives outside it, each optional: pause(p), actions(list),
+// usage(text), working(state) with state "thinking", {tool: name} or
+// null (the answer is streaming in, or the turn ended), and turnID(id)
+// once the first event names the turn.
 export class Turn {
   constructor(log, conversationID, on) {
     this.log = log;
     this.conv = conversationID;
-    this.on = on;
+    this.on = on ?? {};
     this.abort = new AbortController();
     this.bubble = null; // the Answer streaming in
-    this.cards = new Map(); // tool call id → card
+    this.cards = new Map(); // tool call id → { card, started }
     this.totals = { input: 0, cached: 0, output: 0, cost: 0, calls: 0 };
     this.ended = false;
     this.noModel = false;
+    this.id = ''; // the turn's id, from its first event
+    this.userItem = null;
+    this.extra = []; // what the turn added to the log besides its message
     // cancelling is set when the user asked to cancel: the error that
     // ends the stream then reads as a cancellation.
     this.cancelling = false;
   }
 
+  // user shows the message that starts the turn.
   user(text) {
-    this.log.append(messageItem('user', text));
+    this.said = text;
+    this.userItem = messageItem('user', text);
+    this.log.append(this.userItem);
+  }
+
+  // userText is the message that started the turn.
+  userText() {
+    return this.said ?? '';
+  }
+
+  // add appends an item of the turn to the log.
+  add(el) {
+    this.extra.push(el);
+    this.log.append(el);
+  }
+
+  // retract takes the turn off the log: it never started (the server
+  // refused the message, or it did not reach the server).
+  retract() {
+    this.endBubble();
+    this.userItem?.remove();
+    for (const el of this.extra) el.remove();
+    this.extra = [];
+    this.ended = true;
+    this.on.working?.(null);
   }
 
   event(ev) {
+    if (ev.turn_id && !this.id) this.named(ev.turn_id);
     switch (ev.type) {
       case 'text':
+        this.on.working?.(null);
         this.text(ev.text ?? '');
         break;
       case 'tool_call': {
         this.endBubble();
         const c = toolCard(ev.call?.name, ev.call?.args, ev.call?.id);
-        this.cards.set(ev.call?.id, c);
-        this.log.append(c.el);
+        this.cards.set(ev.call?.id, { card: c, started: performance.now() });
+        this.add(c.el);
+        this.on.working?.({ tool: ev.call?.name ?? '?' });
         break;
       }
       case 'tool_result': {
         const r = ev.result ?? {};
         let c = this.cards.get(r.call_id);
         if (!c) {
-          c = toolCard(r.name, undefined, r.call_id);
-          this.log.append(c.el);
+          c = { card: toolCard(r.name, undefined, r.call_id) };
+          this.cards.set(r.call_id, c);
+          this.add(c.card.el);
         }
-        c.result(r);
+        c.card.result(r, c.started === undefined ? undefined : performance.now() - c.started);
+        const running = [...this.cards.values()].find((x) => x.card.el.classList.contains('running'));
+        this.on.working?.(running ? { tool: running.card.el.querySelector('.tool-name').textContent } : 'thinking');
         break;
       }
       case 'pause':
         this.endBubble();
-        if (ev.pause) this.on.pause(ev.pause);
+        if (ev.pause) this.on.pause?.(ev.pause);
         break;
       case 'next_actions':
-        this.on.actions(ev.actions ?? []);
+        this.on.actions?.(ev.actions ?? []);
         break;
       case 'usage':
         this.addUsage(ev);
@@ -62,15 +101,24 @@ export class Turn {
         this.finish(ev.stop);
         break;
       case 'error':
-        this.fail(ev.error || 'the turn failed');
+        this.fail(ev.error || t('turn.failed'));
         break;
     }
+  }
+
+  // named links the turn's message to its inspection once its id is known
+  // (while the turn runs and after).
+  named(id) {
+    this.id = id;
+    this.on.turnID?.(id);
+    const row = this.userItem?.querySelector('.msg-actions');
+    if (row && this.conv) row.append(inspectLink(this.conv, id));
   }
 
   text(delta) {
     if (!this.bubble) {
       this.bubble = new Answer();
-      this.log.append(this.bubble.el);
+      this.add(this.bubble.el);
     }
     this.bubble.add(delta);
   }
@@ -82,16 +130,17 @@ export class Turn {
 
   addUsage(ev) {
     const u = ev.usage ?? {};
-    const t = this.totals;
-    t.input += u.input_tokens ?? 0;
-    t.cached += u.cached_input_tokens ?? 0;
-    t.output += u.output_tokens ?? 0;
-    t.cost += ev.cost_micros ?? 0;
-    t.calls++;
-    const parts = [`${number(t.input)} input tokens${t.cached ? ` (${number(t.cached)} cached)` : ''}`,
-      `${number(t.output)} output`, `${t.calls} model call${t.calls === 1 ? '' : 's'}`];
-    if (t.cost) parts.push(`$${(t.cost / 1e6).toFixed(4)}`);
-    this.on.usage(`Last turn: ${parts.join(' · ')}`);
+    const sum = this.totals;
+    sum.input += u.input_tokens ?? 0;
+    sum.cached += u.cached_input_tokens ?? 0;
+    sum.output += u.output_tokens ?? 0;
+    sum.cost += ev.cost_micros ?? 0;
+    sum.calls++;
+    const parts = [sum.cached ? t('usage.inputCached', { input: formatNumber(sum.input), cached: formatNumber(sum.cached) })
+      : t('usage.input', { input: formatNumber(sum.input) }),
+    t('usage.output', { output: formatNumber(sum.output) }), tn('usage.calls', sum.calls)];
+    if (sum.cost) parts.push(`$${(sum.cost / 1e6).toFixed(4)}`);
+    this.on.usage?.(t('usage.last', { parts: parts.join(' · ') }));
   }
 
   // finish ends the turn once: the streaming text is complete, calls that
@@ -101,12 +150,13 @@ export class Turn {
     if (this.ended) return;
     this.ended = true;
     this.endBubble();
-    for (const c of this.cards.values()) c.unanswered();
+    this.on.working?.(null);
+    for (const c of this.cards.values()) c.card.unanswered();
     const notes = {
-      cancelled: 'Turn cancelled.',
-      step_limit: 'The turn stopped at its step limit.',
+      cancelled: () => t('turn.cancelled'),
+      step_limit: () => t('turn.stepLimit'),
     };
-    if (notes[stop]) this.log.append(h('li', { class: 'msg note' }, notes[stop]));
+    if (notes[stop]) this.add(h('li', { class: 'msg note' }, notes[stop]()));
   }
 
   fail(message) {
@@ -117,8 +167,26 @@ export class Turn {
     }
     this.finish();
     this.noModel = isNoModel(message);
-    this.log.append(h('li', { class: 'msg error', role: 'alert' }, h('span', { class: 'who' }, 'Error'), h('div', { class: 'text' }, message)));
+    this.add(h('li', { class: 'msg error', role: 'alert' }, h('span', { class: 'who' }, t('turn.error')), h('div', { class: 'text' }, message)));
   }
+
+  // lost says the page lost the turn's stream (the turn goes on on the
+  // server) and offers retry, which reads it on; it returns the notice,
+  // which the caller removes when retrying.
+  lost(message, retry) {
+    // The answer so far stays open: reading on continues it.
+    this.on.working?.(null);
+    const item = h('li', { class: 'msg error lost', role: 'alert' }, h('span', { class: 'who' }, t('turn.lostTitle')),
+      h('div', { class: 'text' }, message),
+      h('div', { class: 'msg-actions' }, h('button', { type: 'button', class: 'retry', onclick: () => retry(item) }, t('common.retry'))));
+    this.add(item);
+    return item;
+  }
+}
+
+// inspectLink opens the inspector on one turn.
+function inspectLink(conversationID, turnID) {
+  return h('a', { class: 'inspect-link', href: `#/inspect/${enc(conversationID)}?turn=${enc(turnID)}` }, t('turn.inspect'));
 }
 
 // Answer is the agent's text streaming in. Each delta is added to the text
@@ -139,7 +207,7 @@ class Answer {
     this.frame = 0;
     this.timer = 0;
     this.next = 0; // performance.now() before which no render starts
-    this.el = messageItem('assistant', '');
+    this.el = messageItem('assistant', '', { source: () => this.src, collapse: false });
     this.el.setAttribute('aria-busy', 'true');
     this.body = this.el.querySelector('.text');
   }
@@ -190,48 +258,10 @@ export function isNoModel(message) {
   return /no model|model is connected|connect a model/i.test(message ?? '');
 }
 
-// messageItem shows one message: the agent's as Markdown, anyone else's
-// as plain text.
-function messageItem(role, text, ...extra) {
-  const who = { user: 'You', assistant: 'Agent', thought: 'Thought' }[role] ?? role;
-  const body = role === 'assistant' ? h('div', { class: 'text md' }, markdown(text)) : h('div', { class: 'text' }, text);
-  return h('li', { class: `msg ${role}` }, h('span', { class: 'who' }, who), body, extra);
-}
-
-// toolCard shows one tool call: its name, arguments and, once known, its
-// result or error.
-export function toolCard(name, args, id) {
-  const badge = h('span', { class: 'badge' }, 'running');
-  const body = h('div', { class: 'tool-result' }, h('p', { class: 'label' }, 'Result'), h('p', { class: 'muted' }, 'Running…'));
-  const el = h('li', { class: 'tool-card running', 'data-call-id': id ?? '' },
-    h('div', { class: 'tool-head' }, h('span', { class: 'kind' }, 'Tool call'), h('span', { class: 'tool-name' }, name ?? '?'), badge),
-    args === undefined ? null : [h('p', { class: 'label' }, 'Arguments'), h('pre', { class: 'args', tabindex: '0' }, pretty(args) || '{}')],
-    body);
-  let done = false;
-  return {
-    el,
-    result(r) {
-      done = true;
-      el.classList.remove('running');
-      el.classList.toggle('error', Boolean(r.is_error));
-      badge.textContent = r.is_error ? 'error' : 'done';
-      replace(body, h('p', { class: 'label' }, r.is_error ? 'Error' : 'Result'),
-        h('pre', { class: 'result', tabindex: '0' }, pretty(r.content ?? '')),
-        r.ref ? h('p', { class: 'muted' }, `Shortened here; the full result is stored as ${r.ref}.`) : null);
-    },
-    unanswered() {
-      if (done) return;
-      done = true;
-      el.classList.remove('running');
-      badge.textContent = 'no result';
-      replace(body, h('p', { class: 'muted' }, 'The turn ended before this call returned.'));
-    },
-  };
-}
-
 // transcriptItems renders a stored transcript (GET …/messages) as list
 // items. Context messages stay in the inspector; each turn's first user
-// message links to its inspection.
+// message links to its inspection. (A stored call shows no duration: a
+// step's call and result are stored at once.)
 export function transcriptItems(messages, conversationID) {
   const items = [];
   const cards = new Map();
@@ -241,9 +271,7 @@ export function transcriptItems(messages, conversationID) {
       case 'user': {
         const first = m.turn_id && !seenTurns.has(m.turn_id);
         if (m.turn_id) seenTurns.add(m.turn_id);
-        items.push(messageItem('user', m.content, first
-          ? h('a', { class: 'inspect-link', href: `#/inspect/${enc(conversationID)}?turn=${enc(m.turn_id)}` }, 'Inspect this turn')
-          : null));
+        items.push(messageItem('user', m.content, { extra: first ? inspectLink(conversationID, m.turn_id) : null }));
         break;
       }
       case 'assistant':
@@ -266,7 +294,7 @@ export function transcriptItems(messages, conversationID) {
       }
       case 'thought':
         items.push(h('li', { class: 'msg thought' },
-          h('details', null, h('summary', null, 'Thought'), h('div', { class: 'text' }, m.content))));
+          h('details', null, h('summary', null, t('msg.thought')), h('div', { class: 'text' }, m.content))));
         break;
     }
   }
@@ -277,42 +305,41 @@ export function transcriptItems(messages, conversationID) {
 // pauseBlock shows a clarifying question in the transcript and returns
 // the block that offers its suggested answer as a button.
 export function pauseBlock(pause, log, answer) {
-  log.append(h('li', { class: 'msg assistant question' }, h('span', { class: 'who' }, 'Question'), h('div', { class: 'text' }, pause.question)));
+  log.append(h('li', { class: 'msg assistant question' }, h('span', { class: 'who' }, t('pause.question')), h('div', { class: 'text' }, pause.question)));
   return h('div', { class: 'pause', role: 'group', 'aria-labelledby': 'pause-h' },
-    h('p', { id: 'pause-h', class: 'label' }, pause.suggested ? 'Suggested answer' : 'The agent asked a question'),
+    h('p', { id: 'pause-h', class: 'label' }, pause.suggested ? t('pause.suggested') : t('pause.asked')),
     pause.suggested
       ? h('button', { type: 'button', class: 'suggested', onclick: () => answer(pause.suggested) }, pause.suggested)
       : null,
-    h('p', { class: 'muted' }, pause.suggested ? 'Or write your own answer below.' : 'Write your answer below.'));
+    h('p', { class: 'muted' }, pause.suggested ? t('pause.orOwn') : t('pause.writeBelow')));
 }
 
 // noModelHelp says how to connect a model (docs/models.md, in short).
 export function noModelHelp(conversationID, draft) {
   const q = new URLSearchParams();
   if (draft) q.set('message', draft);
-  const code = (t) => h('code', null, t);
+  const code = (s) => h('code', null, s);
   const rows = [
     ['openai', 'OPENAI_API_KEY', 'OPENAI_BASE_URL'],
     ['anthropic', 'ANTHROPIC_API_KEY', 'ANTHROPIC_BASE_URL'],
-    ['gemini', 'GEMINI_API_KEY or GOOGLE_API_KEY', 'GEMINI_BASE_URL'],
-    ['ollama', '—', 'OLLAMA_HOST (default http://localhost:11434)'],
+    ['gemini', t('noModel.geminiKey'), 'GEMINI_BASE_URL'],
+    ['ollama', '—', t('noModel.ollamaHost')],
     ['openrouter', 'OPENROUTER_API_KEY', 'https://openrouter.ai/api/v1'],
-    ['any other name', 'from --config', 'from --config (vLLM, llama.cpp server, LM Studio)'],
+    [t('noModel.otherName'), t('noModel.fromConfig'), t('noModel.fromConfigServers')],
   ];
+  const inspect = conversationID ? `#/inspect/${enc(conversationID)}${q.size ? '?' + q : ''}` : '#/inspect';
   return h('section', { class: 'notice no-model', 'aria-labelledby': 'no-model-h' },
-    h('h2', { id: 'no-model-h' }, 'Connect a model'),
-    h('p', null, 'No model is connected, so the agent cannot answer yet. On the machine that runs ', code('quiver serve'), ':'),
+    h('h2', { id: 'no-model-h' }, t('noModel.title')),
+    h('p', null, tx('noModel.intro', { serve: code('quiver serve') })),
     h('ul', null,
-      h('li', null, 'set ', code('OPENAI_API_KEY'), ', ', code('ANTHROPIC_API_KEY'), ' or ', code('GEMINI_API_KEY'),
-        ' in its environment and restart it; the agent\'s ', code('model:'), ' (', code('provider:model'), ', e.g. ',
-        code('openai:gpt-4.1-mini'), ') chooses the provider;'),
-      h('li', null, 'or start Ollama on ', code('localhost:11434'), ' and pull a model (', code('ollama pull qwen3:8b'),
-        '): with no provider configured, Quiver uses the agent\'s model if Ollama has it, else Ollama\'s first one;'),
-      h('li', null, 'or name an OpenAI-compatible server with its key and base URL in ', code('--config'), '.')),
+      h('li', null, tx('noModel.keys', { openai: code('OPENAI_API_KEY'), anthropic: code('ANTHROPIC_API_KEY'),
+        gemini: code('GEMINI_API_KEY'), model: code('model:'), form: code('provider:model'), example: code('openai:gpt-4.1-mini') })),
+      h('li', null, tx('noModel.ollama', { host: code('localhost:11434'), pull: code('ollama pull qwen3:8b') })),
+      h('li', null, tx('noModel.compatible', { config: code('--config') }))),
     h('div', { class: 'table-wrap' }, h('table', null,
-      h('caption', null, 'Providers (from docs/models.md)'),
-      h('thead', null, h('tr', null, h('th', { scope: 'col' }, 'provider'), h('th', { scope: 'col' }, 'key'), h('th', { scope: 'col' }, 'base URL'))),
+      h('caption', null, t('noModel.caption')),
+      h('thead', null, h('tr', null, h('th', { scope: 'col' }, t('noModel.provider')), h('th', { scope: 'col' }, t('noModel.key')),
+        h('th', { scope: 'col' }, t('noModel.baseURL')))),
       h('tbody', null, rows.map((r) => h('tr', null, r.map((c) => h('td', null, c))))))),
-    h('p', null, 'The inspector works without a model: ',
-      h('a', { href: `#/inspect/${enc(conversationID)}${q.size ? '?' + q : ''}` }, 'see what this message would send'), '.'));
+    h('p', null, tx('noModel.inspector', { link: h('a', { href: inspect }, t('noModel.inspectorLink')) })));
 }

@@ -1,0 +1,418 @@
+// Thread is one conversation on screen: its header, the transcript (which
+// follows the newest text, follow.js), the question it is paused on,
+// suggestion chips, a working state, and the composer pinned below with
+// Send and Stop. A thread without a conversation is a new chat: its first
+// message creates the conversation (POST /api/conversations) and is then
+// sent to it, so nothing is stored before a message is; a message the
+// server refuses (or that does not reach it) comes back in the composer
+// with the reason, and the conversation it just created is deleted again.
+import { ApiError } from './api.js';
+import { h, errorBox, replace } from './dom.js';
+import { t } from './i18n.js';
+import { Follow } from './follow.js';
+import { Turn, transcriptItems, pauseBlock, noModelHelp, isNoModel } from './turn.js';
+import { exportMenu } from './exporter.js';
+
+const enc = encodeURIComponent;
+
+export class Thread {
+  // conv is the conversation, or null for a new chat. opts: agents (the
+  // names to pick from in a new chat), agent (the one picked first),
+  // notice (an element saying the model is not connected), toggle (the
+  // sidebar's button, put in the header), created(conv) (a new chat's
+  // conversation now exists), titled(conv) (its title changed),
+  // agentChanged(name) (a new chat's agent was picked).
+  constructor(api, conv, opts = {}) {
+    this.api = api;
+    this.conv = conv;
+    this.opts = opts;
+    this.paused = Boolean(conv?.pause);
+    this.turn = null;
+    this.build();
+    this.setNotice(opts.notice ?? null);
+  }
+
+  get base() {
+    return `/api/conversations/${enc(this.conv.id)}`;
+  }
+
+  build() {
+    const conv = this.conv;
+    this.log = h('ol', { class: 'transcript', role: 'log', 'aria-live': 'polite', 'aria-label': t('chat.transcript') });
+    this.extras = h('div', { class: 'extras' });
+    this.working = h('div', { class: 'working', id: 'working', role: 'status', hidden: true });
+    this.noticeSlot = h('div', { class: 'notice-slot' });
+    this.landing = conv ? null : this.landingIntro();
+    // Room for what comes next: the agent's checklist above the answer,
+    // and attachments in the composer (empty and hidden until then).
+    const checklist = h('section', { class: 'checklist', id: 'checklist', hidden: true, 'aria-label': t('chat.checklist') });
+    this.content = h('div', { class: 'scroll-content' },
+      conv?.running ? h('p', { class: 'notice' }, t('chat.stillRunning')) : null,
+      this.landing, checklist, this.log, this.extras, this.working, this.noticeSlot);
+    this.scroller = h('div', { class: 'scroller', id: 'scroller' }, this.content);
+    const jump = h('button', { type: 'button', class: 'jump', id: 'jump', hidden: true }, h('span', { 'aria-hidden': 'true' }, '↓ '), t('chat.jump'));
+    this.follow = new Follow(this.scroller, this.content, jump);
+    this.follow.onJump = () => this.input.focus({ preventScroll: true });
+    this.el = h('section', { class: 'thread', 'aria-labelledby': 'thread-h' },
+      this.header(), this.scroller, h('div', { class: 'jump-wrap' }, jump), this.composer());
+  }
+
+  header() {
+    this.title = h('h1', { id: 'thread-h', tabindex: '-1' }, this.heading());
+    this.actions = h('div', { class: 'thread-actions' });
+    this.showActions();
+    return h('div', { class: 'thread-head' }, this.opts.toggle ?? null, this.title, this.actions);
+  }
+
+  heading() {
+    if (!this.conv) return t('chat.new');
+    return this.conv.title || t('chat.untitled', { agent: this.conv.agent });
+  }
+
+  // showActions offers a conversation's export and inspector (a new chat
+  // has neither yet).
+  showActions() {
+    if (!this.conv) {
+      replace(this.actions);
+      return;
+    }
+    replace(this.actions, exportMenu(this.api, this.conv),
+      h('a', { href: `#/inspect/${enc(this.conv.id)}`, class: 'button small' }, t('chat.inspector')));
+  }
+
+  landingIntro() {
+    const agents = this.opts.agents ?? [];
+    return h('div', { class: 'landing' },
+      h('p', { class: 'landing-title' }, t('chat.landingTitle')),
+      h('p', { class: 'muted' }, agents.length ? t('chat.landingText')
+        : [t('chat.noAgents'), ' ', h('a', { href: '#/agents/new' }, t('chat.createAgent'))]));
+  }
+
+  composer() {
+    this.input = h('textarea', {
+      id: 'message', name: 'message', rows: 2, autocomplete: 'off',
+      placeholder: t('chat.placeholder'),
+      onkeydown: (e) => {
+        if (e.key === 'Enter' && !e.shiftKey && !e.isComposing) {
+          e.preventDefault();
+          this.form.requestSubmit();
+        }
+      },
+    });
+    this.label = h('label', { for: 'message', class: 'composer-label' }, this.paused ? t('chat.yourAnswer') : t('chat.message'));
+    this.sendButton = h('button', { type: 'submit', class: 'primary', id: 'send' }, t('chat.send'));
+    this.cancelButton = h('button', { type: 'button', id: 'cancel', class: 'stop', hidden: true, onclick: () => this.cancel() },
+      h('span', { class: 'icon', 'aria-hidden': 'true' }, '■ '), t('chat.stop'));
+    this.status = h('div', { class: 'composer-status', id: 'composer-status' });
+    this.usage = h('p', { class: 'usage', id: 'usage', 'aria-live': 'polite' });
+    const left = [];
+    if (!this.conv) {
+      const agents = this.opts.agents ?? [];
+      this.agentSelect = h('select', { id: 'new-agent', name: 'agent', class: 'narrow', 'aria-label': t('chat.agent'),
+        onchange: () => this.opts.agentChanged?.(this.agentSelect.value) },
+      agents.map((n) => h('option', { value: n, selected: n === this.opts.agent }, n)));
+      left.push(h('label', { for: 'new-agent', class: 'inline' }, t('chat.agent')), this.agentSelect);
+      this.sendButton.disabled = !agents.length;
+    } else {
+      left.push(this.inspectDraftButton());
+    }
+    this.composerLeft = h('div', { class: 'composer-left' }, left);
+    this.form = h('form', { class: this.conv ? 'composer' : 'composer new-conv', 'aria-label': this.conv ? null : t('chat.new'), onsubmit: (e) => { e.preventDefault(); this.send(this.input.value); } },
+      this.label,
+      h('div', { class: 'attachments', id: 'attachments', hidden: true, 'aria-label': t('chat.attachments') }),
+      this.input,
+      h('div', { class: 'composer-row' }, this.composerLeft,
+        h('div', { class: 'composer-right' }, this.cancelButton, this.sendButton)));
+    return h('div', { class: 'composer-wrap' }, this.status, this.form, this.usage);
+  }
+
+  inspectDraftButton() {
+    return h('button', { type: 'button', class: 'secondary small', id: 'inspect-draft', onclick: () => this.inspectDraft() }, t('chat.inspectDraft'));
+  }
+
+  // setNotice shows (or, with null, removes) the no-model notice; the
+  // message box names it as its description.
+  setNotice(notice) {
+    this.notice = notice;
+    replace(this.noticeSlot, notice);
+    if (notice) this.input.setAttribute('aria-describedby', 'model-notice-text');
+    else this.input.removeAttribute('aria-describedby');
+  }
+
+  load(messages, more) {
+    this.log.append(...transcriptItems(messages, this.conv.id));
+    if (more) this.olderButton(messages[0]?.seq);
+    if (this.conv.pause) this.showPause(this.conv.pause);
+    this.follow.toBottom();
+  }
+
+  // olderButton offers the transcript's previous page (the API sends the
+  // newest entries first).
+  olderButton(before) {
+    const item = h('li', { class: 'older' });
+    const button = h('button', { type: 'button', class: 'secondary' }, t('chat.older'));
+    const load = async () => {
+      button.disabled = true;
+      try {
+        const res = await this.api.get(`${this.base}/messages?before=${before}`);
+        const page = res?.messages ?? [];
+        item.replaceWith(...transcriptItems(page, this.conv.id));
+        if (res?.more && page.length) this.olderButton(page[0].seq);
+      } catch (err) {
+        button.disabled = false;
+        replace(item, button, errorBox(err, t('chat.olderFailed')));
+      }
+    };
+    button.addEventListener('click', load);
+    item.append(button);
+    this.log.prepend(item);
+  }
+
+  showPause(pause) {
+    this.paused = true;
+    this.label.textContent = t('chat.yourAnswer');
+    this.extras.append(pauseBlock(pause, this.log, (answer) => this.send(answer, true)));
+  }
+
+  showChips(actions) {
+    if (!actions?.length) return;
+    this.extras.append(h('div', { class: 'chips', role: 'group', 'aria-label': t('chat.suggestions') },
+      actions.map((a) => h('button', { type: 'button', class: 'chip', onclick: () => this.send(a, false) }, a))));
+  }
+
+  // showWorking shows what the turn is doing until text streams in:
+  // thinking, or running a tool (named).
+  showWorking(state) {
+    if (!state) {
+      this.working.hidden = true;
+      replace(this.working);
+      return;
+    }
+    const text = state === 'thinking' ? t('chat.thinking') : t('chat.runningTool', { tool: state.tool });
+    replace(this.working, h('span', { class: 'spinner', 'aria-hidden': 'true' }), h('span', { class: 'working-text' }, text));
+    this.working.classList.toggle('tool', state !== 'thinking');
+    this.working.hidden = false;
+  }
+
+  // send runs one turn: a new message, or the answer to the paused
+  // question. Before any event, a refusal (or a request that never reached
+  // the server) takes the message off the transcript and puts it back in
+  // the composer with the reason; once the turn runs, a failure shows in
+  // the transcript.
+  async send(text, answer = this.paused) {
+    text = text.trim();
+    if (!text || this.turn) return;
+    replace(this.status);
+    const created = !this.conv;
+    if (created && !(await this.create())) return;
+    this.fresh = created;
+    if (this.landing) this.landing.hidden = true;
+    const before = { extras: [...this.extras.childNodes], paused: this.paused };
+    replace(this.extras);
+    this.input.value = '';
+    this.paused = false;
+    this.label.textContent = t('chat.message');
+    const turn = new Turn(this.log, this.conv.id, {
+      pause: (p) => this.showPause(p),
+      actions: (a) => this.showChips(a),
+      usage: (s) => { this.usage.textContent = s; },
+      working: (s) => this.showWorking(s),
+      turnID: () => this.started(),
+    });
+    turn.user(text);
+    this.follow.toBottom();
+    const path = answer ? `${this.base}/answer` : `${this.base}/messages`;
+    const body = answer ? { answer: text } : { message: text };
+    const sent = await this.run(turn, (onEvent, signal) => this.api.stream(path, body, onEvent, signal));
+    if (sent === 'refused') {
+      // As before the message: the question still waits, the chips stay.
+      this.extras.prepend(...before.extras);
+      this.paused = before.paused;
+      this.label.textContent = this.paused ? t('chat.yourAnswer') : t('chat.message');
+      if (this.fresh) await this.uncreate();
+      return;
+    }
+    if (!this.conv.title) await this.refreshTitle();
+  }
+
+  // started runs when the turn's first event arrives: a new chat's
+  // conversation now holds a message, so it becomes a conversation like
+  // any other (its address, the list, export and the inspector).
+  started() {
+    if (!this.fresh) return;
+    this.fresh = false;
+    this.landing?.remove();
+    this.landing = null;
+    this.agentSelect = null;
+    replace(this.composerLeft, this.inspectDraftButton());
+    this.showActions();
+    this.opts.created?.(this.conv);
+  }
+
+  // run streams a turn: first(onEvent, signal) starts it, and a stream
+  // that breaks once the turn has started is read on (resumeTurn). It
+  // resolves "refused" when the turn never started (the message is then
+  // back in the composer), else "ran".
+  async run(turn, first) {
+    this.turn = turn;
+    this.busy(true);
+    turn.on.working('thinking');
+    const seen = turn.seen ?? (turn.seen = { id: 0, ended: false });
+    const onEvent = (ev, id) => {
+      if (/^\d+$/.test(id)) seen.id = Number(id);
+      if (ev.type === 'done' || ev.type === 'error') seen.ended = true;
+      turn.event(ev);
+    };
+    let outcome = 'ran';
+    try {
+      if (first) {
+        try {
+          await first(onEvent, turn.abort.signal);
+        } catch (err) {
+          if (!turn.id || turn.abort.signal.aborted) throw err;
+        }
+      }
+      await this.resumeTurn(turn, onEvent);
+      turn.finish();
+    } catch (err) {
+      outcome = this.failed(turn, err);
+    } finally {
+      this.turn = null;
+      this.busy(false);
+      this.input.focus({ preventScroll: true });
+    }
+    return outcome;
+  }
+
+  // resumeTurn reads the rest of a turn whose stream broke (a dropped
+  // connection, a server restarting behind a load balancer) from the last
+  // event shown (GET …/events?after=), a few times, until its done or
+  // error: the turn goes on on the server meanwhile.
+  async resumeTurn(turn, onEvent) {
+    const seen = turn.seen;
+    const signal = turn.abort.signal;
+    for (let tries = 0; !seen.ended && turn.id && !signal.aborted; tries++) {
+      if (tries === 3) throw new ApiError(0, 'lost_turn', t('chat.lostTurn'));
+      try {
+        const more = await this.api.follow(`${this.base}/events?turn=${enc(turn.id)}&after=${seen.id}`, onEvent, signal);
+        if (!more) seen.ended = true;
+      } catch (err) {
+        if (signal.aborted) throw err;
+        // A refusal (4xx) will not change by asking again; a lost
+        // connection or a server restarting (5xx) may.
+        if (err instanceof ApiError && err.status >= 400 && err.status < 500) throw err;
+      }
+    }
+  }
+
+  // failed shows how a turn's request failed and says whether it ran.
+  failed(turn, err) {
+    if (turn.abort.signal.aborted) {
+      turn.finish('cancelled');
+      return 'ran';
+    }
+    if (!turn.id) {
+      // Nothing of the turn exists on the server: the message goes back.
+      turn.retract();
+      this.input.value = this.input.value ? `${turn.userText()}\n${this.input.value}` : turn.userText();
+      // Retry where asking again may work: no connection, or a server
+      // failing; a refusal would only be refused again.
+      const again = err.offline || err.status >= 500 ? () => this.form.requestSubmit() : null;
+      this.status.append(errorBox(err, err.offline ? t('chat.offline') : t('chat.refused'), again));
+      if (isNoModel(err.message) && !this.notice) this.extras.append(noModelHelp(this.fresh ? null : this.conv?.id, turn.userText()));
+      if (this.fresh && this.landing) this.landing.hidden = false;
+      return 'refused';
+    }
+    if (err instanceof ApiError && err.offline) {
+      turn.lost(t('chat.lostTurn'), (item) => {
+        if (this.turn) return; // another turn runs: this one has ended
+        item.remove();
+        this.run(turn, null);
+      });
+      return 'ran';
+    }
+    turn.fail(err.message);
+    if (turn.noModel && !this.notice) this.extras.append(noModelHelp(this.conv.id, turn.userText()));
+    return 'ran';
+  }
+
+  // create makes a new chat's conversation, for the agent picked; a
+  // failure leaves the message in the composer with the reason.
+  async create() {
+    const agent = this.agentSelect?.value;
+    if (!agent) return false;
+    this.sendButton.disabled = true;
+    try {
+      this.conv = await this.api.post('/api/conversations', { agent });
+    } catch (err) {
+      this.status.append(errorBox(err, err.offline ? t('chat.offline') : t('chat.notStarted'),
+        err.offline ? () => this.form.requestSubmit() : null));
+      return false;
+    } finally {
+      this.sendButton.disabled = false;
+    }
+    return true;
+  }
+
+  // uncreate deletes the conversation create made when its first message
+  // was refused, so nothing stays stored; a server without DELETE keeps
+  // it (an empty conversation, as before).
+  async uncreate() {
+    const conv = this.conv;
+    this.conv = null;
+    try {
+      await this.api.del(`/api/conversations/${enc(conv.id)}`);
+    } catch {
+      // kept: it shows in the list as an empty conversation
+    }
+  }
+
+  // refreshTitle shows the title the server gave the conversation from its
+  // first message, in the heading and the conversation list.
+  async refreshTitle() {
+    let c;
+    try {
+      c = await this.api.get(this.base);
+    } catch {
+      return; // the old label stays; nothing else depends on it
+    }
+    if (!c?.title) return;
+    this.rename(c.title);
+  }
+
+  // rename shows a new title.
+  rename(title) {
+    this.conv.title = title;
+    this.title.textContent = this.heading();
+    this.opts.titled?.(this.conv);
+  }
+
+  busy(on) {
+    this.sendButton.disabled = on;
+    this.cancelButton.hidden = !on;
+    this.log.setAttribute('aria-busy', on ? 'true' : 'false');
+  }
+
+  // cancel asks the server to stop the turn (it answers every pending tool
+  // call and ends the stream); when that fails, the page stops reading
+  // the stream (the turn goes on on the server, within its limits).
+  async cancel() {
+    const turn = this.turn;
+    if (!turn) return;
+    turn.cancelling = true;
+    this.cancelButton.disabled = true;
+    try {
+      await this.api.post(`${this.base}/cancel`);
+    } catch {
+      turn.abort.abort();
+    } finally {
+      this.cancelButton.disabled = false;
+    }
+  }
+
+  inspectDraft() {
+    const q = new URLSearchParams();
+    if (this.input.value.trim()) q.set('message', this.input.value.trim());
+    location.hash = `#/inspect/${enc(this.conv.id)}${q.size ? '?' + q : ''}`;
+  }
+}
