@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"runtime"
-	"sync/atomic"
 	"time"
 
 	"github.com/google/jsonschema-go/jsonschema"
@@ -39,26 +38,17 @@ type AssemblySize struct {
 	// Declared is how many tools the gated turn declared.
 	Declared int `json:"declared"`
 	// CachedUS is Collect + Prepare of the same turn again (same agent,
-	// toolset and settings version), in µs; UncachedUS the same with the
-	// settings version new on every turn, so nothing kept per version
-	// can be reused.
+	// catalog and settings), in µs, with the engine's caches (the
+	// selected and gated toolset with its request's fixed part, and the
+	// rendered system prompt) kept from the warm-up turn; UncachedUS the
+	// same on an engine that keeps nothing between turns
+	// (engine.Config.NoCache): it selects, gates and renders every turn.
 	CachedUS   float64 `json:"cached_us"`
 	UncachedUS float64 `json:"uncached_us"`
-	// Allocs are the allocations per cached turn.
-	Allocs float64 `json:"cached_allocs"`
-}
-
-// bumpRuntime is a RuntimeSource whose settings version grows on every
-// call.
-type bumpRuntime struct {
-	rt engine.Runtime
-	v  atomic.Int64
-}
-
-func (b *bumpRuntime) Runtime(context.Context, string) (engine.Runtime, error) {
-	rt := b.rt
-	rt.Version = b.v.Add(1)
-	return rt, nil
+	// Allocs and UncachedAllocs are the allocations per turn, cached
+	// and uncached.
+	Allocs         float64 `json:"cached_allocs"`
+	UncachedAllocs float64 `json:"uncached_allocs"`
 }
 
 // runAssembly is comparison 3, in this process.
@@ -122,12 +112,12 @@ func (r *runner) assemblyAt(n int, det *intent.Detector) (AssemblySize, error) {
 		}
 	}
 	cached := engine.New(engine.Config{Runtime: engine.StaticRuntime(rt), Detector: det, Now: now})
-	uncached := engine.New(engine.Config{Runtime: &bumpRuntime{rt: rt}, Detector: det, Now: now})
+	uncached := engine.New(engine.Config{Runtime: engine.StaticRuntime(rt), Detector: det, Now: now, NoCache: true})
 	var err error
 	if out.CachedUS, out.Allocs, err = r.measureAllocs(prepare(cached)); err != nil {
 		return out, fmt.Errorf("%d tools: %w", n, err)
 	}
-	if out.UncachedUS, err = r.measure(prepare(uncached)); err != nil {
+	if out.UncachedUS, out.UncachedAllocs, err = r.measureAllocs(prepare(uncached)); err != nil {
 		return out, fmt.Errorf("%d tools: %w", n, err)
 	}
 	return out, nil
