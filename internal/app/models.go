@@ -23,13 +23,14 @@ type models struct {
 	// api sends model requests; nil means each model's own default client.
 	// quiver serve shares one with a large idle pool across every turn.
 	api    *http.Client
+	tools  *providers.ToolCaches // the adapters' tool declaration caches; nil: none
 	logger *slog.Logger
 }
 
 // set returns the providers of cfg.
 func (ms models) set(cfg config.Config) *providers.Set {
 	pc := cfg.ProviderConfig()
-	pc.Getenv, pc.Probe, pc.HTTPClient, pc.Logger = ms.getenv, ms.http, ms.api, ms.logger
+	pc.Getenv, pc.Probe, pc.HTTPClient, pc.Logger, pc.Tools = ms.getenv, ms.http, ms.api, ms.logger, ms.tools
 	return providers.New(pc)
 }
 

@@ -7,6 +7,7 @@ import (
 	"fmt"
 
 	"github.com/anthropics/anthropic-sdk-go/v2"
+	"github.com/anthropics/anthropic-sdk-go/v2/packages/param"
 
 	"github.com/quiverhq/quiver/llm"
 )
@@ -17,7 +18,7 @@ import (
 // messages, so the tool definitions and the system prompt — stable across
 // a conversation — are read from the cache on every step after the first.
 func (m *Model) params(req llm.Request) (anthropic.MessageNewParams, error) {
-	tools, err := toolParams(req.Tools)
+	tools, err := m.declared(req.Tools)
 	if err != nil {
 		return anthropic.MessageNewParams{}, err
 	}
@@ -176,4 +177,55 @@ func toolInput(args json.RawMessage) json.RawMessage {
 		return json.RawMessage(`{}`)
 	}
 	return trimmed
+}
+
+// ToolCache keeps tool declarations as Messages requests carry them
+// (llm.ToolCache): each list of definitions is built and encoded once,
+// then sent as those bytes by every model given the cache. It is safe
+// for concurrent use.
+type ToolCache struct {
+	c *llm.ToolCache[[]anthropic.ToolUnionParam]
+}
+
+// NewToolCache returns a cache of at most max definition lists; max <= 0
+// means llm.DefaultToolCacheEntries.
+func NewToolCache(max int) *ToolCache {
+	return &ToolCache{c: llm.NewToolCache[[]anthropic.ToolUnionParam](max)}
+}
+
+// Len returns how many definition lists the cache holds.
+func (c *ToolCache) Len() int { return c.c.Len() }
+
+// declared is the request's tools: from the model's ToolCache when it
+// holds the definitions, encoded once (encodedTools); without a cache,
+// toolParams.
+func (m *Model) declared(defs []llm.ToolDef) ([]anthropic.ToolUnionParam, error) {
+	if m.tools == nil || len(defs) == 0 {
+		return toolParams(defs)
+	}
+	return m.tools.c.Get(defs, encodedTools)
+}
+
+// encodedTools is toolParams with each declaration encoded by the SDK
+// once, as every request would encode it, and carried as those bytes
+// (param.Override), so that a request sends the same bytes without the
+// SDK encoding the declarations again. A declaration whose bytes would
+// not come back unchanged through the override stays the SDK's own
+// value.
+func encodedTools(defs []llm.ToolDef) ([]anthropic.ToolUnionParam, error) {
+	out, err := toolParams(defs)
+	if err != nil {
+		return nil, err
+	}
+	for i, u := range out {
+		b, err := u.MarshalJSON()
+		if err != nil {
+			return nil, &llm.Error{Kind: llm.ErrUnsupportedTool, Msg: fmt.Sprintf("anthropic: tool %q: the parameters cannot be encoded: %v", defs[i].Name, err)}
+		}
+		o := param.Override[anthropic.ToolUnionParam](json.RawMessage(b))
+		if again, err := o.MarshalJSON(); err == nil && bytes.Equal(again, b) {
+			out[i] = o
+		}
+	}
+	return out, nil
 }

@@ -51,6 +51,10 @@ type Config struct {
 	// Provider is the prefix of Ref ("ollama", "openrouter", "vllm", ...).
 	// Empty means "openai".
 	Provider string
+	// Tools keeps the tools' declarations built and encoded once per
+	// list of definitions, shared by the models given it; nil builds
+	// them on every call. The bytes sent are the same either way.
+	Tools *ToolCache
 }
 
 // Model is a Chat Completions model. It is safe for concurrent use.

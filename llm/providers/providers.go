@@ -14,6 +14,10 @@ import (
 	"maps"
 	"net/http"
 	"slices"
+
+	"github.com/quiverhq/quiver/llm/anthropic"
+	"github.com/quiverhq/quiver/llm/gemini"
+	"github.com/quiverhq/quiver/llm/openai"
 )
 
 // Provider is one provider's connection as configured. Empty fields fall
@@ -51,6 +55,10 @@ type Config struct {
 	HTTPClient *http.Client
 	// Logger records the Ollama fallback; nil discards.
 	Logger *slog.Logger
+	// Tools are the adapters' caches of built tool declarations, shared
+	// by every model the Set opens (and by every Set given the same
+	// ToolCaches); nil means each model call builds its own.
+	Tools *ToolCaches
 }
 
 // Set opens models for one configuration. It is immutable once built and
@@ -169,4 +177,20 @@ func (s *Set) anyConfigured() bool {
 		}
 	}
 	return false
+}
+
+// ToolCaches hold, per adapter, the tool declarations built and encoded
+// once per list of definitions (openai.ToolCache, anthropic.ToolCache,
+// gemini.ToolCache): the turns of one agent and toolset then build them
+// once, and send the same bytes as without them. A process keeps one.
+type ToolCaches struct {
+	OpenAI    *openai.ToolCache
+	Anthropic *anthropic.ToolCache
+	Gemini    *gemini.ToolCache
+}
+
+// NewToolCaches returns caches of at most max definition lists each;
+// max <= 0 means llm.DefaultToolCacheEntries.
+func NewToolCaches(max int) *ToolCaches {
+	return &ToolCaches{OpenAI: openai.NewToolCache(max), Anthropic: anthropic.NewToolCache(max), Gemini: gemini.NewToolCache(max)}
 }
