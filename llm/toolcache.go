@@ -134,3 +134,28 @@ func cloneDefs(defs []ToolDef) []ToolDef {
 	}
 	return out
 }
+
+// Checks keeps an adapter's answers to CheckTool per definition, found
+// as ToolCache finds a list (by the definition itself, byte for byte),
+// refusals included: the turns of one toolset then check each schema
+// once. A nil *Checks checks every time. It is safe for concurrent use.
+type Checks struct{ c *ToolCache[error] }
+
+// NewChecks returns a cache of at most max definitions' answers; max <=
+// 0 means 16 × DefaultToolCacheEntries.
+func NewChecks(max int) *Checks {
+	if max <= 0 {
+		max = 16 * DefaultToolCacheEntries
+	}
+	return &Checks{c: NewToolCache[error](max)}
+}
+
+// Check returns check's answer for d, from the cache when an equal
+// definition was checked before.
+func (c *Checks) Check(d ToolDef, check func(ToolDef) error) error {
+	if c == nil {
+		return check(d)
+	}
+	answer, _ := c.c.Get([]ToolDef{d}, func(defs []ToolDef) (error, error) { return check(defs[0]), nil })
+	return answer
+}

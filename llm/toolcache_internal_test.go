@@ -106,3 +106,36 @@ func TestToolCacheBoundsAndErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestChecks: an answer, a refusal included, is worked out once per
+// definition; another definition is checked anew; a nil Checks checks
+// every time.
+func TestChecks(t *testing.T) {
+	c := NewChecks(0)
+	calls := 0
+	check := func(d ToolDef) error {
+		calls++
+		if d.Name == "bad" {
+			return errors.New("refused")
+		}
+		return nil
+	}
+	for range 3 {
+		if err := c.Check(sampleDefs()[0], check); err != nil {
+			t.Errorf("good: %v", err)
+		}
+		if err := c.Check(ToolDef{Name: "bad"}, check); err == nil || err.Error() != "refused" {
+			t.Errorf("bad: %v", err)
+		}
+	}
+	if calls != 2 {
+		t.Errorf("%d checks for two definitions asked three times each", calls)
+	}
+	var none *Checks
+	for range 2 {
+		none.Check(sampleDefs()[0], check)
+	}
+	if calls != 4 {
+		t.Errorf("a nil Checks kept an answer (%d checks)", calls)
+	}
+}

@@ -26,7 +26,7 @@ func TestToolCacheSendsTheSameBytes(t *testing.T) {
 		llm.ToolDef{Name: "bare", Description: "No schema."},
 	)
 	req := llm.Request{System: "Be brief.", Messages: []llm.Message{{Role: llm.User, Text: "hi"}}, Tools: defs}
-	llmtest.SameBytesWithToolCache(t, llmtest.Anthropic{}, func(t *testing.T, baseURL string, cached bool) llm.Model {
+	newModel := func(t *testing.T, baseURL string, cached bool) llm.Model {
 		cfg := anthropic.Config{APIKey: "k", BaseURL: baseURL, Model: "claude-test"}
 		if cached {
 			cfg.Tools = anthropic.NewToolCache(0)
@@ -36,5 +36,10 @@ func TestToolCacheSendsTheSameBytes(t *testing.T) {
 			t.Fatal(err)
 		}
 		return m
-	}, req)
+	}
+	llmtest.SameBytesWithToolCache(t, llmtest.Anthropic{}, newModel, req)
+	llmtest.SameChecksWithToolCache(t, newModel, append(req.Tools,
+		llm.ToolDef{Name: "string_schema", Parameters: json.RawMessage(`{"type":"string"}`)},
+		llm.ToolDef{Name: "bad.name", Parameters: json.RawMessage(`{"type":"object"}`)},
+		llm.ToolDef{Name: "broken", Parameters: json.RawMessage(`{"type":`)}))
 }

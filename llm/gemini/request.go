@@ -58,13 +58,14 @@ func buildRequest(req llm.Request, tools *ToolCache) ([]*genai.Content, *genai.G
 // reads a request's tools and never changes them. It is safe for
 // concurrent use.
 type ToolCache struct {
-	c *llm.ToolCache[*genai.Tool]
+	c      *llm.ToolCache[*genai.Tool]
+	checks *llm.Checks
 }
 
 // NewToolCache returns a cache of at most max definition lists; max <= 0
 // means llm.DefaultToolCacheEntries.
 func NewToolCache(max int) *ToolCache {
-	return &ToolCache{c: llm.NewToolCache[*genai.Tool](max)}
+	return &ToolCache{c: llm.NewToolCache[*genai.Tool](max), checks: llm.NewChecks(16 * max)}
 }
 
 // Len returns how many definition lists the cache holds.
@@ -182,4 +183,13 @@ func resultsContent(msg llm.Message) *genai.Content {
 		}}
 	}
 	return &genai.Content{Role: roleUser, Parts: parts}
+}
+
+// check is fn's answer for d, from the cache's checks when it holds d; a
+// nil cache checks every time.
+func (c *ToolCache) check(d llm.ToolDef, fn func(llm.ToolDef) error) error {
+	if c == nil {
+		return fn(d)
+	}
+	return c.checks.Check(d, fn)
 }

@@ -23,7 +23,7 @@ func TestToolCacheSendsTheSameBytes(t *testing.T) {
 	defs = append(defs, llm.ToolDef{Name: "html", Description: "a <b> & c \u2028 é",
 		Parameters: json.RawMessage(`{"type":"object","properties":{"q":{"type":"string","description":"<&> \u2028"}},"required":["q"]}`)})
 	req := llm.Request{System: "Be brief.", Messages: []llm.Message{{Role: llm.User, Text: "hi"}}, Tools: defs}
-	llmtest.SameBytesWithToolCache(t, llmtest.Gemini{}, func(t *testing.T, baseURL string, cached bool) llm.Model {
+	newModel := func(t *testing.T, baseURL string, cached bool) llm.Model {
 		cfg := gemini.Config{APIKey: "k", BaseURL: baseURL, Model: "gemini-test"}
 		if cached {
 			cfg.Tools = gemini.NewToolCache(0)
@@ -33,5 +33,10 @@ func TestToolCacheSendsTheSameBytes(t *testing.T) {
 			t.Fatal(err)
 		}
 		return m
-	}, req)
+	}
+	llmtest.SameBytesWithToolCache(t, llmtest.Gemini{}, newModel, req)
+	llmtest.SameChecksWithToolCache(t, newModel, append(req.Tools,
+		llm.ToolDef{Name: "string_schema", Parameters: json.RawMessage(`{"type":"string"}`)},
+		llm.ToolDef{Name: "bad.name", Parameters: json.RawMessage(`{"type":"object"}`)},
+		llm.ToolDef{Name: "broken", Parameters: json.RawMessage(`{"type":`)}))
 }

@@ -41,3 +41,19 @@ func SameBytesWithToolCache(t *testing.T, fake Fake, newModel NewCachedModelFunc
 		}
 	}
 }
+
+// SameChecksWithToolCache fails unless a model with a tool cache answers
+// CheckTool for each of defs (twice: once checked, once kept) as the
+// model without one does.
+func SameChecksWithToolCache(t *testing.T, newModel NewCachedModelFunc, defs []llm.ToolDef) {
+	t.Helper()
+	plain, cached := newModel(t, "http://127.0.0.1:1", false), newModel(t, "http://127.0.0.1:1", true)
+	for range 2 {
+		for _, d := range defs {
+			want, got := plain.CheckTool(d), cached.CheckTool(d)
+			if (want == nil) != (got == nil) || (want != nil && want.Error() != got.Error()) {
+				t.Errorf("CheckTool(%s): %v with the tool cache, %v without", d.Name, got, want)
+			}
+		}
+	}
+}

@@ -144,13 +144,14 @@ func tools(defs []llm.ToolDef) []sdk.ChatCompletionToolUnionParam {
 // once, then sent as those bytes by every model given the cache. It is
 // safe for concurrent use.
 type ToolCache struct {
-	c *llm.ToolCache[[]sdk.ChatCompletionToolUnionParam]
+	c      *llm.ToolCache[[]sdk.ChatCompletionToolUnionParam]
+	checks *llm.Checks
 }
 
 // NewToolCache returns a cache of at most max definition lists; max <= 0
 // means llm.DefaultToolCacheEntries.
 func NewToolCache(max int) *ToolCache {
-	return &ToolCache{c: llm.NewToolCache[[]sdk.ChatCompletionToolUnionParam](max)}
+	return &ToolCache{c: llm.NewToolCache[[]sdk.ChatCompletionToolUnionParam](max), checks: llm.NewChecks(16 * max)}
 }
 
 // Len returns how many definition lists the cache holds.
@@ -188,4 +189,13 @@ func encodedTools(defs []llm.ToolDef) ([]sdk.ChatCompletionToolUnionParam, error
 		}
 	}
 	return out, nil
+}
+
+// check is fn's answer for d, from the cache's checks when it holds d; a
+// nil cache checks every time.
+func (c *ToolCache) check(d llm.ToolDef, fn func(llm.ToolDef) error) error {
+	if c == nil {
+		return fn(d)
+	}
+	return c.checks.Check(d, fn)
 }

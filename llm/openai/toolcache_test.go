@@ -35,7 +35,7 @@ func cacheDefs(t *testing.T) []llm.ToolDef {
 // body is byte for byte the one sent without it.
 func TestToolCacheSendsTheSameBytes(t *testing.T) {
 	req := llm.Request{System: "Be brief.", Messages: []llm.Message{{Role: llm.User, Text: "hi"}}, Tools: cacheDefs(t), CacheKey: "agent-a"}
-	llmtest.SameBytesWithToolCache(t, llmtest.OpenAI{}, func(t *testing.T, baseURL string, cached bool) llm.Model {
+	newModel := func(t *testing.T, baseURL string, cached bool) llm.Model {
 		cfg := openai.Config{APIKey: "k", BaseURL: baseURL + "/v1", Model: "gpt-test", Caps: turn.Capabilities{Tools: true}}
 		if cached {
 			cfg.Tools = openai.NewToolCache(0)
@@ -45,5 +45,10 @@ func TestToolCacheSendsTheSameBytes(t *testing.T) {
 			t.Fatal(err)
 		}
 		return m
-	}, req)
+	}
+	llmtest.SameBytesWithToolCache(t, llmtest.OpenAI{}, newModel, req)
+	llmtest.SameChecksWithToolCache(t, newModel, append(req.Tools,
+		llm.ToolDef{Name: "string_schema", Parameters: json.RawMessage(`{"type":"string"}`)},
+		llm.ToolDef{Name: "bad.name", Parameters: json.RawMessage(`{"type":"object"}`)},
+		llm.ToolDef{Name: "broken", Parameters: json.RawMessage(`{"type":`)}))
 }
