@@ -127,11 +127,11 @@ func (c *Catalogs) For(cfg config.Config, keys map[string]string) *registry.Cata
 // holds.
 type chainSearcher struct {
 	chain       *web.Chain
-	unavailable func(turn.Facts) string
+	unavailable func(turn.Selection) string
 }
 
 // Unavailable returns why web_search cannot serve the turn, or "".
-func (s chainSearcher) Unavailable(f turn.Facts) string { return s.unavailable(f) }
+func (s chainSearcher) Unavailable(f turn.Selection) string { return s.unavailable(f) }
 
 func (s chainSearcher) Search(ctx context.Context, query string, count int) ([]fetch.Hit, error) {
 	out, err := s.chain.Search(ctx, web.Query{Text: query, Category: "text", Count: count})

@@ -144,6 +144,14 @@ type Config struct {
 	// Prompts caches rendered system prompts (prompt.Cache); nil means a
 	// cache of prompt.DefaultCacheEntries.
 	Prompts *prompt.Cache
+	// Selections keeps turns' selected and gated toolsets with their
+	// requests' fixed parts (see Selections); nil means a cache of
+	// DefaultSelectionEntries.
+	Selections *Selections
+	// NoCache keeps nothing between turns: every turn selects, gates and
+	// renders anew (Prompts and Selections are ignored). For measuring
+	// what the caches save, and for ruling them out.
+	NoCache bool
 }
 
 // Engine builds and runs turns. It is safe for concurrent use by many
@@ -164,8 +172,14 @@ func New(cfg Config) *Engine {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	if cfg.Prompts == nil {
+	switch {
+	case cfg.NoCache:
+		cfg.Prompts, cfg.Selections = nil, nil
+	case cfg.Prompts == nil:
 		cfg.Prompts = prompt.NewCache(0)
+	}
+	if cfg.Selections == nil && !cfg.NoCache {
+		cfg.Selections = NewSelections(0)
 	}
 	return &Engine{cfg: cfg}
 }

@@ -105,21 +105,17 @@ func history(msgs []store.Message) []intent.Message {
 	return out
 }
 
-// gate applies the mode to a selected toolset. Inactive, the toolset is
-// unchanged. Active, the message (with the conversation's recent messages)
-// opens targets; they join the conversation's open targets, which stay open
-// for the rest of the conversation in the order they opened, and the
-// toolset is narrowed to them and to the always-on helpers (unless the
-// organisation gates those too).
+// detect runs the mode's detection for a turn whose mode is active: the
+// message (with the conversation's recent messages) opens targets; they
+// join the conversation's open targets, which stay open for the rest of
+// the conversation in the order they opened. It returns the detection
+// and the open targets, which Gate narrows the toolset to (with the
+// always-on helpers, unless the organisation gates those too).
 //
 // With dryRun the conversation's open targets are read, not written: the
 // result is what the turn would declare.
-func (e *Engine) gate(ctx context.Context, c *Collected, cat *registry.Catalog, ts registry.Toolset, message string, dryRun bool) (Gated, error) {
-	set := c.dtm
-	if !set.Active() {
-		return Gated{Toolset: ts}, nil
-	}
-	f := c.facts
+func (e *Engine) detect(ctx context.Context, c *Collected, message string, dryRun bool) (intent.Result, []string, error) {
+	set, f := c.dtm, c.facts
 	res := e.cfg.Detector.Detect(intent.Input{Text: message, History: history(c.history), HistoryTurns: set.HistoryTurns, Custom: c.custom})
 	record := res.Targets
 	if dryRun {
@@ -129,7 +125,7 @@ func (e *Engine) gate(ctx context.Context, c *Collected, cat *registry.Catalog, 
 	if st := e.cfg.Repos.Intents; st != nil && f.Place.ConversationID != "" {
 		var err error
 		if open, err = st.OpenIntentTargets(ctx, f.Place.OrgID, f.Place.ConversationID, record); err != nil {
-			return Gated{}, fmt.Errorf("record open targets: %w", err)
+			return intent.Result{}, nil, fmt.Errorf("record open targets: %w", err)
 		}
 	}
 	if dryRun || e.cfg.Repos.Intents == nil {
@@ -139,15 +135,21 @@ func (e *Engine) gate(ctx context.Context, c *Collected, cat *registry.Catalog, 
 			}
 		}
 	}
-	opts := set.GateOptions()
-	g := Gated{Toolset: intent.Gate(ts, cat, open, opts), Active: true, Result: res, Open: open, openBy: map[string]intent.Match{}}
-	g.Declared = intent.Explain(g.Toolset, res, open, opts)
-	for _, t := range g.Toolset.Tools() {
+	return res, open, nil
+}
+
+// gated is the mode's decision for a toolset Gate narrowed for open
+// under opts, with why each declared tool is declared and, per tool the
+// mode opened, the match that opened it.
+func gated(ts registry.Toolset, res intent.Result, open []string, opts intent.GateOptions) Gated {
+	g := Gated{Toolset: ts, Active: true, Result: res, Open: open, openBy: map[string]intent.Match{}}
+	g.Declared = intent.Explain(ts, res, open, opts)
+	for _, t := range ts.Tools() {
 		if m, ok := intent.Opening(t, res, open); ok && !opts.Keeps(t) {
 			g.openBy[t.Name()] = m
 		}
 	}
-	return g, nil
+	return g
 }
 
 // thoughtLog returns an event sink that, besides passing events on to

@@ -7,6 +7,7 @@ import (
 	"github.com/quiverhq/quiver/agent"
 	"github.com/quiverhq/quiver/intent"
 	"github.com/quiverhq/quiver/llm"
+	"github.com/quiverhq/quiver/prompt"
 	"github.com/quiverhq/quiver/registry"
 	"github.com/quiverhq/quiver/store"
 	"github.com/quiverhq/quiver/tool"
@@ -43,34 +44,73 @@ func (e *Engine) Collect(ctx context.Context, r Request) (*Collected, error) {
 // reads nothing Collect read: the turn's catalog, the toolset (the paused
 // turn's restored, or selected and gated), narrowed to the schemas the
 // model can take, and the assembled request. With the request's DryRun
-// nothing is written.
+// nothing is written. The selected and gated toolset and the request's
+// fixed part come from the engine's Selections when an equal turn built
+// them before.
 func (e *Engine) Prepare(ctx context.Context, c *Collected) (*Prepared, error) {
 	f := c.facts
-	message, dryRun := c.req.Message, c.req.DryRun
+	ctxMsg, err := e.cfg.Prompts.ContextMessage(f)
+	if err != nil {
+		return nil, fmt.Errorf("assemble: assemble prompt: %w", err)
+	}
 	cat := e.catalog(ctx, c)
 	p := &Prepared{Collected: c, Catalog: cat, Resume: c.paused != nil}
 	var ts registry.Toolset
+	var fixed *prompt.Request
 	if c.paused != nil {
 		ts = restore(cat, f, c.paused.Tools).WithSelected(c.paused.Selected)
 	} else {
-		var err error
-		if p.Intent, err = e.gate(ctx, c, cat, cat.Select(f), message, dryRun); err != nil {
+		s, err := e.selectTurn(ctx, c, cat, p)
+		if err != nil {
 			return nil, err
 		}
-		ts = p.Intent.Toolset
+		ts, fixed = s.toolset, &s.fixed
+		if s.err != nil {
+			return nil, fmt.Errorf("assemble: %w", s.err)
+		}
 	}
 	if c.model != nil {
-		ts = narrowToModel(cat, ts, c.model)
-		p.Intent.Declared = stillDeclared(p.Intent.Declared, ts)
+		narrowed := narrowToModel(cat, ts, c.model)
+		if narrowed.Len() != ts.Len() {
+			ts, fixed = narrowed, nil
+			p.Intent.Declared = stillDeclared(p.Intent.Declared, ts)
+		}
 	}
-	req, err := e.cfg.Prompts.Assemble(f, ts)
-	if err != nil {
-		return nil, fmt.Errorf("assemble: %w", err)
+	if fixed == nil {
+		req, err := e.cfg.Prompts.Fixed(f, ts)
+		if err != nil {
+			return nil, fmt.Errorf("assemble: %w", err)
+		}
+		fixed = &req
 	}
+	req := fixed.WithContext(ctxMsg)
 	p.Warnings = req.Warnings
-	p.Start = agent.Start{Facts: f, Toolset: ts, Request: req, Model: c.model, Message: message,
+	p.Start = agent.Start{Facts: f, Toolset: ts, Request: req, Model: c.model, Message: c.req.Message,
 		Declared: storedDeclared(p.Intent.Declared), History: c.history}
 	return p, nil
+}
+
+// selectTurn is the selected (and, with the mode active, gated) toolset
+// of a turn that answers no paused turn, with its request's fixed part:
+// detection and the open targets per turn, the rest from the engine's
+// Selections. It sets p.Intent.
+func (e *Engine) selectTurn(ctx context.Context, c *Collected, cat *registry.Catalog, p *Prepared) (*selected, error) {
+	in := selectionInputs{sel: c.facts.Selection(), prompt: c.facts.Agent.Prompt}
+	var res intent.Result
+	if c.dtm.Active() {
+		var err error
+		if res, in.open, err = e.detect(ctx, c, c.req.Message, c.req.DryRun); err != nil {
+			return nil, err
+		}
+		in.gate, in.opts = true, c.dtm.GateOptions()
+	}
+	s := e.cfg.Selections.get(cat, in, e.selectFor)
+	if in.gate {
+		p.Intent = gated(s.toolset, res, in.open, in.opts)
+	} else {
+		p.Intent = Gated{Toolset: s.toolset}
+	}
+	return s, nil
 }
 
 // catalog is the turn's catalog: the runtime's built-ins with the

@@ -82,24 +82,33 @@ var toolTargets = func() map[string][]string {
 	return m
 }()
 
+// familyTargetLists is familyTargets as TargetsOf answers it: the URL
+// reader's family opens capabilities too (see targetTools). Shared, so
+// that TargetsOf allocates nothing.
+var familyTargetLists = func() map[string][]string {
+	m := map[string][]string{}
+	for fam, target := range familyTargets {
+		m[fam] = []string{target}
+	}
+	m["url_fetch"] = append(m["url_fetch"], Capabilities)
+	return m
+}()
+
+// appsTargets is what opens a general MCP server's tools.
+var appsTargets = []string{Apps}
+
 // TargetsOf returns the targets that open t: by its name, else by its
 // family (an MCP server's replacement tools). Nil means no target opens it,
-// so the mode declares it only as an always-on helper it keeps.
+// so the mode declares it only as an always-on helper it keeps. The
+// slice is shared by every caller: read it, never change it.
 func TargetsOf(t *tool.Tool) []string {
 	if ts, ok := toolTargets[t.Name()]; ok {
 		return ts
 	}
 	if strings.HasPrefix(t.Family(), "mcp:") {
-		return []string{Apps}
+		return appsTargets
 	}
-	if target, ok := familyTargets[t.Family()]; ok {
-		out := []string{target}
-		if t.Family() == "url_fetch" {
-			out = append(out, Capabilities)
-		}
-		return out
-	}
-	return nil
+	return familyTargetLists[t.Family()]
 }
 
 // validTarget reports whether name is a target.

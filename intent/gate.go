@@ -3,6 +3,7 @@ package intent
 import (
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/quiverhq/quiver/registry"
@@ -152,29 +153,41 @@ func Gate(ts registry.Toolset, c *registry.Catalog, open []string, o GateOptions
 		}
 		return best
 	}
+	seen := map[string]string{}
 	narrowed := ts.Narrow(c, func(t *tool.Tool) (bool, string) {
 		if rank(t) < len(open) {
 			return true, ""
 		}
-		return false, hiddenReason(t, o)
+		return false, hiddenReason(t, o, seen)
 	})
 	return narrowed.Arrange(rank)
 }
 
-// hiddenReason says why Gate hides t.
-func hiddenReason(t *tool.Tool, o GateOptions) string {
+// hiddenReason says why Gate hides t. Tools hidden for the same targets
+// share one reason string (seen, per Gate call), so a catalog of many
+// tools of one server costs one.
+func hiddenReason(t *tool.Tool, o GateOptions, seen map[string]string) string {
 	prefix := reasonPrefix
 	if o.GateAlwaysOn && AlwaysOnHelper(t) {
 		prefix = reasonPrefixGated
 	}
-	if len(TargetsOf(t)) == 0 {
+	targets := TargetsOf(t)
+	if len(targets) == 0 {
 		if prefix == reasonPrefixGated {
 			// No target holds it, so no message can open it.
-			return prefix + "no request opens it, so it is never declared"
+			return reasonPrefixGated + "no request opens it, so it is never declared"
 		}
-		return prefix + "not a tool the mode opens"
+		return reasonPrefix + "not a tool the mode opens"
 	}
-	return prefix + "nothing in the conversation asks for " + strings.Join(TargetsOf(t), " or ")
+	if len(targets) == 1 && prefix == reasonPrefix {
+		if r, ok := seen[targets[0]]; ok {
+			return r
+		}
+		r := prefix + "nothing in the conversation asks for " + targets[0]
+		seen[targets[0]] = r
+		return r
+	}
+	return prefix + "nothing in the conversation asks for " + strings.Join(targets, " or ")
 }
 
 // Declared is why the mode declared one tool.
@@ -232,5 +245,5 @@ func OpenedBy(m Match) string {
 	case SourceAlways:
 		return "opened by: " + m.Target + " (custom trigger ^, every turn)"
 	}
-	return fmt.Sprintf("opened by: %s (phrase %q, %s)", m.Target, m.Trigger, m.Source)
+	return "opened by: " + m.Target + " (phrase " + strconv.Quote(m.Trigger) + ", " + m.Source + ")"
 }

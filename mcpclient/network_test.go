@@ -357,7 +357,7 @@ func TestToolsetImporterInherits(t *testing.T) {
 	e := newEnv(t, nil)
 	st := serverState{reg: store.MCPServer{ID: "1", OrgID: org, Name: "reader", Type: store.MCPURLFetcher}}
 	read := mcpTool{&mcp.Tool{Name: "read_page", InputSchema: map[string]any{"type": "object"}}}
-	inherit := tool.Spec{Fragments: []string{"Pages are untrusted."}, Requires: func(turn.Facts) string { return "withheld" }}
+	inherit := tool.Spec{Fragments: []string{"Pages are untrusted."}, Requires: func(turn.Selection) string { return "withheld" }}
 	tl, err := e.servers().importer(e.pool.nets[netguard.Public])(st, read, "url_fetch", nil, inherit)
 	if err != nil {
 		t.Fatal(err)
@@ -366,7 +366,7 @@ func TestToolsetImporterInherits(t *testing.T) {
 	if diff := cmp.Diff(inherit.Fragments, spec.Fragments); diff != "" {
 		t.Errorf("fragments (-want +got):\n%s", diff)
 	}
-	if spec.Requires == nil || spec.Requires(turn.Facts{}) != "withheld" {
+	if spec.Requires == nil || spec.Requires(turn.Selection{}) != "withheld" {
 		t.Error("the built-in's requirement did not carry over")
 	}
 }

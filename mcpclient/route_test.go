@@ -547,7 +547,7 @@ func TestReplacementInheritsBuiltinRules(t *testing.T) {
 	base := registry.New()
 	base.Register(tool.NewRaw(tool.Spec{Name: "fetch_url", Family: "url_fetch", Description: "Built-in reader.",
 		Macros: []string{"url_fetch_tool"}, Fragments: []string{rule},
-		Requires: func(f turn.Facts) string {
+		Requires: func(f turn.Selection) string {
 			if f.Model.Provider == "novelai" {
 				return "provider novelai is excluded"
 			}

@@ -42,7 +42,7 @@ type importSpec struct {
 	macros []string
 	// requires and fragments are the replaced built-in's (see importer);
 	// nil for a general server's tools.
-	requires  func(turn.Facts) string
+	requires  func(turn.Selection) string
 	fragments []string
 	call      callFunc
 	// checkArgs vets arguments before the call (URL arguments against the

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/quiverhq/quiver/registry"
 	"github.com/quiverhq/quiver/tmpl"
@@ -23,14 +24,19 @@ const DefaultCacheEntries = 512
 // those (their bytes, not a hash or a version), so it needs no
 // invalidation and two organisations never share an entry by accident.
 // It holds at most its size of entries; when full it is emptied, which
-// keeps it bounded without bookkeeping per hit. The tool definitions need
-// no cache: each tool serialises its schema once, at construction
-// (tool.Tool.Declaration shares those bytes). A nil *Cache renders every
-// time. It is safe for concurrent use.
+// keeps it bounded without bookkeeping per hit. Each tool serialises its
+// schema once, at construction (tool.Tool.Declaration shares those
+// bytes); the engine keeps a toolset's list of definitions with the
+// toolset (engine.Selections). The cache also keeps the time zones the
+// context message loads (ContextMessage). A nil *Cache renders and loads
+// every time. It is safe for concurrent use.
 type Cache struct {
 	max     int
 	mu      sync.Mutex
 	entries map[string]tmpl.Result
+	// zones are the time zones loaded by name (turn.LoadZone reads the
+	// zone's file on every call); a name that does not load is not kept.
+	zones map[string]*time.Location
 	// renders counts the prompts rendered (the misses), for tests.
 	renders int
 }
@@ -41,13 +47,51 @@ func NewCache(max int) *Cache {
 	if max <= 0 {
 		max = DefaultCacheEntries
 	}
-	return &Cache{max: max, entries: map[string]tmpl.Result{}}
+	return &Cache{max: max, entries: map[string]tmpl.Result{}, zones: map[string]*time.Location{}}
 }
 
 // Assemble is the package's Assemble with the system prompt taken from
 // the cache when the same one was rendered before.
 func (c *Cache) Assemble(f turn.Facts, ts registry.Toolset) (Request, error) {
 	return assemble(f, ts, c.System)
+}
+
+// ContextMessage is the package's ContextMessage with the caller's time
+// zone loaded once per name (a zone's rules are then those of the
+// process's first load of it, until it restarts). At most the cache's
+// size of zones is kept; when full they are dropped.
+func (c *Cache) ContextMessage(f turn.Facts) (string, error) {
+	if c == nil {
+		return ContextMessage(f)
+	}
+	return contextMessage(f, c.zone)
+}
+
+// zone is turn.LoadZone, from the cache when it holds the name.
+func (c *Cache) zone(name string) (*time.Location, error) {
+	c.mu.Lock()
+	loc, ok := c.zones[name]
+	c.mu.Unlock()
+	if ok {
+		return loc, nil
+	}
+	loc, err := turn.LoadZone(name)
+	if err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.zones) >= c.max {
+		clear(c.zones)
+	}
+	c.zones[name] = loc
+	return loc, nil
+}
+
+// Fixed is the package's Fixed with the system prompt taken from the
+// cache when the same one was rendered before.
+func (c *Cache) Fixed(f turn.Facts, ts registry.Toolset) (Request, error) {
+	return fixed(f, ts, c.System)
 }
 
 // System is the package's System, from the cache when it holds the

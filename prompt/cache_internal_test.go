@@ -117,3 +117,59 @@ func BenchmarkAssemble(b *testing.B) {
 		}
 	})
 }
+
+// TestCacheContextMessage: the context message with cached zones is the
+// one ContextMessage writes, each zone loaded once; a name that does not
+// load is the same error and is not kept; past its size the zones are
+// dropped.
+func TestCacheContextMessage(t *testing.T) {
+	c := NewCache(2)
+	for _, zone := range []string{"Asia/Ho_Chi_Minh", "Asia/Ho_Chi_Minh", "", "Europe/Paris", "America/Sao_Paulo", "Mars/Olympus"} {
+		f := cacheFacts("You help.")
+		f.Caller.Timezone = zone
+		got, gotErr := c.ContextMessage(f)
+		want, wantErr := ContextMessage(f)
+		if got != want || (gotErr == nil) != (wantErr == nil) {
+			t.Errorf("zone %q: cached %q, %v; want %q, %v", zone, got, gotErr, want, wantErr)
+		}
+		if len(c.zones) > 2 {
+			t.Fatalf("%d zones kept; at most 2", len(c.zones))
+		}
+	}
+	if _, ok := c.zones["Mars/Olympus"]; ok {
+		t.Error("a zone that does not load was kept")
+	}
+	f := cacheFacts("You help.")
+	f.Caller.Timezone = "America/Sao_Paulo"
+	if _, err := c.ContextMessage(f); err != nil || c.zones["America/Sao_Paulo"] == nil {
+		t.Errorf("America/Sao_Paulo not kept after a load (%v)", err)
+	}
+}
+
+// TestFixedWithContext: Fixed and WithContext give what Assemble gives,
+// and each request made from one Fixed has its own lists.
+func TestFixedWithContext(t *testing.T) {
+	cat := cacheCatalog("{{if capability:tool_use}}Use search wisely.{{end}}")
+	f := cacheFacts("You help.", "search")
+	ts := cat.Select(f)
+	want, err := Assemble(f, ts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fixed, err := NewCache(0).Fixed(f, ts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	msg, err := ContextMessage(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, b := fixed.WithContext(msg), fixed.WithContext(msg)
+	if diff := cmp.Diff(want, a); diff != "" {
+		t.Errorf("Fixed + WithContext (-Assemble +got):\n%s", diff)
+	}
+	a.Tools[0].Name = "changed"
+	if b.Tools[0].Name == "changed" || fixed.Tools[0].Name == "changed" {
+		t.Error("requests made from one Fixed share their definitions list")
+	}
+}

@@ -3,6 +3,7 @@ package prompt
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/quiverhq/quiver/turn"
 )
@@ -22,9 +23,17 @@ func clockShown(f turn.Facts) bool { return !f.Agent.Off(timeAwareness) }
 // the time_awareness switch set off, the time line is left out (an unknown
 // timezone name is still an error).
 func ContextMessage(f turn.Facts) (string, error) {
-	loc, known, err := f.Caller.Location()
-	if err != nil {
-		return "", err
+	return contextMessage(f, turn.LoadZone)
+}
+
+// contextMessage is ContextMessage with zone names resolved by load.
+func contextMessage(f turn.Facts, load func(string) (*time.Location, error)) (string, error) {
+	loc, known := time.UTC, f.Caller.Timezone != ""
+	if known {
+		var err error
+		if loc, err = load(f.Caller.Timezone); err != nil {
+			return "", err
+		}
 	}
 	var b strings.Builder
 	b.WriteString(who(f.Caller))

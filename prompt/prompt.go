@@ -61,13 +61,28 @@ func assemble(f turn.Facts, ts registry.Toolset, system func(turn.Facts, registr
 	if err != nil {
 		return Request{}, fmt.Errorf("assemble prompt: %w", err)
 	}
+	req, err := fixed(f, ts, system)
+	if err != nil {
+		return Request{}, err
+	}
+	return req.WithContext(ctxMsg), nil
+}
+
+// Fixed is Assemble without the context message: the system prompt, the
+// definitions and their sizes, which are the same for every turn of one
+// agent prompt, Selection and toolset (they read nothing else of f), so
+// a caller may build them once and give each turn its context message
+// with WithContext. It fails only on template limits.
+func Fixed(f turn.Facts, ts registry.Toolset) (Request, error) { return fixed(f, ts, System) }
+
+// fixed is Fixed with the system prompt from system.
+func fixed(f turn.Facts, ts registry.Toolset, system func(turn.Facts, registry.Toolset) (tmpl.Result, error)) (Request, error) {
 	sys, err := system(f, ts)
 	if err != nil {
 		return Request{}, fmt.Errorf("assemble prompt: %w", err)
 	}
 	req := Request{
 		System:   sys.Text,
-		Context:  ctxMsg,
 		Tools:    make([]Definition, 0, ts.Len()),
 		Warnings: sys.Warnings,
 	}
@@ -80,8 +95,18 @@ func assemble(f turn.Facts, ts registry.Toolset, system func(turn.Facts, registr
 		}
 	}
 	req.Sizes.SystemChars = utf8.RuneCountInString(req.System)
-	req.Sizes.ContextChars = utf8.RuneCountInString(req.Context)
 	return req, nil
+}
+
+// WithContext returns r with the turn's context message and its size,
+// and its own copies of the definitions list and warnings, so that one
+// Fixed request can serve many turns, each changing its copy freely.
+func (r Request) WithContext(msg string) Request {
+	r.Tools = slices.Clone(r.Tools)
+	r.Warnings = slices.Clone(r.Warnings)
+	r.Context = msg
+	r.Sizes.ContextChars = utf8.RuneCountInString(msg)
+	return r
 }
 
 // System renders the system prompt: the agent's authored prompt (Quiver's

@@ -92,7 +92,10 @@ func TestWithChained(t *testing.T) {
 
 func TestWithEmptyOverlay(t *testing.T) {
 	base := catalog()
-	c := base.With(registry.Overlay{})
+	c := base.With(registry.Overlay{Hide: map[string]string{}})
+	if c != base {
+		t.Error("an empty overlay built a new catalog; want the base itself, so what is kept per catalog is reused")
+	}
 	if diff := cmp.Diff(names(base.Tools()), names(c.Tools())); diff != "" {
 		t.Errorf("tools (-want +got):\n%s", diff)
 	}

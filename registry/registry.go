@@ -23,6 +23,15 @@ type Catalog struct {
 	// hidden are the tools an overlay took out, with its reasons; every
 	// Select reports them first.
 	hidden []Exclusion
+	// Kept as tools register, so that a selection reads them instead of
+	// walking the whole catalog: per tool, the switches that gate it and
+	// the index of its family in families (distinct, in registration
+	// order); per macro key, the tools declaring it, in registration order.
+	gates      [][]string
+	famOf      []int
+	families   []string
+	famIndex   map[string]int
+	macroTools map[string][]int
 }
 
 // Overlay is what one organisation adds to the built-in catalog for a turn:
@@ -47,10 +56,17 @@ type Overlay struct {
 // With returns a new catalog: c's tools (each replaced by the overlay's
 // tool of its name, where there is one) minus the hidden ones, then the
 // overlay's tools. c is not changed, so one built-in catalog serves every
-// organisation. With panics, as Register does, when an overlay tool has the
+// organisation. An empty overlay (nothing to replace, add, hide or report)
+// returns c itself, so that an organisation without MCP servers selects
+// from the same catalog on every turn and what is kept per catalog
+// (engine's selection cache) is reused; register nothing on With's
+// result. With panics, as Register does, when an overlay tool has the
 // name of a tool it keeps: resolving collisions is the overlay's job.
 // Hiding a name that is not registered is ignored.
 func (c *Catalog) With(o Overlay) *Catalog {
+	if len(o.Replace) == 0 && len(o.Tools) == 0 && len(o.Hide) == 0 && len(o.Dropped) == 0 {
+		return c
+	}
 	replace := make(map[string]*tool.Tool, len(o.Replace))
 	for _, t := range o.Replace {
 		if _, ok := c.index[t.Name()]; !ok {
@@ -77,7 +93,7 @@ func (c *Catalog) With(o Overlay) *Catalog {
 
 // New returns an empty catalog.
 func New() *Catalog {
-	return &Catalog{index: map[string]int{}, fragIndex: map[string]int{}}
+	return &Catalog{index: map[string]int{}, fragIndex: map[string]int{}, famIndex: map[string]int{}, macroTools: map[string][]int{}}
 }
 
 // Register adds tools in order. It panics on a nil tool or a duplicate name:
@@ -90,9 +106,21 @@ func (c *Catalog) Register(tools ...*tool.Tool) {
 		if _, dup := c.index[t.Name()]; dup {
 			panic(fmt.Sprintf("registry: duplicate tool name %q", t.Name()))
 		}
-		c.index[t.Name()] = len(c.tools)
+		i := len(c.tools)
+		c.index[t.Name()] = i
 		c.tools = append(c.tools, t)
 		c.fragIDs = append(c.fragIDs, c.gather(t.Spec().Fragments))
+		c.gates = append(c.gates, gatingSwitches(t))
+		fam, ok := c.famIndex[t.Family()]
+		if !ok {
+			fam = len(c.families)
+			c.famIndex[t.Family()] = fam
+			c.families = append(c.families, t.Family())
+		}
+		c.famOf = append(c.famOf, fam)
+		for _, key := range t.Spec().Macros {
+			c.macroTools[key] = append(c.macroTools[key], i)
+		}
 	}
 }
 

@@ -24,8 +24,8 @@ func catalog() *registry.Catalog {
 		mk(tool.Spec{Name: "calculate", AlwaysOn: true}),
 		mk(tool.Spec{Name: "web_search", Family: "web", Fragments: []string{"Cite sources.", "Queries must be short."}}),
 		mk(tool.Spec{Name: "fetch_url", Family: "web", Fragments: []string{"Cite sources."}}),
-		mk(tool.Spec{Name: "save_memory", Family: "memory", Requires: func(f turn.Facts) string {
-			if !f.Agent.Switch("memory") {
+		mk(tool.Spec{Name: "save_memory", Family: "memory", Requires: func(f turn.Selection) string {
+			if !f.Switch("memory") {
 				return "memory switch off"
 			}
 			if !f.HasBackend("embedding") {
@@ -33,7 +33,7 @@ func catalog() *registry.Catalog {
 			}
 			return ""
 		}}),
-		mk(tool.Spec{Name: "analyze_image", Requires: func(f turn.Facts) string {
+		mk(tool.Spec{Name: "analyze_image", Requires: func(f turn.Selection) string {
 			if !f.Model.Caps.Vision {
 				return "model cannot see images"
 			}

@@ -46,16 +46,17 @@ type Toolset struct {
 //
 // Tools an overlay hid (see [Catalog.With]) are left out first, with the
 // overlay's reason, whatever the rules above say.
+//
+// Select reads only the facts' Selection (turn.Facts.Selection), so its
+// answer is the same for every turn with an equal Selection.
 func (c *Catalog) Select(f turn.Facts) Toolset {
+	s := f.Selection()
 	var ts Toolset
 	ts.left = append(ts.left, c.hidden...)
 	var picked []int
-	allow := make(map[string]bool, len(f.Agent.Allow))
-	for _, a := range f.Agent.Allow {
-		allow[a] = true
-	}
+	allow := allowSet(s.Allow)
 	for i, t := range c.tools {
-		if reason := exclusionReason(t, f, allow); reason != "" {
+		if reason := exclusionReason(t, c.gates[i], s, allow); reason != "" {
 			ts.left = append(ts.left, Exclusion{Name: t.Name(), Reason: reason})
 			continue
 		}
@@ -63,47 +64,68 @@ func (c *Catalog) Select(f turn.Facts) Toolset {
 		picked = append(picked, i)
 	}
 	ts.fragments = c.fragmentsOf(picked)
-	ts.macros, ts.families = c.macrosAndFamilies(ts.tools)
+	ts.macros, ts.families = c.macrosAndFamilies(picked)
 	ts.selected = len(ts.tools)
 	return ts
 }
 
-// macrosAndFamilies describes the set against the whole catalog, so that a
-// macro or family condition about a catalog tool left out of the set is
-// known (and false) rather than unknown.
-func (c *Catalog) macrosAndFamilies(in []*tool.Tool) (map[string]string, map[string]bool) {
-	declared := make(map[string]bool, len(in))
-	for _, t := range in {
-		declared[t.Name()] = true
+// macrosAndFamilies describes the set of the picked tools (catalog
+// indexes) against the whole catalog, so that a macro or family
+// condition about a catalog tool left out of the set is known (and
+// false) rather than unknown: every family, with whether a picked tool
+// has it, and every macro key, served by its first picked tool in
+// registration order, else by its first tool.
+func (c *Catalog) macrosAndFamilies(picked []int) (map[string]string, map[string]bool) {
+	declared := make([]bool, len(c.tools))
+	families := make(map[string]bool, len(c.families))
+	for _, fam := range c.families {
+		families[fam] = false
 	}
-	macros, families := map[string]string{}, map[string]bool{}
-	for _, t := range c.tools {
-		families[t.Family()] = families[t.Family()] || declared[t.Name()]
-		for _, key := range t.Spec().Macros {
-			if cur, ok := macros[key]; !ok || (!declared[cur] && declared[t.Name()]) {
-				macros[key] = t.Name()
+	for _, i := range picked {
+		declared[i] = true
+		families[c.families[c.famOf[i]]] = true
+	}
+	macros := make(map[string]string, len(c.macroTools))
+	for key, tools := range c.macroTools {
+		best := tools[0]
+		for _, i := range tools {
+			if declared[i] {
+				best = i
+				break
 			}
 		}
+		macros[key] = c.tools[best].Name()
 	}
 	return macros, families
 }
 
-func exclusionReason(t *tool.Tool, f turn.Facts, allow map[string]bool) string {
-	spec := t.Spec()
-	if !f.Model.Caps.Tools {
-		return fmt.Sprintf("model %s does not support tool calling", modelName(f.Model))
+// allowSet is an allowlist as a set.
+func allowSet(names []string) map[string]bool {
+	allow := make(map[string]bool, len(names))
+	for _, a := range names {
+		allow[a] = true
 	}
-	if on, set := f.Agent.Switches["tool_use"]; set && !on {
+	return allow
+}
+
+// exclusionReason is why the selection s leaves t out ("" when it does
+// not); gates are the switches that gate t (gatingSwitches).
+func exclusionReason(t *tool.Tool, gates []string, s turn.Selection, allow map[string]bool) string {
+	spec := t.Spec()
+	if !s.Model.Caps.Tools {
+		return fmt.Sprintf("model %s does not support tool calling", modelName(s.Model))
+	}
+	if s.Off("tool_use") {
 		return "tool use is switched off for this agent"
 	}
 	if !spec.AlwaysOn && !allowed(spec, t.Name(), allow) {
 		return "not in the agent's allowlist"
 	}
-	if reason := switchedOff(t, f); reason != "" {
+	if reason := switchedOff(t, gates, s); reason != "" {
 		return reason
 	}
 	if spec.Requires != nil {
-		return spec.Requires(f)
+		return spec.Requires(s)
 	}
 	return ""
 }
@@ -112,11 +134,8 @@ func exclusionReason(t *tool.Tool, f turn.Facts, allow map[string]bool) string {
 // reason they do not. A restored toolset is checked with it, so a tool
 // that took a stored name since (another MCP server's) is not declared.
 func Admits(f turn.Facts, t *tool.Tool) string {
-	allow := make(map[string]bool, len(f.Agent.Allow))
-	for _, a := range f.Agent.Allow {
-		allow[a] = true
-	}
-	return exclusionReason(t, f, allow)
+	s := f.Selection()
+	return exclusionReason(t, gatingSwitches(t), s, allowSet(s.Allow))
 }
 
 // allowed reports whether the allowlist names the tool, its family or one
@@ -228,19 +247,31 @@ func (s Toolset) Fragments() []string { return append([]string(nil), s.fragments
 // Narrow returns a toolset holding only the tools keep accepts; the others
 // join the exclusions with the reason keep gives. It never adds a tool, and
 // fragments of dropped tools are dropped unless a kept tool shares them.
+// When keep accepts every tool the answer is s itself (the fragments,
+// macros and families of the same tools are the same).
 func (s Toolset) Narrow(c *Catalog, keep func(*tool.Tool) (ok bool, reason string)) Toolset {
-	out := Toolset{left: s.Excluded(), selected: s.selected}
-	var picked []int
-	for _, t := range s.tools {
-		if ok, reason := keep(t); !ok {
-			out.left = append(out.left, Exclusion{Name: t.Name(), Reason: reason})
-			continue
+	var left []Exclusion
+	kept := make([]bool, len(s.tools))
+	for i, t := range s.tools {
+		ok, reason := keep(t)
+		kept[i] = ok
+		if !ok {
+			left = append(left, Exclusion{Name: t.Name(), Reason: reason})
 		}
-		out.tools = append(out.tools, t)
-		picked = append(picked, c.index[t.Name()])
+	}
+	if len(left) == 0 {
+		return s
+	}
+	out := Toolset{left: slices.Concat(s.left, left), selected: s.selected}
+	var picked []int
+	for i, t := range s.tools {
+		if kept[i] {
+			out.tools = append(out.tools, t)
+			picked = append(picked, c.index[t.Name()])
+		}
 	}
 	out.fragments = c.fragmentsOf(picked)
-	out.macros, out.families = c.macrosAndFamilies(out.tools)
+	out.macros, out.families = c.macrosAndFamilies(picked)
 	return out
 }
 
@@ -280,7 +311,7 @@ func (c *Catalog) Restore(names []string) Toolset {
 		}
 	}
 	ts.fragments = c.fragmentsOf(picked)
-	ts.macros, ts.families = c.macrosAndFamilies(ts.tools)
+	ts.macros, ts.families = c.macrosAndFamilies(picked)
 	ts.selected = len(ts.tools)
 	return ts
 }

@@ -116,14 +116,14 @@ func gatedBy(t *tool.Tool, name string) bool {
 }
 
 // switchedOff returns "NAME switch off" for the first switch gating t
-// that the facts set off, else "". Always-on tools answer only to
-// tool_use, which Select checks first.
-func switchedOff(t *tool.Tool, f turn.Facts) string {
-	if t.Spec().AlwaysOn {
+// (gates, its gatingSwitches) that the selection sets off, else "".
+// Always-on tools answer only to tool_use, which Select checks first.
+func switchedOff(t *tool.Tool, gates []string, s turn.Selection) string {
+	if len(s.Switches) == 0 || t.Spec().AlwaysOn {
 		return ""
 	}
-	for _, name := range gatingSwitches(t) {
-		if f.Agent.Off(name) {
+	for _, name := range gates {
+		if s.Off(name) {
 			return name + " switch off"
 		}
 	}

@@ -70,9 +70,12 @@ type Spec struct {
 	// family, and the switch the registry's table gives the family, gate
 	// it anyway. Nil means no others. Switches never gate AlwaysOn tools.
 	Switches []string
-	// Requires returns "" when the turn's facts allow the tool, else a short
-	// human-readable reason ("memory switch off"). Nil means no requirement.
-	Requires func(turn.Facts) string
+	// Requires returns "" when the turn allows the tool, else a short
+	// human-readable reason ("memory switch off"). It sees the part of the
+	// facts that selects tools (turn.Selection), never who asks or when,
+	// so a selection holds for every turn with the same Selection. Nil
+	// means no requirement.
+	Requires func(turn.Selection) string
 	// Fragments are paragraphs the tool adds to the system prompt in turns
 	// where it is selected. Identical fragments across tools appear once.
 	Fragments []string

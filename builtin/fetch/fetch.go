@@ -169,7 +169,7 @@ func newFetcher(cfg Config) *fetcher {
 
 // requires is both tools' requirement: "" unless the turn's model provider
 // is one the configuration excludes from the web tools.
-func (f *fetcher) requires(t turn.Facts) string {
+func (f *fetcher) requires(t turn.Selection) string {
 	return webrules.ProviderExcluded(f.cfg.ExcludeProviders, t.Model.Provider)
 }
 

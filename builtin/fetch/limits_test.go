@@ -39,7 +39,7 @@ func TestRequiresFollowsExcludedProviders(t *testing.T) {
 				if req == nil {
 					t.Fatal("the tool has no requirement: it is offered to every provider")
 				}
-				if got := req(turn.Facts{Model: turn.Model{Provider: tc.provider}}); got != tc.want {
+				if got := req(turn.Selection{Model: turn.Model{Provider: tc.provider}}); got != tc.want {
 					t.Errorf("Requires = %q, want %q", got, tc.want)
 				}
 			})
@@ -53,7 +53,7 @@ func TestExcludeProvidersIsCopied(t *testing.T) {
 	list := []string{"novelai"}
 	tl := FetchTool(Config{Client: http.DefaultClient, ExcludeProviders: list})
 	list[0] = "openai"
-	if got := tl.Spec().Requires(turn.Facts{Model: turn.Model{Provider: "novelai"}}); got == "" {
+	if got := tl.Spec().Requires(turn.Selection{Model: turn.Model{Provider: "novelai"}}); got == "" {
 		t.Error("novelai got fetch_url after the caller reused its slice")
 	}
 }

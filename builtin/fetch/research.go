@@ -52,7 +52,7 @@ type Searcher interface {
 // may. research_web is left out of such a turn with that reason.
 type GatedSearcher interface {
 	Searcher
-	Unavailable(turn.Facts) string
+	Unavailable(turn.Selection) string
 }
 
 // researchInput is research_web's arguments.
@@ -96,7 +96,7 @@ func ResearchTool(cfg Config, searcher Searcher) *tool.Tool {
 
 // requires leaves research_web out where fetch_url is (an excluded
 // provider) and where its searcher cannot search.
-func (r *researcher) requires(t turn.Facts) string {
+func (r *researcher) requires(t turn.Selection) string {
 	if reason := r.f.requires(t); reason != "" {
 		return reason
 	}

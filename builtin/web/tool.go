@@ -180,7 +180,7 @@ func tune(s *jsonschema.Schema, enum []any) {
 	cnt.Minimum, cnt.Maximum, cnt.Default = &lo, &hi, []byte(fmt.Sprint(DefaultCount))
 }
 
-func (s *Search) requires(f turn.Facts) string {
+func (s *Search) requires(f turn.Selection) string {
 	if s.disabled {
 		return "web search is disabled in config"
 	}

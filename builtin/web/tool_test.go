@@ -91,7 +91,7 @@ func TestRequires(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got := Tool(tc.cfg).Spec().Requires(turn.Facts{Model: turn.Model{Provider: tc.provider}})
+			got := Tool(tc.cfg).Spec().Requires(turn.Selection{Model: turn.Model{Provider: tc.provider}})
 			if got != tc.want {
 				t.Errorf("Requires = %q, want %q", got, tc.want)
 			}

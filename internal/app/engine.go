@@ -23,7 +23,7 @@ func (r *runtime) newEngine(cfg config.Config, det *intent.Detector, models bool
 		Runtime: orgRuntimes{orgs: r.orgs, models: models}, Agents: engine.StoredAgents(r.st, parseAgent),
 		Tools:    mcpTools{m: r.mcp, env: env},
 		Detector: det, Dispatcher: disp, Now: env.Now, NewID: r.ids.New, Logger: env.Logger,
-		Prompts: prompt.NewCache(cfg.PromptCache),
+		Prompts: prompt.NewCache(cfg.PromptCache), Selections: engine.NewSelections(cfg.SelectionCache),
 		Runner: agent.New(agent.Config{
 			Store: r.st, Dispatcher: disp, IDs: r.ids,
 			MaxSteps: cfg.MaxSteps, Prices: cfg.AgentPrices(), Now: env.Now, Logger: env.Logger,

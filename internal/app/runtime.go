@@ -36,8 +36,8 @@ type runtime struct {
 func newRuntime(st store.Store, kr *secret.Keyring, dir string, cfg config.Config, env Env) *runtime {
 	m := newMCPRuntime(cfg, st, kr, env)
 	// The models engines open under the settings (quiver serve's); one
-	// pooled HTTP client serves every turn.
-	ms := models{providers.Shared{Getenv: env.Getenv, Probe: &http.Client{Timeout: 5 * time.Second}, HTTPClient: providers.NewHTTPClient(), Logger: env.Logger}}
+	// pooled HTTP client and one set of tool caches serve every turn.
+	ms := models{providers.Shared{Getenv: env.Getenv, Probe: &http.Client{Timeout: 5 * time.Second}, HTTPClient: providers.NewHTTPClient(), Logger: env.Logger, Tools: providers.NewToolCaches(0)}}
 	// The process's one built-in catalog; an organisation's settings reach
 	// it as an overlay of the tools they change (builtin.Catalogs.For).
 	catalogs := builtin.NewCatalogs(builtin.CatalogDeps{Results: st, Messages: st, DataDir: dir, Config: cfg, Getenv: env.Getenv, MCP: m.pool, ReadPDF: fetch.SelfPDFReader()})

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"runtime"
-	"sync/atomic"
 	"time"
 
 	"github.com/google/jsonschema-go/jsonschema"
@@ -13,6 +12,7 @@ import (
 	"github.com/quiverhq/quiver/builtin"
 	"github.com/quiverhq/quiver/engine"
 	"github.com/quiverhq/quiver/intent"
+	"github.com/quiverhq/quiver/internal/procstat"
 	"github.com/quiverhq/quiver/tmpl"
 	"github.com/quiverhq/quiver/tool"
 	"github.com/quiverhq/quiver/turn"
@@ -31,6 +31,8 @@ type AssemblyReport struct {
 	// DetectUS is Deliberate Tool Mode's detection of assemblyMessage
 	// alone, in µs.
 	DetectUS float64 `json:"detect_us"`
+	// DetectCPUUS is the same as CPU time.
+	DetectCPUUS float64 `json:"detect_cpu_us"`
 }
 
 // AssemblySize is one catalog size.
@@ -39,26 +41,22 @@ type AssemblySize struct {
 	// Declared is how many tools the gated turn declared.
 	Declared int `json:"declared"`
 	// CachedUS is Collect + Prepare of the same turn again (same agent,
-	// toolset and settings version), in µs; UncachedUS the same with the
-	// settings version new on every turn, so nothing kept per version
-	// can be reused.
+	// catalog and settings), in µs, with the engine's caches (the
+	// selected and gated toolset with its request's fixed part, and the
+	// rendered system prompt) kept from the warm-up turn; UncachedUS the
+	// same on an engine that keeps nothing between turns
+	// (engine.Config.NoCache): it selects, gates and renders every turn.
 	CachedUS   float64 `json:"cached_us"`
 	UncachedUS float64 `json:"uncached_us"`
-	// Allocs are the allocations per cached turn.
-	Allocs float64 `json:"cached_allocs"`
-}
-
-// bumpRuntime is a RuntimeSource whose settings version grows on every
-// call.
-type bumpRuntime struct {
-	rt engine.Runtime
-	v  atomic.Int64
-}
-
-func (b *bumpRuntime) Runtime(context.Context, string) (engine.Runtime, error) {
-	rt := b.rt
-	rt.Version = b.v.Add(1)
-	return rt, nil
+	// CachedCPUUS and UncachedCPUUS are the same as this process's CPU
+	// time per turn (user + system, the garbage collector's included),
+	// which the load of other jobs on the machine inflates less.
+	CachedCPUUS   float64 `json:"cached_cpu_us"`
+	UncachedCPUUS float64 `json:"uncached_cpu_us"`
+	// Allocs and UncachedAllocs are the allocations per turn, cached
+	// and uncached.
+	Allocs         float64 `json:"cached_allocs"`
+	UncachedAllocs float64 `json:"uncached_allocs"`
 }
 
 // runAssembly is comparison 3, in this process.
@@ -77,11 +75,11 @@ func (r *runner) runAssembly() (*AssemblyReport, error) {
 		}
 		rep.Sizes = append(rep.Sizes, s)
 	}
-	us, _ := r.measure(func() error {
+	m, _ := r.measureAllocs(func() error {
 		det.Detect(intent.Input{Text: assemblyMessage})
 		return nil
 	})
-	rep.DetectUS = us
+	rep.DetectUS, rep.DetectCPUUS = m.us, m.cpuUS
 	return rep, nil
 }
 
@@ -122,28 +120,31 @@ func (r *runner) assemblyAt(n int, det *intent.Detector) (AssemblySize, error) {
 		}
 	}
 	cached := engine.New(engine.Config{Runtime: engine.StaticRuntime(rt), Detector: det, Now: now})
-	uncached := engine.New(engine.Config{Runtime: &bumpRuntime{rt: rt}, Detector: det, Now: now})
-	var err error
-	if out.CachedUS, out.Allocs, err = r.measureAllocs(prepare(cached)); err != nil {
+	uncached := engine.New(engine.Config{Runtime: engine.StaticRuntime(rt), Detector: det, Now: now, NoCache: true})
+	c, err := r.measureAllocs(prepare(cached))
+	if err != nil {
 		return out, fmt.Errorf("%d tools: %w", n, err)
 	}
-	if out.UncachedUS, err = r.measure(prepare(uncached)); err != nil {
+	u, err := r.measureAllocs(prepare(uncached))
+	if err != nil {
 		return out, fmt.Errorf("%d tools: %w", n, err)
 	}
+	out.CachedUS, out.CachedCPUUS, out.Allocs = c.us, c.cpuUS, c.allocs
+	out.UncachedUS, out.UncachedCPUUS, out.UncachedAllocs = u.us, u.cpuUS, u.allocs
 	return out, nil
 }
 
-// measure runs fn (after one warm-up call) until a second has passed
-// (Short: 50 ms) and returns its mean time per call in µs.
-func (r *runner) measure(fn func() error) (float64, error) {
-	us, _, err := r.measureAllocs(fn)
-	return us, err
+// measured is what one call of a measured function cost, on average.
+type measured struct {
+	us, cpuUS, allocs float64
 }
 
-// measureAllocs is measure with the allocations per call.
-func (r *runner) measureAllocs(fn func() error) (us, allocs float64, err error) {
+// measureAllocs runs fn (after one warm-up call) until a second has
+// passed (Short: 50 ms) and returns its mean wall time, this process's
+// CPU time (procstat.SelfCPU) and allocations per call.
+func (r *runner) measureAllocs(fn func() error) (measured, error) {
 	if err := fn(); err != nil {
-		return 0, 0, err
+		return measured{}, err
 	}
 	target := time.Second
 	if r.o.Short {
@@ -151,19 +152,22 @@ func (r *runner) measureAllocs(fn func() error) (us, allocs float64, err error) 
 	}
 	var m0, m1 runtime.MemStats
 	runtime.ReadMemStats(&m0)
+	cpu0 := procstat.SelfCPU()
 	start := time.Now()
 	n := 0
 	for time.Since(start) < target {
 		for range 10 {
 			if err := fn(); err != nil {
-				return 0, 0, err
+				return measured{}, err
 			}
 		}
 		n += 10
 	}
 	elapsed := time.Since(start)
+	cpu := procstat.SelfCPU() - cpu0
 	runtime.ReadMemStats(&m1)
-	return float64(elapsed.Nanoseconds()) / 1e3 / float64(n), float64(m1.Mallocs-m0.Mallocs) / float64(n), nil
+	per := func(d time.Duration) float64 { return float64(d.Nanoseconds()) / 1e3 / float64(n) }
+	return measured{us: per(elapsed), cpuUS: per(cpu), allocs: float64(m1.Mallocs-m0.Mallocs) / float64(n)}, nil
 }
 
 // syntheticTool is a tool shaped like a typical MCP import: a raw schema

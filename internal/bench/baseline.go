@@ -17,7 +17,8 @@ import (
 // Baseline is the least a tool layer could do for the pinned turn, run as
 // a process of its own ("quiver bench baseline"): for POST /turn
 // {"message"} it makes the same two model calls as a Quiver turn, through
-// the same adapter (llm/openai) and HTTP client (providers.NewHTTPClient),
+// the same adapter (llm/openai, with a tool cache as quiver serve's
+// models have) and HTTP client (providers.NewHTTPClient),
 // with the same system prompt, messages and tool definitions (replayed
 // from the first request Quiver sent), answers the tool call with a fixed
 // result, and streams the answer's text back as server-sent events shaped
@@ -62,7 +63,7 @@ func NewBaseline(baseURL string, first []byte) (*Baseline, error) {
 		req.Tools = append(req.Tools, t.Function)
 	}
 	model, err := openai.New(openai.Config{APIKey: "bench-key", BaseURL: baseURL, Model: wire.Model,
-		Caps: turn.Capabilities{Tools: true}, HTTPClient: providers.NewHTTPClient()})
+		Caps: turn.Capabilities{Tools: true}, HTTPClient: providers.NewHTTPClient(), Tools: openai.NewToolCache(0)})
 	if err != nil {
 		return nil, err
 	}

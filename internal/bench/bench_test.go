@@ -79,6 +79,10 @@ func TestShortRun(t *testing.T) {
 		if s.Tools <= 0 || s.Declared <= 0 || s.CachedUS <= 0 || s.UncachedUS <= 0 {
 			t.Errorf("assembly at %d tools: %+v", s.Tools, s)
 		}
+		// Allocations, not time: the cached turn must reuse the work.
+		if s.Allocs >= s.UncachedAllocs {
+			t.Errorf("assembly at %d tools: %.0f allocations cached, %.0f uncached; the cache saves nothing", s.Tools, s.Allocs, s.UncachedAllocs)
+		}
 	}
 	m := rep.Memory
 	if m == nil || m.Conversations <= 0 || m.Before.HeapLive == 0 || m.After.HeapLive == 0 || m.Before.Goroutines <= 0 {

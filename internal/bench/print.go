@@ -30,11 +30,12 @@ func WriteText(w io.Writer, rep *Report) error {
 	}
 	if a := rep.Assembly; a != nil {
 		fmt.Fprintf(tw, "\nassembly (collect + select + gate + assemble, through the engine)\n")
-		fmt.Fprintf(tw, "tools\tdeclared\tcached µs\tuncached µs\tcached allocs\n")
+		fmt.Fprintf(tw, "tools\tdeclared\tcached µs (cpu)\tuncached µs (cpu)\tcached allocs\tuncached allocs\n")
 		for _, s := range a.Sizes {
-			fmt.Fprintf(tw, "%d\t%d\t%.1f\t%.1f\t%.0f\n", s.Tools, s.Declared, s.CachedUS, s.UncachedUS, s.Allocs)
+			fmt.Fprintf(tw, "%d\t%d\t%.1f (%.1f)\t%.1f (%.1f)\t%.0f\t%.0f\n", s.Tools, s.Declared,
+				s.CachedUS, s.CachedCPUUS, s.UncachedUS, s.UncachedCPUUS, s.Allocs, s.UncachedAllocs)
 		}
-		fmt.Fprintf(tw, "deliberate tool mode detection alone: %.1f µs\n", a.DetectUS)
+		fmt.Fprintf(tw, "deliberate tool mode detection alone: %.1f µs (cpu %.1f)\n", a.DetectUS, a.DetectCPUUS)
 	}
 	if s := rep.Search; s != nil {
 		writeSearch(tw, s)

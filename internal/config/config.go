@@ -36,6 +36,11 @@ type Config struct {
 	// (one per agent prompt, capabilities and toolset met); zero means
 	// 512. At most 100000.
 	PromptCache int `yaml:"prompt_cache"`
+	// SelectionCache is how many selections a process keeps (a turn's
+	// selected and gated toolset with its request's fixed part, one per
+	// catalog, agent prompt, tool-selecting facts and open targets met;
+	// engine.Selections); zero means 512. At most 100000.
+	SelectionCache int `yaml:"selection_cache"`
 	// TextTools lists "provider:model" references whose endpoints ignore
 	// native tool declarations: Quiver declares the tools in the prompt and
 	// parses calls from the reply instead (llm/textproto).
@@ -314,6 +319,9 @@ func (c Config) Validate() error {
 	}
 	if c.PromptCache < 0 || c.PromptCache > 100000 {
 		return fmt.Errorf("prompt_cache %d: use 1–100000, or 0 for the default (512)", c.PromptCache)
+	}
+	if c.SelectionCache < 0 || c.SelectionCache > 100000 {
+		return fmt.Errorf("selection_cache %d: use 1–100000, or 0 for the default (512)", c.SelectionCache)
 	}
 	return nil
 }

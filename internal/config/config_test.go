@@ -174,3 +174,13 @@ func TestPromptCache(t *testing.T) {
 		}
 	}
 }
+
+// TestSelectionCache: selection_cache takes 0 (the default) up to 100000.
+func TestSelectionCache(t *testing.T) {
+	for yaml, wantErr := range map[string]bool{"selection_cache: 64\n": false, "selection_cache: 0\n": false, "selection_cache: -1\n": true, "selection_cache: 100001\n": true} {
+		_, err := config.ParseConfig([]byte(yaml))
+		if (err != nil) != wantErr || (err != nil && !strings.Contains(err.Error(), "selection_cache")) {
+			t.Errorf("ParseConfig(%q) = %v, want error %t naming selection_cache", yaml, err, wantErr)
+		}
+	}
+}

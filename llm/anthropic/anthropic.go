@@ -43,6 +43,10 @@ type Config struct {
 	// MaxTokens bounds each reply when the Request does not. Zero means
 	// DefaultMaxTokens.
 	MaxTokens int
+	// Tools keeps the tools' declarations built and encoded once per
+	// list of definitions, shared by the models given it; nil builds
+	// them on every call. The bytes sent are the same either way.
+	Tools *ToolCache
 }
 
 // Model is a Claude model behind Anthropic's Messages API. It implements
@@ -52,6 +56,7 @@ type Model struct {
 	name      string
 	caps      turn.Capabilities
 	maxTokens int
+	tools     *ToolCache
 	now       func() time.Time
 }
 
@@ -66,6 +71,7 @@ func New(cfg Config) (*Model, error) {
 		name:      cfg.Model,
 		caps:      cfg.Caps,
 		maxTokens: cfg.MaxTokens,
+		tools:     cfg.Tools,
 		now:       clock.Now,
 	}
 	if m.caps == (turn.Capabilities{}) {

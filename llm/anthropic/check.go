@@ -14,8 +14,12 @@ const maxToolName = 64
 // ^[a-zA-Z0-9_-]{1,64}$, or parameters that are not an object schema (a
 // JSON object whose type, when given, is "object"). Empty parameters mean
 // a tool without arguments. Any keyword of an object schema is accepted:
-// Anthropic takes JSON Schema as it is.
-func (m *Model) CheckTool(d llm.ToolDef) error {
+// Anthropic takes JSON Schema as it is. With Config.Tools, each
+// definition is checked once.
+func (m *Model) CheckTool(d llm.ToolDef) error { return m.tools.check(d, checkTool) }
+
+// checkTool is CheckTool's check.
+func checkTool(d llm.ToolDef) error {
 	if !validToolName(d.Name) {
 		return &llm.Error{Kind: llm.ErrUnsupportedTool, Msg: fmt.Sprintf("anthropic: tool name %q: want 1 to %d letters, digits, '_' or '-'", d.Name, maxToolName)}
 	}

@@ -5,8 +5,10 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"io"
 
 	"github.com/anthropics/anthropic-sdk-go/v2"
+	"github.com/anthropics/anthropic-sdk-go/v2/packages/param"
 
 	"github.com/quiverhq/quiver/llm"
 )
@@ -17,7 +19,7 @@ import (
 // messages, so the tool definitions and the system prompt — stable across
 // a conversation — are read from the cache on every step after the first.
 func (m *Model) params(req llm.Request) (anthropic.MessageNewParams, error) {
-	tools, err := toolParams(req.Tools)
+	tools, err := m.declared(req.Tools)
 	if err != nil {
 		return anthropic.MessageNewParams{}, err
 	}
@@ -63,39 +65,102 @@ func toolParams(defs []llm.ToolDef) ([]anthropic.ToolUnionParam, error) {
 	return out, nil
 }
 
-// inputSchema carries a JSON schema object over unchanged: properties and
-// required in their own fields, every other keyword as an extra field.
-// Values stay raw JSON, so nothing is reordered or reinterpreted.
+// inputSchema carries a JSON schema object over: properties, required
+// and type where the SDK puts them, then every other keyword in the
+// order the schema declares it, each value as given (compacted, with
+// HTML characters escaped, as the SDK escapes every field). The result
+// is the schema's encoded bytes (param.Override): the SDK encodes extra
+// keywords in a map's order, which is random, so a schema with two of
+// them (additionalProperties and $defs) was sent in another order on
+// each request, and the provider's prompt cache, which compares bytes,
+// missed. Nothing is reinterpreted; a repeated keyword keeps its last
+// value, as decoding into a map would.
 func inputSchema(params json.RawMessage) (anthropic.ToolInputSchemaParam, error) {
 	var s anthropic.ToolInputSchemaParam
 	if len(params) == 0 {
 		return s, nil
 	}
-	var fields map[string]json.RawMessage
-	if err := json.Unmarshal(params, &fields); err != nil || fields == nil {
-		return s, fmt.Errorf("parameters are not a JSON object")
+	keys, values, err := objectFields(params)
+	if err != nil {
+		return s, err
 	}
-	if t, ok := fields["type"]; ok && string(t) != `"object"` {
+	var b bytes.Buffer
+	b.WriteByte('{')
+	field := func(key string, value []byte) {
+		if b.Len() > 1 {
+			b.WriteByte(',')
+		}
+		k, _ := json.Marshal(key)
+		b.Write(k)
+		b.WriteByte(':')
+		b.Write(value)
+	}
+	if t, ok := values["type"]; ok && string(t) != `"object"` {
 		return s, fmt.Errorf("parameters have type %s, want \"object\"", t)
 	}
-	delete(fields, "type")
-	if p, ok := fields["properties"]; ok {
-		s.Properties = p
-		delete(fields, "properties")
+	if p, ok := values["properties"]; ok {
+		field("properties", p)
 	}
-	if r, ok := fields["required"]; ok {
-		if err := json.Unmarshal(r, &s.Required); err != nil {
+	if r, ok := values["required"]; ok {
+		var names []string
+		if err := json.Unmarshal(r, &names); err != nil {
 			return s, fmt.Errorf("parameters: required is not a list of names")
 		}
-		delete(fields, "required")
-	}
-	if len(fields) > 0 {
-		s.ExtraFields = make(map[string]any, len(fields))
-		for k, v := range fields {
-			s.ExtraFields[k] = v
+		if names != nil {
+			enc, _ := json.Marshal(names)
+			field("required", enc)
 		}
 	}
-	return s, nil
+	field("type", []byte(`"object"`))
+	for _, k := range keys {
+		switch k {
+		case "type", "properties", "required":
+		default:
+			field(k, values[k])
+		}
+	}
+	b.WriteByte('}')
+	return param.Override[anthropic.ToolInputSchemaParam](json.RawMessage(b.Bytes())), nil
+}
+
+// objectFields are a JSON object's keys in the order they first appear
+// and each one's last value, compacted with HTML characters escaped
+// (json.Marshal of the raw value); an error when params is not an
+// object.
+func objectFields(params json.RawMessage) ([]string, map[string][]byte, error) {
+	notObject := fmt.Errorf("parameters are not a JSON object")
+	dec := json.NewDecoder(bytes.NewReader(params))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return nil, nil, notObject
+	}
+	var keys []string
+	values := map[string][]byte{}
+	for dec.More() {
+		tok, err := dec.Token()
+		key, ok := tok.(string)
+		if err != nil || !ok {
+			return nil, nil, notObject
+		}
+		var raw json.RawMessage
+		if err := dec.Decode(&raw); err != nil {
+			return nil, nil, notObject
+		}
+		enc, err := json.Marshal(raw)
+		if err != nil {
+			return nil, nil, notObject
+		}
+		if _, seen := values[key]; !seen {
+			keys = append(keys, key)
+		}
+		values[key] = enc
+	}
+	if _, err := dec.Token(); err != nil {
+		return nil, nil, notObject
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, nil, notObject
+	}
+	return keys, values, nil
 }
 
 // messageParams translates the conversation, merging consecutive messages
@@ -176,4 +241,65 @@ func toolInput(args json.RawMessage) json.RawMessage {
 		return json.RawMessage(`{}`)
 	}
 	return trimmed
+}
+
+// ToolCache keeps tool declarations as Messages requests carry them
+// (llm.ToolCache): each list of definitions is built and encoded once,
+// then sent as those bytes by every model given the cache. It is safe
+// for concurrent use.
+type ToolCache struct {
+	c      *llm.ToolCache[[]anthropic.ToolUnionParam]
+	checks *llm.Checks
+}
+
+// NewToolCache returns a cache of at most max definition lists; max <= 0
+// means llm.DefaultToolCacheEntries.
+func NewToolCache(max int) *ToolCache {
+	return &ToolCache{c: llm.NewToolCache[[]anthropic.ToolUnionParam](max), checks: llm.NewChecks(16 * max)}
+}
+
+// Len returns how many definition lists the cache holds.
+func (c *ToolCache) Len() int { return c.c.Len() }
+
+// declared is the request's tools: from the model's ToolCache when it
+// holds the definitions, encoded once (encodedTools); without a cache,
+// toolParams.
+func (m *Model) declared(defs []llm.ToolDef) ([]anthropic.ToolUnionParam, error) {
+	if m.tools == nil || len(defs) == 0 {
+		return toolParams(defs)
+	}
+	return m.tools.c.Get(defs, encodedTools)
+}
+
+// encodedTools is toolParams with each declaration encoded by the SDK
+// once, as every request would encode it, and carried as those bytes
+// (param.Override), so that a request sends the same bytes without the
+// SDK encoding the declarations again. A declaration whose bytes would
+// not come back unchanged through the override stays the SDK's own
+// value.
+func encodedTools(defs []llm.ToolDef) ([]anthropic.ToolUnionParam, error) {
+	out, err := toolParams(defs)
+	if err != nil {
+		return nil, err
+	}
+	for i, u := range out {
+		b, err := u.MarshalJSON()
+		if err != nil {
+			return nil, &llm.Error{Kind: llm.ErrUnsupportedTool, Msg: fmt.Sprintf("anthropic: tool %q: the parameters cannot be encoded: %v", defs[i].Name, err)}
+		}
+		o := param.Override[anthropic.ToolUnionParam](json.RawMessage(b))
+		if again, err := o.MarshalJSON(); err == nil && bytes.Equal(again, b) {
+			out[i] = o
+		}
+	}
+	return out, nil
+}
+
+// check is fn's answer for d, from the cache's checks when it holds d; a
+// nil cache checks every time.
+func (c *ToolCache) check(d llm.ToolDef, fn func(llm.ToolDef) error) error {
+	if c == nil {
+		return fn(d)
+	}
+	return c.checks.Check(d, fn)
 }

@@ -41,6 +41,11 @@ type Config struct {
 	// HTTPClient sends the requests; nil means a new default client. Its
 	// Timeout, if any, bounds a whole stream: prefer a context deadline.
 	HTTPClient *http.Client
+	// Tools keeps the tools' declarations built (their schemas
+	// translated) once per list of definitions, shared by the models
+	// given it; nil builds them on every call. The request is the same
+	// either way.
+	Tools *ToolCache
 }
 
 // Model is a Gemini model. It is safe for concurrent use.
@@ -48,6 +53,7 @@ type Model struct {
 	client *genai.Client
 	model  string
 	caps   turn.Capabilities
+	tools  *ToolCache
 	key    string // only to redact it from error messages
 }
 
@@ -74,7 +80,7 @@ func New(ctx context.Context, cfg Config) (*Model, error) {
 	if caps == (turn.Capabilities{}) {
 		caps = turn.Capabilities{Tools: true, ParallelTools: true, Vision: true, Video: true, StructuredOutput: true}
 	}
-	return &Model{client: client, model: cfg.Model, caps: caps, key: client.ClientConfig().APIKey}, nil
+	return &Model{client: client, model: cfg.Model, caps: caps, tools: cfg.Tools, key: client.ClientConfig().APIKey}, nil
 }
 
 // Ref returns "gemini:" and the model name.
@@ -87,7 +93,10 @@ func (m *Model) Capabilities() turn.Capabilities { return m.caps }
 // outside its alphabet, or a schema outside its subset. The error is an
 // *llm.Error of kind ErrUnsupportedTool naming the keyword and its JSON
 // pointer. A nil answer means Stream will send the tool.
-func (m *Model) CheckTool(d llm.ToolDef) error {
+func (m *Model) CheckTool(d llm.ToolDef) error { return m.tools.check(d, checkTool) }
+
+// checkTool is CheckTool's check: the translation of the declaration.
+func checkTool(d llm.ToolDef) error {
 	_, err := declaration(d)
 	return err
 }
@@ -98,7 +107,7 @@ func (m *Model) CheckTool(d llm.ToolDef) error {
 // Stopping the iteration early cancels the request.
 func (m *Model) Stream(ctx context.Context, req llm.Request) iter.Seq2[llm.Event, error] {
 	return func(yield func(llm.Event, error) bool) {
-		contents, config, err := buildRequest(req)
+		contents, config, err := buildRequest(req, m.tools)
 		if err != nil {
 			yield(llm.Event{}, err)
 			return

@@ -23,7 +23,10 @@ const (
 //
 // Request.CacheKey has no Gemini counterpart: Gemini caches repeated
 // prefixes implicitly, and reports the cached part in usage.
-func buildRequest(req llm.Request) ([]*genai.Content, *genai.GenerateContentConfig, error) {
+//
+// tools, when not nil, keeps the declarations built per list of
+// definitions.
+func buildRequest(req llm.Request, tools *ToolCache) ([]*genai.Content, *genai.GenerateContentConfig, error) {
 	contents, err := buildContents(req.Messages)
 	if err != nil {
 		return nil, nil, err
@@ -40,13 +43,41 @@ func buildRequest(req llm.Request) ([]*genai.Content, *genai.GenerateContentConf
 		config.MaxOutputTokens = int32(min(req.MaxTokens, math.MaxInt32))
 	}
 	if len(req.Tools) > 0 {
-		tool, err := buildTool(req.Tools)
+		tool, err := tools.get(req.Tools)
 		if err != nil {
 			return nil, nil, err
 		}
 		config.Tools = []*genai.Tool{tool}
 	}
 	return contents, config, nil
+}
+
+// ToolCache keeps tool declarations as Gemini requests carry them
+// (llm.ToolCache): each list of definitions is built, its schemas
+// translated, once, and shared by every model given the cache. The SDK
+// reads a request's tools and never changes them. It is safe for
+// concurrent use.
+type ToolCache struct {
+	c      *llm.ToolCache[*genai.Tool]
+	checks *llm.Checks
+}
+
+// NewToolCache returns a cache of at most max definition lists; max <= 0
+// means llm.DefaultToolCacheEntries.
+func NewToolCache(max int) *ToolCache {
+	return &ToolCache{c: llm.NewToolCache[*genai.Tool](max), checks: llm.NewChecks(16 * max)}
+}
+
+// Len returns how many definition lists the cache holds.
+func (c *ToolCache) Len() int { return c.c.Len() }
+
+// get is buildTool, from the cache when it holds defs; a nil cache
+// builds every time.
+func (c *ToolCache) get(defs []llm.ToolDef) (*genai.Tool, error) {
+	if c == nil {
+		return buildTool(defs)
+	}
+	return c.c.Get(defs, buildTool)
 }
 
 // buildTool declares all tools in one Tool, in order.
@@ -152,4 +183,13 @@ func resultsContent(msg llm.Message) *genai.Content {
 		}}
 	}
 	return &genai.Content{Role: roleUser, Parts: parts}
+}
+
+// check is fn's answer for d, from the cache's checks when it holds d; a
+// nil cache checks every time.
+func (c *ToolCache) check(d llm.ToolDef, fn func(llm.ToolDef) error) error {
+	if c == nil {
+		return fn(d)
+	}
+	return c.checks.Check(d, fn)
 }

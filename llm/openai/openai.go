@@ -51,6 +51,10 @@ type Config struct {
 	// Provider is the prefix of Ref ("ollama", "openrouter", "vllm", ...).
 	// Empty means "openai".
 	Provider string
+	// Tools keeps the tools' declarations built and encoded once per
+	// list of definitions, shared by the models given it; nil builds
+	// them on every call. The bytes sent are the same either way.
+	Tools *ToolCache
 }
 
 // Model is a Chat Completions model. It is safe for concurrent use.
@@ -109,8 +113,12 @@ var toolName = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`)
 
 // CheckTool accepts any declaration whose name OpenAI takes and whose
 // parameters are a JSON object schema ("type": "object"); anything else is
-// an *llm.Error of Kind ErrUnsupportedTool.
-func (m *Model) CheckTool(d llm.ToolDef) error {
+// an *llm.Error of Kind ErrUnsupportedTool. With Config.Tools, each
+// definition is checked once.
+func (m *Model) CheckTool(d llm.ToolDef) error { return m.cfg.Tools.check(d, checkTool) }
+
+// checkTool is CheckTool's check.
+func checkTool(d llm.ToolDef) error {
 	if !toolName.MatchString(d.Name) {
 		return unsupported(d.Name, "the name must match ^[a-zA-Z0-9_-]{1,64}$")
 	}

@@ -78,22 +78,26 @@ func (o Opener) Open(ctx context.Context, m turn.Model) (llm.Model, error) {
 // (Ollama's under /v1).
 func (s *Set) build(ctx context.Context, m turn.Model) (llm.Model, error) {
 	c := s.Connection(m.Provider)
+	tc := s.cfg.Tools
+	if tc == nil {
+		tc = &ToolCaches{}
+	}
 	switch m.Provider {
 	case "anthropic":
 		if c.Key == "" {
 			return nil, &ConnectError{Msg: "anthropic:" + m.Name + " needs ANTHROPIC_API_KEY; or " + connectHelp}
 		}
-		return anthropic.New(anthropic.Config{APIKey: c.Key, BaseURL: c.BaseURL, Model: m.Name, HTTPClient: s.cfg.HTTPClient})
+		return anthropic.New(anthropic.Config{APIKey: c.Key, BaseURL: c.BaseURL, Model: m.Name, HTTPClient: s.cfg.HTTPClient, Tools: tc.Anthropic})
 	case "gemini":
 		if c.Key == "" {
 			return nil, &ConnectError{Msg: "gemini:" + m.Name + " needs GEMINI_API_KEY; or " + connectHelp}
 		}
-		return gemini.New(ctx, gemini.Config{APIKey: c.Key, BaseURL: c.BaseURL, Model: m.Name, HTTPClient: s.cfg.HTTPClient})
+		return gemini.New(ctx, gemini.Config{APIKey: c.Key, BaseURL: c.BaseURL, Model: m.Name, HTTPClient: s.cfg.HTTPClient, Tools: tc.Gemini})
 	case ollama:
-		return openai.New(openai.Config{Provider: ollama, BaseURL: strings.TrimSuffix(c.BaseURL, "/") + "/v1", Model: m.Name, Caps: m.Caps, HTTPClient: s.cfg.HTTPClient})
+		return openai.New(openai.Config{Provider: ollama, BaseURL: strings.TrimSuffix(c.BaseURL, "/") + "/v1", Model: m.Name, Caps: m.Caps, HTTPClient: s.cfg.HTTPClient, Tools: tc.OpenAI})
 	}
 	if c.Key == "" && c.BaseURL == "" {
 		return nil, &ConnectError{Msg: fmt.Sprintf("%s:%s: provider %q is not configured; %s", m.Provider, m.Name, m.Provider, connectHelp)}
 	}
-	return openai.New(openai.Config{Provider: m.Provider, APIKey: c.Key, BaseURL: c.BaseURL, Model: m.Name, Caps: m.Caps, HTTPClient: s.cfg.HTTPClient})
+	return openai.New(openai.Config{Provider: m.Provider, APIKey: c.Key, BaseURL: c.BaseURL, Model: m.Name, Caps: m.Caps, HTTPClient: s.cfg.HTTPClient, Tools: tc.OpenAI})
 }

@@ -14,6 +14,10 @@ import (
 	"maps"
 	"net/http"
 	"slices"
+
+	"github.com/quiverhq/quiver/llm/anthropic"
+	"github.com/quiverhq/quiver/llm/gemini"
+	"github.com/quiverhq/quiver/llm/openai"
 )
 
 // Provider is one provider's connection as configured. Empty fields fall
@@ -51,6 +55,10 @@ type Config struct {
 	HTTPClient *http.Client
 	// Logger records the Ollama fallback; nil discards.
 	Logger *slog.Logger
+	// Tools are the adapters' caches of built tool declarations, shared
+	// by every model the Set opens (and by every Set given the same
+	// ToolCaches); nil means each model call builds its own.
+	Tools *ToolCaches
 }
 
 // Set opens models for one configuration. It is immutable once built and
@@ -172,7 +180,7 @@ func (s *Set) anyConfigured() bool {
 }
 
 // Shared is what every configuration's providers share in one process:
-// the environment, the HTTP clients and the logger (Config's fields of
+// the environment, the HTTP clients, the logger and the tool caches (Config's fields of
 // the same names). Set applies it to one configuration's providers, the
 // deployment's or an organisation's view of it.
 type Shared struct {
@@ -183,10 +191,28 @@ type Shared struct {
 	// default client (quiver serve shares one from NewHTTPClient).
 	HTTPClient *http.Client
 	Logger     *slog.Logger
+	// Tools are the adapters' tool declaration caches; nil: none.
+	Tools *ToolCaches
 }
 
 // Set returns the Set of c with s's fields in place of c's.
 func (s Shared) Set(c Config) *Set {
-	c.Getenv, c.Probe, c.HTTPClient, c.Logger = s.Getenv, s.Probe, s.HTTPClient, s.Logger
+	c.Getenv, c.Probe, c.HTTPClient, c.Logger, c.Tools = s.Getenv, s.Probe, s.HTTPClient, s.Logger, s.Tools
 	return New(c)
+}
+
+// ToolCaches hold, per adapter, the tool declarations built and encoded
+// once per list of definitions (openai.ToolCache, anthropic.ToolCache,
+// gemini.ToolCache): the turns of one agent and toolset then build them
+// once, and send the same bytes as without them. A process keeps one.
+type ToolCaches struct {
+	OpenAI    *openai.ToolCache
+	Anthropic *anthropic.ToolCache
+	Gemini    *gemini.ToolCache
+}
+
+// NewToolCaches returns caches of at most max definition lists each;
+// max <= 0 means llm.DefaultToolCacheEntries.
+func NewToolCaches(max int) *ToolCaches {
+	return &ToolCaches{OpenAI: openai.NewToolCache(max), Anthropic: anthropic.NewToolCache(max), Gemini: gemini.NewToolCache(max)}
 }

@@ -399,3 +399,37 @@ func TestSharedSet(t *testing.T) {
 		t.Errorf("key %q, want the shared environment's", got)
 	}
 }
+
+// TestOpenSharesToolCaches: the models a Set with ToolCaches opens keep
+// their tool declarations in the adapter's cache, one list for the two
+// models' equal requests.
+func TestOpenSharesToolCaches(t *testing.T) {
+	for _, tc := range []struct {
+		provider string
+		fake     llmtest.Fake
+		held     func(*providers.ToolCaches) int
+	}{
+		{"openai", llmtest.OpenAI{}, func(c *providers.ToolCaches) int { return c.OpenAI.Len() }},
+		{"anthropic", llmtest.Anthropic{}, func(c *providers.ToolCaches) int { return c.Anthropic.Len() }},
+		{"gemini", llmtest.Gemini{}, func(c *providers.ToolCaches) int { return c.Gemini.Len() }},
+	} {
+		t.Run(tc.provider, func(t *testing.T) {
+			srv := llmtest.Start(t, tc.fake, llmtest.Reply{Text: []string{"ok"}}, llmtest.Reply{Text: []string{"ok"}})
+			caches := providers.NewToolCaches(0)
+			s := providers.New(providers.Config{Providers: map[string]providers.Provider{tc.provider: {APIKey: "k", BaseURL: srv.URL}}, Tools: caches})
+			for range 2 {
+				m, _, err := s.Open(context.Background(), turn.Model{Provider: tc.provider, Name: "m-1", Caps: turn.Capabilities{Tools: true}})
+				if err != nil {
+					t.Fatal(err)
+				}
+				req := llm.Request{Messages: []llm.Message{{Role: llm.User, Text: "hi"}}, Tools: []llm.ToolDef{llmtest.SampleTool()}}
+				if _, err := llm.Collect(m.Stream(context.Background(), req), nil); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if n := tc.held(caches); n != 1 {
+				t.Errorf("%d lists in the %s cache, want 1", n, tc.provider)
+			}
+		})
+	}
+}
