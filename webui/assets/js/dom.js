@@ -125,3 +125,20 @@ export function errorBox(err, prefix) {
 export function heading(text) {
   return h('h1', { tabindex: '-1' }, text);
 }
+
+// copyText copies an input's text: the Clipboard API where the page may
+// use it (a secure context), else the input's selection. It resolves
+// whether the text was copied.
+export async function copyText(input) {
+  try {
+    await navigator.clipboard.writeText(input.value);
+    return true;
+  } catch {
+    input.select();
+    try {
+      return document.execCommand('copy');
+    } catch {
+      return false;
+    }
+  }
+}

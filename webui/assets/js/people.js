@@ -2,7 +2,7 @@
 // invite someone (a one-time login link, shown once), edit a user or
 // change their role, make a new login link, disable a user or enable a
 // disabled one again.
-import { h, heading, errorBox, field, when, confirm, replace } from './dom.js';
+import { h, heading, errorBox, field, when, confirm, copyText, replace } from './dom.js';
 
 const enc = encodeURIComponent;
 
@@ -257,20 +257,4 @@ function linkPanel(who, path, expiresAt, done) {
       `It works once${expiresAt ? `, until ${when(expiresAt)}` : ''}, and this is the only time it is shown: `,
       `send it to ${who} privately.`),
     h('div', { class: 'row' }, h('button', { type: 'button', onclick: done }, 'Done')));
-}
-
-// copyText copies an input's text: the Clipboard API where the page may
-// use it (a secure context), else the selection.
-async function copyText(input) {
-  try {
-    await navigator.clipboard.writeText(input.value);
-    return true;
-  } catch {
-    input.select();
-    try {
-      return document.execCommand('copy');
-    } catch {
-      return false;
-    }
-  }
 }

@@ -1,11 +1,14 @@
 // Preferences (every signed-in user): your own name, department and
 // timezone (PATCH /api/me) and your Deliberate Tool Mode override
-// (PUT /api/me/deliberate). Save sends only what changed.
+// (PUT /api/me/deliberate). Save sends only what changed. Your API
+// tokens are a page of their own under it, #/preferences/tokens
+// (tokens.js).
 //
 // The profile is read and written without X-Timezone: /api/me answers the
 // browser's zone when a request sends one, and the stored zone otherwise,
 // which is the one this page edits.
 import { h, heading, errorBox, field, replace } from './dom.js';
+import * as tokens from './tokens.js';
 
 const FIELDS = ['display_name', 'department', 'timezone'];
 
@@ -15,9 +18,15 @@ const MODES = [
   ['on', 'On', 'Your turns offer only the tool families your message plainly asks for, whatever the organisation or the agent chose.'],
 ];
 
-export async function render({ api, main, refreshMe }) {
+export async function render(ctx) {
+  if (ctx.args[0] === 'tokens') {
+    await tokens.render(ctx);
+    return;
+  }
+  const { api, main, refreshMe } = ctx;
   main.append(heading('Preferences'),
-    h('p', { class: 'lede' }, 'Your profile, which agents see at the start of each of your turns, and how your turns pick tools.'));
+    h('p', { class: 'lede' }, 'Your profile, which agents see at the start of each of your turns, and how your turns pick tools.'),
+    h('p', null, 'Programs that call the API for you use a token: ', h('a', { href: '#/preferences/tokens', id: 'tokens-link' }, 'API tokens'), '.'));
   const [profile, dtm] = await Promise.all([api.get('/api/me', { zone: false }), api.get('/api/me/deliberate')]);
   // base is what is stored: the form sends what differs from it.
   const base = { profile, mode: dtm?.mode ?? 'follow' };
