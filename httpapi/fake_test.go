@@ -184,3 +184,10 @@ func (f *fakeEngine) ModelStatus(_ context.Context, _ httpapi.Caller, agentName 
 	}
 	return httpapi.ModelStatus{Model: "openai:gpt-5-mini", Help: "Set the OpenAI API key in Settings, or start Ollama on this machine."}, nil
 }
+
+// TestConnection: the real test lives in package settings; the fake
+// answers a settings-shaped refusal, so that tests of the fake's other
+// endpoints stay complete.
+func (f *fakeEngine) TestConnection(context.Context, httpapi.Caller, settings.ConnectionTest) (settings.ConnectionReport, error) {
+	return settings.ConnectionReport{}, &settings.ConnectionError{Msg: "the fake engine tests no connection"}
+}

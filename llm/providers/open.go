@@ -78,22 +78,23 @@ func (o Opener) Open(ctx context.Context, m turn.Model) (llm.Model, error) {
 // (Ollama's under /v1).
 func (s *Set) build(ctx context.Context, m turn.Model) (llm.Model, error) {
 	c := s.Connection(m.Provider)
+	hc := s.client(m.Provider, s.cfg.HTTPClient)
 	switch m.Provider {
 	case "anthropic":
 		if c.Key == "" {
 			return nil, &ConnectError{Msg: "anthropic:" + m.Name + " needs ANTHROPIC_API_KEY; or " + connectHelp}
 		}
-		return anthropic.New(anthropic.Config{APIKey: c.Key, BaseURL: c.BaseURL, Model: m.Name, HTTPClient: s.cfg.HTTPClient})
+		return anthropic.New(anthropic.Config{APIKey: c.Key, BaseURL: c.BaseURL, Model: m.Name, HTTPClient: hc})
 	case "gemini":
 		if c.Key == "" {
 			return nil, &ConnectError{Msg: "gemini:" + m.Name + " needs GEMINI_API_KEY; or " + connectHelp}
 		}
-		return gemini.New(ctx, gemini.Config{APIKey: c.Key, BaseURL: c.BaseURL, Model: m.Name, HTTPClient: s.cfg.HTTPClient})
+		return gemini.New(ctx, gemini.Config{APIKey: c.Key, BaseURL: c.BaseURL, Model: m.Name, HTTPClient: hc})
 	case ollama:
-		return openai.New(openai.Config{Provider: ollama, BaseURL: strings.TrimSuffix(c.BaseURL, "/") + "/v1", Model: m.Name, Caps: m.Caps, HTTPClient: s.cfg.HTTPClient})
+		return openai.New(openai.Config{Provider: ollama, BaseURL: strings.TrimSuffix(c.BaseURL, "/") + "/v1", Model: m.Name, Caps: m.Caps, HTTPClient: hc})
 	}
 	if c.Key == "" && c.BaseURL == "" {
 		return nil, &ConnectError{Msg: fmt.Sprintf("%s:%s: provider %q is not configured; %s", m.Provider, m.Name, m.Provider, connectHelp)}
 	}
-	return openai.New(openai.Config{Provider: m.Provider, APIKey: c.Key, BaseURL: c.BaseURL, Model: m.Name, Caps: m.Caps, HTTPClient: s.cfg.HTTPClient})
+	return openai.New(openai.Config{Provider: m.Provider, APIKey: c.Key, BaseURL: c.BaseURL, Model: m.Name, Caps: m.Caps, HTTPClient: hc})
 }

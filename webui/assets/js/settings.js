@@ -1,6 +1,8 @@
 // Settings (admins): the organisation's feature switches, network mode,
-// web search engines and write-only keys. Save sends all of it with the
-// version it was read at; a save on top of someone else's is refused (409
+// web search engines, write-only keys and connections to its own
+// OpenAI-compatible model servers (each with Test connection, which lists
+// the models the server reports). Save sends all of it with the version
+// it was read at; a save on top of someone else's is refused (409
 // conflict) and the page shows what is stored now. Deliberate Tool Mode
 // follows, with its own form (deliberate.js).
 import { h, heading, errorBox, field, when, replace } from './dom.js';
@@ -18,12 +20,12 @@ export async function render({ api, me, main }) {
     main.append(h('p', null, 'Only admins of your organisation change its settings.'));
     return;
   }
-  main.append(h('p', { class: 'lede' }, 'Your organisation\'s feature switches, network mode, web search engines, keys ',
-    'and Deliberate Tool Mode. ',
+  main.append(h('p', { class: 'lede' }, 'Your organisation\'s feature switches, network mode, web search engines, keys, ',
+    'model servers and Deliberate Tool Mode. ',
     'An agent\'s own switches override the ones here.'));
   const status = h('div', { class: 'form-status', id: 'settings-status', 'aria-live': 'polite', tabindex: '-1' });
   const holder = h('div');
-  const show = (s) => replace(holder, settingsForm(s, save));
+  const show = (s) => replace(holder, settingsForm(s, save, api));
   // save sends an update; its outcome is said in status, and the form is
   // rebuilt from what the server stores now (which also empties the key
   // fields) unless the server refused the update itself.
@@ -61,13 +63,16 @@ export async function render({ api, me, main }) {
 }
 
 // settingsForm lays out one version of the settings; submitting it calls
-// save(update, button).
-function settingsForm(s, save) {
+// save(update, button). api serves the connections' tests.
+function settingsForm(s, save, api) {
   const info = Object.fromEntries((s.switch_info ?? []).map((i) => [i.name, i]));
   const switches = (s.switch_names ?? []).map((n) => switchRow(n, s.switches?.[n], info[n]));
   const keys = (s.keys ?? []).map(keyRow);
   const web = webFields(s.web ?? {});
   const modes = s.network_modes ?? [];
+  // The mode the form shows now, which a connection test uses.
+  const mode = () => form.querySelector('input[name="network_mode"]:checked')?.value ?? s.network_mode;
+  const conns = connectionsFields(s, api, mode);
   const submit = h('button', { type: 'submit', class: 'primary', id: 'settings-save' }, 'Save settings');
   const form = h('form', { class: 'settings-form', id: 'settings-form', 'aria-label': 'Settings' },
     h('fieldset', { class: 'switches' }, h('legend', null, 'Feature switches'),
@@ -88,6 +93,7 @@ function settingsForm(s, save) {
       h('p', { class: 'muted small' }, 'Write-only: a key saved here is never shown again, here or by the API. ',
         'Leave a field empty to keep the key as it is. A key saved here replaces the environment\'s for your organisation.'),
       keys.map((k) => k.el)),
+    conns.el,
     h('div', { class: 'row' }, submit,
       h('span', { class: 'muted small' }, s.version
         ? `Version ${s.version}, saved ${when(s.updated_at)}.`
@@ -97,8 +103,9 @@ function settingsForm(s, save) {
     const update = {
       version: s.version,
       switches: Object.fromEntries(switches.filter((r) => r.value() !== undefined).map((r) => [r.name, r.value()])),
-      network_mode: form.querySelector('input[name="network_mode"]:checked')?.value ?? s.network_mode,
+      network_mode: mode(),
       web: web.value(),
+      connections: conns.value(),
     };
     const set = keys.filter((k) => k.value()).map((k) => [k.name, k.value()]);
     const clear = keys.filter((k) => k.clearing()).map((k) => k.name);
@@ -229,4 +236,140 @@ function keyRow(k) {
       h('div', { class: 'row' }, input, clear),
       h('p', { class: 'muted small' }, state)),
   };
+}
+
+// PRESETS are the servers Add connection offers, with the name agents
+// use and the base URL such a server has on the machine it runs on.
+const PRESETS = [
+  ['ollama', 'Ollama', 'ollama', 'http://localhost:11434'],
+  ['lmstudio', 'LM Studio', 'lmstudio', 'http://localhost:1234/v1'],
+  ['vllm', 'vLLM', 'vllm', 'http://localhost:8000/v1'],
+  ['llamacpp', 'llama.cpp server', 'llamacpp', 'http://localhost:8080/v1'],
+  ['other', 'Another OpenAI-compatible server', '', ''],
+];
+
+// connectionsFields are the organisation's model servers: one row per
+// connection and Add connection; value() is the update's connections
+// (rows removed are left out, which removes them). mode() is the network
+// mode the form shows, which a test uses.
+function connectionsFields(s, api, mode) {
+  let n = 0;
+  const rows = [];
+  const list = h('div', { class: 'connection-list' });
+  const none = h('p', { class: 'muted small', id: 'connections-none' }, 'No model servers connected.');
+  const sync = () => { none.hidden = rows.length > 0; };
+  const add = (c, fresh) => {
+    const row = connectionRow(c, ++n, api, mode, fresh, () => {
+      rows.splice(rows.indexOf(row), 1);
+      row.el.remove();
+      sync();
+      pick.focus();
+    });
+    rows.push(row);
+    list.append(row.el);
+    sync();
+    return row;
+  };
+  for (const c of s.connections ?? []) add(c, false);
+  const pick = h('select', { id: 'connection-preset', class: 'narrow', 'aria-label': 'Server to add' },
+    PRESETS.map(([v, label]) => h('option', { value: v }, label)));
+  const addButton = h('button', { type: 'button', id: 'connection-add' }, 'Add connection');
+  addButton.addEventListener('click', () => {
+    const [, , name, url] = PRESETS.find(([v]) => v === pick.value) ?? PRESETS[PRESETS.length - 1];
+    const taken = new Set(rows.map((r) => r.name()));
+    let unique = name;
+    for (let i = 2; unique && taken.has(unique); i++) unique = `${name}${i}`;
+    add({ name: unique, base_url: url }, true).focus();
+  });
+  const server = s.server_connections ?? [];
+  sync();
+  return {
+    el: h('fieldset', { class: 'connections', id: 'connections' }, h('legend', null, 'Model servers'),
+      h('p', { class: 'muted small' }, 'Your own OpenAI-compatible servers: Ollama, vLLM, LM Studio, llama.cpp\'s server. ',
+        'An agent uses one as its model by name: ', h('code', null, 'lmstudio:qwen3-8b'), '. ',
+        'Quiver reaches them through its guarded client: in public mode only public addresses on ports 80 and 443; ',
+        'a server on your own network (localhost, 192.168.…) needs self-hosted mode. A key is optional and write-only.'),
+      server.length ? h('p', { class: 'muted small', id: 'server-connections' }, 'The server\'s configuration also connects ',
+        server.map((name, i) => [i ? ', ' : '', h('code', null, name)]),
+        '; a connection of the same name here replaces it for your organisation.') : null,
+      none, list,
+      h('div', { class: 'row' }, pick, addButton)),
+    value: () => rows.map((r) => r.value()),
+  };
+}
+
+// connectionRow is one connection: its name, base URL and write-only key,
+// Test connection (its outcome, or the models the server reports, beneath)
+// and Remove. fresh marks one added now, not saved yet.
+function connectionRow(c, n, api, mode, fresh, remove) {
+  const id = `conn-${n}`;
+  const name = h('input', { id: `${id}-name`, value: c.name ?? '', maxlength: 32, autocomplete: 'off', spellcheck: 'false',
+    autocapitalize: 'off', required: true, placeholder: 'lmstudio', 'aria-describedby': `${id}-name-help` });
+  const url = h('input', { id: `${id}-url`, type: 'url', value: c.base_url ?? '', maxlength: 500, autocomplete: 'off',
+    spellcheck: 'false', required: true, placeholder: 'http://localhost:1234/v1', 'aria-describedby': `${id}-url-help` });
+  const key = h('input', { id: `${id}-key`, type: 'password', autocomplete: 'new-password', spellcheck: 'false',
+    autocapitalize: 'off', maxlength: 500, placeholder: c.key_set ? 'Type a new key to replace it' : 'Optional',
+    'aria-describedby': `${id}-key-state` });
+  const keyState = h('span', { class: 'key-state', id: `${id}-key-state` }, c.key_set ? 'key set' : 'no key');
+  let clearing = false;
+  let clear = null;
+  if (c.key_set) {
+    clear = h('button', { type: 'button', class: 'secondary', id: `${id}-clear` }, 'Clear key');
+    clear.addEventListener('click', () => {
+      clearing = !clearing;
+      key.value = '';
+      key.disabled = clearing;
+      clear.textContent = clearing ? 'Keep key' : 'Clear key';
+      keyState.textContent = clearing ? 'key set: cleared when you save' : 'key set';
+    });
+  }
+  const out = h('div', { class: 'connection-result', id: `${id}-result`, 'aria-live': 'polite' });
+  const test = h('button', { type: 'button', class: 'connection-test', id: `${id}-test` }, 'Test connection');
+  test.addEventListener('click', async () => {
+    replace(out, h('p', { class: 'muted small' }, 'Asking the server for its models…'));
+    test.disabled = true;
+    try {
+      const body = { name: name.value.trim(), base_url: url.value.trim(), network_mode: mode() };
+      if (key.value.trim() && !clearing) body.key = key.value.trim();
+      replace(out, modelList(body.name, await api.post('/api/settings/connections/test', body)));
+    } catch (err) {
+      replace(out, errorBox(err, 'Connection failed'));
+    } finally {
+      test.disabled = false;
+    }
+  });
+  const del = h('button', { type: 'button', class: 'danger', id: `${id}-remove` }, 'Remove');
+  del.addEventListener('click', remove);
+  const el = h('div', { class: 'connection', role: 'group', 'aria-labelledby': `${id}-title`, 'data-connection': c.name ?? '' },
+    h('p', { class: 'connection-title', id: `${id}-title` }, fresh ? 'New connection' : `Connection ${c.name}`),
+    h('div', { class: 'connection-fields' },
+      h('div', { class: 'field' }, h('label', { for: `${id}-name` }, 'Name'), name,
+        h('p', { class: 'muted small', id: `${id}-name-help` }, 'What agents write before the colon.')),
+      h('div', { class: 'field' }, h('label', { for: `${id}-url` }, 'Base URL'), url,
+        h('p', { class: 'muted small', id: `${id}-url-help` }, 'Up to /v1; for Ollama the server itself.'))),
+    h('div', { class: 'field' }, h('label', { for: `${id}-key` }, 'Key'), h('div', { class: 'row' }, key, clear),
+      h('p', { class: 'muted small' }, keyState, c.key_set ? ' (a saved key goes only to the URL it was saved with)' : '')),
+    h('div', { class: 'row' }, test, del), out);
+  return {
+    el,
+    name: () => name.value.trim(),
+    focus: () => name.focus(),
+    value: () => {
+      const v = { name: name.value.trim(), base_url: url.value.trim() };
+      if (clearing) v.clear_key = true;
+      else if (key.value.trim()) v.key = key.value.trim();
+      return v;
+    },
+  };
+}
+
+// modelList shows what a connection test found: the models, each as an
+// agent names it (NAME:model).
+function modelList(name, r) {
+  const models = r.models ?? [];
+  const used = { typed: 'with the key typed here', saved: 'with the saved key', none: 'without a key' }[r.key_used] ?? '';
+  return h('div', { class: 'ok connection-ok' },
+    h('p', null, `Connected to ${r.url} ${used}: `, models.length === 1 ? '1 model' : `${models.length} models`,
+      r.truncated ? ` (the first ${models.length} the server reports)` : '', models.length ? '. Agents use them as:' : '.'),
+    models.length ? h('ul', { class: 'model-list' }, models.map((m) => h('li', null, h('code', null, `${name}:${m}`)))) : null);
 }
