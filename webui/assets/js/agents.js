@@ -24,9 +24,11 @@ export async function render(ctx) {
     h('p', { class: 'lede' }, 'An agent is an authored prompt, a model, and the allowlist of tools its turns may use.'),
     me.role === 'admin' ? h('p', null, h('a', { class: 'button primary', href: '#/agents/new' }, 'New agent')) : null,
     list.length
-      ? h('ul', { class: 'agent-list' }, list.map((a) => h('li', null,
+      ? h('ul', { class: 'agent-list' }, list.map((a) => h('li', { 'data-agent': a.name },
         h('a', { href: `#/agents/${enc(a.name)}` }, h('code', null, a.name)),
-        h('span', { class: 'muted' }, ` updated ${when(a.updated_at)}`))))
+        h('span', { class: 'muted' }, ` updated ${when(a.updated_at)}`),
+        ' · ', h('a', { class: 'inspect-agent', href: `#/inspect?agent=${enc(a.name)}`, 'aria-label': `Inspect ${a.name} with a draft message` },
+          'Inspect with a draft message'))))
       : h('p', null, 'No agents yet.'));
 }
 
@@ -62,7 +64,8 @@ async function editor({ api, me, main }, name) {
     text,
     h('div', { class: 'row' },
       admin ? h('button', { type: 'submit', class: 'primary' }, 'Save') : null,
-      del, h('a', { href: '#/agents' }, 'All agents')),
+      del, name ? h('a', { href: `#/inspect?agent=${enc(name)}`, id: 'inspect-this-agent' }, 'Inspect with a draft message') : null,
+      h('a', { href: '#/agents' }, 'All agents')),
     status);
   form.addEventListener('submit', async (e) => {
     e.preventDefault();
