@@ -231,7 +231,8 @@ function callsSection(ins) {
   return section('ins-calls', calls.length === 1 ? 'Model call' : `Model calls (${calls.length})`,
     h('p', { class: 'muted small' }, ins.turn_id
       ? 'Each call as it was sent: the system prompt (below), the tool definitions, then these messages.'
-      : 'The first call as it would be sent: the system prompt (below), the tool definitions, then these messages.'),
+      : 'The first call as it would be sent: the system prompt (below), the tool definitions, then these messages.',
+    ins.omitted ? ` The ${number(ins.omitted)} earliest messages of the conversation were sent with none of them (each call left them out behind its marker).` : ''),
     calls.map((c, i) => callDetails(ins, msgs, c, i)));
 }
 
