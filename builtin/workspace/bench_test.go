@@ -84,7 +84,7 @@ func rgFlags(queries []string, fold bool, context int, dir string) []string {
 // nested folders, capChains*capDepth folders in all, which is the folder
 // cap (DefaultMaxFiles); each chain's deepest folder holds one file.
 const (
-	capChains = 20
+	capChains = 200 // chains of 50, within the 64 folders the tools write
 	capDepth  = DefaultMaxFiles / capChains
 )
 
