@@ -125,7 +125,7 @@ type GateOptions struct {
 // always-on tool outside the workspace set. They widen no permission, so
 // the mode keeps them unless the community opts in to gating them.
 func AlwaysOnHelper(t *tool.Tool) bool {
-	return t.Spec().AlwaysOn && t.Family() != workspaceFamily
+	return t.AlwaysOn() && t.Family() != workspaceFamily
 }
 
 // Keeps reports whether Gate declares t whatever the conversation asks:

@@ -90,7 +90,7 @@ func fixed(f turn.Facts, ts registry.Toolset, system func(turn.Facts, registry.T
 		n := t.DeclarationChars()
 		req.Tools = append(req.Tools, t.Declaration())
 		req.Sizes.DefinitionsChars += n
-		if t.Spec().AlwaysOn {
+		if t.AlwaysOn() {
 			req.Sizes.AlwaysPaidChars += n
 		}
 	}

@@ -55,8 +55,13 @@ func (c *Catalog) Select(f turn.Facts) Toolset {
 	ts.left = append(ts.left, c.hidden...)
 	var picked []int
 	allow := allowSet(s.Allow)
+	none := noTools(s)
 	for i, t := range c.tools {
-		if reason := exclusionReason(t, c.gates[i], s, allow); reason != "" {
+		reason := none
+		if reason == "" {
+			reason = exclusionReason(t, c.gates[i], s, allow)
+		}
+		if reason != "" {
 			ts.left = append(ts.left, Exclusion{Name: t.Name(), Reason: reason})
 			continue
 		}
@@ -99,6 +104,18 @@ func (c *Catalog) macrosAndFamilies(picked []int) (map[string]string, map[string
 	return macros, families
 }
 
+// noTools is why the selection gets no tool at all (rule 1 of Select),
+// "" when it may get some.
+func noTools(s turn.Selection) string {
+	if !s.Model.Caps.Tools {
+		return fmt.Sprintf("model %s does not support tool calling", modelName(s.Model))
+	}
+	if s.Off("tool_use") {
+		return "tool use is switched off for this agent"
+	}
+	return ""
+}
+
 // allowSet is an allowlist as a set.
 func allowSet(names []string) map[string]bool {
 	allow := make(map[string]bool, len(names))
@@ -111,14 +128,11 @@ func allowSet(names []string) map[string]bool {
 // exclusionReason is why the selection s leaves t out ("" when it does
 // not); gates are the switches that gate t (gatingSwitches).
 func exclusionReason(t *tool.Tool, gates []string, s turn.Selection, allow map[string]bool) string {
+	if reason := noTools(s); reason != "" {
+		return reason
+	}
 	spec := t.Spec()
-	if !s.Model.Caps.Tools {
-		return fmt.Sprintf("model %s does not support tool calling", modelName(s.Model))
-	}
-	if s.Off("tool_use") {
-		return "tool use is switched off for this agent"
-	}
-	if !spec.AlwaysOn && !allowed(spec, t.Name(), allow) {
+	if !spec.AlwaysOn && !allowed(&spec, t.Name(), allow) {
 		return "not in the agent's allowlist"
 	}
 	if reason := switchedOff(t, gates, s); reason != "" {
@@ -142,7 +156,7 @@ func Admits(f turn.Facts, t *tool.Tool) string {
 // of its AllowAs entries. A tool with AllowAs entries (an MCP server's) is
 // not admitted by its bare name: "echo" in an allowlist means a built-in,
 // never whatever some registered server calls echo.
-func allowed(spec tool.Spec, name string, allow map[string]bool) bool {
+func allowed(spec *tool.Spec, name string, allow map[string]bool) bool {
 	if (allow[name] && len(spec.AllowAs) == 0) || (spec.Family != "" && allow[spec.Family]) {
 		return true
 	}

@@ -119,7 +119,7 @@ func gatedBy(t *tool.Tool, name string) bool {
 // (gates, its gatingSwitches) that the selection sets off, else "".
 // Always-on tools answer only to tool_use, which Select checks first.
 func switchedOff(t *tool.Tool, gates []string, s turn.Selection) string {
-	if len(s.Switches) == 0 || t.Spec().AlwaysOn {
+	if len(s.Switches) == 0 || t.AlwaysOn() {
 		return ""
 	}
 	for _, name := range gates {

@@ -67,6 +67,11 @@ var macroRef = regexp.MustCompile(`\{([a-z][a-z0-9_]*)\}`)
 // (JSON, unknown names) is left exactly as written. Expanded text is never
 // scanned again.
 func expand(b *strings.Builder, s string, env Env) {
+	if strings.IndexByte(s, '{') < 0 {
+		// No macro reference can match: skip the scan.
+		b.WriteString(s)
+		return
+	}
 	last := 0
 	for _, m := range macroRef.FindAllStringSubmatchIndex(s, -1) {
 		out, ok := resolve(s[m[2]:m[3]], env)

@@ -69,6 +69,11 @@ type parser struct {
 }
 
 func (p *parser) run() error {
+	if !strings.Contains(p.src, "{{") {
+		// No directive can match (most fragments): skip the scan.
+		p.text(p.src)
+		return nil
+	}
 	pos, line, counted := 0, 1, 0
 	for _, m := range directive.FindAllStringSubmatchIndex(p.src, -1) {
 		// Lines are counted as the scan goes, to keep parsing linear.

@@ -246,6 +246,9 @@ func (t *Tool) Spec() Spec { return t.spec }
 // Name returns the tool's function name.
 func (t *Tool) Name() string { return t.spec.Name }
 
+// AlwaysOn reports Spec().AlwaysOn, without copying the spec.
+func (t *Tool) AlwaysOn() bool { return t.spec.AlwaysOn }
+
 // Family returns the tool's family, or its name when it has none.
 func (t *Tool) Family() string {
 	if t.spec.Family == "" {
