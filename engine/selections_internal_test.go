@@ -7,6 +7,7 @@ import (
 	"hash/maphash"
 	"reflect"
 	"slices"
+	"sync"
 	"testing"
 	"time"
 	"unsafe"
@@ -369,4 +370,40 @@ func BenchmarkSelectionLookup(b *testing.B) {
 			b.Fatal("no match")
 		}
 	}
+}
+
+// TestSelectionsConcurrent: turns prepared at once from many goroutines,
+// over a cache small enough to be emptied meanwhile, each get the
+// toolset of their own inputs (run with -race).
+func TestSelectionsConcurrent(t *testing.T) {
+	cat := cacheCatalog()
+	eng := New(Config{Runtime: StaticRuntime(Runtime{Catalog: cat}), Selections: NewSelections(2)})
+	ctx := context.Background()
+	allows := [][]string{{"documents"}, {"knowledge"}, {"web_search"}, nil}
+	var wg sync.WaitGroup
+	for g := range 8 {
+		wg.Go(func() {
+			for i := range 50 {
+				allow := allows[(g+i)%len(allows)]
+				r := Request{Caller: turn.Caller{UserID: "ana"}, OrgID: "acme", DryRun: true,
+					Agent: &Agent{Agent: turn.Agent{Name: "a", Allow: allow},
+						Model: turn.Model{Provider: "openai", Name: "gpt", Caps: turn.Capabilities{Tools: true}}}}
+				c, err := eng.Collect(ctx, r)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				p, err := eng.Prepare(ctx, c)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				want := len(cat.Select(c.Facts()).Names())
+				if got := p.Start.Toolset.Len(); got != want {
+					t.Errorf("allow %v: %d tools, want %d", allow, got, want)
+				}
+			}
+		})
+	}
+	wg.Wait()
 }
