@@ -104,7 +104,14 @@ func (e *Engine) selectTurn(ctx context.Context, c *Collected, cat *registry.Cat
 		}
 		in.gate, in.opts = true, c.dtm.GateOptions()
 	}
-	s := e.cfg.Selections.get(cat, in, e.selectFor)
+	cache := e.cfg.Selections
+	if cat != c.runtime.Catalog {
+		// A catalog built for this turn alone (an organisation's MCP
+		// servers' tools applied) is never met again: keeping its
+		// entry would only push out the others'.
+		cache = nil
+	}
+	s := cache.get(cat, in, e.selectFor)
 	if in.gate {
 		p.Intent = gated(s.toolset, res, in.open, in.opts)
 	} else {

@@ -37,6 +37,10 @@ const DefaultSelectionEntries = 512
 // version is needed and nothing is invalidated. Detection, the open
 // targets and the model's check of the schemas stay per turn.
 //
+// The engine keeps only the selections of the runtime's own catalog: a
+// turn catalog the ToolSource built for one turn (an organisation with
+// MCP servers) would never be found again, and is selected anew.
+//
 // It holds at most its size of entries; when full it is emptied. A nil
 // *Selections keeps nothing. It is safe for concurrent use.
 type Selections struct {

@@ -407,3 +407,38 @@ func TestSelectionsConcurrent(t *testing.T) {
 	}
 	wg.Wait()
 }
+
+// freshCatalogs is a ToolSource that builds a new turn catalog for every
+// turn, as an organisation with MCP servers gets.
+type freshCatalogs struct{}
+
+func (freshCatalogs) TurnCatalog(_ context.Context, _, _ string, base *registry.Catalog) *registry.Catalog {
+	return base.With(registry.Overlay{Tools: []*tool.Tool{cacheTool("srv__lookup", "mcp:srv", nil)}})
+}
+
+// TestSelectionsSkipTurnCatalogs: turns whose catalog was built for them
+// alone are selected anew and keep nothing (their entries would never
+// be found again), and still declare the overlay's tools.
+func TestSelectionsSkipTurnCatalogs(t *testing.T) {
+	eng := New(Config{Runtime: StaticRuntime(Runtime{Catalog: cacheCatalog()}), Tools: freshCatalogs{}})
+	r := Request{Caller: turn.Caller{UserID: "ana"}, OrgID: "acme", DryRun: true,
+		Agent: &Agent{Agent: turn.Agent{Name: "a", Allow: []string{"mcp:srv"}},
+			Model: turn.Model{Provider: "openai", Name: "gpt", Caps: turn.Capabilities{Tools: true}}}}
+	ctx := context.Background()
+	for range 3 {
+		c, err := eng.Collect(ctx, r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := eng.Prepare(ctx, c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Contains(p.Start.Toolset.Names(), "srv__lookup") {
+			t.Fatalf("toolset %v without the turn catalog's tool", p.Start.Toolset.Names())
+		}
+	}
+	if n := eng.cfg.Selections.n; n != 0 {
+		t.Errorf("%d entries kept for turn catalogs", n)
+	}
+}
