@@ -202,6 +202,29 @@ type ArchiveTable struct {
 	// size and digest are those of its data), after each value passed
 	// its column's check; the error never quotes a value.
 	Rule func(t ArchiveTable, row []any) error
+	// Unique, when set, is a key of the current schema that older ones
+	// did not enforce: see ArchiveUnique.
+	Unique *ArchiveUnique
+}
+
+// ArchiveUnique is a key a migration added to a table whose rows could
+// repeat it before: an archive whose source schema is older than the
+// migration (Since, by backend) may hold rows repeating the key's
+// Columns, and an import keeps the first of them (in the table's Key
+// order) and leaves out the rest, as the migration itself did. An archive
+// of a schema with the key holds no such rows; one that does is refused
+// by the target's index, writing nothing.
+type ArchiveUnique struct {
+	Columns []string
+	// Since is, by backend name ("sqlite", "postgres"), the first
+	// migration whose schema enforces the key.
+	Since map[string]int
+}
+
+// Applies reports whether rows of an archive exported from backend at
+// schema version may repeat the key.
+func (u *ArchiveUnique) Applies(backend string, version int) bool {
+	return u != nil && version < u.Since[backend]
 }
 
 // ColumnNames returns the names of t's columns, in order.
@@ -231,8 +254,8 @@ func (t ArchiveTable) CheckRow(row []any) error {
 	return nil
 }
 
-// value is row's value of the column named name (nil when t has none).
-func (t ArchiveTable) value(row []any, name string) any {
+// Value is row's value of the column named name (nil when t has none).
+func (t ArchiveTable) Value(row []any, name string) any {
 	for i, c := range t.Columns {
 		if c.Name == name {
 			return row[i]
@@ -245,9 +268,9 @@ func (t ArchiveTable) value(row []any, name string) any {
 // as PutBlob computes them (an archive could claim others, and SQLite's
 // constraints, unlike PostgreSQL's, do not check the digest's form).
 func blobRule(t ArchiveTable, row []any) error {
-	data, _ := t.value(row, "data").([]byte)
-	size, _ := t.value(row, "size").(int64)
-	sum, _ := t.value(row, "sha256").(string)
+	data, _ := t.Value(row, "data").([]byte)
+	size, _ := t.Value(row, "size").(int64)
+	sum, _ := t.Value(row, "sha256").(string)
 	if size != int64(len(data)) {
 		return errors.New("a blob's size is not its data's")
 	}
@@ -270,6 +293,15 @@ func SkippedTables() map[string]string {
 		"rate_buckets":        "transient: the HTTP API's per-user token buckets; a bucket left out starts full, as an idle one would be",
 		"conversation_search": "derived: what conversation search reads, rebuilt on import from the titles and the user messages",
 	}
+}
+
+// usageStepKey is the usage table's step key: a turn's (org_id, turn_id,
+// step) is stored once since SQLite's migration 16 and PostgreSQL's 8;
+// before them a step sent again after a lost answer could store its
+// record twice.
+var usageStepKey = &ArchiveUnique{
+	Columns: []string{"org_id", "turn_id", "step"},
+	Since:   map[string]int{"sqlite": 16, "postgres": 8},
 }
 
 // Column constructors, to keep ArchiveTables readable.
@@ -328,8 +360,8 @@ func ArchiveTables() []ArchiveTable {
 			// refusals are the tool results that begin "Not run: ", the
 			// text every refusal began with (as the migrations mark them).
 			filled(boolCol("refused"), func(t ArchiveTable, row []any) any {
-				role, _ := t.value(row, "role").(string)
-				content, _ := t.value(row, "content").([]byte)
+				role, _ := t.Value(row, "role").(string)
+				content, _ := t.Value(row, "content").([]byte)
 				return role == "tool" && bytes.HasPrefix(content, []byte("Not run: "))
 			})}},
 		{Name: "results", Key: []string{"ref"}, Columns: []ArchiveColumn{
@@ -342,11 +374,11 @@ func ArchiveTables() []ArchiveTable {
 			// its conversation's owner), and none was evicted.
 			filled(text("user_id"), func(ArchiveTable, []any) any { return "" }),
 			filled(intCol("size"), func(t ArchiveTable, row []any) any {
-				b, _ := t.value(row, "body").([]byte)
+				b, _ := t.Value(row, "body").([]byte)
 				return int64(len(b))
 			}),
 			filled(maybeAt("evicted_at"), func(ArchiveTable, []any) any { return nil })}},
-		{Name: "usage", Key: []string{"id"}, Columns: []ArchiveColumn{
+		{Name: "usage", Key: []string{"id"}, Unique: usageStepKey, Columns: []ArchiveColumn{
 			intCol("id"), text("org_id"), text("conversation_id"), text("turn_id"), text("payer"),
 			text("model"), intCol("step"), intCol("input_tokens"), intCol("cached_input_tokens"),
 			intCol("cache_write_tokens"), intCol("output_tokens"), intCol("cost_micros"), at("created_at")}},

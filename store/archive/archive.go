@@ -155,6 +155,11 @@ type Summary struct {
 	// most maxSkippedShown of SkippedFiles.
 	Skipped      []SkippedFile `json:"skipped_files,omitempty"`
 	SkippedFiles int           `json:"skipped_file_count,omitempty"`
+	// Repeated counts, by table, the rows an import left out because they
+	// repeat the key of an earlier row, which the archive's older schema
+	// allowed and the current one does not (store.ArchiveUnique: the
+	// first is kept, as the migration that added the key keeps it).
+	Repeated map[string]int64 `json:"repeated_rows,omitempty"`
 }
 
 // WriteText writes the summary for people.
@@ -179,6 +184,9 @@ func (s Summary) WriteText(w io.Writer) {
 	fmt.Fprintf(w, "workspaces: %d files, %d folders, %d bytes\n", m.Workspaces.Files, m.Workspaces.Folders, m.Workspaces.Bytes)
 	for _, name := range sortedKeys(m.Skipped) {
 		fmt.Fprintf(w, "not copied: %s (%s)\n", name, m.Skipped[name])
+	}
+	for _, name := range sortedKeys(s.Repeated) {
+		fmt.Fprintf(w, "left out: %d %s rows repeating an earlier row's key (the archive's schema predates the key; the first is kept)\n", s.Repeated[name], name)
 	}
 	for _, f := range s.Skipped {
 		fmt.Fprintf(w, "skipped in workspaces: %s (%s)\n", f.Path, f.Reason)

@@ -83,7 +83,7 @@ func importFile(ctx context.Context, path string, o Options) (Summary, error) {
 			return Summary{}, err
 		}
 	}
-	return Summary{Op: "import", File: path, Store: o.Place.String(), Manifest: v.manifest}, nil
+	return Summary{Op: "import", File: path, Store: o.Place.String(), Manifest: v.manifest, Repeated: v.repeated}, nil
 }
 
 // validated is what the validating pass learnt.
@@ -93,6 +93,9 @@ type validated struct {
 	// an archive replaced between the passes is refused.
 	raw      []byte
 	keyCheck string
+	// repeated counts, by table, the rows left out for repeating a key
+	// their source schema did not enforce (store.ArchiveUnique).
+	repeated map[string]int64
 }
 
 // validate reads the whole archive and checks everything an import will
@@ -112,7 +115,7 @@ func validate(path string, lim Limits) (validated, error) {
 	if err := drain(tr); err != nil {
 		return validated{}, err
 	}
-	v.keyCheck = tr.keyCheck
+	v.keyCheck, v.repeated = tr.keyCheck, tr.dropped
 	q := quotas{lim: lim, used: map[string]*used{}}
 	var n Files
 	err = a.eachWorkspaceEntry(tr.pending, func(e fileEntry) error {

@@ -3,6 +3,7 @@ package archive
 import (
 	"archive/tar"
 	"bufio"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"io"
@@ -33,6 +34,12 @@ type tableReader struct {
 	ended   bool
 	// keyCheck is the deployment's keyring_check value, once read.
 	keyCheck string
+	// unique, for a table whose rows may repeat a key the current schema
+	// enforces (store.ArchiveUnique), holds the keys of the rows read so
+	// far, hashed; nil for other tables.
+	unique map[[32]byte]struct{}
+	// dropped counts the rows left out as repeats, by table.
+	dropped map[string]int64
 }
 
 // newTableReader reads the tables of a, whose manifest m was just read.
@@ -65,6 +72,10 @@ func (r *tableReader) NextTable() (store.ArchiveTable, error) {
 		return store.ArchiveTable{}, err
 	}
 	r.cur, r.rows, r.seen[t.Name] = t, 0, true
+	r.unique = nil
+	if t.Unique.Applies(r.m.Backend, r.m.Schema[r.m.Backend]) {
+		r.unique = map[[32]byte]struct{}{}
+	}
 	r.sc = bufio.NewScanner(r.a.tr)
 	r.sc.Buffer(make([]byte, 0, 64<<10), MaxLineBytes+1) // the line and its newline
 	return t, nil
@@ -100,8 +111,47 @@ func (r *tableReader) checkAllRead() error {
 }
 
 // NextRow returns the current table's next row, or io.EOF after its last
-// once the rows read are as many as the manifest counts.
+// once the rows read are as many as the manifest counts. A row repeating
+// the key of an earlier one, in a table whose rows may (see unique), is
+// left out and counted in dropped.
 func (r *tableReader) NextRow() ([]any, error) {
+	for {
+		row, err := r.nextRow()
+		if err != nil || !r.repeats(row) {
+			return row, err
+		}
+		if r.dropped == nil {
+			r.dropped = map[string]int64{}
+		}
+		r.dropped[r.cur.Name]++
+	}
+}
+
+// repeats reports whether row repeats the unique key of a row read
+// before it in the current table, remembering its key when not.
+func (r *tableReader) repeats(row []any) bool {
+	if r.unique == nil {
+		return false
+	}
+	h := sha256.New()
+	for _, name := range r.cur.Unique.Columns {
+		// Each value's type and length go first, so that no two keys
+		// hash the same bytes.
+		v := r.cur.Value(row, name)
+		text := fmt.Sprint(v)
+		fmt.Fprintf(h, "%T:%d:%s;", v, len(text), text)
+	}
+	var k [32]byte
+	h.Sum(k[:0])
+	if _, ok := r.unique[k]; ok {
+		return true
+	}
+	r.unique[k] = struct{}{}
+	return false
+}
+
+// nextRow reads the current table's next row: see NextRow.
+func (r *tableReader) nextRow() ([]any, error) {
 	if r.sc == nil {
 		return nil, io.EOF
 	}
