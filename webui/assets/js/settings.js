@@ -112,9 +112,13 @@ function humanize(name) {
 // switchRow is one feature switch: a checkbox that is mixed while the
 // switch is not set, and Unset to return it there, with what the switch
 // does (info, from switch_info). A switch with no tool behind it yet
-// (info.no_tool) is not offered: its checkbox is disabled and says so,
-// and only Unset remains for one saved before. value() is true, false,
-// or undefined (not set: left out of the update).
+// (info.no_tool: its family has no tool in the catalog) is marked "No
+// tool yet" and not offered: its checkbox is disabled, its description
+// says it changes nothing — the engine's rule: a family switch only takes
+// its family's tools out, and its capability:NAME is never true while
+// the family has none — and only Unset remains for one saved before.
+// value() is true, false, or undefined (not set: left out of the
+// update).
 function switchRow(name, initial, info) {
   const id = `switch-${name}`;
   let set = typeof initial === 'boolean';
@@ -123,7 +127,7 @@ function switchRow(name, initial, info) {
     'aria-describedby': `${id}-state ${id}-effect` });
   const state = h('span', { class: 'muted small switch-state', id: `${id}-state` });
   const effect = h('span', { class: 'muted small switch-effect', id: `${id}-effect` },
-    inert ? t('settings.noTool') : (info?.effect ?? ''));
+    inert ? t('settings.noTool', { family: info.family || name, name }) : (info?.effect ?? ''));
   const unset = h('button', { type: 'button', class: 'link small', 'aria-label': t('settings.unsetNamed', { name }) }, t('settings.unset'));
   const show = () => {
     box.indeterminate = !set;
@@ -142,7 +146,8 @@ function switchRow(name, initial, info) {
     name,
     value: () => (set ? box.checked : undefined),
     el: h('div', { class: inert ? 'switch no-tool' : 'switch', 'data-switch': name }, box,
-      h('label', { for: id }, humanize(name), ' ', h('code', null, name)),
+      h('label', { for: id }, humanize(name), inert ? h('span', { class: 'badge off no-tool-badge' }, t('settings.noToolBadge')) : null,
+        ' ', h('code', null, name)),
       h('span', { class: 'switch-side' }, state, unset), effect),
   };
 }
