@@ -158,6 +158,11 @@ type Engine interface {
 	// settings.ErrConflict (409), both writing nothing. It returns the
 	// settings now in force.
 	UpdateSettings(ctx context.Context, c Caller, u settings.Update) (settings.View, error)
+	// TestConnection asks an OpenAI-compatible server for its models
+	// (settings.Service.TestConnection), writing nothing: what a save
+	// would refuse is a *settings.InvalidError (400), a server that fails
+	// the test a *settings.ConnectionError (400 connection_failed).
+	TestConnection(ctx context.Context, c Caller, t settings.ConnectionTest) (settings.ConnectionReport, error)
 	// RunTool runs one tool by hand as c (the tool console): the tool must
 	// be in the toolset the agent would get from c (before Deliberate
 	// Tool Mode), and it runs through the dispatcher with c's scope and

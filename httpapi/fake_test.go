@@ -217,3 +217,10 @@ func (f *fakeEngine) CheckModel(_ context.Context, _ httpapi.Caller, agentName, 
 	}
 	return &engine.InputError{Msg: "model " + ref + " is not one the agent offers"}
 }
+
+// TestConnection: the real test lives in package settings; the fake
+// answers a settings-shaped refusal, so that tests of the fake's other
+// endpoints stay complete.
+func (f *fakeEngine) TestConnection(context.Context, httpapi.Caller, settings.ConnectionTest) (settings.ConnectionReport, error) {
+	return settings.ConnectionReport{}, &settings.ConnectionError{Msg: "the fake engine tests no connection"}
+}

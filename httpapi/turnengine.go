@@ -264,6 +264,11 @@ func (a *turnEngine) UpdateSettings(ctx context.Context, c Caller, u settings.Up
 	return a.cfg.Settings.Update(ctx, c.OrgID, u)
 }
 
+// TestConnection implements Engine.
+func (a *turnEngine) TestConnection(ctx context.Context, c Caller, t settings.ConnectionTest) (settings.ConnectionReport, error) {
+	return a.cfg.Settings.TestConnection(ctx, c.OrgID, t)
+}
+
 // consoleSession is the turn an agent would give the caller before
 // Deliberate Tool Mode, under the caller's console conversation.
 func (a *turnEngine) consoleSession(ctx context.Context, c Caller, agentName string) (*engine.Session, error) {

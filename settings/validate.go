@@ -1,6 +1,7 @@
 package settings
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"maps"
@@ -15,7 +16,7 @@ import (
 // the document it stores. Every fault is an *InvalidError; when several
 // fields are wrong, the first in the order below (and, within a map, by
 // name) is reported.
-func (s *Service) validate(u Update) (document, error) {
+func (s *Service) validate(ctx context.Context, u Update) (document, error) {
 	known := tmpl.KnownCapabilities()
 	for _, name := range slices.Sorted(maps.Keys(u.Switches)) {
 		if !slices.Contains(known, name) {
@@ -29,6 +30,9 @@ func (s *Service) validate(u Update) (document, error) {
 		return document{}, err
 	}
 	if err := checkKeyChanges(u.SetKeys, u.ClearKeys); err != nil {
+		return document{}, err
+	}
+	if err := s.checkConnections(ctx, u); err != nil {
 		return document{}, err
 	}
 	return s.document(u), nil
@@ -90,6 +94,7 @@ func (s *Service) document(u Update) document {
 	if u.NetworkMode != s.baseMode() {
 		doc.NetworkMode = u.NetworkMode
 	}
+	doc.Connections = connectionDocs(u.Connections)
 	ex := slices.Compact(slices.Sorted(slices.Values(u.Web.ExcludeProviders)))
 	if !slices.Equal(ex, slices.Compact(slices.Sorted(slices.Values(b.ExcludeProviders)))) {
 		if ex == nil {

@@ -96,8 +96,9 @@ func TestSettingsSaveKeepsKeysWriteOnly(t *testing.T) {
 		"network_mode": "self-hosted",
 		"web": map[string]any{"disabled": false, "searxng_url": "http://searx.lan:8080", "iask_url": "",
 			"duckduckgo_disabled": false, "exclude_providers": []any{"iask", "ollama"}},
-		"set_keys":   map[string]any{"anthropic_api_key": typed},
-		"clear_keys": []any{"openai_api_key"},
+		"set_keys":    map[string]any{"anthropic_api_key": typed},
+		"clear_keys":  []any{"openai_api_key"},
+		"connections": []any{},
 	}
 	if d := cmp.Diff(want, put.Body); d != "" {
 		t.Errorf("PUT /api/settings body (-want +got):\n%s", d)
