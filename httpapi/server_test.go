@@ -37,7 +37,7 @@ func TestOpenAPIDocument(t *testing.T) {
 	sort.Strings(ops)
 	want := []string{
 		"DELETE /api/agents/{name}", "DELETE /api/conversations/{id}", "DELETE /api/deliberate/triggers", "DELETE /api/mcp-servers/{name}", "DELETE /api/tokens/{id}", "DELETE /api/users/{id}",
-		"GET /api/agents", "GET /api/agents/{name}", "GET /api/agents/{name}/model-status", "GET /api/agents/{name}/models", "GET /api/console/tools",
+		"GET /api/agents", "GET /api/agents/{name}", "GET /api/agents/{name}/inspect", "GET /api/agents/{name}/model-status", "GET /api/agents/{name}/models", "GET /api/console/tools",
 		"GET /api/conversations", "GET /api/conversations/{id}", "GET /api/conversations/{id}/events",
 		"GET /api/conversations/{id}/inspect", "GET /api/conversations/{id}/messages", "GET /api/conversations/{id}/models", "GET /api/deliberate", "GET /api/mcp-servers",
 		"GET /api/mcp-servers/{name}", "GET /api/me", "GET /api/me/deliberate", "GET /api/settings", "GET /api/tokens", "GET /api/tools",

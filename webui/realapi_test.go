@@ -295,6 +295,13 @@ func (e *scriptedEngine) Inspect(_ context.Context, c httpapi.Caller, conv, turn
 	}, nil
 }
 
+// InspectDraft answers as Inspect does, for the agent and without a turn.
+func (e *scriptedEngine) InspectDraft(ctx context.Context, c httpapi.Caller, agentName, message string) (httpapi.Inspection, error) {
+	ins, err := e.Inspect(ctx, c, "", "", message)
+	ins.Agent = agentName
+	return ins, err
+}
+
 func (e *scriptedEngine) ValidateAgent(_ context.Context, _ httpapi.Caller, def []byte) (httpapi.AgentValidation, error) {
 	a, err := config.ParseAgent(def)
 	if err != nil {
