@@ -52,7 +52,7 @@ var testHosts = hosts{"localhost": "127.0.0.1", "models.example": "93.184.215.14
 
 // connectionsService is a Service of a deployment base with a keyring,
 // resolving testHosts.
-func connectionsService(t *testing.T, base config.Config, opts ...func(*settings.Config)) (*settings.Service, *countingStore) {
+func connectionsService(t testing.TB, base config.Config, opts ...func(*settings.Config)) (*settings.Service, *countingStore) {
 	t.Helper()
 	st := newStore(t)
 	c := settings.Config{Store: st, Keyring: keyring(t, "k1", 1), Base: base, Build: (&builds{}).build, Now: func() time.Time { return saved },
@@ -297,4 +297,47 @@ func TestTestConnectionTimesOut(t *testing.T) {
 	if !errors.As(err, &ce) || ce.Msg != "the server did not answer: no answer in time" {
 		t.Errorf("%v, want a connection error saying there was no answer in time", err)
 	}
+}
+
+// FuzzConnectionUpdate: whatever a connection's fields hold, a save is
+// either accepted or refused with an *InvalidError that writes nothing,
+// and an accepted one shows the connection as sent, its key never.
+func FuzzConnectionUpdate(f *testing.F) {
+	for _, seed := range [][4]string{
+		{"lmstudio", "http://127.0.0.1:1234/v1", "sk-1", "self-hosted"},
+		{"ollama", "http://localhost:11434", "", "public"},
+		{"vllm", "https://models.example/v1?x=1", "a\nb", "public"},
+		{"OpenAI", "ftp://x", "", "self-hosted"},
+		{"openai", "https://me:pw@models.example/v1", "k", "public"},
+		{"vllm", "http://[::1]:8000/v1", "", "self-hosted"},
+		{"v", "http://169.254.169.254/latest", "", "self-hosted"},
+	} {
+		f.Add(seed[0], seed[1], seed[2], seed[3])
+	}
+	ctx := context.Background()
+	svc, st := connectionsService(f, selfHosted)
+	f.Fuzz(func(t *testing.T, name, base, key, mode string) {
+		before, err := st.Store.GetOrgSettings(ctx, "acme")
+		if err != nil {
+			t.Fatal(err)
+		}
+		v, err := svc.Update(ctx, "acme", settings.Update{Version: before.Version, NetworkMode: mode,
+			Connections: []settings.ConnectionUpdate{{Name: name, BaseURL: base, Key: key}}})
+		if err != nil {
+			var inv *settings.InvalidError
+			if !errors.As(err, &inv) {
+				t.Fatalf("%q %q: %v, want an *InvalidError", name, base, err)
+			}
+			if after, _ := st.Store.GetOrgSettings(ctx, "acme"); after.Version != before.Version {
+				t.Fatalf("a refused save was written")
+			}
+			return
+		}
+		if len(v.Connections) != 1 || v.Connections[0].Name != name || v.Connections[0].BaseURL != base {
+			t.Fatalf("saved %+v, want %q at %q", v.Connections, name, base)
+		}
+		if k := strings.TrimSpace(key); len(k) > 3 && strings.Contains(fmt.Sprintf("%+v", v), k) {
+			t.Fatalf("the view shows the key %q", k)
+		}
+	})
 }

@@ -58,7 +58,7 @@ func (c *countingStore) closeAfter(n int) <-chan struct{} {
 
 // newStore opens a store in a temporary folder with organisations acme
 // and other.
-func newStore(t *testing.T) *countingStore {
+func newStore(t testing.TB) *countingStore {
 	t.Helper()
 	ctx := context.Background()
 	st, err := sqlite.Open(ctx, t.TempDir())
@@ -75,7 +75,7 @@ func newStore(t *testing.T) *countingStore {
 }
 
 // keyring returns a keyring whose one key is made of b.
-func keyring(t *testing.T, id string, b byte) *secret.Keyring {
+func keyring(t testing.TB, id string, b byte) *secret.Keyring {
 	t.Helper()
 	kr, err := secret.New(secret.Key{ID: id, Secret: bytes.Repeat([]byte{b}, secret.KeySize)})
 	if err != nil {

@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
 
@@ -165,4 +167,43 @@ func TestGuardedProvider(t *testing.T) {
 			}
 		})
 	}
+}
+
+// answer is a Doer that answers every request with body, without a
+// network.
+type answer string
+
+func (a answer) Do(r *http.Request) (*http.Response, error) {
+	return &http.Response{StatusCode: http.StatusOK, Body: io.NopCloser(strings.NewReader(string(a))), Request: r}, nil
+}
+
+// FuzzListModels: whatever a server answers, ListModels never fails but
+// with a *ListError, and a list it returns is sorted, distinct, at most
+// MaxListedModels, with no empty id and no control character.
+func FuzzListModels(f *testing.F) {
+	for _, seed := range []string{
+		`{"object":"list","data":[{"id":"qwen3:8b"},{"id":"llama3.2"}]}`,
+		`{"data":[{"id":""},{"id":" a "},{"id":"a"},{"id":"b\u0000c"}]}`,
+		`{"data":null}`, `{"data":[1,2]}`, `[]`, `<html>`, ``,
+	} {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, body string) {
+		got, err := providers.ListModels(context.Background(), answer(body), "vllm", "http://models.test/v1", "")
+		if err != nil {
+			var le *providers.ListError
+			if !errors.As(err, &le) {
+				t.Fatalf("%v, want a *ListError", err)
+			}
+			return
+		}
+		if len(got.Models) > providers.MaxListedModels || !slices.IsSorted(got.Models) || len(slices.Compact(slices.Clone(got.Models))) != len(got.Models) {
+			t.Fatalf("models %q: want sorted, distinct, at most %d", got.Models, providers.MaxListedModels)
+		}
+		for _, id := range got.Models {
+			if id == "" || strings.ContainsFunc(id, func(r rune) bool { return r < 0x20 || r == 0x7f }) || strings.TrimSpace(id) != id {
+				t.Fatalf("id %q kept", id)
+			}
+		}
+	})
 }
