@@ -183,6 +183,7 @@ func TestConnectionsRefused(t *testing.T) {
 		{"no URL", public, "public", one(settings.ConnectionUpdate{Name: "vllm"}), "connections.vllm", "the base URL is empty"},
 		{"not http", public, "public", one(settings.ConnectionUpdate{Name: "vllm", BaseURL: "ftp://models.example"}), "connections.vllm", "not an http or https URL"},
 		{"credentials", public, "public", one(settings.ConnectionUpdate{Name: "vllm", BaseURL: "https://me:pw@models.example/v1"}), "connections.vllm", "credentials in the URL"},
+		{"not UTF-8", public, "public", one(settings.ConnectionUpdate{Name: "vllm", BaseURL: "http://\x8c"}), "connections.vllm", "not valid UTF-8"},
 		{"a query", public, "public", one(settings.ConnectionUpdate{Name: "vllm", BaseURL: "https://models.example/v1?key=x"}), "connections.vllm", "the base URL must have no query"},
 		{"loopback in public mode", public, "public", one(settings.ConnectionUpdate{Name: "ollama", BaseURL: "http://127.0.0.1:11434"}),
 			"connections.ollama", "blocked: address not allowed: 127.0.0.1: in public network mode a connection must be a public address on port 80 or 443"},

@@ -315,6 +315,7 @@ func TestUpdateRefusesBadInput(t *testing.T) {
 		{"DuckDuckGo back on", "web.duckduckgo_disabled", "DuckDuckGo is turned off for this deployment (web.duckduckgo_disabled in the server's config file)", with(func(u *settings.Update) { u.Web.DuckDuckGoDisabled = false }), false},
 		{"SearXNG not http", "web.searxng_url", "not an http or https URL", with(func(u *settings.Update) { u.Web.SearXNGURL = "ftp://searx.example" }), false},
 		{"SearXNG with credentials", "web.searxng_url", "credentials in the URL are not allowed (use the key fields)", with(func(u *settings.Update) { u.Web.SearXNGURL = "https://me:pw@searx.example" }), false},
+		{"SearXNG not UTF-8", "web.searxng_url", "not valid UTF-8", with(func(u *settings.Update) { u.Web.SearXNGURL = "https://searx.example/\xff" }), false},
 		{"IAsk URL too long", "web.iask_url", "longer than 500 characters", with(func(u *settings.Update) { u.Web.IAskURL = long }), false},
 		{"IAsk plain http of the organisation's own", "web.iask_url", "use https (it carries the IAsk key); plain http needs network mode self-hosted", with(func(u *settings.Update) { u.Web.IAskURL = "http://iask.org" }), false},
 		{"excluded provider not a name", "web.exclude_providers", `"Open AI" is not a model provider name (like openai or ollama)`, with(func(u *settings.Update) { u.Web.ExcludeProviders = []string{"Open AI"} }), false},

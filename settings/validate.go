@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/quiverhq/quiver/tmpl"
 )
@@ -112,6 +113,11 @@ func checkEngineURL(raw string) error {
 	}
 	if len(raw) > maxURLLen {
 		return fmt.Errorf("longer than %d characters", maxURLLen)
+	}
+	// The settings are stored as JSON, which would turn bytes that are
+	// not UTF-8 into U+FFFD: a URL saved would not be the URL sent.
+	if !utf8.ValidString(raw) {
+		return errors.New("not valid UTF-8")
 	}
 	u, err := url.Parse(raw)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
