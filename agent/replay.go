@@ -21,6 +21,11 @@ type Replay struct {
 	TurnStart int `json:"turn_start"`
 	// Calls are the turn's model calls, in order; at least one.
 	Calls []Call `json:"calls"`
+	// Omitted counts the earliest messages of the view that no call sent
+	// (every call cut them, behind its marker): they are left out of
+	// Messages, so a replay is never larger than what its calls sent
+	// plus the turn's own messages.
+	Omitted int `json:"omitted"`
 }
 
 // Call is one model call of a turn: it sent, after the system prompt and
@@ -66,7 +71,31 @@ func (r *Runner) Replay(s Start, calls int) Replay {
 		out.Calls = append(out.Calls, h.call(cut, from, end))
 		prev = from
 	}
+	out.omitUnsent()
 	return out
+}
+
+// omitUnsent drops from Messages the earliest messages no call sent, and
+// moves the calls' indices with them. The turn's own messages stay.
+func (r *Replay) omitUnsent() {
+	lo := r.TurnStart
+	for _, c := range r.Calls {
+		if c.Cut.Marker == "" {
+			return // a call sent everything from the first message
+		}
+		lo = min(lo, c.From)
+	}
+	if lo <= 0 {
+		return
+	}
+	r.Messages, r.TurnStart, r.Omitted = r.Messages[lo:], r.TurnStart-lo, lo
+	for i := range r.Calls {
+		c := &r.Calls[i]
+		c.From, c.End = c.From-lo, c.End-lo
+		for k := range c.Kept {
+			c.Kept[k] -= lo
+		}
+	}
 }
 
 // turnMessages are the stored messages a replay of s's turn reads: the

@@ -65,6 +65,9 @@ type Inspection struct {
 	Messages []ModelMessage `json:"messages"`
 	// TurnStart is the index in Messages of the turn's first message.
 	TurnStart int `json:"turn_start"`
+	// Omitted counts the earliest messages no call sent (each cut them
+	// behind its marker), which Messages leaves out.
+	Omitted int `json:"omitted"`
 	// Calls are the turn's model calls as they were sent (a stored
 	// turn's, rebuilt from its transcript), or a draft's first as it
 	// would be: each sends System, Tools, then its part of Messages.

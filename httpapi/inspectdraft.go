@@ -37,10 +37,10 @@ func (s *server) inspectDraft(ctx context.Context, in *inspectDraftInput) (*insp
 }
 
 // replayWire is a replay as the API shows it: never nil lists.
-func replayWire(r *agent.Replay) ([]ModelMessage, int, []ModelCall) {
+func replayWire(r *agent.Replay) ([]ModelMessage, int, []ModelCall, int) {
 	msgs, calls := []ModelMessage{}, []ModelCall{}
 	if r == nil {
-		return msgs, 0, calls
+		return msgs, 0, calls, 0
 	}
 	for _, m := range r.Messages {
 		msgs = append(msgs, messageWire(m))
@@ -52,7 +52,7 @@ func replayWire(r *agent.Replay) ([]ModelMessage, int, []ModelCall) {
 		}
 		calls = append(calls, ModelCall{Kept: kept, From: c.From, End: c.End, Cut: c.Cut})
 	}
-	return msgs, r.TurnStart, calls
+	return msgs, r.TurnStart, calls, r.Omitted
 }
 
 // messageWire is one message of the model's view on the wire.

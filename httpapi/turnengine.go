@@ -193,7 +193,7 @@ func (a *turnEngine) inspect(ctx context.Context, r engine.Request, turnID strin
 		Intent: []IntentMatch{}, Declared: ins.Declared, Origins: origins(s.Toolset),
 		History: ins.History, Steps: ins.Steps,
 	}
-	out.Messages, out.TurnStart, out.Calls = replayWire(ins.Replay)
+	out.Messages, out.TurnStart, out.Calls, out.Omitted = replayWire(ins.Replay)
 	for _, m := range ins.Matches {
 		out.Intent = append(out.Intent, IntentMatch{Family: m.Target, Trigger: m.Trigger, Source: m.Source})
 	}

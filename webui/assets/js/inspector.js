@@ -225,7 +225,8 @@ function callsSection(ins) {
     return section('ins-calls', t('ins.modelCalls'), h('p', { class: 'muted' }, t('ins.noCalls')));
   }
   return section('ins-calls', tn('ins.callsTitle', calls.length),
-    h('p', { class: 'muted small' }, ins.turn_id ? t('ins.callsSent') : t('ins.callWouldBe')),
+    h('p', { class: 'muted small' }, ins.turn_id ? t('ins.callsSent') : t('ins.callWouldBe'),
+      ins.omitted ? ` ${tn('ins.omitted', ins.omitted)}` : ''),
     calls.map((c, i) => callDetails(ins, msgs, c, i)));
 }
 
