@@ -278,6 +278,8 @@ export class Thread {
       this.paused = before.paused;
       this.label.textContent = this.paused ? t('chat.yourAnswer') : t('chat.message');
       if (this.fresh) await this.uncreate();
+      if (this.refusal) this.status.append(this.refusal);
+      this.refusal = null;
       return;
     }
     if (!this.conv.title) await this.refreshTitle();
@@ -366,7 +368,11 @@ export class Thread {
       // Retry where asking again may work: no connection, or a server
       // failing; a refusal would only be refused again.
       const again = err.offline || err.status >= 500 ? () => this.form.requestSubmit() : null;
-      this.status.append(errorBox(err, err.offline ? t('chat.offline') : t('chat.refused'), again));
+      const box = errorBox(err, err.offline ? t('chat.offline') : t('chat.refused'), again);
+      // A new chat's reason shows once its conversation is deleted again
+      // (send), so that nothing is stored when it is read.
+      if (this.fresh) this.refusal = box;
+      else this.status.append(box);
       if (isNoModel(err.message) && !this.notice) this.extras.append(noModelHelp(this.fresh ? null : this.conv?.id, turn.userText()));
       if (this.fresh && this.landing) this.landing.hidden = false;
       return 'refused';
