@@ -138,5 +138,10 @@ func TestConnectionsTestSaveRemove(t *testing.T) {
 				t.Errorf("%s %s answered with the key", x.Method, x.Path)
 			}
 		}
+		// The fieldset in Vietnamese, from the catalog.
+		b.Do("choose Vietnamese", chromedp.SetValue(chromedp.CSS(`#lang`), "vi"))
+		b.WaitText(`#connections legend`, "Máy chủ mô hình")
+		b.WaitText(`#connections`, "Chưa kết nối máy chủ mô hình nào.")
+		b.WaitText(`#connection-add`, "Thêm kết nối")
 	})
 }
