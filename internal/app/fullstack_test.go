@@ -82,6 +82,10 @@ func TestFullStackInBrowser(t *testing.T) {
 	// with its suggestion.
 	conv := fullStackChat(t, b)
 	b.Shot("3a-calculated")
+	// Back to the agent's own model for the rest of the conversation:
+	// saved at once (the picker is off until the PATCH answers).
+	b.Do("pick the agent's own model", chromedp.SetValue(chromedp.CSS(`#model-pick`), "openai:fake-fullstack"),
+		chromedp.WaitEnabled(chromedp.CSS(`#model-pick`)))
 	b.Do("send the second message", chromedp.SetValue(chromedp.CSS(`#message`), "Convert that to euros."),
 		chromedp.Click(chromedp.CSS(`#send`)), chromedp.WaitVisible(chromedp.CSS(`button.suggested`)))
 	b.WaitText(`.transcript .msg.question .text`, question)
@@ -171,9 +175,11 @@ func fullStackChat(t *testing.T, b *browsertest.Browser) string {
 	return conv
 }
 
-// checkModelSaw asserts what reached the fake model: four requests, each
-// for the model picked in the chat, the browser's zone in the context
-// message, the calculate result, and the answer to the question.
+// checkModelSaw asserts what reached the fake model: four requests, the
+// first message's two for the model picked in the new chat and the
+// others for the agent's own, picked again before the second message;
+// the browser's zone in the context message, the calculate result, and
+// the answer to the question.
 func checkModelSaw(t *testing.T, model *llmtest.Server, zone, answer string) {
 	t.Helper()
 	seen := model.Seen()
@@ -181,9 +187,13 @@ func checkModelSaw(t *testing.T, model *llmtest.Server, zone, answer string) {
 		t.Fatalf("the model got %d requests, want 4", len(seen))
 	}
 	for i, s := range seen {
+		want := "fake-fullstack-big"
+		if i >= 2 {
+			want = "fake-fullstack"
+		}
 		var req struct{ Model string }
-		if err := json.Unmarshal(s.Raw, &req); err != nil || req.Model != "fake-fullstack-big" {
-			t.Errorf("model request %d is for %q (%v), want the model picked, fake-fullstack-big", i+1, req.Model, err)
+		if err := json.Unmarshal(s.Raw, &req); err != nil || req.Model != want {
+			t.Errorf("model request %d is for %q (%v), want the model picked, %s", i+1, req.Model, err, want)
 		}
 	}
 	if msgs := seen[0].Req.Messages; len(msgs) == 0 || !strings.Contains(msgs[0].Text, zone) {
