@@ -125,3 +125,27 @@ func TestDefaultWorkBounded(t *testing.T) {
 		t.Fatalf("import error %v, want %q", err, want)
 	}
 }
+
+// FuzzImportSchema: whatever schema a server lists, Import returns (a
+// tool or an error) and an imported tool's validation of small
+// arguments returns: neither panics nor runs unbounded.
+func FuzzImportSchema(f *testing.F) {
+	f.Add(twoWays, nest(3))
+	f.Add(fanOut(3, func(next string) string {
+		return fmt.Sprintf(`{"allOf": [{"$ref": %q}, {"$ref": %q}]}`, next, next)
+	}), `{"a": "x"}`)
+	f.Add(`{"type": "object", "properties": {"a": {"$ref": "#/properties/a"}}}`, `{"a": 1}`)
+	f.Add(`{"type": "object", "properties": {"self": {"$ref": "#"}}, "$defs": {"n": {"$anchor": "n"}}}`, `{"self": {"self": {}}}`)
+	f.Fuzz(func(t *testing.T, schema, args string) {
+		var s jsonschema.Schema
+		if len(schema) > 4096 || json.Unmarshal([]byte(schema), &s) != nil || s.Type != "object" {
+			return
+		}
+		tl, err := tool.Import(tool.Spec{Name: "srv__fuzz", Description: "Fuzzed."}, &s,
+			func(context.Context, tool.Scope, json.RawMessage) (tool.Result, error) { return tool.Result{}, nil })
+		if err != nil || len(args) > 512 {
+			return
+		}
+		_, _ = tl.Validate(json.RawMessage(args))
+	})
+}
