@@ -310,23 +310,7 @@ func TestUpgradeFrom0005(t *testing.T) {
 // they read back unchanged, with the always-on opt-in off.
 func TestUpgradeFrom0007(t *testing.T) {
 	dir := t.TempDir()
-	db, err := openDB(t.Context(), writerDSN(filepath.Join(dir, FileName)), 1)
-	if err != nil {
-		t.Fatalf("open: %v", err)
-	}
-	ms, err := loadMigrations(migrationFiles)
-	if err != nil {
-		t.Fatal(err)
-	}
-	fsys := fstest.MapFS{}
-	for _, m := range ms {
-		if m.version <= 7 {
-			fsys[migrationDir+"/"+m.name] = &fstest.MapFile{Data: []byte(m.sql)}
-		}
-	}
-	if _, err := migrate(t.Context(), db, fsys); err != nil {
-		t.Fatalf("migrate to 0007: %v", err)
-	}
+	db := migratedBefore(t, dir, "intent_gate_always_on.sql")
 	updated := time.Date(2025, time.March, 30, 1, 2, 3, 0, time.UTC)
 	if _, err := db.ExecContext(t.Context(), `INSERT INTO intent_settings VALUES ('org', 1, 3, ?)`, encodeTime(updated)); err != nil {
 		t.Fatalf("insert 0007 settings: %v", err)
