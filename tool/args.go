@@ -54,7 +54,7 @@ func (t *Tool) Validate(args json.RawMessage) (json.RawMessage, error) {
 		return nil, &ArgError{Tool: t.spec.Name, Msg: err.Error()}
 	}
 	if t.bounds != nil && !t.bounds.fits(t.bounds.root, plain) {
-		return nil, &ArgError{Tool: t.spec.Name, Msg: errTooComplex}
+		return nil, &ArgError{Tool: t.spec.Name, Msg: tooComplex}
 	}
 	if err := t.resolved.Validate(plain); err != nil {
 		return nil, schemaError(t.spec.Name, err)

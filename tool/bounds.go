@@ -29,8 +29,8 @@ const (
 	MaxValidationSteps = 1 << 20
 )
 
-// errTooComplex is the message of arguments past MaxValidationSteps.
-var errTooComplex = fmt.Sprintf("arguments are too deeply nested for this tool's schema to check (more than %d steps)", MaxValidationSteps)
+// tooComplex is the message of arguments past MaxValidationSteps.
+var tooComplex = fmt.Sprintf("arguments are too deeply nested for this tool's schema to check (more than %d steps)", MaxValidationSteps)
 
 // refBounds resolves the in-document references of one schema and counts
 // the work they cause. It is read-only once built, so safe for
@@ -46,14 +46,18 @@ type refBounds struct {
 // return to a schema without passing a property or item (validation
 // would never end), and the schema must stand for at most
 // MaxSchemaExpansion subschemas. It returns nil, nil when root has no
-// reference: its validation is then linear in the arguments.
+// reference: validation then applies each subschema at most once to each
+// value of the arguments.
 func newRefBounds(root *jsonschema.Schema) (*refBounds, error) {
 	b := &refBounds{root: root, anchors: map[string]*jsonschema.Schema{}, targets: map[*jsonschema.Schema]*jsonschema.Schema{}}
 	var refs []*jsonschema.Schema
 	var dynamic, ids bool
 	walk(root, func(s *jsonschema.Schema) {
-		if s.Anchor != "" {
-			b.anchors[s.Anchor] = s
+		// A $ref names a dynamic anchor as it names a plain one.
+		for _, a := range [...]string{s.Anchor, s.DynamicAnchor} {
+			if a != "" {
+				b.anchors[a] = s
+			}
 		}
 		if s.Ref != "" {
 			refs = append(refs, s)
@@ -249,20 +253,27 @@ func eachNested(s *jsonschema.Schema, f func(*jsonschema.Schema) bool) bool {
 }
 
 // walk calls f on s and on every subschema written inside it ($defs
-// included), once each, following no reference.
+// included), once each, following no reference. A schema built in Go may
+// hold one subschema in several places; it is visited once.
 func walk(s *jsonschema.Schema, f func(*jsonschema.Schema)) {
-	if s == nil {
-		return
-	}
-	f(s)
-	each := func(c *jsonschema.Schema) bool { walk(c, f); return true }
-	eachInPlace(s, each)
-	eachNested(s, each)
-	for _, m := range [...]map[string]*jsonschema.Schema{s.Defs, s.Definitions} {
-		for _, c := range m {
-			walk(c, f)
+	seen := map[*jsonschema.Schema]bool{}
+	var visit func(s *jsonschema.Schema) bool
+	visit = func(s *jsonschema.Schema) bool {
+		if s == nil || seen[s] {
+			return true
 		}
+		seen[s] = true
+		f(s)
+		eachInPlace(s, visit)
+		eachNested(s, visit)
+		for _, m := range [...]map[string]*jsonschema.Schema{s.Defs, s.Definitions} {
+			for _, c := range m {
+				visit(c)
+			}
+		}
+		return true
 	}
+	visit(s)
 }
 
 // checkExpansion counts the subschemas root stands for with references

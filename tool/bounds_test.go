@@ -149,3 +149,22 @@ func FuzzImportSchema(f *testing.F) {
 		_, _ = tl.Validate(json.RawMessage(args))
 	})
 }
+
+// BenchmarkImport is the import of a listed tool of an ordinary shape
+// (five properties, one of them an array of a $defs object), which an
+// MCP server's tools go through on every turn's routing.
+func BenchmarkImport(b *testing.B) {
+	const src = `{"type": "object", "required": ["q"], "properties": {"q": {"type": "string"}, "n": {"type": "integer", "default": 5},
+		"tags": {"type": "array", "items": {"$ref": "#/$defs/tag"}}, "lang": {"enum": ["en", "vi"]}, "deep": {"type": "boolean"}},
+		"$defs": {"tag": {"type": "object", "properties": {"name": {"type": "string"}, "weight": {"type": "number"}}}}}`
+	var proto jsonschema.Schema
+	if err := json.Unmarshal([]byte(src), &proto); err != nil {
+		b.Fatal(err)
+	}
+	h := func(context.Context, tool.Scope, json.RawMessage) (tool.Result, error) { return tool.Result{}, nil }
+	for b.Loop() {
+		if _, err := tool.Import(tool.Spec{Name: "srv__search", Description: "Search."}, proto.CloneSchemas(), h); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
