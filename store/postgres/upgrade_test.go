@@ -21,22 +21,25 @@ func TestUpgrades(t *testing.T) {
 		if err != nil {
 			t.Fatalf("connect: %v", err)
 		}
-		defer pool.Close()
+		defer pool.Close() // Close is idempotent: also on a failure below
 		if _, err := migrate(t.Context(), pool, migrationsBefore(t, u.Migration)); err != nil {
 			t.Fatalf("migrate to before %s: %v", u.Migration, err)
 		}
 		for _, r := range u.Rows {
 			q, args := r.Insert(func(n int) string { return fmt.Sprintf("$%d", n) })
-			for i, a := range args {
-				// A string in a binary column (messages.content) is its bytes.
-				col := r.Columns[i%len(r.Columns)]
+			// A string in a binary column (messages.content) is its bytes.
+			binary := make([]bool, len(r.Columns))
+			for j, col := range r.Columns {
 				var typ string
 				err := pool.QueryRow(t.Context(), `SELECT data_type::text FROM information_schema.columns
 					WHERE table_schema = current_schema() AND table_name = $1 AND column_name = $2`, r.Table, col).Scan(&typ)
 				if err != nil {
 					t.Fatalf("type of %s.%s: %v", r.Table, col, err)
 				}
-				if s, ok := a.(string); ok && typ == "bytea" {
+				binary[j] = typ == "bytea"
+			}
+			for i, a := range args {
+				if s, ok := a.(string); ok && binary[i%len(r.Columns)] {
 					args[i] = []byte(s)
 				}
 			}
