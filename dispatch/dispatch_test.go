@@ -344,11 +344,11 @@ func BenchmarkCall(b *testing.B) {
 // MCP server's, and validating against it can take long even within the
 // bounds tool.Import and tool.Validate keep (here a recursive schema that
 // reaches a nested object through two branches at every level, and
-// arguments 17 objects deep: about 2^17 steps, under
+// arguments 16 objects deep: about 2^16 steps, under
 // tool.MaxValidationSteps); its validation runs under the tool's timeout,
 // so the call ends at the deadline instead of holding the turn.
 func TestImportedToolValidatedUnderTimeout(t *testing.T) {
-	const depth = 17
+	const depth = 15
 	next := func() *jsonschema.Schema {
 		return &jsonschema.Schema{Properties: map[string]*jsonschema.Schema{"q": {Ref: "#/$defs/n"}}}
 	}

@@ -26,7 +26,7 @@ const (
 	// when the schema has references: recursion through a property lets
 	// the size of the arguments multiply the work. Arguments past it are
 	// refused with an *ArgError before validation runs.
-	MaxValidationSteps = 1 << 20
+	MaxValidationSteps = 1 << 18
 )
 
 // tooComplex is the message of arguments past MaxValidationSteps.

@@ -93,7 +93,7 @@ func nest(depth int) string {
 // TestValidationWorkBounded: arguments whose validation against a
 // recursive schema would take more than MaxValidationSteps steps are
 // refused before validation runs, with few allocations (validating them
-// would allocate for each of its 2^21 steps); shallower ones validate.
+// would allocate for each of its 2^22 steps); shallower ones validate.
 func TestValidationWorkBounded(t *testing.T) {
 	tl, err := importJSON(t, twoWays)
 	if err != nil {
@@ -120,7 +120,7 @@ func TestDefaultWorkBounded(t *testing.T) {
 	schema := strings.Replace(twoWays, `"properties": {"x": {"$ref": "#/$defs/n"}}, "$defs"`,
 		`"properties": {"x": {"$ref": "#/$defs/n", "default": `+nest(22)+`}}, "$defs"`, 1)
 	_, err := importJSON(t, schema)
-	want := "tool srv__deep: input schema has a default too deeply nested to check (more than 1048576 steps)"
+	want := "tool srv__deep: input schema has a default too deeply nested to check (more than 262144 steps)"
 	if err == nil || err.Error() != want {
 		t.Fatalf("import error %v, want %q", err, want)
 	}
