@@ -41,6 +41,11 @@
 // pages by cursor without a gap or a repeat; a delete leaves nothing a
 // repository answers with, keeps usage detached, refuses while a run is
 // held and spares other users and organisations.
+//
+// Two checks need a backend's own SQL besides its store, so a backend's
+// tests run them beside Run: DeleteLeavesNoRow looks in every table for
+// what a conversation delete left, and RunUpgrades writes rows as older
+// builds did (Upgrades) and checks what the migrations made of them.
 package storetest
 
 import (
