@@ -81,7 +81,7 @@ func TestMarkdownRendersEachConstruct(t *testing.T) {
 			`<blockquote><p>quoted <strong>b</strong><br>more</p><blockquote><p>inner</p></blockquote></blockquote><p>after</p>`},
 		{"horizontal rules", "a\n\n---\n* * *\n___\nb", `<p>a</p><hr><hr><hr><p>b</p>`},
 		{"table", "| a | b | c |\n|:--|--:|:-:|\n| 1 | `x\\|y` |\n| **2** | 3 | 4 | 5 |\n\nafter",
-			`<div class="table-wrap"><table><thead><tr><th data-align="left">a</th><th data-align="right">b</th><th data-align="center">c</th></tr></thead>` +
+			`<div class="table-wrap" tabindex="0"><table><thead><tr><th data-align="left">a</th><th data-align="right">b</th><th data-align="center">c</th></tr></thead>` +
 				`<tbody><tr><td data-align="left">1</td><td data-align="right"><code>x|y</code></td><td data-align="center"></td></tr>` +
 				`<tr><td data-align="left"><strong>2</strong></td><td data-align="right">3</td><td data-align="center">4</td></tr></tbody></table></div><p>after</p>`},
 		{"a table needs its delimiter row", "| a | b |\n| 1 | 2 |", `<p>| a | b |<br>| 1 | 2 |</p>`},
@@ -108,7 +108,7 @@ func TestMarkdownRendersEachConstruct(t *testing.T) {
 		{"closing hashes need a space before them", "# C#\n# #\n# a \\#\n## b #\t \n# c \t#x",
 			"<h3>C#</h3><h3></h3><h3>a #</h3><h4>b</h4><h3>c \t#x</h3>"},
 		{"a delimiter row has only dashes and colons", "a | b\n|-|-|x\n\nc | d\n| - | :-: |\n\ne | f\n|-|\\-|",
-			`<p>a | b<br>|-|-|x</p><div class="table-wrap"><table><thead><tr><th>c</th><th data-align="center">d</th></tr></thead></table></div>` +
+			`<p>a | b<br>|-|-|x</p><div class="table-wrap" tabindex="0"><table><thead><tr><th>c</th><th data-align="center">d</th></tr></thead></table></div>` +
 				`<p>e | f<br>|-|-|</p>`},
 		{"a bare URL stops at quotes", "{\"u\":\"https://a.com\",\"v\":1} 'https://b.com/x' `https://c.com`x",
 			`<p>{"u":"` + link("https://a.com/", "https://a.com") + `","v":1} '` + link("https://b.com/x", "https://b.com/x") +
@@ -187,7 +187,7 @@ func TestMarkdownMakesOnlyKnownElements(t *testing.T) {
 	b.Do("open", chromedp.Navigate(b.srv.URL+"/"))
 	problems := eval[[]string](b, fmt.Sprintf(`import('/assets/js/markdown.js').then(({ markdown }) => {
 		const attrs = { P: [], BR: [], H3: [], H4: [], H5: [], H6: [], PRE: ['tabindex'], CODE: ['data-lang'],
-			SPAN: ['class'], UL: [], OL: ['start'], LI: [], BLOCKQUOTE: [], HR: [], DIV: ['class'], TABLE: [], THEAD: [], TBODY: [],
+			SPAN: ['class'], UL: [], OL: ['start'], LI: [], BLOCKQUOTE: [], HR: [], DIV: ['class', 'tabindex'], TABLE: [], THEAD: [], TBODY: [],
 			TR: [], TH: ['data-align'], TD: ['data-align'], STRONG: [], EM: [], DEL: [], A: ['href', 'rel', 'target', 'title'],
 			BUTTON: ['type', 'class', 'aria-label'] };
 		const classes = { DIV: /^(table-wrap|code-block hljs|code-head)$/, SPAN: /^(code-lang|hljs-[a-z_-]+( [a-z]+_+)*|)$/, BUTTON: /^code-copy$/ };
@@ -269,7 +269,7 @@ func TestChatRendersMarkdownAnswer(t *testing.T) {
 	b.Do("turn ends", chromedp.WaitNotVisible(chromedp.CSS(`#cancel`)),
 		chromedp.WaitVisible(chromedp.CSS(`.transcript .msg.assistant:last-child:not([aria-busy]) .md ol`)))
 	want := head + code +
-		`<div class="table-wrap"><table><thead><tr><th>step</th><th data-align="center">command</th><th>expected</th><th data-align="right">owner</th></tr></thead>` +
+		`<div class="table-wrap" tabindex="0"><table><thead><tr><th>step</th><th data-align="center">command</th><th>expected</th><th data-align="right">owner</th></tr></thead>` +
 		`<tbody><tr><td>1</td><td data-align="center"><code>go vet ./webui/</code></td><td>NothingOnACleanWorkingTree</td><td data-align="right">TheWebInterfaceMaintainers</td></tr></tbody></table></div>` +
 		`<ol start="3"><li>` + link("https://example.com/docs/web-ui", "the docs") + `</li><li>[not a link](javascript:alert(1))</li></ol>` +
 		`<p>&lt;script&gt;alert(1)&lt;/script&gt; &lt;img src=x onerror=alert(2)&gt;</p>`
@@ -347,7 +347,7 @@ func TestMarkdownAdversarialInputs(t *testing.T) {
 		{"lists nested deep", strings.Repeat("- ", n/2) + "x",
 			nest("<ul><li>", "</li></ul>", 8, strings.Repeat("- ", n/2-8)+"x")},
 		{"a table of many rows", "| a | b |\n|---|---|\n" + rows,
-			`<div class="table-wrap"><table><thead><tr><th>a</th><th>b</th></tr></thead><tbody>` +
+			`<div class="table-wrap" tabindex="0"><table><thead><tr><th>a</th><th>b</th></tr></thead><tbody>` +
 				strings.Repeat(`<tr><td>x</td><td>y</td></tr>`, n/10) + `</tbody></table></div>`},
 		{"lone ampersands and angle brackets", strings.Repeat("&<", n/2), `<p>` + strings.Repeat("&amp;&lt;", n/2) + `</p>`},
 		{"a code block too long to colour", "```js\n" + strings.Repeat("let a;", 3334) + "\n```", // 20,004 characters

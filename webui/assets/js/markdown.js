@@ -176,7 +176,7 @@ function deepText(state, startLine, endLine, silent) {
 
 // build makes the nodes of markdown-it's tokens, in a <div>: elements
 // by the tokens' tags (headings two levels down, strikethrough as <del>,
-// a table in a scrolling frame, a cell's alignment as data-align: the page
+// a table in a scrolling frame (focusable, so it scrolls from the keyboard), a cell's alignment as data-align: the page
 // allows no style attribute) and text nodes for every text.
 function build(tokens) {
   const root = h('div');
@@ -185,7 +185,7 @@ function build(tokens) {
     for (const t of list) {
       if (t.nesting === 1 && !t.hidden) {
         const el = element(t);
-        stack[stack.length - 1].append(t.type === 'table_open' ? h('div', { class: 'table-wrap' }, el) : el);
+        stack[stack.length - 1].append(t.type === 'table_open' ? h('div', { class: 'table-wrap', tabindex: '0' }, el) : el);
         stack.push(el);
       } else if (t.nesting === -1 && !t.hidden) {
         stack.pop();
@@ -256,7 +256,7 @@ function fence(t) {
 const ALLOWED = {
   P: [], BR: [], H3: [], H4: [], H5: [], H6: [], HR: [], BLOCKQUOTE: [],
   UL: [], OL: ['start'], LI: [], PRE: ['tabindex'], CODE: ['data-lang'], SPAN: ['class'],
-  DIV: ['class'], TABLE: [], THEAD: [], TBODY: [], TR: [], TH: ['data-align'], TD: ['data-align'],
+  DIV: ['class', 'tabindex'], TABLE: [], THEAD: [], TBODY: [], TR: [], TH: ['data-align'], TD: ['data-align'],
   STRONG: [], EM: [], DEL: [], A: ['href'],
 };
 const CLASSES = { DIV: /^table-wrap$/, SPAN: HLJS_CLASS };

@@ -38,7 +38,7 @@ export class Thread {
 
   build() {
     const conv = this.conv;
-    this.log = h('ol', { class: 'transcript', role: 'log', 'aria-live': 'polite', 'aria-label': t('chat.transcript') });
+    this.log = h('ol', { class: 'transcript', 'aria-live': 'polite', 'aria-label': t('chat.transcript') });
     this.extras = h('div', { class: 'extras' });
     this.working = h('div', { class: 'working', id: 'working', role: 'status', hidden: true });
     this.noticeSlot = h('div', { class: 'notice-slot' });

@@ -1,0 +1,271 @@
+package webui_test
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/network"
+	"github.com/chromedp/chromedp"
+
+	"github.com/quiverhq/quiver/accounts"
+	"github.com/quiverhq/quiver/internal/browsertest"
+	"github.com/quiverhq/quiver/internal/clock"
+	"github.com/quiverhq/quiver/store"
+)
+
+// The accessibility check: axe-core (pinned in webui/testtools, installed
+// by scripts/webui-testtools, never served nor embedded) is evaluated in
+// every page of the UI through the DevTools protocol (Runtime.evaluate,
+// which the page's Content-Security-Policy does not govern), at each
+// width and in the light and the dark theme; any violation of impact
+// serious or critical fails the test. The same pass saves a screenshot of
+// every page as $QUIVER_ARTIFACTS/webui/screens/PAGE-WIDTH-THEME.png.
+
+// envTestTools names the folder scripts/webui-testtools installed into
+// (scripts/test sets it).
+const envTestTools = "QUIVER_WEBUI_TESTTOOLS"
+
+var axeSource = sync.OnceValues(func() (string, error) {
+	dir := os.Getenv(envTestTools)
+	if dir == "" {
+		// Run directly (go test): install or find the pinned copy.
+		out, err := exec.Command("../scripts/webui-testtools").Output()
+		if err != nil {
+			msg := err.Error()
+			if ee, ok := err.(*exec.ExitError); ok {
+				msg += ": " + strings.TrimSpace(string(ee.Stderr))
+			}
+			return "", fmt.Errorf("scripts/webui-testtools: %s", msg)
+		}
+		dir = strings.TrimSpace(string(out))
+	}
+	src, err := os.ReadFile(filepath.Join(dir, "node_modules", "axe-core", "axe.min.js"))
+	if err != nil {
+		return "", fmt.Errorf("axe-core not installed in %s=%q (run scripts/webui-testtools): %w", envTestTools, dir, err)
+	}
+	return string(src), nil
+})
+
+// requireAxe returns axe-core's source, or skips t (fails it when
+// QUIVER_REQUIRE_PEERS=1) when it cannot be installed.
+func requireAxe(t *testing.T) string {
+	t.Helper()
+	src, err := axeSource()
+	if err != nil {
+		if os.Getenv("QUIVER_REQUIRE_PEERS") == "1" {
+			t.Fatal(err)
+		}
+		t.Skip(err)
+	}
+	return src
+}
+
+// axeViolation is one rule a page breaks, as axe reports it.
+type axeViolation struct {
+	ID, Impact, Help, HelpURL, Fix string
+	Targets                        []string
+}
+
+// axeRun runs every axe rule on the document and returns the serious
+// and critical violations (the minor and moderate ones are not
+// reported). The page is made to finish its transitions first, so
+// colours are measured as they end.
+const axeRun = `(async () => {
+	const r = await axe.run(document, { resultTypes: ['violations'] });
+	return r.violations.filter(v => v.impact === 'serious' || v.impact === 'critical').map(v => ({
+		ID: v.id, Impact: v.impact, Help: v.help, HelpURL: v.helpUrl,
+		Fix: (v.nodes[0]?.failureSummary ?? '').replace(/\s+/g, ' '),
+		Targets: v.nodes.map(n => n.target.join(' ')),
+	}));
+})()`
+
+// auditor checks pages with axe and saves their screenshots.
+type auditor struct {
+	b     *browser
+	src   string
+	width width
+	dir   string
+}
+
+func newAuditor(t *testing.T, b *browser, src string, w width) *auditor {
+	t.Helper()
+	dir := artifactDir()
+	if dir == "" {
+		dir = t.TempDir()
+	}
+	dir = filepath.Join(dir, "screens")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return &auditor{b: b, src: src, width: w, dir: dir}
+}
+
+// check audits the page as it shows now, in the light and the dark
+// theme, and saves a screenshot of each as PAGE-WIDTH-THEME.png (of the
+// window when window is set, for pages that scroll inside their own
+// panes; else of the whole page). The theme is left as it was.
+func (a *auditor) check(page string, window bool) {
+	b := a.b
+	b.t.Helper()
+	was := eval[string](b, `document.documentElement.dataset.theme ?? ''`)
+	for _, theme := range []string{"light", "dark"} {
+		// No transition: colours are read as they end.
+		b.Do("theme "+theme, chromedp.Evaluate[chromedp.Void](fmt.Sprintf(`document.documentElement.dataset.theme = %q`, theme)))
+		if !eval[bool](b, `typeof window.axe === 'object'`) {
+			b.Do("inject axe-core", chromedp.Evaluate[chromedp.Void](a.src))
+		}
+		got := eval[[]axeViolation](b, axeRun, chromedp.EvalAwaitPromise)
+		for _, v := range got {
+			b.t.Errorf("%s at %s, %s theme: %s (%s): %s (%s)\n  %s\n  first: %s", page, a.width.name, theme, v.ID, v.Impact, v.Help,
+				v.HelpURL, strings.Join(v.Targets, "\n  "), v.Fix)
+		}
+		a.shot(fmt.Sprintf("%s-%s-%s", page, a.width.name, theme), window)
+	}
+	b.Do("theme back", chromedp.Evaluate[chromedp.Void](fmt.Sprintf(`document.documentElement.dataset.theme = %q`, was)))
+}
+
+func (a *auditor) shot(name string, window bool) {
+	b := a.b
+	b.t.Helper()
+	ctx, cancel := b.Step()
+	defer cancel()
+	var png []byte
+	var err error
+	if window {
+		png, err = chromedp.Run(ctx, chromedp.CaptureScreenshot())
+	} else {
+		png, err = chromedp.Run(ctx, chromedp.FullScreenshot(100))
+	}
+	if err != nil {
+		b.t.Fatalf("screenshot %s: %v", name, err)
+	}
+	if err := os.WriteFile(filepath.Join(a.dir, name+".png"), png, 0o644); err != nil {
+		b.t.Fatal(err)
+	}
+}
+
+// newLongBrowser is newBrowser with a lifetime for a test that visits
+// every page.
+func newLongBrowser(t *testing.T, h http.Handler) *browser {
+	t.Helper()
+	rec := &recorder{next: h}
+	srv := httptest.NewServer(rec)
+	t.Cleanup(srv.Close)
+	b := browsertest.New(t, browsertest.Config{Origin: srv.URL, Timezone: testZone,
+		Artifacts: artifactDir(), Lifetime: 6 * time.Minute})
+	return &browser{Browser: b, t: t, srv: srv, rec: rec}
+}
+
+// TestAxeEveryPage: every page of the UI, in the states that show the
+// most of it, has no serious or critical axe-core violation at either
+// width in either theme; each is saved as a screenshot.
+func TestAxeEveryPage(t *testing.T) {
+	src := requireAxe(t)
+	eachWidth(t, func(t *testing.T, w width) {
+		t.Run("stub", func(t *testing.T) {
+			api := newStubAPI()
+			b := newLongBrowser(t, api)
+			b.use(w)
+			a := newAuditor(t, b, src, w)
+
+			b.Do("open", chromedp.Navigate(b.srv.URL+"/"))
+			b.WaitText(`main h1`, "Sign in to Quiver")
+			a.check("signed-out", false)
+			b.Do("open the login link", chromedp.Navigate(b.srv.URL+"/login?token=login-link"), chromedp.WaitVisible(chromedp.CSS(`#sign-in`)))
+			a.check("sign-in-stub", false)
+			b.Do("sign in", chromedp.Click(chromedp.CSS(`#sign-in`)), chromedp.WaitVisible(chromedp.CSS(`#nav`)))
+
+			b.open("#/chat", `.new-conv #message`)
+			a.check("chat-new", true)
+			// A Markdown answer, then a streamed answer with tool lines,
+			// paused on a question.
+			b.open("#/chat/"+stubConv, `#message`)
+			b.send(msgMarkdown)
+			b.Do("Markdown answer", chromedp.WaitVisible(chromedp.CSS(`.msg.assistant:not([aria-busy]) .md ol`)),
+				chromedp.WaitEnabled(chromedp.CSS(`#send`)))
+			b.scriptedTurn()
+			a.check("conversation", true)
+
+			pages := []struct {
+				name, hash, ready string
+				then              []chromedp.Action[chromedp.Void] // shows more of the page
+			}{
+				{name: "inspector", hash: "#/inspect/" + stubConv + "?message=what+is+2%2B2", ready: `table.excluded`},
+				{name: "agents", hash: "#/agents", ready: `li[data-agent="assistant"] a.inspect-agent`},
+				{name: "agent-editor", hash: "#/agents/assistant", ready: `#definition`},
+				{name: "agent-new", hash: "#/agents/new", ready: `#definition`},
+				{name: "tools", hash: "#/tools?agent=assistant&tool=fetch_url", ready: `#console-tool:enabled`, then: []chromedp.Action[chromedp.Void]{
+					chromedp.Click(chromedp.CSS(`#console-run`)), chromedp.WaitVisible(chromedp.CSS(`#console-result`))}},
+				{name: "mcp", hash: "#/mcp", ready: `tr[data-server="docs"]`},
+				{name: "settings", hash: "#/settings", ready: `#dtm-form`, then: []chromedp.Action[chromedp.Void]{
+					chromedp.SetValue(chromedp.CSS(`#connection-preset`), "lmstudio"),
+					chromedp.Click(chromedp.CSS(`#connection-add`)), chromedp.WaitVisible(chromedp.CSS(`#conn-1-name`))}},
+				{name: "people", hash: "#/people", ready: `tr[data-user="u2"]`, then: []chromedp.Action[chromedp.Void]{
+					chromedp.Click(chromedp.CSS(`tr[data-user="u2"] button[aria-label^="New login link"]`)),
+					chromedp.WaitVisible(chromedp.CSS(`#login-link`))}},
+				{name: "preferences", hash: "#/preferences", ready: `#prefs-form`},
+				{name: "not-found", hash: "#/nowhere", ready: `main h1`},
+			}
+			for _, p := range pages {
+				b.open(p.hash, p.ready)
+				if len(p.then) > 0 {
+					b.Do("show more of "+p.name, p.then...)
+				}
+				a.check(p.name, false)
+			}
+		})
+
+		t.Run("httpapi", func(t *testing.T) {
+			st, _, b := realAPI(t)
+			b.use(w)
+			a := newAuditor(t, b, src, w)
+			b.open("#/preferences", `#tokens-link`)
+			b.Do("open API tokens", chromedp.Click(chromedp.CSS(`#tokens-link`)), chromedp.WaitVisible(chromedp.CSS(`#token-form`)))
+			b.Do("create", chromedp.SetValue(chromedp.CSS(`#token-label`), "ci"),
+				chromedp.Click(chromedp.CSS(`#token-create`)), chromedp.WaitVisible(chromedp.CSS(`#new-token`)))
+			a.check("api-tokens", false)
+
+			// httpapi's login pages: a working link (not used), a used
+			// one, and another account's.
+			ctx := context.Background()
+			now := clock.Now().UTC()
+			if err := st.CreateUser(ctx, store.User{ID: "bruno", OrgID: "org_a", DisplayName: "Bruno Costa", Role: store.RoleMember, CreatedAt: now, UpdatedAt: now}); err != nil {
+				t.Fatal(err)
+			}
+			issue := func(user string) string {
+				link, err := (&accounts.Service{Store: st}).Issue(ctx, store.Credential{Kind: store.CredLoginLink, OrgID: "org_a", UserID: user,
+					CreatedAt: now, ExpiresAt: now.Add(time.Hour)})
+				if err != nil {
+					t.Fatal(err)
+				}
+				return link
+			}
+			func() { // signed out, so the link's page offers to sign in
+				ctx, cancel := b.Step()
+				defer cancel()
+				if _, err := chromedp.Call(ctx, network.ClearBrowserCookies, cdp.Empty{}); err != nil {
+					t.Fatalf("clear cookies: %v", err)
+				}
+			}()
+			b.Do("open a link", chromedp.Navigate(b.srv.URL+"/login?token="+issue("ana")), chromedp.WaitVisible(chromedp.CSS(`#sign-in[data-armed]`)))
+			a.check("login-sign-in", false)
+			b.Do("sign in", chromedp.Click(chromedp.CSS(`#sign-in`)), chromedp.WaitVisible(chromedp.CSS(`#nav`)))
+			b.Do("open a used link", chromedp.Navigate(b.srv.URL+"/login?token=not-a-working-link"), chromedp.WaitVisible(chromedp.CSS(`.login-card h1`)))
+			b.WaitText(`.login-card h1`, "This login link does not work")
+			a.check("login-failed", false)
+			b.Do("open Bruno's link", chromedp.Navigate(b.srv.URL+"/login?token="+issue("bruno")), chromedp.WaitVisible(chromedp.CSS(`.login-card h1`)))
+			b.WaitText(`.login-card h1`, "You are already signed in as someone else")
+			a.check("login-other", false)
+		})
+	})
+}
