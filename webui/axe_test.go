@@ -195,6 +195,15 @@ func TestAxeEveryPage(t *testing.T) {
 				chromedp.WaitEnabled(chromedp.CSS(`#send`)))
 			b.scriptedTurn()
 			a.check("conversation", true)
+			// The conversation list (a drawer at phone width), a
+			// conversation's menu open, then its rename form.
+			b.openList(w)
+			li := `#convs li[data-id="` + stubConv + `"]`
+			b.Do("menu", chromedp.Click(chromedp.CSS(li+` summary`)))
+			b.until("menu open", `document.querySelector('`+li+` details').open`)
+			a.check("conversation-menu", true)
+			b.Do("rename", chromedp.Click(chromedp.CSS(li+` button.rename`)), chromedp.WaitVisible(chromedp.CSS(`#convs .rename-input`)))
+			a.check("conversation-rename", true)
 
 			pages := []struct {
 				name, hash, ready string
