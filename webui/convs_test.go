@@ -2,7 +2,10 @@ package webui_test
 
 import (
 	"fmt"
+	"net/http"
+	"regexp"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -49,6 +52,10 @@ func (b *browser) listed() []group {
 		Titles: [...g.querySelectorAll('.conv-title')].map((e) => e.textContent) }))`)
 }
 
+// firstMessagePath is a first message's path: to an id the page made
+// (a random UUID).
+var firstMessagePath = regexp.MustCompile(`^/api/conversations/[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}/messages$`)
+
 func TestNewChatStartsOnFirstMessage(t *testing.T) {
 	atEachWidth(t, func(t *testing.T, api *stubAPI, b *browser, w width) {
 		b.open("#/chat", `.new-conv #message`)
@@ -62,40 +69,54 @@ func TestNewChatStartsOnFirstMessage(t *testing.T) {
 		}
 		b.ShotView("new-chat")
 
-		// A refused first message: the conversation made for it is
-		// deleted again and the message is back in the composer.
+		api.mu.Lock()
+		had := len(api.convs)
+		api.mu.Unlock()
+		// A refused first message: nothing is stored (no conversation
+		// made before it, none to delete after) and the message is back
+		// in the composer.
 		b.send(msgRefused)
 		b.WaitText(`#composer-status .alert`, "too many turns")
 		if got := eval[string](b, `document.getElementById('message').value + '|' + location.hash`); got != msgRefused+"|#/chat" {
 			t.Errorf("after the refusal: box and address %q", got)
 		}
-		if r := b.sent("DELETE", "/api/conversations/conv_2"); r.Status != 204 {
-			t.Errorf("the refused chat's conversation: DELETE answered %d", r.Status)
+		var refused []request
+		for _, r := range b.rec.recorded() {
+			if r.Method != "GET" && strings.HasPrefix(r.Path, "/api/conversations") {
+				refused = append(refused, r)
+			}
 		}
-		if eval[bool](b, `!!document.querySelector('#convs li[data-id="conv_2"]')`) {
-			t.Error("the refused chat is listed")
+		if len(refused) != 1 || !firstMessagePath.MatchString(refused[0].Path) || refused[0].Status != http.StatusTooManyRequests ||
+			!cmp.Equal(refused[0].Body, map[string]any{"message": msgRefused, "agent": "assistant"}) {
+			t.Errorf("the refused first message sent %+v, want only its POST …/messages to an id of the page's making", refused)
+		}
+		api.mu.Lock()
+		stored := len(api.convs)
+		api.mu.Unlock()
+		if stored != had {
+			t.Errorf("the stub holds %d conversations after the refusal, want the %d it had", stored, had)
 		}
 
-		// The first message that goes through creates the conversation.
+		// The first message that goes through stores the conversation.
 		b.send("Plan my week")
 		b.WaitText(`.transcript`, "You said: Plan my week")
 		b.Do("turn ends", chromedp.WaitNotVisible(chromedp.CSS(`#cancel`)))
 		b.WaitText(`main h1`, "Plan my week") // the title the server gave it
-		if got := eval[string](b, `location.hash`); got != "#/chat/conv_3" {
-			t.Errorf("address %q, want the new conversation's", got)
+		id := strings.TrimPrefix(eval[string](b, `location.hash`), "#/chat/")
+		if !firstMessagePath.MatchString("/api/conversations/" + id + "/messages") {
+			t.Fatalf("address #/chat/%s, want the new conversation's", id)
 		}
-		create := b.requests("POST", "/api/conversations")
-		if len(create) != 2 || create[1].Body["agent"] != "assistant" {
-			t.Errorf("create requests %+v", create)
+		if n := len(b.requests("POST", "/api/conversations")); n != 0 {
+			t.Errorf("POST /api/conversations sent %d times, want none", n)
 		}
-		if got := b.sent("POST", "/api/conversations/conv_3/messages").Body["message"]; got != "Plan my week" {
+		if got := b.sent("POST", "/api/conversations/"+id+"/messages").Body; !cmp.Equal(got, map[string]any{"message": "Plan my week", "agent": "assistant"}) {
 			t.Errorf("first message %v", got)
 		}
 		b.openList(w)
 		if got := b.listed(); len(got) == 0 || got[0].Heading != "Today" || got[0].Titles[0] != "Plan my week" {
 			t.Errorf("list after the first message: %+v", got)
 		}
-		if got := eval[string](b, `document.querySelector('#convs li[data-id="conv_3"] a').getAttribute('aria-current')`); got != "page" {
+		if got := eval[string](b, `document.querySelector('#convs li[data-id="`+id+`"] a').getAttribute('aria-current')`); got != "page" {
 			t.Errorf("the new conversation is not marked open: %q", got)
 		}
 		b.Do("the conversation's tools", chromedp.WaitVisible(chromedp.CSS(`.export-menu`)), chromedp.WaitVisible(chromedp.CSS(`#inspect-draft`)))

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -85,6 +86,37 @@ func (s *stubAPI) createConversation(w http.ResponseWriter, r *http.Request) {
 	c := &stubConversation{ID: fmt.Sprintf("conv_%d", s.created+1), Agent: agent, Created: now, Updated: now}
 	s.convs[c.ID] = c
 	writeJSON(w, http.StatusCreated, c.view())
+}
+
+// clientID is what httpapi takes as a conversation id of the client's
+// making.
+var clientID = regexp.MustCompile(`^[A-Za-z0-9_-]{16,64}$`)
+
+// start stores the conversation a first message names (b's agent and
+// model), as httpapi's POST …/messages does for an id it does not hold;
+// false when it answered with a refusal. A known id is left as it is.
+func (s *stubAPI) start(w http.ResponseWriter, id string, b map[string]any) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.convs[id]; ok {
+		return true
+	}
+	agent, model := str(b, "agent"), str(b, "model")
+	switch {
+	case agent == "":
+		writeErr(w, http.StatusNotFound, "not_found", "no such conversation")
+	case !clientID.MatchString(id) || strings.HasPrefix(id, "console-"):
+		writeErr(w, http.StatusBadRequest, "invalid_conversation_id", "id: 16 to 64 letters, digits, - or _")
+	case s.agents[agent] == "":
+		writeErr(w, http.StatusBadRequest, "unknown_agent", fmt.Sprintf("no agent named %q", agent))
+	case model != "" && !s.offers(agent, model):
+		writeErr(w, http.StatusBadRequest, "model_not_allowed", fmt.Sprintf("model %q is not one the agent %q offers", model, agent))
+	default:
+		now := time.Now().UTC()
+		s.convs[id] = &stubConversation{ID: id, Agent: agent, Model: model, Created: now, Updated: now}
+		return true
+	}
+	return false
 }
 
 // conversationOf returns the conversation of the request's path, or

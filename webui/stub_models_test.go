@@ -130,7 +130,7 @@ func (b *browser) pickerOptions() []pickerOption {
 // organisation does not connect shown but not choosable; the choice is
 // saved with the conversation (PATCH), kept across a reload, and the
 // next turn runs on it; going back to the agent's own saves "". A new
-// chat's pick goes with its creation, before its first message. An agent
+// chat's pick goes with its first message, as "model". An agent
 // offering one model shows no picker. At desktop and phone width.
 func TestModelPicker(t *testing.T) {
 	atEachWidth(t, func(t *testing.T, api *stubAPI, b *browser, w width) {
@@ -175,8 +175,8 @@ func TestModelPicker(t *testing.T) {
 			t.Errorf("PATCH requests %+v, want the second to send model \"\"", ps)
 		}
 
-		// A new chat: the pick is saved with the conversation before its
-		// first message is sent.
+		// A new chat: the pick goes with its first message, which
+		// stores the conversation.
 		b.open("#/chat", `.new-conv #model-pick`)
 		if got := eval[string](b, `document.getElementById('model-pick').value`); got != "openai:gpt-4.1-mini" {
 			t.Errorf("a new chat starts on %q, want the agent's own", got)
@@ -192,14 +192,17 @@ func TestModelPicker(t *testing.T) {
 				order = append(order, r.Method+" "+r.Path)
 			}
 		}
+		if len(order) != 4 || !firstMessagePath.MatchString(strings.TrimPrefix(order[3], "POST ")) {
+			t.Fatalf("requests %q, want the new chat's first message alone after the stored one's", order)
+		}
 		wantOrder := []string{"PATCH /api/conversations/conv_1", "POST /api/conversations/conv_1/messages",
-			"PATCH /api/conversations/conv_1", "POST /api/conversations",
-			"PATCH /api/conversations/conv_2", "POST /api/conversations/conv_2/messages"}
+			"PATCH /api/conversations/conv_1", order[3]}
 		if d := cmp.Diff(wantOrder, order); d != "" {
 			t.Errorf("requests (-want +got):\n%s", d)
 		}
-		if got := b.sent("PATCH", "/api/conversations/conv_2").Body; !cmp.Equal(got, map[string]any{"model": "openai:gpt-4.1"}) {
-			t.Errorf("the new chat's PATCH body %v", got)
+		if got := b.sent("POST", strings.TrimPrefix(order[3], "POST ")).Body; !cmp.Equal(got,
+			map[string]any{"message": "Start on the big one", "agent": "assistant", "model": "openai:gpt-4.1"}) {
+			t.Errorf("the new chat's first message %v, want it to name the model picked", got)
 		}
 		if got := api.lastRanOn(); got != "openai:gpt-4.1" {
 			t.Errorf("the new chat's first turn ran on %q, want the model picked", got)

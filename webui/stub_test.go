@@ -297,6 +297,9 @@ func (s *stubAPI) send(w http.ResponseWriter, r *http.Request) {
 		writeErr(w, http.StatusTooManyRequests, "too_many_turns", "you have too many turns running at once; wait for one to end")
 		return
 	}
+	if !s.start(w, r.PathValue("id"), body(r)) {
+		return
+	}
 	if !s.said(r.PathValue("id"), msg) || !s.run(r.PathValue("id")) {
 		writeErr(w, http.StatusNotFound, "not_found", "no such conversation")
 		return

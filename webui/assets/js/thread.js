@@ -2,10 +2,11 @@
 // follows the newest text, follow.js), the question it is paused on,
 // suggestion chips, a working state, and the composer pinned below with
 // Send and Stop. A thread without a conversation is a new chat: its first
-// message creates the conversation (POST /api/conversations) and is then
-// sent to it, so nothing is stored before a message is; a message the
-// server refuses (or that does not reach it) comes back in the composer
-// with the reason, and the conversation it just created is deleted again.
+// message goes to an id of the page's making with the agent and model
+// picked (POST /api/conversations/{id}/messages), which stores the
+// conversation with it, so nothing is stored before a message is; a
+// message the server refuses (or that does not reach it) comes back in
+// the composer with the reason, and nothing is stored.
 import { ApiError } from './api.js';
 import { h, errorBox, replace } from './dom.js';
 import { t } from './i18n.js';
@@ -14,6 +15,17 @@ import { Turn, transcriptItems, pauseBlock, noModelHelp, isNoModel } from './tur
 import { exportMenu } from './exporter.js';
 
 const enc = encodeURIComponent;
+
+// newID makes a new conversation's id: a random UUID (crypto.randomUUID
+// needs a secure context; the same 122 random bits otherwise).
+function newID() {
+  if (crypto.randomUUID) return crypto.randomUUID();
+  const b = crypto.getRandomValues(new Uint8Array(16));
+  b[6] = (b[6] & 0x0f) | 0x40;
+  b[8] = (b[8] & 0x3f) | 0x80;
+  const x = [...b].map((v) => v.toString(16).padStart(2, '0')).join('');
+  return `${x.slice(0, 8)}-${x.slice(8, 12)}-${x.slice(12, 16)}-${x.slice(16, 20)}-${x.slice(20)}`;
+}
 
 export class Thread {
   // conv is the conversation, or null for a new chat. opts: agents (the
@@ -270,7 +282,7 @@ export class Thread {
     turn.user(text);
     this.follow.toBottom();
     const path = answer ? `${this.base}/answer` : `${this.base}/messages`;
-    const body = answer ? { answer: text } : { message: text };
+    const body = answer ? { answer: text } : { message: text, ...this.firstOf() };
     const sent = await this.run(turn, (onEvent, signal) => this.api.stream(path, body, onEvent, signal));
     if (sent === 'refused') {
       // As before the message: the question still waits, the chips stay.
@@ -390,50 +402,30 @@ export class Thread {
     return 'ran';
   }
 
-  // create makes a new chat's conversation, for the agent picked; a
-  // failure leaves the message in the composer with the reason.
+  // create names a new chat's conversation, for the agent picked: an id
+  // of the page's making, stored by the server with the first message
+  // (firstOf), so nothing is sent yet.
   async create() {
     const agent = this.agentSelect?.value;
     if (!agent) return false;
-    this.sendButton.disabled = true;
     const model = this.modelSelect && this.modelSelect.value !== this.modelDefault ? this.modelSelect.value : '';
-    try {
-      this.conv = await this.api.post('/api/conversations', { agent });
-    } catch (err) {
-      this.status.append(errorBox(err, err.offline ? t('chat.offline') : t('chat.notStarted'),
-        err.offline ? () => this.form.requestSubmit() : null));
-      return false;
-    } finally {
-      this.sendButton.disabled = false;
-    }
-    if (!model) return true;
-    // The model picked goes with the conversation before its first
-    // message, which then runs on it.
-    this.sendButton.disabled = true;
-    try {
-      this.conv = { ...this.conv, ...(await this.api.patch(this.base, { model })) };
-      this.modelSaved = model;
-    } catch (err) {
-      this.status.append(errorBox(err, t('chat.modelNotSaved')));
-      await this.uncreate();
-      return false;
-    } finally {
-      this.sendButton.disabled = false;
-    }
+    const now = new Date().toISOString(); // as the list dates it until it reloads
+    this.conv = { id: newID(), agent, model, title: '', created_at: now, updated_at: now };
+    this.modelSaved = model || this.modelDefault;
     return true;
   }
 
-  // uncreate deletes the conversation create made when its first message
-  // was refused, so nothing stays stored; a server without DELETE keeps
-  // it (an empty conversation, as before).
+  // firstOf is what a new chat's first message adds to its body: the
+  // agent, and the model picked when it is not the agent's own.
+  firstOf() {
+    if (!this.fresh) return {};
+    return this.conv.model ? { agent: this.conv.agent, model: this.conv.model } : { agent: this.conv.agent };
+  }
+
+  // uncreate forgets a new chat's conversation when its first message was
+  // refused: the server stored nothing.
   async uncreate() {
-    const conv = this.conv;
     this.conv = null;
-    try {
-      await this.api.del(`/api/conversations/${enc(conv.id)}`);
-    } catch {
-      // kept: it shows in the list as an empty conversation
-    }
   }
 
   // refreshTitle shows the title the server gave the conversation from its
