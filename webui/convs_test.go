@@ -69,6 +69,10 @@ func TestNewChatStartsOnFirstMessage(t *testing.T) {
 		}
 		b.ShotView("new-chat")
 
+		// As over plain HTTP to a LAN address (not a secure context):
+		// no crypto.randomUUID, the page makes the UUID itself
+		// (TestModelPicker's new chat uses randomUUID).
+		b.Do("no randomUUID", chromedp.Evaluate[chromedp.Void](`void Object.defineProperty(Crypto.prototype, 'randomUUID', { value: undefined })`))
 		api.mu.Lock()
 		had := len(api.convs)
 		api.mu.Unlock()
