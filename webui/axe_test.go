@@ -204,6 +204,14 @@ func TestAxeEveryPage(t *testing.T) {
 			a.check("conversation-menu", true)
 			b.Do("rename", chromedp.Click(chromedp.CSS(li+` button.rename`)), chromedp.WaitVisible(chromedp.CSS(`#convs .rename-input`)))
 			a.check("conversation-rename", true)
+			b.Do("cancel the rename", chromedp.SendKeys(chromedp.CSS(`#convs .rename-input`), "\x1b"), chromedp.WaitNotPresent(chromedp.CSS(`#convs .rename-input`)))
+			if w.phone {
+				b.Do("close the list", chromedp.SendKeys(chromedp.CSS(`#conv-search`), "\x1b"))
+				b.until("list closed", `!(`+drawerShown+`)`)
+			}
+			b.Do("open Export", chromedp.Click(chromedp.CSS(`.export-menu summary`)))
+			b.until("menu open", `document.querySelector('.export-menu').open`)
+			a.check("conversation-export", true)
 
 			pages := []struct {
 				name, hash, ready string
@@ -232,6 +240,16 @@ func TestAxeEveryPage(t *testing.T) {
 				}
 				a.check(p.name, false)
 			}
+			// A confirmation dialog (People, disabling someone), and the
+			// agent editor refusing a definition.
+			b.open("#/people", `tr[data-user="u2"] button.danger`)
+			b.Do("disable Bruno", chromedp.Click(chromedp.CSS(`tr[data-user="u2"] button.danger`)), chromedp.WaitVisible(chromedp.CSS(`dialog.confirm`)))
+			a.check("people-confirm", false)
+			b.Do("answer no", chromedp.Click(chromedp.CSS(`dialog.confirm button[value="no"]`)), chromedp.WaitNotPresent(chromedp.CSS(`dialog.confirm`)))
+			b.open("#/agents/new", `#definition`)
+			b.Do("save an invalid agent", chromedp.SetValue(chromedp.CSS(`#definition`), "name: x\nmodel: openai:gpt-4.1-mini\ncolour: red\n"),
+				chromedp.Click(chromedp.CSS(`.agent-form button[type=submit]`)), chromedp.WaitVisible(chromedp.CSS(`.form-status .alert`)))
+			a.check("agent-refused", false)
 		})
 
 		t.Run("httpapi", func(t *testing.T) {
