@@ -115,7 +115,7 @@ func (s *Store) checkBranch(ctx context.Context, t store.Turn) error {
 }
 
 // linkTurnsSQL links the turns of every conversation marked unlinked (a
-// head of '': all of them when the migration that adds branches runs,
+// head of ”: all of them when the migration that adds branches runs,
 // those of an archive from before it on import) in order: each turn
 // holding messages follows the turn before it (by first message), and
 // the conversation's head is the turn of its last message (NULL when it
