@@ -92,14 +92,18 @@ func (t TurnTree) Parent(id string) string {
 // Path returns the turns from the root to the head (HeadTurn), in order;
 // nil for a tree without turns. A parent that is not in the tree ends
 // the path there, and so does a cycle (which no store writes).
-func (t TurnTree) Path() []string {
+func (t TurnTree) Path() []string { return t.PathTo(t.HeadTurn()) }
+
+// PathTo returns the turns from the root to head, in order; nil when
+// head is "" or no turn of the tree.
+func (t TurnTree) PathTo(head string) []string {
 	parent := make(map[string]string, len(t.Turns))
 	for _, l := range t.Turns {
 		parent[l.ID] = l.ParentID
 	}
 	var path []string
 	seen := map[string]bool{}
-	for id := t.HeadTurn(); id != "" && !seen[id]; id = parent[id] {
+	for id := head; id != "" && !seen[id]; id = parent[id] {
 		if _, ok := parent[id]; !ok {
 			break
 		}
@@ -144,10 +148,17 @@ func (t TurnTree) Leaf(id string) string {
 // of its turns and those of no turn. A tree without turns keeps every
 // message. msgs itself is not modified.
 func (t TurnTree) OnPath(msgs []Message) []Message {
-	path := t.Path()
-	if len(path) == 0 {
+	if len(t.Turns) == 0 {
 		return msgs
 	}
+	return t.OnPathTo(msgs, t.HeadTurn())
+}
+
+// OnPathTo returns the messages of msgs on the path from the root to
+// head (PathTo), and those of no turn: what a turn following head sees.
+// msgs itself is not modified.
+func (t TurnTree) OnPathTo(msgs []Message, head string) []Message {
+	path := t.PathTo(head)
 	on := make(map[string]bool, len(path))
 	for _, id := range path {
 		on[id] = true
