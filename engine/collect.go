@@ -74,7 +74,7 @@ type Request struct {
 	// turn goes beside (a regenerated answer, an edited message): it
 	// follows the same parent and sees the history up to it, never
 	// answers a paused turn, and becomes the head. A turn of no branch of
-	// the conversation is refused (ErrInput); "" follows the head.
+	// the conversation is refused (*InputError); "" follows the head.
 	// Needs Repositories.Branches.
 	Replaces string
 }
