@@ -5,8 +5,8 @@
 -- last turn of the branch shown. The turns stored before this migration
 -- are linked in order by its Go part (store/postgres linkTurns), each to
 -- the turn before it, and each conversation's head is its last turn.
-ALTER TABLE turns ADD COLUMN parent_turn_id TEXT;
-ALTER TABLE conversations ADD COLUMN head_turn_id TEXT;
+ALTER TABLE turns ADD COLUMN parent_turn_id text COLLATE "C";
+ALTER TABLE conversations ADD COLUMN head_turn_id text COLLATE "C";
 -- '' marks a conversation for linking (see linkTurns), which leaves
 -- NULL on one without turns.
 UPDATE conversations SET head_turn_id = '';
