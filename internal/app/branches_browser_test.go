@@ -153,6 +153,9 @@ func testBranchesPage(t *testing.T, b *browsertest.Browser, model *heardModel, w
 	heard("edit", "msg uno")
 	send("msg after the edit", "reply 5")
 	heard("after the edit", "msg uno", "reply 4", "msg after the edit")
+	if wide := browsertest.Eval[bool](b, `document.documentElement.scrollWidth > innerWidth`); wide {
+		t.Errorf("the page scrolls sideways at %s width with the pagers and the note", width)
+	}
 	b.Shot(width + "-4-edited")
 
 	// Back to the first branch: a new message continues it, and the
