@@ -101,10 +101,19 @@ func (in selectionInputs) equal(o selectionInputs) bool {
 		in.prompt == o.prompt && in.gate == o.gate && slices.Equal(in.open, o.open) && in.opts == o.opts
 }
 
+// hashedEnds is how many names at each end of a long list hash picks
+// its bucket from.
+const hashedEnds = 8
+
 // hash picks the inputs' bucket: equal inputs hash alike (the switches,
 // a map, are counted, not spelled, so their order cannot matter). Each
 // string is hashed on its own and the hashes mixed, which is quicker
-// than streaming them for a long allowlist of short names.
+// than streaming them for a long allowlist of short names. A list longer
+// than 2×hashedEnds is hashed by its length and the names at its ends
+// only: a bucket is a hint, equal compares every name, and hashing all of
+// a 1,000-tool allowlist was most of a cached turn's lookup. Lists that
+// differ only in their middle share a bucket, which holds at most the
+// cache's size of entries.
 func (in selectionInputs) hash(seed maphash.Seed) uint64 {
 	const prime = 0x100000001b3
 	h := uint64(len(in.sel.Switches))
@@ -112,6 +121,12 @@ func (in selectionInputs) hash(seed maphash.Seed) uint64 {
 	str := func(s string) { h = (h ^ maphash.String(seed, s)) * prime }
 	list := func(l []string) {
 		num(len(l))
+		if len(l) > 2*hashedEnds {
+			for _, s := range l[:hashedEnds] {
+				str(s)
+			}
+			l = l[len(l)-hashedEnds:]
+		}
 		for _, s := range l {
 			str(s)
 		}

@@ -214,6 +214,7 @@ func (s *server) routes() {
 	s.streamRoutes()
 	s.resumeRoutes()
 	s.agentRoutes()
+	s.inspectDraftRoutes()
 	s.mcpRoutes()
 	s.toolRoutes()
 	s.consoleRoutes()

@@ -90,6 +90,28 @@ func New(packs []Pack) *Detector { return &Detector{packs: newMatcher(packs, Sou
 // youtubeLink finds YouTube video links.
 var youtubeLink = regexp.MustCompile(`(?i)(?:youtube\.com/(?:watch\?|shorts/|live/)|youtu\.be/)`)
 
+// hasYouTubeLink reports whether text holds a YouTube video link. Both of
+// youtubeLink's hosts begin with "youtu", so text without it (nearly every
+// message) skips the regular expression.
+func hasYouTubeLink(text string) bool {
+	return containsFoldASCII(text, "youtu") && youtubeLink.MatchString(text)
+}
+
+// containsFoldASCII reports whether s contains sub, ASCII letters compared
+// without case; sub must be lower-case ASCII.
+func containsFoldASCII(s, sub string) bool {
+	for i := 0; i+len(sub) <= len(s); i++ {
+		j := 0
+		for j < len(sub) && s[i+j]|0x20 == sub[j] {
+			j++
+		}
+		if j == len(sub) {
+			return true
+		}
+	}
+	return false
+}
+
 // Detect returns the targets in opens, with their matches.
 func (d *Detector) Detect(in Input) Result {
 	var c collector
@@ -100,7 +122,7 @@ func (d *Detector) Detect(in Input) Result {
 			c.add(Match{Target: MediaAnalysis, Trigger: a + " attachment", Source: SourceAttachment})
 		}
 	}
-	if youtubeLink.MatchString(in.Text) {
+	if hasYouTubeLink(in.Text) {
 		c.add(Match{Target: MediaAnalysis, Trigger: "YouTube link", Source: SourceAttachment})
 	}
 	if followup != "" {

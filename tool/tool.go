@@ -154,7 +154,10 @@ type Tool struct {
 	spec     Spec
 	schema   json.RawMessage
 	resolved *jsonschema.Resolved
-	handler  Handler
+	// bounds counts the validation work of a schema with references; nil
+	// when it has none.
+	bounds  *refBounds
+	handler Handler
 	// decl is the provider-neutral declaration and declChars its size in
 	// characters, computed once: sizes are accounted on every turn.
 	decl      json.RawMessage
@@ -202,6 +205,13 @@ func Import(spec Spec, schema *jsonschema.Schema, h Handler) (*Tool, error) {
 	if spec.Tune != nil {
 		spec.Tune(schema)
 	}
+	bounds, err := newRefBounds(schema)
+	if err != nil {
+		return nil, fmt.Errorf("tool %s: %v", spec.Name, err)
+	}
+	if err := bounds.checkDefaults(); err != nil {
+		return nil, fmt.Errorf("tool %s: %v", spec.Name, err)
+	}
 	resolved, err := schema.Resolve(&jsonschema.ResolveOptions{ValidateDefaults: true})
 	if err != nil {
 		return nil, fmt.Errorf("tool %s: resolve schema: %v", spec.Name, err)
@@ -218,7 +228,7 @@ func Import(spec Spec, schema *jsonschema.Schema, h Handler) (*Tool, error) {
 	if err != nil {
 		return nil, fmt.Errorf("tool %s: marshal declaration: %v", spec.Name, err)
 	}
-	return &Tool{spec: spec, schema: raw, resolved: resolved, handler: h, decl: decl, declChars: utf8.RuneCount(decl)}, nil
+	return &Tool{spec: spec, schema: raw, resolved: resolved, bounds: bounds, handler: h, decl: decl, declChars: utf8.RuneCount(decl)}, nil
 }
 
 // Declaration is a tool as declared to a model, in provider-neutral form.

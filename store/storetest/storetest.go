@@ -45,6 +45,11 @@
 // conversation and a sibling past store.MaxSiblings refuse the whole
 // write, and the head moves only to a turn of the owner's conversation
 // while no run is held.
+//
+// Two checks need a backend's own SQL besides its store, so a backend's
+// tests run them beside Run: DeleteLeavesNoRow looks in every table for
+// what a conversation delete left, and RunUpgrades writes rows as older
+// builds did (Upgrades) and checks what the migrations made of them.
 package storetest
 
 import (
