@@ -168,6 +168,12 @@ type Start struct {
 	// start (engine's collect step), so that the runner does not read
 	// them again; nil reads them from the store.
 	History []store.Message
+	// Branch records the turn on its conversation's tree
+	// (store.Branches): following Parent ("" for a first message), as the
+	// conversation's head, in the write that starts it. False records it
+	// on no branch (a conversation read whole).
+	Branch bool
+	Parent string
 }
 
 // Outcome is how a turn ended.

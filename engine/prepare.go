@@ -87,6 +87,9 @@ func (e *Engine) Prepare(ctx context.Context, c *Collected) (*Prepared, error) {
 	p.Warnings = req.Warnings
 	p.Start = agent.Start{Facts: f, Toolset: ts, Request: req, Model: c.model, Message: c.req.Message,
 		Declared: storedDeclared(p.Intent.Declared), History: c.history}
+	if c.paused == nil {
+		p.Start.Parent, p.Start.Branch = c.Parent()
+	}
 	return p, nil
 }
 

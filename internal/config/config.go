@@ -217,6 +217,9 @@ type Provider struct {
 	APIKeyEnv string `yaml:"api_key_env"`
 	// BaseURL overrides the provider's endpoint (OpenAI-compatible servers).
 	BaseURL string `yaml:"base_url"`
+	// Guarded is never read from the file: an organisation's settings set
+	// it on the connections they add (see providers.Provider.Guarded).
+	Guarded bool `yaml:"-"`
 }
 
 // Price is a model's price per million tokens. Zero CachedInput or
