@@ -40,6 +40,10 @@ type run struct {
 	// fit fits each model call into the model's context window; it is
 	// model, when the turn has one.
 	fit *fitter
+	// expand grows the declared tools (Start.Expand); expansions counts
+	// the calls that did, for Config.MaxExpansions.
+	expand     Expander
+	expansions int
 	// branch and parent are Start's; head asks the next write to make
 	// the turn its conversation's head (the write that starts it).
 	branch bool
@@ -113,7 +117,7 @@ func (r *Runner) newRun(s Start, emit func(Event)) *run {
 		emit = func(Event) {}
 	}
 	rn := &run{r: r, facts: s.Facts, toolset: s.Toolset, declared: s.Declared, req: s.Request, model: r.withIdle(s.Model), collected: s.History,
-		branch: s.Branch, parent: s.Parent}
+		branch: s.Branch, parent: s.Parent, expand: s.Expand}
 	// The idle deadline watches the provider's stream; the window's cut
 	// (and its one retry with a tighter cut) wraps it.
 	rn.fit = &fitter{Model: rn.model, log: r.cfg.Logger}

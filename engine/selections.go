@@ -68,8 +68,11 @@ func NewSelections(max int) *Selections {
 type selected struct {
 	inputs  selectionInputs
 	toolset registry.Toolset
-	fixed   prompt.Request
-	err     error
+	// all is the selection before the gate narrowed it: what a call
+	// may still declare mid-turn (agent.Expander).
+	all   registry.Toolset
+	fixed prompt.Request
+	err   error
 }
 
 // selectionInputs are the inputs of a selection besides its catalog.
@@ -189,10 +192,11 @@ func (c *Selections) get(cat *registry.Catalog, in selectionInputs, build func(*
 // the mode is on) and the request's fixed part.
 func (e *Engine) selectFor(cat *registry.Catalog, in selectionInputs) *selected {
 	f := in.sel.Facts(in.prompt)
-	ts := cat.Select(f)
+	all := cat.Select(f)
+	ts := all
 	if in.gate {
-		ts = intent.Gate(ts, cat, in.open, in.opts)
+		ts = intent.Gate(all, cat, in.open, in.opts)
 	}
 	fixed, err := e.cfg.Prompts.Fixed(f, ts)
-	return &selected{toolset: ts, fixed: fixed, err: err}
+	return &selected{toolset: ts, all: all, fixed: fixed, err: err}
 }
