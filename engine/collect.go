@@ -162,6 +162,7 @@ func (e *Engine) collect(ctx context.Context, r Request) (*Collected, error) {
 		if c.dtm, c.custom, err = e.deliberateSettings(ctx, r, c.facts.Agent.Deliberate); err != nil {
 			return nil, err
 		}
+		c.facts.Deliberate = c.dtm.Active() && e.cfg.Detector != nil
 	}
 	return c, nil
 }

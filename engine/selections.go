@@ -100,7 +100,7 @@ func (in selectionInputs) equal(o selectionInputs) bool {
 	a, b := in.sel, o.sel
 	return a.Model == b.Model && slices.Equal(a.Allow, b.Allow) && maps.Equal(a.Switches, b.Switches) &&
 		a.Attachments == b.Attachments && a.Knowledge == b.Knowledge && slices.Equal(a.Backends, b.Backends) &&
-		a.Network == b.Network && slices.Equal(a.Permissions, b.Permissions) &&
+		a.Network == b.Network && slices.Equal(a.Permissions, b.Permissions) && a.Deliberate == b.Deliberate &&
 		in.prompt == o.prompt && in.gate == o.gate && slices.Equal(in.open, o.open) && in.opts == o.opts
 }
 
