@@ -173,8 +173,10 @@ type Engine interface {
 	// is New, with start's agent and model. A start naming another agent
 	// than a stored conversation's is a *BadRequest. turnID names the new
 	// turn ("" gives a fresh id); a turn answering a paused one keeps
-	// that turn's id.
-	Begin(ctx context.Context, c Caller, conversationID, message, turnID string, start *NewConversation) (PendingTurn, error)
+	// that turn's id. replaces, when set, names a turn of the
+	// conversation the new turn goes beside (engine.Request.Replaces):
+	// a regenerated answer or an edited message.
+	Begin(ctx context.Context, c Caller, conversationID, message, turnID, replaces string, start *NewConversation) (PendingTurn, error)
 	// ModelChoices lists the models a conversation with c's
 	// organisation's agent may run on (engine.Engine.ModelChoices).
 	ModelChoices(ctx context.Context, c Caller, agentName string) ([]engine.ModelChoice, error)

@@ -43,7 +43,7 @@ func TestOpenAPIDocument(t *testing.T) {
 		"GET /api/mcp-servers/{name}", "GET /api/me", "GET /api/me/deliberate", "GET /api/settings", "GET /api/tokens", "GET /api/tools",
 		"GET /api/users", "GET /healthz", "GET /login",
 		"PATCH /api/conversations/{id}", "PATCH /api/me", "PATCH /api/users/{id}",
-		"POST /api/console/run", "POST /api/conversations", "POST /api/conversations/{id}/answer", "POST /api/conversations/{id}/cancel",
+		"POST /api/console/run", "POST /api/conversations", "POST /api/conversations/{id}/answer", "POST /api/conversations/{id}/branch", "POST /api/conversations/{id}/cancel",
 		"POST /api/conversations/{id}/messages", "POST /api/deliberate/triggers", "POST /api/login", "POST /api/logout", "POST /api/mcp-servers",
 		"POST /api/mcp-servers/{name}/disable", "POST /api/mcp-servers/{name}/enable",
 		"POST /api/settings/connections/test", "POST /api/tokens",

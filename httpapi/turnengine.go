@@ -120,9 +120,9 @@ func (t pendingTurn) LastSeq() int64 { return t.c.LastSeq() }
 func (t pendingTurn) Answers() bool { return t.c.Paused() != nil }
 
 // Begin implements Engine.
-func (a *turnEngine) Begin(ctx context.Context, c Caller, conversationID, message, turnID string, start *NewConversation) (PendingTurn, error) {
+func (a *turnEngine) Begin(ctx context.Context, c Caller, conversationID, message, turnID, replaces string, start *NewConversation) (PendingTurn, error) {
 	r := request(c, conversationID, message)
-	r.TurnID = turnID
+	r.TurnID, r.Replaces = turnID, replaces
 	if start != nil {
 		r.Create, r.AgentName, r.ModelRef = true, start.Agent, start.Model
 	}

@@ -130,6 +130,12 @@ type Effect struct {
 	Pause *Pause `json:"pause,omitempty"`
 	// NextActions are follow-up suggestions for the surface to show.
 	NextActions []string `json:"next_actions,omitempty"`
+	// Declare names tools the call asks the loop to declare from the
+	// next model step on, for the rest of the turn (Deliberate Tool
+	// Mode's recovery, and later tool discovery). The loop declares only
+	// the ones the turn's selection allowed, appended after the tools
+	// already declared, and says in the call's result which it declared.
+	Declare []string `json:"declare,omitempty"`
 }
 
 // Result is what a call returns to the model.

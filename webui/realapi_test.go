@@ -210,7 +210,7 @@ func (t scriptedTurn) LastSeq() int64                   { return 0 }
 // Begin reads the conversation as the engine does: another user's is
 // engine.ErrNoConversation, a missing one too unless start says how to
 // start it; the turn answers a paused last turn.
-func (e *scriptedEngine) Begin(ctx context.Context, c httpapi.Caller, id, message, _ string, start *httpapi.NewConversation) (httpapi.PendingTurn, error) {
+func (e *scriptedEngine) Begin(ctx context.Context, c httpapi.Caller, id, message, _, _ string, start *httpapi.NewConversation) (httpapi.PendingTurn, error) {
 	conv, err := e.st.GetConversation(ctx, c.OrgID, id)
 	if errors.Is(err, store.ErrNotFound) && start != nil {
 		fresh := store.Conversation{ID: id, OrgID: c.OrgID, UserID: c.UserID, Agent: start.Agent, Model: start.Model}

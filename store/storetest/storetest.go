@@ -40,7 +40,11 @@
 // (case, NFC) alike on every backend, with LIKE's wildcards literal, and
 // pages by cursor without a gap or a repeat; a delete leaves nothing a
 // repository answers with, keeps usage detached, refuses while a run is
-// held and spares other users and organisations.
+// held and spares other users and organisations. Branches: each turn
+// keeps the parent it was first written with, a parent outside the
+// conversation and a sibling past store.MaxSiblings refuse the whole
+// write, and the head moves only to a turn of the owner's conversation
+// while no run is held.
 //
 // Two checks need a backend's own SQL besides its store, so a backend's
 // tests run them beside Run: DeleteLeavesNoRow looks in every table for
@@ -113,6 +117,7 @@ func groups() []group {
 		{name: "Conversations", cases: conversationCases()},
 		{name: "Turns", cases: turnCases(), alone: turnAloneCases()},
 		{name: "TurnWrites", cases: turnWriteCases()},
+		{name: "Branches", cases: branchCases()},
 		{name: "Messages", cases: messageCases()},
 		{name: "Results", cases: resultCases()},
 		{name: "Usage", cases: usageCases()},

@@ -34,7 +34,7 @@ export async function render({ api, me, main, args }) {
       notice: model?.connected === false ? modelNotice(conv.id, conv.agent, model, me) : null,
       titled: (c) => sidebar.retitle(c),
     });
-    thread.load(msgs?.messages ?? [], Boolean(msgs?.more));
+    thread.load(msgs?.messages ?? [], Boolean(msgs?.more), msgs?.turns);
     thread.showModels(models);
   }
   sidebar.on = {

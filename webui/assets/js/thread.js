@@ -13,6 +13,7 @@ import { t } from './i18n.js';
 import { Follow } from './follow.js';
 import { Turn, transcriptItems, pauseBlock, noModelHelp, isNoModel } from './turn.js';
 import { exportMenu } from './exporter.js';
+import { decorate } from './branches.js';
 
 const enc = encodeURIComponent;
 
@@ -199,11 +200,89 @@ export class Thread {
     else this.input.removeAttribute('aria-describedby');
   }
 
-  load(messages, more) {
+  // load shows a stored transcript (GET …/messages: the branch shown,
+  // with turns, where each of its turns stands among its siblings).
+  load(messages, more, turns) {
     this.log.append(...transcriptItems(messages, this.conv.id));
     if (more) this.olderButton(messages[0]?.seq);
+    this.turns = turns ?? [];
+    this.branchControls();
     if (this.conv.pause) this.showPause(this.conv.pause);
     this.follow.toBottom();
+  }
+
+  // branchControls adds regenerate, edit and the pagers to the transcript
+  // shown (branches.js), and the note about replaced branches when there
+  // are any.
+  branchControls() {
+    this.branchNote?.remove();
+    this.branchNote = decorate(this.log, this.turns, {
+      regenerate: (turnID, text) => this.resend(turnID, text),
+      edit: (turnID, text) => this.resend(turnID, text),
+      show: (turnID) => this.showBranch(turnID),
+    });
+    if (this.branchNote) this.log.after(this.branchNote);
+  }
+
+  // resend sends text as a turn beside turnID (regenerate: its own text;
+  // edit: the edited one): what the turn and every later one showed
+  // leaves the screen, the new turn streams in, and the transcript is
+  // read again for the pagers.
+  async resend(turnID, text) {
+    if (this.turn || !text.trim()) return;
+    const first = this.log.querySelector(`li.msg.user[data-turn="${CSS.escape(turnID)}"][data-first="true"]`);
+    if (first) {
+      while (first.nextSibling) first.nextSibling.remove();
+      first.remove();
+    }
+    this.branchNote?.remove();
+    await this.send(text, false, turnID);
+    await this.reload();
+  }
+
+  // showBranch shows the branch through turnID (POST …/branch), then
+  // reads the transcript again.
+  async showBranch(turnID) {
+    if (this.turn) return;
+    replace(this.status);
+    try {
+      await this.api.post(`${this.base}/branch`, { turn: turnID });
+    } catch (err) {
+      this.status.append(errorBox(err, t('branch.failed')));
+      return;
+    }
+    await this.reload();
+  }
+
+  // refreshTurns reads where the turns stand (GET …/messages' turns) after
+  // a turn ran, and puts the branch controls where they now belong (the
+  // regenerate button on the new answer); on a failure the old ones stay.
+  async refreshTurns() {
+    try {
+      const msgs = await this.api.get(`${this.base}/messages`);
+      this.turns = msgs?.turns ?? [];
+    } catch {
+      return;
+    }
+    this.branchControls();
+  }
+
+  // reload reads the conversation and its transcript again and shows
+  // them in place of what is on screen.
+  async reload() {
+    let conv, msgs;
+    try {
+      [conv, msgs] = await Promise.all([this.api.get(this.base), this.api.get(`${this.base}/messages`)]);
+    } catch (err) {
+      this.status.append(errorBox(err, t('branch.failed'), () => this.reload()));
+      return;
+    }
+    replace(this.log);
+    replace(this.extras);
+    this.conv.pause = conv?.pause;
+    this.paused = Boolean(conv?.pause);
+    this.label.textContent = this.paused ? t('chat.yourAnswer') : t('chat.message');
+    this.load(msgs?.messages ?? [], Boolean(msgs?.more), msgs?.turns);
   }
 
   // olderButton offers the transcript's previous page (the API sends the
@@ -259,7 +338,9 @@ export class Thread {
   // the server) takes the message off the transcript and puts it back in
   // the composer with the reason; once the turn runs, a failure shows in
   // the transcript.
-  async send(text, answer = this.paused) {
+  // replaces, when set, makes the turn a branch beside that turn
+  // (regenerate, edit-and-resend; see resend).
+  async send(text, answer = this.paused, replaces = '') {
     text = text.trim();
     if (!text || this.turn) return;
     replace(this.status);
@@ -283,7 +364,9 @@ export class Thread {
     this.follow.toBottom();
     const path = answer ? `${this.base}/answer` : `${this.base}/messages`;
     const body = answer ? { answer: text } : { message: text, ...this.firstOf() };
+    if (replaces && !answer) body.replaces = replaces;
     const sent = await this.run(turn, (onEvent, signal) => this.api.stream(path, body, onEvent, signal));
+    if (replaces) return; // resend reads the transcript again
     if (sent === 'refused') {
       // As before the message: the question still waits, the chips stay.
       this.extras.prepend(...before.extras);
@@ -295,6 +378,7 @@ export class Thread {
       return;
     }
     if (!this.conv.title) await this.refreshTitle();
+    await this.refreshTurns();
   }
 
   // started runs when the turn's first event arrives: a new chat's
