@@ -6,10 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -31,73 +28,14 @@ import (
 // serious or critical fails the test. The same pass saves a screenshot of
 // every page as $QUIVER_ARTIFACTS/webui/screens/PAGE-WIDTH-THEME.png.
 
-// envTestTools names the folder scripts/webui-testtools installed into
-// (scripts/test sets it).
-const envTestTools = "QUIVER_WEBUI_TESTTOOLS"
-
-var axeSource = sync.OnceValues(func() (string, error) {
-	dir := os.Getenv(envTestTools)
-	if dir == "" {
-		// Run directly (go test): install or find the pinned copy.
-		out, err := exec.Command("../scripts/webui-testtools").Output()
-		if err != nil {
-			msg := err.Error()
-			if ee, ok := err.(*exec.ExitError); ok {
-				msg += ": " + strings.TrimSpace(string(ee.Stderr))
-			}
-			return "", fmt.Errorf("scripts/webui-testtools: %s", msg)
-		}
-		dir = strings.TrimSpace(string(out))
-	}
-	src, err := os.ReadFile(filepath.Join(dir, "node_modules", "axe-core", "axe.min.js"))
-	if err != nil {
-		return "", fmt.Errorf("axe-core not installed in %s=%q (run scripts/webui-testtools): %w", envTestTools, dir, err)
-	}
-	return string(src), nil
-})
-
-// requireAxe returns axe-core's source, or skips t (fails it when
-// QUIVER_REQUIRE_PEERS=1) when it cannot be installed.
-func requireAxe(t *testing.T) string {
-	t.Helper()
-	src, err := axeSource()
-	if err != nil {
-		if os.Getenv("QUIVER_REQUIRE_PEERS") == "1" {
-			t.Fatal(err)
-		}
-		t.Skip(err)
-	}
-	return src
-}
-
-// axeViolation is one rule a page breaks, as axe reports it.
-type axeViolation struct {
-	ID, Impact, Help, HelpURL, Fix string
-	Targets                        []string
-}
-
-// axeRun runs every axe rule on the document and returns the serious
-// and critical violations (the minor and moderate ones are not
-// reported). The page is made to finish its transitions first, so
-// colours are measured as they end.
-const axeRun = `(async () => {
-	const r = await axe.run(document, { resultTypes: ['violations'] });
-	return r.violations.filter(v => v.impact === 'serious' || v.impact === 'critical').map(v => ({
-		ID: v.id, Impact: v.impact, Help: v.help, HelpURL: v.helpUrl,
-		Fix: (v.nodes[0]?.failureSummary ?? '').replace(/\s+/g, ' '),
-		Targets: v.nodes.map(n => n.target.join(' ')),
-	}));
-})()`
-
 // auditor checks pages with axe and saves their screenshots.
 type auditor struct {
 	b     *browser
-	src   string
 	width width
 	dir   string
 }
 
-func newAuditor(t *testing.T, b *browser, src string, w width) *auditor {
+func newAuditor(t *testing.T, b *browser, w width) *auditor {
 	t.Helper()
 	dir := artifactDir()
 	if dir == "" {
@@ -107,7 +45,7 @@ func newAuditor(t *testing.T, b *browser, src string, w width) *auditor {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	return &auditor{b: b, src: src, width: w, dir: dir}
+	return &auditor{b: b, width: w, dir: dir}
 }
 
 // check audits the page as it shows now, in the light and the dark
@@ -121,13 +59,8 @@ func (a *auditor) check(page string, window bool) {
 	for _, theme := range []string{"light", "dark"} {
 		// No transition: colours are read as they end.
 		b.Do("theme "+theme, chromedp.Evaluate[chromedp.Void](fmt.Sprintf(`document.documentElement.dataset.theme = %q`, theme)))
-		if !eval[bool](b, `typeof window.axe === 'object'`) {
-			b.Do("inject axe-core", chromedp.Evaluate[chromedp.Void](a.src))
-		}
-		got := eval[[]axeViolation](b, axeRun, chromedp.EvalAwaitPromise)
-		for _, v := range got {
-			b.t.Errorf("%s at %s, %s theme: %s (%s): %s (%s)\n  %s\n  first: %s", page, a.width.name, theme, v.ID, v.Impact, v.Help,
-				v.HelpURL, strings.Join(v.Targets, "\n  "), v.Fix)
+		for _, v := range b.Axe() {
+			b.t.Errorf("%s at %s, %s theme: %s", page, a.width.name, theme, v)
 		}
 		a.shot(fmt.Sprintf("%s-%s-%s", page, a.width.name, theme), window)
 	}
@@ -170,13 +103,13 @@ func newLongBrowser(t *testing.T, h http.Handler) *browser {
 // most of it, has no serious or critical axe-core violation at either
 // width in either theme; each is saved as a screenshot.
 func TestAxeEveryPage(t *testing.T) {
-	src := requireAxe(t)
+	browsertest.RequireAxe(t)
 	eachWidth(t, func(t *testing.T, w width) {
 		t.Run("stub", func(t *testing.T) {
 			api := newStubAPI()
 			b := newLongBrowser(t, api)
 			b.use(w)
-			a := newAuditor(t, b, src, w)
+			a := newAuditor(t, b, w)
 
 			b.Do("open", chromedp.Navigate(b.srv.URL+"/"))
 			b.WaitText(`main h1`, "Sign in to Quiver")
@@ -255,7 +188,7 @@ func TestAxeEveryPage(t *testing.T) {
 		t.Run("httpapi", func(t *testing.T) {
 			st, _, b := realAPI(t)
 			b.use(w)
-			a := newAuditor(t, b, src, w)
+			a := newAuditor(t, b, w)
 			b.open("#/preferences", `#tokens-link`)
 			b.Do("open API tokens", chromedp.Click(chromedp.CSS(`#tokens-link`)), chromedp.WaitVisible(chromedp.CSS(`#token-form`)))
 			b.Do("create", chromedp.SetValue(chromedp.CSS(`#token-label`), "ci"),

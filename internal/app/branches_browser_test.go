@@ -127,6 +127,17 @@ func testBranchesPage(t *testing.T, b *browsertest.Browser, model *heardModel, w
 	heard("regenerate", "msg one", "reply 1", "msg two")
 	b.WaitText(`#branch-note`, "does not undo")
 	b.Shot(width + "-1-regenerated")
+	// The branch controls (regenerate, edit, the pager, the note) have no
+	// serious or critical accessibility violation, in either theme.
+	for _, theme := range []string{"light", "dark"} {
+		if !browsertest.HaveAxe(t) {
+			break
+		}
+		b.Do("theme "+theme, chromedp.Evaluate[chromedp.Void](`document.documentElement.dataset.theme = '`+theme+`'`))
+		for _, v := range b.Axe() {
+			t.Errorf("branches at %s, %s theme: %s", width, theme, v)
+		}
+	}
 
 	// Page back to the first version and forward again.
 	b.Do("previous version", chromedp.Click(chromedp.CSS(`.pager button.prev`)))
