@@ -101,6 +101,8 @@ type AxeViolation struct {
 	Targets                        []string
 }
 
+// String is the violation as a test failure shows it: rule, impact,
+// help, the elements' selectors and the first one's fix.
 func (v AxeViolation) String() string {
 	return fmt.Sprintf("%s (%s): %s (%s)\n  %s\n  first: %s", v.ID, v.Impact, v.Help, v.HelpURL, strings.Join(v.Targets, "\n  "), v.Fix)
 }
