@@ -136,13 +136,15 @@ func (s MemorySearch) Size() int {
 // scope is ErrNotFound, never a sign that it exists elsewhere.
 type Memories interface {
 	// PutMemory validates m with CheckMemory and stores it, with
-	// UpdatedAt its CreatedAt, and returns it as stored. An invalid
-	// memory gives ErrMemoryInvalid, an ID taken in the organisation
-	// ErrExists, an owner holding MaxMemoriesPerOwner already
-	// ErrMemoryQuota; each before anything is written. The count is
-	// checked and the memory stored atomically: concurrent puts never take
-	// an owner past the cap together.
-	PutMemory(ctx context.Context, m Memory) (Memory, error)
+	// UpdatedAt its CreatedAt, and returns it as stored. limit caps the
+	// memories m's owner may hold (MemoryLimit: at most
+	// MaxMemoriesPerOwner, which 0 means). An invalid memory gives
+	// ErrMemoryInvalid, an ID taken in the organisation ErrExists, an
+	// owner at the cap already ErrMemoryQuota; each before anything is
+	// written. The count is checked and the memory stored atomically:
+	// concurrent puts, from any number of processes, never take an owner
+	// past the cap together.
+	PutMemory(ctx context.Context, m Memory, limit int64) (Memory, error)
 	// UpdateMemory replaces the Text, Model and Vector of the memory that
 	// m's OrgID, OwnerID and ID name, stamping UpdatedAt with m.UpdatedAt,
 	// and returns it as stored. m passes CheckMemory (its CreatedAt is
@@ -249,12 +251,23 @@ func CheckMemorySearch(s MemorySearch) error {
 	return nil
 }
 
+// MemoryLimit is the cap PutMemory applies for limit: limit itself
+// between 1 and MaxMemoriesPerOwner, MaxMemoriesPerOwner otherwise (a
+// caller can lower the cap, never raise it).
+func MemoryLimit(limit int64) int64 {
+	if limit <= 0 || limit > MaxMemoriesPerOwner {
+		return MaxMemoriesPerOwner
+	}
+	return limit
+}
+
 // CheckMemoryCount reports, with an error wrapping ErrMemoryQuota, an
-// owner holding n memories who may not add one. Backends call it with the
-// count they read in the transaction that stores the memory.
-func CheckMemoryCount(n int64) error {
-	if n >= MaxMemoriesPerOwner {
-		return fmt.Errorf("the owner holds %d memories; the limit is %d: %w", n, MaxMemoriesPerOwner, ErrMemoryQuota)
+// owner holding n memories who may not add one under limit (MemoryLimit).
+// Backends call it with the count they read in the transaction that
+// stores the memory.
+func CheckMemoryCount(n, limit int64) error {
+	if limit = MemoryLimit(limit); n >= limit {
+		return fmt.Errorf("the owner holds %d memories; the limit is %d: %w", n, limit, ErrMemoryQuota)
 	}
 	return nil
 }

@@ -28,8 +28,8 @@ const memoryQuotaLockClass int32 = 0x6d656d6f
 // an advisory lock on the owner: puts for one owner, from every replica,
 // queue on it, and the count, read after the lock is granted, sees every
 // memory committed before, so together they never pass
-// store.MaxMemoriesPerOwner.
-func (s *Store) PutMemory(ctx context.Context, m store.Memory) (store.Memory, error) {
+// the owner's cap.
+func (s *Store) PutMemory(ctx context.Context, m store.Memory, limit int64) (store.Memory, error) {
 	m, err := store.CheckMemory(m)
 	if err != nil {
 		return store.Memory{}, fmt.Errorf("postgres: put memory: %w", err)
@@ -45,7 +45,7 @@ func (s *Store) PutMemory(ctx context.Context, m store.Memory) (store.Memory, er
 		if err != nil {
 			return err
 		}
-		if err := store.CheckMemoryCount(n); err != nil {
+		if err := store.CheckMemoryCount(n, limit); err != nil {
 			return err
 		}
 		const q = `INSERT INTO memories (org_id, id, owner_id, text, model, vector, created_at, updated_at)

@@ -19,9 +19,9 @@ const memoryColumns = `id, owner_id, text, model, created_at, updated_at`
 // PutMemory validates m (store.CheckMemory), then, in one write
 // transaction (SQLite's write lock held from BEGIN, so the count cannot
 // change before the insert), refuses an ID taken in the organisation and
-// an owner at store.MaxMemoriesPerOwner, and stores the memory and its
+// an owner at its cap (store.MemoryLimit), and stores the memory and its
 // full-text terms.
-func (s *Store) PutMemory(ctx context.Context, m store.Memory) (store.Memory, error) {
+func (s *Store) PutMemory(ctx context.Context, m store.Memory, limit int64) (store.Memory, error) {
 	m, err := store.CheckMemory(m)
 	if err != nil {
 		return store.Memory{}, fmt.Errorf("sqlite: put memory: %w", err)
@@ -40,7 +40,7 @@ func (s *Store) PutMemory(ctx context.Context, m store.Memory) (store.Memory, er
 		if err != nil {
 			return err
 		}
-		if err := store.CheckMemoryCount(n); err != nil {
+		if err := store.CheckMemoryCount(n, limit); err != nil {
 			return err
 		}
 		const q = `INSERT INTO memories (org_id, id, owner_id, text, model, vector, created_at, updated_at)

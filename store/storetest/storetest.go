@@ -118,6 +118,7 @@ func groups() []group {
 		{name: "Settings", cases: settingsCases(), alone: settingsAloneCases()},
 		{name: "Context", cases: contextCases()},
 		{name: "Blobs", cases: blobCases()},
+		{name: "Memories", cases: memoryCases()},
 		{name: "KeyChecks", alone: keyCheckAloneCases()},
 		{name: "Runs", cases: runCases(), alone: runAloneCases()},
 		{name: "Events", cases: eventCases()},
