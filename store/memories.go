@@ -305,6 +305,9 @@ func MemoryTerms(s string) []string {
 			}
 			return
 		}
+		if len(w) == 1 && unicode.IsLetter(w[0]) {
+			return // "s" of "user's", "a", "I": in every text, telling none apart
+		}
 		add(string(w))
 		add(bare(string(w)))
 	}
@@ -326,9 +329,12 @@ func MemoryTerms(s string) []string {
 	return out
 }
 
-// unspaced reports a letter of a script written without spaces.
+// unspaced reports a letter of a script written without spaces (with
+// the prolonged sound mark ー, full and half width, which Unicode puts in
+// no script but only Japanese writes).
 func unspaced(r rune) bool {
-	return unicode.In(r, unicode.Han, unicode.Hiragana, unicode.Katakana, unicode.Thai, unicode.Lao, unicode.Khmer, unicode.Myanmar)
+	return r == 0x30FC || r == 0xFF70 ||
+		unicode.In(r, unicode.Han, unicode.Hiragana, unicode.Katakana, unicode.Thai, unicode.Lao, unicode.Khmer, unicode.Myanmar)
 }
 
 // bare is w without its combining marks (decomposed, marks dropped,
