@@ -333,10 +333,13 @@ func (s *Store) SearchMemories(ctx context.Context, sq store.MemorySearch) ([]st
 		return nil, nil
 	}
 	match := FTSQuery(terms)
+	// The best hits first, from the index alone; then their rows.
 	const q = `SELECT m.id, m.owner_id, m.text, m.model, m.created_at, m.updated_at
-		FROM memory_search s JOIN memories m ON m.org_id = s.org_id AND m.id = s.memory_id
-		WHERE memory_search MATCH ? AND s.org_id = ? AND s.owner_id IN (?, '')
-		ORDER BY bm25(memory_search), m.id LIMIT ?`
+		FROM (SELECT org_id, memory_id, bm25(memory_search) AS score FROM memory_search
+			WHERE memory_search MATCH ? AND org_id = ? AND owner_id IN (?, '')
+			ORDER BY score, memory_id LIMIT ?) s
+		JOIN memories m ON m.org_id = s.org_id AND m.id = s.memory_id
+		ORDER BY s.score, m.id`
 	rows, err := s.reader.QueryContext(ctx, q, match, sq.OrgID, sq.OwnerID, sq.Size())
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: search memories: %w", err)
@@ -369,7 +372,7 @@ func FTSQuery(terms []string) string {
 
 // MemoryVectors returns the vectors of model among the memories the
 // owner sees: theirs, then the shared ones, each in (created_at, id)
-// order.
+// order, read in the order of memories_by_owner.
 func (s *Store) MemoryVectors(ctx context.Context, orgID, ownerID, model string) ([]retrieve.Candidate, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("sqlite: memory vectors: %w", err)
@@ -377,25 +380,38 @@ func (s *Store) MemoryVectors(ctx context.Context, orgID, ownerID, model string)
 	if !validKeys(orgID, ownerID) {
 		return nil, nil
 	}
-	const q = `SELECT id, vector FROM memories WHERE org_id = ? AND owner_id IN (?, '') AND model = ?
-		ORDER BY owner_id = '', created_at, id`
+	owners := []string{ownerID}
+	if ownerID != "" {
+		owners = append(owners, "")
+	}
+	var out []retrieve.Candidate
+	for _, owner := range owners {
+		var err error
+		if out, err = s.ownerVectors(ctx, out, orgID, owner, model); err != nil {
+			return nil, fmt.Errorf("sqlite: memory vectors: %w", err)
+		}
+	}
+	return out, nil
+}
+
+// ownerVectors appends the vectors of model of one owner's memories to
+// out.
+func (s *Store) ownerVectors(ctx context.Context, out []retrieve.Candidate, orgID, ownerID, model string) ([]retrieve.Candidate, error) {
+	const q = `SELECT id, vector FROM memories WHERE org_id = ? AND owner_id = ? AND model = ?
+		ORDER BY created_at, id`
 	rows, err := s.reader.QueryContext(ctx, q, orgID, ownerID, model)
 	if err != nil {
-		return nil, fmt.Errorf("sqlite: memory vectors: %w", err)
+		return nil, err
 	}
 	defer rows.Close()
-	var out []retrieve.Candidate
 	for rows.Next() {
 		var c retrieve.Candidate
 		var v []byte
 		if err := rows.Scan(&c.ID, &v); err != nil {
-			return nil, fmt.Errorf("sqlite: memory vectors: %w", err)
+			return nil, err
 		}
 		c.Vector = v
 		out = append(out, c)
 	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("sqlite: memory vectors: %w", err)
-	}
-	return out, nil
+	return out, rows.Err()
 }
