@@ -147,8 +147,8 @@ type Memories interface {
 	PutMemory(ctx context.Context, m Memory, limit int64) (Memory, error)
 	// UpdateMemory replaces the Text, Model and Vector of the memory that
 	// m's OrgID, OwnerID and ID name, stamping UpdatedAt with m.UpdatedAt,
-	// and returns it as stored. m passes CheckMemory (its CreatedAt is
-	// ignored); a memory of another owner, or none, is ErrNotFound.
+	// and returns it as stored. m passes CheckMemoryUpdate (its CreatedAt
+	// is ignored); a memory of another owner, or none, is ErrNotFound.
 	UpdateMemory(ctx context.Context, m Memory) (Memory, error)
 	// GetMemory returns the owner's memory with its vector, or
 	// ErrNotFound (a shared memory is got with ownerID "").
@@ -240,6 +240,17 @@ func checkMemory(m Memory) error {
 		}
 	}
 	return nil
+}
+
+// CheckMemoryUpdate validates m for UpdateMemory: CheckMemory's rules,
+// with UpdatedAt in place of CreatedAt (which an update never changes). It
+// returns m with Text as PlainText and UpdatedAt in UTC.
+func CheckMemoryUpdate(m Memory) (Memory, error) {
+	if m.UpdatedAt.IsZero() {
+		return Memory{}, fmt.Errorf("%w: UpdatedAt is zero", ErrMemoryInvalid)
+	}
+	m.CreatedAt = m.UpdatedAt
+	return CheckMemory(m)
 }
 
 // CheckMemorySearch validates s: a Text over MaxMemoryQueryRunes gives

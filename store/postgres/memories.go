@@ -105,8 +105,7 @@ func rebuildMemorySearch(ctx context.Context, tx pgx.Tx) error {
 // UpdateMemory replaces the text, model and vector of the owner's memory
 // and its full-text terms, in one transaction.
 func (s *Store) UpdateMemory(ctx context.Context, m store.Memory) (store.Memory, error) {
-	m.CreatedAt = m.UpdatedAt
-	m, err := store.CheckMemory(m)
+	m, err := store.CheckMemoryUpdate(m)
 	if err != nil {
 		return store.Memory{}, fmt.Errorf("postgres: update memory: %w", err)
 	}

@@ -118,8 +118,7 @@ func rebuildMemorySearch(ctx context.Context, tx *sql.Tx) error {
 // UpdateMemory replaces the text, model and vector of the owner's memory
 // and its full-text terms, in one write transaction.
 func (s *Store) UpdateMemory(ctx context.Context, m store.Memory) (store.Memory, error) {
-	m.CreatedAt = m.UpdatedAt
-	m, err := store.CheckMemory(m)
+	m, err := store.CheckMemoryUpdate(m)
 	if err != nil {
 		return store.Memory{}, fmt.Errorf("sqlite: update memory: %w", err)
 	}

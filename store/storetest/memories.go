@@ -288,6 +288,10 @@ func testMemoryUpdate(t *testing.T, f *fixture) {
 	u.ID = f.id("none")
 	_, err = f.UpdateMemory(ctx, u)
 	wantNotFound(t, "UpdateMemory of no memory", err)
+	u.ID, u.UpdatedAt = m.ID, time.Time{}
+	if _, err := f.UpdateMemory(ctx, u); !errors.Is(err, store.ErrMemoryInvalid) {
+		t.Errorf("UpdateMemory without UpdatedAt: err = %v, want store.ErrMemoryInvalid", err)
+	}
 }
 
 func testMemoryDelete(t *testing.T, f *fixture) {

@@ -40,7 +40,12 @@
 // (case, NFC) alike on every backend, with LIKE's wildcards literal, and
 // pages by cursor without a gap or a repeat; a delete leaves nothing a
 // repository answers with, keeps usage detached, refuses while a run is
-// held and spares other users and organisations.
+// held and spares other users and organisations. Memories: a person
+// reaches only their own, and searches (by text and by vector) see theirs
+// and their organisation's shared ones, never another person's or
+// organisation's; updates and deletes reach the full-text index and the
+// vectors; any search text is words, never query syntax; the per-owner
+// cap holds under concurrent puts.
 package storetest
 
 import (
