@@ -324,7 +324,7 @@ func TSQuery(terms []string) string {
 
 // MemoryVectors returns the vectors of model among the memories the
 // owner sees: theirs, then the shared ones, each in (created_at, id)
-// order.
+// order, read in the order of memories_by_owner (no sort of the vectors).
 func (s *Store) MemoryVectors(ctx context.Context, orgID, ownerID, model string) ([]retrieve.Candidate, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, wrapErr("memory vectors", err)
@@ -332,8 +332,11 @@ func (s *Store) MemoryVectors(ctx context.Context, orgID, ownerID, model string)
 	if !validKeys(orgID, ownerID, model) {
 		return nil, nil
 	}
-	const q = `SELECT id, vector FROM memories WHERE org_id = $1 AND owner_id IN ($2, '') AND model = $3
-		ORDER BY owner_id = '', created_at, id`
+	const q = `(SELECT id, vector FROM memories WHERE org_id = $1 AND owner_id = $2 AND model = $3
+			ORDER BY created_at, id)
+		UNION ALL
+		(SELECT id, vector FROM memories WHERE org_id = $1 AND owner_id = '' AND $2 <> '' AND model = $3
+			ORDER BY created_at, id)`
 	rows, err := s.pool.Query(ctx, q, orgID, ownerID, model)
 	if err != nil {
 		return nil, wrapErr("memory vectors", err)

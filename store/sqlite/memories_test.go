@@ -1,6 +1,8 @@
 package sqlite
 
 import (
+	"errors"
+	"strings"
 	"testing"
 	"time"
 	"unicode/utf8"
@@ -37,4 +39,23 @@ func FuzzSearchMemories(f *testing.F) {
 			t.Errorf("SearchMemories(%q): %v", q, err)
 		}
 	})
+}
+
+// TestCheckEmptySeesMemoriesNotTheirIndex: a new store is empty though
+// FTS5 keeps rows of its own (its config), and a memory makes it not
+// empty by the memories table, not by the derived index.
+func TestCheckEmptySeesMemoriesNotTheirIndex(t *testing.T) {
+	s := openTest(t, t.TempDir())
+	if err := s.CheckEmpty(t.Context()); err != nil {
+		t.Fatalf("a new store: %v", err)
+	}
+	m := store.Memory{OrgID: "o", ID: "m", OwnerID: "u", Text: "a fact", CreatedAt: time.Unix(1, 0),
+		Model: "test/3", Vector: embed.Pack(embed.Vector{1, 0, 0})}
+	if _, err := s.PutMemory(t.Context(), m, 0); err != nil {
+		t.Fatal(err)
+	}
+	err := s.CheckEmpty(t.Context())
+	if !errors.Is(err, store.ErrNotEmpty) || !strings.Contains(err.Error(), "memories, memory_search_rows hold rows") {
+		t.Errorf("CheckEmpty with a memory: %v", err)
+	}
 }
