@@ -1,5 +1,4 @@
--- 0018: long-term memories (store.Memories). The lead renumbers this
--- step at merge (planned as 0020; the runner wants numbers without gaps).
+-- 0019: long-term memories (store.Memories).
 --
 -- owner_id is the person a memory belongs to, '' for one the
 -- organisation shares. model is the embedding model that made vector

@@ -1,6 +1,4 @@
--- 0010: long-term memories (store.Memories), as store/sqlite's 0018. The
--- lead renumbers this step at merge (planned as 0012; the runner wants
--- numbers without gaps).
+-- 0011: long-term memories (store.Memories), as store/sqlite's 0019.
 --
 -- owner_id is the person a memory belongs to, '' for one the
 -- organisation shares. model is the embedding model that made vector
