@@ -68,8 +68,11 @@ func NewSelections(max int) *Selections {
 type selected struct {
 	inputs  selectionInputs
 	toolset registry.Toolset
-	fixed   prompt.Request
-	err     error
+	// all is the selection before the gate narrowed it: what a call
+	// may still declare mid-turn (agent.Expander).
+	all   registry.Toolset
+	fixed prompt.Request
+	err   error
 }
 
 // selectionInputs are the inputs of a selection besides its catalog.
@@ -97,7 +100,7 @@ func (in selectionInputs) equal(o selectionInputs) bool {
 	a, b := in.sel, o.sel
 	return a.Model == b.Model && slices.Equal(a.Allow, b.Allow) && maps.Equal(a.Switches, b.Switches) &&
 		a.Attachments == b.Attachments && a.Knowledge == b.Knowledge && slices.Equal(a.Backends, b.Backends) &&
-		a.Network == b.Network && slices.Equal(a.Permissions, b.Permissions) &&
+		a.Network == b.Network && slices.Equal(a.Permissions, b.Permissions) && a.Deliberate == b.Deliberate &&
 		in.prompt == o.prompt && in.gate == o.gate && slices.Equal(in.open, o.open) && in.opts == o.opts
 }
 
@@ -189,10 +192,11 @@ func (c *Selections) get(cat *registry.Catalog, in selectionInputs, build func(*
 // the mode is on) and the request's fixed part.
 func (e *Engine) selectFor(cat *registry.Catalog, in selectionInputs) *selected {
 	f := in.sel.Facts(in.prompt)
-	ts := cat.Select(f)
+	all := cat.Select(f)
+	ts := all
 	if in.gate {
-		ts = intent.Gate(ts, cat, in.open, in.opts)
+		ts = intent.Gate(all, cat, in.open, in.opts)
 	}
 	fixed, err := e.cfg.Prompts.Fixed(f, ts)
-	return &selected{toolset: ts, fixed: fixed, err: err}
+	return &selected{toolset: ts, all: all, fixed: fixed, err: err}
 }

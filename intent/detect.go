@@ -1,6 +1,7 @@
 package intent
 
 import (
+	"errors"
 	"fmt"
 	"regexp"
 	"slices"
@@ -82,10 +83,39 @@ func (r Result) Has(target string) bool { return slices.Contains(r.Targets, targ
 // concurrent use.
 type Detector struct {
 	packs *matcher
+	// learned, when set, is the classifier beside the packs, and shift
+	// its thresholds' adjustment.
+	learned *Classifier
+	shift   float64
 }
 
 // New returns a Detector over packs (see BuiltinPacks).
 func New(packs []Pack) *Detector { return &Detector{packs: newMatcher(packs, SourcePack)} }
+
+// NewClassifierOnly returns a Detector that opens targets by c alone,
+// with no phrase pack: the learned stage measured on its own.
+func NewClassifierOnly(c *Classifier) (*Detector, error) {
+	if c == nil {
+		return nil, errors.New("intent: no classifier")
+	}
+	return New(nil).WithClassifier(c, 0), nil
+}
+
+// MaxShift bounds a classifier threshold adjustment.
+const MaxShift = 0.5
+
+// WithClassifier returns a copy of d that judges each message with c as
+// well (see Classifier): a pack's phrase opens its family only when c's
+// score for it reaches the family's veto, and c opens the targets it
+// scores at or above their thresholds; shift (clamped to ±MaxShift;
+// positive opens less) moves both. The packs' rules still apply: a
+// capability question opens neither search nor memory. A nil c gives d
+// without a classifier.
+func (d *Detector) WithClassifier(c *Classifier, shift float64) *Detector {
+	out := *d
+	out.learned, out.shift = c, max(-MaxShift, min(MaxShift, shift))
+	return &out
+}
 
 // youtubeLink finds YouTube video links.
 var youtubeLink = regexp.MustCompile(`(?i)(?:youtube\.com/(?:watch\?|shorts/|live/)|youtu\.be/)`)
@@ -179,6 +209,9 @@ func (d *Detector) direct(text string, custom *Custom) (ms []Match, followup str
 	fs = dropContained(fs)
 	ms = append(ms, triggerMatches(fs)...)
 	ms = append(ms, comboMatches(norm, fs, d.packs.combos)...)
+	if d.learned != nil {
+		ms = d.learned.judge(norm, ms, validTarget, d.shift)
+	}
 	if slices.ContainsFunc(ms, func(m Match) bool { return m.Target == Capabilities }) {
 		// "why can't you search?" asks about search, it does not ask
 		// for one.

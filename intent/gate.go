@@ -128,9 +128,17 @@ func AlwaysOnHelper(t *tool.Tool) bool {
 	return t.AlwaysOn() && t.Family() != workspaceFamily
 }
 
+// RecoveryTool is the name of the mode's recovery tool (builtin/discovery):
+// through it the model opens a family the gate left closed.
+const RecoveryTool = "enable_tools"
+
 // Keeps reports whether Gate declares t whatever the conversation asks:
-// an always-on helper, unless o gates those too.
-func (o GateOptions) Keeps(t *tool.Tool) bool { return !o.GateAlwaysOn && AlwaysOnHelper(t) }
+// an always-on helper, unless o gates those too, and the recovery tool
+// always (a community that gates the helpers for a small model is the
+// one that most needs it).
+func (o GateOptions) Keeps(t *tool.Tool) bool {
+	return t.Name() == RecoveryTool || (!o.GateAlwaysOn && AlwaysOnHelper(t))
+}
 
 // Gate narrows a selected toolset to the always-on helpers (unless o gates
 // them) and the tools of the open targets; every other tool joins the

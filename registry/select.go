@@ -393,6 +393,46 @@ func (c *Catalog) Restore(names []string) Toolset {
 	return ts
 }
 
+// Extend returns s with the tools named in names appended after its own,
+// in that order, and those tools: only tools of from (the turn's
+// selection, which s was narrowed from) that s does not declare, each
+// once; a name from does not hold is skipped. They leave the exclusions;
+// fragments, macros and families follow the new set. It never adds a
+// tool selection left out, so a gate's narrowing can be undone, not
+// widened.
+func (c *Catalog) Extend(s, from Toolset, names []string) (Toolset, []*tool.Tool) {
+	var added []*tool.Tool
+	for _, name := range names {
+		t, ok := from.Lookup(name)
+		if !ok || slices.Contains(added, t) {
+			continue
+		}
+		if _, have := s.Lookup(name); have {
+			continue
+		}
+		added = append(added, t)
+	}
+	if len(added) == 0 {
+		return s, nil
+	}
+	out := Toolset{tools: slices.Concat(s.tools, added), selected: s.selected}
+	for _, e := range s.left {
+		if !slices.ContainsFunc(added, func(t *tool.Tool) bool { return t.Name() == e.Name }) {
+			out.left = append(out.left, e)
+		}
+	}
+	picked := make([]int, 0, len(out.tools))
+	for _, t := range out.tools {
+		if i, ok := c.index[t.Name()]; ok {
+			picked = append(picked, i)
+		}
+	}
+	slices.Sort(picked)
+	out.fragments = c.fragmentsOf(picked)
+	out.desc = c.describe(picked)
+	return out, added
+}
+
 // Arrange returns the toolset with its tools stably sorted by rank (lower
 // first): a caller that opens groups of tools over a conversation can keep
 // earlier groups first, so the declared prefix stays byte-identical for a

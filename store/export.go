@@ -325,7 +325,10 @@ var usageStepKey = &ArchiveUnique{
 }
 
 // Column constructors, to keep ArchiveTables readable.
-func text(name string) ArchiveColumn     { return ArchiveColumn{Name: name, Kind: KindText} }
+func text(name string) ArchiveColumn { return ArchiveColumn{Name: name, Kind: KindText} }
+func maybeText(name string) ArchiveColumn {
+	return ArchiveColumn{Name: name, Kind: KindText, Null: true}
+}
 func bytesCol(name string) ArchiveColumn { return ArchiveColumn{Name: name, Kind: KindBytes} }
 func intCol(name string) ArchiveColumn   { return ArchiveColumn{Name: name, Kind: KindInt} }
 func boolCol(name string) ArchiveColumn  { return ArchiveColumn{Name: name, Kind: KindBool} }
@@ -365,13 +368,19 @@ func ArchiveTables() []ArchiveTable {
 			at("created_at"), at("updated_at"),
 			// Added with the model per conversation: an older archive's
 			// conversations follow their agent's model.
-			filled(text("model"), func(ArchiveTable, []any) any { return "" })}},
+			filled(text("model"), func(ArchiveTable, []any) any { return "" }),
+			// Added with branches: an older archive's conversations are
+			// marked unlinked ('') and linked in order on import (each
+			// turn after the one before, the head their last turn), as
+			// the migrations link them.
+			filled(maybeText("head_turn_id"), func(ArchiveTable, []any) any { return "" })}},
 		{Name: "turns", Key: []string{"org_id", "id"}, Columns: []ArchiveColumn{
 			text("org_id"), text("id"), text("user_id"), text("conversation_id"), text("agent"),
 			text("model"), text("timezone"), text("payer"), {Name: "tools", Kind: KindNames},
 			{Name: "exclusions", Kind: KindJSON, Null: true}, {Name: "declarations", Kind: KindJSON, Null: true},
 			intCol("selected"), text("status"), text("question"), text("suggested"), intCol("steps"),
-			at("started_at"), maybeAt("ended_at")}},
+			at("started_at"), maybeAt("ended_at"),
+			filled(maybeText("parent_turn_id"), func(ArchiveTable, []any) any { return nil })}},
 		{Name: "messages", Key: []string{"org_id", "conversation_id", "seq"}, Columns: []ArchiveColumn{
 			text("org_id"), text("conversation_id"), intCol("seq"), text("turn_id"), text("role"),
 			bytesCol("content"), text("tool_name"), text("tool_call_id"), text("ref"), boolCol("is_error"),

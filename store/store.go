@@ -51,6 +51,7 @@ type Store interface {
 	Conversations
 	Turns
 	TurnWriter
+	Branches
 	Messages
 	Results
 	Usages

@@ -221,6 +221,9 @@ func (s *Store) ImportTables(ctx context.Context, r store.TableReader) error {
 		for {
 			t, err := r.NextTable()
 			if errors.Is(err, io.EOF) {
+				if err := linkTurns(ctx, tx); err != nil {
+					return err
+				}
 				if err := rebuildSearch(ctx, tx); err != nil {
 					return err
 				}
