@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -276,6 +277,41 @@ func TestCreateToken(t *testing.T) {
 	}
 	if diff := cmp.Diff(before, f.creds("bob")); diff != "" {
 		t.Errorf("credentials after refused tokens (-before +after):\n%s", diff)
+	}
+}
+
+// TestTokenCap: a user holds at most MaxTokens unexpired tokens; an
+// expired one does not count, and a revoked one frees its place.
+func TestTokenCap(t *testing.T) {
+	f := newFixture(t)
+	soon, err := f.svc.CreateToken(f.ctx, "org_a", "bob", "soon", 1)
+	f.must(err)
+	var last accounts.NewToken
+	for i := 1; i < accounts.MaxTokens; i++ {
+		last, err = f.svc.CreateToken(f.ctx, "org_a", "bob", "", 0)
+		f.must(err)
+	}
+	before := f.creds("bob")
+	_, err = f.svc.CreateToken(f.ctx, "org_a", "bob", "one more", 0)
+	var bad *accounts.InvalidError
+	if !errors.As(err, &bad) || bad.Field != "tokens" || !strings.Contains(bad.Msg, "revoke one") {
+		t.Fatalf("token %d: %v, want an *InvalidError for tokens", accounts.MaxTokens+1, err)
+	}
+	if diff := cmp.Diff(before, f.creds("bob")); diff != "" {
+		t.Errorf("credentials after the refused token (-before +after):\n%s", diff)
+	}
+	if _, err := f.svc.CreateToken(f.ctx, "org_a", "alice", "", 0); err != nil {
+		t.Errorf("another user's first token: %v", err)
+	}
+	f.must(f.svc.RevokeToken(f.ctx, "org_a", "bob", accounts.TokenID(last.Credential)))
+	_, err = f.svc.CreateToken(f.ctx, "org_a", "bob", "in its place", 0)
+	f.must(err)
+	f.clock.Advance(25 * time.Hour)
+	if !soon.Credential.ExpiresAt.Before(f.clock.Now()) {
+		t.Fatal("the test's clock did not pass the first token's expiry")
+	}
+	if _, err := f.svc.CreateToken(f.ctx, "org_a", "bob", "past the expired one", 0); err != nil {
+		t.Errorf("with one token expired: %v", err)
 	}
 }
 

@@ -19,6 +19,8 @@ const (
 	MaxTokenLabel = 100
 	// MaxTokenDays is the longest lifetime a token may be given, in days.
 	MaxTokenDays = 3650
+	// MaxTokens is the most unexpired API tokens one user may hold.
+	MaxTokens = 100
 )
 
 // TokenID is the id an API token is listed and revoked by: the first
@@ -34,8 +36,11 @@ type NewToken struct {
 
 // CreateToken makes an API token for the user, labelled for people,
 // expiring after expiresInDays days (0: never). A label longer than
-// MaxTokenLabel or a lifetime outside 0–MaxTokenDays is an *InvalidError,
-// writing nothing; a user unknown or disabled gives ErrUserDisabled.
+// MaxTokenLabel, a lifetime outside 0–MaxTokenDays, or a user who holds
+// MaxTokens unexpired tokens already is an *InvalidError, writing
+// nothing; a user unknown or disabled gives ErrUserDisabled. The count
+// is read before the token is written, so requests racing at the cap
+// may each pass it once.
 func (s *Service) CreateToken(ctx context.Context, orgID, userID, label string, expiresInDays int) (NewToken, error) {
 	if utf8.RuneCountInString(label) > MaxTokenLabel {
 		return NewToken{}, invalid("label", "label: at most "+strconv.Itoa(MaxTokenLabel)+" characters")
@@ -44,6 +49,9 @@ func (s *Service) CreateToken(ctx context.Context, orgID, userID, label string, 
 		return NewToken{}, invalid("expires_in_days", "expires_in_days: use 0 (never) to "+strconv.Itoa(MaxTokenDays))
 	}
 	now := s.now()
+	if err := s.checkTokenCount(ctx, orgID, userID, now); err != nil {
+		return NewToken{}, err
+	}
 	c := store.Credential{Kind: store.CredAPIToken, OrgID: orgID, UserID: userID, Label: label, CreatedAt: now}
 	if expiresInDays > 0 {
 		c.ExpiresAt = now.Add(time.Duration(expiresInDays) * 24 * time.Hour)
@@ -54,6 +62,25 @@ func (s *Service) CreateToken(ctx context.Context, orgID, userID, label string, 
 	}
 	c.Hash = HashSecret(secret)
 	return NewToken{Credential: c, Secret: secret}, nil
+}
+
+// checkTokenCount refuses a new token to a user who holds MaxTokens
+// unexpired ones.
+func (s *Service) checkTokenCount(ctx context.Context, orgID, userID string, now time.Time) error {
+	creds, err := s.Tokens(ctx, orgID, userID)
+	if err != nil {
+		return err
+	}
+	live := 0
+	for _, c := range creds {
+		if c.ExpiresAt.IsZero() || c.ExpiresAt.After(now) {
+			live++
+		}
+	}
+	if live >= MaxTokens {
+		return invalid("tokens", fmt.Sprintf("you hold %d API tokens, the most one person may: revoke one you no longer use first", live))
+	}
+	return nil
 }
 
 // Tokens lists the user's API tokens, newest first (hashes, never

@@ -30,6 +30,9 @@ const (
 	DefaultMaxCallsPerStep    = 16
 	DefaultMaxCallsPerTurn    = 64
 	DefaultMaxConcurrentCalls = 4
+	// DefaultMaxExpansions bounds how many calls of one turn may grow
+	// its declared tools (tool.Effect.Declare).
+	DefaultMaxExpansions = 3
 )
 
 // Repositories are the parts of the store a Runner uses: the turn
@@ -58,6 +61,10 @@ type Config struct {
 	// past it calls are refused likewise and the model goes on to answer.
 	// Zero means DefaultMaxCallsPerTurn.
 	MaxCallsPerTurn int
+	// MaxExpansions bounds how many calls of one turn may declare more
+	// tools (tool.Effect.Declare); a call past it declares nothing and
+	// its result says so. Zero means DefaultMaxExpansions.
+	MaxExpansions int
 	// MaxConcurrentCalls bounds how many read-only calls of one step run
 	// at once (writes always run alone). Zero means
 	// DefaultMaxConcurrentCalls.
@@ -115,6 +122,7 @@ func New(cfg Config) *Runner {
 	cfg.MaxCallsPerStep = orDefault(cfg.MaxCallsPerStep, DefaultMaxCallsPerStep)
 	cfg.MaxCallsPerTurn = orDefault(cfg.MaxCallsPerTurn, DefaultMaxCallsPerTurn)
 	cfg.MaxConcurrentCalls = orDefault(cfg.MaxConcurrentCalls, DefaultMaxConcurrentCalls)
+	cfg.MaxExpansions = orDefault(cfg.MaxExpansions, DefaultMaxExpansions)
 	if cfg.MaxHistory <= 0 {
 		cfg.MaxHistory = 200
 	}
@@ -168,6 +176,24 @@ type Start struct {
 	// start (engine's collect step), so that the runner does not read
 	// them again; nil reads them from the store.
 	History []store.Message
+	// Branch records the turn on its conversation's tree
+	// (store.Branches): following Parent ("" for a first message), as the
+	// conversation's head, in the write that starts it. False records it
+	// on no branch (a conversation read whole).
+	Branch bool
+	Parent string
+	// Expand grows the declared tools when a call asks
+	// (tool.Effect.Declare); nil declares nothing more.
+	Expand Expander
+}
+
+// Expander grows a turn's declared tools mid-turn: Expand returns ts
+// with the named tools the turn's selection allowed appended after its
+// own (registry.Catalog.Extend), and the tools it added, which the loop
+// declares from the next model step on. It is called from the loop's
+// goroutine.
+type Expander interface {
+	Expand(ts registry.Toolset, names []string) (registry.Toolset, []*tool.Tool)
 }
 
 // Outcome is how a turn ended.

@@ -18,6 +18,7 @@ const (
 	EventUsage       EventKind = "usage"        // one model call's usage and cost
 	EventDone        EventKind = "done"         // the turn stopped (Stop says how)
 	EventError       EventKind = "error"        // a failure, in words for the user
+	EventDeclared    EventKind = "declared"     // tools declared mid-turn (Actions: their names)
 )
 
 // Event is one thing a turn reports to its surface as it happens.

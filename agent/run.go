@@ -40,6 +40,15 @@ type run struct {
 	// fit fits each model call into the model's context window; it is
 	// model, when the turn has one.
 	fit *fitter
+	// expand grows the declared tools (Start.Expand); expansions counts
+	// the calls that did, for Config.MaxExpansions.
+	expand     Expander
+	expansions int
+	// branch and parent are Start's; head asks the next write to make
+	// the turn its conversation's head (the write that starts it).
+	branch bool
+	parent string
+	head   bool
 }
 
 // pending is a step's records not yet written, with the usage event to
@@ -107,7 +116,8 @@ func (r *Runner) newRun(s Start, emit func(Event)) *run {
 	if emit == nil {
 		emit = func(Event) {}
 	}
-	rn := &run{r: r, facts: s.Facts, toolset: s.Toolset, declared: s.Declared, req: s.Request, model: r.withIdle(s.Model), collected: s.History}
+	rn := &run{r: r, facts: s.Facts, toolset: s.Toolset, declared: s.Declared, req: s.Request, model: r.withIdle(s.Model), collected: s.History,
+		branch: s.Branch, parent: s.Parent, expand: s.Expand}
 	// The idle deadline watches the provider's stream; the window's cut
 	// (and its one retry with a tighter cut) wraps it.
 	rn.fit = &fitter{Model: rn.model, log: r.cfg.Logger}
@@ -134,9 +144,10 @@ func (rn *run) begin(ctx context.Context, message string) (started bool, err err
 		ID: f.TurnID, OrgID: f.Place.OrgID, UserID: f.Caller.UserID, ConversationID: f.Place.ConversationID,
 		Agent: f.Agent.Name, Model: rn.model.Ref(), Timezone: f.Caller.Timezone, Payer: f.Payer,
 		Tools: rn.toolset.Names(), Excluded: StoredExclusions(rn.toolset), Declared: rn.declared,
-		Selected: rn.toolset.Selected(),
-		Status:   store.TurnRunning, StartedAt: f.Start.UTC(),
+		Selected: rn.toolset.Selected(), ParentID: rn.parent,
+		Status: store.TurnRunning, StartedAt: f.Start.UTC(),
 	}
+	rn.head = rn.branch
 	rn.stage(store.Message{Role: roleContext, Content: rn.req.Context}, store.Message{Role: string(llm.User), Content: message})
 	msgs := rn.pending.msgs
 	w, err := rn.write(ctx, rn.claim())
@@ -250,10 +261,12 @@ func (rn *run) commit(ctx context.Context) error {
 func (rn *run) write(ctx context.Context, claim *store.Conversation) (store.TurnWritten, error) {
 	p := rn.pending
 	rec := rn.rec
-	w, err := rn.r.cfg.Store.WriteTurn(ctx, rn.facts.Place.OrgID, store.TurnWrite{Claim: claim, Turn: &rec, Messages: p.msgs, Usage: p.usage})
+	w, err := rn.r.cfg.Store.WriteTurn(ctx, rn.facts.Place.OrgID, store.TurnWrite{Claim: claim, Turn: &rec, Messages: p.msgs, Usage: p.usage,
+		Head: rn.head})
 	if err != nil {
 		return w, fmt.Errorf("record turn: %w", err)
 	}
+	rn.head = false
 	if !w.Written(rn.facts.Caller.UserID) {
 		return w, nil
 	}

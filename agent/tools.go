@@ -2,6 +2,9 @@ package agent
 
 import (
 	"context"
+	"fmt"
+	"slices"
+	"strings"
 	"sync"
 
 	"github.com/quiverhq/quiver/dispatch"
@@ -40,6 +43,9 @@ func (rn *run) toolStep(ctx context.Context, plan *stepPlan) (paused bool, err e
 			}
 			firstErr = firstNonNil(firstErr, errs[i])
 		}
+	}
+	for i := range results {
+		rn.grow(&results[i])
 	}
 	if err := rn.recordResults(dctx, plan, results); err != nil {
 		return false, err
@@ -166,6 +172,43 @@ func (rn *run) recordResults(ctx context.Context, plan *stepPlan, results []tool
 		rn.emit(Event{Kind: EventToolResult, Result: &Result{CallID: c.ID, Name: c.Name, Content: res.Content, IsError: res.IsError, Ref: res.Ref}})
 	}
 	return nil
+}
+
+// grow declares the tools a result's effect names (tool.Effect.Declare)
+// from the next model step on, appended after the declared ones, within
+// Config.MaxExpansions calls per turn, and says in the result which it
+// declared. The turn's record lists them at its next write.
+func (rn *run) grow(res *tool.Result) {
+	names := res.Effect.Declare
+	if len(names) == 0 || res.IsError {
+		return
+	}
+	switch {
+	case rn.expand == nil:
+		res.Content += "\n\nNo tool can be added on this turn."
+		return
+	case rn.expansions >= rn.r.cfg.MaxExpansions:
+		res.Content += fmt.Sprintf("\n\nNothing more was declared: at most %d calls per turn may add tools.", rn.r.cfg.MaxExpansions)
+		return
+	}
+	ts, added := rn.expand.Expand(rn.toolset, names)
+	if len(added) == 0 {
+		res.Content += "\n\nNo tool was added: the ones named are declared already or not available to this agent."
+		return
+	}
+	rn.expansions++
+	rn.toolset = ts
+	rn.req.Tools = slices.Clone(rn.req.Tools)
+	var list []string
+	for _, t := range added {
+		d := t.Declaration()
+		rn.req.Tools = append(rn.req.Tools, d)
+		rn.req.Sizes.DefinitionsChars += t.DeclarationChars()
+		list = append(list, t.Name())
+	}
+	rn.rec.Tools = rn.toolset.Names()
+	res.Content += "\n\nNow declared, from your next step: " + strings.Join(list, ", ") + "."
+	rn.emit(Event{Kind: EventDeclared, Actions: list})
 }
 
 // applyEffect hands a result's effect to the surface and reports a pause.

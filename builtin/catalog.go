@@ -13,6 +13,7 @@ import (
 
 	"github.com/quiverhq/quiver/builtin/ask"
 	"github.com/quiverhq/quiver/builtin/calc"
+	"github.com/quiverhq/quiver/builtin/discovery"
 	"github.com/quiverhq/quiver/builtin/fetch"
 	"github.com/quiverhq/quiver/builtin/results"
 	"github.com/quiverhq/quiver/builtin/suggest"
@@ -47,6 +48,9 @@ type CatalogDeps struct {
 	// ReadPDF reads a PDF for fetch_url (the composition root runs it in a
 	// resource-limited child process); nil reads PDFs in this process.
 	ReadPDF func(ctx context.Context, body []byte) (title, text string, err error)
+	// Intents records the families enable_tools opens for a
+	// conversation; nil opens them for the turn only.
+	Intents discovery.Recorder
 	// Keys are an organisation's own engine keys by settings name
 	// ("brave_api_key", "iask_api_key"); they win over the environment.
 	Keys map[string]string
@@ -65,6 +69,7 @@ func NewCatalog(d CatalogDeps) *registry.Catalog {
 		suggest.Tool(),
 	)
 	c.Register(WebTools(d)...)
+	c.Register(discovery.Tool(d.Intents))
 	return c
 }
 

@@ -21,8 +21,8 @@ func TestDefinitionCeilings(t *testing.T) {
 			alwaysOn++
 		}
 	}
-	if alwaysOn != 11 {
-		t.Errorf("%d always-paid tools, want the six workspace tools and five always-on helpers", alwaysOn)
+	if alwaysOn != 12 {
+		t.Errorf("%d always-paid tools, want the six workspace tools, five always-on helpers and the recovery tool (under Deliberate Tool Mode)", alwaysOn)
 	}
 	for _, c := range []struct {
 		name         string

@@ -341,19 +341,20 @@ func BenchmarkCall(b *testing.B) {
 }
 
 // TestImportedToolValidatedUnderTimeout: an imported tool's schema is an
-// MCP server's, and validating against it can take as long as the server
-// likes (every anyOf branch is tried: a chain of them doubles per level);
-// its validation runs under the tool's timeout, so the call ends at the
-// deadline instead of holding the turn.
+// MCP server's, and validating against it can take long even within the
+// bounds tool.Import and tool.Validate keep (here a recursive schema that
+// reaches a nested object through two branches at every level, and
+// arguments 16 objects deep: about 2^16 steps, under
+// tool.MaxValidationSteps); its validation runs under the tool's timeout,
+// so the call ends at the deadline instead of holding the turn.
 func TestImportedToolValidatedUnderTimeout(t *testing.T) {
-	const depth = 16
-	defs := map[string]*jsonschema.Schema{fmt.Sprintf("a%d", depth): {Type: "string"}}
-	for i := range depth {
-		next := fmt.Sprintf("#/$defs/a%d", i+1)
-		defs[fmt.Sprintf("a%d", i)] = &jsonschema.Schema{AnyOf: []*jsonschema.Schema{{Ref: next}, {Ref: next}}}
+	const depth = 15
+	next := func() *jsonschema.Schema {
+		return &jsonschema.Schema{Properties: map[string]*jsonschema.Schema{"q": {Ref: "#/$defs/n"}}}
 	}
-	schema := &jsonschema.Schema{Type: "object", Defs: defs,
-		Properties: map[string]*jsonschema.Schema{"q": {Ref: "#/$defs/a0"}}}
+	schema := &jsonschema.Schema{Type: "object",
+		Defs:       map[string]*jsonschema.Schema{"n": {Type: "object", AllOf: []*jsonschema.Schema{next(), next()}}},
+		Properties: map[string]*jsonschema.Schema{"q": {Ref: "#/$defs/n"}}}
 	imported, err := tool.Import(tool.Spec{Name: "srv__fanout", Description: "Imported.", Timeout: 20 * time.Millisecond,
 		Origin: tool.Origin{Server: "srv", Tool: "fanout"}},
 		schema, func(context.Context, tool.Scope, json.RawMessage) (tool.Result, error) {
@@ -362,9 +363,10 @@ func TestImportedToolValidatedUnderTimeout(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	args := json.RawMessage(strings.Repeat(`{"q":`, depth+1) + "{}" + strings.Repeat("}", depth+1))
 	d, tn, _ := setup(t, dispatch.Config{})
 	tn.Toolset = oneTool(imported)
-	got, err := d.Call(context.Background(), tn, dispatch.Call{Name: "srv__fanout", Args: json.RawMessage(`{"q":"a"}`)})
+	got, err := d.Call(context.Background(), tn, dispatch.Call{Name: "srv__fanout", Args: args})
 	if err != nil {
 		t.Fatalf("Call: %v", err)
 	}

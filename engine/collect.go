@@ -70,6 +70,13 @@ type Request struct {
 	// TurnID names the turn; "" takes a fresh id (Config.NewID). A turn
 	// answering a paused one keeps that turn's id.
 	TurnID string
+	// Replaces, when set, names a turn of the conversation that the new
+	// turn goes beside (a regenerated answer, an edited message): it
+	// follows the same parent and sees the history up to it, never
+	// answers a paused turn, and becomes the head. A turn of no branch of
+	// the conversation is refused (*InputError); "" follows the head.
+	// Needs Repositories.Branches.
+	Replaces string
 }
 
 // Collected is everything a turn reads before it selects: the facts and
@@ -80,11 +87,20 @@ type Collected struct {
 	facts   turn.Facts
 	conv    store.Conversation
 	history []store.Message
-	paused  *store.Turn
-	runtime Runtime
-	model   llm.Model
-	dtm     intent.Settings
-	custom  *intent.Custom
+	// lastSeq is the Seq of the conversation's last message when read,
+	// on the branch shown or not.
+	lastSeq int64
+	// tree is the conversation's turns (Repositories.Branches), parent
+	// the turn the new one follows, and branched whether the turn is
+	// recorded on the tree.
+	tree     store.TurnTree
+	parent   string
+	branched bool
+	paused   *store.Turn
+	runtime  Runtime
+	model    llm.Model
+	dtm      intent.Settings
+	custom   *intent.Custom
 }
 
 // Facts returns the turn's facts.
@@ -100,12 +116,12 @@ func (c *Collected) Conversation() store.Conversation { return c.conv }
 // LastSeq returns the Seq of the last message the turn's facts were
 // read with, 0 when the conversation had none: store.Messages'
 // LastMessageSeq still giving it means nothing was appended since.
-func (c *Collected) LastSeq() int64 {
-	if n := len(c.history); n > 0 {
-		return c.history[n-1].Seq
-	}
-	return 0
-}
+func (c *Collected) LastSeq() int64 { return c.lastSeq }
+
+// Parent returns the turn the new turn follows ("" for a first message),
+// and whether the turn is recorded on the conversation's tree (false
+// without Repositories.Branches).
+func (c *Collected) Parent() (string, bool) { return c.parent, c.branched }
 
 // Paused returns the conversation's paused turn, which this turn answers;
 // nil when its last turn is not paused.
@@ -146,6 +162,7 @@ func (e *Engine) collect(ctx context.Context, r Request) (*Collected, error) {
 		if c.dtm, c.custom, err = e.deliberateSettings(ctx, r, c.facts.Agent.Deliberate); err != nil {
 			return nil, err
 		}
+		c.facts.Deliberate = c.dtm.Active() && e.cfg.Detector != nil
 	}
 	return c, nil
 }
@@ -176,11 +193,52 @@ func (e *Engine) readConversation(ctx context.Context, r Request, c *Collected) 
 	if c.history, err = repos.Messages.ListMessages(ctx, r.OrgID, r.ConversationID, 0); err != nil {
 		return fmt.Errorf("read conversation: %w", err)
 	}
+	if n := len(c.history); n > 0 {
+		c.lastSeq = c.history[n-1].Seq
+	}
+	if err := e.readBranch(ctx, r, c); err != nil {
+		return err
+	}
 	if c.history == nil {
 		c.history = []store.Message{}
 	}
+	if r.Replaces != "" {
+		return nil // a new turn beside one: it answers no pause
+	}
 	c.paused, err = store.PausedTurn(ctx, repos.Turns, r.OrgID, c.history)
 	return err
+}
+
+// readBranch reads the conversation's tree, and keeps of c.history the
+// branch the turn follows: the head's, or with Replaces the one up to
+// that turn's parent. A Replaces of no turn of the conversation, and a
+// place that has store.MaxSiblings turns already, are refused.
+func (e *Engine) readBranch(ctx context.Context, r Request, c *Collected) error {
+	b := e.cfg.Repos.Branches
+	switch {
+	case b == nil && r.Replaces != "":
+		return errors.New("engine: a turn beside another needs the Branches repository")
+	case b == nil:
+		return nil
+	}
+	tree, err := b.TurnTree(ctx, r.OrgID, r.ConversationID)
+	if err != nil {
+		return fmt.Errorf("read conversation: %w", err)
+	}
+	c.tree, c.branched, c.parent = tree, true, tree.HeadTurn()
+	if r.Replaces == "" {
+		c.history = tree.OnPath(c.history)
+		return nil
+	}
+	if !tree.Has(r.Replaces) {
+		return inputf("no turn %q in this conversation to regenerate or edit", r.Replaces)
+	}
+	c.parent = tree.Parent(r.Replaces)
+	if n := len(tree.Siblings(c.parent)); n >= store.MaxSiblings {
+		return inputf("this message has %d versions already, the most a conversation keeps at one place", n)
+	}
+	c.history = tree.OnPathTo(c.history, c.parent)
+	return nil
 }
 
 // agent is the request's agent: its own, or the stored one it names, or

@@ -37,7 +37,7 @@ func OwnConversation(ctx context.Context, convs store.Conversations, orgID, user
 }
 
 // Transcript returns the messages of the caller's conversation, oldest
-// first, never nil. A conversation that does not exist and one of
+// first, never nil: with Branches, those of the branch shown only. A conversation that does not exist and one of
 // another user are both ErrNoConversation, as a turn finds them. It
 // needs Conversations and Messages.
 func (r Repositories) Transcript(ctx context.Context, orgID, userID, conversationID string) ([]store.Message, error) {
@@ -54,6 +54,13 @@ func (r Repositories) Transcript(ctx context.Context, orgID, userID, conversatio
 	msgs, err := r.Messages.ListMessages(ctx, orgID, conversationID, 0)
 	if err != nil {
 		return nil, fmt.Errorf("read messages: %w", err)
+	}
+	if r.Branches != nil {
+		tree, err := r.Branches.TurnTree(ctx, orgID, conversationID)
+		if err != nil {
+			return nil, fmt.Errorf("read branches: %w", err)
+		}
+		msgs = tree.OnPath(msgs)
 	}
 	if msgs == nil {
 		msgs = []store.Message{}

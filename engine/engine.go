@@ -110,6 +110,11 @@ type Repositories struct {
 	Messages      store.Messages
 	Turns         store.Turns
 	Intents       store.Intents
+	// Branches, when set, makes a conversation's turns a tree: a turn
+	// sees the messages of the branch shown only (store.Branches), and
+	// follows its head (or, with Request.Replaces, goes beside a turn).
+	// Nil sees every message of the conversation, in order.
+	Branches store.Branches
 }
 
 // Config builds an Engine.

@@ -34,14 +34,23 @@ type Inspection struct {
 	// window (agent.Runner.Preview): what it sends and what it leaves out
 	// behind the marker; nil when the engine has no Runner.
 	History *agent.Cut
+	// Replay is each model call of the turn as it was sent (a stored
+	// turn's, from its transcript) or, for a draft, its first call as it
+	// would be (agent.Runner.Replay); nil when the engine has no Runner.
+	Replay *agent.Replay
+	// Steps is how many model calls the stored turn made; 0 for a draft.
+	Steps int
 }
 
 // Inspect returns the request r's message would send now, or, with
 // turnID, the stored turn's: its restored toolset and request and its
 // exclusions as recorded when it started (see pastExclusions), or for a
 // turn stored before those were, the restored set's with today's reasons
-// (see explainStored). Nothing runs and nothing is written (r.DryRun is
-// implied). A turnID not of the conversation is ErrNoTurn.
+// (see explainStored), and its model calls as they were sent. Nothing
+// runs and nothing is written (r.DryRun is implied). A draft — no turnID,
+// and not the answer to a paused turn — has no turn id yet: its
+// Start.Facts.TurnID is "", never one made up for it. A turnID not of
+// the conversation is ErrNoTurn.
 func (e *Engine) Inspect(ctx context.Context, r Request, turnID string) (Inspection, error) {
 	r.DryRun = true
 	c, err := e.Collect(ctx, r)
@@ -64,7 +73,11 @@ func (e *Engine) Inspect(ctx context.Context, r Request, turnID string) (Inspect
 	}
 	if e.cfg.Runner != nil {
 		c := e.cfg.Runner.Preview(out.Start)
-		out.History = &c
+		rp := e.cfg.Runner.Replay(out.Start, out.Steps)
+		out.History, out.Replay = &c, &rp
+	}
+	if turnID == "" && !p.Resume {
+		out.Start.Facts.TurnID = ""
 	}
 	if out.Excluded == nil {
 		out.Excluded = []registry.Exclusion{}
@@ -93,7 +106,7 @@ func (e *Engine) past(ctx context.Context, p *Prepared, turnID string, out *Insp
 	if start.Request, err = prompt.Assemble(start.Facts, start.Toolset); err != nil {
 		return err
 	}
-	out.Start, out.Warnings = start, start.Request.Warnings
+	out.Start, out.Warnings, out.Steps = start, start.Request.Warnings, t.Steps
 	if t.Excluded == nil {
 		out.Excluded = explainStored(start.Toolset.Excluded(), p.Catalog.Select(start.Facts).Excluded())
 	} else {

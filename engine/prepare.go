@@ -55,16 +55,17 @@ func (e *Engine) Prepare(ctx context.Context, c *Collected) (*Prepared, error) {
 	}
 	cat := e.catalog(ctx, c)
 	p := &Prepared{Collected: c, Catalog: cat, Resume: c.paused != nil}
-	var ts registry.Toolset
+	var ts, all registry.Toolset
 	var fixed *prompt.Request
 	if c.paused != nil {
 		ts = restore(cat, f, c.paused.Tools).WithSelected(c.paused.Selected)
+		all = ts
 	} else {
 		s, err := e.selectTurn(ctx, c, cat, p)
 		if err != nil {
 			return nil, err
 		}
-		ts, fixed = s.toolset, &s.fixed
+		ts, all, fixed = s.toolset, s.all, &s.fixed
 		if s.err != nil {
 			return nil, fmt.Errorf("assemble: %w", s.err)
 		}
@@ -86,7 +87,11 @@ func (e *Engine) Prepare(ctx context.Context, c *Collected) (*Prepared, error) {
 	req := fixed.WithContext(ctxMsg)
 	p.Warnings = req.Warnings
 	p.Start = agent.Start{Facts: f, Toolset: ts, Request: req, Model: c.model, Message: c.req.Message,
-		Declared: storedDeclared(p.Intent.Declared), History: c.history}
+		Declared: storedDeclared(p.Intent.Declared), History: c.history,
+		Expand: expander{cat: cat, from: all, model: c.model}}
+	if c.paused == nil {
+		p.Start.Parent, p.Start.Branch = c.Parent()
+	}
 	return p, nil
 }
 
@@ -128,6 +133,23 @@ func (e *Engine) catalog(ctx context.Context, c *Collected) *registry.Catalog {
 		return c.runtime.Catalog
 	}
 	return e.cfg.Tools.TurnCatalog(ctx, c.facts.Place.OrgID, c.facts.Network, c.runtime.Catalog)
+}
+
+// expander grows a turn's declared tools from its selection (see
+// agent.Expander), leaving out tools whose schema the model refuses.
+type expander struct {
+	cat   *registry.Catalog
+	from  registry.Toolset
+	model llm.Model
+}
+
+// Expand implements agent.Expander.
+func (x expander) Expand(ts registry.Toolset, names []string) (registry.Toolset, []*tool.Tool) {
+	from := x.from
+	if x.model != nil {
+		from = narrowToModel(x.cat, from, x.model)
+	}
+	return x.cat.Extend(ts, from, names)
 }
 
 // narrowToModel leaves out the tools whose schema the model refuses.

@@ -68,8 +68,11 @@ func NewSelections(max int) *Selections {
 type selected struct {
 	inputs  selectionInputs
 	toolset registry.Toolset
-	fixed   prompt.Request
-	err     error
+	// all is the selection before the gate narrowed it: what a call
+	// may still declare mid-turn (agent.Expander).
+	all   registry.Toolset
+	fixed prompt.Request
+	err   error
 }
 
 // selectionInputs are the inputs of a selection besides its catalog.
@@ -97,14 +100,23 @@ func (in selectionInputs) equal(o selectionInputs) bool {
 	a, b := in.sel, o.sel
 	return a.Model == b.Model && slices.Equal(a.Allow, b.Allow) && maps.Equal(a.Switches, b.Switches) &&
 		a.Attachments == b.Attachments && a.Knowledge == b.Knowledge && slices.Equal(a.Backends, b.Backends) &&
-		a.Network == b.Network && slices.Equal(a.Permissions, b.Permissions) &&
+		a.Network == b.Network && slices.Equal(a.Permissions, b.Permissions) && a.Deliberate == b.Deliberate &&
 		in.prompt == o.prompt && in.gate == o.gate && slices.Equal(in.open, o.open) && in.opts == o.opts
 }
+
+// hashedEnds is how many names at each end of a long list hash picks
+// its bucket from.
+const hashedEnds = 8
 
 // hash picks the inputs' bucket: equal inputs hash alike (the switches,
 // a map, are counted, not spelled, so their order cannot matter). Each
 // string is hashed on its own and the hashes mixed, which is quicker
-// than streaming them for a long allowlist of short names.
+// than streaming them for a long allowlist of short names. A list longer
+// than 2×hashedEnds is hashed by its length and the names at its ends
+// only: a bucket is a hint, equal compares every name, and hashing all of
+// a 1,000-tool allowlist was most of a cached turn's lookup. Lists that
+// differ only in their middle share a bucket, which holds at most the
+// cache's size of entries.
 func (in selectionInputs) hash(seed maphash.Seed) uint64 {
 	const prime = 0x100000001b3
 	h := uint64(len(in.sel.Switches))
@@ -112,6 +124,12 @@ func (in selectionInputs) hash(seed maphash.Seed) uint64 {
 	str := func(s string) { h = (h ^ maphash.String(seed, s)) * prime }
 	list := func(l []string) {
 		num(len(l))
+		if len(l) > 2*hashedEnds {
+			for _, s := range l[:hashedEnds] {
+				str(s)
+			}
+			l = l[len(l)-hashedEnds:]
+		}
 		for _, s := range l {
 			str(s)
 		}
@@ -174,10 +192,11 @@ func (c *Selections) get(cat *registry.Catalog, in selectionInputs, build func(*
 // the mode is on) and the request's fixed part.
 func (e *Engine) selectFor(cat *registry.Catalog, in selectionInputs) *selected {
 	f := in.sel.Facts(in.prompt)
-	ts := cat.Select(f)
+	all := cat.Select(f)
+	ts := all
 	if in.gate {
-		ts = intent.Gate(ts, cat, in.open, in.opts)
+		ts = intent.Gate(all, cat, in.open, in.opts)
 	}
 	fixed, err := e.cfg.Prompts.Fixed(f, ts)
-	return &selected{toolset: ts, fixed: fixed, err: err}
+	return &selected{toolset: ts, all: all, fixed: fixed, err: err}
 }

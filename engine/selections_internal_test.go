@@ -171,6 +171,38 @@ func TestSelectionsKeepCollidingInputsApart(t *testing.T) {
 	}
 }
 
+// TestSelectionsKeepLongListsApartByTheirMiddle: two allowlists longer
+// than the hashed ends, differing only in a middle name, share a bucket
+// and still get an entry each.
+func TestSelectionsKeepLongListsApartByTheirMiddle(t *testing.T) {
+	c := NewSelections(0)
+	cat := cacheCatalog()
+	a, b := fullInputs(), fullInputs()
+	for i := range 4 * hashedEnds {
+		a.sel.Allow = append(a.sel.Allow, fmt.Sprintf("tool%02d", i))
+	}
+	b.sel.Allow = slices.Clone(a.sel.Allow)
+	b.sel.Allow[2*hashedEnds] = "other"
+	middle := a.sel.Allow[2*hashedEnds]
+	if a.hash(c.seed) != b.hash(c.seed) {
+		t.Fatal("the two inputs were meant to share a bucket")
+	}
+	build := func(_ *registry.Catalog, in selectionInputs) *selected {
+		return &selected{fixed: prompt.Request{System: in.sel.Allow[2*hashedEnds]}}
+	}
+	for range 2 {
+		if got := c.get(cat, a, build).fixed.System; got != middle {
+			t.Errorf("a: entry of %s", got)
+		}
+		if got := c.get(cat, b, build).fixed.System; got != "other" {
+			t.Errorf("b: entry of %s", got)
+		}
+	}
+	if c.builds != 2 {
+		t.Errorf("%d builds, want 2", c.builds)
+	}
+}
+
 // cacheTool is a tool whose requirement reads one part of the turn's
 // selection.
 func cacheTool(name, family string, requires func(turn.Selection) string) *tool.Tool {

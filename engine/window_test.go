@@ -49,6 +49,13 @@ func TestInspectShowsTheCut(t *testing.T) {
 	if h := ins.History; h == nil || h.Dropped != 0 || h.Marker != "" || h.Window != win || h.Sent != 2 {
 		t.Fatalf("a conversation that fits: history %+v", ins.History)
 	}
+	// A draft is one call, the cut shown, and has no turn id of its own.
+	if rp := ins.Replay; rp == nil || len(rp.Calls) != 1 || rp.Calls[0].Cut != *ins.History || rp.Calls[0].End != 2 || ins.Steps != 0 {
+		t.Errorf("the draft's replay %+v", ins.Replay)
+	}
+	if id := ins.Start.Facts.TurnID; id != "" {
+		t.Errorf("the draft has the turn id %q; a draft has none", id)
+	}
 	for i := range 30 {
 		turnID := fmt.Sprintf("t%02d", i)
 		for _, m := range []store.Message{
@@ -92,5 +99,10 @@ func TestInspectShowsTheCut(t *testing.T) {
 	}
 	if early.History.Dropped != 0 || late.History.Dropped == 0 || late.History.Dropped > h.Dropped {
 		t.Errorf("stored turns: early %+v, late %+v (now %+v)", early.History, late.History, h)
+	}
+	// Its call, replayed, is that cut and ends before its reply.
+	if rp := late.Replay; rp == nil || len(rp.Calls) != 1 || rp.Calls[0].Cut != *late.History ||
+		rp.Messages[rp.Calls[0].End].Text != strings.Repeat("a", 1000) || late.Start.Facts.TurnID != "t29" {
+		t.Errorf("the stored turn's replay %+v (turn %q)", late.Replay, late.Start.Facts.TurnID)
 	}
 }

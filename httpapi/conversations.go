@@ -42,9 +42,12 @@ func (s *server) conversationRoutes() {
 	}, signedIn, s.getConversation)
 	register(s, huma.Operation{
 		OperationID: "list-messages", Method: http.MethodGet, Path: "/api/conversations/{id}/messages", Tags: tags,
-		Summary:     "The conversation's transcript, oldest first",
-		Description: "Thought-log entries (role \"thought\") are included for admins only.",
-		Errors:      []int{http.StatusNotFound},
+		Summary: "The conversation's transcript, oldest first: the branch shown",
+		Description: "Thought-log entries (role \"thought\") are included for admins only. A conversation whose answers " +
+			"were regenerated or whose messages were edited (send-message with replaces) has branches: the listing holds " +
+			"the branch shown only, and turns says, for each turn of it, where it stands among the turns beside it " +
+			"(index of count, for a ‹2/3› pager; POST .../branch shows another).",
+		Errors: []int{http.StatusNotFound},
 	}, signedIn, s.listMessages)
 	register(s, huma.Operation{
 		OperationID: "inspect-turn", Method: http.MethodGet, Path: "/api/conversations/{id}/inspect", Tags: tags,
@@ -229,7 +232,11 @@ func (s *server) pendingPause(ctx context.Context, orgID, conversationID string)
 	if err != nil {
 		return nil, err
 	}
-	t, err := store.PausedTurn(ctx, s.st, orgID, ms)
+	tree, err := s.st.TurnTree(ctx, orgID, conversationID)
+	if err != nil {
+		return nil, err
+	}
+	t, err := store.PausedTurn(ctx, s.st, orgID, tree.OnPath(ms))
 	if err != nil || t == nil {
 		return nil, err
 	}
@@ -259,6 +266,9 @@ type messagesOutput struct {
 	Body struct {
 		Messages []Message `json:"messages"`
 		More     bool      `json:"more" doc:"Older entries exist: ask again with before = the first seq."`
+		// Turns are the branch shown's turns, root first, each with its
+		// siblings.
+		Turns []TurnBranch `json:"turns" doc:"Each turn of the branch shown, oldest first, with where it stands among the turns beside it."`
 	}
 }
 
@@ -271,6 +281,11 @@ func (s *server) listMessages(ctx context.Context, in *listMessagesInput) (*mess
 	if err != nil {
 		return nil, err
 	}
+	tree, err := s.st.TurnTree(ctx, a.OrgID, in.ID)
+	if err != nil {
+		return nil, err
+	}
+	ms = tree.OnPath(ms)
 	views := make([]Message, 0, len(ms))
 	for _, m := range ms {
 		if m.Role == store.RoleThought && !a.admin() {
@@ -285,7 +300,7 @@ func (s *server) listMessages(ctx context.Context, in *listMessagesInput) (*mess
 	if len(views) > in.Limit {
 		views, out.Body.More = views[len(views)-in.Limit:], true
 	}
-	out.Body.Messages = views
+	out.Body.Messages, out.Body.Turns = views, branchesOf(tree)
 	return out, nil
 }
 

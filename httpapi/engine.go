@@ -56,6 +56,56 @@ type Inspection struct {
 	// window: the estimated tokens, how many earlier messages it leaves
 	// out and the marker the model sees instead.
 	History *agent.Cut `json:"history,omitempty"`
+	// Steps is how many model calls the stored turn made; 0 for a draft.
+	Steps int `json:"steps"`
+	// Messages are the model's view of the conversation the calls were
+	// made from: the earlier history, then (from TurnStart) the turn's
+	// own messages, earlier tool results included; empty when the
+	// engine rebuilds no calls.
+	Messages []ModelMessage `json:"messages"`
+	// TurnStart is the index in Messages of the turn's first message.
+	TurnStart int `json:"turn_start"`
+	// Omitted counts the earliest messages no call sent (each cut them
+	// behind its marker), which Messages leaves out.
+	Omitted int `json:"omitted"`
+	// Calls are the turn's model calls as they were sent (a stored
+	// turn's, rebuilt from its transcript), or a draft's first as it
+	// would be: each sends System, Tools, then its part of Messages.
+	Calls []ModelCall `json:"calls"`
+}
+
+// ModelMessage is one message of the model's view.
+type ModelMessage struct {
+	Role string `json:"role" enum:"user,assistant,tool"`
+	Text string `json:"text,omitempty"`
+	// Images counts the images the message carries (not sent here).
+	Images    int              `json:"images,omitempty"`
+	ToolCalls []ModelToolCall  `json:"tool_calls,omitempty"`
+	Results   []ModelToolReply `json:"results,omitempty"`
+}
+
+// ModelToolCall is a tool call of an assistant message.
+type ModelToolCall struct {
+	ID        string          `json:"id"`
+	Name      string          `json:"name"`
+	Arguments json.RawMessage `json:"arguments"`
+}
+
+// ModelToolReply is one tool result of a tool message.
+type ModelToolReply struct {
+	CallID  string `json:"call_id"`
+	Name    string `json:"name"`
+	Content string `json:"content"`
+	IsError bool   `json:"is_error,omitempty"`
+}
+
+// ModelCall is one model call: it sent Messages[i] for each i of Kept,
+// then Cut.Marker when there is one, then Messages[From:End].
+type ModelCall struct {
+	Kept []int     `json:"kept"`
+	From int       `json:"from"`
+	End  int       `json:"end"`
+	Cut  agent.Cut `json:"cut"`
 }
 
 // AgentValidation is what ValidateAgent found in a valid definition.
@@ -123,8 +173,10 @@ type Engine interface {
 	// is New, with start's agent and model. A start naming another agent
 	// than a stored conversation's is a *BadRequest. turnID names the new
 	// turn ("" gives a fresh id); a turn answering a paused one keeps
-	// that turn's id.
-	Begin(ctx context.Context, c Caller, conversationID, message, turnID string, start *NewConversation) (PendingTurn, error)
+	// that turn's id. replaces, when set, names a turn of the
+	// conversation the new turn goes beside (engine.Request.Replaces):
+	// a regenerated answer or an edited message.
+	Begin(ctx context.Context, c Caller, conversationID, message, turnID, replaces string, start *NewConversation) (PendingTurn, error)
 	// ModelChoices lists the models a conversation with c's
 	// organisation's agent may run on (engine.Engine.ModelChoices).
 	ModelChoices(ctx context.Context, c Caller, agentName string) ([]engine.ModelChoice, error)
@@ -138,8 +190,14 @@ type Engine interface {
 	Run(ctx context.Context, t PendingTurn, emit func(agent.Event)) error
 	// Inspect returns the request message would send in the conversation
 	// now (or, with turnID set, the request of that stored turn's
-	// toolset); nothing runs and nothing is written.
+	// toolset, and its model calls as sent); nothing runs and nothing is
+	// written. A draft has no TurnID.
 	Inspect(ctx context.Context, c Caller, conversationID, turnID, message string) (Inspection, error)
+	// InspectDraft returns the request message would send to the named
+	// agent in a new conversation of c's, which it does not create:
+	// nothing runs, nothing is written, and the draft has no TurnID. An
+	// agent the organisation does not have is a *BadRequest.
+	InspectDraft(ctx context.Context, c Caller, agentName, message string) (Inspection, error)
 	// ValidateAgent parses an agent definition (the YAML an admin
 	// authored), renders its prompt once against the widest toolset c's
 	// organisation could give it, and checks its allowlist against the
@@ -158,6 +216,11 @@ type Engine interface {
 	// settings.ErrConflict (409), both writing nothing. It returns the
 	// settings now in force.
 	UpdateSettings(ctx context.Context, c Caller, u settings.Update) (settings.View, error)
+	// TestConnection asks an OpenAI-compatible server for its models
+	// (settings.Service.TestConnection), writing nothing: what a save
+	// would refuse is a *settings.InvalidError (400), a server that fails
+	// the test a *settings.ConnectionError (400 connection_failed).
+	TestConnection(ctx context.Context, c Caller, t settings.ConnectionTest) (settings.ConnectionReport, error)
 	// RunTool runs one tool by hand as c (the tool console): the tool must
 	// be in the toolset the agent would get from c (before Deliberate
 	// Tool Mode), and it runs through the dispatcher with c's scope and

@@ -189,6 +189,10 @@ func (s *server) toError(ctx context.Context, op string, err error) *Error {
 		return notFound("no such conversation")
 	case errors.Is(err, engine.ErrNoTurn):
 		return badRequest(engine.ErrNoTurn.Error())
+	case errors.Is(err, store.ErrTooManyBranches):
+		return errTooManyBranches
+	case errors.Is(err, store.ErrNoSuchTurn):
+		return errNoSuchTurn
 	case errors.As(err, &ie):
 		return badRequest(ie.Msg)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"maps"
 	"slices"
 	"strings"
@@ -216,4 +217,24 @@ func (f *fakeEngine) CheckModel(_ context.Context, _ httpapi.Caller, agentName, 
 		}
 	}
 	return &engine.InputError{Msg: "model " + ref + " is not one the agent offers"}
+}
+
+// TestConnection: the real test lives in package settings; the fake
+// answers a settings-shaped refusal, so that tests of the fake's other
+// endpoints stay complete.
+func (f *fakeEngine) TestConnection(context.Context, httpapi.Caller, settings.ConnectionTest) (settings.ConnectionReport, error) {
+	return settings.ConnectionReport{}, &settings.ConnectionError{Msg: "the fake engine tests no connection"}
+}
+
+// InspectDraft answers for an agent stored in the caller's organisation
+// (another organisation's is unknown, a *BadRequest), as a draft: no
+// turn id.
+func (f *fakeEngine) InspectDraft(ctx context.Context, c httpapi.Caller, agentName, message string) (httpapi.Inspection, error) {
+	if _, err := f.st.GetAgent(ctx, c.OrgID, agentName); err != nil {
+		return httpapi.Inspection{}, &httpapi.BadRequest{Msg: fmt.Sprintf("no agent named %q", agentName)}
+	}
+	return httpapi.Inspection{
+		Agent: agentName, Model: "fake:model", System: "You help.",
+		Context: "caller " + c.UserID + " in " + c.Timezone + ": " + message,
+	}, nil
 }

@@ -131,7 +131,7 @@ func (t fakeTurn) TurnID() string { return t.id }
 // engine.ErrNoConversation, a missing one too unless start is given (then
 // the turn is New), and the turn answers when the last turn is paused
 // (store.PausedTurn).
-func (f *fakeEngine) Begin(ctx context.Context, c httpapi.Caller, id, message, turnID string, start *httpapi.NewConversation) (httpapi.PendingTurn, error) {
+func (f *fakeEngine) Begin(ctx context.Context, c httpapi.Caller, id, message, turnID, _ string, start *httpapi.NewConversation) (httpapi.PendingTurn, error) {
 	conv, err := f.st.GetConversation(ctx, c.OrgID, id)
 	fresh := false
 	switch {
@@ -251,7 +251,7 @@ func (f *fakeEngine) lastCall(t *testing.T) sendCall {
 }
 
 func (f *fakeEngine) Inspect(ctx context.Context, c httpapi.Caller, conv, turnID, message string) (httpapi.Inspection, error) {
-	if _, err := f.Begin(ctx, c, conv, message, "", nil); err != nil {
+	if _, err := f.Begin(ctx, c, conv, message, "", "", nil); err != nil {
 		return httpapi.Inspection{}, err
 	}
 	if turnID == "turn_missing" {

@@ -138,7 +138,7 @@ func TestLoginPage(t *testing.T) {
 	page := string(r.body)
 	for _, want := range []string{
 		`<strong id="account"><bdi>Bob</bdi></strong>`, `<strong id="organisation"><bdi>Acme</bdi></strong>`, `<code id="account-id">bob</code>`,
-		`<form method="post" action="/login">`, `<button type="submit" id="sign-in">Sign in as <bdi>Bob</bdi></button>`,
+		`<form method="post" action="/login">`, `<button type="submit" class="primary" id="sign-in">Sign in as <bdi>Bob</bdi></button>`,
 		`<input type="hidden" name="token" value="` + link + `">`, `<meta name="referrer" content="no-referrer">`,
 	} {
 		if !strings.Contains(page, want) {
@@ -148,11 +148,7 @@ func TestLoginPage(t *testing.T) {
 	if n := strings.Count(page, link); n != 1 {
 		t.Errorf("the token is %d times in the page, want once (the form's field)", n)
 	}
-	for _, banned := range []string{"style", "http:", "https:", "href=", "src="} {
-		if strings.Contains(strings.ToLower(page), banned) {
-			t.Errorf("the page holds %q", banned)
-		}
-	}
+	wantOwnStylesOnly(t, page)
 	want := http.Cookie{Name: "quiver_login", Value: c.Value, Path: "/login", MaxAge: 900, HttpOnly: true,
 		SameSite: http.SameSiteStrictMode, Raw: c.Raw}
 	if diff := cmp.Diff(&want, c); diff != "" {
@@ -177,6 +173,29 @@ func TestLoginPage(t *testing.T) {
 
 // inlineScript finds a page's inline scripts.
 var inlineScript = regexp.MustCompile(`(?s)<script>(.*?)</script>`)
+
+// pageRef finds the addresses a page links or loads.
+var pageRef = regexp.MustCompile(`(?i)\b(?:href|src|action)="([^"]*)"`)
+
+// wantOwnStylesOnly fails unless a login page is styled by the web UI's
+// stylesheet alone, with no inline style, and links and loads nothing
+// outside its own origin.
+func wantOwnStylesOnly(t *testing.T, page string) {
+	t.Helper()
+	if !strings.Contains(page, `<link rel="stylesheet" href="/assets/css/app.css">`) {
+		t.Error("the page does not load the web UI's stylesheet")
+	}
+	for _, banned := range []string{"<style", "style=", "http:", "https:", "//"} {
+		if strings.Contains(strings.ToLower(strings.ReplaceAll(page, "<!doctype html>", "")), banned) {
+			t.Errorf("the page holds %q", banned)
+		}
+	}
+	for _, m := range pageRef.FindAllStringSubmatch(page, -1) {
+		if !strings.HasPrefix(m[1], "/") || strings.HasPrefix(m[1], "//") {
+			t.Errorf("the page refers to %q, outside its own origin", m[1])
+		}
+	}
+}
 
 // TestLoginPageEscapes: a display name or organisation name written as
 // HTML is shown as text.
@@ -233,6 +252,7 @@ func TestLoginFormRefused(t *testing.T) {
 				page.Header.Get("Content-Type") != "text/html; charset=utf-8" || page.Header.Get("X-Frame-Options") != "DENY" {
 				t.Errorf("page: %d %v\n%s", page.StatusCode, page.Header, page.body)
 			}
+			wantOwnStylesOnly(t, string(page.body))
 			if sessionCookie(r) != nil || sessionCookie(page) != nil {
 				t.Error("a refused sign-in set a session cookie")
 			}

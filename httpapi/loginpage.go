@@ -14,7 +14,9 @@ import (
 )
 
 // loginFailedHTML is the page a browser gets for a login link that does
-// not work: static, no scripts, no styles, nothing from the request.
+// not work: static, no scripts, nothing from the request; like every
+// login page it is styled by the web UI's own stylesheet (same origin,
+// no inline style).
 //
 //go:embed login_failed.html
 var loginFailedHTML []byte
@@ -42,8 +44,10 @@ var loginConfirmHTML string
 // value for where it lands (text or attribute).
 var confirmTemplate = template.Must(template.New("login_confirm.html").Parse(loginConfirmHTML))
 
-// loginPageCSP lets the pages without a form load nothing at all.
-const loginPageCSP = "default-src 'none'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+// loginPageCSP lets the pages without a form load nothing but the web
+// UI's stylesheet and icon from this origin: no script, no inline style,
+// no form.
+const loginPageCSP = "default-src 'none'; style-src 'self'; img-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
 
 // uiCSP is the web UI's policy (webui.ContentSecurityPolicy, which a test
 // holds this to), sent with the sign-in page: the page loads nothing, and

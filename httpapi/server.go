@@ -33,6 +33,7 @@ type Repositories interface {
 	store.Conversations
 	store.Turns
 	store.Messages
+	store.Branches
 	store.Intents
 	store.MCPServers
 	store.Runs
@@ -209,9 +210,11 @@ func (s *server) routes() {
 	s.tokenRoutes()
 	s.conversationRoutes()
 	s.conversationEditRoutes()
+	s.branchRoutes()
 	s.streamRoutes()
 	s.resumeRoutes()
 	s.agentRoutes()
+	s.inspectDraftRoutes()
 	s.mcpRoutes()
 	s.toolRoutes()
 	s.consoleRoutes()

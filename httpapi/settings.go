@@ -28,6 +28,30 @@ func (s *server) settingsRoutes() {
 			"A bad field is 400 and writes nothing. Returns the settings now in force.",
 		Errors: []int{http.StatusConflict},
 	}, adminOnly, s.putSettings)
+	register(s, huma.Operation{
+		OperationID: "test-connection", Method: http.MethodPost, Path: "/api/settings/connections/test", Tags: tags,
+		Summary: "Ask an OpenAI-compatible server for its models",
+		Description: "Tries a connection, saved or not: GET {base_url}/models ({base_url}/v1/models for ollama) through the " +
+			"guarded client in network_mode (default: the organisation's), answering the models the server reports " +
+			"(sorted, at most 500). key is sent as a bearer token; without one, the key saved for name is sent when " +
+			"base_url is the one it was saved with. A name, URL or mode a save would refuse is 400 invalid_request; a " +
+			"server that does not answer in 10 s, answers another status or no model list is 400 connection_failed. " +
+			"Writes nothing; the answer never holds a key.",
+	}, adminOnly, s.testConnection)
+}
+
+type testConnectionInput struct{ Body ConnectionTest }
+
+type testConnectionOutput struct{ Body ConnectionReport }
+
+func (s *server) testConnection(ctx context.Context, in *testConnectionInput) (*testConnectionOutput, error) {
+	a := authFrom(ctx)
+	b := in.Body
+	r, err := s.eng.TestConnection(ctx, a.Caller, settings.ConnectionTest{Name: b.Name, BaseURL: b.BaseURL, Key: b.Key, NetworkMode: b.NetworkMode})
+	if err != nil {
+		return nil, settingsError(err)
+	}
+	return &testConnectionOutput{Body: ConnectionReport(r)}, nil
 }
 
 type settingsOutput struct{ Body Settings }
@@ -53,9 +77,10 @@ func (s *server) putSettings(ctx context.Context, in *putSettingsInput) (*settin
 }
 
 // settingsError maps the settings' errors to the wire: an
-// *settings.InvalidError is 400 invalid_request and settings.ErrConflict
-// 409 conflict, each with its message; anything else is returned as is
-// (an internal error, logged and answered 500).
+// *settings.InvalidError is 400 invalid_request, a
+// *settings.ConnectionError 400 connection_failed and
+// settings.ErrConflict 409 conflict, each with its message; anything else
+// is returned as is (an internal error, logged and answered 500).
 func settingsError(err error) error {
 	var inv *settings.InvalidError
 	if errors.As(err, &inv) {
@@ -63,6 +88,10 @@ func settingsError(err error) error {
 	}
 	if errors.Is(err, settings.ErrConflict) {
 		return apiErr(http.StatusConflict, "conflict", settings.ErrConflict.Error())
+	}
+	var ce *settings.ConnectionError
+	if errors.As(err, &ce) {
+		return apiErr(http.StatusBadRequest, "connection_failed", ce.Msg)
 	}
 	return err
 }
@@ -74,9 +103,16 @@ func settingsWire(v settings.View) Settings {
 		Version: v.Version, Switches: v.Switches, SwitchNames: v.SwitchNames, SwitchInfo: switchInfoWire(v.SwitchInfo),
 		NetworkMode: v.NetworkMode, NetworkModes: v.NetworkModes, Web: WebSettings(v.Web),
 		Keys: make([]KeyState, 0, len(v.Keys)), UpdatedAt: v.UpdatedAt,
+		Connections: make([]ConnectionState, 0, len(v.Connections)), ServerConnections: v.ServerConnections,
 	}
 	for _, k := range v.Keys {
 		st.Keys = append(st.Keys, KeyState(k))
+	}
+	for _, c := range v.Connections {
+		st.Connections = append(st.Connections, ConnectionState(c))
+	}
+	if st.ServerConnections == nil {
+		st.ServerConnections = []string{}
 	}
 	if st.Switches == nil {
 		st.Switches = map[string]bool{}
@@ -109,10 +145,14 @@ func switchInfoWire(in []registry.Switch) []SwitchInfo {
 
 // domain is the update as the settings take it.
 func (u SettingsUpdate) domain() settings.Update {
-	return settings.Update{
+	out := settings.Update{
 		Version: u.Version, Switches: u.Switches, NetworkMode: u.NetworkMode, Web: settings.Web(u.Web),
 		SetKeys: u.SetKeys, ClearKeys: u.ClearKeys,
 	}
+	for _, c := range u.Connections {
+		out.Connections = append(out.Connections, settings.ConnectionUpdate(c))
+	}
+	return out
 }
 
 // Settings are an organisation's settings as the API shows them.
@@ -133,8 +173,61 @@ type Settings struct {
 	NetworkModes []string    `json:"network_modes"`
 	Web          WebSettings `json:"web"`
 	// Keys tells, for every key name Quiver knows, whether it is set.
-	Keys      []KeyState `json:"keys"`
-	UpdatedAt time.Time  `json:"updated_at,omitzero"`
+	Keys []KeyState `json:"keys"`
+	// Connections are the organisation's own OpenAI-compatible servers.
+	Connections []ConnectionState `json:"connections"`
+	// ServerConnections name the providers the server's configuration
+	// gives a base URL (not changed here); a connection of the same name
+	// replaces one for the organisation.
+	ServerConnections []string  `json:"server_connections"`
+	UpdatedAt         time.Time `json:"updated_at,omitzero"`
+}
+
+// ConnectionState is one of the organisation's OpenAI-compatible servers
+// (Ollama, vLLM, LM Studio, llama.cpp's server), as agents name it in
+// "name:model"; its key is write-only.
+type ConnectionState struct {
+	Name string `json:"name"`
+	// BaseURL is the API root (http://host:1234/v1), or for ollama the
+	// server itself (http://host:11434).
+	BaseURL string `json:"base_url"`
+	// KeySet says whether a key is saved; never its value.
+	KeySet bool `json:"key_set"`
+}
+
+// ConnectionUpdate is one connection as a save sends it.
+type ConnectionUpdate struct {
+	Name    string `json:"name" maxLength:"32"`
+	BaseURL string `json:"base_url" maxLength:"500"`
+	// Key sets the key (write-only); "" keeps the saved one, allowed only
+	// while base_url is the one it was saved with.
+	Key string `json:"key,omitempty" maxLength:"500" required:"false"`
+	// ClearKey removes the saved key.
+	ClearKey bool `json:"clear_key,omitempty" required:"false"`
+}
+
+// ConnectionTest is a connection to try, saved or not.
+type ConnectionTest struct {
+	Name    string `json:"name" maxLength:"32"`
+	BaseURL string `json:"base_url" maxLength:"500"`
+	// Key is sent as a bearer token; "" sends the key saved for name when
+	// base_url is the one it was saved with, else none.
+	Key string `json:"key,omitempty" maxLength:"500" required:"false"`
+	// NetworkMode is the mode to try it in (the form's); "" is the
+	// organisation's.
+	NetworkMode string `json:"network_mode,omitempty" enum:"public,self-hosted," required:"false"`
+}
+
+// ConnectionReport is the model list a connection test got.
+type ConnectionReport struct {
+	// URL is the address asked.
+	URL string `json:"url"`
+	// Models are the server's model ids, sorted, at most 500.
+	Models []string `json:"models"`
+	// Truncated is true when the server reported more.
+	Truncated bool `json:"truncated"`
+	// KeyUsed says which key was sent.
+	KeyUsed string `json:"key_used" enum:"typed,saved,none"`
 }
 
 // SwitchInfo is what one feature switch does.
@@ -188,4 +281,7 @@ type SettingsUpdate struct {
 	Web         WebSettings       `json:"web" required:"false"`
 	SetKeys     map[string]string `json:"set_keys,omitempty"`
 	ClearKeys   []string          `json:"clear_keys,omitempty" maxItems:"16"`
+	// Connections replace the organisation's: one left out is removed,
+	// with its key.
+	Connections []ConnectionUpdate `json:"connections,omitempty" maxItems:"16"`
 }

@@ -52,6 +52,7 @@ func TestSettings(t *testing.T) {
 			{Name: "openai_api_key", Label: "OpenAI API key", Set: true, Source: "settings"},
 			{Name: "brave_api_key", Label: "Brave Search API key"},
 		},
+		Connections: []httpapi.ConnectionState{}, ServerConnections: []string{},
 		UpdatedAt: start,
 	}
 	if diff := cmp.Diff(want, st); diff != "" {

@@ -100,6 +100,8 @@ type sendInput struct {
 		Message string `json:"message" minLength:"1" doc:"The user's message; one that is empty once trimmed is refused (400 empty_message), nothing stored."`
 		Agent   string `json:"agent,omitempty" maxLength:"64" doc:"Starts the conversation when the id names none yet (this is its first message), with this agent: the id is then the client's own, 16–64 letters, digits, '-' or '_' (a random UUID does), and the conversation is stored with this message. For a stored conversation it must be its agent."`
 		Model   string `json:"model,omitempty" maxLength:"300" doc:"With agent, for a conversation not stored yet: the model of the agent's to run on (GET /api/agents/{name}/models); a stored conversation runs on its own (PATCH to change it)."`
+		// Replaces makes the turn a branch beside another.
+		Replaces string `json:"replaces,omitempty" maxLength:"100" doc:"Regenerate or edit-and-resend: the turn_id of a turn of this conversation. The new turn goes beside it (it follows the same earlier turn and sees the history up to there, not the turn replaced), becomes the branch shown, and the replaced one stays to page back to (POST .../branch). Send the turn's own message to regenerate its answer, or the edited text. What the replaced turn did (files written, memories saved) is not undone. 400 for a turn not of this conversation, and for a 51st version at one place (409 too_many_branches when two race past that check); nothing is stored."`
 	}
 }
 
@@ -124,12 +126,14 @@ func (s *server) sendMessage(ctx context.Context, in *sendInput) (*huma.StreamRe
 		start = &NewConversation{Agent: b.Agent, Model: b.Model}
 	case b.Model != "":
 		return nil, badRequest("model goes with agent, for a conversation's first message; PATCH the conversation to change its model")
+	case b.Replaces != "" && start != nil:
+		return nil, badRequest("replaces goes with a stored conversation's turn, not with its first message")
 	}
-	return s.startTurn(ctx, in.ID, in.Body.Message, false, start)
+	return s.startTurn(ctx, in.ID, turnRequest{id: in.ID, text: in.Body.Message, start: start, replaces: in.Body.Replaces})
 }
 
 func (s *server) answerPause(ctx context.Context, in *answerInput) (*huma.StreamResponse, error) {
-	return s.startTurn(ctx, in.ID, in.Body.Answer, true, nil)
+	return s.startTurn(ctx, in.ID, turnRequest{id: in.ID, text: in.Body.Answer, answer: true})
 }
 
 // startTurn checks everything that can still be a JSON error (the caps
@@ -139,8 +143,8 @@ func (s *server) answerPause(ctx context.Context, in *answerInput) (*huma.Stream
 // meanwhile), claims the conversation's run, names an untitled
 // conversation after its first message, and returns the stream that runs
 // it.
-func (s *server) startTurn(ctx context.Context, id, text string, answer bool, start *NewConversation) (*huma.StreamResponse, error) {
-	if strings.TrimSpace(text) == "" { // the engine refuses it too, for every surface
+func (s *server) startTurn(ctx context.Context, id string, tr turnRequest) (*huma.StreamResponse, error) {
+	if strings.TrimSpace(tr.text) == "" { // the engine refuses it too, for every surface
 		return nil, errEmptyMessage
 	}
 	a := authFrom(ctx)
@@ -156,7 +160,7 @@ func (s *server) startTurn(ctx context.Context, id, text string, answer bool, st
 			release()
 		}
 	}()
-	resp, err := s.claimTurn(ctx, a, turnRequest{id: id, text: text, answer: answer, start: start}, release)
+	resp, err := s.claimTurn(ctx, a, tr, release)
 	handed = err == nil
 	return resp, err
 }
@@ -168,6 +172,9 @@ type turnRequest struct {
 	id, text string
 	answer   bool
 	start    *NewConversation
+	// replaces names the turn the new one goes beside ("" follows the
+	// branch shown).
+	replaces string
 }
 
 // claimTurn is startTurn once the turn holds its slot under the caps,
@@ -177,7 +184,7 @@ func (s *server) claimTurn(ctx context.Context, a *auth, tr turnRequest, release
 	key := turnKey(a.OrgID, id)
 	ended, unwatch := s.turns.watch(key)
 	defer unwatch()
-	pt, err := s.eng.Begin(ctx, a.Caller, id, text, "", tr.start)
+	pt, err := s.eng.Begin(ctx, a.Caller, id, text, "", tr.replaces, tr.start)
 	if err != nil {
 		return nil, s.toError(ctx, "send-message", err)
 	}
@@ -246,7 +253,7 @@ func (s *server) fresh(ctx context.Context, a *auth, pt PendingTurn, ended bool,
 	if last == pt.LastSeq() {
 		return pt, nil
 	}
-	again, err := s.eng.Begin(ctx, a.Caller, pt.Conversation().ID, text, pt.TurnID(), tr.start)
+	again, err := s.eng.Begin(ctx, a.Caller, pt.Conversation().ID, text, pt.TurnID(), tr.replaces, tr.start)
 	switch {
 	case err != nil:
 		return nil, s.toError(ctx, "send-message", err)

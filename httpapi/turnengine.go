@@ -120,9 +120,9 @@ func (t pendingTurn) LastSeq() int64 { return t.c.LastSeq() }
 func (t pendingTurn) Answers() bool { return t.c.Paused() != nil }
 
 // Begin implements Engine.
-func (a *turnEngine) Begin(ctx context.Context, c Caller, conversationID, message, turnID string, start *NewConversation) (PendingTurn, error) {
+func (a *turnEngine) Begin(ctx context.Context, c Caller, conversationID, message, turnID, replaces string, start *NewConversation) (PendingTurn, error) {
 	r := request(c, conversationID, message)
-	r.TurnID = turnID
+	r.TurnID, r.Replaces = turnID, replaces
 	if start != nil {
 		r.Create, r.AgentName, r.ModelRef = true, start.Agent, start.Model
 	}
@@ -167,7 +167,20 @@ func (a *turnEngine) Run(ctx context.Context, pt PendingTurn, emit func(agent.Ev
 // the stored turn's toolset with why it left the other tools out; nothing
 // runs and nothing is written.
 func (a *turnEngine) Inspect(ctx context.Context, c Caller, conversationID, turnID, message string) (Inspection, error) {
-	ins, err := a.cfg.Engine.Inspect(ctx, request(c, conversationID, message), turnID)
+	return a.inspect(ctx, request(c, conversationID, message), turnID)
+}
+
+// InspectDraft implements Engine: the engine's Inspect of a turn with no
+// conversation, for the named agent.
+func (a *turnEngine) InspectDraft(ctx context.Context, c Caller, agentName, message string) (Inspection, error) {
+	r := request(c, "", message)
+	r.AgentName = agentName
+	return a.inspect(ctx, r, "")
+}
+
+// inspect is the engine's Inspect of r as the API shows it.
+func (a *turnEngine) inspect(ctx context.Context, r engine.Request, turnID string) (Inspection, error) {
+	ins, err := a.cfg.Engine.Inspect(ctx, r, turnID)
 	if err != nil {
 		return Inspection{}, err
 	}
@@ -178,8 +191,9 @@ func (a *turnEngine) Inspect(ctx context.Context, c Caller, conversationID, turn
 		System: s.Request.System, Context: s.Request.Context, Tools: s.Request.Tools,
 		Sizes: s.Request.Sizes, Excluded: ins.Excluded, Warnings: ins.Warnings,
 		Intent: []IntentMatch{}, Declared: ins.Declared, Origins: origins(s.Toolset),
-		History: ins.History,
+		History: ins.History, Steps: ins.Steps,
 	}
+	out.Messages, out.TurnStart, out.Calls, out.Omitted = replayWire(ins.Replay)
 	for _, m := range ins.Matches {
 		out.Intent = append(out.Intent, IntentMatch{Family: m.Target, Trigger: m.Trigger, Source: m.Source})
 	}
@@ -262,6 +276,11 @@ func (a *turnEngine) Settings(ctx context.Context, c Caller) (settings.View, err
 // UpdateSettings implements Engine.
 func (a *turnEngine) UpdateSettings(ctx context.Context, c Caller, u settings.Update) (settings.View, error) {
 	return a.cfg.Settings.Update(ctx, c.OrgID, u)
+}
+
+// TestConnection implements Engine.
+func (a *turnEngine) TestConnection(ctx context.Context, c Caller, t settings.ConnectionTest) (settings.ConnectionReport, error) {
+	return a.cfg.Settings.TestConnection(ctx, c.OrgID, t)
 }
 
 // consoleSession is the turn an agent would give the caller before

@@ -11,6 +11,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/quiverhq/quiver/agent"
 	"github.com/quiverhq/quiver/builtin"
 	"github.com/quiverhq/quiver/dispatch"
 	"github.com/quiverhq/quiver/engine"
@@ -64,10 +65,12 @@ func newTurnEngine(t *testing.T, sizes httpapi.CatalogSizes) (httpapi.Engine, *s
 	}
 	runtimes := engine.StaticRuntime(engine.Runtime{Catalog: build(config.Config{}, nil), Network: "public", Models: noModels{}})
 	n := 0
+	disp := dispatch.New(dispatch.Config{Results: st, Now: now})
 	eng := engine.New(engine.Config{
 		Repos:   engine.Repositories{Conversations: st, Messages: st, Turns: st, Intents: st},
 		Runtime: runtimes, Agents: oneAgent{},
-		Dispatcher: dispatch.New(dispatch.Config{Results: st, Now: now}),
+		Dispatcher: disp,
+		Runner:     agent.New(agent.Config{Store: st, Dispatcher: disp, Now: now}),
 		Now:        now, NewID: func(prefix string) string { n++; return prefix + strconv.Itoa(n) },
 	})
 	api := httpapi.NewEngine(httpapi.EngineConfig{

@@ -169,3 +169,22 @@ func naiveRegexp(phrase string) *regexp.Regexp {
 	}
 	return regexp.MustCompile(`(?i)\b` + body + `\b`)
 }
+
+// BenchmarkDetectWithClassifier is BenchmarkDetect with the learned
+// stage judging every message beside the packs, as quiver serve runs it.
+func BenchmarkDetectWithClassifier(b *testing.B) {
+	c, err := intent.BuiltinClassifier()
+	if err != nil {
+		b.Fatal(err)
+	}
+	d := detector(b).WithClassifier(c, 0)
+	msgs := benchMessages(b)
+	b.SetBytes(totalBytes(msgs))
+	b.ResetTimer()
+	for b.Loop() {
+		for _, m := range msgs {
+			d.Detect(intent.Input{Text: m})
+		}
+	}
+	reportMsgs(b, msgs)
+}

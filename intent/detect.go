@@ -1,6 +1,7 @@
 package intent
 
 import (
+	"errors"
 	"fmt"
 	"regexp"
 	"slices"
@@ -82,13 +83,64 @@ func (r Result) Has(target string) bool { return slices.Contains(r.Targets, targ
 // concurrent use.
 type Detector struct {
 	packs *matcher
+	// learned, when set, is the classifier beside the packs, and shift
+	// its thresholds' adjustment.
+	learned *Classifier
+	shift   float64
 }
 
 // New returns a Detector over packs (see BuiltinPacks).
 func New(packs []Pack) *Detector { return &Detector{packs: newMatcher(packs, SourcePack)} }
 
+// NewClassifierOnly returns a Detector that opens targets by c alone,
+// with no phrase pack: the learned stage measured on its own.
+func NewClassifierOnly(c *Classifier) (*Detector, error) {
+	if c == nil {
+		return nil, errors.New("intent: no classifier")
+	}
+	return New(nil).WithClassifier(c, 0), nil
+}
+
+// MaxShift bounds a classifier threshold adjustment.
+const MaxShift = 0.5
+
+// WithClassifier returns a copy of d that judges each message with c as
+// well (see Classifier): a pack's phrase opens its family only when c's
+// score for it reaches the family's veto, and c opens the targets it
+// scores at or above their thresholds; shift (clamped to ±MaxShift;
+// positive opens less) moves both. The packs' rules still apply: a
+// capability question opens neither search nor memory. A nil c gives d
+// without a classifier.
+func (d *Detector) WithClassifier(c *Classifier, shift float64) *Detector {
+	out := *d
+	out.learned, out.shift = c, max(-MaxShift, min(MaxShift, shift))
+	return &out
+}
+
 // youtubeLink finds YouTube video links.
 var youtubeLink = regexp.MustCompile(`(?i)(?:youtube\.com/(?:watch\?|shorts/|live/)|youtu\.be/)`)
+
+// hasYouTubeLink reports whether text holds a YouTube video link. Both of
+// youtubeLink's hosts begin with "youtu", so text without it (nearly every
+// message) skips the regular expression.
+func hasYouTubeLink(text string) bool {
+	return containsFoldASCII(text, "youtu") && youtubeLink.MatchString(text)
+}
+
+// containsFoldASCII reports whether s contains sub, ASCII letters compared
+// without case; sub must be lower-case ASCII.
+func containsFoldASCII(s, sub string) bool {
+	for i := 0; i+len(sub) <= len(s); i++ {
+		j := 0
+		for j < len(sub) && s[i+j]|0x20 == sub[j] {
+			j++
+		}
+		if j == len(sub) {
+			return true
+		}
+	}
+	return false
+}
 
 // Detect returns the targets in opens, with their matches.
 func (d *Detector) Detect(in Input) Result {
@@ -100,7 +152,7 @@ func (d *Detector) Detect(in Input) Result {
 			c.add(Match{Target: MediaAnalysis, Trigger: a + " attachment", Source: SourceAttachment})
 		}
 	}
-	if youtubeLink.MatchString(in.Text) {
+	if hasYouTubeLink(in.Text) {
 		c.add(Match{Target: MediaAnalysis, Trigger: "YouTube link", Source: SourceAttachment})
 	}
 	if followup != "" {
@@ -157,6 +209,9 @@ func (d *Detector) direct(text string, custom *Custom) (ms []Match, followup str
 	fs = dropContained(fs)
 	ms = append(ms, triggerMatches(fs)...)
 	ms = append(ms, comboMatches(norm, fs, d.packs.combos)...)
+	if d.learned != nil {
+		ms = d.learned.judge(norm, ms, validTarget, d.shift)
+	}
 	if slices.ContainsFunc(ms, func(m Match) bool { return m.Target == Capabilities }) {
 		// "why can't you search?" asks about search, it does not ask
 		// for one.

@@ -128,9 +128,17 @@ func AlwaysOnHelper(t *tool.Tool) bool {
 	return t.AlwaysOn() && t.Family() != workspaceFamily
 }
 
+// RecoveryTool is the name of the mode's recovery tool (builtin/discovery):
+// through it the model opens a family the gate left closed.
+const RecoveryTool = "enable_tools"
+
 // Keeps reports whether Gate declares t whatever the conversation asks:
-// an always-on helper, unless o gates those too.
-func (o GateOptions) Keeps(t *tool.Tool) bool { return !o.GateAlwaysOn && AlwaysOnHelper(t) }
+// an always-on helper, unless o gates those too, and the recovery tool
+// always (a community that gates the helpers for a small model is the
+// one that most needs it).
+func (o GateOptions) Keeps(t *tool.Tool) bool {
+	return t.Name() == RecoveryTool || (!o.GateAlwaysOn && AlwaysOnHelper(t))
+}
 
 // Gate narrows a selected toolset to the always-on helpers (unless o gates
 // them) and the tools of the open targets; every other tool joins the
@@ -141,37 +149,45 @@ func (o GateOptions) Keeps(t *tool.Tool) bool { return !o.GateAlwaysOn && Always
 // in the order they opened keeps a stable prefix. With no open target
 // only the helpers are declared (none when o gates them).
 func Gate(ts registry.Toolset, c *registry.Catalog, open []string, o GateOptions) registry.Toolset {
-	rank := func(t *tool.Tool) int {
-		if o.Keeps(t) {
-			return -1
-		}
-		best := len(open)
-		for _, target := range TargetsOf(t) {
-			if i := slices.Index(open, target); i >= 0 && i < best {
-				best = i
-			}
-		}
-		return best
-	}
+	// Each tool's targets are looked up once, and the kept tools' ranks
+	// kept for Arrange.
+	ranks := map[*tool.Tool]int{}
 	seen := map[string]string{}
 	narrowed := ts.Narrow(c, func(t *tool.Tool) (bool, string) {
-		if rank(t) < len(open) {
+		targets := TargetsOf(t)
+		if r := gateRank(t, targets, open, o); r < len(open) {
+			ranks[t] = r
 			return true, ""
 		}
-		return false, hiddenReason(t, o, seen)
+		return false, hiddenReason(t, targets, o, seen)
 	})
-	return narrowed.Arrange(rank)
+	return narrowed.Arrange(func(t *tool.Tool) int { return ranks[t] })
 }
 
-// hiddenReason says why Gate hides t. Tools hidden for the same targets
+// gateRank is where Gate declares t, whose targets are given: -1 for a
+// helper it keeps, else the index in open of the first open target
+// holding t, or len(open) when none does (t is hidden).
+func gateRank(t *tool.Tool, targets, open []string, o GateOptions) int {
+	if o.Keeps(t) {
+		return -1
+	}
+	best := len(open)
+	for _, target := range targets {
+		if i := slices.Index(open[:best], target); i >= 0 {
+			best = i
+		}
+	}
+	return best
+}
+
+// hiddenReason says why Gate hides t, whose targets are given. Tools hidden for the same targets
 // share one reason string (seen, per Gate call), so a catalog of many
 // tools of one server costs one.
-func hiddenReason(t *tool.Tool, o GateOptions, seen map[string]string) string {
+func hiddenReason(t *tool.Tool, targets []string, o GateOptions, seen map[string]string) string {
 	prefix := reasonPrefix
 	if o.GateAlwaysOn && AlwaysOnHelper(t) {
 		prefix = reasonPrefixGated
 	}
-	targets := TargetsOf(t)
 	if len(targets) == 0 {
 		if prefix == reasonPrefixGated {
 			// No target holds it, so no message can open it.

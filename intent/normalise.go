@@ -30,11 +30,61 @@ var quotes = strings.NewReplacer("\u2019", "'", "\u2018", "'", "\u02bc", "'", "\
 // every run of whitespace one space, trimmed. The result is valid UTF-8
 // and Normalise(Normalise(s)) == Normalise(s).
 func Normalise(s string) string {
+	if isASCII(s) {
+		return normaliseASCII(s)
+	}
+	return normaliseText(s)
+}
+
+// normaliseText is Normalise for any text.
+func normaliseText(s string) string {
 	s = strings.ToValidUTF8(s, "\uFFFD")
 	s = norm.NFKC.String(s)
 	s = strings.Map(foldCherokee, fold(s))
 	s = quotes.Replace(s)
 	return strings.Join(strings.FieldsFunc(s, unicode.IsSpace), " ")
+}
+
+// isASCII reports whether s holds only ASCII bytes.
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= 0x80 {
+			return false
+		}
+	}
+	return true
+}
+
+// asciiSpace reports whether b is one of the ASCII bytes unicode.IsSpace
+// accepts.
+func asciiSpace(b byte) bool {
+	return b == ' ' || (b >= '\t' && b <= '\r')
+}
+
+// normaliseASCII is Normalise for ASCII text, in one pass: NFKC leaves
+// ASCII as it is, case folding maps only A–Z (to a–z), the typographic
+// quotes are not ASCII, and the only spaces are asciiSpace's. Most messages
+// are ASCII, and the general path costs several passes and allocations.
+func normaliseASCII(s string) string {
+	var b strings.Builder
+	b.Grow(len(s))
+	space := false
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if asciiSpace(c) {
+			space = b.Len() > 0
+			continue
+		}
+		if space {
+			b.WriteByte(' ')
+			space = false
+		}
+		if c >= 'A' && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		b.WriteByte(c)
+	}
+	return b.String()
 }
 
 // foldCherokee maps Cherokee letters to the capitals CaseFolding.txt folds

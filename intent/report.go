@@ -41,6 +41,8 @@ func Preview(c *registry.Catalog, res Result, o GateOptions) Report {
 	ts := c.Select(turn.Facts{
 		Agent: turn.Agent{Allow: allow},
 		Model: turn.Model{Caps: turn.Capabilities{Tools: true}},
+		// The mode gates the turn, so its recovery tool is declared.
+		Deliberate: true,
 	})
 	gated := Gate(ts, c, res.Targets, o)
 	out := Report{

@@ -17,8 +17,12 @@ import (
 // order: what a turn declares for a message that asks for nothing.
 var shippedHelpers = []string{"calculate", "read_tool_result", "read_transcript", "ask_clarifying_question", "suggest_next_actions"}
 
+// shippedKept is what the mode keeps of the shipped catalog whatever the
+// message: the helpers, then the recovery tool.
+var shippedKept = append(slices.Clone(shippedHelpers), intent.RecoveryTool)
+
 // TestPreview lays detections out over the shipped catalog: the helpers
-// first and kept, unless gated; a gated calculator declared because the
+// first and kept, unless gated, and the recovery tool always; a gated calculator declared because the
 // message opened it; a family none of whose tools ships is unbuilt, and
 // one whose tool is kept is not; every list encodes as a list.
 func TestPreview(t *testing.T) {
@@ -30,7 +34,7 @@ func TestPreview(t *testing.T) {
 	}
 
 	kept := preview("what's 15% of 80?", intent.GateOptions{})
-	if !slices.Equal(kept.Families, []string{intent.Calculator}) || !slices.Equal(kept.Tools, shippedHelpers) || len(kept.Matches) == 0 {
+	if !slices.Equal(kept.Families, []string{intent.Calculator}) || !slices.Equal(kept.Tools, shippedKept) || len(kept.Matches) == 0 {
 		t.Errorf("got %+v, want the calculator opened and the always-on helpers declared", kept)
 	}
 	if len(kept.Declared) != len(kept.Tools) || kept.Declared[0] != (intent.Declared{Name: "calculate", Reason: intent.ReasonKept}) {
@@ -38,14 +42,14 @@ func TestPreview(t *testing.T) {
 	}
 
 	gated := preview("what's 15% of 80?", gate)
-	if want := []intent.Declared{{Name: "calculate", Reason: `opened by: calculator (phrase "% of", pack)`}}; !cmp.Equal(gated.Declared, want) || !slices.Equal(gated.Tools, []string{"calculate"}) {
+	if want := []intent.Declared{{Name: intent.RecoveryTool, Reason: intent.ReasonKept}, {Name: "calculate", Reason: `opened by: calculator (phrase "% of", pack)`}}; !cmp.Equal(gated.Declared, want) || !slices.Equal(gated.Tools, []string{intent.RecoveryTool, "calculate"}) {
 		t.Errorf("gating the helpers: tools %v, why %+v; want %+v", gated.Tools, gated.Declared, want)
 	}
-	if nothing := preview("hello", gate); len(nothing.Tools) != 0 {
-		t.Errorf("gating the helpers, hello: tools %v, want none", nothing.Tools)
+	if nothing := preview("hello", gate); !slices.Equal(nothing.Tools, []string{intent.RecoveryTool}) {
+		t.Errorf("gating the helpers, hello: tools %v, want the recovery tool alone", nothing.Tools)
 	}
-	if hello := preview("hello", intent.GateOptions{}); !slices.Equal(hello.Tools, shippedHelpers) {
-		t.Errorf("keeping the helpers, hello: tools %v, want %v", hello.Tools, shippedHelpers)
+	if hello := preview("hello", intent.GateOptions{}); !slices.Equal(hello.Tools, shippedKept) {
+		t.Errorf("keeping the helpers, hello: tools %v, want %v", hello.Tools, shippedKept)
 	}
 
 	remind := preview("remind me tomorrow at 9 to call Bob", intent.GateOptions{})
@@ -61,7 +65,7 @@ func TestPreview(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := `{"families":[],"tools":[],"declared":[],"unbuilt":[],"matches":[]}`; string(b) != want {
+	if want := `{"families":[],"tools":["enable_tools"],"declared":[{"name":"enable_tools","reason":"always-on: kept by deliberate tool mode"}],"unbuilt":[],"matches":[]}`; string(b) != want {
 		t.Errorf("nothing opened encodes as %s, want %s", b, want)
 	}
 }

@@ -2,6 +2,7 @@ package llm
 
 import (
 	"bytes"
+	"encoding/json"
 	"hash/maphash"
 	"sync"
 )
@@ -158,4 +159,68 @@ func (c *Checks) Check(d ToolDef, check func(ToolDef) error) error {
 	}
 	answer, _ := c.c.Get([]ToolDef{d}, func(defs []ToolDef) (error, error) { return check(defs[0]), nil })
 	return answer
+}
+
+// EncodeOnce replaces each of an SDK's declarations, in place, with
+// override of its own encoding (a json.RawMessage; override is the SDK's
+// param.Override), so that a request sends those bytes without the SDK
+// encoding the declaration again. A declaration whose bytes would not
+// come back unchanged through the override stays the SDK's own value, so
+// what is sent is the same either way. A declaration that cannot be
+// encoded stops it with fail(i, err), i its index; decls is then partly
+// replaced.
+func EncodeOnce[T json.Marshaler](decls []T, override func(raw any) T, fail func(i int, err error) error) error {
+	for i, d := range decls {
+		b, err := d.MarshalJSON()
+		if err != nil {
+			return fail(i, err)
+		}
+		o := override(json.RawMessage(b))
+		if again, err := o.MarshalJSON(); err == nil && bytes.Equal(again, b) {
+			decls[i] = o
+		}
+	}
+	return nil
+}
+
+// DeclCache is what an adapter keeps of tool definitions: the
+// declaration lists its requests carry (a ToolCache) and its answers to
+// CheckTool (Checks), both found by the definitions themselves. A nil
+// *DeclCache builds and checks every time. It is safe for concurrent
+// use; what it returns is shared and must not be changed.
+type DeclCache[T any] struct {
+	lists  *ToolCache[T]
+	checks *Checks
+}
+
+// NewDeclCache returns a cache of at most max declaration lists and 16 ×
+// max checked definitions; max <= 0 means DefaultToolCacheEntries.
+func NewDeclCache[T any](max int) *DeclCache[T] {
+	return &DeclCache[T]{lists: NewToolCache[T](max), checks: NewChecks(16 * max)}
+}
+
+// Len returns how many declaration lists the cache holds.
+func (c *DeclCache[T]) Len() int {
+	if c == nil {
+		return 0
+	}
+	return c.lists.Len()
+}
+
+// List returns what build makes of defs, from the cache when equal
+// definitions were built before.
+func (c *DeclCache[T]) List(defs []ToolDef, build func([]ToolDef) (T, error)) (T, error) {
+	if c == nil {
+		return build(defs)
+	}
+	return c.lists.Get(defs, build)
+}
+
+// Check returns check's answer for d, from the cache when an equal
+// definition was checked before.
+func (c *DeclCache[T]) Check(d ToolDef, check func(ToolDef) error) error {
+	if c == nil {
+		return check(d)
+	}
+	return c.checks.Check(d, check)
 }

@@ -1,11 +1,14 @@
 package llm
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"reflect"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 // sampleDefs are two definitions with every field set.
@@ -137,5 +140,47 @@ func TestChecks(t *testing.T) {
 	}
 	if calls != 4 {
 		t.Errorf("a nil Checks kept an answer (%d checks)", calls)
+	}
+}
+
+// sdkDecl stands for an SDK's declaration type: it encodes as text, or
+// as override when it is one; bad fails to encode.
+type sdkDecl struct {
+	text     string
+	override json.RawMessage
+	bad      bool
+}
+
+func (d sdkDecl) MarshalJSON() ([]byte, error) {
+	switch {
+	case d.bad:
+		return nil, errors.New("no")
+	case d.override != nil:
+		return d.override, nil
+	}
+	return []byte(d.text), nil
+}
+
+// TestEncodeOnce: each declaration becomes an override of its own bytes,
+// except one whose override would send other bytes (it stays as it was);
+// one that cannot be encoded stops with its index.
+func TestEncodeOnce(t *testing.T) {
+	// An override of this SDK compacts what it carries, so a spaced
+	// encoding would not come back the same.
+	override := func(raw any) sdkDecl {
+		return sdkDecl{override: bytes.ReplaceAll(raw.(json.RawMessage), []byte(" "), nil)}
+	}
+	decls := []sdkDecl{{text: `{"a":1}`}, {text: `{"b": 2}`}}
+	fail := func(i int, err error) error { return fmt.Errorf("declaration %d: %w", i, err) }
+	if err := EncodeOnce(decls, override, fail); err != nil {
+		t.Fatal(err)
+	}
+	want := []sdkDecl{{override: json.RawMessage(`{"a":1}`)}, {text: `{"b": 2}`}}
+	if diff := cmp.Diff(want, decls, cmp.AllowUnexported(sdkDecl{})); diff != "" {
+		t.Errorf("declarations (-want +got):\n%s", diff)
+	}
+	err := EncodeOnce([]sdkDecl{{text: `{}`}, {bad: true}}, override, fail)
+	if err == nil || err.Error() != "declaration 1: no" {
+		t.Errorf("error %v, want declaration 1: no", err)
 	}
 }

@@ -3,6 +3,7 @@ package mcpclient
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net"
 	"net/netip"
 	"slices"
@@ -223,6 +224,7 @@ func TestInvalidToolsDropped(t *testing.T) {
 				lr.Tools = append(lr.Tools,
 					&mcp.Tool{Name: "flat", Description: "String root.", InputSchema: map[string]any{"type": "string"}},
 					&mcp.Tool{Name: "huge", Description: "Big schema.", InputSchema: map[string]any{"type": "object", "description": strings.Repeat("s", MaxSchemaBytes)}},
+					&mcp.Tool{Name: "fan", Description: "2^30 subschemas.", InputSchema: fanOutSchema(30)},
 				)
 			}
 			return res, err
@@ -236,6 +238,7 @@ func TestInvalidToolsDropped(t *testing.T) {
 	want := []registry.Exclusion{
 		{Name: "srv/flat", Reason: "input schema root is not an object schema"},
 		{Name: "srv/huge", Reason: "input schema is larger than 16384 bytes"},
+		{Name: "srv/fan", Reason: "tool srv__fan: input schema stands for more than 10000 subschemas once its $ref references are followed"},
 	}
 	sortEx := func(x []registry.Exclusion) []registry.Exclusion {
 		out := append([]registry.Exclusion(nil), x...)
@@ -253,6 +256,18 @@ func TestInvalidToolsDropped(t *testing.T) {
 	if n := utf8.RuneCountInString(wordy.Spec().Description); n != MaxDescriptionChars {
 		t.Errorf("description of %d characters, want %d", n, MaxDescriptionChars)
 	}
+}
+
+// fanOutSchema is an object schema of n $defs, each referring to the
+// next one twice: under 2 KB for n = 30, 2^n subschemas once its
+// references are followed.
+func fanOutSchema(n int) map[string]any {
+	defs := map[string]any{fmt.Sprintf("d%d", n): map[string]any{"type": "string"}}
+	for i := range n {
+		next := map[string]any{"$ref": fmt.Sprintf("#/$defs/d%d", i+1)}
+		defs[fmt.Sprintf("d%d", i)] = map[string]any{"allOf": []any{next, next}}
+	}
+	return map[string]any{"type": "object", "properties": map[string]any{"a": map[string]any{"$ref": "#/$defs/d0"}}, "$defs": defs}
 }
 
 func TestResultsRendered(t *testing.T) {

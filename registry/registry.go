@@ -5,6 +5,7 @@ package registry
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/quiverhq/quiver/tool"
 )
@@ -32,6 +33,11 @@ type Catalog struct {
 	families   []string
 	famIndex   map[string]int
 	macroTools map[string][]int
+	// allowBy maps each allowlist entry that admits a tool (rule 3 of
+	// Select: its name unless it has AllowAs entries, its family when it
+	// names one, each of its AllowAs entries) to the tools it admits, in
+	// registration order.
+	allowBy map[string][]int
 }
 
 // Overlay is what one organisation adds to the built-in catalog for a turn:
@@ -93,7 +99,7 @@ func (c *Catalog) With(o Overlay) *Catalog {
 
 // New returns an empty catalog.
 func New() *Catalog {
-	return &Catalog{index: map[string]int{}, fragIndex: map[string]int{}, famIndex: map[string]int{}, macroTools: map[string][]int{}}
+	return &Catalog{index: map[string]int{}, fragIndex: map[string]int{}, famIndex: map[string]int{}, macroTools: map[string][]int{}, allowBy: map[string][]int{}}
 }
 
 // Register adds tools in order. It panics on a nil tool or a duplicate name:
@@ -121,7 +127,28 @@ func (c *Catalog) Register(tools ...*tool.Tool) {
 		for _, key := range t.Spec().Macros {
 			c.macroTools[key] = append(c.macroTools[key], i)
 		}
+		for _, entry := range allowEntries(t) {
+			c.allowBy[entry] = append(c.allowBy[entry], i)
+		}
 	}
+}
+
+// allowEntries are the allowlist entries that admit t (see allowed),
+// each once.
+func allowEntries(t *tool.Tool) []string {
+	spec := t.Spec()
+	var out []string
+	if len(spec.AllowAs) == 0 {
+		out = append(out, spec.Name)
+	}
+	if spec.Family != "" {
+		out = append(out, spec.Family)
+	}
+	for _, a := range spec.AllowAs {
+		out = append(out, a)
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
 }
 
 // gather records fragment texts, keeping one copy of identical paragraphs.

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"sync"
 
 	"github.com/quiverhq/quiver/tool"
 	"github.com/quiverhq/quiver/turn"
@@ -22,13 +23,41 @@ type Toolset struct {
 	tools     []*tool.Tool
 	left      []Exclusion
 	fragments []string
-	// macros maps the macro keys of every catalog tool to the tool that
-	// serves them, preferring a tool in the set; families maps every catalog
-	// family to whether a tool of it is in the set.
-	macros   map[string]string
-	families map[string]bool
+	// desc describes the set against its catalog (macros and families),
+	// worked out on first use: a selection that a gate narrows at once
+	// never needs its own. Nil for the zero value.
+	desc *description
 	// selected is how many tools selection declared before any Narrow.
 	selected int
+}
+
+// description is a toolset's macros and families, worked out once from
+// the catalog indexes of its tools and shared by the set's copies: macros
+// maps the macro keys of every catalog tool to the tool that serves them,
+// preferring a tool in the set; families maps every catalog family to
+// whether a tool of it is in the set.
+type description struct {
+	once     sync.Once
+	cat      *Catalog
+	picked   []int
+	macros   map[string]string
+	families map[string]bool
+}
+
+// describe returns a description of the picked tools of c, to be worked
+// out when first read.
+func (c *Catalog) describe(picked []int) *description {
+	return &description{cat: c, picked: picked}
+}
+
+// get returns the macros and families, working them out on the first call.
+// They must not be modified.
+func (d *description) get() (map[string]string, map[string]bool) {
+	if d == nil {
+		return nil, nil
+	}
+	d.once.Do(func() { d.macros, d.families = d.cat.macrosAndFamilies(d.picked) })
+	return d.macros, d.families
 }
 
 // Select returns the turn's toolset, in registration order, and one reason
@@ -54,12 +83,15 @@ func (c *Catalog) Select(f turn.Facts) Toolset {
 	var ts Toolset
 	ts.left = append(ts.left, c.hidden...)
 	var picked []int
-	allow := allowSet(s.Allow)
 	none := noTools(s)
+	var allowed []bool
+	if none == "" {
+		allowed = c.allowedBy(s.Allow)
+	}
 	for i, t := range c.tools {
 		reason := none
 		if reason == "" {
-			reason = exclusionReason(t, c.gates[i], s, allow)
+			reason = ruleReason(t, c.gates[i], s, allowed[i])
 		}
 		if reason != "" {
 			ts.left = append(ts.left, Exclusion{Name: t.Name(), Reason: reason})
@@ -69,7 +101,7 @@ func (c *Catalog) Select(f turn.Facts) Toolset {
 		picked = append(picked, i)
 	}
 	ts.fragments = c.fragmentsOf(picked)
-	ts.macros, ts.families = c.macrosAndFamilies(picked)
+	ts.desc = c.describe(picked)
 	ts.selected = len(ts.tools)
 	return ts
 }
@@ -132,7 +164,15 @@ func exclusionReason(t *tool.Tool, gates []string, s turn.Selection, allow map[s
 		return reason
 	}
 	spec := t.Spec()
-	if !spec.AlwaysOn && !allowed(&spec, t.Name(), allow) {
+	return ruleReason(t, gates, s, allowed(&spec, t.Name(), allow))
+}
+
+// ruleReason is exclusionReason for a selection that may get tools (rule
+// 1 of Select passed): rules 2 to 5; listed is whether the allowlist
+// admits t (rule 3).
+func ruleReason(t *tool.Tool, gates []string, s turn.Selection, listed bool) string {
+	spec := t.Spec()
+	if !spec.AlwaysOn && !listed {
 		return "not in the agent's allowlist"
 	}
 	if reason := switchedOff(t, gates, s); reason != "" {
@@ -150,6 +190,18 @@ func exclusionReason(t *tool.Tool, gates []string, s turn.Selection, allow map[s
 func Admits(f turn.Facts, t *tool.Tool) string {
 	s := f.Selection()
 	return exclusionReason(t, gatingSwitches(t), s, allowSet(s.Allow))
+}
+
+// allowedBy reports, per catalog tool, whether the allowlist admits it
+// (the answer of allowed, from the entries kept as tools registered).
+func (c *Catalog) allowedBy(allow []string) []bool {
+	out := make([]bool, len(c.tools))
+	for _, a := range allow {
+		for _, i := range c.allowBy[a] {
+			out[i] = true
+		}
+	}
+	return out
 }
 
 // allowed reports whether the allowlist names the tool, its family or one
@@ -264,19 +316,24 @@ func (s Toolset) Fragments() []string { return append([]string(nil), s.fragments
 // When keep accepts every tool the answer is s itself (the fragments,
 // macros and families of the same tools are the same).
 func (s Toolset) Narrow(c *Catalog, keep func(*tool.Tool) (ok bool, reason string)) Toolset {
-	var left []Exclusion
+	var left []Exclusion // s.left, then the tools keep drops
 	kept := make([]bool, len(s.tools))
 	for i, t := range s.tools {
 		ok, reason := keep(t)
 		kept[i] = ok
-		if !ok {
-			left = append(left, Exclusion{Name: t.Name(), Reason: reason})
+		if ok {
+			continue
 		}
+		if left == nil {
+			// Room for every tool still to come, in one allocation.
+			left = append(make([]Exclusion, 0, len(s.left)+len(s.tools)-i), s.left...)
+		}
+		left = append(left, Exclusion{Name: t.Name(), Reason: reason})
 	}
-	if len(left) == 0 {
+	if left == nil {
 		return s
 	}
-	out := Toolset{left: slices.Concat(s.left, left), selected: s.selected}
+	out := Toolset{left: left, selected: s.selected}
 	var picked []int
 	for i, t := range s.tools {
 		if kept[i] {
@@ -285,17 +342,23 @@ func (s Toolset) Narrow(c *Catalog, keep func(*tool.Tool) (ok bool, reason strin
 		}
 	}
 	out.fragments = c.fragmentsOf(picked)
-	out.macros, out.families = c.macrosAndFamilies(picked)
+	out.desc = c.describe(picked)
 	return out
 }
 
 // Macros returns, for every macro key a catalog tool declares, the name of
 // the tool serving it, preferring one in the set.
-func (s Toolset) Macros() map[string]string { return maps.Clone(s.macros) }
+func (s Toolset) Macros() map[string]string {
+	m, _ := s.desc.get()
+	return maps.Clone(m)
+}
 
 // Families returns every catalog family with whether a tool of it is in
 // the set.
-func (s Toolset) Families() map[string]bool { return maps.Clone(s.families) }
+func (s Toolset) Families() map[string]bool {
+	_, f := s.desc.get()
+	return maps.Clone(f)
+}
 
 // Restore rebuilds a stored toolset from its tool names, in that order, so
 // a resumed turn keeps the toolset it started with. A name that is no
@@ -325,9 +388,49 @@ func (c *Catalog) Restore(names []string) Toolset {
 		}
 	}
 	ts.fragments = c.fragmentsOf(picked)
-	ts.macros, ts.families = c.macrosAndFamilies(picked)
+	ts.desc = c.describe(picked)
 	ts.selected = len(ts.tools)
 	return ts
+}
+
+// Extend returns s with the tools named in names appended after its own,
+// in that order, and those tools: only tools of from (the turn's
+// selection, which s was narrowed from) that s does not declare, each
+// once; a name from does not hold is skipped. They leave the exclusions;
+// fragments, macros and families follow the new set. It never adds a
+// tool selection left out, so a gate's narrowing can be undone, not
+// widened.
+func (c *Catalog) Extend(s, from Toolset, names []string) (Toolset, []*tool.Tool) {
+	var added []*tool.Tool
+	for _, name := range names {
+		t, ok := from.Lookup(name)
+		if !ok || slices.Contains(added, t) {
+			continue
+		}
+		if _, have := s.Lookup(name); have {
+			continue
+		}
+		added = append(added, t)
+	}
+	if len(added) == 0 {
+		return s, nil
+	}
+	out := Toolset{tools: slices.Concat(s.tools, added), selected: s.selected}
+	for _, e := range s.left {
+		if !slices.ContainsFunc(added, func(t *tool.Tool) bool { return t.Name() == e.Name }) {
+			out.left = append(out.left, e)
+		}
+	}
+	picked := make([]int, 0, len(out.tools))
+	for _, t := range out.tools {
+		if i, ok := c.index[t.Name()]; ok {
+			picked = append(picked, i)
+		}
+	}
+	slices.Sort(picked)
+	out.fragments = c.fragmentsOf(picked)
+	out.desc = c.describe(picked)
+	return out, added
 }
 
 // Arrange returns the toolset with its tools stably sorted by rank (lower

@@ -11,7 +11,9 @@ import (
 // apply returns the deployment configuration with a document and keys
 // applied. The deployment's configuration is a ceiling: the network mode
 // is never wider than its mode, web search and DuckDuckGo stay off where
-// it turned them off, and its IAsk key goes only to its own IAsk URL.
+// it turned them off, its IAsk key goes only to its own IAsk URL, and the
+// organisation's own connections are reached only through the guarded
+// client, in the organisation's mode.
 func (s *Service) apply(doc document, keys map[string]string) config.Config {
 	cfg := s.base
 	if slices.Contains(s.modes(), doc.NetworkMode) {
@@ -35,6 +37,7 @@ func (s *Service) apply(doc document, keys map[string]string) config.Config {
 			cfg.Providers[k.provider] = p
 		}
 	}
+	applyConnections(&cfg, doc.Connections, keys)
 	return cfg
 }
 

@@ -11,6 +11,10 @@ type document struct {
 	// NetworkMode is "" to follow the deployment.
 	NetworkMode string `json:"network_mode,omitempty"`
 	Web         webDoc `json:"web"`
+	// Connections are the organisation's own OpenAI-compatible servers:
+	// base URL by provider name (their keys are sealed secrets named
+	// "connection:NAME"); nil for none.
+	Connections map[string]string `json:"connections,omitempty"`
 }
 
 // webDoc is the web engines' part of document; nil follows the

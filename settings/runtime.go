@@ -196,6 +196,9 @@ func (s *Service) newRuntime(st store.OrgSettings) (*Runtime, error) {
 		keys[name] = string(pt)
 	}
 	cfg := s.apply(doc, keys)
+	// The connections' keys reach their models through cfg only: the
+	// catalog and the turn's backends see the other keys.
+	keys = withoutConnectionKeys(keys)
 	return &Runtime{
 		version: st.Version, cfg: cfg, switches: doc.Switches, keys: keys,
 		catalog: s.build(cfg, keys), doc: slices.Clone(st.Doc), updatedAt: st.UpdatedAt,

@@ -1,6 +1,7 @@
 // Package settings is an organisation's settings document: what an admin
 // changes on top of the deployment's configuration (feature switches, the
-// network mode, the web engines, write-only API keys). It validates an
+// network mode, the web engines, write-only API keys, and connections to
+// its own OpenAI-compatible model servers, which it can test). It validates an
 // update against the deployment's ceiling, seals keys at rest, and keeps,
 // per organisation, the Runtime of the version in force: the configuration
 // with the settings applied, the opened keys, the switches, the network
@@ -27,6 +28,7 @@ import (
 
 	"github.com/quiverhq/quiver/internal/clock"
 	"github.com/quiverhq/quiver/internal/config"
+	"github.com/quiverhq/quiver/netguard"
 	"github.com/quiverhq/quiver/registry"
 	"github.com/quiverhq/quiver/secret"
 	"github.com/quiverhq/quiver/store"
@@ -75,7 +77,17 @@ type Config struct {
 	// Logger gets the warning about keys rotated under a keyring this
 	// process lacks. Nil discards.
 	Logger *slog.Logger
+	// Resolver resolves the host names of connections, when they are
+	// saved and tested; nil is the system's.
+	Resolver netguard.Resolver
+	// ConnectionTimeout bounds a connection test (TestConnection), the
+	// whole request; zero means DefaultConnectionTimeout.
+	ConnectionTimeout time.Duration
 }
+
+// DefaultConnectionTimeout bounds a connection test: a person waits on
+// the answer.
+const DefaultConnectionTimeout = 10 * time.Second
 
 // Service reads and saves organisations' settings and keeps each
 // organisation's Runtime of its latest version. It is safe for concurrent
@@ -90,6 +102,8 @@ type Service struct {
 	getenv      func(string) string
 	now         func() time.Time
 	logger      *slog.Logger
+	resolver    netguard.Resolver
+	connTimeout time.Duration
 
 	// flight makes concurrent first reads of one version build once.
 	flight singleflight.Group
@@ -110,7 +124,10 @@ func New(c Config) *Service {
 	s := &Service{
 		st: c.Store, kr: c.Keyring, base: c.Base, build: c.Build, models: c.Models,
 		providerKey: c.ProviderKey, getenv: c.Getenv, now: c.Now, logger: c.Logger,
-		runtimes: map[string]*Runtime{},
+		resolver: c.Resolver, connTimeout: c.ConnectionTimeout, runtimes: map[string]*Runtime{},
+	}
+	if s.connTimeout <= 0 {
+		s.connTimeout = DefaultConnectionTimeout
 	}
 	if s.providerKey == nil {
 		s.providerKey = func(string) string { return "" }
@@ -134,15 +151,9 @@ func New(c Config) *Service {
 // Show returns the organisation's settings in force. A stored document it
 // cannot decode is an error.
 func (s *Service) Show(ctx context.Context, orgID string) (View, error) {
-	st, err := s.st.GetOrgSettings(ctx, orgID)
+	st, doc, err := s.read(ctx, orgID)
 	if err != nil {
-		return View{}, fmt.Errorf("read settings of %s: %w", orgID, err)
-	}
-	var doc document
-	if st.Version > 0 {
-		if err := json.Unmarshal(st.Doc, &doc); err != nil {
-			return View{}, fmt.Errorf("settings of %s: %w", orgID, err)
-		}
+		return View{}, err
 	}
 	if doc.Switches == nil {
 		doc.Switches = map[string]bool{}
@@ -155,6 +166,7 @@ func (s *Service) Show(ctx context.Context, orgID string) (View, error) {
 		Version: st.Version, Switches: doc.Switches, SwitchNames: tmpl.KnownCapabilities(),
 		SwitchInfo:  s.baseRuntime.catalog.Switches(),
 		NetworkMode: s.effectiveMode(doc.NetworkMode), NetworkModes: s.modes(), Web: web, UpdatedAt: st.UpdatedAt,
+		Connections: connectionViews(doc.Connections, st.Secrets), ServerConnections: s.serverConnections(),
 	}
 	for _, k := range keySpecs {
 		ks := KeyState{Name: k.name, Label: k.label}
@@ -169,25 +181,45 @@ func (s *Service) Show(ctx context.Context, orgID string) (View, error) {
 	return out, nil
 }
 
+// read returns the organisation's stored settings and their document
+// (the zero document when never saved). A document it cannot decode is
+// an error.
+func (s *Service) read(ctx context.Context, orgID string) (store.OrgSettings, document, error) {
+	st, err := s.st.GetOrgSettings(ctx, orgID)
+	if err != nil {
+		return st, document{}, fmt.Errorf("read settings of %s: %w", orgID, err)
+	}
+	var doc document
+	if st.Version > 0 {
+		if err := json.Unmarshal(st.Doc, &doc); err != nil {
+			return st, document{}, fmt.Errorf("settings of %s: %w", orgID, err)
+		}
+	}
+	return st, doc, nil
+}
+
 // Update validates u and saves it as one write, sealing the keys it sets,
 // and returns the settings now in force. A value the settings refuse is an
 // *InvalidError, and a u.Version that is not the stored one ErrConflict;
 // both write nothing. The next Runtime of the organisation is built from
 // the saved version.
 func (s *Service) Update(ctx context.Context, orgID string, u Update) (View, error) {
-	doc, err := s.validate(u)
+	doc, err := s.validate(ctx, u)
 	if err != nil {
 		return View{}, err
 	}
-	cur, err := s.st.GetOrgSettings(ctx, orgID)
+	cur, stored, err := s.read(ctx, orgID)
 	if err != nil {
-		return View{}, fmt.Errorf("read settings of %s: %w", orgID, err)
+		return View{}, err
 	}
 	if cur.Version != u.Version {
 		return View{}, ErrConflict
 	}
 	secrets, err := s.applyKeyChanges(orgID, cur.Secrets, u)
 	if err != nil {
+		return View{}, err
+	}
+	if err := s.connectionKeys(orgID, stored.Connections, secrets, u); err != nil {
 		return View{}, err
 	}
 	raw, err := json.Marshal(doc)

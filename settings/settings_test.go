@@ -58,7 +58,7 @@ func (c *countingStore) closeAfter(n int) <-chan struct{} {
 
 // newStore opens a store in a temporary folder with organisations acme
 // and other.
-func newStore(t *testing.T) *countingStore {
+func newStore(t testing.TB) *countingStore {
 	t.Helper()
 	ctx := context.Background()
 	st, err := sqlite.Open(ctx, t.TempDir())
@@ -75,7 +75,7 @@ func newStore(t *testing.T) *countingStore {
 }
 
 // keyring returns a keyring whose one key is made of b.
-func keyring(t *testing.T, id string, b byte) *secret.Keyring {
+func keyring(t testing.TB, id string, b byte) *secret.Keyring {
 	t.Helper()
 	kr, err := secret.New(secret.Key{ID: id, Secret: bytes.Repeat([]byte{b}, secret.KeySize)})
 	if err != nil {
@@ -315,6 +315,7 @@ func TestUpdateRefusesBadInput(t *testing.T) {
 		{"DuckDuckGo back on", "web.duckduckgo_disabled", "DuckDuckGo is turned off for this deployment (web.duckduckgo_disabled in the server's config file)", with(func(u *settings.Update) { u.Web.DuckDuckGoDisabled = false }), false},
 		{"SearXNG not http", "web.searxng_url", "not an http or https URL", with(func(u *settings.Update) { u.Web.SearXNGURL = "ftp://searx.example" }), false},
 		{"SearXNG with credentials", "web.searxng_url", "credentials in the URL are not allowed (use the key fields)", with(func(u *settings.Update) { u.Web.SearXNGURL = "https://me:pw@searx.example" }), false},
+		{"SearXNG not UTF-8", "web.searxng_url", "not valid UTF-8", with(func(u *settings.Update) { u.Web.SearXNGURL = "https://searx.example/\xff" }), false},
 		{"IAsk URL too long", "web.iask_url", "longer than 500 characters", with(func(u *settings.Update) { u.Web.IAskURL = long }), false},
 		{"IAsk plain http of the organisation's own", "web.iask_url", "use https (it carries the IAsk key); plain http needs network mode self-hosted", with(func(u *settings.Update) { u.Web.IAskURL = "http://iask.org" }), false},
 		{"excluded provider not a name", "web.exclude_providers", `"Open AI" is not a model provider name (like openai or ollama)`, with(func(u *settings.Update) { u.Web.ExcludeProviders = []string{"Open AI"} }), false},

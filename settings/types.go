@@ -31,6 +31,14 @@ type View struct {
 	// Keys are, for every key name Quiver knows (in the order the UI lists
 	// them), whether it is set and where from.
 	Keys []KeyState
+	// Connections are the OpenAI-compatible servers the organisation
+	// connected, by name; never nil.
+	Connections []Connection
+	// ServerConnections name the providers the deployment's own
+	// configuration gives a base URL (not editable here), sorted; never
+	// nil. A connection of the same name replaces one for the
+	// organisation.
+	ServerConnections []string
 	// UpdatedAt is the last save's time; zero when never saved.
 	UpdatedAt time.Time
 }
@@ -80,6 +88,9 @@ type Update struct {
 	Web         Web
 	SetKeys     map[string]string
 	ClearKeys   []string
+	// Connections replace the organisation's connections: one absent is
+	// removed, with its key.
+	Connections []ConnectionUpdate
 }
 
 // InvalidError is an Update the settings refuse: one field's value (or, with

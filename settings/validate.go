@@ -1,12 +1,14 @@
 package settings
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"maps"
 	"net/url"
 	"slices"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/quiverhq/quiver/tmpl"
 )
@@ -15,7 +17,7 @@ import (
 // the document it stores. Every fault is an *InvalidError; when several
 // fields are wrong, the first in the order below (and, within a map, by
 // name) is reported.
-func (s *Service) validate(u Update) (document, error) {
+func (s *Service) validate(ctx context.Context, u Update) (document, error) {
 	known := tmpl.KnownCapabilities()
 	for _, name := range slices.Sorted(maps.Keys(u.Switches)) {
 		if !slices.Contains(known, name) {
@@ -29,6 +31,9 @@ func (s *Service) validate(u Update) (document, error) {
 		return document{}, err
 	}
 	if err := checkKeyChanges(u.SetKeys, u.ClearKeys); err != nil {
+		return document{}, err
+	}
+	if err := s.checkConnections(ctx, u); err != nil {
 		return document{}, err
 	}
 	return s.document(u), nil
@@ -90,6 +95,7 @@ func (s *Service) document(u Update) document {
 	if u.NetworkMode != s.baseMode() {
 		doc.NetworkMode = u.NetworkMode
 	}
+	doc.Connections = connectionDocs(u.Connections)
 	ex := slices.Compact(slices.Sorted(slices.Values(u.Web.ExcludeProviders)))
 	if !slices.Equal(ex, slices.Compact(slices.Sorted(slices.Values(b.ExcludeProviders)))) {
 		if ex == nil {
@@ -107,6 +113,11 @@ func checkEngineURL(raw string) error {
 	}
 	if len(raw) > maxURLLen {
 		return fmt.Errorf("longer than %d characters", maxURLLen)
+	}
+	// The settings are stored as JSON, which would turn bytes that are
+	// not UTF-8 into U+FFFD: a URL saved would not be the URL sent.
+	if !utf8.ValidString(raw) {
+		return errors.New("not valid UTF-8")
 	}
 	u, err := url.Parse(raw)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {

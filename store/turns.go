@@ -21,7 +21,12 @@ type Turn struct {
 	OrgID          string
 	UserID         string
 	ConversationID string
-	Agent          string
+	// ParentID is the turn this one follows in its conversation (see
+	// Branches); "" for a first message, and for a turn of no branch
+	// (a console run, an MCP session). It is kept as first stored: a
+	// turn stored again keeps its parent.
+	ParentID string
+	Agent    string
 	// Model is the "provider:model" reference the turn runs on.
 	Model string
 	// Timezone is the IANA zone captured at turn start; "" means UTC.

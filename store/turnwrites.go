@@ -34,6 +34,12 @@ type TurnWrite struct {
 	Messages []Message
 	// Usage, when non-nil, is put as Usages.PutUsage puts it.
 	Usage *Usage
+	// Head, with Turn, makes Turn its conversation's head (Branches), as
+	// a turn starting does: its ParentID must then be "" or a turn of the
+	// same conversation (else ErrNoSuchTurn), and fewer than MaxSiblings
+	// other turns may follow that parent (else ErrTooManyBranches);
+	// either way nothing of the write is stored.
+	Head bool
 }
 
 // TurnWritten is what WriteTurn stored.
@@ -82,6 +88,10 @@ func CheckTurnWrite(orgID string, w TurnWrite) error {
 		return fmt.Errorf("turn write: conversation %s is of organisation %q, not %q", w.Claim.ID, w.Claim.OrgID, orgID)
 	case w.Turn != nil && w.Turn.OrgID != orgID:
 		return fmt.Errorf("turn write: turn %s is of organisation %q, not %q", w.Turn.ID, w.Turn.OrgID, orgID)
+	case w.Head && w.Turn == nil:
+		return fmt.Errorf("turn write: a head without its turn")
+	case w.Head && w.Turn.ParentID == w.Turn.ID:
+		return fmt.Errorf("turn write: turn %s follows itself: %w", w.Turn.ID, ErrNoSuchTurn)
 	case w.Usage != nil && w.Usage.OrgID != orgID:
 		return fmt.Errorf("turn write: usage of turn %s is of organisation %q, not %q", w.Usage.TurnID, w.Usage.OrgID, orgID)
 	}

@@ -1,7 +1,6 @@
 package tmpl
 
 import (
-	"regexp"
 	"slices"
 	"strings"
 )
@@ -61,8 +60,6 @@ var macroIndex = func() map[string]Macro {
 	return m
 }()
 
-var macroRef = regexp.MustCompile(`\{([a-z][a-z0-9_]*)\}`)
-
 // expand writes s with every known macro expanded; anything else in braces
 // (JSON, unknown names) is left exactly as written. Expanded text is never
 // scanned again.
@@ -73,7 +70,12 @@ func expand(b *strings.Builder, s string, env Env) {
 		return
 	}
 	last := 0
-	for _, m := range macroRef.FindAllStringSubmatchIndex(s, -1) {
+	for from := 0; ; {
+		m, found := nextMacroRef(s, from)
+		if !found {
+			break
+		}
+		from = m[1]
 		out, ok := resolve(s[m[2]:m[3]], env)
 		if !ok {
 			continue

@@ -3,7 +3,6 @@ package tmpl
 import (
 	"errors"
 	"fmt"
-	"regexp"
 	"strings"
 )
 
@@ -42,10 +41,6 @@ type blockNode struct {
 func (textNode) isNode()   {}
 func (*blockNode) isNode() {}
 
-// directive matches {{if …}}, {{else …}} and {{/if …}}, case-insensitively,
-// with whitespace inside the braces (also between / and if).
-var directive = regexp.MustCompile(`(?i)\{\{\s*(/\s*if\b[^{}]*?|if\b[^{}]*?|else\b[^{}]*?)\s*\}\}`)
-
 // Parse parses authored text. It fails only on limits (size, nesting
 // depth); malformed blocks are not errors: they are dropped at render time
 // with a warning, so one typo cannot take a whole prompt down.
@@ -75,7 +70,14 @@ func (p *parser) run() error {
 		return nil
 	}
 	pos, line, counted := 0, 1, 0
-	for _, m := range directive.FindAllStringSubmatchIndex(p.src, -1) {
+	for from := 0; ; {
+		// A directive: {{if …}}, {{else …}} or {{/if …}}, case-insensitively,
+		// with whitespace inside the braces (also between / and if).
+		m, ok := nextDirective(p.src, from)
+		if !ok {
+			break
+		}
+		from = m[1]
 		// Lines are counted as the scan goes, to keep parsing linear.
 		line += strings.Count(p.src[counted:m[0]], "\n")
 		counted = m[0]

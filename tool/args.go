@@ -53,6 +53,9 @@ func (t *Tool) Validate(args json.RawMessage) (json.RawMessage, error) {
 	if err := t.resolved.ApplyDefaults(&plain); err != nil {
 		return nil, &ArgError{Tool: t.spec.Name, Msg: err.Error()}
 	}
+	if t.bounds != nil && !t.bounds.fits(t.bounds.root, plain) {
+		return nil, &ArgError{Tool: t.spec.Name, Msg: tooComplex}
+	}
 	if err := t.resolved.Validate(plain); err != nil {
 		return nil, schemaError(t.spec.Name, err)
 	}

@@ -130,6 +130,12 @@ type Effect struct {
 	Pause *Pause `json:"pause,omitempty"`
 	// NextActions are follow-up suggestions for the surface to show.
 	NextActions []string `json:"next_actions,omitempty"`
+	// Declare names tools the call asks the loop to declare from the
+	// next model step on, for the rest of the turn (Deliberate Tool
+	// Mode's recovery, and later tool discovery). The loop declares only
+	// the ones the turn's selection allowed, appended after the tools
+	// already declared, and says in the call's result which it declared.
+	Declare []string `json:"declare,omitempty"`
 }
 
 // Result is what a call returns to the model.
@@ -154,7 +160,10 @@ type Tool struct {
 	spec     Spec
 	schema   json.RawMessage
 	resolved *jsonschema.Resolved
-	handler  Handler
+	// bounds counts the validation work of a schema with references; nil
+	// when it has none.
+	bounds  *refBounds
+	handler Handler
 	// decl is the provider-neutral declaration and declChars its size in
 	// characters, computed once: sizes are accounted on every turn.
 	decl      json.RawMessage
@@ -202,6 +211,13 @@ func Import(spec Spec, schema *jsonschema.Schema, h Handler) (*Tool, error) {
 	if spec.Tune != nil {
 		spec.Tune(schema)
 	}
+	bounds, err := newRefBounds(schema)
+	if err != nil {
+		return nil, fmt.Errorf("tool %s: %v", spec.Name, err)
+	}
+	if err := bounds.checkDefaults(); err != nil {
+		return nil, fmt.Errorf("tool %s: %v", spec.Name, err)
+	}
 	resolved, err := schema.Resolve(&jsonschema.ResolveOptions{ValidateDefaults: true})
 	if err != nil {
 		return nil, fmt.Errorf("tool %s: resolve schema: %v", spec.Name, err)
@@ -218,7 +234,7 @@ func Import(spec Spec, schema *jsonschema.Schema, h Handler) (*Tool, error) {
 	if err != nil {
 		return nil, fmt.Errorf("tool %s: marshal declaration: %v", spec.Name, err)
 	}
-	return &Tool{spec: spec, schema: raw, resolved: resolved, handler: h, decl: decl, declChars: utf8.RuneCount(decl)}, nil
+	return &Tool{spec: spec, schema: raw, resolved: resolved, bounds: bounds, handler: h, decl: decl, declChars: utf8.RuneCount(decl)}, nil
 }
 
 // Declaration is a tool as declared to a model, in provider-neutral form.

@@ -43,6 +43,9 @@ type Facts struct {
 	// (netguard's mode names: what MCP servers and user-given URLs may
 	// reach); empty means the deployment's default.
 	Network string
+	// Deliberate reports that Deliberate Tool Mode gates the turn, which
+	// declares its recovery tool (enable_tools).
+	Deliberate bool
 }
 
 // Scope is what a tool handler may reach: this organisation, this user,

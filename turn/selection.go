@@ -32,6 +32,8 @@ type Selection struct {
 	// Permissions are the caller's permissions on this surface
 	// (Caller.Permissions).
 	Permissions []string
+	// Deliberate is Facts.Deliberate: the mode gates the turn.
+	Deliberate bool
 }
 
 // Selection returns the facts' Selection. Its slices and map are the
@@ -40,7 +42,7 @@ func (f Facts) Selection() Selection {
 	return Selection{
 		Model: f.Model, Allow: f.Agent.Allow, Switches: f.Agent.Switches,
 		Attachments: f.Attachments, Knowledge: f.Knowledge, Backends: f.Backends,
-		Network: f.Network, Permissions: f.Caller.Permissions,
+		Network: f.Network, Permissions: f.Caller.Permissions, Deliberate: f.Deliberate,
 	}
 }
 
@@ -52,7 +54,7 @@ func (s Selection) Facts(prompt tmpl.Authored) Facts {
 		Caller: Caller{Permissions: s.Permissions},
 		Agent:  Agent{Prompt: prompt, Allow: s.Allow, Switches: s.Switches},
 		Model:  s.Model, Attachments: s.Attachments, Knowledge: s.Knowledge,
-		Backends: s.Backends, Network: s.Network,
+		Backends: s.Backends, Network: s.Network, Deliberate: s.Deliberate,
 	}
 }
 

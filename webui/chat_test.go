@@ -29,11 +29,7 @@ func atEachWidth(t *testing.T, f func(t *testing.T, api *stubAPI, b *browser, w 
 		t.Run(w.name, func(t *testing.T) {
 			api := newStubAPI()
 			b := newBrowser(t, api)
-			if w.phone {
-				b.Do("phone viewport", chromedp.EmulateViewport(w.width, w.height, chromedp.EmulateMobile, chromedp.EmulateTouch))
-			} else {
-				b.Do("desktop viewport", chromedp.EmulateViewport(w.width, w.height))
-			}
+			b.use(w)
 			b.login()
 			f(t, api, b, w)
 		})

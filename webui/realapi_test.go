@@ -123,6 +123,13 @@ func TestPagesAgainstHTTPAPI(t *testing.T) {
 // signs a browser in as Ana.
 func realAPI(t *testing.T) (store.Store, *scriptedEngine, *browser) {
 	t.Helper()
+	return realAPIWith(t, nil)
+}
+
+// realAPIWith is realAPI serving, when wrap is set, the Engine wrap makes
+// of the store and the scripted engine instead.
+func realAPIWith(t *testing.T, wrap func(store.Store, *scriptedEngine) httpapi.Engine) (store.Store, *scriptedEngine, *browser) {
+	t.Helper()
 	ctx := context.Background()
 	st, err := sqlite.Open(ctx, t.TempDir())
 	if err != nil {
@@ -145,7 +152,11 @@ func realAPI(t *testing.T) (store.Store, *scriptedEngine, *browser) {
 		CreatedAt: now, ExpiresAt: now.Add(24 * time.Hour)})
 	must(err)
 	eng := &scriptedEngine{st: st, keys: map[string]string{}}
-	h := httpapi.New(httpapi.Config{Store: st, Engine: eng, MCP: &storeMCP{st: st}, UI: webui.Handler(), Heartbeat: -1})
+	var served httpapi.Engine = eng
+	if wrap != nil {
+		served = wrap(st, eng)
+	}
+	h := httpapi.New(httpapi.Config{Store: st, Engine: served, MCP: &storeMCP{st: st}, UI: webui.Handler(), Heartbeat: -1})
 	b := newBrowser(t, h)
 	b.Do("open the login link", chromedp.Navigate(b.srv.URL+"/login?token="+link), chromedp.WaitVisible(chromedp.CSS(`#sign-in`)))
 	b.WaitText(`#account`, "Ana Lima")
@@ -199,7 +210,7 @@ func (t scriptedTurn) LastSeq() int64                   { return 0 }
 // Begin reads the conversation as the engine does: another user's is
 // engine.ErrNoConversation, a missing one too unless start says how to
 // start it; the turn answers a paused last turn.
-func (e *scriptedEngine) Begin(ctx context.Context, c httpapi.Caller, id, message, _ string, start *httpapi.NewConversation) (httpapi.PendingTurn, error) {
+func (e *scriptedEngine) Begin(ctx context.Context, c httpapi.Caller, id, message, _, _ string, start *httpapi.NewConversation) (httpapi.PendingTurn, error) {
 	conv, err := e.st.GetConversation(ctx, c.OrgID, id)
 	if errors.Is(err, store.ErrNotFound) && start != nil {
 		fresh := store.Conversation{ID: id, OrgID: c.OrgID, UserID: c.UserID, Agent: start.Agent, Model: start.Model}
@@ -284,6 +295,13 @@ func (e *scriptedEngine) Inspect(_ context.Context, c httpapi.Caller, conv, turn
 	}, nil
 }
 
+// InspectDraft answers as Inspect does, for the agent and without a turn.
+func (e *scriptedEngine) InspectDraft(ctx context.Context, c httpapi.Caller, agentName, message string) (httpapi.Inspection, error) {
+	ins, err := e.Inspect(ctx, c, "", "", message)
+	ins.Agent = agentName
+	return ins, err
+}
+
 func (e *scriptedEngine) ValidateAgent(_ context.Context, _ httpapi.Caller, def []byte) (httpapi.AgentValidation, error) {
 	a, err := config.ParseAgent(def)
 	if err != nil {
@@ -351,6 +369,11 @@ func (e *scriptedEngine) otherSave() {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.version++
+}
+
+// TestConnection answers as a server with no models would.
+func (e *scriptedEngine) TestConnection(_ context.Context, _ httpapi.Caller, t settings.ConnectionTest) (settings.ConnectionReport, error) {
+	return settings.ConnectionReport{URL: t.BaseURL + "/models", Models: []string{}, KeyUsed: settings.KeyNone}, nil
 }
 
 func (e *scriptedEngine) ConsoleTools(context.Context, httpapi.Caller, string) ([]httpapi.ConsoleTool, error) {

@@ -96,8 +96,9 @@ func TestSettingsSaveKeepsKeysWriteOnly(t *testing.T) {
 		"network_mode": "self-hosted",
 		"web": map[string]any{"disabled": false, "searxng_url": "http://searx.lan:8080", "iask_url": "",
 			"duckduckgo_disabled": false, "exclude_providers": []any{"iask", "ollama"}},
-		"set_keys":   map[string]any{"anthropic_api_key": typed},
-		"clear_keys": []any{"openai_api_key"},
+		"set_keys":    map[string]any{"anthropic_api_key": typed},
+		"clear_keys":  []any{"openai_api_key"},
+		"connections": []any{},
 	}
 	if d := cmp.Diff(want, put.Body); d != "" {
 		t.Errorf("PUT /api/settings body (-want +got):\n%s", d)
@@ -187,41 +188,50 @@ func TestSettingsConflictReloads(t *testing.T) {
 }
 
 // TestSettingsSwitchWithoutTool: a switch with no tool behind it yet is
-// shown as such and not offered; a switch that gates tools says which.
+// marked "No tool yet", says it changes nothing (the engine's rule) and
+// is not offered; a switch that gates tools says which. At desktop and
+// phone width.
 func TestSettingsSwitchWithoutTool(t *testing.T) {
-	api := newStubAPI()
-	b := newBrowser(t, api)
-	b.login()
-	b.open("#/settings", `#settings-form`)
-	type row struct {
-		Disabled bool
-		Effect   string
-	}
-	got := eval[map[string]row](b, `Object.fromEntries(['image_generation', 'web_search', 'emoji_usage'].map(n =>
-		[n, { Disabled: document.getElementById('switch-' + n).disabled,
-			Effect: document.getElementById('switch-' + n + '-effect').textContent }]))`)
-	want := map[string]row{
-		"image_generation": {Disabled: true, Effect: "No tool yet: this switch changes nothing."},
-		"web_search":       {Disabled: false, Effect: "off leaves out web_search, research_web"},
-		"emoji_usage":      {Disabled: false, Effect: "prompt conditions only"},
-	}
-	if d := cmp.Diff(want, got); d != "" {
-		t.Errorf("switch rows (-want +got):\n%s", d)
-	}
-	if d := eval[string](b, `document.getElementById('switch-image_generation').getAttribute('aria-describedby')`); !strings.Contains(d, "switch-image_generation-effect") {
-		t.Errorf("the no-tool note is not the checkbox's description: aria-describedby %q", d)
-	}
-	b.Shot("no-tool switch")
-	// A click on the disabled box changes nothing, so saving sends no
-	// image_generation switch.
-	b.Do("save", chromedp.Click(chromedp.CSS(`#switch-web_search`)),
-		chromedp.Evaluate[chromedp.Void](`document.getElementById('switch-image_generation').click()`),
-		chromedp.Click(chromedp.CSS(`#settings-save`)))
-	b.WaitText(`#settings-status`, "Settings saved.")
-	sw := b.sent("PUT", "/api/settings").Body["switches"]
-	if d := cmp.Diff(map[string]any{"emoji_usage": true, "web_search": true}, sw); d != "" {
-		t.Errorf("switches sent (-want +got):\n%s", d)
-	}
+	atEachWidth(t, func(t *testing.T, api *stubAPI, b *browser, vp width) {
+		b.open("#/settings", `#settings-form`)
+		type row struct {
+			Disabled bool
+			Badge    string
+			Effect   string
+		}
+		got := eval[map[string]row](b, `Object.fromEntries(['image_generation', 'web_search', 'emoji_usage'].map(n =>
+			[n, { Disabled: document.getElementById('switch-' + n).disabled,
+				Badge: document.querySelector('[data-switch="' + n + '"] .no-tool-badge')?.textContent ?? '',
+				Effect: document.getElementById('switch-' + n + '-effect').textContent }]))`)
+		want := map[string]row{
+			"image_generation": {Disabled: true, Badge: "No tool yet", Effect: "No tool yet: this switch changes nothing. " +
+				"It will gate the image_generation family's tools once there are some; until then capability:image_generation is never true in a prompt."},
+			"web_search":  {Disabled: false, Effect: "off leaves out web_search, research_web"},
+			"emoji_usage": {Disabled: false, Effect: "prompt conditions only"},
+		}
+		if d := cmp.Diff(want, got); d != "" {
+			t.Errorf("switch rows (-want +got):\n%s", d)
+		}
+		if d := eval[string](b, `document.getElementById('switch-image_generation').getAttribute('aria-describedby')`); !strings.Contains(d, "switch-image_generation-effect") {
+			t.Errorf("the no-tool note is not the checkbox's description: aria-describedby %q", d)
+		}
+		if name := eval[string](b, `document.querySelector('label[for="switch-image_generation"]').textContent`); !strings.Contains(name, "No tool yet") {
+			t.Errorf("the checkbox's label %q does not say it has no tool", name)
+		}
+		b.fits(vp, "settings")
+		b.Do("show the switch", chromedp.ScrollIntoView(chromedp.CSS(`[data-switch="image_generation"]`)))
+		b.Shot("no-tool switch")
+		// A click on the disabled box changes nothing, so saving sends no
+		// image_generation switch.
+		b.Do("save", chromedp.Click(chromedp.CSS(`#switch-web_search`)),
+			chromedp.Evaluate[chromedp.Void](`document.getElementById('switch-image_generation').click()`),
+			chromedp.Click(chromedp.CSS(`#settings-save`)))
+		b.WaitText(`#settings-status`, "Settings saved.")
+		sw := b.sent("PUT", "/api/settings").Body["switches"]
+		if d := cmp.Diff(map[string]any{"emoji_usage": true, "web_search": true}, sw); d != "" {
+			t.Errorf("switches sent (-want +got):\n%s", d)
+		}
+	})
 }
 
 func TestAdminPagesHiddenFromMembers(t *testing.T) {

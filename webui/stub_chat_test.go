@@ -17,13 +17,15 @@ import (
 // stubConversation is one conversation of the stub.
 type stubConversation struct {
 	ID, Agent, Title string
+	// Model is the conversation's chosen model; "" runs on the agent's.
+	Model            string
 	Created, Updated time.Time
 	Running          bool
 	Said             []string // the person's messages
 }
 
 func (c *stubConversation) view() map[string]any {
-	return map[string]any{"id": c.ID, "agent": c.Agent, "title": c.Title, "running": c.Running,
+	return map[string]any{"id": c.ID, "agent": c.Agent, "title": c.Title, "model": c.Model, "running": c.Running,
 		"created_at": c.Created.Format(time.RFC3339Nano), "updated_at": c.Updated.Format(time.RFC3339Nano)}
 }
 
@@ -115,6 +117,17 @@ func (s *stubAPI) patchConversation(w http.ResponseWriter, r *http.Request) {
 	c := s.conversationOf(w, r)
 	if c == nil {
 		return
+	}
+	if m, ok := body(r)["model"].(string); ok {
+		if !s.offers(c.Agent, m) {
+			writeErr(w, http.StatusBadRequest, "model_not_allowed", fmt.Sprintf("model %q is not one the agent %q offers", m, c.Agent))
+			return
+		}
+		c.Model = m
+		if _, renamed := body(r)["title"]; !renamed {
+			writeJSON(w, http.StatusOK, c.view())
+			return
+		}
 	}
 	title := strings.TrimSpace(str(body(r), "title"))
 	if title == "" || len([]rune(title)) > 200 {

@@ -94,6 +94,11 @@ type stubAPI struct {
 	// noManage, when set, answers PATCH and DELETE of a conversation 405,
 	// as a server without those endpoints does.
 	noManage atomic.Bool
+	// models are the models each agent offers beyond its own
+	// (stub_models_test.go); ranOn is the model each sent message's turn
+	// ran on, in order.
+	models map[string][]stubModel
+	ranOn  []string
 }
 
 func newStubAPI() *stubAPI {
@@ -138,6 +143,8 @@ func newStubAPI() *stubAPI {
 	api("GET /api/conversations/{id}/inspect", s.inspect)
 	api("GET /api/agents", s.listAgents)
 	api("GET /api/agents/{name}", s.getAgent)
+	api("GET /api/agents/{name}/models", s.agentModels)
+	api("GET /api/conversations/{id}/models", s.conversationModels)
 	api("PUT /api/agents/{name}", s.putAgent)
 	api("DELETE /api/agents/{name}", s.deleteAgent)
 	api("GET /api/tools", s.tools)
@@ -290,7 +297,7 @@ func (s *stubAPI) send(w http.ResponseWriter, r *http.Request) {
 		writeErr(w, http.StatusTooManyRequests, "too_many_turns", "you have too many turns running at once; wait for one to end")
 		return
 	}
-	if !s.said(r.PathValue("id"), msg) {
+	if !s.said(r.PathValue("id"), msg) || !s.run(r.PathValue("id")) {
 		writeErr(w, http.StatusNotFound, "not_found", "no such conversation")
 		return
 	}

@@ -29,7 +29,9 @@ type Input struct {
 }
 
 // Tool returns read_transcript over ms. It reads only the calling turn's
-// conversation, and only turns before the calling one. A nil ms gives the
+// conversation, and only turns before the calling one; when ms is also a
+// store.Branches, only those of the branch shown (the calling turn's,
+// which is its conversation's head while it runs), as the model's history. A nil ms gives the
 // same tool and declaration, whose calls with valid arguments fail with an
 // infrastructure error wrapping store.ErrNoStore: for commands that
 // declare tools but open no store.
@@ -62,6 +64,13 @@ func read(ctx context.Context, ms store.Messages, s tool.Scope, in Input) (strin
 	msgs, err := ms.ListMessages(ctx, s.OrgID, s.ConversationID, in.Before)
 	if err != nil {
 		return "", tool.Infra(fmt.Errorf("read_transcript: %w", err))
+	}
+	if b, ok := ms.(store.Branches); ok {
+		tree, err := b.TurnTree(ctx, s.OrgID, s.ConversationID)
+		if err != nil {
+			return "", tool.Infra(fmt.Errorf("read_transcript: %w", err))
+		}
+		msgs = tree.OnPath(msgs)
 	}
 	var earlier []store.Message
 	for _, m := range msgs {

@@ -111,3 +111,25 @@ func TestEmpty(t *testing.T) {
 		t.Errorf("got %q, %v", got, err)
 	}
 }
+
+// TestReadTranscriptBranch: a turn beside a replaced one (a regenerated
+// answer) reads the branch shown only, never the replaced turn.
+func TestReadTranscriptBranch(t *testing.T) {
+	st := open(t)
+	for _, tr := range []struct{ id, parent, text string }{{"t1", "", "first"}, {"t2", "t1", "replaced"}, {"t3", "t1", "current turn"}} {
+		c := store.Conversation{ID: "c1", OrgID: "o1", UserID: "u1", Agent: "a"}
+		_, err := st.WriteTurn(context.Background(), "o1", store.TurnWrite{Claim: &c, Head: true,
+			Turn:     &store.Turn{ID: tr.id, OrgID: "o1", UserID: "u1", ConversationID: "c1", ParentID: tr.parent, Status: store.TurnDone},
+			Messages: []store.Message{{ConversationID: "c1", TurnID: tr.id, Role: "user", Content: tr.text, CreatedAt: time.Unix(1, 0)}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := run(t, transcript.Tool(st), `{}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "#1 user: first"; got != want {
+		t.Errorf("read %q, want %q", got, want)
+	}
+}

@@ -16,6 +16,7 @@ import (
 	"github.com/quiverhq/quiver/internal/golden"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/quiverhq/quiver/intent"
 	"github.com/quiverhq/quiver/internal/app"
 	"github.com/quiverhq/quiver/internal/cli"
 	"github.com/quiverhq/quiver/store"
@@ -296,7 +297,7 @@ func TestCallRecordsTurnWithTimezone(t *testing.T) {
 			t.Errorf("exclusion of %s has no reason", e.Name)
 		}
 	}
-	if diff := cmp.Diff([]string{"web_search", "fetch_url", "research_web"}, left); diff != "" {
+	if diff := cmp.Diff([]string{"web_search", "fetch_url", "research_web", intent.RecoveryTool}, left); diff != "" {
 		t.Errorf("stored exclusions (-want +got):\n%s", diff)
 	}
 }

@@ -82,12 +82,23 @@ func TestDeliberateModeCacheStability(t *testing.T) {
 	}
 	det := intent.New(packs)
 	selected := cat.Select(f)
+	// "learned": sticky with the classifier beside the packs and the
+	// recovery tool declared, as quiver serve runs the mode.
+	c, err := intent.BuiltinClassifier()
+	if err != nil {
+		t.Fatal(err)
+	}
+	learnedDet := det.WithClassifier(c, 0)
+	fl := f
+	fl.Deliberate = true
+	learnedSel := cat.Select(fl)
+	var learnedOpen []string
 
 	type stats struct {
 		changed, stableBytes, totalBytes, defBytes int
 		prev                                       string
 	}
-	strategies := []string{"off", "naive", "sticky", "gated"}
+	strategies := []string{"off", "naive", "sticky", "gated", "learned"}
 	st := map[string]*stats{}
 	for _, s := range strategies {
 		st[s] = &stats{}
@@ -101,14 +112,24 @@ func TestDeliberateModeCacheStability(t *testing.T) {
 				open = append(open, target)
 			}
 		}
+		for _, target := range learnedDet.Detect(intent.Input{Text: msg, History: history, HistoryTurns: 0}).Targets {
+			if !slices.Contains(learnedOpen, target) {
+				learnedOpen = append(learnedOpen, target)
+			}
+		}
 		sets := map[string]registry.Toolset{
-			"off":    selected,
-			"naive":  intent.Gate(selected, cat, res.Targets, intent.GateOptions{}), // this message's targets only
-			"sticky": intent.Gate(selected, cat, open, intent.GateOptions{}),
-			"gated":  intent.Gate(selected, cat, open, intent.GateOptions{GateAlwaysOn: true}),
+			"off":     selected,
+			"naive":   intent.Gate(selected, cat, res.Targets, intent.GateOptions{}), // this message's targets only
+			"sticky":  intent.Gate(selected, cat, open, intent.GateOptions{}),
+			"gated":   intent.Gate(selected, cat, open, intent.GateOptions{GateAlwaysOn: true}),
+			"learned": intent.Gate(learnedSel, cat, learnedOpen, intent.GateOptions{}),
 		}
 		for _, s := range strategies {
-			req, err := prompt.Assemble(f, sets[s])
+			ff := f
+			if s == "learned" {
+				ff = fl
+			}
+			req, err := prompt.Assemble(ff, sets[s])
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -134,7 +155,7 @@ func TestDeliberateModeCacheStability(t *testing.T) {
 		fmt.Fprintf(&b, "%-7s %14d %22d %18d %22d\n", s, x.changed, x.stableBytes, x.totalBytes, x.defBytes)
 	}
 	t.Log(b.String())
-	t.Logf("targets opened, in order: %v", open)
+	t.Logf("targets opened, in order: %v (with the classifier: %v)", open, learnedOpen)
 	if st["off"].changed != 0 {
 		t.Errorf("mode off changed the prefix on %d turns", st["off"].changed)
 	}

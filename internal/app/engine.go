@@ -19,7 +19,7 @@ import (
 func (r *runtime) newEngine(cfg config.Config, det *intent.Detector, models bool, env Env) *engine.Engine {
 	disp := dispatch.New(dispatch.Config{Results: r.st, Quota: r.quota, Now: env.Now, Logger: env.Logger, IDs: r.ids})
 	return engine.New(engine.Config{
-		Repos:   engine.Repositories{Conversations: r.st, Messages: r.st, Turns: r.st, Intents: r.st},
+		Repos:   engine.Repositories{Conversations: r.st, Messages: r.st, Turns: r.st, Intents: r.st, Branches: r.st},
 		Runtime: orgRuntimes{orgs: r.orgs, models: models}, Agents: engine.StoredAgents(r.st, parseAgent),
 		Tools:    mcpTools{m: r.mcp, env: env},
 		Detector: det, Dispatcher: disp, Now: env.Now, NewID: r.ids.New, Logger: env.Logger,

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
@@ -81,6 +82,10 @@ func TestFullStackInBrowser(t *testing.T) {
 	// with its suggestion.
 	conv := fullStackChat(t, b)
 	b.Shot("3a-calculated")
+	// Back to the agent's own model for the rest of the conversation:
+	// saved at once (the picker is off until the PATCH answers).
+	b.Do("pick the agent's own model", chromedp.SetValue(chromedp.CSS(`#model-pick`), "openai:fake-fullstack"),
+		chromedp.WaitEnabled(chromedp.CSS(`#model-pick`)))
 	b.Do("send the second message", chromedp.SetValue(chromedp.CSS(`#message`), "Convert that to euros."),
 		chromedp.Click(chromedp.CSS(`#send`)), chromedp.WaitVisible(chromedp.CSS(`button.suggested`)))
 	b.WaitText(`.transcript .msg.question .text`, question)
@@ -107,6 +112,7 @@ func fullStackAgent(t *testing.T, b *browsertest.Browser) {
 	t.Helper()
 	const def = `name: fullstack
 model: openai:fake-fullstack
+models: [openai:fake-fullstack-big]
 prompt: |
   You are the full-stack test's agent. Compute with {calculator_tool};
   ask with {clarifying_question_tool} when a choice is the user's.
@@ -136,6 +142,13 @@ func fullStackChat(t *testing.T, b *browsertest.Browser) string {
 	b.Do("new chat", route("#/chat"), chromedp.WaitVisible(chromedp.CSS(`.new-conv #message`)),
 		chromedp.SetValue(chromedp.CSS(`#new-agent`), "fullstack"))
 	b.WaitText(`#thread-h`, "New chat")
+	// The agent offers a second model: picked here, the conversation runs
+	// on it (checkModelSaw finds it in every model request).
+	b.Do("pick the agent's other model", chromedp.WaitReady(chromedp.CSS(`#model-pick option[value="openai:fake-fullstack-big"]`)),
+		chromedp.SetValue(chromedp.CSS(`#model-pick`), "openai:fake-fullstack-big"))
+	if got := browsertest.Eval[string](b, `document.getElementById('model-pick').value`); got != "openai:fake-fullstack-big" {
+		t.Fatalf("the picker shows %q after picking the agent's other model (not connected?)", got)
+	}
 	b.Do("send the first message", chromedp.SetValue(chromedp.CSS(`#message`), "What is 17% of 240?"),
 		chromedp.Click(chromedp.CSS(`#send`)))
 	b.WaitText(`.tool-card[data-call-id="call_calc"] .badge`, "done")
@@ -163,13 +176,25 @@ func fullStackChat(t *testing.T, b *browsertest.Browser) string {
 }
 
 // checkModelSaw asserts what reached the fake model: four requests, the
-// browser's zone in the context message, the calculate result, and the
-// answer to the question.
+// first message's two for the model picked in the new chat and the
+// others for the agent's own, picked again before the second message;
+// the browser's zone in the context message, the calculate result, and
+// the answer to the question.
 func checkModelSaw(t *testing.T, model *llmtest.Server, zone, answer string) {
 	t.Helper()
 	seen := model.Seen()
 	if len(seen) != 4 {
 		t.Fatalf("the model got %d requests, want 4", len(seen))
+	}
+	for i, s := range seen {
+		want := "fake-fullstack-big"
+		if i >= 2 {
+			want = "fake-fullstack"
+		}
+		var req struct{ Model string }
+		if err := json.Unmarshal(s.Raw, &req); err != nil || req.Model != want {
+			t.Errorf("model request %d is for %q (%v), want the model picked, %s", i+1, req.Model, err, want)
+		}
 	}
 	if msgs := seen[0].Req.Messages; len(msgs) == 0 || !strings.Contains(msgs[0].Text, zone) {
 		t.Errorf("the context message does not carry the browser's zone %s: %+v", zone, msgs)

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/quiverhq/quiver/httpapi"
+	"github.com/quiverhq/quiver/intent"
 	"github.com/quiverhq/quiver/llm/llmtest"
 	"github.com/quiverhq/quiver/store/sqlite"
 )
@@ -155,6 +156,7 @@ func TestInspectorDeliberateReasons(t *testing.T) {
 		return in.Declared, in.inspection
 	}
 	helpers := []string{"calculate", "read_tool_result", "read_transcript", "ask_clarifying_question", "suggest_next_actions"}
+	kept := append(slices.Clone(helpers), intent.RecoveryTool)
 	put := func(body map[string]any) {
 		t.Helper()
 		if code, b := a.do(http.MethodPut, "/api/deliberate", body); code != http.StatusOK {
@@ -167,7 +169,7 @@ func TestInspectorDeliberateReasons(t *testing.T) {
 	}
 	put(map[string]any{"enabled": true, "history_turns": -1})
 	var want []why
-	for _, name := range helpers {
+	for _, name := range kept {
 		want = append(want, why{name, "always-on: kept by deliberate tool mode"})
 	}
 	if declared, _ := inspect("hi"); !slices.Equal(declared, want) {
@@ -208,8 +210,8 @@ func TestInspectorDeliberateReasons(t *testing.T) {
 
 	put(map[string]any{"enabled": true, "history_turns": -1, "gate_always_on": true})
 	declared, in := inspect("hi")
-	if len(declared) != 0 || len(in.Tools) != 0 {
-		t.Errorf("gating the helpers, hi: declared %+v, why %+v; want none", in.Tools, declared)
+	if len(declared) != 1 || len(in.Tools) != 1 || in.Tools[0].Name != intent.RecoveryTool {
+		t.Errorf("gating the helpers, hi: declared %+v, why %+v; want the recovery tool alone", in.Tools, declared)
 	}
 	for _, name := range helpers {
 		if r, _ := in.reason(name); !strings.HasPrefix(r, "deliberate tool mode, always-on tools gated by the organisation: ") {
@@ -238,8 +240,8 @@ func TestInspectorPastGatedTurnKeepsItsPrompt(t *testing.T) {
 		t.Fatalf("send: %d %s", code, body)
 	}
 	seen := model.Seen()
-	if len(seen) != 1 || len(seen[0].Req.Tools) != 0 || !strings.Contains(seen[0].Req.System, "You can use tools") {
-		t.Fatalf("the model got %d requests; want one with no tools and 'You can use tools'", len(seen))
+	if len(seen) != 1 || len(seen[0].Req.Tools) != 1 || seen[0].Req.Tools[0].Name != intent.RecoveryTool || !strings.Contains(seen[0].Req.System, "You can use tools") {
+		t.Fatalf("the model got %d requests; want one with the recovery tool alone and 'You can use tools'", len(seen))
 	}
 	var in struct {
 		System string `json:"system"`

@@ -55,13 +55,13 @@ func TestChatDeliberateToolMode(t *testing.T) {
 	if len(seen) != 5 {
 		t.Fatalf("%d model calls, want 5", len(seen))
 	}
-	if got := toolNames(seen[0].Req); len(got) != 0 {
-		t.Errorf("ordinary chat declared %v", got)
+	if got := toolNames(seen[0].Req); !slices.Equal(got, []string{intent.RecoveryTool}) {
+		t.Errorf("ordinary chat declared %v, want the recovery tool alone", got)
 	}
-	if got := toolNames(seen[1].Req); !slices.Equal(got, []string{"calculate"}) {
-		t.Errorf("calculation declared %v, want [calculate]", got)
+	if got := toolNames(seen[1].Req); !slices.Equal(got, []string{intent.RecoveryTool, "calculate"}) {
+		t.Errorf("calculation declared %v, want [enable_tools calculate]", got)
 	}
-	if got := toolNames(seen[3].Req); !slices.Equal(got, []string{"calculate"}) {
+	if got := toolNames(seen[3].Req); !slices.Equal(got, []string{intent.RecoveryTool, "calculate"}) {
 		t.Errorf("later turn declared %v, want the calculator kept open", got)
 	}
 	// The model called list_files, hidden this turn: the ordinary refusal.
@@ -110,7 +110,7 @@ func TestIntentCommand(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &got); err != nil {
 		t.Fatal(err)
 	}
-	if !slices.Equal(got.Families, []string{"calculator"}) || !slices.Equal(got.Tools, alwaysOnHelpers) || len(got.Matches) == 0 {
+	if !slices.Equal(got.Families, []string{"calculator"}) || !slices.Equal(got.Tools, modeKept) || len(got.Matches) == 0 {
 		t.Errorf("got %+v, want the calculator opened and the always-on helpers declared", got)
 	}
 	if len(got.Declared) != len(got.Tools) || got.Declared[0] != (intent.Declared{Name: "calculate", Reason: intent.ReasonKept}) {
@@ -140,14 +140,14 @@ func TestIntentCommand(t *testing.T) {
 		return o
 	}
 	gated := intentJSON("--server", "Calc", "what's 15% of 80?")
-	if want := []intent.Declared{{Name: "calculate", Reason: `opened by: calculator (phrase "% of", pack)`}}; !cmp.Equal(gated.Declared, want) || !slices.Equal(gated.Tools, []string{"calculate"}) {
+	if want := []intent.Declared{{Name: intent.RecoveryTool, Reason: intent.ReasonKept}, {Name: "calculate", Reason: `opened by: calculator (phrase "% of", pack)`}}; !cmp.Equal(gated.Declared, want) || !slices.Equal(gated.Tools, []string{intent.RecoveryTool, "calculate"}) {
 		t.Errorf("community gating the helpers: tools %v, why %+v; want %+v", gated.Tools, gated.Declared, want)
 	}
-	if nothing := intentJSON("--server", "Calc", "hello"); len(nothing.Tools) != 0 {
-		t.Errorf("community gating the helpers, hello: tools %v, want none", nothing.Tools)
+	if nothing := intentJSON("--server", "Calc", "hello"); !slices.Equal(nothing.Tools, []string{intent.RecoveryTool}) {
+		t.Errorf("community gating the helpers, hello: tools %v, want the recovery tool alone", nothing.Tools)
 	}
-	if kept := intentJSON("--server", "Calc", "--always-on", "keep", "hello"); !slices.Equal(kept.Tools, alwaysOnHelpers) {
-		t.Errorf("--always-on keep: tools %v, want %v", kept.Tools, alwaysOnHelpers)
+	if kept := intentJSON("--server", "Calc", "--always-on", "keep", "hello"); !slices.Equal(kept.Tools, modeKept) {
+		t.Errorf("--always-on keep: tools %v, want %v", kept.Tools, modeKept)
 	}
 	// Custom triggers of a community apply with --server.
 	if code, _, stderr := run(t, data, "triggers", "add", "--server", "Acme", "--target", "image", "PFP"); code != 0 {
@@ -196,6 +196,10 @@ func TestIntentCommand(t *testing.T) {
 // Deliberate Tool Mode declares for a message that asks for nothing.
 var alwaysOnHelpers = []string{"calculate", "read_tool_result", "read_transcript", "ask_clarifying_question", "suggest_next_actions"}
 
+// modeKept is what the mode declares whatever the message asks: the
+// helpers, then its recovery tool.
+var modeKept = append(slices.Clone(alwaysOnHelpers), intent.RecoveryTool)
+
 // TestAgentDeliberateOverride turns the organisation's Deliberate Tool
 // Mode on and gives one agent deliberate_tool_mode.enabled: false: that
 // agent's ordinary chat declares every tool, while an agent without the
@@ -227,8 +231,8 @@ func TestAgentDeliberateOverride(t *testing.T) {
 	if len(seen) != 2 {
 		t.Fatalf("%d model calls, want 2", len(seen))
 	}
-	if got := toolNames(seen[0].Req); !slices.Equal(got, alwaysOnHelpers) {
-		t.Errorf("with the organisation's mode on, ordinary chat declared %v, want the always-on helpers %v", got, alwaysOnHelpers)
+	if got := toolNames(seen[0].Req); !slices.Equal(got, modeKept) {
+		t.Errorf("with the organisation's mode on, ordinary chat declared %v, want the always-on helpers and the recovery tool %v", got, modeKept)
 	}
 	if got := toolNames(seen[1].Req); !slices.Contains(got, "calculate") || !slices.Contains(got, "list_files") {
 		t.Errorf("with the agent's override off, declared %v, want every tool", got)
@@ -265,8 +269,8 @@ func TestChatDeliberateKeepsAlwaysOn(t *testing.T) {
 	if len(seen) != 5 {
 		t.Fatalf("%d model calls, want 5", len(seen))
 	}
-	web := append(slices.Clone(alwaysOnHelpers), "web_search", "fetch_url", "research_web")
-	for i, want := range [][]string{alwaysOnHelpers, alwaysOnHelpers, alwaysOnHelpers, web, web} {
+	web := append(slices.Clone(modeKept), "web_search", "fetch_url", "research_web")
+	for i, want := range [][]string{modeKept, modeKept, modeKept, web, web} {
 		if got := toolNames(seen[i].Req); !slices.Equal(got, want) {
 			t.Errorf("model call %d declared %v, want %v", i, got, want)
 		}
@@ -316,11 +320,11 @@ func TestTurnDeliberate(t *testing.T) {
 	}
 
 	kept := turnJSON("--agent", agentFile, "hello")
-	if got := names(kept); !slices.Equal(got, alwaysOnHelpers) {
-		t.Errorf("hello declared %v, want %v", got, alwaysOnHelpers)
+	if got := names(kept); !slices.Equal(got, modeKept) {
+		t.Errorf("hello declared %v, want %v", got, modeKept)
 	}
 	var wantKept []intent.Declared
-	for _, name := range alwaysOnHelpers {
+	for _, name := range modeKept {
 		wantKept = append(wantKept, intent.Declared{Name: name, Reason: "always-on: kept by deliberate tool mode"})
 	}
 	if d := cmp.Diff(wantKept, kept.Declared); d != "" {
@@ -331,8 +335,8 @@ func TestTurnDeliberate(t *testing.T) {
 	}
 
 	gated := turnJSON("--agent", agentFile, "--always-on", "gate", "hello")
-	if got := names(gated); len(got) != 0 || gated.Declared == nil || len(gated.Declared) != 0 {
-		t.Errorf("hello, gating the helpers: declared %v, why %v; want none", got, gated.Declared)
+	if got := names(gated); !slices.Equal(got, []string{intent.RecoveryTool}) || len(gated.Declared) != 1 {
+		t.Errorf("hello, gating the helpers: declared %v, why %v; want the recovery tool alone", got, gated.Declared)
 	}
 	for _, name := range alwaysOnHelpers {
 		if r := reasons(gated)[name]; !strings.HasPrefix(r, "deliberate tool mode, always-on tools gated by the organisation: ") {
@@ -341,12 +345,12 @@ func TestTurnDeliberate(t *testing.T) {
 	}
 
 	search := turnJSON("--agent", web, "search the web for the latest Go release")
-	wantWeb := append(slices.Clone(alwaysOnHelpers), "web_search", "fetch_url", "research_web")
+	wantWeb := append(slices.Clone(modeKept), "web_search", "fetch_url", "research_web")
 	if got := names(search); !slices.Equal(got, wantWeb) {
 		t.Errorf("web search declared %v, want %v", got, wantWeb)
 	}
 	opened := `opened by: search (phrase "search the web", pack)`
-	for _, d := range search.Declared[len(alwaysOnHelpers):] {
+	for _, d := range search.Declared[len(modeKept):] {
 		if d.Reason != opened {
 			t.Errorf("web search: %s declared because %q, want %q", d.Name, d.Reason, opened)
 		}
@@ -383,11 +387,11 @@ func TestTurnDeliberateGatedStillHasTools(t *testing.T) {
 		return got.System, len(got.Tools)
 	}
 	hello, n := system("hello")
-	if n != 0 || strings.Contains(hello, "cannot use tools") || !strings.Contains(hello, "You can use tools") {
+	if n != 1 || strings.Contains(hello, "cannot use tools") || !strings.Contains(hello, "You can use tools") {
 		t.Fatalf("%d tools; system prompt:\n%s", n, hello)
 	}
 	search, n := system("search the web for the weather in Hanoi")
-	if n == 0 || !strings.HasPrefix(search, hello[:strings.Index(hello, "You can use tools")]) {
+	if n <= 1 || !strings.HasPrefix(search, hello[:strings.Index(hello, "You can use tools")]) {
 		t.Errorf("the opened turn's prompt does not keep the gated turn's opening (%d tools):\n%s", n, search)
 	}
 }
@@ -458,5 +462,64 @@ func TestIntentBadPacksDir(t *testing.T) {
 	want := "quiver: intent.packs_dir " + packs + ": zz.yaml:4: "
 	if code != 2 || out != "" || !strings.HasPrefix(stderr, want) || strings.Count(stderr, "\n") != 1 {
 		t.Errorf("exit %d, stdout %q, stderr %q; want 2 and a line starting %q", code, out, stderr, want)
+	}
+}
+
+// TestRecoveryToolOpensAFamilyMidTurn: under the mode, a message the
+// detector does not understand leaves the workspace closed; the model
+// calls enable_tools for files, and its next step declares the workspace
+// tools after the earlier ones (the earlier declarations byte for byte
+// the same), the call to list_files runs, and the family stays open for
+// the conversation's next turn.
+func TestRecoveryToolOpensAFamilyMidTurn(t *testing.T) {
+	srv := llmtest.Start(t, llmtest.OpenAI{},
+		llmtest.Reply{ToolCalls: []llm.ToolCall{llmtest.Call("c1", intent.RecoveryTool, map[string]string{"family": "files", "reason": "their notes"})}},
+		llmtest.Reply{ToolCalls: []llm.ToolCall{llmtest.Call("c2", "list_files", map[string]string{})}},
+		llmtest.Reply{Text: []string{"Your folder is empty."}},
+		llmtest.Reply{Text: []string{"You're welcome."}},
+	)
+	data := t.TempDir()
+	chat := chatEnv(t, data, srv, "")
+	if code, out, stderr := run(t, data, "triggers", "mode", "--server", "default", "on"); code != 0 {
+		t.Fatalf("triggers mode: %d %s %s", code, out, stderr)
+	}
+	for _, msg := range []string{"hmm, what's lying around in there?", "thanks"} {
+		if code, _, stderr := chat("chat", "--agent", agentFile, "--conversation", "c-recover", "--json", msg); code != 0 {
+			t.Fatalf("%q: exit %d: %s", msg, code, stderr)
+		}
+	}
+	seen := srv.Seen()
+	if len(seen) != 4 {
+		t.Fatalf("%d model calls, want 4", len(seen))
+	}
+	if got := toolNames(seen[0].Req); !slices.Equal(got, modeKept) {
+		t.Fatalf("first step declared %v, want %v", got, modeKept)
+	}
+	second := toolNames(seen[1].Req)
+	if !slices.Equal(second[:len(modeKept)], modeKept) || !slices.Contains(second, "list_files") || !slices.Contains(second, "delete_file") {
+		t.Fatalf("after enable_tools declared %v, want %v then the workspace tools", second, modeKept)
+	}
+	for i := range seen[0].Req.Tools {
+		if a, b := fmt.Sprint(seen[0].Req.Tools[i]), fmt.Sprint(seen[1].Req.Tools[i]); a != b {
+			t.Errorf("declaration %d changed between the steps:\n%s\n%s", i, a, b)
+		}
+	}
+	msgs := seen[2].Req.Messages
+	if last := msgs[len(msgs)-1]; len(last.Results) != 1 || strings.Contains(last.Results[0].Content, "is not available") {
+		t.Errorf("list_files after the recovery answered %+v", last.Results)
+	}
+	var opened llm.Message
+	for _, m := range msgs {
+		for _, r := range m.Results {
+			if r.CallID == "c1" {
+				opened = m
+			}
+		}
+	}
+	if len(opened.Results) != 1 || !strings.Contains(opened.Results[0].Content, "Now declared, from your next step: list_files") {
+		t.Errorf("enable_tools answered %+v", opened.Results)
+	}
+	if got := toolNames(seen[3].Req); !slices.Contains(got, "list_files") {
+		t.Errorf("the next turn declared %v, want the workspace open for the conversation", got)
 	}
 }

@@ -15,14 +15,22 @@ import (
 )
 
 // loadDetector loads the built-in packs and any in intent.packs_dir (see
-// intent.LoadDetector): an invalid pack there is bad input naming its
-// file and line, and Quiver does not start with it.
+// intent.LoadDetector), with the learned stage beside them unless
+// intent.classifier is off: an invalid pack there is bad input naming
+// its file and line, and Quiver does not start with it.
 func loadDetector(cfg config.Config) (*intent.Detector, error) {
 	det, err := intent.LoadDetector(cfg.Intent.PacksDir)
 	if de, ok := errors.AsType[*intent.DirError](err); ok {
 		return nil, &UsageError{Msg: fmt.Sprintf("intent.packs_dir %s: %v", de.Dir, de.Err)}
 	}
-	return det, err
+	if err != nil || !cfg.Intent.ClassifierOn() {
+		return det, err
+	}
+	c, err := intent.BuiltinClassifier()
+	if err != nil {
+		return nil, fmt.Errorf("deliberate tool mode classifier: %w", err)
+	}
+	return det.WithClassifier(c, cfg.Intent.ClassifierShift), nil
 }
 
 // IntentOptions is what "quiver intent" runs with: Deliberate Tool

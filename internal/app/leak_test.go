@@ -6,7 +6,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -20,9 +19,6 @@ import (
 
 	"go.uber.org/goleak"
 
-	"github.com/quiverhq/quiver/internal/app"
-	"github.com/quiverhq/quiver/internal/cli"
-	"github.com/quiverhq/quiver/internal/clock"
 	"github.com/quiverhq/quiver/llm"
 	"github.com/quiverhq/quiver/llm/llmtest"
 	"github.com/quiverhq/quiver/store/sqlite"
@@ -62,7 +58,7 @@ func TestTurnsLeaveNoGoroutine(t *testing.T) {
 	if err := os.WriteFile(cfg, []byte("turns: {model_idle: 1s}\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	srv := startLeakServe(t, data, model.ts.URL, "--config", cfg)
+	srv := startLoadServe(t, data, model.ts.URL, "--config", cfg)
 	st, err := sqlite.Open(t.Context(), data)
 	if err != nil {
 		t.Fatal(err)
@@ -221,42 +217,4 @@ func (m *leakModel) waitDisconnected(n int) {
 	for m.disconnected < n {
 		m.cond.Wait()
 	}
-}
-
-// startLeakServe runs "quiver serve" with flags on a free loopback port
-// over data, the fake model behind OPENAI_BASE_URL.
-func startLeakServe(tb testing.TB, data, modelURL string, flags ...string) loadServe {
-	tb.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	pr, pw := io.Pipe()
-	env := app.Env{
-		Stdout: io.Discard, Stderr: pw, Now: clock.Now,
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
-		Getenv: func(k string) string {
-			return map[string]string{"QUIVER_DATA": data, "OPENAI_API_KEY": "test-key", "OPENAI_BASE_URL": modelURL}[k]
-		},
-	}
-	done := make(chan int, 1)
-	go func() {
-		done <- cli.Main(ctx, append([]string{"serve", "--addr", "127.0.0.1:0"}, flags...), env)
-		pw.Close()
-	}()
-	servingRe := regexp.MustCompile(`serving (http://\S+)`)
-	var s loadServe
-	sc := bufio.NewScanner(pr)
-	for s.base == "" && sc.Scan() {
-		if m := servingRe.FindStringSubmatch(sc.Text()); m != nil {
-			s.base = m[1]
-		}
-	}
-	if s.base == "" {
-		cancel()
-		tb.Fatalf("serve printed no address (exit %d)", <-done)
-	}
-	go io.Copy(io.Discard, pr)
-	var once sync.Once
-	code := 0
-	s.stop = func() int { once.Do(func() { cancel(); code = <-done }); return code }
-	tb.Cleanup(func() { s.stop() })
-	return s
 }

@@ -227,10 +227,11 @@ type loadServe struct {
 	stop func() int
 }
 
-// startLoadServe runs "quiver serve" on a free loopback port over data,
-// with the fake model behind OPENAI_BASE_URL, and waits for its address.
-// Logs are formatted and discarded, as a deployment pays for formatting.
-func startLoadServe(tb testing.TB, data, modelURL string) loadServe {
+// startLoadServe runs "quiver serve" with flags on a free loopback port
+// over data, with the fake model behind OPENAI_BASE_URL, and waits for
+// its address. Logs are formatted and discarded, as a deployment pays for
+// formatting.
+func startLoadServe(tb testing.TB, data, modelURL string, flags ...string) loadServe {
 	tb.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	pr, pw := io.Pipe()
@@ -243,7 +244,7 @@ func startLoadServe(tb testing.TB, data, modelURL string) loadServe {
 	}
 	done := make(chan int, 1)
 	go func() {
-		done <- cli.Main(ctx, []string{"serve", "--addr", "127.0.0.1:0"}, env)
+		done <- cli.Main(ctx, append([]string{"serve", "--addr", "127.0.0.1:0"}, flags...), env)
 		pw.Close()
 	}()
 	servingRe := regexp.MustCompile(`serving (http://\S+)`)

@@ -32,7 +32,7 @@ func Transcript(ctx context.Context, o TranscriptOptions, env Env) error {
 		return err
 	}
 	defer op.close()
-	repos := engine.Repositories{Conversations: op.st, Messages: op.st}
+	repos := engine.Repositories{Conversations: op.st, Messages: op.st, Branches: op.st}
 	stored, err := repos.Transcript(ctx, ids.Slug(o.Org, "default"), ids.Slug(o.User, "cli"), o.ConversationID)
 	if errors.Is(err, engine.ErrNoConversation) {
 		return usagef("transcript: no conversation %q for this user", o.ConversationID)

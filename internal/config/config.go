@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"regexp"
 	"strings"
 	"time"
@@ -191,7 +192,17 @@ type Intent struct {
 	// PacksDir holds extra keyword packs (*.yaml, the format of
 	// intent/packs), loaded after the built-in ones and validated at start.
 	PacksDir string `yaml:"packs_dir"`
+	// Classifier is "on" (the default, also "") or "off": whether the
+	// learned stage judges messages beside the packs (intent.Classifier).
+	Classifier string `yaml:"classifier"`
+	// ClassifierShift moves the classifier's thresholds and vetoes, in
+	// probability (-0.5..0.5; positive opens fewer families, negative
+	// more); 0 keeps the ones chosen on the corpus's validation split.
+	ClassifierShift float64 `yaml:"classifier_shift"`
 }
+
+// ClassifierOn reports whether the learned stage is on.
+func (i Intent) ClassifierOn() bool { return i.Classifier != "off" }
 
 // Duration is a time.Duration written as in Go ("30s", "10m").
 type Duration time.Duration
@@ -217,6 +228,9 @@ type Provider struct {
 	APIKeyEnv string `yaml:"api_key_env"`
 	// BaseURL overrides the provider's endpoint (OpenAI-compatible servers).
 	BaseURL string `yaml:"base_url"`
+	// Guarded is never read from the file: an organisation's settings set
+	// it on the connections they add (see providers.Provider.Guarded).
+	Guarded bool `yaml:"-"`
 }
 
 // Price is a model's price per million tokens. Zero CachedInput or
@@ -275,6 +289,14 @@ func (c Config) Validate() error {
 		if _, err := ParseModelRef(ref); err != nil {
 			return fmt.Errorf("text_tools[%d]: %w", i, err)
 		}
+	}
+	switch c.Intent.Classifier {
+	case "", "on", "off":
+	default:
+		return fmt.Errorf("intent.classifier %q: use on or off", c.Intent.Classifier)
+	}
+	if math.IsNaN(c.Intent.ClassifierShift) || math.Abs(c.Intent.ClassifierShift) > 0.5 {
+		return fmt.Errorf("intent.classifier_shift %v: use a number from -0.5 to 0.5", c.Intent.ClassifierShift)
 	}
 	switch c.Network.Mode {
 	case "", "public", "self-hosted":

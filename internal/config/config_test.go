@@ -184,3 +184,25 @@ func TestSelectionCache(t *testing.T) {
 		}
 	}
 }
+
+// TestIntentClassifier: intent.classifier is on (the default) or off,
+// and its shift lies in -0.5..0.5; anything else is one error naming it.
+func TestIntentClassifier(t *testing.T) {
+	for yaml, want := range map[string]string{
+		"intent:\n  classifier: off\n":        "",
+		"intent:\n  classifier_shift: -0.2\n": "",
+		"intent:\n  classifier: maybe\n":      "intent.classifier",
+		"intent:\n  classifier_shift: 0.6\n":  "intent.classifier_shift",
+		"intent:\n  classifier_shift: .nan\n": "intent.classifier_shift",
+	} {
+		c, err := config.ParseConfig([]byte(yaml))
+		switch {
+		case want == "" && err != nil:
+			t.Errorf("ParseConfig(%q): %v", yaml, err)
+		case want != "" && (err == nil || !strings.Contains(err.Error(), want)):
+			t.Errorf("ParseConfig(%q) = %v, want an error naming %s", yaml, err, want)
+		case want == "" && strings.Contains(yaml, "off") && c.Intent.ClassifierOn():
+			t.Errorf("ParseConfig(%q): the classifier is still on", yaml)
+		}
+	}
+}

@@ -16,7 +16,7 @@ const maxToolName = 64
 // a tool without arguments. Any keyword of an object schema is accepted:
 // Anthropic takes JSON Schema as it is. With Config.Tools, each
 // definition is checked once.
-func (m *Model) CheckTool(d llm.ToolDef) error { return m.tools.check(d, checkTool) }
+func (m *Model) CheckTool(d llm.ToolDef) error { return m.tools.Check(d, checkTool) }
 
 // checkTool is CheckTool's check.
 func checkTool(d llm.ToolDef) error {

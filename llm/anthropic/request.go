@@ -244,22 +244,14 @@ func toolInput(args json.RawMessage) json.RawMessage {
 }
 
 // ToolCache keeps tool declarations as Messages requests carry them
-// (llm.ToolCache): each list of definitions is built and encoded once,
-// then sent as those bytes by every model given the cache. It is safe
-// for concurrent use.
-type ToolCache struct {
-	c      *llm.ToolCache[[]anthropic.ToolUnionParam]
-	checks *llm.Checks
-}
+// (llm.DeclCache): each list of definitions is built and encoded once,
+// then sent as those bytes by every model given the cache, and each
+// definition is checked once. It is safe for concurrent use.
+type ToolCache = llm.DeclCache[[]anthropic.ToolUnionParam]
 
 // NewToolCache returns a cache of at most max definition lists; max <= 0
 // means llm.DefaultToolCacheEntries.
-func NewToolCache(max int) *ToolCache {
-	return &ToolCache{c: llm.NewToolCache[[]anthropic.ToolUnionParam](max), checks: llm.NewChecks(16 * max)}
-}
-
-// Len returns how many definition lists the cache holds.
-func (c *ToolCache) Len() int { return c.c.Len() }
+func NewToolCache(max int) *ToolCache { return llm.NewDeclCache[[]anthropic.ToolUnionParam](max) }
 
 // declared is the request's tools: from the model's ToolCache when it
 // holds the definitions, encoded once (encodedTools); without a cache,
@@ -268,38 +260,21 @@ func (m *Model) declared(defs []llm.ToolDef) ([]anthropic.ToolUnionParam, error)
 	if m.tools == nil || len(defs) == 0 {
 		return toolParams(defs)
 	}
-	return m.tools.c.Get(defs, encodedTools)
+	return m.tools.List(defs, encodedTools)
 }
 
 // encodedTools is toolParams with each declaration encoded by the SDK
-// once, as every request would encode it, and carried as those bytes
-// (param.Override), so that a request sends the same bytes without the
-// SDK encoding the declarations again. A declaration whose bytes would
-// not come back unchanged through the override stays the SDK's own
-// value.
+// once and carried as those bytes (llm.EncodeOnce).
 func encodedTools(defs []llm.ToolDef) ([]anthropic.ToolUnionParam, error) {
 	out, err := toolParams(defs)
 	if err != nil {
 		return nil, err
 	}
-	for i, u := range out {
-		b, err := u.MarshalJSON()
-		if err != nil {
-			return nil, &llm.Error{Kind: llm.ErrUnsupportedTool, Msg: fmt.Sprintf("anthropic: tool %q: the parameters cannot be encoded: %v", defs[i].Name, err)}
-		}
-		o := param.Override[anthropic.ToolUnionParam](json.RawMessage(b))
-		if again, err := o.MarshalJSON(); err == nil && bytes.Equal(again, b) {
-			out[i] = o
-		}
+	err = llm.EncodeOnce(out, param.Override[anthropic.ToolUnionParam], func(i int, err error) error {
+		return &llm.Error{Kind: llm.ErrUnsupportedTool, Msg: fmt.Sprintf("anthropic: tool %q: the parameters cannot be encoded: %v", defs[i].Name, err)}
+	})
+	if err != nil {
+		return nil, err
 	}
 	return out, nil
-}
-
-// check is fn's answer for d, from the cache's checks when it holds d; a
-// nil cache checks every time.
-func (c *ToolCache) check(d llm.ToolDef, fn func(llm.ToolDef) error) error {
-	if c == nil {
-		return fn(d)
-	}
-	return c.checks.Check(d, fn)
 }

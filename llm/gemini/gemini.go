@@ -93,7 +93,7 @@ func (m *Model) Capabilities() turn.Capabilities { return m.caps }
 // outside its alphabet, or a schema outside its subset. The error is an
 // *llm.Error of kind ErrUnsupportedTool naming the keyword and its JSON
 // pointer. A nil answer means Stream will send the tool.
-func (m *Model) CheckTool(d llm.ToolDef) error { return m.tools.check(d, checkTool) }
+func (m *Model) CheckTool(d llm.ToolDef) error { return m.tools.Check(d, checkTool) }
 
 // checkTool is CheckTool's check: the translation of the declaration.
 func checkTool(d llm.ToolDef) error {

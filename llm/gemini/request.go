@@ -43,7 +43,7 @@ func buildRequest(req llm.Request, tools *ToolCache) ([]*genai.Content, *genai.G
 		config.MaxOutputTokens = int32(min(req.MaxTokens, math.MaxInt32))
 	}
 	if len(req.Tools) > 0 {
-		tool, err := tools.get(req.Tools)
+		tool, err := tools.List(req.Tools, buildTool)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -53,32 +53,15 @@ func buildRequest(req llm.Request, tools *ToolCache) ([]*genai.Content, *genai.G
 }
 
 // ToolCache keeps tool declarations as Gemini requests carry them
-// (llm.ToolCache): each list of definitions is built, its schemas
-// translated, once, and shared by every model given the cache. The SDK
-// reads a request's tools and never changes them. It is safe for
-// concurrent use.
-type ToolCache struct {
-	c      *llm.ToolCache[*genai.Tool]
-	checks *llm.Checks
-}
+// (llm.DeclCache): each list of definitions is built, its schemas
+// translated, once, and shared by every model given the cache, and each
+// definition is checked once. The SDK reads a request's tools and never
+// changes them. It is safe for concurrent use.
+type ToolCache = llm.DeclCache[*genai.Tool]
 
 // NewToolCache returns a cache of at most max definition lists; max <= 0
 // means llm.DefaultToolCacheEntries.
-func NewToolCache(max int) *ToolCache {
-	return &ToolCache{c: llm.NewToolCache[*genai.Tool](max), checks: llm.NewChecks(16 * max)}
-}
-
-// Len returns how many definition lists the cache holds.
-func (c *ToolCache) Len() int { return c.c.Len() }
-
-// get is buildTool, from the cache when it holds defs; a nil cache
-// builds every time.
-func (c *ToolCache) get(defs []llm.ToolDef) (*genai.Tool, error) {
-	if c == nil {
-		return buildTool(defs)
-	}
-	return c.c.Get(defs, buildTool)
-}
+func NewToolCache(max int) *ToolCache { return llm.NewDeclCache[*genai.Tool](max) }
 
 // buildTool declares all tools in one Tool, in order.
 func buildTool(defs []llm.ToolDef) (*genai.Tool, error) {
@@ -183,13 +166,4 @@ func resultsContent(msg llm.Message) *genai.Content {
 		}}
 	}
 	return &genai.Content{Role: roleUser, Parts: parts}
-}
-
-// check is fn's answer for d, from the cache's checks when it holds d; a
-// nil cache checks every time.
-func (c *ToolCache) check(d llm.ToolDef, fn func(llm.ToolDef) error) error {
-	if c == nil {
-		return fn(d)
-	}
-	return c.checks.Check(d, fn)
 }

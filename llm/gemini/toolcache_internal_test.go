@@ -29,7 +29,7 @@ func TestToolCacheReuses(t *testing.T) {
 	req.Tools = []llm.ToolDef{bad}
 	_, _, errPlain := buildRequest(req, nil)
 	_, _, errCached := buildRequest(req, c)
-	if (errPlain == nil) != (errCached == nil) || c.c.Len() != 1 {
-		t.Errorf("refusal without the cache %v, with it %v; %d lists kept", errPlain, errCached, c.c.Len())
+	if (errPlain == nil) != (errCached == nil) || c.Len() != 1 {
+		t.Errorf("refusal without the cache %v, with it %v; %d lists kept", errPlain, errCached, c.Len())
 	}
 }

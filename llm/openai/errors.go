@@ -18,6 +18,7 @@ import (
 	"github.com/openai/openai-go/v3/packages/ssestream"
 
 	"github.com/quiverhq/quiver/llm"
+	"github.com/quiverhq/quiver/netguard"
 )
 
 // classify turns a failed call into an *llm.Error. A cancelled or expired
@@ -40,7 +41,13 @@ func (m *Model) classify(ctx context.Context, err error, res *http.Response) err
 		return m.streamError(streamErr.Event.Data)
 	}
 	var urlErr *url.Error
+	var blocked *netguard.BlockedError
 	switch {
+	case res == nil && errors.As(err, &blocked):
+		// The guarded client refused the address (a server an
+		// organisation connected, outside its network mode): asking
+		// again cannot help.
+		return &llm.Error{Kind: llm.ErrBadRequest, Msg: "the server's address is not allowed in this network mode (" + blocked.Error() + ")"}
 	case res == nil && errors.As(err, &urlErr):
 		return &llm.Error{Kind: llm.ErrNetwork, Msg: m.clean(err.Error())}
 	case res == nil:

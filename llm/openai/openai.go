@@ -115,7 +115,7 @@ var toolName = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`)
 // parameters are a JSON object schema ("type": "object"); anything else is
 // an *llm.Error of Kind ErrUnsupportedTool. With Config.Tools, each
 // definition is checked once.
-func (m *Model) CheckTool(d llm.ToolDef) error { return m.cfg.Tools.check(d, checkTool) }
+func (m *Model) CheckTool(d llm.ToolDef) error { return m.cfg.Tools.Check(d, checkTool) }
 
 // checkTool is CheckTool's check.
 func checkTool(d llm.ToolDef) error {

@@ -1,7 +1,6 @@
 package openai
 
 import (
-	"bytes"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
@@ -140,22 +139,16 @@ func tools(defs []llm.ToolDef) []sdk.ChatCompletionToolUnionParam {
 }
 
 // ToolCache keeps tool declarations as Chat Completions requests carry
-// them (llm.ToolCache): each list of definitions is built and encoded
-// once, then sent as those bytes by every model given the cache. It is
-// safe for concurrent use.
-type ToolCache struct {
-	c      *llm.ToolCache[[]sdk.ChatCompletionToolUnionParam]
-	checks *llm.Checks
-}
+// them (llm.DeclCache): each list of definitions is built and encoded
+// once, then sent as those bytes by every model given the cache, and
+// each definition is checked once. It is safe for concurrent use.
+type ToolCache = llm.DeclCache[[]sdk.ChatCompletionToolUnionParam]
 
 // NewToolCache returns a cache of at most max definition lists; max <= 0
 // means llm.DefaultToolCacheEntries.
 func NewToolCache(max int) *ToolCache {
-	return &ToolCache{c: llm.NewToolCache[[]sdk.ChatCompletionToolUnionParam](max), checks: llm.NewChecks(16 * max)}
+	return llm.NewDeclCache[[]sdk.ChatCompletionToolUnionParam](max)
 }
-
-// Len returns how many definition lists the cache holds.
-func (c *ToolCache) Len() int { return c.c.Len() }
 
 // declared is the request's tools: from Config.Tools when it holds the
 // definitions, encoded once (encodedTools); without a cache, tools.
@@ -166,36 +159,19 @@ func (m *Model) declared(defs []llm.ToolDef) ([]sdk.ChatCompletionToolUnionParam
 	if m.cfg.Tools == nil {
 		return tools(defs), nil
 	}
-	return m.cfg.Tools.c.Get(defs, encodedTools)
+	return m.cfg.Tools.List(defs, encodedTools)
 }
 
-// encodedTools is tools with each declaration encoded by the SDK once,
-// as every request would encode it, and carried as those bytes
-// (param.Override), so that a request sends the same bytes without the
-// SDK encoding the declarations again. A declaration whose bytes would
-// not come back unchanged through the override stays the SDK's own
-// value. Parameters that are not JSON are an ErrBadRequest, as the SDK's
-// encoding would be when sending.
+// encodedTools is tools with each declaration encoded by the SDK once
+// and carried as those bytes (llm.EncodeOnce). Parameters that are not
+// JSON are an ErrBadRequest, as the SDK's encoding would be when sending.
 func encodedTools(defs []llm.ToolDef) ([]sdk.ChatCompletionToolUnionParam, error) {
 	out := tools(defs)
-	for i, u := range out {
-		b, err := u.MarshalJSON()
-		if err != nil {
-			return nil, &llm.Error{Kind: llm.ErrBadRequest, Msg: fmt.Sprintf("tool %q: the parameters cannot be encoded: %v", defs[i].Name, err)}
-		}
-		o := param.Override[sdk.ChatCompletionToolUnionParam](json.RawMessage(b))
-		if again, err := o.MarshalJSON(); err == nil && bytes.Equal(again, b) {
-			out[i] = o
-		}
+	err := llm.EncodeOnce(out, param.Override[sdk.ChatCompletionToolUnionParam], func(i int, err error) error {
+		return &llm.Error{Kind: llm.ErrBadRequest, Msg: fmt.Sprintf("tool %q: the parameters cannot be encoded: %v", defs[i].Name, err)}
+	})
+	if err != nil {
+		return nil, err
 	}
 	return out, nil
-}
-
-// check is fn's answer for d, from the cache's checks when it holds d; a
-// nil cache checks every time.
-func (c *ToolCache) check(d llm.ToolDef, fn func(llm.ToolDef) error) error {
-	if c == nil {
-		return fn(d)
-	}
-	return c.checks.Check(d, fn)
 }

@@ -45,7 +45,7 @@ func TestDeclaredReusesTheCache(t *testing.T) {
 			t.Errorf("err = %v, want ErrBadRequest before sending", err)
 		}
 	}
-	if cache.c.Len() != 1 {
-		t.Errorf("%d lists kept, want the one good list", cache.c.Len())
+	if cache.Len() != 1 {
+		t.Errorf("%d lists kept, want the one good list", cache.Len())
 	}
 }

@@ -23,7 +23,7 @@ func (s *Set) probeOllama(ctx context.Context, want string) (string, error) {
 	if err != nil {
 		return "", &ConnectError{Msg: "no model connected: " + connectHelp}
 	}
-	resp, err := s.cfg.Probe.Do(req)
+	resp, err := s.client(ollama, s.cfg.Probe).Do(req)
 	if err != nil {
 		return "", &ConnectError{Msg: "no model connected: " + connectHelp}
 	}

@@ -82,22 +82,23 @@ func (s *Set) build(ctx context.Context, m turn.Model) (llm.Model, error) {
 	if tc == nil {
 		tc = &ToolCaches{}
 	}
+	hc := s.client(m.Provider, s.cfg.HTTPClient)
 	switch m.Provider {
 	case "anthropic":
 		if c.Key == "" {
 			return nil, &ConnectError{Msg: "anthropic:" + m.Name + " needs ANTHROPIC_API_KEY; or " + connectHelp}
 		}
-		return anthropic.New(anthropic.Config{APIKey: c.Key, BaseURL: c.BaseURL, Model: m.Name, HTTPClient: s.cfg.HTTPClient, Tools: tc.Anthropic})
+		return anthropic.New(anthropic.Config{APIKey: c.Key, BaseURL: c.BaseURL, Model: m.Name, HTTPClient: hc, Tools: tc.Anthropic})
 	case "gemini":
 		if c.Key == "" {
 			return nil, &ConnectError{Msg: "gemini:" + m.Name + " needs GEMINI_API_KEY; or " + connectHelp}
 		}
-		return gemini.New(ctx, gemini.Config{APIKey: c.Key, BaseURL: c.BaseURL, Model: m.Name, HTTPClient: s.cfg.HTTPClient, Tools: tc.Gemini})
+		return gemini.New(ctx, gemini.Config{APIKey: c.Key, BaseURL: c.BaseURL, Model: m.Name, HTTPClient: hc, Tools: tc.Gemini})
 	case ollama:
-		return openai.New(openai.Config{Provider: ollama, BaseURL: strings.TrimSuffix(c.BaseURL, "/") + "/v1", Model: m.Name, Caps: m.Caps, HTTPClient: s.cfg.HTTPClient, Tools: tc.OpenAI})
+		return openai.New(openai.Config{Provider: ollama, BaseURL: strings.TrimSuffix(c.BaseURL, "/") + "/v1", Model: m.Name, Caps: m.Caps, HTTPClient: hc, Tools: tc.OpenAI})
 	}
 	if c.Key == "" && c.BaseURL == "" {
 		return nil, &ConnectError{Msg: fmt.Sprintf("%s:%s: provider %q is not configured; %s", m.Provider, m.Name, m.Provider, connectHelp)}
 	}
-	return openai.New(openai.Config{Provider: m.Provider, APIKey: c.Key, BaseURL: c.BaseURL, Model: m.Name, Caps: m.Caps, HTTPClient: s.cfg.HTTPClient, Tools: tc.OpenAI})
+	return openai.New(openai.Config{Provider: m.Provider, APIKey: c.Key, BaseURL: c.BaseURL, Model: m.Name, Caps: m.Caps, HTTPClient: hc, Tools: tc.OpenAI})
 }

@@ -1,8 +1,10 @@
 // Package providers turns a model reference into an opened llm.Model: which
 // adapter a provider name means, each provider's key and base URL (from the
 // configuration, an organisation's stored keys or the environment), the
-// fallback to a local Ollama server when nothing is configured, and the
-// HTTP client model requests share.
+// fallback to a local Ollama server when nothing is configured, the HTTP
+// client model requests share, the guarded client (package netguard) for
+// the servers an organisation connects itself, and the model list of an
+// OpenAI-compatible server (ListModels).
 //
 // A Set holds no global state: everything it reads (configuration, the
 // environment, HTTP clients, a logger) is given to New, so two Sets with
@@ -14,10 +16,12 @@ import (
 	"maps"
 	"net/http"
 	"slices"
+	"sync"
 
 	"github.com/quiverhq/quiver/llm/anthropic"
 	"github.com/quiverhq/quiver/llm/gemini"
 	"github.com/quiverhq/quiver/llm/openai"
+	"github.com/quiverhq/quiver/netguard"
 )
 
 // Provider is one provider's connection as configured. Empty fields fall
@@ -32,6 +36,11 @@ type Provider struct {
 	// BaseURL overrides the provider's endpoint (OpenAI-compatible
 	// servers). A provider Quiver does not know by name needs it, or a key.
 	BaseURL string
+	// Guarded marks an endpoint an organisation chose (its settings'
+	// connections) rather than the operator: its requests go through the
+	// guarded client of package netguard, in Config.Network's mode,
+	// instead of Config.HTTPClient.
+	Guarded bool
 }
 
 // Config is what a Set is built from. The zero value opens no model but an
@@ -59,13 +68,25 @@ type Config struct {
 	// by every model the Set opens (and by every Set given the same
 	// ToolCaches); nil means each model call builds its own.
 	Tools *ToolCaches
+	// Network is the network mode ("public" or "self-hosted", as
+	// netguard.ParseMode reads it) Guarded providers are reached in: in
+	// public mode only public addresses on ports 80 and 443. Anything
+	// else is public.
+	Network string
 }
 
 // Set opens models for one configuration. It is immutable once built and
 // safe for concurrent use.
 type Set struct {
 	cfg Config
+	// guarded is the client of Guarded providers, built on first use.
+	guarded func() *http.Client
 }
+
+// guardedMaxBytes caps one response of a Guarded provider: far above any
+// model's streamed answer, and a bound on what a server an organisation
+// chose can make Quiver read.
+const guardedMaxBytes = 64 << 20
 
 // New returns a Set for cfg. The Set keeps its own copies of
 // cfg.Providers and cfg.TextTools, so later changes to them do not reach it.
@@ -81,7 +102,21 @@ func New(cfg Config) *Set {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	return &Set{cfg: cfg}
+	mode := netguard.ParseMode(cfg.Network)
+	return &Set{cfg: cfg, guarded: sync.OnceValue(func() *http.Client {
+		// No overall timeout: a model streams for minutes, bounded by the
+		// turn's context; the dial, TLS and each redirect are checked.
+		return netguard.New(netguard.Config{Mode: mode, Timeout: -1, MaxBytes: guardedMaxBytes}).HTTP()
+	})}
+}
+
+// client is the HTTP client provider's requests go through: the guarded
+// one for a Guarded provider, else fallback.
+func (s *Set) client(provider string, fallback *http.Client) *http.Client {
+	if s.cfg.Providers[provider].Guarded {
+		return s.guarded()
+	}
+	return fallback
 }
 
 // known describes a provider Quiver knows by name: the environment

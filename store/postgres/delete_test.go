@@ -1,55 +1,20 @@
 package postgres
 
 import (
-	"slices"
 	"testing"
 
 	"github.com/quiverhq/quiver/internal/pgtest"
 	"github.com/quiverhq/quiver/store/storetest"
 )
 
-// TestDeleteConversationLeavesNoRow looks in every table of the schema
-// that has a conversation_id column (and in conversations, by id): the
-// deleted conversation has no row left in any, while the kept one, seeded
-// alike, has a row in each (so a table the seed does not reach fails here
-// until the delete and the seed cover it). runs is the exception: a
-// conversation with a run refuses the delete.
+// TestDeleteConversationLeavesNoRow runs storetest.DeleteLeavesNoRow on
+// every table of the schema.
 func TestDeleteConversationLeavesNoRow(t *testing.T) {
 	s := openTest(t, pgtest.URL(t))
-	ctx := t.Context()
-	org := "acme-" + t.Name()
-	storetest.SeedConversation(t, s, org, "ana", "gone", "a")
-	storetest.SeedConversation(t, s, org, "ana", "kept", "b")
-	if err := s.DeleteConversation(ctx, org, "ana", "gone"); err != nil {
-		t.Fatalf("DeleteConversation: %v", err)
+	count := func(table, column, orgID, value string) (int, error) {
+		var n int
+		err := s.pool.QueryRow(t.Context(), `SELECT count(*) FROM `+ident(table)+` WHERE org_id = $1 AND `+ident(column)+` = $2`, orgID, value).Scan(&n)
+		return n, err
 	}
-	checked := 0
-	for _, tb := range schemaOf(ctx, t, s) {
-		col := ""
-		for _, c := range tb.Columns {
-			if c.Name == "conversation_id" || tb.Name == "conversations" && c.Name == "id" {
-				col = c.Name
-			}
-		}
-		if col == "" {
-			continue
-		}
-		checked++
-		count := func(id string) int {
-			var n int
-			if err := s.pool.QueryRow(ctx, `SELECT count(*) FROM `+ident(tb.Name)+` WHERE org_id = $1 AND `+ident(col)+` = $2`, org, id).Scan(&n); err != nil {
-				t.Fatalf("count %s: %v", tb.Name, err)
-			}
-			return n
-		}
-		if n := count("gone"); n != 0 {
-			t.Errorf("table %s holds %d rows of the deleted conversation", tb.Name, n)
-		}
-		if n := count("kept"); n == 0 && !slices.Contains([]string{"runs"}, tb.Name) {
-			t.Errorf("table %s holds no row of the kept conversation: the seed does not reach it", tb.Name)
-		}
-	}
-	if checked < 10 {
-		t.Errorf("checked %d tables, want every table of a conversation's records", checked)
-	}
+	storetest.DeleteLeavesNoRow(t, s, "acme-"+t.Name(), schemaOf(t.Context(), t, s), count, 10)
 }

@@ -189,7 +189,13 @@ func (s *Store) ImportTables(ctx context.Context, r store.TableReader) error {
 		if err := copyTables(ctx, tx, r); err != nil {
 			return err
 		}
+		if err := linkTurns(ctx, tx); err != nil {
+			return err
+		}
 		if err := rebuildSearch(ctx, tx); err != nil {
+			return err
+		}
+		if err := rebuildMemorySearch(ctx, tx); err != nil {
 			return err
 		}
 		return rebuildDerived(ctx, tx)

@@ -225,8 +225,11 @@ func applyOne(ctx context.Context, tx pgx.Tx, m migration) error {
 // its number, so that renumbering a migration keeps its Go part.
 func goStep(name string) func(context.Context, pgx.Tx) error {
 	_, desc, _ := strings.Cut(strings.TrimSuffix(name, ".sql"), "_")
-	if desc == "conversation_model_search" {
+	switch desc {
+	case "conversation_model_search":
 		return rebuildSearch
+	case "turn_branches":
+		return linkTurns
 	}
 	return nil
 }

@@ -23,12 +23,13 @@ func (s *Store) PutTurn(ctx context.Context, t store.Turn) error {
 }
 
 // putTurnSQL is PutTurn's upsert, inserting only when guard (a WHERE
-// clause over parameters after the turn's 18) holds.
+// clause over parameters after the turn's 19) holds. A turn stored again
+// keeps the parent it was first stored with.
 func putTurnSQL(guard string) string {
 	return `INSERT INTO turns (org_id, id, user_id, conversation_id, agent,
 			model, timezone, payer, tools, exclusions, declarations, selected, status,
-			question, suggested, steps, started_at, ended_at)
-		SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18
+			question, suggested, steps, started_at, ended_at, parent_turn_id)
+		SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, NULLIF($19, '')
 		` + guard + `
 		ON CONFLICT (org_id, id) DO UPDATE SET
 			user_id = excluded.user_id,
@@ -49,7 +50,7 @@ func putTurnSQL(guard string) string {
 			ended_at = excluded.ended_at`
 }
 
-// turnArgs are putTurnSQL's 18 parameters for t.
+// turnArgs are putTurnSQL's 19 parameters for t.
 func turnArgs(t store.Turn) ([]any, error) {
 	excluded, err := encodeExclusions(t.Excluded)
 	if err != nil {
@@ -61,7 +62,7 @@ func turnArgs(t store.Turn) ([]any, error) {
 	}
 	return []any{t.OrgID, t.ID, t.UserID, t.ConversationID, t.Agent,
 		t.Model, t.Timezone, t.Payer, textArray(t.Tools), excluded, declared, t.Selected, t.Status,
-		t.Question, t.Suggested, t.Steps, t.StartedAt, optionalTime(t.EndedAt)}, nil
+		t.Question, t.Suggested, t.Steps, t.StartedAt, optionalTime(t.EndedAt), t.ParentID}, nil
 }
 
 // GetTurn returns the turn with that ID in that organisation, or an error
@@ -69,14 +70,14 @@ func turnArgs(t store.Turn) ([]any, error) {
 func (s *Store) GetTurn(ctx context.Context, orgID, id string) (store.Turn, error) {
 	const q = `SELECT user_id, conversation_id, agent, model, timezone, payer,
 			tools, exclusions, declarations, selected, status, question,
-			suggested, steps, started_at, ended_at
+			suggested, steps, started_at, ended_at, COALESCE(parent_turn_id, '')
 		FROM turns WHERE org_id = $1 AND id = $2`
 	t := store.Turn{ID: id, OrgID: orgID}
 	var excluded, declared []byte
 	var endedAt *time.Time
 	err := s.pool.QueryRow(ctx, q, orgID, id).Scan(&t.UserID, &t.ConversationID, &t.Agent,
 		&t.Model, &t.Timezone, &t.Payer, &t.Tools, &excluded, &declared, &t.Selected, &t.Status,
-		&t.Question, &t.Suggested, &t.Steps, &t.StartedAt, &endedAt)
+		&t.Question, &t.Suggested, &t.Steps, &t.StartedAt, &endedAt, &t.ParentID)
 	if err != nil {
 		return store.Turn{}, wrapErr("get turn", err)
 	}

@@ -36,6 +36,11 @@ func (s *Store) WriteTurn(ctx context.Context, orgID string, w store.TurnWrite) 
 	}
 	var out store.TurnWritten
 	err := retrying(ctx, func() error {
+		if w.Head {
+			if err := s.checkBranch(ctx, *w.Turn); err != nil {
+				return err
+			}
+		}
 		var err error
 		out, err = s.sendTurnWrite(ctx, orgID, w)
 		return err
@@ -89,6 +94,15 @@ func turnBatch(orgID string, w store.TurnWrite) (*pgx.Batch, error) {
 		}
 		g, args := guard(len(args)+1, args)
 		b.Queue(putTurnSQL(g), args...)
+		if w.Head {
+			head := `UPDATE conversations SET head_turn_id = $3 WHERE org_id = $1 AND id = $2`
+			hargs := []any{orgID, w.Turn.ConversationID, w.Turn.ID}
+			if w.Claim != nil {
+				head += ` AND user_id = $4`
+				hargs = append(hargs, w.Claim.UserID)
+			}
+			b.Queue(head, hargs...)
+		}
 	}
 	switch {
 	case len(w.Messages) > 0 && w.Usage != nil:
@@ -124,6 +138,11 @@ func readTurnBatch(br pgx.BatchResults, w store.TurnWrite) (store.TurnWritten, e
 	if w.Turn != nil {
 		if _, err := br.Exec(); err != nil {
 			return out, err
+		}
+		if w.Head {
+			if _, err := br.Exec(); err != nil {
+				return out, err
+			}
 		}
 	}
 	switch {

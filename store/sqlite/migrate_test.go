@@ -1,13 +1,11 @@
 package sqlite
 
 import (
-	"database/sql"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
-	"slices"
 	"testing"
 	"testing/fstest"
 	"time"
@@ -312,23 +310,7 @@ func TestUpgradeFrom0005(t *testing.T) {
 // they read back unchanged, with the always-on opt-in off.
 func TestUpgradeFrom0007(t *testing.T) {
 	dir := t.TempDir()
-	db, err := openDB(t.Context(), writerDSN(filepath.Join(dir, FileName)), 1)
-	if err != nil {
-		t.Fatalf("open: %v", err)
-	}
-	ms, err := loadMigrations(migrationFiles)
-	if err != nil {
-		t.Fatal(err)
-	}
-	fsys := fstest.MapFS{}
-	for _, m := range ms {
-		if m.version <= 7 {
-			fsys[migrationDir+"/"+m.name] = &fstest.MapFile{Data: []byte(m.sql)}
-		}
-	}
-	if _, err := migrate(t.Context(), db, fsys); err != nil {
-		t.Fatalf("migrate to 0007: %v", err)
-	}
+	db := migratedBefore(t, dir, "intent_gate_always_on.sql")
 	updated := time.Date(2025, time.March, 30, 1, 2, 3, 0, time.UTC)
 	if _, err := db.ExecContext(t.Context(), `INSERT INTO intent_settings VALUES ('org', 1, 3, ?)`, encodeTime(updated)); err != nil {
 		t.Fatalf("insert 0007 settings: %v", err)
@@ -354,98 +336,5 @@ func TestMigrateUp(t *testing.T) {
 	}
 	if applied, err := Migrate(t.Context(), dir); err != nil || len(applied) != 0 {
 		t.Errorf("Migrate again applied %v, %v; want none", applied, err)
-	}
-}
-
-// TestUpgradeMarksRefusals: migration 0015 marks the tool results stored
-// before it that are the agent loop's refusals (they all began "Not run:
-// "), and no other message.
-func TestUpgradeMarksRefusals(t *testing.T) {
-	dir := t.TempDir()
-	db := migratedTo(t, dir, 14)
-	at := encodeTime(time.Date(2025, time.May, 1, 2, 3, 4, 0, time.UTC))
-	_, err := db.ExecContext(t.Context(), `INSERT INTO messages (org_id, conversation_id, seq, turn_id, role, content,
-			tool_name, tool_call_id, ref, is_error, created_at) VALUES
-		('org', 'c', 1, 't', 'user', 'Not run: a user may write this', '', '', '', 0, ?1),
-		('org', 'c', 2, 't', 'tool', 'Not run: this turn has used its limit of 64 tool calls; answer with what you have.', 'lookup', 'a', '', 1, ?1),
-		('org', 'c', 3, 't', 'tool', 'found it', 'lookup', 'b', '', 0, ?1)`, at)
-	if err != nil {
-		t.Fatalf("insert 0014 messages: %v", err)
-	}
-	if err := db.Close(); err != nil {
-		t.Fatalf("close: %v", err)
-	}
-	s := openTest(t, dir)
-	got, err := s.ListMessages(t.Context(), "org", "c", 0)
-	if err != nil || len(got) != 3 {
-		t.Fatalf("ListMessages after the upgrade: %d messages, %v", len(got), err)
-	}
-	for i, want := range []bool{false, true, false} {
-		if got[i].Refused != want {
-			t.Errorf("message %d (%s %q): Refused %t, want %t", i+1, got[i].Role, got[i].Content, got[i].Refused, want)
-		}
-	}
-}
-
-// migratedTo is a new database in dir migrated to version last, as a
-// build that knew no later one left it, open for writing.
-func migratedTo(t *testing.T, dir string, last int) *sql.DB {
-	t.Helper()
-	db, err := openDB(t.Context(), writerDSN(filepath.Join(dir, FileName)), 1)
-	if err != nil {
-		t.Fatalf("open: %v", err)
-	}
-	ms, err := loadMigrations(migrationFiles)
-	if err != nil {
-		t.Fatal(err)
-	}
-	fsys := fstest.MapFS{}
-	for _, m := range ms {
-		if m.version <= last {
-			fsys[migrationDir+"/"+m.name] = &fstest.MapFile{Data: []byte(m.sql)}
-		}
-	}
-	if _, err := migrate(t.Context(), db, fsys); err != nil {
-		t.Fatalf("migrate to %04d: %v", last, err)
-	}
-	return db
-}
-
-// TestUpgradeKeysUsageBySteps: migration 0016 keeps one usage record of
-// each turn's step, the first stored, where an earlier build's retry had
-// stored a step twice; records of other steps and turns stay, and a
-// negative step is refused from then on.
-func TestUpgradeKeysUsageBySteps(t *testing.T) {
-	dir := t.TempDir()
-	db := migratedTo(t, dir, 15)
-	at := encodeTime(time.Date(2025, time.May, 1, 2, 3, 4, 0, time.UTC))
-	_, err := db.ExecContext(t.Context(), `INSERT INTO usage (org_id, conversation_id, turn_id, payer, model, step,
-			input_tokens, cached_input_tokens, cache_write_tokens, output_tokens, cost_micros, created_at) VALUES
-		('org', 'c', 't', 'p', 'm', 1, 10, 0, 0, 1, 0, ?1),
-		('org', 'c', 't', 'p', 'm', 1, 20, 0, 0, 2, 0, ?1),
-		('org', 'c', 't', 'p', 'm', 2, 30, 0, 0, 3, 0, ?1),
-		('org', 'c', 'u', 'p', 'm', 1, 40, 0, 0, 4, 0, ?1)`, at)
-	if err != nil {
-		t.Fatalf("insert 0015 usage: %v", err)
-	}
-	if err := db.Close(); err != nil {
-		t.Fatal(err)
-	}
-	s := openTest(t, dir)
-	for turn, want := range map[string][]int64{"t": {10, 30}, "u": {40}} {
-		got, err := s.ListUsage(t.Context(), "org", turn)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var inputs []int64
-		for _, u := range got {
-			inputs = append(inputs, u.InputTokens)
-		}
-		if !slices.Equal(inputs, want) {
-			t.Errorf("turn %s: records with input tokens %v, want %v", turn, inputs, want)
-		}
-	}
-	if err := s.PutUsage(t.Context(), store.Usage{OrgID: "org", TurnID: "v", Step: -1}); err == nil {
-		t.Error("a negative step was stored")
 	}
 }

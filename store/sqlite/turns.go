@@ -11,7 +11,7 @@ import (
 )
 
 // PutTurn inserts t or replaces the turn with the same ID in t's
-// organisation. A turn with that ID in another organisation is a different
+// organisation, keeping the parent it was first stored with. A turn with that ID in another organisation is a different
 // record and is left alone.
 func (s *Store) PutTurn(ctx context.Context, t store.Turn) error {
 	if err := putTurn(ctx, s.writer, t); err != nil {
@@ -41,8 +41,8 @@ func putTurn(ctx context.Context, db execer, t store.Turn) error {
 	}
 	const q = `INSERT INTO turns (org_id, id, user_id, conversation_id, agent,
 			model, timezone, payer, tools, exclusions, declarations, selected, status,
-			question, suggested, steps, started_at, ended_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+			question, suggested, steps, started_at, ended_at, parent_turn_id)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULLIF(?, ''))
 		ON CONFLICT (org_id, id) DO UPDATE SET
 			user_id = excluded.user_id,
 			conversation_id = excluded.conversation_id,
@@ -62,7 +62,7 @@ func putTurn(ctx context.Context, db execer, t store.Turn) error {
 			ended_at = excluded.ended_at`
 	_, err = db.ExecContext(ctx, q, t.OrgID, t.ID, t.UserID, t.ConversationID,
 		t.Agent, t.Model, t.Timezone, t.Payer, tools, excluded, declared, t.Selected, t.Status, t.Question,
-		t.Suggested, t.Steps, encodeTime(t.StartedAt), encodeOptionalTime(t.EndedAt))
+		t.Suggested, t.Steps, encodeTime(t.StartedAt), encodeOptionalTime(t.EndedAt), t.ParentID)
 	return err
 }
 
@@ -71,14 +71,14 @@ func putTurn(ctx context.Context, db execer, t store.Turn) error {
 func (s *Store) GetTurn(ctx context.Context, orgID, id string) (store.Turn, error) {
 	const q = `SELECT user_id, conversation_id, agent, model, timezone, payer,
 			tools, exclusions, declarations, COALESCE(selected, 0), status, question,
-			suggested, steps, started_at, ended_at
+			suggested, steps, started_at, ended_at, COALESCE(parent_turn_id, '')
 		FROM turns WHERE org_id = ? AND id = ?`
 	t := store.Turn{ID: id, OrgID: orgID}
 	var tools, startedAt string
 	var excluded, declared, endedAt sql.NullString
 	err := s.reader.QueryRowContext(ctx, q, orgID, id).Scan(&t.UserID,
 		&t.ConversationID, &t.Agent, &t.Model, &t.Timezone, &t.Payer, &tools,
-		&excluded, &declared, &t.Selected, &t.Status, &t.Question, &t.Suggested, &t.Steps, &startedAt, &endedAt)
+		&excluded, &declared, &t.Selected, &t.Status, &t.Question, &t.Suggested, &t.Steps, &startedAt, &endedAt, &t.ParentID)
 	if errors.Is(err, sql.ErrNoRows) {
 		err = store.ErrNotFound
 	}

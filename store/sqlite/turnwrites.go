@@ -42,6 +42,11 @@ func writeTurn(ctx context.Context, tx *sql.Tx, orgID string, w store.TurnWrite)
 		}
 	}
 	if w.Turn != nil {
+		if w.Head {
+			if err := enterBranch(ctx, tx, *w.Turn); err != nil {
+				return out, err
+			}
+		}
 		if err := putTurn(ctx, tx, *w.Turn); err != nil {
 			return out, err
 		}

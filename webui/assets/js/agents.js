@@ -25,9 +25,11 @@ export async function render(ctx) {
     h('p', { class: 'lede' }, t('agents.lede')),
     me.role === 'admin' ? h('p', null, h('a', { class: 'button primary', href: '#/agents/new' }, t('agents.new'))) : null,
     list.length
-      ? h('ul', { class: 'agent-list' }, list.map((a) => h('li', null,
+      ? h('ul', { class: 'agent-list' }, list.map((a) => h('li', { 'data-agent': a.name },
         h('a', { href: `#/agents/${enc(a.name)}` }, h('code', null, a.name)),
-        h('span', { class: 'muted' }, ' ', t('agents.updated', { when: when(a.updated_at) })))))
+        h('span', { class: 'muted' }, ' ', t('agents.updated', { when: when(a.updated_at) })),
+        ' · ', h('a', { class: 'inspect-agent', href: `#/inspect?agent=${enc(a.name)}`, 'aria-label': t('agents.inspectNamed', { name: a.name }) },
+          t('agents.inspect')))))
       : h('p', null, t('agents.none')));
 }
 
@@ -62,7 +64,8 @@ async function editor({ api, me, main }, name) {
     text,
     h('div', { class: 'row' },
       admin ? h('button', { type: 'submit', class: 'primary' }, t('common.save')) : null,
-      del, h('a', { href: '#/agents' }, t('agents.all'))),
+      del, name ? h('a', { href: `#/inspect?agent=${enc(name)}`, id: 'inspect-this-agent' }, t('agents.inspect')) : null,
+      h('a', { href: '#/agents' }, t('agents.all'))),
     status);
   form.addEventListener('submit', async (e) => {
     e.preventDefault();

@@ -23,17 +23,19 @@ export async function render({ api, me, main, args }) {
     thread = await newChat(api, me, agents, sidebar, toggle);
   } else {
     const convReq = api.get(`/api/conversations/${enc(id)}`);
-    const [conv, msgs, model] = await Promise.all([
+    const [conv, msgs, model, models] = await Promise.all([
       convReq,
       api.get(`/api/conversations/${enc(id)}/messages`),
       convReq.then((c) => modelStatus(api, c.agent)),
+      modelChoices(api, `/api/conversations/${enc(id)}/models`),
     ]);
     thread = new Thread(api, conv, {
       toggle,
       notice: model?.connected === false ? modelNotice(conv.id, conv.agent, model, me) : null,
       titled: (c) => sidebar.retitle(c),
     });
-    thread.load(msgs?.messages ?? [], Boolean(msgs?.more));
+    thread.load(msgs?.messages ?? [], Boolean(msgs?.more), msgs?.turns);
+    thread.showModels(models);
   }
   sidebar.on = {
     renamed: (c) => {
@@ -79,9 +81,12 @@ async function newChat(api, me, agents, sidebar, toggle) {
       } catch {
         // not stored
       }
-      thread.setNotice(await notice(name));
+      const [n, models] = await Promise.all([notice(name), modelChoices(api, `/api/agents/${enc(name)}/models`)]);
+      thread.setNotice(n);
+      thread.showModels(models);
     },
   });
+  if (agent) thread.showModels(await modelChoices(api, `/api/agents/${enc(agent)}/models`));
   return thread;
 }
 
@@ -132,6 +137,16 @@ async function agentNames(api) {
 async function modelStatus(api, agent) {
   try {
     return await api.get(`/api/agents/${enc(agent)}/model-status`);
+  } catch {
+    return null;
+  }
+}
+
+// modelChoices reads the models a conversation may run on (GET
+// …/models); null when the server cannot say (no picker then).
+async function modelChoices(api, path) {
+  try {
+    return await api.get(path);
   } catch {
     return null;
   }

@@ -183,3 +183,20 @@ export function menu(cls, summaryAttrs, label, items, ...extra) {
   });
   return el;
 }
+
+// copyInput copies an input's text: the Clipboard API where the page may
+// use it (a secure context), else the input's selection. It resolves
+// whether the text was copied.
+export async function copyInput(input) {
+  try {
+    await navigator.clipboard.writeText(input.value);
+    return true;
+  } catch {
+    input.select();
+    try {
+      return document.execCommand('copy');
+    } catch {
+      return false;
+    }
+  }
+}

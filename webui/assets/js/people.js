@@ -2,7 +2,7 @@
 // invite someone (a one-time login link, shown once), edit a user or
 // change their role, make a new login link, disable a user or enable a
 // disabled one again.
-import { h, heading, errorBox, field, when, confirm, replace } from './dom.js';
+import { h, heading, errorBox, field, when, confirm, copyInput, replace } from './dom.js';
 import { t, tn } from './i18n.js';
 
 const enc = encodeURIComponent;
@@ -244,7 +244,7 @@ function linkPanel(who, path, expiresAt, done) {
   const said = h('span', { class: 'small', id: 'copy-status', role: 'status' });
   const copy = h('button', { type: 'button', id: 'copy-link' }, t('people.copyLink'));
   copy.addEventListener('click', async () => {
-    said.textContent = (await copyText(input)) ? t('people.copied') : t('people.copyFailed');
+    said.textContent = (await copyInput(input)) ? t('people.copied') : t('people.copyFailed');
   });
   return h('section', { class: 'link-panel', 'aria-labelledby': 'login-link-h', tabindex: '-1' },
     h('h2', { id: 'login-link-h' }, t('people.linkFor', { name: who })),
@@ -253,20 +253,4 @@ function linkPanel(who, path, expiresAt, done) {
     h('p', { class: 'muted small', id: 'login-link-help' },
       expiresAt ? t('people.linkHelpUntil', { when: when(expiresAt), name: who }) : t('people.linkHelp', { name: who })),
     h('div', { class: 'row' }, h('button', { type: 'button', onclick: done }, t('people.done'))));
-}
-
-// copyText copies an input's text: the Clipboard API where the page may
-// use it (a secure context), else the selection.
-async function copyText(input) {
-  try {
-    await navigator.clipboard.writeText(input.value);
-    return true;
-  } catch {
-    input.select();
-    try {
-      return document.execCommand('copy');
-    } catch {
-      return false;
-    }
-  }
 }

@@ -1,12 +1,15 @@
 // Preferences (every signed-in user): your own name, department and
 // timezone (PATCH /api/me) and your Deliberate Tool Mode override
-// (PUT /api/me/deliberate). Save sends only what changed.
+// (PUT /api/me/deliberate). Save sends only what changed. Your API
+// tokens are a page of their own under it, #/preferences/tokens
+// (tokens.js).
 //
 // The profile is read and written without X-Timezone: /api/me answers the
 // browser's zone when a request sends one, and the stored zone otherwise,
 // which is the one this page edits.
 import { h, heading, errorBox, field, replace } from './dom.js';
-import { t } from './i18n.js';
+import { t, tx } from './i18n.js';
+import * as tokens from './tokens.js';
 
 const FIELDS = ['display_name', 'department', 'timezone'];
 
@@ -16,8 +19,14 @@ const MODES = () => [
   ['on', t('prefs.modeOn'), t('prefs.modeOnHelp')],
 ];
 
-export async function render({ api, main, refreshMe }) {
-  main.append(heading(t('prefs.title')), h('p', { class: 'lede' }, t('prefs.lede')));
+export async function render(ctx) {
+  if (ctx.args[0] === 'tokens') {
+    await tokens.render(ctx);
+    return;
+  }
+  const { api, main, refreshMe } = ctx;
+  main.append(heading(t('prefs.title')), h('p', { class: 'lede' }, t('prefs.lede')),
+    h('p', null, tx('prefs.tokensLink', { link: h('a', { href: '#/preferences/tokens', id: 'tokens-link' }, t('prefs.tokens')) })));
   const [profile, dtm] = await Promise.all([api.get('/api/me', { zone: false }), api.get('/api/me/deliberate')]);
   // base is what is stored: the form sends what differs from it.
   const base = { profile, mode: dtm?.mode ?? 'follow' };

@@ -1,11 +1,13 @@
 // Settings (admins): the organisation's feature switches, network mode,
-// web search engines and write-only keys. Save sends all of it with the
-// version it was read at; a save on top of someone else's is refused (409
+// web search engines, write-only keys and connections to its own
+// OpenAI-compatible model servers (each with Test connection, which lists
+// the models the server reports). Save sends all of it with the version
+// it was read at; a save on top of someone else's is refused (409
 // conflict) and the page shows what is stored now. Deliberate Tool Mode
 // follows, with its own form (deliberate.js).
 import { h, heading, errorBox, field, when, replace } from './dom.js';
 import * as deliberate from './deliberate.js';
-import { t, tx } from './i18n.js';
+import { t, tn, tx } from './i18n.js';
 
 const MODES = () => ({
   public: [t('settings.public'), t('settings.publicHelp')],
@@ -21,7 +23,7 @@ export async function render({ api, me, main }) {
   main.append(h('p', { class: 'lede' }, t('settings.lede')));
   const status = h('div', { class: 'form-status', id: 'settings-status', 'aria-live': 'polite', tabindex: '-1' });
   const holder = h('div');
-  const show = (s) => replace(holder, settingsForm(s, save));
+  const show = (s) => replace(holder, settingsForm(s, save, api));
   // save sends an update; its outcome is said in status, and the form is
   // rebuilt from what the server stores now (which also empties the key
   // fields) unless the server refused the update itself.
@@ -57,14 +59,17 @@ export async function render({ api, me, main }) {
 }
 
 // settingsForm lays out one version of the settings; submitting it calls
-// save(update, button).
-function settingsForm(s, save) {
+// save(update, button). api serves the connections' tests.
+function settingsForm(s, save, api) {
   const info = Object.fromEntries((s.switch_info ?? []).map((i) => [i.name, i]));
   const switches = (s.switch_names ?? []).map((n) => switchRow(n, s.switches?.[n], info[n]));
   const keys = (s.keys ?? []).map(keyRow);
   const web = webFields(s.web ?? {});
   const modes = s.network_modes ?? [];
   const names = MODES();
+  // The mode the form shows now, which a connection test uses.
+  const mode = () => form.querySelector('input[name="network_mode"]:checked')?.value ?? s.network_mode;
+  const conns = connectionsFields(s, api, mode);
   const submit = h('button', { type: 'submit', class: 'primary', id: 'settings-save' }, t('settings.save'));
   const form = h('form', { class: 'settings-form', id: 'settings-form', 'aria-label': t('settings.title') },
     h('fieldset', { class: 'switches' }, h('legend', null, t('settings.switches')),
@@ -82,6 +87,7 @@ function settingsForm(s, save) {
     h('fieldset', { class: 'keys' }, h('legend', null, t('settings.keys')),
       h('p', { class: 'muted small' }, t('settings.keysHelp')),
       keys.map((k) => k.el)),
+    conns.el,
     h('div', { class: 'row' }, submit,
       h('span', { class: 'muted small' }, s.version
         ? t('settings.version', { version: s.version, when: when(s.updated_at) })
@@ -91,8 +97,9 @@ function settingsForm(s, save) {
     const update = {
       version: s.version,
       switches: Object.fromEntries(switches.filter((r) => r.value() !== undefined).map((r) => [r.name, r.value()])),
-      network_mode: form.querySelector('input[name="network_mode"]:checked')?.value ?? s.network_mode,
+      network_mode: mode(),
       web: web.value(),
+      connections: conns.value(),
     };
     const set = keys.filter((k) => k.value()).map((k) => [k.name, k.value()]);
     const clear = keys.filter((k) => k.clearing()).map((k) => k.name);
@@ -112,9 +119,13 @@ function humanize(name) {
 // switchRow is one feature switch: a checkbox that is mixed while the
 // switch is not set, and Unset to return it there, with what the switch
 // does (info, from switch_info). A switch with no tool behind it yet
-// (info.no_tool) is not offered: its checkbox is disabled and says so,
-// and only Unset remains for one saved before. value() is true, false,
-// or undefined (not set: left out of the update).
+// (info.no_tool: its family has no tool in the catalog) is marked "No
+// tool yet" and not offered: its checkbox is disabled, its description
+// says it changes nothing — the engine's rule: a family switch only takes
+// its family's tools out, and its capability:NAME is never true while
+// the family has none — and only Unset remains for one saved before.
+// value() is true, false, or undefined (not set: left out of the
+// update).
 function switchRow(name, initial, info) {
   const id = `switch-${name}`;
   let set = typeof initial === 'boolean';
@@ -123,7 +134,7 @@ function switchRow(name, initial, info) {
     'aria-describedby': `${id}-state ${id}-effect` });
   const state = h('span', { class: 'muted small switch-state', id: `${id}-state` });
   const effect = h('span', { class: 'muted small switch-effect', id: `${id}-effect` },
-    inert ? t('settings.noTool') : (info?.effect ?? ''));
+    inert ? t('settings.noTool', { family: info.family || name, name }) : (info?.effect ?? ''));
   const unset = h('button', { type: 'button', class: 'link small', 'aria-label': t('settings.unsetNamed', { name }) }, t('settings.unset'));
   const show = () => {
     box.indeterminate = !set;
@@ -142,7 +153,8 @@ function switchRow(name, initial, info) {
     name,
     value: () => (set ? box.checked : undefined),
     el: h('div', { class: inert ? 'switch no-tool' : 'switch', 'data-switch': name }, box,
-      h('label', { for: id }, humanize(name), ' ', h('code', null, name)),
+      h('label', { for: id }, humanize(name), inert ? h('span', { class: 'badge off no-tool-badge' }, t('settings.noToolBadge')) : null,
+        ' ', h('code', null, name)),
       h('span', { class: 'switch-side' }, state, unset), effect),
   };
 }
@@ -216,4 +228,138 @@ function keyRow(k) {
       h('div', { class: 'row' }, input, clear),
       h('p', { class: 'muted small' }, state)),
   };
+}
+
+// PRESETS are the servers Add connection offers, with the name agents
+// use and the base URL such a server has on the machine it runs on.
+const PRESETS = () => [
+  ['ollama', 'Ollama', 'ollama', 'http://localhost:11434'],
+  ['lmstudio', 'LM Studio', 'lmstudio', 'http://localhost:1234/v1'],
+  ['vllm', 'vLLM', 'vllm', 'http://localhost:8000/v1'],
+  ['llamacpp', t('conn.llamacpp'), 'llamacpp', 'http://localhost:8080/v1'],
+  ['other', t('conn.otherServer'), '', ''],
+];
+
+// connectionsFields are the organisation's model servers: one row per
+// connection and Add connection; value() is the update's connections
+// (rows removed are left out, which removes them). mode() is the network
+// mode the form shows, which a test uses.
+function connectionsFields(s, api, mode) {
+  let n = 0;
+  const rows = [];
+  const list = h('div', { class: 'connection-list' });
+  const none = h('p', { class: 'muted small', id: 'connections-none' }, t('conn.none'));
+  const sync = () => { none.hidden = rows.length > 0; };
+  const add = (c, fresh) => {
+    const row = connectionRow(c, ++n, api, mode, fresh, () => {
+      rows.splice(rows.indexOf(row), 1);
+      row.el.remove();
+      sync();
+      pick.focus();
+    });
+    rows.push(row);
+    list.append(row.el);
+    sync();
+    return row;
+  };
+  for (const c of s.connections ?? []) add(c, false);
+  const presets = PRESETS();
+  const pick = h('select', { id: 'connection-preset', class: 'narrow', 'aria-label': t('conn.serverToAdd') },
+    presets.map(([v, label]) => h('option', { value: v }, label)));
+  const addButton = h('button', { type: 'button', id: 'connection-add' }, t('conn.add'));
+  addButton.addEventListener('click', () => {
+    const [, , name, url] = presets.find(([v]) => v === pick.value) ?? presets[presets.length - 1];
+    const taken = new Set(rows.map((r) => r.name()));
+    let unique = name;
+    for (let i = 2; unique && taken.has(unique); i++) unique = `${name}${i}`;
+    add({ name: unique, base_url: url }, true).focus();
+  });
+  const server = s.server_connections ?? [];
+  sync();
+  return {
+    el: h('fieldset', { class: 'connections', id: 'connections' }, h('legend', null, t('conn.legend')),
+      h('p', { class: 'muted small' }, tx('conn.help', { example: h('code', null, 'lmstudio:qwen3-8b') })),
+      server.length ? h('p', { class: 'muted small', id: 'server-connections' }, tx('conn.serverAlso', {
+        names: h('span', null, server.map((name, i) => [i ? ', ' : '', h('code', null, name)])) })) : null,
+      none, list,
+      h('div', { class: 'row' }, pick, addButton)),
+    value: () => rows.map((r) => r.value()),
+  };
+}
+
+// connectionRow is one connection: its name, base URL and write-only key,
+// Test connection (its outcome, or the models the server reports, beneath)
+// and Remove. fresh marks one added now, not saved yet.
+function connectionRow(c, n, api, mode, fresh, remove) {
+  const id = `conn-${n}`;
+  const name = h('input', { id: `${id}-name`, value: c.name ?? '', maxlength: 32, autocomplete: 'off', spellcheck: 'false',
+    autocapitalize: 'off', required: true, placeholder: 'lmstudio', 'aria-describedby': `${id}-name-help` });
+  const url = h('input', { id: `${id}-url`, type: 'url', value: c.base_url ?? '', maxlength: 500, autocomplete: 'off',
+    spellcheck: 'false', required: true, placeholder: 'http://localhost:1234/v1', 'aria-describedby': `${id}-url-help` });
+  const key = h('input', { id: `${id}-key`, type: 'password', autocomplete: 'new-password', spellcheck: 'false',
+    autocapitalize: 'off', maxlength: 500, placeholder: c.key_set ? t('conn.keyReplace') : t('conn.optional'),
+    'aria-describedby': `${id}-key-state` });
+  const keyState = h('span', { class: 'key-state', id: `${id}-key-state` }, c.key_set ? t('conn.keySet') : t('conn.noKey'));
+  let clearing = false;
+  let clear = null;
+  if (c.key_set) {
+    clear = h('button', { type: 'button', class: 'secondary', id: `${id}-clear` }, t('conn.clearKey'));
+    clear.addEventListener('click', () => {
+      clearing = !clearing;
+      key.value = '';
+      key.disabled = clearing;
+      clear.textContent = clearing ? t('conn.keepKey') : t('conn.clearKey');
+      keyState.textContent = clearing ? t('conn.keyCleared') : t('conn.keySet');
+    });
+  }
+  const out = h('div', { class: 'connection-result', id: `${id}-result`, 'aria-live': 'polite' });
+  const test = h('button', { type: 'button', class: 'connection-test', id: `${id}-test` }, t('conn.test'));
+  test.addEventListener('click', async () => {
+    replace(out, h('p', { class: 'muted small' }, t('conn.asking')));
+    test.disabled = true;
+    try {
+      const body = { name: name.value.trim(), base_url: url.value.trim(), network_mode: mode() };
+      if (key.value.trim() && !clearing) body.key = key.value.trim();
+      replace(out, modelList(body.name, await api.post('/api/settings/connections/test', body)));
+    } catch (err) {
+      replace(out, errorBox(err, t('conn.failed')));
+    } finally {
+      test.disabled = false;
+    }
+  });
+  const del = h('button', { type: 'button', class: 'danger', id: `${id}-remove` }, t('conn.remove'));
+  del.addEventListener('click', remove);
+  const el = h('div', { class: 'connection', role: 'group', 'aria-labelledby': `${id}-title`, 'data-connection': c.name ?? '' },
+    h('p', { class: 'connection-title', id: `${id}-title` }, fresh ? t('conn.new') : t('conn.named', { name: c.name })),
+    h('div', { class: 'connection-fields' },
+      h('div', { class: 'field' }, h('label', { for: `${id}-name` }, t('conn.name')), name,
+        h('p', { class: 'muted small', id: `${id}-name-help` }, t('conn.nameHelp'))),
+      h('div', { class: 'field' }, h('label', { for: `${id}-url` }, t('conn.url')), url,
+        h('p', { class: 'muted small', id: `${id}-url-help` }, t('conn.urlHelp')))),
+    h('div', { class: 'field' }, h('label', { for: `${id}-key` }, t('conn.key')), h('div', { class: 'row' }, key, clear),
+      h('p', { class: 'muted small' }, keyState, c.key_set ? ` ${t('conn.keyOnlyToUrl')}` : '')),
+    h('div', { class: 'row' }, test, del), out);
+  return {
+    el,
+    name: () => name.value.trim(),
+    focus: () => name.focus(),
+    value: () => {
+      const v = { name: name.value.trim(), base_url: url.value.trim() };
+      if (clearing) v.clear_key = true;
+      else if (key.value.trim()) v.key = key.value.trim();
+      return v;
+    },
+  };
+}
+
+// modelList shows what a connection test found: the models, each as an
+// agent names it (NAME:model).
+function modelList(name, r) {
+  const models = r.models ?? [];
+  const count = r.truncated ? tn('conn.modelsFirst', models.length) : tn('conn.models', models.length);
+  const said = { typed: t('conn.okTyped', { url: r.url, models: count }), saved: t('conn.okSaved', { url: r.url, models: count }),
+    none: t('conn.okNone', { url: r.url, models: count }) }[r.key_used] ?? t('conn.ok', { url: r.url, models: count });
+  return h('div', { class: 'ok connection-ok' },
+    h('p', null, said, models.length ? ` ${t('conn.useAs')}` : ''),
+    models.length ? h('ul', { class: 'model-list' }, models.map((m) => h('li', null, h('code', null, `${name}:${m}`)))) : null);
 }

@@ -12,6 +12,7 @@ import { t } from './i18n.js';
 import { Follow } from './follow.js';
 import { Turn, transcriptItems, pauseBlock, noModelHelp, isNoModel } from './turn.js';
 import { exportMenu } from './exporter.js';
+import { decorate } from './branches.js';
 
 const enc = encodeURIComponent;
 
@@ -106,15 +107,18 @@ export class Thread {
     this.status = h('div', { class: 'composer-status', id: 'composer-status' });
     this.usage = h('p', { class: 'usage', id: 'usage', 'aria-live': 'polite' });
     const left = [];
+    // The model picker goes here once the agent's models are known
+    // (showModels).
+    this.modelSlot = h('span', { class: 'model-slot' });
     if (!this.conv) {
       const agents = this.opts.agents ?? [];
       this.agentSelect = h('select', { id: 'new-agent', name: 'agent', class: 'narrow', 'aria-label': t('chat.agent'),
         onchange: () => this.opts.agentChanged?.(this.agentSelect.value) },
       agents.map((n) => h('option', { value: n, selected: n === this.opts.agent }, n)));
-      left.push(h('label', { for: 'new-agent', class: 'inline' }, t('chat.agent')), this.agentSelect);
+      left.push(h('label', { for: 'new-agent', class: 'inline' }, t('chat.agent')), this.agentSelect, this.modelSlot);
       this.sendButton.disabled = !agents.length;
     } else {
-      left.push(this.inspectDraftButton());
+      left.push(this.inspectDraftButton(), this.modelSlot);
     }
     this.composerLeft = h('div', { class: 'composer-left' }, left);
     this.form = h('form', { class: this.conv ? 'composer' : 'composer new-conv', 'aria-label': this.conv ? null : t('chat.new'), onsubmit: (e) => { e.preventDefault(); this.send(this.input.value); } },
@@ -130,6 +134,51 @@ export class Thread {
     return h('button', { type: 'button', class: 'secondary small', id: 'inspect-draft', onclick: () => this.inspectDraft() }, t('chat.inspectDraft'));
   }
 
+  // showModels offers the models the conversation may run on (res: GET
+  // …/models' answer, null when unknown): a picker when the agent offers
+  // more than one, with the ones the organisation does not connect shown
+  // and not choosable; none otherwise. A stored conversation's choice is
+  // saved as soon as it is made (modelChanged); a new chat's goes with its
+  // first message (create).
+  showModels(res) {
+    const models = res?.models ?? [];
+    this.modelSelect = null;
+    if (models.length < 2) {
+      replace(this.modelSlot);
+      return;
+    }
+    this.modelDefault = models.find((m) => m.default)?.model ?? '';
+    this.modelSaved = res.model || this.modelDefault;
+    this.modelSelect = h('select', { id: 'model-pick', name: 'model', 'aria-describedby': 'model-pick-help',
+      onchange: () => this.modelChanged() },
+    models.map((m) => h('option', { value: m.model, selected: m.model === this.modelSaved, disabled: !m.connected, title: m.help || null },
+      m.default ? t('chat.modelDefault', { model: m.model }) : m.connected ? m.model : t('chat.modelOff', { model: m.model }))));
+    this.modelSelect.disabled = Boolean(this.turn);
+    replace(this.modelSlot, h('label', { for: 'model-pick', class: 'inline' }, t('chat.model')), this.modelSelect,
+      h('span', { class: 'sr-only', id: 'model-pick-help' }, t('chat.modelHelp')));
+  }
+
+  // modelChanged saves a stored conversation's new model (the agent's own
+  // as "", so that it follows the agent); a refusal puts the saved one
+  // back and says why.
+  async modelChanged() {
+    const pick = this.modelSelect;
+    if (!this.conv || !pick) return;
+    replace(this.status);
+    const chosen = pick.value;
+    pick.disabled = true;
+    try {
+      const c = await this.api.patch(this.base, { model: chosen === this.modelDefault ? '' : chosen });
+      this.conv.model = c?.model ?? chosen;
+      this.modelSaved = chosen;
+    } catch (err) {
+      pick.value = this.modelSaved;
+      this.status.append(errorBox(err, t('chat.modelNotSaved')));
+    } finally {
+      pick.disabled = Boolean(this.turn);
+    }
+  }
+
   // setNotice shows (or, with null, removes) the no-model notice; the
   // message box names it as its description.
   setNotice(notice) {
@@ -139,11 +188,89 @@ export class Thread {
     else this.input.removeAttribute('aria-describedby');
   }
 
-  load(messages, more) {
+  // load shows a stored transcript (GET …/messages: the branch shown,
+  // with turns, where each of its turns stands among its siblings).
+  load(messages, more, turns) {
     this.log.append(...transcriptItems(messages, this.conv.id));
     if (more) this.olderButton(messages[0]?.seq);
+    this.turns = turns ?? [];
+    this.branchControls();
     if (this.conv.pause) this.showPause(this.conv.pause);
     this.follow.toBottom();
+  }
+
+  // branchControls adds regenerate, edit and the pagers to the transcript
+  // shown (branches.js), and the note about replaced branches when there
+  // are any.
+  branchControls() {
+    this.branchNote?.remove();
+    this.branchNote = decorate(this.log, this.turns, {
+      regenerate: (turnID, text) => this.resend(turnID, text),
+      edit: (turnID, text) => this.resend(turnID, text),
+      show: (turnID) => this.showBranch(turnID),
+    });
+    if (this.branchNote) this.log.after(this.branchNote);
+  }
+
+  // resend sends text as a turn beside turnID (regenerate: its own text;
+  // edit: the edited one): what the turn and every later one showed
+  // leaves the screen, the new turn streams in, and the transcript is
+  // read again for the pagers.
+  async resend(turnID, text) {
+    if (this.turn || !text.trim()) return;
+    const first = this.log.querySelector(`li.msg.user[data-turn="${CSS.escape(turnID)}"][data-first="true"]`);
+    if (first) {
+      while (first.nextSibling) first.nextSibling.remove();
+      first.remove();
+    }
+    this.branchNote?.remove();
+    await this.send(text, false, turnID);
+    await this.reload();
+  }
+
+  // showBranch shows the branch through turnID (POST …/branch), then
+  // reads the transcript again.
+  async showBranch(turnID) {
+    if (this.turn) return;
+    replace(this.status);
+    try {
+      await this.api.post(`${this.base}/branch`, { turn: turnID });
+    } catch (err) {
+      this.status.append(errorBox(err, t('branch.failed')));
+      return;
+    }
+    await this.reload();
+  }
+
+  // refreshTurns reads where the turns stand (GET …/messages' turns) after
+  // a turn ran, and puts the branch controls where they now belong (the
+  // regenerate button on the new answer); on a failure the old ones stay.
+  async refreshTurns() {
+    try {
+      const msgs = await this.api.get(`${this.base}/messages`);
+      this.turns = msgs?.turns ?? [];
+    } catch {
+      return;
+    }
+    this.branchControls();
+  }
+
+  // reload reads the conversation and its transcript again and shows
+  // them in place of what is on screen.
+  async reload() {
+    let conv, msgs;
+    try {
+      [conv, msgs] = await Promise.all([this.api.get(this.base), this.api.get(`${this.base}/messages`)]);
+    } catch (err) {
+      this.status.append(errorBox(err, t('branch.failed'), () => this.reload()));
+      return;
+    }
+    replace(this.log);
+    replace(this.extras);
+    this.conv.pause = conv?.pause;
+    this.paused = Boolean(conv?.pause);
+    this.label.textContent = this.paused ? t('chat.yourAnswer') : t('chat.message');
+    this.load(msgs?.messages ?? [], Boolean(msgs?.more), msgs?.turns);
   }
 
   // olderButton offers the transcript's previous page (the API sends the
@@ -199,7 +326,9 @@ export class Thread {
   // the server) takes the message off the transcript and puts it back in
   // the composer with the reason; once the turn runs, a failure shows in
   // the transcript.
-  async send(text, answer = this.paused) {
+  // replaces, when set, makes the turn a branch beside that turn
+  // (regenerate, edit-and-resend; see resend).
+  async send(text, answer = this.paused, replaces = '') {
     text = text.trim();
     if (!text || this.turn) return;
     replace(this.status);
@@ -223,16 +352,21 @@ export class Thread {
     this.follow.toBottom();
     const path = answer ? `${this.base}/answer` : `${this.base}/messages`;
     const body = answer ? { answer: text } : { message: text };
+    if (replaces && !answer) body.replaces = replaces;
     const sent = await this.run(turn, (onEvent, signal) => this.api.stream(path, body, onEvent, signal));
+    if (replaces) return; // resend reads the transcript again
     if (sent === 'refused') {
       // As before the message: the question still waits, the chips stay.
       this.extras.prepend(...before.extras);
       this.paused = before.paused;
       this.label.textContent = this.paused ? t('chat.yourAnswer') : t('chat.message');
       if (this.fresh) await this.uncreate();
+      if (this.refusal) this.status.append(this.refusal);
+      this.refusal = null;
       return;
     }
     if (!this.conv.title) await this.refreshTitle();
+    await this.refreshTurns();
   }
 
   // started runs when the turn's first event arrives: a new chat's
@@ -244,7 +378,7 @@ export class Thread {
     this.landing?.remove();
     this.landing = null;
     this.agentSelect = null;
-    replace(this.composerLeft, this.inspectDraftButton());
+    replace(this.composerLeft, this.inspectDraftButton(), this.modelSlot);
     this.showActions();
     this.opts.created?.(this.conv);
   }
@@ -318,7 +452,11 @@ export class Thread {
       // Retry where asking again may work: no connection, or a server
       // failing; a refusal would only be refused again.
       const again = err.offline || err.status >= 500 ? () => this.form.requestSubmit() : null;
-      this.status.append(errorBox(err, err.offline ? t('chat.offline') : t('chat.refused'), again));
+      const box = errorBox(err, err.offline ? t('chat.offline') : t('chat.refused'), again);
+      // A new chat's reason shows once its conversation is deleted again
+      // (send), so that nothing is stored when it is read.
+      if (this.fresh) this.refusal = box;
+      else this.status.append(box);
       if (isNoModel(err.message) && !this.notice) this.extras.append(noModelHelp(this.fresh ? null : this.conv?.id, turn.userText()));
       if (this.fresh && this.landing) this.landing.hidden = false;
       return 'refused';
@@ -342,11 +480,26 @@ export class Thread {
     const agent = this.agentSelect?.value;
     if (!agent) return false;
     this.sendButton.disabled = true;
+    const model = this.modelSelect && this.modelSelect.value !== this.modelDefault ? this.modelSelect.value : '';
     try {
       this.conv = await this.api.post('/api/conversations', { agent });
     } catch (err) {
       this.status.append(errorBox(err, err.offline ? t('chat.offline') : t('chat.notStarted'),
         err.offline ? () => this.form.requestSubmit() : null));
+      return false;
+    } finally {
+      this.sendButton.disabled = false;
+    }
+    if (!model) return true;
+    // The model picked goes with the conversation before its first
+    // message, which then runs on it.
+    this.sendButton.disabled = true;
+    try {
+      this.conv = { ...this.conv, ...(await this.api.patch(this.base, { model })) };
+      this.modelSaved = model;
+    } catch (err) {
+      this.status.append(errorBox(err, t('chat.modelNotSaved')));
+      await this.uncreate();
       return false;
     } finally {
       this.sendButton.disabled = false;
@@ -390,6 +543,7 @@ export class Thread {
   busy(on) {
     this.sendButton.disabled = on;
     this.cancelButton.hidden = !on;
+    if (this.modelSelect) this.modelSelect.disabled = on;
     this.log.setAttribute('aria-busy', on ? 'true' : 'false');
   }
 

@@ -111,6 +111,7 @@ export class Turn {
   named(id) {
     this.id = id;
     this.on.turnID?.(id);
+    if (this.userItem) Object.assign(this.userItem.dataset, { turn: id, first: 'true', text: this.said ?? '' });
     const row = this.userItem?.querySelector('.msg-actions');
     if (row && this.conv) row.append(inspectLink(this.conv, id));
   }
@@ -118,6 +119,7 @@ export class Turn {
   text(delta) {
     if (!this.bubble) {
       this.bubble = new Answer();
+      if (this.id) this.bubble.el.dataset.turn = this.id;
       this.add(this.bubble.el);
     }
     this.bubble.add(delta);
@@ -260,7 +262,9 @@ export function isNoModel(message) {
 
 // transcriptItems renders a stored transcript (GET …/messages) as list
 // items. Context messages stay in the inspector; each turn's first user
-// message links to its inspection. (A stored call shows no duration: a
+// message links to its inspection. Messages of a turn carry its id
+// (data-turn; the first user message data-first and its text, data-text)
+// for the branch controls (branches.js). (A stored call shows no duration: a
 // step's call and result are stored at once.)
 export function transcriptItems(messages, conversationID) {
   const items = [];
@@ -271,11 +275,17 @@ export function transcriptItems(messages, conversationID) {
       case 'user': {
         const first = m.turn_id && !seenTurns.has(m.turn_id);
         if (m.turn_id) seenTurns.add(m.turn_id);
-        items.push(messageItem('user', m.content, { extra: first ? inspectLink(conversationID, m.turn_id) : null }));
+        const item = messageItem('user', m.content, { extra: first ? inspectLink(conversationID, m.turn_id) : null });
+        if (m.turn_id) Object.assign(item.dataset, { turn: m.turn_id, first: String(first), text: m.content });
+        items.push(item);
         break;
       }
       case 'assistant':
-        if (m.content) items.push(messageItem('assistant', m.content));
+        if (m.content) {
+          const item = messageItem('assistant', m.content);
+          if (m.turn_id) item.dataset.turn = m.turn_id;
+          items.push(item);
+        }
         break;
       case 'tool_call': {
         const c = toolCard(m.tool_name, m.content, m.tool_call_id);

@@ -1,0 +1,222 @@
+package intent
+
+import (
+	"bytes"
+	_ "embed"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"sync"
+)
+
+// SourceClassifier is the Source of a match the learned stage made; its
+// Trigger gives the score ("score 0.93").
+const SourceClassifier = "classifier"
+
+// Classifier is Deliberate Tool Mode's learned stage, beside the phrase
+// packs: a logistic regression per family over hashed features of the
+// message (see features), trained by `go run ./intent/train` from the
+// labelled corpus under testdata/corpus, its weights committed as
+// classifier.bin and embedded. With the packs it decides in two ways: a
+// family opens when its score reaches the family's threshold, whatever
+// the packs found; and a phrase of a pack opens its family only when the
+// family's score reaches the family's veto (a lower bar), so that "I
+// searched all day for my keys" does not open search on the word alone.
+// Both are chosen on the corpus's validation split. Custom triggers are
+// a community's own and never vetoed. It is immutable and safe for
+// concurrent use.
+type Classifier struct {
+	bits   uint
+	labels []string
+	// Per label: the bias, the threshold and the veto (probabilities),
+	// the weights' scale and the weights, one signed byte per bucket.
+	bias, threshold, veto, scale []float32
+	weights                      [][]int8
+}
+
+// classifierMagic starts the weights file, with its format's version.
+const classifierMagic = "QDTMC2\n"
+
+// maxClassifierBits bounds the buckets a weights file may declare.
+const maxClassifierBits = 20
+
+//go:embed classifier.bin
+var builtinClassifier []byte
+
+var (
+	builtinOnce sync.Once
+	builtin     *Classifier
+	builtinErr  error
+)
+
+// BuiltinClassifier returns the classifier whose weights ship in the
+// binary.
+func BuiltinClassifier() (*Classifier, error) {
+	builtinOnce.Do(func() { builtin, builtinErr = ParseClassifier(builtinClassifier) })
+	return builtin, builtinErr
+}
+
+// Labels returns the families the classifier scores, in its order.
+func (c *Classifier) Labels() []string { return slices.Clone(c.labels) }
+
+// Threshold returns the threshold and the veto of a family, and false
+// for a family the classifier does not score.
+func (c *Classifier) Threshold(label string) (threshold, veto float64, ok bool) {
+	i := slices.Index(c.labels, label)
+	if i < 0 {
+		return 0, 0, false
+	}
+	return float64(c.threshold[i]), float64(c.veto[i]), true
+}
+
+// Score is one family's probability for a message.
+type Score struct {
+	Target string  `json:"family"`
+	Score  float64 `json:"score"`
+}
+
+// Scores returns every family's score for text, in Labels order.
+func (c *Classifier) Scores(text string) []Score {
+	var buf [256]uint32
+	fs := dedupe(features(buf[:0], scanText(text), c.bits))
+	out := make([]Score, len(c.labels))
+	for i, l := range c.labels {
+		out[i] = Score{Target: l, Score: c.prob(i, fs)}
+	}
+	return out
+}
+
+// prob is label i's probability over the features' buckets.
+func (c *Classifier) prob(i int, fs []uint32) float64 {
+	w := c.weights[i]
+	var sum int32
+	for _, f := range fs {
+		sum += int32(w[f])
+	}
+	z := float64(c.bias[i]) + float64(sum)*float64(c.scale[i])
+	return 1 / (1 + math.Exp(-z))
+}
+
+// judge applies the classifier to norm, a normalised message
+// (scanText), and the matches the packs and custom triggers made of it:
+// it drops each pack match whose family scores under its veto, and adds
+// a match for each family among known scoring at or above its threshold
+// plus shift (a community's adjustment, see MaxShift; positive opens
+// less) that no match kept opens. Families outside known are not
+// scored.
+func (c *Classifier) judge(norm string, ms []Match, known func(string) bool, shift float64) []Match {
+	var buf [256]uint32
+	fs := dedupe(features(buf[:0], norm, c.bits))
+	scores := map[string]float64{}
+	score := func(target string) (float64, int) {
+		i := slices.Index(c.labels, target)
+		if i < 0 {
+			return 0, -1
+		}
+		if p, ok := scores[target]; ok {
+			return p, i
+		}
+		p := c.prob(i, fs)
+		scores[target] = p
+		return p, i
+	}
+	ms = slices.DeleteFunc(ms, func(m Match) bool {
+		if m.Source != SourcePack {
+			return false
+		}
+		p, i := score(m.Target)
+		return i >= 0 && p < bar(c.veto[i], shift)
+	})
+	for i, l := range c.labels {
+		if !known(l) || slices.ContainsFunc(ms, func(m Match) bool { return m.Target == l }) {
+			continue
+		}
+		if p, _ := score(l); p >= bar(c.threshold[i], shift) {
+			ms = append(ms, Match{Target: l, Trigger: "score " + strconv.FormatFloat(p, 'f', 2, 64), Source: SourceClassifier})
+		}
+	}
+	return ms
+}
+
+// bar is a threshold moved by shift, kept inside (0, 1).
+func bar(t float32, shift float64) float64 { return min(0.999, max(0.001, float64(t)+shift)) }
+
+// MarshalBinary encodes the classifier as its weights file: the magic,
+// the bucket bits, the labels, then per label its bias, threshold, veto,
+// scale and weights, little-endian. The same classifier gives the same bytes.
+func (c *Classifier) MarshalBinary() ([]byte, error) {
+	var b bytes.Buffer
+	b.WriteString(classifierMagic)
+	b.WriteByte(byte(c.bits))
+	b.WriteByte(byte(len(c.labels)))
+	for _, l := range c.labels {
+		b.WriteByte(byte(len(l)))
+		b.WriteString(l)
+	}
+	for i := range c.labels {
+		for _, f := range []float32{c.bias[i], c.threshold[i], c.veto[i], c.scale[i]} {
+			_ = binary.Write(&b, binary.LittleEndian, math.Float32bits(f))
+		}
+		for _, w := range c.weights[i] {
+			b.WriteByte(byte(w))
+		}
+	}
+	return b.Bytes(), nil
+}
+
+// ParseClassifier reads a weights file (MarshalBinary's), refusing one
+// that is truncated, oversized or malformed.
+func ParseClassifier(data []byte) (*Classifier, error) {
+	r := bytes.NewReader(data)
+	magic := make([]byte, len(classifierMagic))
+	if _, err := r.Read(magic); err != nil || string(magic) != classifierMagic {
+		return nil, errors.New("intent: not a classifier weights file")
+	}
+	bits, err1 := r.ReadByte()
+	n, err2 := r.ReadByte()
+	if err := errors.Join(err1, err2); err != nil || bits == 0 || bits > maxClassifierBits || n == 0 {
+		return nil, errors.New("intent: classifier weights: bad header")
+	}
+	c := &Classifier{bits: uint(bits)}
+	for range n {
+		l, err := r.ReadByte()
+		if err != nil || l == 0 {
+			return nil, errors.New("intent: classifier weights: bad label")
+		}
+		name := make([]byte, l)
+		if _, err := r.Read(name); err != nil || len(name) != int(l) {
+			return nil, errors.New("intent: classifier weights: truncated label")
+		}
+		c.labels = append(c.labels, string(name))
+	}
+	size := 1 << bits
+	if r.Len() != len(c.labels)*(16+size) {
+		return nil, fmt.Errorf("intent: classifier weights: %d bytes of weights, want %d", r.Len(), len(c.labels)*(16+size))
+	}
+	for range c.labels {
+		var f [4]uint32
+		if err := binary.Read(r, binary.LittleEndian, &f); err != nil {
+			return nil, err
+		}
+		bias, th, veto, scale := math.Float32frombits(f[0]), math.Float32frombits(f[1]), math.Float32frombits(f[2]), math.Float32frombits(f[3])
+		if !finite(bias) || !(th > 0 && th < 1) || !(veto >= 0 && veto < 1) || !(scale >= 0) || !finite(scale) {
+			return nil, errors.New("intent: classifier weights: bad numbers")
+		}
+		w := make([]int8, size)
+		raw := make([]byte, size)
+		if _, err := r.Read(raw); err != nil {
+			return nil, err
+		}
+		for j, x := range raw {
+			w[j] = int8(x)
+		}
+		c.bias, c.threshold, c.veto, c.scale = append(c.bias, bias), append(c.threshold, th), append(c.veto, veto), append(c.scale, scale)
+		c.weights = append(c.weights, w)
+	}
+	return c, nil
+}
+
+func finite(f float32) bool { return !math.IsNaN(float64(f)) && !math.IsInf(float64(f), 0) }

@@ -1,0 +1,75 @@
+package intent_test
+
+import (
+	"bytes"
+	"os"
+	"testing"
+
+	"github.com/quiverhq/quiver/intent"
+)
+
+// TestClassifierWeightsAreFresh: the committed weights are what
+// `go run ./intent/train` makes of the committed corpus, byte for byte.
+func TestClassifierWeightsAreFresh(t *testing.T) {
+	c, err := intent.TrainFromCorpus(os.DirFS("."))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := c.MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	committed, err := os.ReadFile("classifier.bin")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, committed) {
+		t.Fatal("intent/classifier.bin is stale: run go run ./intent/train and commit it")
+	}
+	if _, err := intent.BuiltinClassifier(); err != nil {
+		t.Fatalf("the embedded weights do not parse: %v", err)
+	}
+}
+
+// TestTrainIsDeterministic: two trainings of one corpus give the same
+// bytes.
+func TestTrainIsDeterministic(t *testing.T) {
+	exs := []intent.Example{
+		{Text: "search the web for cats", Labels: []string{"search"}},
+		{Text: "remind me at 5", Labels: []string{"reminder"}},
+		{Text: "hello there", Labels: nil},
+		{Text: "look up the weather", Labels: []string{"search"}},
+	}
+	a, _ := intent.Train(exs, exs, intent.TrainOptions{Bits: 10, Epochs: 5}).MarshalBinary()
+	b, _ := intent.Train(exs, exs, intent.TrainOptions{Bits: 10, Epochs: 5}).MarshalBinary()
+	if !bytes.Equal(a, b) {
+		t.Fatal("two trainings differ")
+	}
+	c, err := intent.ParseClassifier(a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := c.Labels(); len(got) != 2 || got[0] != "reminder" || got[1] != "search" {
+		t.Fatalf("labels %v", got)
+	}
+	scores := c.Scores("please search the web for dogs")
+	if scores[1].Target != "search" || scores[1].Score <= scores[0].Score {
+		t.Fatalf("scores %v: search should lead", scores)
+	}
+}
+
+// FuzzParseClassifier: any bytes are refused or read, never a panic.
+func FuzzParseClassifier(f *testing.F) {
+	exs := []intent.Example{{Text: "search cats", Labels: []string{"search"}}, {Text: "hi"}}
+	good, _ := intent.Train(exs, exs, intent.TrainOptions{Bits: 4, Epochs: 1}).MarshalBinary()
+	f.Add(good)
+	f.Add([]byte("QDTMC1\n"))
+	f.Add(append([]byte("QDTMC1\n"), 20, 1, 1, 'x'))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		c, err := intent.ParseClassifier(b)
+		if err != nil {
+			return
+		}
+		_ = c.Scores("search the web")
+	})
+}

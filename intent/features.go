@@ -1,0 +1,140 @@
+package intent
+
+import (
+	"strings"
+	"unicode"
+
+	"golang.org/x/text/unicode/norm"
+)
+
+// Features of a message for the learned stage (Classifier), hashed into
+// a fixed number of buckets (the hashing trick): from the normalised
+// text (Normalise), each word as written and without its diacritics,
+// each pair of adjacent words, each word's character trigrams and
+// 4-grams with its ends marked (a typo or an inflection keeps most of
+// them), and in scripts written without spaces, where a run of letters
+// is a whole phrase, its character pairs and triples. They are what the
+// classifier sees of a message, in training and at detection alike.
+
+// Feature kinds, hashed before the feature's text so that a word and a
+// trigram of the same letters are different features.
+const (
+	featWord    = 'w'
+	featBare    = 'b'
+	featPair    = 'p'
+	featGram3   = '3'
+	featGram4   = '4'
+	featCJK2    = 'c'
+	featCJK3    = 'C'
+	featNoWords = '0'
+)
+
+// maxFeatureWords bounds the words a message contributes: a long
+// message's opening says what it asks for, and the bound keeps the cost
+// of detection linear and small whatever is pasted.
+const maxFeatureWords = 64
+
+// features appends the buckets (of 1<<bits) of the features of norm, a
+// normalised message (Normalise), to dst.
+func features(dst []uint32, norm string, bits uint) []uint32 {
+	mask := uint32(1)<<bits - 1
+	add := func(kind byte, s string) { dst = append(dst, featureHash32(kind, s)&mask) }
+	ws := featureWords(norm)
+	if len(ws) == 0 {
+		add(featNoWords, "")
+		return dst
+	}
+	prev := ""
+	for i, w := range ws {
+		if i == maxFeatureWords {
+			break
+		}
+		bare := stripDiacritics(w)
+		add(featWord, w)
+		if bare != w {
+			add(featBare, bare)
+		}
+		if prev != "" {
+			add(featPair, prev+" "+bare)
+		}
+		prev = bare
+		r := []rune(bare)
+		if isUnspacedWord(r) {
+			for n, kind := range [...]byte{featCJK2, featCJK3} {
+				for j := 0; j+n+2 <= len(r); j++ {
+					add(kind, string(r[j:j+n+2]))
+				}
+			}
+			continue
+		}
+		padded := "^" + bare + "$"
+		pr := []rune(padded)
+		for n, kind := range [...]byte{featGram3, featGram4} {
+			for j := 0; j+n+3 <= len(pr); j++ {
+				add(kind, string(pr[j:j+n+3]))
+			}
+		}
+	}
+	return dst
+}
+
+// featureWords splits normalised text into runs of letters, digits and
+// marks; an apostrophe inside a word stays in it ("don't").
+func featureWords(s string) []string {
+	return strings.FieldsFunc(s, func(r rune) bool {
+		return !unicode.IsLetter(r) && !unicode.IsDigit(r) && !unicode.IsMark(r) && r != '\''
+	})
+}
+
+// stripDiacritics removes combining marks (the word decomposed, NFD,
+// without them) and writes đ as d, so Vietnamese typed without its
+// diacritics meets the same features.
+func stripDiacritics(w string) string {
+	ascii := true
+	for i := 0; i < len(w); i++ {
+		if w[i] >= 0x80 {
+			ascii = false
+			break
+		}
+	}
+	if ascii {
+		return w
+	}
+	var b strings.Builder
+	for _, r := range norm.NFD.String(w) {
+		switch {
+		case unicode.Is(unicode.Mn, r):
+		case r == 'đ':
+			b.WriteByte('d')
+		default:
+			b.WriteRune(r)
+		}
+	}
+	return norm.NFC.String(b.String())
+}
+
+// isUnspacedWord reports whether a word holds a rune of a script written
+// without spaces.
+func isUnspacedWord(r []rune) bool {
+	for _, c := range r {
+		if unspaced(c) {
+			return true
+		}
+	}
+	return false
+}
+
+// featureHash32 is 32-bit FNV-1a over the kind and the text: fixed, so
+// the committed weights mean the same in every build.
+func featureHash32(kind byte, s string) uint32 {
+	const (
+		offset = 2166136261
+		prime  = 16777619
+	)
+	h := uint32(offset)
+	h = (h ^ uint32(kind)) * prime
+	for i := 0; i < len(s); i++ {
+		h = (h ^ uint32(s[i])) * prime
+	}
+	return h
+}

@@ -1,0 +1,334 @@
+package intent
+
+import (
+	"math"
+	"math/rand/v2"
+	"slices"
+	"sort"
+)
+
+// Example is one labelled message of the corpus: its text and the
+// families it needs (none for chat and near misses).
+type Example struct {
+	Text   string
+	Labels []string
+}
+
+// TrainOptions are the knobs of Train; the zero value means the
+// defaults, which are what `go run ./intent/train` uses.
+type TrainOptions struct {
+	// Bits is log2 of the feature buckets (default 16: 65,536 buckets,
+	// one byte per family each, so about 1.2 MB for 19 families).
+	Bits uint
+	// Epochs over the training set (default 30).
+	Epochs int
+	// Seed orders the examples of each epoch (default 1).
+	Seed uint64
+	// L2 is the weight decay per update (default 1e-3).
+	L2 float64
+	// MaxPositiveWeight caps how much a family's positive example counts
+	// against a negative one (default 3).
+	MaxPositiveWeight float64
+	// Rate is the starting learning rate (default 0.2).
+	Rate float64
+	// Packs, when set, is the phrase-pack detector the classifier will
+	// judge beside: the vetoes are chosen against its matches on the
+	// validation split. Nil chooses no veto.
+	Packs *Detector
+	// MaxFalseOpen is the share of the validation split's messages
+	// needing no family that may open one, which the thresholds are
+	// chosen for (default 0.03).
+	MaxFalseOpen float64
+}
+
+func (o TrainOptions) withDefaults() TrainOptions {
+	if o.Bits == 0 {
+		o.Bits = 16
+	}
+	if o.Epochs == 0 {
+		o.Epochs = 30
+	}
+	if o.Seed == 0 {
+		o.Seed = 1
+	}
+	if o.L2 == 0 {
+		o.L2 = 1e-3
+	}
+	if o.MaxPositiveWeight == 0 {
+		o.MaxPositiveWeight = 3
+	}
+	if o.Rate == 0 {
+		o.Rate = 0.2
+	}
+	if o.MaxFalseOpen == 0 {
+		o.MaxFalseOpen = 0.03
+	}
+	return o
+}
+
+// Train fits the classifier on train and chooses its thresholds on
+// validation. It is deterministic: the same examples, in the same order,
+// with the same options give a classifier with the same bytes (every
+// product is rounded to float64 before it is added, so no platform's
+// fused multiply-add changes a weight).
+//
+// Each family is a logistic regression over the shared features,
+// trained by stochastic gradient descent with a decaying rate and a
+// little L2 decay, its positive examples weighted up to balance a
+// family's few requests against the many messages that are not. The
+// thresholds: each family starts at the score that best separates its
+// validation examples (its F1), then the family whose false opens cost
+// the most is raised, one step at a time, until the messages needing no
+// family that open some family are at most MaxFalseOpen of them.
+func Train(train, validation []Example, o TrainOptions) *Classifier {
+	o = o.withDefaults()
+	labels := corpusLabels(train)
+	size := 1 << o.Bits
+	feats := make([][]uint32, len(train))
+	for i, ex := range train {
+		feats[i] = dedupe(features(nil, scanText(ex.Text), o.Bits))
+	}
+	w := make([][]float64, len(labels))
+	bias := make([]float64, len(labels))
+	for i := range w {
+		w[i] = make([]float64, size)
+	}
+	pos := make([]float64, len(labels))
+	for _, ex := range train {
+		for i, l := range labels {
+			if slices.Contains(ex.Labels, l) {
+				pos[i]++
+			}
+		}
+	}
+	order := make([]int, len(train))
+	for i := range order {
+		order[i] = i
+	}
+	rate0, decay := o.Rate, o.L2
+	step := 0
+	for epoch := range o.Epochs {
+		rng := rand.New(rand.NewPCG(o.Seed, uint64(epoch)))
+		rng.Shuffle(len(order), func(i, j int) { order[i], order[j] = order[j], order[i] })
+		for _, k := range order {
+			step++
+			rate := rate0 / (1 + float64(step)/float64(len(train)*4))
+			fs := feats[k]
+			for i, l := range labels {
+				z := bias[i]
+				for _, f := range fs {
+					z += w[i][f]
+				}
+				p := 1 / (1 + math.Exp(-z))
+				y, weight := 0.0, 1.0
+				if slices.Contains(train[k].Labels, l) {
+					y = 1
+					weight = math.Min(o.MaxPositiveWeight, math.Sqrt(float64(len(train))/math.Max(1, pos[i])))
+				}
+				g := float64((p - y) * weight)
+				for _, f := range fs {
+					w[i][f] -= float64(rate * float64(g+float64(decay*w[i][f])))
+				}
+				bias[i] -= float64(rate * g)
+			}
+		}
+	}
+	c := &Classifier{bits: o.Bits, labels: labels}
+	for i := range labels {
+		peak := 0.0
+		for _, x := range w[i] {
+			peak = math.Max(peak, math.Abs(x))
+		}
+		scale := peak / 127
+		q := make([]int8, size)
+		if scale > 0 {
+			for j, x := range w[i] {
+				q[j] = int8(math.Max(-127, math.Min(127, math.Round(x/scale))))
+			}
+		}
+		c.bias = append(c.bias, float32(bias[i]))
+		c.scale = append(c.scale, float32(scale))
+		c.weights = append(c.weights, q)
+	}
+	c.threshold, c.veto = chooseBars(c, validation, o.Packs, o.MaxFalseOpen)
+	return c
+}
+
+// corpusLabels are the families the examples name, sorted.
+func corpusLabels(exs []Example) []string {
+	var out []string
+	for _, ex := range exs {
+		for _, l := range ex.Labels {
+			if !slices.Contains(out, l) {
+				out = append(out, l)
+			}
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// dedupe sorts fs and drops repeats: a feature counts once per message.
+func dedupe(fs []uint32) []uint32 {
+	slices.Sort(fs)
+	return slices.Compact(fs)
+}
+
+// thresholdSteps are the thresholds chooseThresholds considers.
+var thresholdSteps = func() []float32 {
+	var out []float32
+	for t := 0.05; t < 0.995; t += 0.01 {
+		out = append(out, float32(math.Round(t*100)/100))
+	}
+	return out
+}()
+
+// valScores are the validation split as chooseBars reads it: per
+// example, each label's score and whether a pack's phrase opens it.
+type valScores struct {
+	score [][]float64
+	pack  [][]bool
+	want  [][]bool
+	none  []bool // the example needs no family
+}
+
+// open is the decision of judge for example k and label i.
+func (v valScores) open(k, i int, th, veto float32) bool {
+	return v.score[k][i] >= float64(th) || (v.pack[k][i] && v.score[k][i] >= float64(veto))
+}
+
+// chooseBars picks each family's threshold and veto on the validation
+// examples (see Train): the veto that drops the most of the packs'
+// false opens at the cost of the fewest of their true ones (a true one
+// lost counting twice), then the threshold with the best F1 of the
+// combined decision, then, while more than maxFalseOpen of the messages
+// needing no family open one, the threshold of the family opening most
+// of them rises a step (and its veto, once the threshold is at the top).
+func chooseBars(c *Classifier, val []Example, packs *Detector, maxFalseOpen float64) (th, veto []float32) {
+	v := valScores{score: make([][]float64, len(val)), pack: make([][]bool, len(val)), want: make([][]bool, len(val)), none: make([]bool, len(val))}
+	negatives := 0
+	for k, ex := range val {
+		norm := scanText(ex.Text)
+		fs := dedupe(features(nil, norm, c.bits))
+		v.score[k], v.pack[k], v.want[k] = make([]float64, len(c.labels)), make([]bool, len(c.labels)), make([]bool, len(c.labels))
+		var ms []Match
+		if packs != nil {
+			ms, _ = packs.direct(ex.Text, nil)
+		}
+		for i, l := range c.labels {
+			v.score[k][i] = c.prob(i, fs)
+			v.pack[k][i] = slices.ContainsFunc(ms, func(m Match) bool { return m.Target == l && m.Source == SourcePack })
+			v.want[k][i] = slices.Contains(ex.Labels, l)
+		}
+		v.none[k] = len(ex.Labels) == 0
+		if v.none[k] {
+			negatives++
+		}
+	}
+	top := thresholdSteps[len(thresholdSteps)-1]
+	th, veto = make([]float32, len(c.labels)), make([]float32, len(c.labels))
+	for i := range c.labels {
+		veto[i] = bestVeto(v, i)
+		th[i] = bestF1(v, i, veto[i])
+	}
+	for negatives > 0 {
+		opened, cost := 0, make([]int, len(c.labels))
+		for k := range val {
+			if !v.none[k] {
+				continue
+			}
+			any := false
+			for i := range c.labels {
+				if v.open(k, i, th[i], veto[i]) {
+					cost[i]++
+					any = true
+				}
+			}
+			if any {
+				opened++
+			}
+		}
+		if float64(opened) <= maxFalseOpen*float64(negatives) {
+			break
+		}
+		worst := -1
+		for i := range cost {
+			raisable := th[i] < top || veto[i] < top
+			if cost[i] > 0 && raisable && (worst < 0 || cost[i] > cost[worst]) {
+				worst = i
+			}
+		}
+		switch {
+		case worst < 0:
+			return th, veto // nothing left to raise
+		case th[worst] < top:
+			th[worst] = step(th[worst])
+		default:
+			veto[worst] = step(veto[worst])
+		}
+	}
+	return th, veto
+}
+
+// step is t raised by 0.01, on the grid.
+func step(t float32) float32 { return float32(math.Round(float64(t)*100+1) / 100) }
+
+// bestVeto is the veto for label i: over the examples a pack opens i
+// for, the bar in [0, 0.5] maximising the wrong opens it drops minus
+// twice the right ones (the lowest of equals, so 0 when nothing is
+// gained).
+func bestVeto(v valScores, i int) float32 {
+	best, bestGain := float32(0), 0
+	for _, t := range append([]float32{0}, thresholdSteps...) {
+		if t > 0.5 {
+			break
+		}
+		gain := 0
+		for k := range v.score {
+			if !v.pack[k][i] || v.score[k][i] >= float64(t) {
+				continue
+			}
+			if v.want[k][i] {
+				gain -= 2
+			} else {
+				gain++
+			}
+		}
+		if gain > bestGain {
+			best, bestGain = t, gain
+		}
+	}
+	return best
+}
+
+// bestF1 is the threshold with the best F1 of the combined decision for
+// label i, given its veto (the lowest of equals; 0.5 when the
+// validation split has no example of the family).
+func bestF1(v valScores, i int, veto float32) float32 {
+	best, bestF := float32(0.5), -1.0
+	if !slices.ContainsFunc(v.want, func(w []bool) bool { return w[i] }) {
+		return best
+	}
+	for _, t := range thresholdSteps {
+		tp, fp, fn := 0, 0, 0
+		for k := range v.score {
+			want, got := v.want[k][i], v.open(k, i, t, veto)
+			switch {
+			case want && got:
+				tp++
+			case got:
+				fp++
+			case want:
+				fn++
+			}
+		}
+		f := 0.0
+		if tp > 0 {
+			f = 2 * float64(tp) / float64(2*tp+fp+fn)
+		}
+		if f > bestF {
+			best, bestF = t, f
+		}
+	}
+	return best
+}
