@@ -163,6 +163,10 @@ func (g Gated) thoughtLog(ctx context.Context, st store.Messages, orgID string, 
 	seen := map[string]bool{}
 	return func(ev agent.Event) {
 		next(ev)
+		if ev.Kind == agent.EventDeclared && len(ev.Actions) > 0 {
+			g.logDeclared(ctx, st, orgID, logger, ev)
+			return
+		}
 		if ev.Kind != agent.EventToolCall || ev.Call == nil {
 			return
 		}
@@ -183,5 +187,20 @@ func (g Gated) thoughtLog(ctx context.Context, st store.Messages, orgID string, 
 		}); err != nil {
 			logger.Warn("thought log not recorded", "err", err)
 		}
+	}
+}
+
+// logDeclared records a thought-log entry for tools the model declared
+// mid-turn through the mode's recovery tool (agent.EventDeclared): they
+// were opened by the model, not by the message.
+func (g Gated) logDeclared(ctx context.Context, st store.Messages, orgID string, logger *slog.Logger, ev agent.Event) {
+	note := fmt.Sprintf("Deliberate tool mode: the model opened %s with %s during the turn.",
+		strings.Join(ev.Actions, ", "), intent.RecoveryTool)
+	logger.Info("deliberate tool mode: tools opened by the model", "tools", ev.Actions)
+	if _, err := st.AppendMessage(ctx, orgID, store.Message{
+		ConversationID: ev.ConversationID, TurnID: ev.TurnID, Role: store.RoleThought,
+		Content: note, ToolName: intent.RecoveryTool,
+	}); err != nil {
+		logger.Warn("thought log not recorded", "err", err)
 	}
 }

@@ -5,8 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
+	"math"
 	"net/http"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/quiverhq/quiver/engine"
 	"github.com/quiverhq/quiver/store"
@@ -19,7 +22,9 @@ import (
 // the caller; internal details are logged, never put here.
 type Error struct {
 	status int
-	Detail ErrorInfo `json:"error"`
+	// retryAfter, when positive, is sent as Retry-After (whole seconds).
+	retryAfter time.Duration
+	Detail     ErrorInfo `json:"error"`
 }
 
 // ErrorInfo says what went wrong.
@@ -36,6 +41,26 @@ func (e *Error) GetStatus() int { return e.status }
 // apiErr is an error with its own code.
 func apiErr(status int, code, msg string) *Error {
 	return &Error{status: status, Detail: ErrorInfo{Code: code, Message: msg}}
+}
+
+// BusyRetryAfter is the Retry-After of a 503 for a store too busy to
+// take a request's writes in time (store.ErrBusy).
+const BusyRetryAfter = 5 * time.Second
+
+// errBusy is the 503 of a request the store could not take in time: a
+// new error each time, as huma adds headers in place.
+func errBusy() *Error {
+	e := apiErr(http.StatusServiceUnavailable, "unavailable", "the server is too busy to take this now; try again in a few seconds")
+	e.retryAfter = BusyRetryAfter
+	return e
+}
+
+// retryAfterHeader is e's Retry-After value, "" when it has none.
+func (e *Error) retryAfterHeader() string {
+	if e.retryAfter <= 0 {
+		return ""
+	}
+	return strconv.Itoa(int(math.Ceil(e.retryAfter.Seconds())))
 }
 
 var errInternal = apiErr(http.StatusInternalServerError, "internal", "internal error; it has been logged")
@@ -125,16 +150,30 @@ func init() {
 // status errors pass unchanged (with any headers huma.ErrorWithHeaders
 // added), the rest go through toError.
 func (s *server) publicError(ctx context.Context, op string, err error) error {
-	var se huma.StatusError
-	if errors.As(err, &se) {
+	var he huma.HeadersError
+	if errors.As(err, &he) {
 		return err
 	}
-	return s.toError(ctx, op, err)
+	var e *Error
+	if !errors.As(err, &e) {
+		var se huma.StatusError
+		if errors.As(err, &se) {
+			return err
+		}
+		e = s.toError(ctx, op, err)
+	}
+	if ra := e.retryAfterHeader(); ra != "" {
+		return huma.ErrorWithHeaders(e, http.Header{"Retry-After": {ra}})
+	}
+	return e
 }
 
 // toError is err in our shape: an Engine's *BadRequest is a 400 and its
-// *Conflict a 409 conflict, both with their message; anything that is not
-// a status error is logged and answered 500.
+// *Conflict a 409 conflict, both with their message; a store too busy to
+// take the work in time (store.ErrBusy, or a deadline of the server's own
+// passing while the request is live) is a 503 with Retry-After, logged
+// as a warning; anything else that is not a status error is logged and
+// answered 500.
 func (s *server) toError(ctx context.Context, op string, err error) *Error {
 	var e *Error
 	if errors.As(err, &e) {
@@ -165,6 +204,10 @@ func (s *server) toError(ctx context.Context, op string, err error) *Error {
 	if errors.As(err, &se) {
 		return newHumaError(se.GetStatus(), se.Error()).(*Error)
 	}
+	if errors.Is(err, store.ErrBusy) || errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
+		s.log.WarnContext(ctx, "httpapi: store busy; answered 503", "op", op, "err", err)
+		return errBusy()
+	}
 	s.internal(ctx, op, err)
 	return errInternal
 }
@@ -180,6 +223,9 @@ func (s *server) internal(ctx context.Context, op string, err error) {
 
 // writeError writes e outside huma (middleware, fallback routes).
 func writeError(w http.ResponseWriter, e *Error) {
+	if ra := e.retryAfterHeader(); ra != "" {
+		w.Header().Set("Retry-After", ra)
+	}
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("X-Content-Type-Options", "nosniff")
 	w.WriteHeader(e.status)
@@ -188,6 +234,9 @@ func writeError(w http.ResponseWriter, e *Error) {
 
 // writeHumaError writes e from a huma middleware, before the handler ran.
 func writeHumaError(ctx huma.Context, e *Error) {
+	if ra := e.retryAfterHeader(); ra != "" {
+		ctx.SetHeader("Retry-After", ra)
+	}
 	ctx.SetHeader("Content-Type", "application/json")
 	ctx.SetStatus(e.status)
 	_ = json.NewEncoder(ctx.BodyWriter()).Encode(e)

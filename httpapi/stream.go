@@ -30,6 +30,7 @@ func (s *server) streamRoutes() {
 			"An untitled conversation takes its title from the message's first line. " +
 			"Rate-limited per user, with console runs (429 with Retry-After). " +
 			"Turns running at once are capped per user and per server (429 too_many_turns or server_busy, with Retry-After, nothing written). " +
+			"A server whose database cannot take the turn's writes in time answers 503 unavailable with Retry-After (an error event once the stream has begun). " +
 			"A turn the server stops (shutting down, or its hold on the turn lost) ends with an error event saying so, " +
 			"or 503 interrupted before any event. 409 conversation_changed: another turn changed the conversation " +
 			"while the message was on its way (a pause came); send it again. " +
@@ -193,10 +194,14 @@ func (s *server) claimTurn(ctx context.Context, a *auth, tr turnRequest, release
 	if s.runs.Local(a.OrgID, id) {
 		return nil, errTurnRunning
 	}
-	if err := s.rateLimit(ctx, a); err != nil {
+	// The turn's first writes wait for the store less than the writes of
+	// turns already running: an overloaded server refuses new turns with
+	// 503 before the turns it took on start failing.
+	admit := store.WithWriteWait(ctx, AdmitWriteWait)
+	if err := s.rateLimit(admit, a); err != nil {
 		return nil, err
 	}
-	run, err := s.claimRun(ctx, a, pt)
+	run, err := s.claimRun(admit, a, pt)
 	if err != nil {
 		return nil, err
 	}
@@ -314,6 +319,12 @@ func (s *server) claimRun(ctx context.Context, a *auth, pt PendingTurn) (*runs.R
 	}
 	return run, nil
 }
+
+// AdmitWriteWait is how long a turn's first writes (its rate-limit token,
+// its claim on the conversation) wait for the store's writer before the
+// message is refused with 503 and Retry-After (store.WithWriteWait);
+// later writes wait store.DefaultWriteWait.
+const AdmitWriteWait = time.Second
 
 var (
 	errEmptyMessage        = apiErr(http.StatusBadRequest, "empty_message", "the message is empty: write something to send")

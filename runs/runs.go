@@ -395,6 +395,9 @@ func (run *Run) End() {
 	run.rec.close()
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(run.ctx), claimTimeout)
 	defer cancel()
+	// A release that fails leaves the conversation held until its lease
+	// passes: it may wait for a busy store as long as its timeout.
+	ctx = store.WithWriteWait(ctx, claimTimeout)
 	err := run.reg.cfg.Runs.EndRun(ctx, run.sr.OrgID, run.sr.ConversationID, run.sr.TurnID, run.reg.cfg.Now())
 	if err != nil && !errors.Is(err, store.ErrNotFound) {
 		run.reg.cfg.Logger.Error("release a conversation's run", "conversation", run.sr.ConversationID, "turn", run.sr.TurnID, "err", err)

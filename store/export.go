@@ -280,6 +280,24 @@ func blobRule(t ArchiveTable, row []any) error {
 	return nil
 }
 
+// memoryRule is the memories table's Rule: what CheckMemory accepts (a
+// text within MaxMemoryRunes, a vector of its model's dimension that
+// embed.Packed.Check reads).
+func memoryRule(t ArchiveTable, row []any) error {
+	m := Memory{CreatedAt: time.Unix(1, 0)}
+	m.OrgID, _ = t.Value(row, "org_id").(string)
+	m.ID, _ = t.Value(row, "id").(string)
+	m.OwnerID, _ = t.Value(row, "owner_id").(string)
+	m.Text, _ = t.Value(row, "text").(string)
+	m.Model, _ = t.Value(row, "model").(string)
+	v, _ := t.Value(row, "vector").([]byte)
+	m.Vector = v
+	if _, err := CheckMemory(m); err != nil {
+		return fmt.Errorf("a memory: %w", err)
+	}
+	return nil
+}
+
 // SkippedTables are the tables of either backend that an archive does not
 // carry, each with why. Every table of a backend's schema is in
 // ArchiveTables or here (each backend's tests enumerate its schema), so a
@@ -292,6 +310,8 @@ func SkippedTables() map[string]string {
 		"message_counters":    "derived (PostgreSQL): rebuilt on import as each conversation's highest Seq",
 		"rate_buckets":        "transient: the HTTP API's per-user token buckets; a bucket left out starts full, as an idle one would be",
 		"conversation_search": "derived: what conversation search reads, rebuilt on import from the titles and the user messages",
+		"memory_search":       "derived: what memory search reads (each memory's terms), rebuilt on import from the memories",
+		"memory_search_rows":  "derived (SQLite): which full-text row holds a memory's terms, rebuilt on import with them",
 	}
 }
 
@@ -407,6 +427,9 @@ func ArchiveTables() []ArchiveTable {
 		{Name: "blobs", Key: []string{"org_id", "id"}, Rule: blobRule, Columns: []ArchiveColumn{
 			text("org_id"), text("id"), text("owner_id"), text("conversation_id"), text("name"),
 			text("media_type"), intCol("size"), text("sha256"), at("created_at"), bytesCol("data")}},
+		{Name: "memories", Key: []string{"org_id", "id"}, Rule: memoryRule, Columns: []ArchiveColumn{
+			text("org_id"), text("id"), text("owner_id"), text("text"), text("model"), bytesCol("vector"),
+			at("created_at"), at("updated_at")}},
 		{Name: "deployment", Key: []string{"name"}, Columns: []ArchiveColumn{
 			text("name"), text("value")}},
 	}

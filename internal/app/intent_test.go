@@ -522,4 +522,8 @@ func TestRecoveryToolOpensAFamilyMidTurn(t *testing.T) {
 	if got := toolNames(seen[3].Req); !slices.Contains(got, "list_files") {
 		t.Errorf("the next turn declared %v, want the workspace open for the conversation", got)
 	}
+	code, out, _ := run(t, data, "transcript", "c-recover", "--json")
+	if code != 0 || !strings.Contains(out, "the model opened list_files") {
+		t.Errorf("the thought log does not record what the model opened:\n%s", out)
+	}
 }

@@ -17,6 +17,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/quiverhq/quiver/embed"
 	"github.com/quiverhq/quiver/internal/pgtest"
 	"github.com/quiverhq/quiver/keyring"
 	"github.com/quiverhq/quiver/mcpclient"
@@ -248,12 +249,12 @@ func checkExportSummary(t *testing.T, sum archive.Summary) {
 	if m.Format != archive.FormatVersion || m.Backend != backend.SQLite || m.Schema[backend.Postgres] == 0 || !m.CreatedAt.Equal(at(1000)) {
 		t.Errorf("manifest %+v", m)
 	}
-	for _, name := range []string{"runs", "turn_events", "schema_migrations", "message_counters"} {
+	for _, name := range []string{"runs", "turn_events", "schema_migrations", "message_counters", "memory_search"} {
 		if m.Skipped[name] == "" {
 			t.Errorf("the manifest does not say why %s is not copied", name)
 		}
 	}
-	if m.Tables["runs"] != 0 || m.Tables["usage"] != 3 || m.Tables["deployment"] != 1 || m.Tables["blobs"] != 2 {
+	if m.Tables["runs"] != 0 || m.Tables["usage"] != 3 || m.Tables["deployment"] != 1 || m.Tables["blobs"] != 2 || m.Tables["memories"] != 2 {
 		t.Errorf("row counts %v", m.Tables)
 	}
 	if want := (archive.Files{Files: 3, Folders: 5, Bytes: 20}); m.Workspaces != want {
@@ -305,6 +306,7 @@ func checkImported(t *testing.T, st store.Store, kr *secret.Keyring) {
 		t.Errorf("the API token: %+v, %v", c, err)
 	}
 	checkRecords(ctx, t, st)
+	checkMemories(t, st)
 	seq, err := st.AppendMessage(ctx, org, store.Message{ConversationID: conv, Role: "user", Content: "next", CreatedAt: at(40)})
 	if err != nil || seq != 5 {
 		t.Errorf("a message appended after the import: seq %d, %v; want 5", seq, err)
@@ -447,5 +449,29 @@ func TestLargestBlobRoundTrips(t *testing.T) {
 	got, err := openStore(t, dst).GetBlob(t.Context(), org, "big")
 	if err != nil || !bytes.Equal(got.Data, data) {
 		t.Errorf("the largest blob: %d bytes back, %v", len(got.Data), err)
+	}
+}
+
+// checkMemories: the imported memories keep their vectors byte for byte
+// and are found by full-text search, whose index the import rebuilt.
+func checkMemories(t *testing.T, st store.Store) {
+	t.Helper()
+	ctx := t.Context()
+	m, err := st.GetMemory(ctx, org, "ana", "m1")
+	if err != nil {
+		t.Fatalf("GetMemory after the import: %v", err)
+	}
+	v, err := embed.Local{}.Embed(ctx, []string{m.Text}, embed.Document)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(m.Vector, embed.Pack(v[0])) || m.Model != (embed.Local{}).Model().String() {
+		t.Errorf("the imported memory's vector or model differ: %q", m.Model)
+	}
+	for q, want := range map[string]string{"tea": "m1", "van phong": "m2"} {
+		got, err := st.SearchMemories(ctx, store.MemorySearch{OrgID: org, OwnerID: "ana", Text: q})
+		if err != nil || len(got) != 1 || got[0].ID != want {
+			t.Errorf("SearchMemories(%q) after the import: %+v, %v; want %s", q, got, err, want)
+		}
 	}
 }

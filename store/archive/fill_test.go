@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/quiverhq/quiver/embed"
 	"github.com/quiverhq/quiver/keyring"
 	"github.com/quiverhq/quiver/mcpclient"
 	"github.com/quiverhq/quiver/secret"
@@ -124,6 +125,18 @@ func fill(ctx context.Context, t *testing.T, st store.Store, kr *secret.Keyring)
 	must(err)
 	_, err = st.PutBlob(ctx, store.Blob{OrgID: org, ID: "b0", OwnerID: "ana", Name: "empty.txt", MediaType: "text/plain", CreatedAt: at(18), Data: []byte{}}, store.BlobQuota{})
 	must(err)
+
+	for _, m := range []store.Memory{
+		{OrgID: org, ID: "m1", OwnerID: "ana", Text: "Ana prefers tea to coffee", CreatedAt: at(19)},
+		{OrgID: org, ID: "m2", Text: "Văn phòng đóng cửa lúc 18 giờ", CreatedAt: at(20)},
+	} {
+		m.Model = embed.Local{}.Model().String()
+		v, err := embed.Local{}.Embed(ctx, []string{m.Text}, embed.Document)
+		must(err)
+		m.Vector = embed.Pack(v[0])
+		_, err = st.PutMemory(ctx, m, 0)
+		must(err)
+	}
 
 	// Transient records, which an archive leaves out.
 	_, err = st.ClaimRun(ctx, store.Run{OrgID: org, ConversationID: conv, TurnID: "t2", UserID: "ana", Replica: "r-1", StartedAt: at(13), ExpiresAt: at(60)})

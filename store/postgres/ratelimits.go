@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/quiverhq/quiver/store"
 )
@@ -19,19 +20,83 @@ const takeAttempts = 4
 // inserted and deleted under it for takeAttempts rounds.
 var errBucketChurn = errors.New("the rate bucket changed under every attempt")
 
-// TakeToken spends one token of key's bucket in one transaction at READ
-// COMMITTED: SELECT … FOR UPDATE locks the bucket's row, so concurrent
-// takers of the key, on any replica, queue on it and each reads the spend
-// of the one before; the new state is an UPDATE under that lock. A key
-// with no row gets one by INSERT … ON CONFLICT DO NOTHING, which waits
-// for a concurrent insert of the key and, when that one committed,
-// inserts nothing: the loop then locks the row it inserted. A refused
-// take writes nothing.
+// casAttempts is how often TakeToken tries its lock-free path before it
+// takes the row lock: each further try means another take of the key
+// committed between this one's read and its write.
+const casAttempts = 2
+
+// TakeToken spends one token of key's bucket. First, with no
+// transaction, it reads the bucket and writes the spend only if the row
+// still holds what it read (a compare-and-swap UPDATE, or INSERT … ON
+// CONFLICT DO NOTHING for a key with no row): two statements, no BEGIN
+// or COMMIT, in the usual case of one taker at a time. A write that
+// finds the row changed (another take, on any replica, committed in
+// between) tries again, and after casAttempts takes the locking path
+// (takeLocked), where concurrent takers queue on the row. Either way
+// every spend is counted once and none is lost. A refused take writes
+// nothing.
 func (s *Store) TakeToken(ctx context.Context, key string, burst int, every time.Duration, now time.Time) (time.Duration, bool, error) {
 	if err := store.CheckTakeToken(key, burst, every, now); err != nil {
 		return 0, false, wrapErr("take token", err)
 	}
 	now = instant(now) // the stored precision: the bucket's At is the now it counted with
+	for range casAttempts {
+		wait, ok, done, err := s.takeSwap(ctx, key, burst, every, now)
+		if err != nil {
+			return 0, false, wrapErr("take token", err)
+		}
+		if done {
+			return wait, ok, nil
+		}
+	}
+	wait, ok, err := s.takeLocked(ctx, key, burst, every, now)
+	if err != nil {
+		return 0, false, wrapErr("take token", err)
+	}
+	return wait, ok, nil
+}
+
+// takeSwap is one lock-free try of TakeToken: done false means the row
+// changed between the read and the write, which then wrote nothing.
+func (s *Store) takeSwap(ctx context.Context, key string, burst int, every time.Duration, now time.Time) (wait time.Duration, ok, done bool, err error) {
+	const read = `SELECT tokens, touched_at FROM rate_buckets WHERE key = $1`
+	var b store.RateBucket
+	err = busy(s.pool.QueryRow(ctx, read, key).Scan(&b.Tokens, &b.At))
+	found := err == nil
+	switch {
+	case errors.Is(err, pgx.ErrNoRows):
+		b = store.FullRateBucket(burst, now)
+	case err != nil:
+		return 0, false, false, err
+	}
+	next, wait, ok := b.Take(burst, every, now)
+	if !ok {
+		return wait, false, true, nil
+	}
+	var tag pgconn.CommandTag
+	if found {
+		const q = `UPDATE rate_buckets SET tokens = $2, touched_at = $3
+			WHERE key = $1 AND tokens = $4 AND touched_at = $5`
+		tag, err = s.pool.Exec(ctx, q, key, next.Tokens, next.At, b.Tokens, b.At)
+	} else {
+		const q = `INSERT INTO rate_buckets (key, tokens, touched_at) VALUES ($1, $2, $3)
+			ON CONFLICT (key) DO NOTHING`
+		tag, err = s.pool.Exec(ctx, q, key, next.Tokens, next.At)
+	}
+	if err != nil {
+		return 0, false, false, busy(err)
+	}
+	return wait, true, tag.RowsAffected() == 1, nil
+}
+
+// takeLocked is TakeToken in one transaction at READ COMMITTED: SELECT …
+// FOR UPDATE locks the bucket's row, so concurrent takers of the key, on
+// any replica, queue on it and each reads the spend of the one before;
+// the new state is an UPDATE under that lock. A key with no row gets one
+// by INSERT … ON CONFLICT DO NOTHING, which waits for a concurrent insert
+// of the key and, when that one committed, inserts nothing: the loop then
+// locks the row it inserted.
+func (s *Store) takeLocked(ctx context.Context, key string, burst int, every time.Duration, now time.Time) (time.Duration, bool, error) {
 	var wait time.Duration
 	var ok bool
 	err := s.inTx(ctx, readCommitted, func(tx pgx.Tx) error {
@@ -62,10 +127,7 @@ func (s *Store) TakeToken(ctx context.Context, key string, burst int, every time
 		}
 		return errBucketChurn
 	})
-	if err != nil {
-		return 0, false, wrapErr("take token", err)
-	}
-	return wait, ok, nil
+	return wait, ok, err
 }
 
 // lockRateBucket reads key's bucket and locks its row until the

@@ -3,8 +3,11 @@ package postgres
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"time"
+
+	"github.com/quiverhq/quiver/store"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -17,6 +20,8 @@ const (
 	codeUniqueViolation      = "23505"
 	codeForeignKeyViolation  = "23503"
 	codeCheckViolation       = "23514"
+	codeTooManyConnections   = "53300"
+	codeLockNotAvailable     = "55P03"
 )
 
 // maxTxAttempts bounds how often inTx runs a transaction that keeps
@@ -44,10 +49,38 @@ const (
 // be safe to repeat: it reads what it needs inside the transaction, keeps
 // no effect outside it, and is quick (never a model call, a tool call or
 // network I/O: a transaction holds locks and a connection while it runs).
+//
+// The wait for a pooled connection is bounded by store.WriteWait(ctx):
+// past it, with ctx still live, inTx fails with store.ErrBusy having
+// written nothing, as it does when PostgreSQL refuses a connection for
+// their number (53300) or a lock wait past lock_timeout (55P03).
 func (s *Store) inTx(ctx context.Context, iso pgx.TxIsoLevel, fn func(pgx.Tx) error) error {
 	return retrying(ctx, func() error {
-		return pgx.BeginTxFunc(ctx, s.pool, pgx.TxOptions{IsoLevel: iso}, fn)
+		wait := store.WriteWait(ctx)
+		wctx, cancel := context.WithTimeout(ctx, wait)
+		conn, err := s.pool.Acquire(wctx)
+		cancel()
+		if err != nil {
+			if ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded) {
+				return fmt.Errorf("%w: no database connection came free within %v", store.ErrBusy, wait)
+			}
+			return busy(err)
+		}
+		defer conn.Release()
+		return busy(pgx.BeginTxFunc(ctx, conn, pgx.TxOptions{IsoLevel: iso}, fn))
 	})
+}
+
+// busy is err, marked store.ErrBusy when PostgreSQL refused for load:
+// too many connections (53300) or a lock not available in time (55P03).
+func busy(err error) error {
+	if err == nil || errors.Is(err, store.ErrBusy) {
+		return err
+	}
+	if c := sqlState(err); c == codeTooManyConnections || c == codeLockNotAvailable {
+		return fmt.Errorf("%w: %w", store.ErrBusy, err)
+	}
+	return err
 }
 
 // retrying calls run until it returns anything but a serialization

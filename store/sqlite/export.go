@@ -187,11 +187,12 @@ func checkEmpty(ctx context.Context, q rowsQuerier) error {
 	return nil
 }
 
-// schemaTables lists the database's tables (SQLite's own left out), by
-// name.
+// schemaTables lists the database's tables (SQLite's own left out, and
+// virtual tables with their shadow tables: the FTS5 index memory search
+// reads is derived, rebuilt on import), by name.
 func schemaTables(ctx context.Context, q rowsQuerier) ([]string, error) {
-	rows, err := q.QueryContext(ctx, `SELECT name FROM sqlite_master
-		WHERE type = 'table' AND name NOT LIKE 'sqlite\_%' ESCAPE '\' ORDER BY name`)
+	rows, err := q.QueryContext(ctx, `SELECT name FROM pragma_table_list
+		WHERE schema = 'main' AND type = 'table' AND name NOT LIKE 'sqlite\_%' ESCAPE '\' ORDER BY name`)
 	if err != nil {
 		return nil, fmt.Errorf("list tables: %w", err)
 	}
@@ -223,7 +224,10 @@ func (s *Store) ImportTables(ctx context.Context, r store.TableReader) error {
 				if err := linkTurns(ctx, tx); err != nil {
 					return err
 				}
-				return rebuildSearch(ctx, tx)
+				if err := rebuildSearch(ctx, tx); err != nil {
+					return err
+				}
+				return rebuildMemorySearch(ctx, tx)
 			}
 			if err != nil {
 				return err

@@ -32,18 +32,17 @@ func (s *Store) AppendMessage(ctx context.Context, orgID string, m store.Message
 // or none. One commit instead of one per message is what makes recording a
 // whole model step cheap.
 func (s *Store) AppendMessages(ctx context.Context, orgID string, ms []store.Message) ([]int64, error) {
-	tx, err := s.writer.BeginTx(ctx, nil)
-	if err != nil {
-		return nil, fmt.Errorf("sqlite: append messages: %w", err)
-	}
-	defer tx.Rollback() //nolint:errcheck // a no-op after Commit
 	seqs := make([]int64, len(ms))
-	for i, m := range ms {
-		if seqs[i], err = appendMessage(ctx, tx, orgID, m); err != nil {
-			return nil, fmt.Errorf("sqlite: append messages: %w", err)
+	err := s.inWriteTx(ctx, func(tx *sql.Tx) error {
+		for i, m := range ms {
+			var err error
+			if seqs[i], err = appendMessage(ctx, tx, orgID, m); err != nil {
+				return err
+			}
 		}
-	}
-	if err := tx.Commit(); err != nil {
+		return nil
+	})
+	if err != nil {
 		return nil, fmt.Errorf("sqlite: append messages: %w", err)
 	}
 	return seqs, nil

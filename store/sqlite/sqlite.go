@@ -163,16 +163,60 @@ func checkWAL(ctx context.Context, db *sql.DB) error {
 // connection and _txlock=immediate the transaction holds SQLite's write
 // lock from BEGIN, so a rule fn reads before it writes (a unique name, a
 // limit) cannot be raced by another writer, here or in another process.
+// It waits for the writer at most store.WriteWait(ctx) (beginWrite).
 func (s *Store) inWriteTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
-	tx, err := s.writer.BeginTx(ctx, nil)
+	tx, done, err := s.beginWrite(ctx)
 	if err != nil {
 		return err
 	}
-	defer tx.Rollback() //nolint:errcheck // a no-op after Commit
+	defer done()
 	if err := fn(tx); err != nil {
+		return busy(err)
+	}
+	return busy(tx.Commit())
+}
+
+// beginWrite begins a transaction on the writer connection and returns
+// it with the function that rolls it back (a no-op after Commit) and
+// hands the connection back; call that once the transaction is over.
+// Writers queue in this process for the one connection (database/sql
+// serves them in no set order), so the wait for it is bounded: past
+// store.WriteWait(ctx), with ctx itself still live, the write fails with
+// store.ErrBusy having written nothing, and an overloaded server answers
+// "busy" instead of queueing without end. SQLITE_BUSY (a lock another
+// process held past the busy timeout) is store.ErrBusy too.
+func (s *Store) beginWrite(ctx context.Context) (*sql.Tx, func(), error) {
+	wait := store.WriteWait(ctx)
+	wctx, cancel := context.WithTimeout(ctx, wait)
+	conn, err := s.writer.Conn(wctx)
+	cancel()
+	if err != nil {
+		if ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded) {
+			return nil, nil, fmt.Errorf("%w: the database's writer stayed taken for %v", store.ErrBusy, wait)
+		}
+		return nil, nil, err
+	}
+	tx, err := conn.BeginTx(ctx, nil)
+	if err != nil {
+		return nil, nil, errors.Join(busy(err), conn.Close())
+	}
+	return tx, func() {
+		tx.Rollback() //nolint:errcheck // a no-op after Commit
+		conn.Close()  //nolint:errcheck // hands the connection back to the pool
+	}, nil
+}
+
+// busy is err, marked store.ErrBusy when SQLite reported SQLITE_BUSY or
+// SQLITE_LOCKED (primary codes 5 and 6, whatever the extended code).
+func busy(err error) error {
+	var coded interface{ Code() int }
+	if err == nil || errors.Is(err, store.ErrBusy) || !errors.As(err, &coded) {
 		return err
 	}
-	return tx.Commit()
+	if c := coded.Code() & 0xff; c == 5 || c == 6 {
+		return fmt.Errorf("%w: %w", store.ErrBusy, err)
+	}
+	return err
 }
 
 // Close closes every connection. The Store must not be used afterwards.

@@ -44,7 +44,12 @@
 // keeps the parent it was first written with, a parent outside the
 // conversation and a sibling past store.MaxSiblings refuse the whole
 // write, and the head moves only to a turn of the owner's conversation
-// while no run is held.
+// while no run is held. Memories: a person reaches only their own, and
+// searches (by text and by vector) see theirs and their organisation's
+// shared ones, never another person's or organisation's; updates and
+// deletes reach the full-text index and the vectors; any search text is
+// words, never query syntax; the per-owner cap holds under concurrent
+// puts.
 //
 // Two checks need a backend's own SQL besides its store, so a backend's
 // tests run them beside Run: DeleteLeavesNoRow looks in every table for
@@ -128,6 +133,7 @@ func groups() []group {
 		{name: "Settings", cases: settingsCases(), alone: settingsAloneCases()},
 		{name: "Context", cases: contextCases()},
 		{name: "Blobs", cases: blobCases()},
+		{name: "Memories", cases: memoryCases()},
 		{name: "KeyChecks", alone: keyCheckAloneCases()},
 		{name: "Runs", cases: runCases(), alone: runAloneCases()},
 		{name: "Events", cases: eventCases()},

@@ -1,0 +1,14 @@
+package postgres
+
+import (
+	"testing"
+
+	"github.com/quiverhq/quiver/internal/pgtest"
+	"github.com/quiverhq/quiver/store/storetest"
+)
+
+// BenchmarkMemories searches 10,000 memories by text and by vector (see
+// storetest.BenchmarkMemories).
+func BenchmarkMemories(b *testing.B) {
+	storetest.BenchmarkMemories(b, openTest(b, pgtest.URL(b)), 10_000)
+}
