@@ -206,7 +206,7 @@ func (rn *run) grow(res *tool.Result) {
 		rn.req.Sizes.DefinitionsChars += t.DeclarationChars()
 		list = append(list, t.Name())
 	}
-	rn.rec.Tools = rn.toolset.Names()
+	rn.rec.Tools, rn.rec.Excluded = rn.toolset.Names(), StoredExclusions(rn.toolset)
 	res.Content += "\n\nNow declared, from your next step: " + strings.Join(list, ", ") + "."
 	rn.emit(Event{Kind: EventDeclared, Actions: list})
 }

@@ -90,7 +90,7 @@ func CheckAnswer(raw [][]float32, n, dims int) ([]Vector, int, error) {
 		if dims == 0 {
 			dims = len(r)
 		}
-		if len(r) != dims || dims == 0 {
+		if len(r) != dims || dims == 0 || dims > MaxDims {
 			return nil, 0, fmt.Errorf("embed: vector %d has %d dimensions, want %d", i, len(r), dims)
 		}
 		v, ok := Unit(r)

@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/quiverhq/quiver/agent"
 	"github.com/quiverhq/quiver/intent"
@@ -58,8 +59,13 @@ func (e *Engine) Prepare(ctx context.Context, c *Collected) (*Prepared, error) {
 	var ts, all registry.Toolset
 	var fixed *prompt.Request
 	if c.paused != nil {
+		if slices.Contains(c.paused.Tools, intent.RecoveryTool) {
+			// The paused turn ran under the mode: its recovery tool
+			// stays declared, and can still open what selection allows.
+			f.Deliberate, c.facts.Deliberate = true, true
+		}
 		ts = restore(cat, f, c.paused.Tools).WithSelected(c.paused.Selected)
-		all = ts
+		all = cat.Select(f)
 	} else {
 		s, err := e.selectTurn(ctx, c, cat, p)
 		if err != nil {

@@ -97,7 +97,7 @@ func (c *Classifier) prob(i int, fs []uint32) float64 {
 		sum += int32(w[f])
 	}
 	z := float64(c.bias[i]) + float64(sum)*float64(c.scale[i])
-	return 1 / (1 + math.Exp(-z))
+	return sigmoid(z)
 }
 
 // judge applies the classifier to norm, a normalised message

@@ -68,9 +68,10 @@ func (o TrainOptions) withDefaults() TrainOptions {
 
 // Train fits the classifier on train and chooses its thresholds on
 // validation. It is deterministic: the same examples, in the same order,
-// with the same options give a classifier with the same bytes (every
-// product is rounded to float64 before it is added, so no platform's
-// fused multiply-add changes a weight).
+// with the same options give a classifier with the same bytes on every
+// platform (every product is rounded to float64 before it is added, and
+// the logistic function is computed from IEEE operations alone, sigmoid,
+// so no platform's fused multiply-add changes a weight).
 //
 // Each family is a logistic regression over the shared features,
 // trained by stochastic gradient descent with a decaying rate and a
@@ -119,7 +120,7 @@ func Train(train, validation []Example, o TrainOptions) *Classifier {
 				for _, f := range fs {
 					z += w[i][f]
 				}
-				p := 1 / (1 + math.Exp(-z))
+				p := sigmoid(z)
 				y, weight := 0.0, 1.0
 				if slices.Contains(train[k].Labels, l) {
 					y = 1

@@ -527,3 +527,32 @@ func TestRecoveryToolOpensAFamilyMidTurn(t *testing.T) {
 		t.Errorf("the thought log does not record what the model opened:\n%s", out)
 	}
 }
+
+// TestRecoveryToolSurvivesAPause: a turn under the mode that pauses on a
+// question resumes with the same declarations, the recovery tool among
+// them, and it can still open a family there.
+func TestRecoveryToolSurvivesAPause(t *testing.T) {
+	srv := llmtest.Start(t, llmtest.OpenAI{},
+		llmtest.Reply{ToolCalls: []llm.ToolCall{llmtest.Call("q", "ask_clarifying_question", map[string]any{"question": "Which folder?"})}},
+		llmtest.Reply{ToolCalls: []llm.ToolCall{llmtest.Call("c1", intent.RecoveryTool, map[string]string{"family": "files", "reason": "their notes"})}},
+		llmtest.Reply{Text: []string{"Done."}},
+	)
+	data := t.TempDir()
+	if code, out, stderr := run(t, data, "triggers", "mode", "--server", "default", "on"); code != 0 {
+		t.Fatalf("triggers mode: %d %s %s", code, out, stderr)
+	}
+	chat := chatEnv(t, data, srv, "hmm, what's lying around in there?\nthe notes one\n")
+	if code, _, stderr := chat("chat", "--agent", agentFile, "--conversation", "c-pause"); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	seen := srv.Seen()
+	if len(seen) != 3 {
+		t.Fatalf("%d model calls, want 3", len(seen))
+	}
+	if a, b := toolNames(seen[0].Req), toolNames(seen[1].Req); !slices.Equal(a, modeKept) || !slices.Equal(b, a) {
+		t.Fatalf("declared %v before the pause and %v after, want %v both times", a, b, modeKept)
+	}
+	if got := toolNames(seen[2].Req); !slices.Contains(got, "list_files") {
+		t.Errorf("after enable_tools on the resumed turn declared %v, want the workspace", got)
+	}
+}
