@@ -6,6 +6,7 @@
 package httpapi
 
 import (
+	"cmp"
 	"context"
 	"log/slog"
 	"net/http"
@@ -111,10 +112,12 @@ type server struct {
 	heartbeat     time.Duration
 	limiter       *limiter
 	slots         *turnSlots
-	turns         *runningTurns
-	runs          *runs.Registry
-	api           huma.API
-	mux           *http.ServeMux
+	// admitWait is TurnLimits.AdmitWait, or AdmitWriteWait.
+	admitWait time.Duration
+	turns     *runningTurns
+	runs      *runs.Registry
+	api       huma.API
+	mux       *http.ServeMux
 	// origins tells a cross-site browser request from a same-origin
 	// one (the sign-in POSTs refuse it).
 	origins *http.CrossOriginProtection
@@ -162,6 +165,7 @@ func New(cfg Config) http.Handler {
 	s.dtm = &deliberate.Service{Store: cfg.Store, Now: s.now}
 	s.limiter = newLimiter(cfg.RateLimit, s.now)
 	s.slots = newTurnSlots(cfg.Turns)
+	s.admitWait = cmp.Or(cfg.Turns.AdmitWait, AdmitWriteWait)
 	s.api = humago.New(s.mux, apiConfig())
 	s.api.UseMiddleware(s.authenticate)
 	s.routes()

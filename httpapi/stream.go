@@ -197,7 +197,7 @@ func (s *server) claimTurn(ctx context.Context, a *auth, tr turnRequest, release
 	// The turn's first writes wait for the store less than the writes of
 	// turns already running: an overloaded server refuses new turns with
 	// 503 before the turns it took on start failing.
-	admit := store.WithWriteWait(ctx, AdmitWriteWait)
+	admit := store.WithWriteWait(ctx, s.admitWait)
 	if err := s.rateLimit(admit, a); err != nil {
 		return nil, err
 	}
@@ -320,10 +320,11 @@ func (s *server) claimRun(ctx context.Context, a *auth, pt PendingTurn) (*runs.R
 	return run, nil
 }
 
-// AdmitWriteWait is how long a turn's first writes (its rate-limit token,
-// its claim on the conversation) wait for the store's writer before the
-// message is refused with 503 and Retry-After (store.WithWriteWait);
-// later writes wait store.DefaultWriteWait.
+// AdmitWriteWait is how long, by default (TurnLimits.AdmitWait), a turn's
+// first writes (its rate-limit token, its claim on the conversation) wait
+// for the store's writer before the message is refused with 503 and
+// Retry-After (store.WithWriteWait); later writes wait
+// store.DefaultWriteWait.
 const AdmitWriteWait = time.Second
 
 var (

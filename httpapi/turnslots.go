@@ -23,6 +23,10 @@ type TurnLimits struct {
 	// PerServer is how many turns the server runs at once; 0 means 256,
 	// negative no cap.
 	PerServer int
+	// AdmitWait is how long a new turn's first writes wait for a busy
+	// store before the message is refused with 503; 0 means
+	// AdmitWriteWait.
+	AdmitWait time.Duration
 }
 
 // Defaults of TurnLimits' zero values.

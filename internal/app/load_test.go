@@ -11,6 +11,8 @@ import (
 	"math"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"regexp"
 	"runtime"
 	"runtime/pprof"
@@ -179,7 +181,15 @@ func setUpLoad(tb testing.TB, modelT *testing.T, n int) *loadEnv {
 	e.model = startLoadModel(modelT, n, e.peaks.sample)
 	tb.Cleanup(e.model.Close) // after quiver serve's own cleanup; Close is idempotent
 	data := tb.TempDir()
-	e.srv = startLoadServe(tb, data, e.model.URL())
+	// The test measures a bounded queue, not shedding: new turns may wait
+	// for SQLite's writer as long as a turn may (under -race on two busy
+	// cores, 200 claims at once queue for seconds), where the default
+	// (1s) would refuse some with 503.
+	cfg := filepath.Join(tb.TempDir(), "config.yaml")
+	if err := os.WriteFile(cfg, []byte("turns:\n  admit_wait: 1m\n"), 0o600); err != nil {
+		tb.Fatal(err)
+	}
+	e.srv = startLoadServe(tb, data, e.model.URL(), "--config", cfg)
 	var err error
 	if e.st, err = sqlite.Open(tb.Context(), data); err != nil {
 		tb.Fatal(err)

@@ -164,7 +164,7 @@ func (rt *runtime) apiHandler(cfg config.Config, det *intent.Detector, secure bo
 	return httpapi.New(httpapi.Config{
 		Store: rt.st, Engine: api, MCP: apiMCP{regs: rt.mcp.regs, orgs: rt.orgs}, UI: webui.Handler(), Logger: env.Logger, Now: env.Now,
 		SecureCookies: secure, IDs: rt.ids, Runs: reg,
-		Turns: httpapi.TurnLimits{PerUser: cfg.Turns.MaxPerUser, PerServer: cfg.Turns.MaxPerServer},
+		Turns: httpapi.TurnLimits{PerUser: cfg.Turns.MaxPerUser, PerServer: cfg.Turns.MaxPerServer, AdmitWait: cfg.Turns.AdmitWait.Std()},
 	})
 }
 

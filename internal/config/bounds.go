@@ -9,8 +9,9 @@ import (
 )
 
 // Turns bounds running turns. Zero values take the defaults: 60s of
-// silence from a model stream, 15m per turn, 4 turns at once per user and
-// 256 per server.
+// silence from a model stream, 15m per turn, 4 turns at once per user,
+// 256 per server, and 1s for a new turn's first writes to wait for the
+// store.
 type Turns struct {
 	// ModelIdle is how long a model stream may send nothing before the
 	// call fails (and is retried when it had produced nothing yet).
@@ -26,6 +27,10 @@ type Turns struct {
 	// once, for all users (429 past it). With several replicas each
 	// counts its own.
 	MaxPerServer int `yaml:"max_per_server"`
+	// AdmitWait is how long a new turn's first writes (its rate-limit
+	// token, its claim on the conversation) wait for a busy store before
+	// the message is refused with 503 and Retry-After.
+	AdmitWait Duration `yaml:"admit_wait"`
 }
 
 // validate checks the turn bounds: durations 0 (the default) or from 1s
@@ -38,6 +43,9 @@ func (t Turns) validate() error {
 		if d.d != 0 && (d.d.Std() < time.Second || d.d.Std() > 24*time.Hour) {
 			return fmt.Errorf("turns.%s: use a duration from 1s to 24h, or 0 for the default", d.name)
 		}
+	}
+	if t.AdmitWait != 0 && (t.AdmitWait.Std() < 100*time.Millisecond || t.AdmitWait.Std() > time.Minute) {
+		return errors.New("turns.admit_wait: use a duration from 100ms to 1m, or 0 for the default (1s)")
 	}
 	if t.MaxPerUser < 0 || t.MaxPerUser > 10_000 {
 		return fmt.Errorf("turns.max_per_user %d: use 1–10000, or 0 for the default (4)", t.MaxPerUser)

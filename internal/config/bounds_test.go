@@ -17,9 +17,11 @@ func TestBoundsConfig(t *testing.T) {
 	tests := []struct {
 		name, yaml, wantErr string
 	}{
-		{"full", "turns: {model_idle: 45s, max_duration: 20m, max_per_user: 2, max_per_server: 50}\nhttp: {read_header_timeout: 5s, read_timeout: 20s, idle_timeout: 30s, max_header_bytes: 32768}\n", ""},
+		{"full", "turns: {model_idle: 45s, max_duration: 20m, max_per_user: 2, max_per_server: 50, admit_wait: 3s}\nhttp: {read_header_timeout: 5s, read_timeout: 20s, idle_timeout: 30s, max_header_bytes: 32768}\n", ""},
 		{"idle too short", "turns: {model_idle: 10ms}\n", "turns.model_idle: use a duration from 1s to 24h"},
 		{"duration too long", "turns: {max_duration: 25h}\n", "turns.max_duration"},
+		{"admit wait too short", "turns: {admit_wait: 10ms}\n", "turns.admit_wait: use a duration from 100ms to 1m"},
+		{"admit wait too long", "turns: {admit_wait: 2m}\n", "turns.admit_wait"},
 		{"negative per user", "turns: {max_per_user: -1}\n", "turns.max_per_user -1"},
 		{"per user above per server", "turns: {max_per_user: 10, max_per_server: 5}\n", "cannot be above turns.max_per_server"},
 		{"negative idle timeout", "http: {idle_timeout: -1s}\n", "http.idle_timeout"},
