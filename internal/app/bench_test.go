@@ -186,8 +186,8 @@ func benchEnginePrepare250(b *testing.B, noCache bool) {
 			b.Fatal(err)
 		}
 	}
-	if cat.Len() != 250 || len(p.Start.Request.Tools) != 8 {
-		b.Fatalf("catalog of %d, %d tools declared; want 250 and the helpers plus search's", cat.Len(), len(p.Start.Request.Tools))
+	if cat.Len() != 250 || len(p.Start.Request.Tools) != 9 {
+		b.Fatalf("catalog of %d, %d tools declared; want 250 and the helpers, the recovery tool and search's", cat.Len(), len(p.Start.Request.Tools))
 	}
 	b.ReportMetric(float64(p.Start.Request.Sizes.DefinitionsChars), "def-chars")
 }
