@@ -152,12 +152,16 @@ func testBranchesPage(t *testing.T, b *browsertest.Browser, model *heardModel, w
 	first := `.transcript .msg.user[data-first="true"]:first-of-type`
 	b.Do("edit", chromedp.Click(chromedp.CSS(first+` button.edit`)), chromedp.WaitVisible(chromedp.CSS(first+` .edit-box`)))
 	b.WaitText(first+` .edit-form`, "does not undo")
-	b.Do("cancel the edit", chromedp.Click(chromedp.CSS(first+` .cancel-edit`)), chromedp.WaitNotPresent(chromedp.CSS(`.edit-form`)))
+	// The edit form's buttons are clicked through the DOM: a click by
+	// coordinates can land on the pinned composer when the transcript
+	// scrolls (following the latest answer) between chromedp's scroll
+	// into view and its click, which made CI's run of this test flaky.
+	b.Do("cancel the edit", chromedp.Evaluate[chromedp.Void](`document.querySelector('`+first+` .cancel-edit').click()`), chromedp.WaitNotPresent(chromedp.CSS(`.edit-form`)))
 	shows("edit cancelled", "msg one", "reply 1", "msg two", "reply 3")
 	b.Do("edit again", chromedp.Click(chromedp.CSS(first+` button.edit`)),
 		chromedp.SetValue(chromedp.CSS(first+` .edit-box`), "msg uno"))
 	b.Shot(width + "-3-editing")
-	b.Do("send the edit", chromedp.Click(chromedp.CSS(first+` .send-edit`)))
+	b.Do("send the edit", chromedp.Evaluate[chromedp.Void](`document.querySelector('`+first+` .send-edit').click()`))
 	b.WaitText(`.transcript .msg.user:first-of-type .pager-count`, "2/2")
 	b.Do("turn ends", idle)
 	shows("edited", "msg uno", "reply 4")
