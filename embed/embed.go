@@ -101,3 +101,18 @@ func CheckAnswer(raw [][]float32, n, dims int) ([]Vector, int, error) {
 	}
 	return out, dims, nil
 }
+
+// Source gives an organisation the embedding model its settings (or the
+// deployment's configuration) name. A nil Embedder with a nil error means
+// none is configured: the tools that need one are not declared, and
+// whatever indexes text keeps it searchable by full text only.
+// Implementations are safe for concurrent use.
+type Source interface {
+	Embedder(ctx context.Context, orgID string) (Embedder, error)
+}
+
+// Fixed is a Source giving every organisation E (nil: none).
+type Fixed struct{ E Embedder }
+
+// Embedder implements Source.
+func (f Fixed) Embedder(context.Context, string) (Embedder, error) { return f.E, nil }
