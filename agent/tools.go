@@ -45,7 +45,7 @@ func (rn *run) toolStep(ctx context.Context, plan *stepPlan) (paused bool, err e
 		}
 	}
 	for i := range results {
-		rn.grow(&results[i])
+		rn.grow(dctx, &results[i])
 	}
 	if err := rn.recordResults(dctx, plan, results); err != nil {
 		return false, err
@@ -177,8 +177,9 @@ func (rn *run) recordResults(ctx context.Context, plan *stepPlan, results []tool
 // grow declares the tools a result's effect names (tool.Effect.Declare)
 // from the next model step on, appended after the declared ones, within
 // Config.MaxExpansions calls per turn, and says in the result which it
-// declared. The turn's record lists them at its next write.
-func (rn *run) grow(res *tool.Result) {
+// declared; the effect's Declared hook runs only when it declared some.
+// The turn's record lists them at its next write.
+func (rn *run) grow(ctx context.Context, res *tool.Result) {
 	names := res.Effect.Declare
 	if len(names) == 0 || res.IsError {
 		return
@@ -209,6 +210,13 @@ func (rn *run) grow(res *tool.Result) {
 	rn.rec.Tools, rn.rec.Excluded = rn.toolset.Names(), StoredExclusions(rn.toolset)
 	res.Content += "\n\nNow declared, from your next step: " + strings.Join(list, ", ") + "."
 	rn.emit(Event{Kind: EventDeclared, Actions: list})
+	if res.Effect.Declared == nil {
+		return
+	}
+	if err := res.Effect.Declared(ctx, list); err != nil {
+		rn.r.cfg.Logger.Warn("agent: keeping declared tools", "turn", rn.facts.TurnID, "err", err)
+		res.Content += " They could not be kept for later turns of this conversation."
+	}
 }
 
 // applyEffect hands a result's effect to the surface and reports a pause.

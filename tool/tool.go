@@ -136,6 +136,15 @@ type Effect struct {
 	// the ones the turn's selection allowed, appended after the tools
 	// already declared, and says in the call's result which it declared.
 	Declare []string `json:"declare,omitempty"`
+	// Declared, when set with Declare, is called by the loop once it has
+	// declared at least one of Declare's tools, with those it added; never
+	// when it added none (all declared already, none the selection
+	// allowed, or the turn's cap on additions reached). What the call
+	// keeps beyond the turn (enable_tools records the family open for the
+	// conversation) belongs here, so that nothing is kept for a call that
+	// opened nothing. An error is reported in the call's result; the tools
+	// stay declared for the turn.
+	Declared func(ctx context.Context, added []string) error `json:"-"`
 }
 
 // Result is what a call returns to the model.

@@ -92,30 +92,38 @@ func Tool(rec Recorder) *tool.Tool {
 			n := MaxReasonChars
 			s.Properties["reason"].MaxLength = &n
 		},
-	}, func(ctx context.Context, sc tool.Scope, in Input) (Output, error) { return enable(ctx, rec, sc, in) })
+	}, func(_ context.Context, sc tool.Scope, in Input) (Output, error) { return enable(rec, sc, in) })
 }
 
-// Output is what a call answers; its effect declares the family's tools.
+// Output is what a call answers; its effect declares the family's tools
+// and, once the loop has declared some, records the family open.
 type Output struct {
 	family string
 	tools  []string
+	keep   func(ctx context.Context, added []string) error
 }
 
-// ModelText is what the model reads back (the loop adds which tools it
-// declared).
-func (o Output) ModelText() string { return "Opened " + o.family + "." }
+// ModelText is what the model reads back; the loop adds which tools it
+// declared, or why none.
+func (o Output) ModelText() string { return "Asked for " + o.family + "." }
 
 // ToolEffect asks the loop to declare the family's tools.
-func (o Output) ToolEffect() tool.Effect { return tool.Effect{Declare: o.tools} }
+func (o Output) ToolEffect() tool.Effect { return tool.Effect{Declare: o.tools, Declared: o.keep} }
 
-func enable(ctx context.Context, rec Recorder, sc tool.Scope, in Input) (Output, error) {
+func enable(rec Recorder, sc tool.Scope, in Input) (Output, error) {
 	if !slices.ContainsFunc(families, func(f struct{ name, line string }) bool { return f.name == in.Family }) {
 		return Output{}, fmt.Errorf("%q is not one of the families listed", in.Family)
 	}
+	out := Output{family: in.Family, tools: intent.TargetTools(in.Family)}
 	if rec != nil && sc.ConversationID != "" {
-		if _, err := rec.OpenIntentTargets(ctx, sc.OrgID, sc.ConversationID, []string{in.Family}); err != nil {
-			return Output{}, tool.Infra(fmt.Errorf("record the open family: %w", err))
+		// Recorded only when the loop declared some of the family's tools:
+		// a family the selection left out stays closed, not recorded open.
+		out.keep = func(ctx context.Context, _ []string) error {
+			if _, err := rec.OpenIntentTargets(ctx, sc.OrgID, sc.ConversationID, []string{in.Family}); err != nil {
+				return fmt.Errorf("record the open family: %w", err)
+			}
+			return nil
 		}
 	}
-	return Output{family: in.Family, tools: intent.TargetTools(in.Family)}, nil
+	return out, nil
 }

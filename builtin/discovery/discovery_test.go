@@ -50,8 +50,12 @@ func TestEnableDeclaresTheFamilyAndRecordsIt(t *testing.T) {
 	if err != nil || res.IsError {
 		t.Fatalf("call: %v %+v", err, res)
 	}
-	if !slices.Equal(res.Effect.Declare, intent.TargetTools(intent.Search)) || !slices.Equal(rec.opened, []string{"search"}) {
-		t.Fatalf("declared %v, recorded %v", res.Effect.Declare, rec.opened)
+	if !slices.Equal(res.Effect.Declare, intent.TargetTools(intent.Search)) || len(rec.opened) != 0 || res.Effect.Declared == nil {
+		t.Fatalf("declared %v, recorded %v before the loop declared anything", res.Effect.Declare, rec.opened)
+	}
+	// The loop calls Declared only when it declared some of the tools.
+	if err := res.Effect.Declared(context.Background(), []string{"web_search"}); err != nil || !slices.Equal(rec.opened, []string{"search"}) {
+		t.Fatalf("after the loop declared web_search: recorded %v, %v", rec.opened, err)
 	}
 	for _, bad := range []string{`{"family":"apps","reason":"x"}`, `{"family":"search","reason":"` + strings.Repeat("x", 201) + `"}`, `{"family":"search"}`} {
 		res, err := tl.Run(context.Background(), sc, json.RawMessage(bad))

@@ -1,6 +1,7 @@
 package app_test
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -17,6 +18,7 @@ import (
 	"github.com/quiverhq/quiver/llm"
 	"github.com/quiverhq/quiver/llm/llmtest"
 	"github.com/quiverhq/quiver/store"
+	"github.com/quiverhq/quiver/store/sqlite"
 )
 
 func toolNames(req llm.Request) []string {
@@ -525,6 +527,46 @@ func TestRecoveryToolOpensAFamilyMidTurn(t *testing.T) {
 	code, out, _ := run(t, data, "transcript", "c-recover", "--json")
 	if code != 0 || !strings.Contains(out, "the model opened list_files") {
 		t.Errorf("the thought log does not record what the model opened:\n%s", out)
+	}
+}
+
+// TestRecoveryToolKeepsNothingItCouldNotOpen: the model asks enable_tools
+// for the web, which this agent's allowlist leaves out; the call says no
+// tool was added, and the family is not recorded open for the
+// conversation (it would be kept open on every later turn otherwise).
+func TestRecoveryToolKeepsNothingItCouldNotOpen(t *testing.T) {
+	srv := llmtest.Start(t, llmtest.OpenAI{},
+		llmtest.Reply{ToolCalls: []llm.ToolCall{llmtest.Call("c1", intent.RecoveryTool, map[string]string{"family": "search", "reason": "the weather"})}},
+		llmtest.Reply{Text: []string{"I cannot search the web here."}},
+	)
+	data := t.TempDir()
+	chat := chatEnv(t, data, srv, "")
+	if code, out, stderr := run(t, data, "triggers", "mode", "--server", "default", "on"); code != 0 {
+		t.Fatalf("triggers mode: %d %s %s", code, out, stderr)
+	}
+	if code, _, stderr := chat("chat", "--agent", agentFile, "--conversation", "c-closed", "--json", "hmm, rain later or not?"); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	seen := srv.Seen()
+	if len(seen) != 2 {
+		t.Fatalf("%d model calls, want 2", len(seen))
+	}
+	msgs := seen[1].Req.Messages
+	last := msgs[len(msgs)-1]
+	if len(last.Results) != 1 || !strings.Contains(last.Results[0].Content, "No tool was added") {
+		t.Errorf("enable_tools answered %+v, want no tool added", last.Results)
+	}
+	if got := toolNames(seen[1].Req); slices.Contains(got, "web_search") {
+		t.Errorf("the agent's allowlist leaves the web out, yet %v were declared", got)
+	}
+	st, err := sqlite.Open(context.Background(), data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	open, err := st.OpenIntentTargets(context.Background(), "default", "c-closed", nil)
+	if err != nil || slices.Contains(open, intent.Search) {
+		t.Errorf("open targets %v (%v): the family nothing could be declared of is recorded open", open, err)
 	}
 }
 
