@@ -81,16 +81,17 @@ func BenchmarkMemories(b *testing.B, s store.Memories, n int) {
 	}
 	model := embed.Local{}.Model().String()
 	start := time.Now()
-	people := max(1, (n-n/10+store.MaxMemoriesPerOwner-1)/store.MaxMemoriesPerOwner)
-	visible := 0
+	visible, personal := 0, 0
 	for i, text := range texts {
 		m := store.Memory{OrgID: org, ID: fmt.Sprint("m", i), OwnerID: owner, Text: text, Model: model,
 			Vector: embed.Pack(vs[i]), CreatedAt: time.Unix(1_700_000_000+int64(i), 0)}
-		switch {
-		case i%10 == 9:
+		if i%10 == 9 {
 			m.OwnerID = ""
-		case (i/10)%people != 0:
-			m.OwnerID = f.id(fmt.Sprint("person", (i/10)%people))
+		} else {
+			if p := personal / store.MaxMemoriesPerOwner; p > 0 {
+				m.OwnerID = f.id(fmt.Sprint("person", p))
+			}
+			personal++
 		}
 		if m.OwnerID == owner || m.OwnerID == "" {
 			visible++
