@@ -153,7 +153,7 @@ func TestDuplicateOnSave(t *testing.T) {
 	k := newKit(t, nil)
 	id := k.saved(t, ana, "The user's daughter is called Linh.")
 	for _, text := range []string{
-		"the user's daughter is called linh",  // same normalised text
+		"the user's daughter is called linh", // same normalised text
 		"The user’s daughter is named Linh.", // near duplicate
 	} {
 		out, failed := k.call(t, "save_memory", ana, map[string]string{"text": text})
