@@ -207,3 +207,15 @@ func LoadZone(name string) (*time.Location, error) {
 	}
 	return loc, nil
 }
+
+// ShortTermMemoryOn reports whether switches keep a short-term memory
+// (update_short_term_memory, and its text in the context message): the
+// memory switch, its seed name self_teaching, or short_term_memory on,
+// and short_term_memory not set off.
+func ShortTermMemoryOn(switches map[string]bool) bool {
+	on, set := switches["short_term_memory"]
+	if set && !on {
+		return false
+	}
+	return on || switches["memory"] || switches["self_teaching"]
+}

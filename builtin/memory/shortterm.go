@@ -28,7 +28,7 @@ type ShortTermInput struct {
 // shortTermRequires: the memory switch on (or short_term_memory's own);
 // no embedding model is needed.
 func shortTermRequires(sel turn.Selection) string {
-	if !switchOn(sel) && !sel.Switch(ShortTermFamily) {
+	if !turn.ShortTermMemoryOn(sel.Switches) {
 		return "memory switch off"
 	}
 	return ""
