@@ -278,7 +278,9 @@ func (s *svc) rank(ctx context.Context, sc tool.Scope, q string, vec embed.Vecto
 		}
 	}
 	var out []store.Memory
-	for _, h := range retrieve.Fuse(limit, textIDs, vecIDs) {
+	// The vector ranking goes first so that it wins ties: the order
+	// docs/retrieval.md's labelled set measured best.
+	for _, h := range retrieve.Fuse(limit, vecIDs, textIDs) {
 		m, ok := byID[h.ID]
 		if !ok {
 			if m, err = s.get(ctx, sc.OrgID, sc.UserID, h.ID, true); errors.Is(err, store.ErrNotFound) {
