@@ -63,12 +63,12 @@ type Scope struct {
 	TurnID         string
 	// ChannelID is the turn's channel on surfaces that have one ("" on
 	// the others): what short-term memory is kept for, with
-	// ConversationID where there is none (Place.Thread).
-	ChannelID string
+	// ConversationID where there is none (Scope.Thread).
+	ChannelID string `json:",omitempty"`
 	// SharedMemory says the memory tools work on the organisation's
 	// shared memories rather than the person's own: the agent's
 	// shared_memory switch, decided by the turn, never by arguments.
-	SharedMemory bool
+	SharedMemory bool `json:",omitempty"`
 }
 
 // SharedMemorySwitch is the agent switch that makes the memory tools
