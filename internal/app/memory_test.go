@@ -1,12 +1,19 @@
 package app_test
 
 import (
+	"bytes"
+	"context"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/quiverhq/quiver/internal/app"
+	"github.com/quiverhq/quiver/internal/cli"
+
+	"github.com/quiverhq/quiver/internal/pgtest"
 	"github.com/quiverhq/quiver/llm"
 	"github.com/quiverhq/quiver/llm/llmtest"
 )
@@ -27,6 +34,24 @@ func writeAgent(t *testing.T, body string) string {
 		t.Fatal(err)
 	}
 	return p
+}
+
+// withDatabase is chat with QUIVER_DATABASE_URL set to url ("" runs on
+// SQLite in the data folder).
+func withDatabase(t *testing.T, data, url string, srv *llmtest.Server) func(args ...string) (int, string, string) {
+	return func(args ...string) (int, string, string) {
+		t.Helper()
+		var out, errb bytes.Buffer
+		env := app.Env{
+			Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errb,
+			Now: func() time.Time { return fixedNow },
+			Getenv: func(k string) string {
+				return map[string]string{"QUIVER_DATA": data, "OPENAI_API_KEY": "test-key", "OPENAI_BASE_URL": srv.URL, "QUIVER_DATABASE_URL": url}[k]
+			},
+		}
+		code := cli.Main(context.Background(), args, env)
+		return code, out.String(), errb.String()
+	}
 }
 
 // toolResult is the text of the tool result the model was sent for call
@@ -51,6 +76,16 @@ func toolResult(t *testing.T, seen []llmtest.Seen, id string) string {
 // model saves a memory in one conversation and finds it in another; a
 // second person searching for it finds nothing.
 func TestMemoryThroughTurns(t *testing.T) {
+	for _, backend := range []string{"sqlite", "postgres"} {
+		t.Run(backend, func(t *testing.T) { testMemoryThroughTurns(t, backend) })
+	}
+}
+
+func testMemoryThroughTurns(t *testing.T, backend string) {
+	url := ""
+	if backend == "postgres" {
+		url = pgtest.URL(t)
+	}
 	srv := llmtest.Start(t, llmtest.OpenAI{},
 		llmtest.Reply{ToolCalls: []llm.ToolCall{llmtest.Call("save", "save_memory", map[string]string{"text": "Ana's favourite drink is jasmine tea."})}},
 		llmtest.Reply{Text: []string{"Noted."}},
@@ -60,7 +95,7 @@ func TestMemoryThroughTurns(t *testing.T) {
 		llmtest.Reply{Text: []string{"I don't know."}},
 	)
 	agent := writeAgent(t, memoryAgent)
-	chat := chatEnv(t, t.TempDir(), srv, "")
+	chat := withDatabase(t, t.TempDir(), url, srv)
 	for _, c := range []struct{ user, conv, msg string }{
 		{"Ana", "m-1", "Remember that I love jasmine tea."},
 		{"Ana", "m-2", "What do I like to drink?"},
@@ -131,6 +166,16 @@ func TestMemoryNeedsSwitchAndModel(t *testing.T) {
 // the next turn's context message of that conversation, not in its
 // system prompt, and not in another conversation's.
 func TestShortTermMemoryInNextTurn(t *testing.T) {
+	for _, backend := range []string{"sqlite", "postgres"} {
+		t.Run(backend, func(t *testing.T) { testShortTermMemoryInNextTurn(t, backend) })
+	}
+}
+
+func testShortTermMemoryInNextTurn(t *testing.T, backend string) {
+	url := ""
+	if backend == "postgres" {
+		url = pgtest.URL(t)
+	}
 	note := "Task: plan the offsite. Open: venue."
 	srv := llmtest.Start(t, llmtest.OpenAI{},
 		llmtest.Reply{ToolCalls: []llm.ToolCall{llmtest.Call("note", "update_short_term_memory", map[string]string{"text": note})}},
@@ -139,7 +184,7 @@ func TestShortTermMemoryInNextTurn(t *testing.T) {
 		llmtest.Reply{Text: []string{"Hello."}},
 	)
 	agent := writeAgent(t, memoryAgent)
-	chat := chatEnv(t, t.TempDir(), srv, "")
+	chat := withDatabase(t, t.TempDir(), url, srv)
 	for _, c := range []struct{ conv, msg string }{{"s-1", "Let's plan the offsite."}, {"s-1", "Where were we?"}, {"s-2", "Hi"}} {
 		if code, _, stderr := chat("chat", "--agent", agent, "--conversation", c.conv, "--json", c.msg); code != 0 {
 			t.Fatalf("%s: exit %d: %s", c.conv, code, stderr)
