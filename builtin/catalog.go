@@ -15,11 +15,13 @@ import (
 	"github.com/quiverhq/quiver/builtin/calc"
 	"github.com/quiverhq/quiver/builtin/discovery"
 	"github.com/quiverhq/quiver/builtin/fetch"
+	"github.com/quiverhq/quiver/builtin/memory"
 	"github.com/quiverhq/quiver/builtin/results"
 	"github.com/quiverhq/quiver/builtin/suggest"
 	"github.com/quiverhq/quiver/builtin/transcript"
 	"github.com/quiverhq/quiver/builtin/web"
 	"github.com/quiverhq/quiver/builtin/workspace"
+	"github.com/quiverhq/quiver/embed"
 	"github.com/quiverhq/quiver/internal/config"
 	"github.com/quiverhq/quiver/netguard"
 	"github.com/quiverhq/quiver/registry"
@@ -51,6 +53,15 @@ type CatalogDeps struct {
 	// Intents records the families enable_tools opens for a
 	// conversation; nil opens them for the turn only.
 	Intents discovery.Recorder
+	// Memories and ShortTerms back the memory tools; nil keeps the tools,
+	// whose calls then fail with store.ErrNoStore.
+	Memories   store.Memories
+	ShortTerms store.ShortTerms
+	// Embeddings gives an organisation its embedding model (the
+	// composition root's one embed.Source); nil gives none, so the
+	// long-term memory tools' calls fail (turns without the "embedding"
+	// backend never declare them).
+	Embeddings embed.Source
 	// Keys are an organisation's own engine keys by settings name
 	// ("brave_api_key", "iask_api_key"); they win over the environment.
 	Keys map[string]string
@@ -69,6 +80,7 @@ func NewCatalog(d CatalogDeps) *registry.Catalog {
 		suggest.Tool(),
 	)
 	c.Register(WebTools(d)...)
+	c.Register(memory.Tools(memory.Config{Memories: d.Memories, ShortTerms: d.ShortTerms, Embeddings: d.Embeddings})...)
 	c.Register(discovery.Tool(d.Intents))
 	return c
 }

@@ -6,6 +6,10 @@ import (
 	"strings"
 )
 
+// EmbeddingNote is what people are told of the memory tools' embedding
+// model wherever they choose it ("quiver tools", the Settings page).
+const EmbeddingNote = "Memory tools need an embedding model (embedding_model). The default, local:ngram-512, is built in and works offline, but it is weaker than a real embedding model: it matches shared spelling, not synonyms or translations."
+
 // WriteText writes the sizes for people, as "quiver tools" prints them:
 // a line per tool, the totals against their ceilings, what each switch
 // gates and every tool's hard limits.
@@ -18,6 +22,7 @@ func (o Sizes) WriteText(w io.Writer) {
 		}
 		fmt.Fprintf(w, "%-26s %-11s %-6s %-9s %-16d %d\n", t.Name, t.Family, t.Access, on, t.DefinitionChars, t.FragmentChars)
 	}
+	fmt.Fprintf(w, "\n%s\n", EmbeddingNote)
 	fmt.Fprintf(w, "\ndefinitions  always-paid: %d of %d chars\n             widest:      %d of %d chars\n",
 		o.AlwaysPaid.Chars, o.AlwaysPaid.Ceiling, o.Widest.Chars, o.Widest.Ceiling)
 	f := o.Fragments

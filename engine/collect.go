@@ -361,7 +361,7 @@ func mergeSwitches(org, agent map[string]bool) map[string]bool {
 }
 
 // attached fills the facts of what is attached to the conversation and
-// the agent, from their sources (part of collecting: nothing later reads
+// the agent, and the short-term memory of its thread, from their sources (part of collecting: nothing later reads
 // them again).
 func (e *Engine) attached(ctx context.Context, f *turn.Facts) error {
 	var err error
@@ -375,5 +375,23 @@ func (e *Engine) attached(ctx context.Context, f *turn.Facts) error {
 			return fmt.Errorf("read knowledge: %w", err)
 		}
 	}
+	return e.shortTerm(ctx, f)
+}
+
+// shortTerm reads the short-term memory of the turn's thread into its
+// facts, when its switches keep one.
+func (e *Engine) shortTerm(ctx context.Context, f *turn.Facts) error {
+	thread := f.Scope().Thread()
+	if e.cfg.ShortTerms == nil || thread == "" || !turn.ShortTermMemoryOn(f.Agent.Switches) {
+		return nil
+	}
+	m, err := e.cfg.ShortTerms.GetShortTerm(ctx, f.Place.OrgID, thread)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return nil
+	case err != nil:
+		return fmt.Errorf("read short-term memory: %w", err)
+	}
+	f.ShortTermMemory = m.Text
 	return nil
 }

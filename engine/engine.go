@@ -91,6 +91,12 @@ type KnowledgeSource interface {
 	HasKnowledge(ctx context.Context, orgID, agent string) (bool, error)
 }
 
+// ShortTermSource reads the short-term memory of an organisation's
+// thread (store.ShortTerms); a thread without one is store.ErrNotFound.
+type ShortTermSource interface {
+	GetShortTerm(ctx context.Context, orgID, thread string) (store.ShortTerm, error)
+}
+
 // Agent is an agent as a turn needs it: what the turn sees of it, the
 // model it names and the other models a conversation with it may choose
 // (Offers).
@@ -134,6 +140,10 @@ type Config struct {
 	// (turn.Facts.Knowledge); nil reports none, until the knowledge
 	// repository lands.
 	Knowledge KnowledgeSource
+	// ShortTerms reads the short-term memory of the turn's channel or
+	// conversation into turn.Facts.ShortTermMemory, when the turn's
+	// switches keep one (turn.ShortTermMemoryOn); nil reads none.
+	ShortTerms ShortTermSource
 	// Detector is Deliberate Tool Mode's matcher; nil turns the mode off.
 	Detector *intent.Detector
 	// Runner runs the loop; required to Run.

@@ -104,6 +104,7 @@ func settingsWire(v settings.View) Settings {
 		NetworkMode: v.NetworkMode, NetworkModes: v.NetworkModes, Web: WebSettings(v.Web),
 		Keys: make([]KeyState, 0, len(v.Keys)), UpdatedAt: v.UpdatedAt,
 		Connections: make([]ConnectionState, 0, len(v.Connections)), ServerConnections: v.ServerConnections,
+		EmbeddingModel: v.EmbeddingModel,
 	}
 	for _, k := range v.Keys {
 		st.Keys = append(st.Keys, KeyState(k))
@@ -179,8 +180,11 @@ type Settings struct {
 	// ServerConnections name the providers the server's configuration
 	// gives a base URL (not changed here); a connection of the same name
 	// replaces one for the organisation.
-	ServerConnections []string  `json:"server_connections"`
-	UpdatedAt         time.Time `json:"updated_at,omitzero"`
+	ServerConnections []string `json:"server_connections"`
+	// EmbeddingModel is the embedding model the memory tools use, set in
+	// the server's configuration (embedding_model); "" when none.
+	EmbeddingModel string    `json:"embedding_model"`
+	UpdatedAt      time.Time `json:"updated_at,omitzero"`
 }
 
 // ConnectionState is one of the organisation's OpenAI-compatible servers

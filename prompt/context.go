@@ -37,18 +37,33 @@ func contextMessage(f turn.Facts, load func(string) (*time.Location, error)) (st
 	}
 	var b strings.Builder
 	b.WriteString(who(f.Caller))
-	if !clockShown(f) {
-		return b.String(), nil
+	if clockShown(f) {
+		b.WriteString("\n")
+		now := f.Start.In(loc)
+		stamp := now.Format("Monday 2006-01-02 15:04")
+		if known {
+			fmt.Fprintf(&b, "Current local time: %s (%s, UTC%s).", stamp, loc.String(), now.Format("-07:00"))
+		} else {
+			fmt.Fprintf(&b, "Current time: %s UTC. The caller's timezone is unknown, so their local date and time may differ.", stamp)
+		}
 	}
-	b.WriteString("\n")
-	now := f.Start.In(loc)
-	stamp := now.Format("Monday 2006-01-02 15:04")
-	if known {
-		fmt.Fprintf(&b, "Current local time: %s (%s, UTC%s).", stamp, loc.String(), now.Format("-07:00"))
-	} else {
-		fmt.Fprintf(&b, "Current time: %s UTC. The caller's timezone is unknown, so their local date and time may differ.", stamp)
-	}
+	writeShortTerm(&b, f)
 	return b.String(), nil
+}
+
+// writeShortTerm adds the turn's short-term memory, when it has one: in
+// the context message, which changes every turn anyway, so that the
+// system prompt's cached prefix never does because of it.
+func writeShortTerm(b *strings.Builder, f turn.Facts) {
+	text := strings.TrimSpace(f.ShortTermMemory)
+	if text == "" {
+		return
+	}
+	where := "conversation"
+	if f.Place.ChannelID != "" {
+		where = "channel"
+	}
+	fmt.Fprintf(b, "\n\nShort-term memory of this %s (your working notes, kept with update_short_term_memory; replace them whole when they change):\n%s", where, text)
 }
 
 func who(c turn.Caller) string {

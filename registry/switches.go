@@ -33,6 +33,7 @@ var switchDefs = []switchDef{
 	{name: "voice_message", family: "voice_message"},
 	{name: "user_blocking", family: "user_blocking"},
 	{name: "short_term_memory", family: "short_term_memory"},
+	{name: "shared_memory", effect: "memory tools: on, save_memory, update_memory and forget_memory work on the organisation's shared memories instead of the person's own"},
 	{name: "time_awareness", effect: "the current time in the context message: off leaves it out"},
 }
 

@@ -167,6 +167,7 @@ func (s *Service) Show(ctx context.Context, orgID string) (View, error) {
 		SwitchInfo:  s.baseRuntime.catalog.Switches(),
 		NetworkMode: s.effectiveMode(doc.NetworkMode), NetworkModes: s.modes(), Web: web, UpdatedAt: st.UpdatedAt,
 		Connections: connectionViews(doc.Connections, st.Secrets), ServerConnections: s.serverConnections(),
+		EmbeddingModel: s.base.EmbeddingRef(),
 	}
 	for _, k := range keySpecs {
 		ks := KeyState{Name: k.name, Label: k.label}

@@ -39,6 +39,10 @@ type View struct {
 	// nil. A connection of the same name replaces one for the
 	// organisation.
 	ServerConnections []string
+	// EmbeddingModel is the embedding model the memory tools use (the
+	// deployment's embedding_model, config.Config.EmbeddingRef): "" when
+	// none is configured.
+	EmbeddingModel string
 	// UpdatedAt is the last save's time; zero when never saved.
 	UpdatedAt time.Time
 }

@@ -298,6 +298,23 @@ func memoryRule(t ArchiveTable, row []any) error {
 	return nil
 }
 
+// shortTermRule is the short_term_memories table's Rule: what
+// CheckShortTerm accepts, with a text that is not blank.
+func shortTermRule(t ArchiveTable, row []any) error {
+	m := ShortTerm{UpdatedAt: time.Unix(1, 0)}
+	m.OrgID, _ = t.Value(row, "org_id").(string)
+	m.Thread, _ = t.Value(row, "thread").(string)
+	m.ConversationID, _ = t.Value(row, "conversation_id").(string)
+	m.Text, _ = t.Value(row, "text").(string)
+	if _, err := CheckShortTerm(m); err != nil {
+		return fmt.Errorf("a short-term memory: %w", err)
+	}
+	if strings.TrimSpace(m.Text) == "" {
+		return errors.New("a short-term memory is blank")
+	}
+	return nil
+}
+
 // SkippedTables are the tables of either backend that an archive does not
 // carry, each with why. Every table of a backend's schema is in
 // ArchiveTables or here (each backend's tests enumerate its schema), so a
@@ -430,6 +447,8 @@ func ArchiveTables() []ArchiveTable {
 		{Name: "memories", Key: []string{"org_id", "id"}, Rule: memoryRule, Columns: []ArchiveColumn{
 			text("org_id"), text("id"), text("owner_id"), text("text"), text("model"), bytesCol("vector"),
 			at("created_at"), at("updated_at")}},
+		{Name: "short_term_memories", Key: []string{"org_id", "thread"}, Rule: shortTermRule, Columns: []ArchiveColumn{
+			text("org_id"), text("thread"), text("conversation_id"), text("text"), at("updated_at")}},
 		{Name: "deployment", Key: []string{"name"}, Columns: []ArchiveColumn{
 			text("name"), text("value")}},
 	}

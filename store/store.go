@@ -62,6 +62,7 @@ type Store interface {
 	Settings
 	Blobs
 	Memories
+	ShortTerms
 	KeyChecks
 	Runs
 	TurnEvents

@@ -33,6 +33,11 @@ type Facts struct {
 	Attachments int
 	// Knowledge reports whether the agent has knowledge attached.
 	Knowledge bool
+	// ShortTermMemory is the working memory update_short_term_memory
+	// kept for the turn's channel or conversation (Scope.Thread), read
+	// once when the turn starts; "" when there is none. The context
+	// message shows it, never the system prompt.
+	ShortTermMemory string
 	// Backends names the configured keys and backends ("embedding",
 	// "brave_key", "speech", ...) that tools may require.
 	Backends []string
@@ -56,12 +61,39 @@ type Scope struct {
 	UserID         string
 	ConversationID string
 	TurnID         string
+	// ChannelID is the turn's channel on surfaces that have one ("" on
+	// the others): what short-term memory is kept for, with
+	// ConversationID where there is none (Scope.Thread).
+	ChannelID string `json:",omitempty"`
+	// SharedMemory says the memory tools work on the organisation's
+	// shared memories rather than the person's own: the agent's
+	// shared_memory switch, decided by the turn, never by arguments.
+	SharedMemory bool `json:",omitempty"`
 }
+
+// SharedMemorySwitch is the agent switch that makes the memory tools
+// save, update and forget the organisation's shared memories instead of
+// the person's own (Scope.SharedMemory).
+const SharedMemorySwitch = "shared_memory"
 
 // Scope is the turn's tool scope: the one place a scope is built from
 // facts.
 func (f Facts) Scope() Scope {
-	return Scope{OrgID: f.Place.OrgID, UserID: f.Caller.UserID, ConversationID: f.Place.ConversationID, TurnID: f.TurnID}
+	return Scope{OrgID: f.Place.OrgID, UserID: f.Caller.UserID, ConversationID: f.Place.ConversationID, TurnID: f.TurnID,
+		ChannelID: f.Place.ChannelID, SharedMemory: f.Agent.Switch(SharedMemorySwitch)}
+}
+
+// Thread is what a channel's or conversation's working memory is kept
+// for: "channel:ID" when the scope has a channel, else
+// "conversation:ID", and "" when it has neither.
+func (s Scope) Thread() string {
+	switch {
+	case s.ChannelID != "":
+		return "channel:" + s.ChannelID
+	case s.ConversationID != "":
+		return "conversation:" + s.ConversationID
+	}
+	return ""
 }
 
 // Caller describes the person behind the turn. Only DisplayName, Department
@@ -174,4 +206,16 @@ func LoadZone(name string) (*time.Location, error) {
 		return nil, fmt.Errorf("unknown timezone %q: give an IANA name such as Europe/Paris", name)
 	}
 	return loc, nil
+}
+
+// ShortTermMemoryOn reports whether switches keep a short-term memory
+// (update_short_term_memory, and its text in the context message): the
+// memory switch, its seed name self_teaching, or short_term_memory on,
+// and short_term_memory not set off.
+func ShortTermMemoryOn(switches map[string]bool) bool {
+	on, set := switches["short_term_memory"]
+	if set && !on {
+		return false
+	}
+	return on || switches["memory"] || switches["self_teaching"]
 }

@@ -212,6 +212,9 @@ func TestSettingsSwitchWithoutTool(t *testing.T) {
 		if d := cmp.Diff(want, got); d != "" {
 			t.Errorf("switch rows (-want +got):\n%s", d)
 		}
+		if note := eval[string](b, `document.getElementById('settings-embedding').textContent`); !strings.Contains(note, "local:ngram-512") || !strings.Contains(note, "weaker than a real embedding model") {
+			t.Errorf("the embedding note %q does not say the local model is weaker", note)
+		}
 		if d := eval[string](b, `document.getElementById('switch-image_generation').getAttribute('aria-describedby')`); !strings.Contains(d, "switch-image_generation-effect") {
 			t.Errorf("the no-tool note is not the checkbox's description: aria-describedby %q", d)
 		}

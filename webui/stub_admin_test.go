@@ -158,7 +158,7 @@ func (s *stubAPI) settingsView() map[string]any {
 	return map[string]any{
 		"version": st.version, "switches": maps.Clone(st.switches), "switch_names": stubSwitchNames, "switch_info": stubSwitchInfo,
 		"network_mode": st.mode, "network_modes": []string{"public", "self-hosted"}, "web": web,
-		"keys": keys, "connections": []any{}, "server_connections": []string{}, "updated_at": st.updatedAt.Format(time.RFC3339),
+		"keys": keys, "connections": []any{}, "server_connections": []string{}, "embedding_model": "local:ngram-512", "updated_at": st.updatedAt.Format(time.RFC3339),
 	}
 }
 

@@ -17,7 +17,7 @@ import (
 // in the new data folder. An import with another keyring, and a second
 // import, are refused.
 func TestExportImportSQLiteToPostgres(t *testing.T) {
-	srv := llmtest.Start(t, llmtest.OpenAI{}, llmtest.Reply{Text: []string{"It is ", "409.5."}})
+	srv := llmtest.Start(t, llmtest.OpenAI{}, llmtest.Reply{Text: []string{"It is ", "409.5."}}, llmtest.Reply{Text: []string{"On it."}})
 	dir := t.TempDir()
 	src, dst := filepath.Join(dir, "sqlite"), filepath.Join(dir, "shared")
 	cfgDir, otherDir := filepath.Join(dir, "cfg"), filepath.Join(dir, "other")
@@ -35,6 +35,13 @@ func TestExportImportSQLiteToPostgres(t *testing.T) {
 	write := `{"files":[{"path":"notes/plan.txt","content":"the plan"}]}`
 	if code, _, stderr := runEnv(t, src, nil, "", "call", "write_file", "--agent", agentFile, "--config", cfg, "--args", write); code != 0 {
 		t.Fatalf("write_file: exit %d: %s", code, stderr)
+	}
+
+	// The conversation's short-term memory travels with it.
+	keeper := writeAgent(t, memoryAgent)
+	note := `{"text":"Task: the 2340 budget. Open: the tax rate."}`
+	if code, _, stderr := runEnv(t, src, nil, "", "call", "update_short_term_memory", "--agent", keeper, "--config", cfg, "--conversation", "conv-1", "--args", note); code != 0 {
+		t.Fatalf("update_short_term_memory: exit %d: %s", code, stderr)
 	}
 
 	file := filepath.Join(dir, "deployment.tar.gz")
@@ -55,6 +62,18 @@ func TestExportImportSQLiteToPostgres(t *testing.T) {
 	code, out, stderr = runEnv(t, dst, pg, "", "transcript", "conv-1", "--json")
 	if code != 0 || !strings.Contains(out, `"content": "It is 409.5."`) || !strings.Contains(out, "What is 17.5% of 2340?") {
 		t.Errorf("transcript through PostgreSQL: exit %d\n%s%s", code, out, stderr)
+	}
+	if code, _, stderr := runEnv(t, dst, mergeVars(pg, model), "", "chat", "--agent", keeper, "--config", cfg, "--conversation", "conv-1", "Go on."); code != 0 {
+		t.Fatalf("chat after the import: exit %d: %s", code, stderr)
+	}
+	shown := false
+	if seen := srv.Seen(); len(seen) == 2 {
+		for _, m := range seen[1].Req.Messages {
+			shown = shown || strings.Contains(m.Text, "Short-term memory of this conversation") && strings.Contains(m.Text, "Task: the 2340 budget. Open: the tax rate.")
+		}
+	}
+	if !shown {
+		t.Errorf("the imported conversation's next turn does not show its short-term memory")
 	}
 	if b, err := os.ReadFile(filepath.Join(dst, "workspaces", "default", "cli", "notes", "plan.txt")); err != nil || string(b) != "the plan" {
 		t.Errorf("the workspace file after the import: %q, %v", b, err)
@@ -77,4 +96,16 @@ func TestArchiveUsageErrors(t *testing.T) {
 	if _, err := os.Stat(data); !os.IsNotExist(err) {
 		t.Errorf("a usage error created the data folder: %v", err)
 	}
+}
+
+// mergeVars is a and b's variables together (b's win).
+func mergeVars(a, b map[string]string) map[string]string {
+	out := map[string]string{}
+	for k, v := range a {
+		out[k] = v
+	}
+	for k, v := range b {
+		out[k] = v
+	}
+	return out
 }

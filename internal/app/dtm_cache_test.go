@@ -51,8 +51,6 @@ func standIns() []*tool.Tool {
 	return []*tool.Tool{
 		mk("schedule_task", "tasks", "Schedules a reminder or a task at a time, once or repeating. Use only when the user asks to be reminded or for something to happen later."),
 		mk("update_scheduled_task", "tasks", "Changes or cancels a scheduled reminder or task the user owns."),
-		mk("save_memory", "memory", "Saves a fact the user asked you to remember, for later conversations. Never save secrets."),
-		mk("update_memory", "memory", "Corrects or forgets a saved fact when the user asks."),
 		mk("generate_image", "image", "Generates an image from a detailed prompt. Use only when the user asks for a picture."),
 		mk("generate_anime_image", "image", "Generates an anime-style image from tags. Use only when asked for anime art."),
 		mk("review_capabilities", "capabilities", "Reads what this agent can do right now and why a tool is unavailable."),
@@ -73,8 +71,10 @@ func TestDeliberateModeCacheStability(t *testing.T) {
 	allow := []string{"web_search", "fetch_url", "research_web", "tasks", "memory", "image", "capabilities"}
 	f := turn.Facts{
 		TurnID: "t", Start: time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC),
-		Agent: turn.Agent{Name: "companion", Allow: allow},
-		Model: turn.Model{Provider: "openai", Name: "gpt-4.1-mini", Caps: turn.Capabilities{Tools: true}},
+		// The memory family is Quiver's own: on, with an embedding model.
+		Agent:    turn.Agent{Name: "companion", Allow: allow, Switches: map[string]bool{"memory": true}},
+		Model:    turn.Model{Provider: "openai", Name: "gpt-4.1-mini", Caps: turn.Capabilities{Tools: true}},
+		Backends: []string{"embedding"},
 	}
 	packs, err := intent.BuiltinPacks()
 	if err != nil {

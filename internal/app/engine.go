@@ -2,8 +2,10 @@ package app
 
 import (
 	"context"
+	"slices"
 
 	"github.com/quiverhq/quiver/agent"
+	"github.com/quiverhq/quiver/builtin/memory"
 	"github.com/quiverhq/quiver/dispatch"
 	"github.com/quiverhq/quiver/engine"
 	"github.com/quiverhq/quiver/intent"
@@ -20,8 +22,8 @@ func (r *runtime) newEngine(cfg config.Config, det *intent.Detector, models bool
 	disp := dispatch.New(dispatch.Config{Results: r.st, Quota: r.quota, Now: env.Now, Logger: env.Logger, IDs: r.ids})
 	return engine.New(engine.Config{
 		Repos:   engine.Repositories{Conversations: r.st, Messages: r.st, Turns: r.st, Intents: r.st, Branches: r.st},
-		Runtime: orgRuntimes{orgs: r.orgs, models: models}, Agents: engine.StoredAgents(r.st, parseAgent),
-		Tools:    mcpTools{m: r.mcp, env: env},
+		Runtime: orgRuntimes{orgs: r.orgs, models: models, embeddings: r.embeddings}, Agents: engine.StoredAgents(r.st, parseAgent),
+		Tools: mcpTools{m: r.mcp, env: env}, ShortTerms: r.st,
 		Detector: det, Dispatcher: disp, Now: env.Now, NewID: r.ids.New, Logger: env.Logger,
 		Prompts: prompt.NewCache(cfg.PromptCache), Selections: engine.NewSelections(cfg.SelectionCache),
 		Runner: agent.New(agent.Config{
@@ -42,6 +44,9 @@ func (r *runtime) newEngine(cfg config.Config, det *intent.Detector, models bool
 type orgRuntimes struct {
 	orgs   *settings.Service
 	models bool
+	// embeddings, when set, puts "embedding" among the backends of an
+	// organisation whose embedding model opens.
+	embeddings *embeddings
 }
 
 // Runtime implements engine.RuntimeSource: one settings read.
@@ -52,6 +57,10 @@ func (o orgRuntimes) Runtime(ctx context.Context, orgID string) (engine.Runtime,
 	}
 	rt := engine.Runtime{Version: v.Version(), Catalog: v.Catalog(), Switches: v.Switches(),
 		Network: string(v.Mode()), Backends: v.KeyNames()}
+	if o.embeddings.has(ctx, orgID, v) {
+		rt.Backends = append(rt.Backends, memory.EmbeddingBackend)
+		slices.Sort(rt.Backends)
+	}
 	if o.models {
 		rt.Models = v.Models()
 	}

@@ -137,7 +137,13 @@ func TestToolsListsSwitches(t *testing.T) {
 	if s := byName["web_search"]; s.NoTool || !slices.Equal(s.Tools, []string{"web_search", "research_web"}) {
 		t.Errorf("web_search switch %+v, want it to gate web_search and research_web", s)
 	}
-	for _, name := range []string{"image_generation", "voice_message", "thread_creation", "sticker_usage", "self_teaching"} {
+	if s := byName["self_teaching"]; s.NoTool || !slices.Equal(s.Tools, []string{"save_memory", "update_memory", "forget_memory", "search_memory"}) {
+		t.Errorf("self_teaching switch %+v, want it to gate the memory tools", s)
+	}
+	if s := byName["short_term_memory"]; s.NoTool || !slices.Equal(s.Tools, []string{"update_short_term_memory"}) {
+		t.Errorf("short_term_memory switch %+v, want it to gate update_short_term_memory", s)
+	}
+	for _, name := range []string{"image_generation", "voice_message", "thread_creation", "sticker_usage"} {
 		if s := byName[name]; !s.NoTool || len(s.Tools) != 0 {
 			t.Errorf("%s switch %+v, want no tool yet", name, s)
 		}

@@ -30,6 +30,9 @@ type runtime struct {
 	ids ids.Source
 	// quota bounds the tool results every dispatcher over st stores.
 	quota store.ResultQuota
+	// embeddings gives each organisation its embedding model: the one
+	// embed.Source the memory tools and indexers share.
+	embeddings *embeddings
 }
 
 // newRuntime builds the runtime over an open store (which it then owns).
@@ -40,13 +43,16 @@ func newRuntime(st store.Store, kr *secret.Keyring, dir string, cfg config.Confi
 	ms := models{providers.Shared{Getenv: env.Getenv, Probe: &http.Client{Timeout: 5 * time.Second}, HTTPClient: providers.NewHTTPClient(), Logger: env.Logger, Tools: providers.NewToolCaches(0)}}
 	// The process's one built-in catalog; an organisation's settings reach
 	// it as an overlay of the tools they change (builtin.Catalogs.For).
-	catalogs := builtin.NewCatalogs(builtin.CatalogDeps{Results: st, Messages: st, Intents: st, DataDir: dir, Config: cfg, Getenv: env.Getenv, MCP: m.pool, ReadPDF: fetch.SelfPDFReader()})
+	emb := newEmbeddings(ms)
+	catalogs := builtin.NewCatalogs(builtin.CatalogDeps{Results: st, Messages: st, Intents: st, DataDir: dir, Config: cfg, Getenv: env.Getenv, MCP: m.pool, ReadPDF: fetch.SelfPDFReader(),
+		Memories: st, ShortTerms: st, Embeddings: emb})
 	orgs := settings.New(settings.Config{
 		Store: st, Keyring: kr, Base: cfg, Getenv: env.Getenv, Now: env.Now, Logger: env.Logger, Models: ms.opener,
 		ProviderKey: func(provider string) string { return ms.set(cfg).Connection(provider).Key },
 		Build:       catalogs.For,
 	})
-	return &runtime{st: st, mcp: m, orgs: orgs, ids: ids.Random{}, quota: cfg.StoredResults.Quota()}
+	emb.orgs = orgs
+	return &runtime{st: st, mcp: m, orgs: orgs, ids: ids.Random{}, quota: cfg.StoredResults.Quota(), embeddings: emb}
 }
 
 // openTurnSession serves the commands that run one turn's tools without

@@ -160,7 +160,7 @@ func LoginLink(ctx context.Context, o LoginLinkOptions, env Env) error {
 // models shared across turns (opened once per organisation and settings
 // version, see settings.Runtime.Models).
 func (rt *runtime) apiHandler(cfg config.Config, det *intent.Detector, secure bool, reg *runs.Registry, env Env) http.Handler {
-	api := rt.apiEngine(rt.newEngine(cfg, det, true, env), orgRuntimes{orgs: rt.orgs, models: true}, env)
+	api := rt.apiEngine(rt.newEngine(cfg, det, true, env), orgRuntimes{orgs: rt.orgs, models: true, embeddings: rt.embeddings}, env)
 	return httpapi.New(httpapi.Config{
 		Store: rt.st, Engine: api, MCP: apiMCP{regs: rt.mcp.regs, orgs: rt.orgs}, UI: webui.Handler(), Logger: env.Logger, Now: env.Now,
 		SecureCookies: secure, IDs: rt.ids, Runs: reg,

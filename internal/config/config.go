@@ -42,6 +42,12 @@ type Config struct {
 	// catalog, agent prompt, tool-selecting facts and open targets met;
 	// engine.Selections); zero means 512. At most 100000.
 	SelectionCache int `yaml:"selection_cache"`
+	// EmbeddingModel is the embedding model memory and retrieval use, as
+	// "provider:model" (EmbeddingRef): "" means the built-in local
+	// embedder, local:ngram-512, which needs no network and no weights
+	// but is weaker than a real model; "off" means none, and the tools
+	// that need one are not declared.
+	EmbeddingModel string `yaml:"embedding_model"`
 	// TextTools lists "provider:model" references whose endpoints ignore
 	// native tool declarations: Quiver declares the tools in the prompt and
 	// parses calls from the reply instead (llm/textproto).
@@ -289,6 +295,9 @@ func (c Config) Validate() error {
 		if _, err := ParseModelRef(ref); err != nil {
 			return fmt.Errorf("text_tools[%d]: %w", i, err)
 		}
+	}
+	if _, err := ParseEmbeddingRef(c.EmbeddingModel); err != nil {
+		return fmt.Errorf("embedding_model: %w", err)
 	}
 	switch c.Intent.Classifier {
 	case "", "on", "off":

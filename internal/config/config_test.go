@@ -206,3 +206,30 @@ func TestIntentClassifier(t *testing.T) {
 		}
 	}
 }
+
+// TestEmbeddingModel: embedding_model defaults to the local embedder,
+// "off" configures none, provider:model is taken as written, and anything
+// else is one error naming the field.
+func TestEmbeddingModel(t *testing.T) {
+	for yaml, want := range map[string]string{
+		"":                                   "local:ngram-512",
+		"embedding_model: off\n":             "",
+		"embedding_model: local:ngram-512\n": "local:ngram-512",
+		"embedding_model: ollama:nomic-embed-text\n":       "ollama:nomic-embed-text",
+		"embedding_model: openai:text-embedding-3-small\n": "openai:text-embedding-3-small",
+	} {
+		c, err := config.ParseConfig([]byte(yaml))
+		if err != nil {
+			t.Errorf("ParseConfig(%q): %v", yaml, err)
+			continue
+		}
+		if got := c.EmbeddingRef(); got != want {
+			t.Errorf("ParseConfig(%q).EmbeddingRef() = %q, want %q", yaml, got, want)
+		}
+	}
+	for _, yaml := range []string{"embedding_model: nomodel\n", "embedding_model: \"Open AI:x\"\n", "embedding_model: \"openai:\"\n", "embedding_model: \"openai:a b\"\n"} {
+		if _, err := config.ParseConfig([]byte(yaml)); err == nil || !strings.Contains(err.Error(), "embedding_model") {
+			t.Errorf("ParseConfig(%q) = %v, want an error naming embedding_model", yaml, err)
+		}
+	}
+}

@@ -20,7 +20,8 @@ type Seeded struct {
 // kind a conversation holds: the conversation (titled, with a model), a
 // turn with a message of every role and a usage record (one WriteTurn,
 // as a turn writes them), the turn's events, a stored tool result,
-// Deliberate Tool Mode's open targets and an attached blob. id is the
+// Deliberate Tool Mode's open targets, an attached blob and its
+// short-term memory. id is the
 // conversation's ID and tag makes the other IDs unique; a backend's own
 // tests use it to look, table by table, for what a delete left behind.
 func SeedConversation(t *testing.T, st store.Store, orgID, userID, id, tag string) Seeded {
@@ -66,6 +67,8 @@ func SeedConversation(t *testing.T, st store.Store, orgID, userID, id, tag strin
 	_, err = st.PutBlob(ctx, store.Blob{OrgID: orgID, ID: s.BlobID, OwnerID: userID, ConversationID: id,
 		Name: "notes.txt", MediaType: "text/plain", CreatedAt: start, Data: []byte("attached to " + tag)}, store.BlobQuota{})
 	must("blob", err)
+	must("short-term memory", st.PutShortTerm(ctx, store.ShortTerm{OrgID: orgID, Thread: "conversation:" + id,
+		ConversationID: id, Text: "working notes of " + tag, UpdatedAt: start}))
 	return s
 }
 

@@ -49,7 +49,10 @@
 // shared ones, never another person's or organisation's; updates and
 // deletes reach the full-text index and the vectors; any search text is
 // words, never query syntax; the per-owner cap holds under concurrent
-// puts.
+// puts. Short-term memories: one per thread, replaced whole, a blank
+// text deletes it, one over store.MaxShortTermRunes is refused with the
+// stored one untouched, other threads and organisations never see it, and
+// deleting the conversation it was written in deletes it.
 //
 // Two checks need a backend's own SQL besides its store, so a backend's
 // tests run them beside Run: DeleteLeavesNoRow looks in every table for
@@ -134,6 +137,7 @@ func groups() []group {
 		{name: "Context", cases: contextCases()},
 		{name: "Blobs", cases: blobCases()},
 		{name: "Memories", cases: memoryCases()},
+		{name: "ShortTerms", cases: shortTermCases()},
 		{name: "KeyChecks", alone: keyCheckAloneCases()},
 		{name: "Runs", cases: runCases(), alone: runAloneCases()},
 		{name: "Events", cases: eventCases()},

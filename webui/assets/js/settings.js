@@ -74,6 +74,9 @@ function settingsForm(s, save, api) {
   const form = h('form', { class: 'settings-form', id: 'settings-form', 'aria-label': t('settings.title') },
     h('fieldset', { class: 'switches' }, h('legend', null, t('settings.switches')),
       h('p', { class: 'muted small' }, t('settings.switchesHelp')),
+      h('p', { class: 'muted small', id: 'settings-embedding' }, s.embedding_model
+        ? t(s.embedding_model === 'local:ngram-512' ? 'settings.embeddingLocal' : 'settings.embeddingModel', { model: s.embedding_model })
+        : t('settings.embeddingNone')),
       switches.length ? h('div', { class: 'switch-list' }, switches.map((r) => r.el)) : h('p', null, t('settings.noSwitches'))),
     h('fieldset', { class: 'modes' }, h('legend', null, t('settings.network')),
       modes.map((m) => h('div', { class: 'choice' },

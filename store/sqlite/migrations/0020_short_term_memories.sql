@@ -1,0 +1,20 @@
+-- 0020: short-term memories (store.ShortTerms): the working memory of a
+-- channel or conversation, one row per thread, replaced whole.
+--
+-- thread is "channel:ID" or "conversation:ID" (turn.Scope.Thread);
+-- conversation_id is the conversation it was last written in, so that
+-- deleting that conversation deletes it.
+
+CREATE TABLE short_term_memories (
+    org_id          TEXT NOT NULL,
+    thread          TEXT NOT NULL,
+    conversation_id TEXT NOT NULL DEFAULT '',
+    -- store.MaxShortTermRunes (4,000) characters: the store refuses a
+    -- longer text itself; this is the backstop.
+    text            TEXT NOT NULL CHECK (length(text) BETWEEN 1 AND 4000),
+    updated_at      TEXT NOT NULL,
+    PRIMARY KEY (org_id, thread)
+);
+
+-- DeleteConversation deletes by (org_id, conversation_id).
+CREATE INDEX short_term_memories_by_conversation ON short_term_memories (org_id, conversation_id);
