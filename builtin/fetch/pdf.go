@@ -87,10 +87,6 @@ func pdfText(body []byte) (title, text string, err error) {
 	return newPDFSource(body).text()
 }
 
-// ReadPDF is the in-process PDF reader fetch_url uses when Config.ReadPDF
-// is nil, and what the child process (ServePDFChild) runs in production.
-func ReadPDF(body []byte) (title, text string, err error) { return pdfText(body) }
-
 // PDFError is an error whose message is shown to the model as is: what a
 // PDF reader outside this process reports.
 func PDFError(msg string) error { return &fetchError{msg: msg} }
