@@ -84,7 +84,7 @@ func (p *pdfPageTexts) add(raw string, err error) {
 		p.unreadable++
 		t = fmt.Sprintf(unreadablePage, n)
 	default:
-		if t = tidy(squeezeSpaces(clean(raw))); t == "" {
+		if t = tidy(squeezeSpaces(cleanLines(raw))); t == "" {
 			t = "[no text on this page]"
 		} else {
 			p.withText++
@@ -120,4 +120,14 @@ func (p *pdfPageTexts) text() (string, error) {
 		p.b.WriteString(fmt.Sprintf("\n\n[fetch_url read the first %d of the document's %d pages.]", p.read, p.total))
 	}
 	return p.b.String(), nil
+}
+
+// cleanLines is clean for a whole page: line breaks (PDFium ends lines
+// with CR LF) are kept.
+func cleanLines(s string) string {
+	lines := strings.Split(strings.ReplaceAll(s, "\r\n", "\n"), "\n")
+	for i, l := range lines {
+		lines[i] = clean(l)
+	}
+	return strings.Join(lines, "\n")
 }
