@@ -40,7 +40,7 @@ func newRuntime(st store.Store, kr *secret.Keyring, dir string, cfg config.Confi
 	ms := models{providers.Shared{Getenv: env.Getenv, Probe: &http.Client{Timeout: 5 * time.Second}, HTTPClient: providers.NewHTTPClient(), Logger: env.Logger, Tools: providers.NewToolCaches(0)}}
 	// The process's one built-in catalog; an organisation's settings reach
 	// it as an overlay of the tools they change (builtin.Catalogs.For).
-	catalogs := builtin.NewCatalogs(builtin.CatalogDeps{Results: st, Messages: st, Intents: st, DataDir: dir, Config: cfg, Getenv: env.Getenv, MCP: m.pool, ReadPDF: fetch.SelfPDFReader()})
+	catalogs := builtin.NewCatalogs(builtin.CatalogDeps{Results: st, Messages: st, Intents: st, DataDir: dir, Config: cfg, Getenv: env.Getenv, MCP: m.pool, ReadPDF: fetch.DefaultPDFReader()})
 	orgs := settings.New(settings.Config{
 		Store: st, Keyring: kr, Base: cfg, Getenv: env.Getenv, Now: env.Now, Logger: env.Logger, Models: ms.opener,
 		ProviderKey: func(provider string) string { return ms.set(cfg).Connection(provider).Key },
