@@ -67,7 +67,6 @@ func cutText(s string, n int) string {
 	return s[:min(n, len(s))]
 }
 
-
 // clean drops control characters, which fonts without a usable encoding
 // pass through from the raw codes, and makes s valid UTF-8.
 func clean(s string) string {

@@ -166,15 +166,11 @@ func readDocument(inst pdfium.Pdfium, body []byte) (title, text string, err erro
 	}
 	pages := pdfPageTexts{total: count.PageCount}
 	for i := 0; i < min(count.PageCount, maxPDFPages) && !pages.full(); i++ {
-		t, err := inst.GetPageText(&requests.GetPageText{Page: requests.Page{ByIndex: &requests.PageByIndex{Document: doc.Document, Index: i}}})
-		if err != nil {
-			if isOutOfMemory(err) || isClosed(err) {
-				return "", "", &fetchError{msg: pdfTooComplex, err: err}
-			}
-			pages.add("", err)
-			continue
+		t, unmapped, err := pageText(inst, requests.Page{ByIndex: &requests.PageByIndex{Document: doc.Document, Index: i}})
+		if err != nil && (isOutOfMemory(err) || isClosed(err)) {
+			return "", "", &fetchError{msg: pdfTooComplex, err: err}
 		}
-		pages.add(t.Text, nil)
+		pages.add(t, unmapped, err)
 	}
 	text, err = pages.text()
 	return title, text, err
@@ -190,4 +186,29 @@ func isOutOfMemory(err error) bool {
 // deadline passed or the caller cancelled).
 func isClosed(err error) bool {
 	return strings.Contains(err.Error(), "module closed") || strings.Contains(err.Error(), "closed with exit_code")
+}
+
+// pageText is one page's text and how many of its characters PDFium could
+// not map to Unicode (a font without ToUnicode map or usable encoding,
+// whose codes PDFium passes through as if they were code points).
+func pageText(inst pdfium.Pdfium, page requests.Page) (text string, unmapped int, err error) {
+	tp, err := inst.FPDFText_LoadPage(&requests.FPDFText_LoadPage{Page: page})
+	if err != nil {
+		return "", 0, err
+	}
+	defer inst.FPDFText_ClosePage(&requests.FPDFText_ClosePage{TextPage: tp.TextPage})
+	n, err := inst.FPDFText_CountChars(&requests.FPDFText_CountChars{TextPage: tp.TextPage})
+	if err != nil || n.Count <= 0 {
+		return "", 0, err
+	}
+	t, err := inst.FPDFText_GetText(&requests.FPDFText_GetText{TextPage: tp.TextPage, Count: n.Count})
+	if err != nil {
+		return "", 0, err
+	}
+	for i := range n.Count {
+		if e, err := inst.FPDFText_HasUnicodeMapError(&requests.FPDFText_HasUnicodeMapError{TextPage: tp.TextPage, Index: i}); err == nil && e.HasUnicodeMapError {
+			unmapped++
+		}
+	}
+	return t.Text, unmapped, nil
 }

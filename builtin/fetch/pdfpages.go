@@ -33,10 +33,12 @@ const (
 const UnreadablePages = "could not be read as text: its fonts do not say which characters they show]"
 
 // pageReadable reports whether a page's raw text is text: at most
-// maxBadShare of its non-space characters are unmapped (U+FFFD),
-// private-use, control, surrogate or unassigned ones.
-func pageReadable(s string) bool {
-	total, bad := 0, 0
+// maxBadShare of its non-space characters are ones the engine could not
+// map (unmapped of them), U+FFFD, private-use, control, surrogate or
+// unassigned ones, and its letters do not hop between scripts (see
+// scriptHops).
+func pageReadable(s string, unmapped int) bool {
+	total, bad := 0, unmapped
 	for _, r := range s {
 		if unicode.IsSpace(r) {
 			continue
@@ -46,7 +48,70 @@ func pageReadable(s string) bool {
 			bad++
 		}
 	}
-	return bad < minBadRunes || float64(bad) <= maxBadShare*float64(total)
+	if bad >= minBadRunes && float64(bad) > maxBadShare*float64(total) {
+		return false
+	}
+	pairs, hops := scriptHops(s)
+	return pairs < minScriptPairs || float64(hops) <= maxHopShare*float64(pairs)
+}
+
+// A font without a map whose codes PDFium takes as Unicode (Identity-H
+// codes, which are glyph numbers) gives assigned characters, but from a
+// new script every character or two: Thai, Lao, Tibetan, Georgian, Ethiopic
+// in one word. Real text keeps its script within a word (Han, kana and
+// Hangul count as one script, as Japanese mixes them).
+const (
+	maxHopShare    = 0.3
+	minScriptPairs = 8
+)
+
+// scriptHops counts the pairs of adjacent letters in s and those whose
+// scripts differ.
+func scriptHops(s string) (pairs, hops int) {
+	prev := ""
+	for _, r := range s {
+		if !unicode.IsLetter(r) {
+			prev = ""
+			continue
+		}
+		sc := scriptOf(r)
+		if prev != "" {
+			pairs++
+			if sc != prev {
+				hops++
+			}
+		}
+		prev = sc
+	}
+	return pairs, hops
+}
+
+// commonScripts are tried first by scriptOf.
+var commonScripts = []string{"Latin", "Han", "Hiragana", "Katakana", "Cyrillic", "Greek", "Hangul", "Arabic", "Hebrew", "Devanagari", "Thai"}
+
+// scriptOf is r's script, with Han, kana, Bopomofo and Hangul as one
+// ("CJK").
+func scriptOf(r rune) string {
+	name := ""
+	for _, n := range commonScripts {
+		if unicode.Is(unicode.Scripts[n], r) {
+			name = n
+			break
+		}
+	}
+	if name == "" {
+		for n, t := range unicode.Scripts {
+			if unicode.Is(t, r) {
+				name = n
+				break
+			}
+		}
+	}
+	switch name {
+	case "Han", "Hiragana", "Katakana", "Bopomofo", "Hangul":
+		return "CJK"
+	}
+	return name
 }
 
 // notText reports a character no font that maps its glyphs gives.
@@ -71,16 +136,17 @@ type pdfPageTexts struct {
 // full reports that no more pages fit.
 func (p *pdfPageTexts) full() bool { return p.cut }
 
-// add lays out the next page, raw as the engine gave it or err when the
+// add lays out the next page, raw as the engine gave it, with unmapped
+// of its characters the engine could not map to Unicode, or err when the
 // page failed to parse.
-func (p *pdfPageTexts) add(raw string, err error) {
+func (p *pdfPageTexts) add(raw string, unmapped int, err error) {
 	n := p.read + 1
 	var t string
 	switch {
 	case err != nil:
 		p.failed++
 		t = "[this page could not be read]"
-	case !pageReadable(raw):
+	case !pageReadable(raw, unmapped):
 		p.unreadable++
 		t = fmt.Sprintf(unreadablePage, n)
 	default:
