@@ -153,3 +153,38 @@ func TestPDFCorpusAgreement(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkReadPDFCorpus reads every corpus document with Quiver's reader
+// (the engine compiled before the timer starts, as a running server has
+// it); compare BenchmarkPDFToTextCorpus on the same files.
+func BenchmarkReadPDFCorpus(b *testing.B) {
+	corpus := loadCorpus(b)
+	if _, _, err := ReadPDF(corpus["english"]); err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	for b.Loop() {
+		for _, d := range pdfCorpus {
+			if _, _, err := ReadPDF(corpus[d.name]); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Milliseconds())/float64(b.N*len(pdfCorpus)), "ms/page")
+}
+
+// BenchmarkPDFToTextCorpus reads every corpus document with poppler's
+// pdftotext, one process per file, as a reader outside Quiver would.
+func BenchmarkPDFToTextCorpus(b *testing.B) {
+	corpus := loadCorpus(b)
+	if _, ok := pdftotext(b, corpus["english"]); !ok {
+		b.Skip("pdftotext not installed (Debian poppler-utils)")
+	}
+	b.ResetTimer()
+	for b.Loop() {
+		for _, d := range pdfCorpus {
+			pdftotext(b, corpus[d.name])
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Milliseconds())/float64(b.N*len(pdfCorpus)), "ms/page")
+}

@@ -205,10 +205,17 @@ func pageText(inst pdfium.Pdfium, page requests.Page) (text string, unmapped int
 	if err != nil {
 		return "", 0, err
 	}
-	for i := range n.Count {
+	// A sample of the characters estimates the share: a call per
+	// character would cost more than reading the text.
+	step := max(1, n.Count/mapErrorSample)
+	for i := 0; i < n.Count; i += step {
 		if e, err := inst.FPDFText_HasUnicodeMapError(&requests.FPDFText_HasUnicodeMapError{TextPage: tp.TextPage, Index: i}); err == nil && e.HasUnicodeMapError {
-			unmapped++
+			unmapped += step
 		}
 	}
-	return t.Text, unmapped, nil
+	return t.Text, min(unmapped, n.Count), nil
 }
+
+// mapErrorSample is about how many characters of a page pageText asks
+// PDFium about.
+const mapErrorSample = 128
