@@ -113,6 +113,9 @@ func pdftotext(tb testing.TB, body []byte) (text string, ok bool) {
 	tb.Helper()
 	exe, err := exec.LookPath("pdftotext")
 	if err != nil {
+		if os.Getenv("QUIVER_REQUIRE_PEERS") == "1" {
+			tb.Fatal("pdftotext not found (Debian poppler-utils) and QUIVER_REQUIRE_PEERS=1")
+		}
 		return "", false
 	}
 	cmd := exec.CommandContext(context.Background(), exe, "-enc", "UTF-8", "-", "-")
