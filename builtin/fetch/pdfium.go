@@ -49,14 +49,17 @@ const (
 // NewPDFReader. It is safe for concurrent use; the engine is compiled on
 // first use (a few seconds, once per PDFReader).
 type PDFReader struct {
-	once sync.Once
+	// maxMemory bounds one document's memory; NewPDFReader sets
+	// pdfiumMaxMemory.
+	maxMemory uint32
+	once      sync.Once
 	pool pdfium.Pool
 	err  error
 }
 
 // NewPDFReader returns a PDFReader; nothing is compiled until the first
 // Read.
-func NewPDFReader() *PDFReader { return &PDFReader{} }
+func NewPDFReader() *PDFReader { return &PDFReader{maxMemory: pdfiumMaxMemory} }
 
 // defaultPDFReader is the reader behind ReadPDF, compiled once per process
 // on first use: compiled code is immutable, and compiling per call costs
@@ -80,7 +83,7 @@ func (r *PDFReader) start() error {
 	r.once.Do(func() {
 		rc := wazero.NewRuntimeConfig().
 			WithCoreFeatures(api.CoreFeaturesV2 | experimental.CoreFeaturesExceptionHandling).
-			WithMemoryLimitPages(pdfiumMaxMemory / 65536).
+			WithMemoryLimitPages(r.maxMemory / 65536).
 			WithCloseOnContextDone(true)
 		r.pool, r.err = webassembly.Init(webassembly.Config{
 			MaxTotal:      pdfiumWorkers,

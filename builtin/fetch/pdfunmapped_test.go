@@ -1,6 +1,8 @@
 package fetch
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -73,5 +75,28 @@ func TestPageReadable(t *testing.T) {
 				t.Errorf("pageReadable(%q) = %v, want %v", tc.text, got, tc.want)
 			}
 		})
+	}
+}
+
+// TestPDFReaderBounds: a document that needs more memory than the reader
+// allows fails as too complex, and a read whose context has ended returns
+// the context's error; the reader still reads the next document.
+func TestPDFReaderBounds(t *testing.T) {
+	corpus := loadCorpus(t)
+	small := &PDFReader{maxMemory: 24 << 20}
+	big := textPDF(t, "", true, "BT /F1 12 Tf 72 700 Td "+strings.Repeat("(x) Tj ", 6<<20)+"ET").bytes()
+	if _, _, err := small.Read(context.Background(), big); errString(err) != pdfTooComplex {
+		t.Errorf("over the memory bound: error %q (%v), want %q", errString(err), errors.Unwrap(err), pdfTooComplex)
+	}
+	if _, text, err := small.Read(context.Background(), corpus["english"]); err != nil || !strings.Contains(text, "Keeping a Lighthouse") {
+		t.Errorf("after a failed read: %q, %v", excerptOf(text), err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, _, err := ReadPDF(corpus["english"]); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := DefaultPDFReader()(ctx, corpus["english"]); !errors.Is(err, context.Canceled) {
+		t.Errorf("cancelled read: error %v, want context.Canceled", err)
 	}
 }
