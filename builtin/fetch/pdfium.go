@@ -53,8 +53,8 @@ type PDFReader struct {
 	// pdfiumMaxMemory.
 	maxMemory uint32
 	once      sync.Once
-	pool pdfium.Pool
-	err  error
+	pool      pdfium.Pool
+	err       error
 }
 
 // NewPDFReader returns a PDFReader; nothing is compiled until the first
