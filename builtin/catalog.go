@@ -47,8 +47,9 @@ type CatalogDeps struct {
 	// MCP serves engines the configuration puts on an MCP server (IAsk);
 	// nil leaves them out.
 	MCP FixedCaller
-	// ReadPDF reads a PDF for fetch_url (the composition root runs it in a
-	// resource-limited child process); nil reads PDFs in this process.
+	// ReadPDF reads a PDF for fetch_url (the composition root gives
+	// fetch.DefaultPDFReader, PDFium in a WebAssembly sandbox); nil means
+	// that same reader.
 	ReadPDF func(ctx context.Context, body []byte) (title, text string, err error)
 	// Intents records the families enable_tools opens for a
 	// conversation; nil opens them for the turn only.

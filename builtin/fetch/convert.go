@@ -123,6 +123,9 @@ func (f *fetcher) convert(ctx context.Context, body []byte, contentType string, 
 			}
 			return document{}, err
 		}
+		if n := strings.Count(d.Text, UnreadablePages); n > 0 {
+			d.Format = fmt.Sprintf("text, %d of %d pages unreadable", n, strings.Count(d.Text, "--- page "))
+		}
 		return d, nil
 	}
 	switch d.Format {

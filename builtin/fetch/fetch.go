@@ -91,11 +91,9 @@ type Config struct {
 	// PagesPerTurn caps the pages research_web reads in one turn, across
 	// calls with the same Scope.TurnID. Zero means 9.
 	PagesPerTurn int
-	// ReadPDF extracts a PDF's title and text. Nil means in this process
-	// (ReadPDF below); production runs it in a resource-limited child
-	// process (ChildPDFReader), since a hostile file can crash or hang the
-	// PDF parser in ways recover cannot catch. An error's message is shown
-	// to the model.
+	// ReadPDF extracts a PDF's title and text. Nil means the process's
+	// shared PDFium reader (ReadPDF, DefaultPDFReader), which production
+	// uses too. An error's message is shown to the model.
 	ReadPDF func(ctx context.Context, body []byte) (title, text string, err error)
 	// ExcludeProviders names model providers ("novelai") whose turns get
 	// neither fetch_url nor research_web, each left out with a reason

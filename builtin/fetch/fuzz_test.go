@@ -36,7 +36,7 @@ func FuzzHTMLToMarkdown(f *testing.F) {
 // Seeds are in testdata/fuzz/FuzzPDFText, written from pdfFixtures.
 func FuzzPDFText(f *testing.F) {
 	f.Fuzz(func(t *testing.T, body []byte) {
-		title, text, err := pdfText(body)
+		title, text, err := ReadPDF(body)
 		if !utf8.ValidString(title) || !utf8.ValidString(text) {
 			t.Fatalf("invalid UTF-8: title %q, text %q", title, text)
 		}
@@ -44,8 +44,8 @@ func FuzzPDFText(f *testing.F) {
 			t.Fatalf("title %q spans lines", title)
 		}
 		if err != nil {
-			if !slices.Contains([]string{pdfUnreadable, pdfEncrypted, pdfTooComplex, pdfNoText}, err.Error()) {
-				t.Fatalf("error %q is not one of pdfText's messages", err)
+			if !slices.Contains([]string{pdfUnreadable, pdfEncrypted, pdfTooComplex, pdfNoText, pdfUnreadableText}, err.Error()) {
+				t.Fatalf("error %q is not one of ReadPDF's messages", err)
 			}
 			return
 		}

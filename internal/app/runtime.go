@@ -44,7 +44,7 @@ func newRuntime(st store.Store, kr *secret.Keyring, dir string, cfg config.Confi
 	// The process's one built-in catalog; an organisation's settings reach
 	// it as an overlay of the tools they change (builtin.Catalogs.For).
 	emb := newEmbeddings(ms)
-	catalogs := builtin.NewCatalogs(builtin.CatalogDeps{Results: st, Messages: st, Intents: st, DataDir: dir, Config: cfg, Getenv: env.Getenv, MCP: m.pool, ReadPDF: fetch.SelfPDFReader(),
+	catalogs := builtin.NewCatalogs(builtin.CatalogDeps{Results: st, Messages: st, Intents: st, DataDir: dir, Config: cfg, Getenv: env.Getenv, MCP: m.pool, ReadPDF: fetch.DefaultPDFReader(),
 		Memories: st, ShortTerms: st, Embeddings: emb})
 	orgs := settings.New(settings.Config{
 		Store: st, Keyring: kr, Base: cfg, Getenv: env.Getenv, Now: env.Now, Logger: env.Logger, Models: ms.opener,

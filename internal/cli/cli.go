@@ -10,7 +10,6 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/quiverhq/quiver/builtin/fetch"
 	"github.com/quiverhq/quiver/engine"
 	"github.com/quiverhq/quiver/internal/app"
 	"github.com/quiverhq/quiver/internal/clock"
@@ -86,8 +85,6 @@ func dispatchCommand(ctx context.Context, args []string, env app.Env) error {
 		return runTriggers(ctx, args[1:], env)
 	case "bench":
 		return runBench(ctx, args[1:], env)
-	case fetch.PDFCommand: // the child that reads one PDF (fetch.ServePDFChild)
-		return fetch.ServePDFChild(env.Stdin, env.Stdout)
 	case "help", "-h", "--help", "-help":
 		fmt.Fprint(env.Stdout, usage)
 		return nil
