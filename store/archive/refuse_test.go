@@ -429,3 +429,29 @@ func TestImportIgnoresArchiveModes(t *testing.T) {
 		t.Fatalf("walk: %d entries, %v", n, err)
 	}
 }
+
+// TestImportRefusesMemoriesOverQuota: an archive giving an owner more
+// memories than store.MaxMemoriesPerOwner is refused on either backend,
+// as PutMemory would refuse the one over, and the target keeps none.
+func TestImportRefusesMemoriesOverQuota(t *testing.T) {
+	kr := testKeyring(t, "k1", 1)
+	good, _ := export(t, source(t, kr), kr, "good.tar")
+	base := readEntries(t, good)
+	for name, place := range map[string]func(*testing.T) backend.Config{"SQLite": sqlitePlace, "PostgreSQL": postgresPlace} {
+		t.Run(name, func(t *testing.T) {
+			p := place(t)
+			_, err := archive.ImportFile(t.Context(), writeArchive(t, overQuota(t, base)), options(p, kr))
+			if !errors.Is(err, store.ErrMemoryQuota) {
+				t.Fatalf("import over the quota: %v; want ErrMemoryQuota", err)
+			}
+			st, err := backend.Open(t.Context(), p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer st.Close()
+			if err := st.CheckEmpty(t.Context()); err != nil {
+				t.Errorf("the refused import wrote: %v", err)
+			}
+		})
+	}
+}
