@@ -169,7 +169,7 @@ func (rt *runtime) apiHandler(cfg config.Config, det *intent.Detector, secure bo
 		// until the organisation's configured embedding model is wired in
 		// here (branch memtools gives the runtime its embed.Source).
 		Embeddings: embed.Fixed{E: embed.Local{}},
-		Turns: httpapi.TurnLimits{PerUser: cfg.Turns.MaxPerUser, PerServer: cfg.Turns.MaxPerServer, AdmitWait: cfg.Turns.AdmitWait.Std()},
+		Turns:      httpapi.TurnLimits{PerUser: cfg.Turns.MaxPerUser, PerServer: cfg.Turns.MaxPerServer, AdmitWait: cfg.Turns.AdmitWait.Std()},
 	})
 }
 
