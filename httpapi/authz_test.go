@@ -65,6 +65,11 @@ func endpoints(tokenID string) []endpoint {
 		{method: "DELETE", path: "/api/deliberate/triggers?target=calculator&phrase=crunch+it", admin: true, foreign: 404},
 		{method: "GET", path: "/api/me/deliberate"},
 		{method: "PUT", path: "/api/me/deliberate", body: map[string]any{"mode": "on"}},
+		{method: "GET", path: "/api/memories"},
+		{method: "GET", path: "/api/memories?scope=shared", admin: true},
+		{method: "GET", path: "/api/memories/mem_bob", foreign: 404},
+		{method: "PATCH", path: "/api/memories/mem_bob", body: map[string]any{"text": "tea, not coffee"}, foreign: 404},
+		{method: "DELETE", path: "/api/memories/mem_bob", foreign: 404},
 	}
 }
 
@@ -75,6 +80,7 @@ func TestAuthorization(t *testing.T) {
 	f.conversation("org_a", "bob", "conv_bob")
 	f.pause("org_a", "bob", "conv_bob")
 	f.mcpServer("org_a", "search-a", nil, "")
+	f.memory("org_a", "bob", "mem_bob", "bob drinks coffee")
 	// org_a's trigger, which dave's DELETE must not reach.
 	f.must(f.st.AddIntentTrigger(f.ctx, store.IntentTrigger{OrgID: "org_a", Target: "calculator", Phrase: "crunch it", CreatedAt: start}, 0))
 	var toks struct{ Tokens []struct{ ID string } }

@@ -18,6 +18,7 @@ import (
 
 	"github.com/quiverhq/quiver/accounts"
 	"github.com/quiverhq/quiver/deliberate"
+	"github.com/quiverhq/quiver/embed"
 	"github.com/quiverhq/quiver/ids"
 	"github.com/quiverhq/quiver/internal/clock"
 	"github.com/quiverhq/quiver/runs"
@@ -27,7 +28,7 @@ import (
 // Repositories are the parts of the store the API reads and writes
 // directly: accounts (sign-in, users, tokens), agents, conversations with
 // their turns and messages, Deliberate Tool Mode settings and MCP server
-// registrations. Everything else goes through the Engine.
+// registrations, long-term memories. Everything else goes through the Engine.
 type Repositories interface {
 	store.Accounts
 	store.Agents
@@ -40,6 +41,7 @@ type Repositories interface {
 	store.Runs
 	store.TurnEvents
 	store.RateLimits
+	store.Memories
 }
 
 // Config configures the API. Store and Engine are required; every other
@@ -84,6 +86,11 @@ type Config struct {
 	// Turns caps the turns this server runs at once, per user and in
 	// all (429 past a cap); zero fields take the defaults.
 	Turns TurnLimits
+	// Embeddings gives each organisation the embedding model that an
+	// edited memory's text is embedded with again (PATCH
+	// /api/memories/{id}); nil, or a Source answering no model, refuses
+	// such edits with 409 no_embedding_model.
+	Embeddings embed.Source
 }
 
 // Defaults of Config's zero values.
@@ -103,6 +110,7 @@ type server struct {
 	dtm           *deliberate.Service
 	eng           Engine
 	mcp           MCPAdmin
+	embeddings    embed.Source
 	log           *slog.Logger
 	now           func() time.Time
 	ids           ids.Source
@@ -133,7 +141,7 @@ func New(cfg Config) http.Handler {
 		panic("httpapi: Config.Store and Config.Engine are required")
 	}
 	s := &server{
-		st: cfg.Store, eng: cfg.Engine, mcp: cfg.MCP, log: cfg.Logger, now: cfg.Now, ids: ids.OrRandom(cfg.IDs),
+		st: cfg.Store, eng: cfg.Engine, mcp: cfg.MCP, embeddings: cfg.Embeddings, log: cfg.Logger, now: cfg.Now, ids: ids.OrRandom(cfg.IDs),
 		maxBody: cfg.MaxBody, sessionTTL: cfg.SessionTTL, secureCookies: cfg.SecureCookies,
 		heartbeat: cfg.Heartbeat, turns: newRunningTurns(), mux: http.NewServeMux(),
 		origins: http.NewCrossOriginProtection(),
@@ -225,6 +233,7 @@ func (s *server) routes() {
 	s.settingsRoutes()
 	s.deliberateRoutes()
 	s.userRoutes()
+	s.memoryRoutes()
 }
 
 // tidyDocument makes the document say what the server does: a validation

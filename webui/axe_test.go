@@ -195,6 +195,15 @@ func TestAxeEveryPage(t *testing.T) {
 				chromedp.Click(chromedp.CSS(`#token-create`)), chromedp.WaitVisible(chromedp.CSS(`#new-token`)))
 			a.check("api-tokens", false)
 
+			// Memories: Ana's and the shared ones, one being edited.
+			now0 := clock.Now().UTC()
+			putMemory(t, st, "ana", "m1", "Ana prefers tea to coffee", now0)
+			putMemory(t, st, "", "ms", "The office is closed on public holidays", now0)
+			b.open("#/memories", `#memories-shared li[data-memory="ms"]`)
+			a.check("memories", false)
+			b.Do("edit a memory", chromedp.Click(chromedp.CSS(`li[data-memory="m1"] button.edit-memory`)), chromedp.WaitVisible(chromedp.CSS(`#memory-edit-m1`)))
+			a.check("memories-edit", false)
+
 			// httpapi's login pages: a working link (not used), a used
 			// one, and another account's.
 			ctx := context.Background()

@@ -14,6 +14,7 @@ import (
 
 	"github.com/quiverhq/quiver/accounts"
 	"github.com/quiverhq/quiver/agent"
+	"github.com/quiverhq/quiver/embed"
 	"github.com/quiverhq/quiver/engine"
 	"github.com/quiverhq/quiver/httpapi"
 	"github.com/quiverhq/quiver/internal/clock"
@@ -156,7 +157,8 @@ func realAPIWith(t *testing.T, wrap func(store.Store, *scriptedEngine) httpapi.E
 	if wrap != nil {
 		served = wrap(st, eng)
 	}
-	h := httpapi.New(httpapi.Config{Store: st, Engine: served, MCP: &storeMCP{st: st}, UI: webui.Handler(), Heartbeat: -1})
+	h := httpapi.New(httpapi.Config{Store: st, Engine: served, MCP: &storeMCP{st: st}, UI: webui.Handler(), Heartbeat: -1,
+		Embeddings: embed.Fixed{E: embed.Local{}}})
 	b := newBrowser(t, h)
 	b.Do("open the login link", chromedp.Navigate(b.srv.URL+"/login?token="+link), chromedp.WaitVisible(chromedp.CSS(`#sign-in`)))
 	b.WaitText(`#account`, "Ana Lima")

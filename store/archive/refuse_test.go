@@ -165,6 +165,7 @@ func TestImportRefusals(t *testing.T) {
 			entries: withEntry(base, file("workspaces/acme/ana/third.txt", "x"))},
 		{name: "OtherKeyring", kr: testKeyring(t, "k2", 2), want: "the configured keys (k2) cannot open this database's secrets (sealed under key k1)", entries: base},
 		{name: "NoKeyring", want: "no encryption key is configured", entries: base},
+		{name: "MemoryQuota", want: "the limit is 10000", is: store.ErrMemoryQuota, entries: overQuota(t, base)},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -187,6 +188,30 @@ func TestImportRefusals(t *testing.T) {
 			}
 		})
 	}
+}
+
+// overQuota returns entries with the first memory's owner holding one
+// memory over store.MaxMemoriesPerOwner (copies of it under new ids, after
+// the others in key order), the manifest counting them.
+func overQuota(t *testing.T, entries []entry) []entry {
+	t.Helper()
+	var rows int
+	out := editTable(entries, "memories", func(body string) string {
+		lines := strings.Split(strings.TrimSuffix(body, "\n"), "\n")
+		first := lines[0]
+		id := regexp.MustCompile(`"id":"[^"]*"`).FindString(first)
+		if id == "" {
+			t.Fatalf("no id in the memory row %.80s", first)
+		}
+		var b strings.Builder
+		b.WriteString(body)
+		for i := 0; i <= store.MaxMemoriesPerOwner; i++ {
+			b.WriteString(strings.Replace(first, id, fmt.Sprintf(`"id":"zz%05d"`, i), 1) + "\n")
+		}
+		rows = len(lines) + store.MaxMemoriesPerOwner + 1
+		return b.String()
+	})
+	return editManifest(t, out, func(m map[string]any) { m["tables"].(map[string]any)["memories"] = rows })
 }
 
 // insertAfter returns entries with e after the one named name.
@@ -402,5 +427,31 @@ func TestImportIgnoresArchiveModes(t *testing.T) {
 	})
 	if err != nil || n == 0 {
 		t.Fatalf("walk: %d entries, %v", n, err)
+	}
+}
+
+// TestImportRefusesMemoriesOverQuota: an archive giving an owner more
+// memories than store.MaxMemoriesPerOwner is refused on either backend,
+// as PutMemory would refuse the one over, and the target keeps none.
+func TestImportRefusesMemoriesOverQuota(t *testing.T) {
+	kr := testKeyring(t, "k1", 1)
+	good, _ := export(t, source(t, kr), kr, "good.tar")
+	base := readEntries(t, good)
+	for name, place := range map[string]func(*testing.T) backend.Config{"SQLite": sqlitePlace, "PostgreSQL": postgresPlace} {
+		t.Run(name, func(t *testing.T) {
+			p := place(t)
+			_, err := archive.ImportFile(t.Context(), writeArchive(t, overQuota(t, base)), options(p, kr))
+			if !errors.Is(err, store.ErrMemoryQuota) {
+				t.Fatalf("import over the quota: %v; want ErrMemoryQuota", err)
+			}
+			st, err := backend.Open(t.Context(), p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer st.Close()
+			if err := st.CheckEmpty(t.Context()); err != nil {
+				t.Errorf("the refused import wrote: %v", err)
+			}
+		})
 	}
 }

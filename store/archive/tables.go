@@ -40,6 +40,10 @@ type tableReader struct {
 	unique map[[32]byte]struct{}
 	// dropped counts the rows left out as repeats, by table.
 	dropped map[string]int64
+	// memories counts the memories table's rows by organisation and
+	// owner, so that an import never takes an owner past
+	// store.MaxMemoriesPerOwner (which PutMemory would refuse).
+	memories map[[2]string]int64
 }
 
 // newTableReader reads the tables of a, whose manifest m was just read.
@@ -179,5 +183,26 @@ func (r *tableReader) nextRow() ([]any, error) {
 	if r.cur.Name == "deployment" && row[0] == store.KeyCheckName {
 		r.keyCheck = row[1].(string)
 	}
+	if r.cur.Name == "memories" {
+		if err := r.countMemory(row); err != nil {
+			return nil, fmt.Errorf("row %d: %w", r.rows, err)
+		}
+	}
 	return row, nil
+}
+
+// countMemory counts a memories row against its owner's cap: one over
+// store.MaxMemoriesPerOwner is an error wrapping store.ErrMemoryQuota.
+func (r *tableReader) countMemory(row []any) error {
+	org, _ := r.cur.Value(row, "org_id").(string)
+	owner, _ := r.cur.Value(row, "owner_id").(string)
+	if r.memories == nil {
+		r.memories = map[[2]string]int64{}
+	}
+	k := [2]string{org, owner}
+	if err := store.CheckMemoryCount(r.memories[k], store.MaxMemoriesPerOwner); err != nil {
+		return fmt.Errorf("table memories: %w", err)
+	}
+	r.memories[k]++
+	return nil
 }

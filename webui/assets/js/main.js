@@ -7,6 +7,7 @@
 //   #/mcp                  MCP servers (admins)
 //   #/settings             organisation settings (admins)
 //   #/people               users, invitations and login links (admins)
+//   #/memories             your memories (admins: the shared ones too)
 //   #/preferences          your own profile and Deliberate Tool Mode
 import { Api, ApiError } from './api.js';
 import { h, heading, errorBox, replace } from './dom.js';
@@ -20,8 +21,9 @@ import * as mcp from './mcp.js';
 import * as settings from './settings.js';
 import * as people from './people.js';
 import * as preferences from './preferences.js';
+import * as memories from './memories.js';
 
-const pages = { chat, inspect: inspector, agents, tools, mcp, settings, people, preferences };
+const pages = { chat, inspect: inspector, agents, tools, mcp, settings, people, preferences, memories };
 
 const api = new Api();
 const main = document.getElementById('main');
