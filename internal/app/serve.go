@@ -11,7 +11,6 @@ import (
 
 	"github.com/quiverhq/quiver/accounts"
 	"github.com/quiverhq/quiver/builtin"
-	"github.com/quiverhq/quiver/embed"
 	"github.com/quiverhq/quiver/engine"
 	"github.com/quiverhq/quiver/httpapi"
 	"github.com/quiverhq/quiver/intent"
@@ -165,10 +164,9 @@ func (rt *runtime) apiHandler(cfg config.Config, det *intent.Detector, secure bo
 	return httpapi.New(httpapi.Config{
 		Store: rt.st, Engine: api, MCP: apiMCP{regs: rt.mcp.regs, orgs: rt.orgs}, UI: webui.Handler(), Logger: env.Logger, Now: env.Now,
 		SecureCookies: secure, IDs: rt.ids, Runs: reg,
-		// Seam: every organisation edits memories with the local embedder
-		// until the organisation's configured embedding model is wired in
-		// here (branch memtools gives the runtime its embed.Source).
-		Embeddings: embed.Fixed{E: embed.Local{}},
+		// Memories edited on the page are embedded by the organisation's
+		// model, the one the memory tools use.
+		Embeddings: rt.embeddings,
 		Turns:      httpapi.TurnLimits{PerUser: cfg.Turns.MaxPerUser, PerServer: cfg.Turns.MaxPerServer, AdmitWait: cfg.Turns.AdmitWait.Std()},
 	})
 }
