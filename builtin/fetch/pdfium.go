@@ -110,12 +110,13 @@ func (r *PDFReader) Read(ctx context.Context, body []byte) (title, text string, 
 	if err := r.start(); err != nil {
 		return "", "", err
 	}
+	parent := ctx
 	ctx, cancel := context.WithTimeout(ctx, pdfiumMaxTime)
 	defer cancel()
 	inst, err := r.pool.GetInstanceWithContext(ctx)
 	if err != nil {
 		if ctx.Err() != nil {
-			return "", "", r.ended(ctx)
+			return "", "", ended(parent, ctx)
 		}
 		return "", "", fmt.Errorf("pdf: pdfium instance: %w", err)
 	}
@@ -131,24 +132,30 @@ func (r *PDFReader) Read(ctx context.Context, body []byte) (title, text string, 
 		if x := recover(); x != nil {
 			title, text, err = "", "", &fetchError{msg: pdfUnreadable, err: fmt.Errorf("pdf: panic: %v", x)}
 		}
-		if err != nil && ctx.Err() != nil {
-			title, text, err = "", "", r.ended(ctx)
+		// A read the deadline or the caller stopped is never a result,
+		// even one whose earlier pages were read: the pages after the
+		// stop would read as unreadable, and the text would be cached as
+		// the whole document.
+		if ctx.Err() != nil {
+			title, text, err = "", "", ended(parent, ctx)
 		}
 	}()
-	return readDocument(inst, body)
+	return readDocument(ctx, inst, body)
 }
 
-// ended is the error for a read stopped by ctx: the caller's error when
-// the caller's context ended, else the document took too long.
-func (r *PDFReader) ended(ctx context.Context) error {
-	if errors.Is(context.Cause(ctx), context.DeadlineExceeded) {
-		return &fetchError{msg: pdfTooComplex, err: ctx.Err()}
+// ended is the error for a read stopped by ctx (parent with the reader's
+// time bound): the caller's own error when parent ended, else the
+// document took too long.
+func ended(parent, ctx context.Context) error {
+	if err := parent.Err(); err != nil {
+		return err
 	}
-	return ctx.Err()
+	return &fetchError{msg: pdfTooComplex, err: ctx.Err()}
 }
 
-// readDocument opens body in inst and reads its title and pages.
-func readDocument(inst pdfium.Pdfium, body []byte) (title, text string, err error) {
+// readDocument opens body in inst and reads its title and pages, until
+// ctx ends.
+func readDocument(ctx context.Context, inst pdfium.Pdfium, body []byte) (title, text string, err error) {
 	doc, err := inst.OpenDocument(&requests.OpenDocument{File: &body})
 	if err != nil {
 		switch {
@@ -169,6 +176,9 @@ func readDocument(inst pdfium.Pdfium, body []byte) (title, text string, err erro
 	}
 	pages := pdfPageTexts{total: count.PageCount}
 	for i := 0; i < min(count.PageCount, maxPDFPages) && !pages.full(); i++ {
+		if err := ctx.Err(); err != nil {
+			return "", "", err
+		}
 		t, unmapped, err := pageText(inst, requests.Page{ByIndex: &requests.PageByIndex{Document: doc.Document, Index: i}})
 		if err != nil && (isOutOfMemory(err) || isClosed(err)) {
 			return "", "", &fetchError{msg: pdfTooComplex, err: err}
@@ -188,7 +198,8 @@ func isOutOfMemory(err error) bool {
 // isClosed reports an error from a call on a module that was closed (the
 // deadline passed or the caller cancelled).
 func isClosed(err error) bool {
-	return strings.Contains(err.Error(), "module closed") || strings.Contains(err.Error(), "closed with exit_code")
+	s := err.Error()
+	return strings.Contains(s, "module closed") || strings.Contains(s, "closed with exit_code") || strings.Contains(s, "instance is closed")
 }
 
 // pageText is one page's text and how many of its characters PDFium could

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/quiverhq/quiver/tool"
 )
@@ -98,5 +99,38 @@ func TestPDFReaderBounds(t *testing.T) {
 	}
 	if _, _, err := DefaultPDFReader()(ctx, corpus["english"]); !errors.Is(err, context.Canceled) {
 		t.Errorf("cancelled read: error %v, want context.Canceled", err)
+	}
+}
+
+// TestPDFReadStoppedMidwayIsNoResult: a read stopped while it goes
+// (cancelled at points spread over the time a whole read takes) either
+// finished first, with every page, or fails with the caller's error:
+// never a text whose later pages read as unreadable, which fetch_url
+// would cache as the whole document.
+func TestPDFReadStoppedMidwayIsNoResult(t *testing.T) {
+	const pages = 120
+	contents := make([]string, pages)
+	for i := range contents {
+		contents[i] = fmt.Sprintf("BT /F1 12 Tf 72 700 Td (Page %d of the long report.) Tj ET", i+1)
+	}
+	body := textPDF(t, "", true, contents...).bytes()
+	read := DefaultPDFReader()
+	start := time.Now()
+	if _, text, err := read(context.Background(), body); err != nil || !strings.Contains(text, fmt.Sprintf("Page %d of", pages)) {
+		t.Fatalf("whole read: %v, %q", err, excerptOf(text))
+	}
+	whole := time.Since(start)
+	for i := 1; i <= 12; i++ {
+		ctx, cancel := context.WithCancel(context.Background())
+		timer := time.AfterFunc(whole*time.Duration(i)/12, cancel)
+		_, text, err := read(ctx, body)
+		timer.Stop()
+		cancel()
+		switch {
+		case err != nil && !errors.Is(err, context.Canceled):
+			t.Errorf("stop %d/12: error %v, want context.Canceled", i, err)
+		case err == nil && (!strings.Contains(text, fmt.Sprintf("Page %d of", pages)) || strings.Contains(text, "could not be read")):
+			t.Errorf("stop %d/12: a read cut short returned a result: %q", i, excerptOf(text))
+		}
 	}
 }
