@@ -51,6 +51,10 @@
 // words, never query syntax; the per-owner cap holds under concurrent
 // puts.
 //
+// Attachments: a conversation reaches only its own files, by every
+// read, search and delete; quotas refuse before writing, concurrent puts
+// included; deleting the conversation deletes its files.
+//
 // Two checks need a backend's own SQL besides its store, so a backend's
 // tests run them beside Run: DeleteLeavesNoRow looks in every table for
 // what a conversation delete left, and RunUpgrades writes rows as older
@@ -133,6 +137,7 @@ func groups() []group {
 		{name: "Settings", cases: settingsCases(), alone: settingsAloneCases()},
 		{name: "Context", cases: contextCases()},
 		{name: "Blobs", cases: blobCases()},
+		{name: "Attachments", cases: attachmentCases()},
 		{name: "Memories", cases: memoryCases()},
 		{name: "KeyChecks", alone: keyCheckAloneCases()},
 		{name: "Runs", cases: runCases(), alone: runAloneCases()},
