@@ -32,8 +32,8 @@ const (
 	MaxTextBytes = 4 << 20
 )
 
-// Errors of extraction, returned wrapped with a one-line message that
-// names the file; test with errors.Is.
+// Kinds of refusal: every refusal is an *Error, with a one-line message
+// that names the file, that unwraps to one of these; test with errors.Is.
 var (
 	// ErrBinary reports a file that is neither UTF-8 text, DOCX nor PDF.
 	ErrBinary = errors.New("binary file")
@@ -91,7 +91,7 @@ type Extractor struct {
 func (x Extractor) Extract(ctx context.Context, name, mediaType string, data []byte) (Document, error) {
 	label := describe(name, mediaType)
 	if len(data) > MaxInputBytes {
-		return Document{}, fmt.Errorf("%s is %s; the limit is %s: %w", label, byteSize(int64(len(data))), byteSize(MaxInputBytes), ErrTooLarge)
+		return Document{}, refuse(ErrTooLarge, "%s is %s; the limit is %s", label, byteSize(int64(len(data))), byteSize(MaxInputBytes))
 	}
 	switch {
 	case isPDF(data):
@@ -101,10 +101,26 @@ func (x Extractor) Extract(ctx context.Context, name, mediaType string, data []b
 	}
 	text, ok := decodeText(data)
 	if !ok {
-		return Document{}, fmt.Errorf("%s is a binary file; only PDF, DOCX and UTF-8 text can be read: %w", label, ErrBinary)
+		return Document{}, refuse(ErrBinary, "%s is a binary file; only PDF, DOCX and UTF-8 text can be read", label)
 	}
 	text, cut := capText(text, MaxTextBytes)
 	return Document{Kind: Text, Text: text, Truncated: cut}, nil
+}
+
+// Error is a refusal: its message is one line that names the file and
+// says why, and it unwraps to one of ErrBinary, ErrEncrypted,
+// ErrTooLarge or ErrUnreadable.
+type Error struct {
+	Kind error
+	Msg  string
+}
+
+func (e *Error) Error() string { return e.Msg }
+func (e *Error) Unwrap() error { return e.Kind }
+
+// refuse returns an *Error of kind with the formatted message.
+func refuse(kind error, format string, args ...any) error {
+	return &Error{Kind: kind, Msg: fmt.Sprintf(format, args...)}
 }
 
 // encryptRef finds a trailer's /Encrypt entry: a reference or a
@@ -118,10 +134,10 @@ func isPDF(data []byte) bool {
 
 func (x Extractor) pdf(ctx context.Context, label string, data []byte) (Document, error) {
 	if encryptRef.Match(data) {
-		return Document{}, fmt.Errorf("%s is an encrypted PDF; it cannot be read without its password: %w", label, ErrEncrypted)
+		return Document{}, refuse(ErrEncrypted, "%s is an encrypted PDF; it cannot be read without its password", label)
 	}
 	if x.ReadPDF == nil {
-		return Document{}, fmt.Errorf("%s is a PDF, and no PDF reader is configured: %w", label, ErrUnreadable)
+		return Document{}, refuse(ErrUnreadable, "%s is a PDF, and no PDF reader is configured", label)
 	}
 	title, text, err := x.ReadPDF(ctx, data)
 	if err != nil {
@@ -130,9 +146,9 @@ func (x Extractor) pdf(ctx context.Context, label string, data []byte) (Document
 		}
 		msg := oneLine(err.Error())
 		if strings.Contains(msg, "encrypted") {
-			return Document{}, fmt.Errorf("%s is an encrypted PDF; it cannot be read without its password: %w", label, ErrEncrypted)
+			return Document{}, refuse(ErrEncrypted, "%s is an encrypted PDF; it cannot be read without its password", label)
 		}
-		return Document{}, fmt.Errorf("%s: %s: %w", label, msg, ErrUnreadable)
+		return Document{}, refuse(ErrUnreadable, "%s: %s", label, msg)
 	}
 	text = strings.ReplaceAll(strings.ToValidUTF8(text, "\uFFFD"), "\r\n", "\n")
 	text, cut := capText(text, MaxTextBytes)

@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"encoding/xml"
 	"errors"
-	"fmt"
 	"io"
 	"strings"
 )
@@ -33,10 +32,10 @@ const docxBody = "word/document.xml"
 func readDOCX(label string, data []byte) (Document, error) {
 	zr, err := zip.NewReader(bytes.NewReader(data), int64(len(data)))
 	if err != nil {
-		return Document{}, fmt.Errorf("%s is a damaged ZIP archive: %w", label, ErrUnreadable)
+		return Document{}, refuse(ErrUnreadable, "%s is a damaged ZIP archive", label)
 	}
 	if len(zr.File) > MaxDOCXEntries {
-		return Document{}, fmt.Errorf("%s lists %d archive entries; the limit is %d: %w", label, len(zr.File), MaxDOCXEntries, ErrTooLarge)
+		return Document{}, refuse(ErrTooLarge, "%s lists %d archive entries; the limit is %d", label, len(zr.File), MaxDOCXEntries)
 	}
 	var body *zip.File
 	for _, f := range zr.File {
@@ -46,14 +45,14 @@ func readDOCX(label string, data []byte) (Document, error) {
 		}
 	}
 	if body == nil {
-		return Document{}, fmt.Errorf("%s is a ZIP archive but not a DOCX document; only PDF, DOCX and UTF-8 text can be read: %w", label, ErrBinary)
+		return Document{}, refuse(ErrBinary, "%s is a ZIP archive but not a DOCX document; only PDF, DOCX and UTF-8 text can be read", label)
 	}
 	if body.UncompressedSize64 > MaxDOCXPartBytes {
-		return Document{}, fmt.Errorf("%s: its text part inflates to %d bytes; the limit is %s: %w", label, body.UncompressedSize64, byteSize(MaxDOCXPartBytes), ErrTooLarge)
+		return Document{}, refuse(ErrTooLarge, "%s: its text part inflates to %d bytes; the limit is %s", label, body.UncompressedSize64, byteSize(MaxDOCXPartBytes))
 	}
 	rc, err := body.Open()
 	if err != nil {
-		return Document{}, fmt.Errorf("%s is a damaged DOCX: %w", label, ErrUnreadable)
+		return Document{}, refuse(ErrUnreadable, "%s is a damaged DOCX", label)
 	}
 	defer rc.Close()
 	// The declared size is the archive's claim; the limit holds whatever
@@ -62,9 +61,9 @@ func readDOCX(label string, data []byte) (Document, error) {
 	text, cut, err := docxText(lr)
 	switch {
 	case lr.over:
-		return Document{}, fmt.Errorf("%s: its text part inflates past %s: %w", label, byteSize(MaxDOCXPartBytes), ErrTooLarge)
+		return Document{}, refuse(ErrTooLarge, "%s: its text part inflates past %s", label, byteSize(MaxDOCXPartBytes))
 	case err != nil:
-		return Document{}, fmt.Errorf("%s is a damaged DOCX (%s): %w", label, oneLine(err.Error()), ErrUnreadable)
+		return Document{}, refuse(ErrUnreadable, "%s is a damaged DOCX (%s)", label, oneLine(err.Error()))
 	}
 	return Document{Kind: DOCX, Text: text, Truncated: cut}, nil
 }
