@@ -14,12 +14,14 @@ import (
 	"github.com/quiverhq/quiver/builtin/ask"
 	"github.com/quiverhq/quiver/builtin/calc"
 	"github.com/quiverhq/quiver/builtin/discovery"
+	"github.com/quiverhq/quiver/builtin/documents"
 	"github.com/quiverhq/quiver/builtin/fetch"
 	"github.com/quiverhq/quiver/builtin/results"
 	"github.com/quiverhq/quiver/builtin/suggest"
 	"github.com/quiverhq/quiver/builtin/transcript"
 	"github.com/quiverhq/quiver/builtin/web"
 	"github.com/quiverhq/quiver/builtin/workspace"
+	"github.com/quiverhq/quiver/embed"
 	"github.com/quiverhq/quiver/internal/config"
 	"github.com/quiverhq/quiver/netguard"
 	"github.com/quiverhq/quiver/registry"
@@ -51,6 +53,13 @@ type CatalogDeps struct {
 	// Intents records the families enable_tools opens for a
 	// conversation; nil opens them for the turn only.
 	Intents discovery.Recorder
+	// Attachments backs read_document and search_attachments (the files
+	// attached to the turn's conversation); nil keeps both tools, whose
+	// calls then fail with store.ErrNoStore.
+	Attachments store.Attachments
+	// Embed gives an organisation's embedding model, for
+	// search_attachments' query; nil keeps the tool (its calls fail).
+	Embed embed.Source
 	// Keys are an organisation's own engine keys by settings name
 	// ("brave_api_key", "iask_api_key"); they win over the environment.
 	Keys map[string]string
@@ -69,8 +78,24 @@ func NewCatalog(d CatalogDeps) *registry.Catalog {
 		suggest.Tool(),
 	)
 	c.Register(WebTools(d)...)
+	c.Register(DocumentTools(d)...)
 	c.Register(discovery.Tool(d.Intents))
 	return c
+}
+
+// DocumentTools are read_document and search_attachments over d's
+// attachments. A nil d.Attachments stays a nil interface for the tools, so
+// their calls fail with store.ErrNoStore instead of a nil dereference.
+func DocumentTools(d CatalogDeps) []*tool.Tool {
+	var srcs documents.Sources
+	var search documents.SearchStore
+	if d.Attachments != nil {
+		srcs = documents.Sources{documents.Attachments{Store: d.Attachments}}
+		search = d.Attachments
+	} else {
+		srcs = documents.Sources{documents.Attachments{}}
+	}
+	return []*tool.Tool{documents.ReadTool(srcs), documents.SearchTool(search, d.Embed)}
 }
 
 // WebTools are the tools that depend on the configuration in force: the

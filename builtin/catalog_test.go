@@ -25,7 +25,7 @@ import (
 var builtinNames = []string{
 	"list_files", "search_files", "read_file", "write_file", "edit_file", "delete_file",
 	"calculate", "read_tool_result", "read_transcript", "ask_clarifying_question", "suggest_next_actions",
-	"web_search", "fetch_url", "research_web", "enable_tools",
+	"web_search", "fetch_url", "research_web", "read_document", "search_attachments", "enable_tools",
 }
 
 // everything is a turn whose agent allows every built-in family.
@@ -69,7 +69,7 @@ func TestCatalogWithoutRepositories(t *testing.T) {
 	st := openStore(t)
 	dir := t.TempDir()
 	bare := builtin.NewCatalog(builtin.CatalogDeps{DataDir: dir})
-	full := builtin.NewCatalog(builtin.CatalogDeps{Results: st, Messages: st, DataDir: dir})
+	full := builtin.NewCatalog(builtin.CatalogDeps{Results: st, Messages: st, Attachments: st, DataDir: dir})
 	var names []string
 	for _, tl := range bare.Tools() {
 		names = append(names, tl.Name())

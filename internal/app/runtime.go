@@ -5,8 +5,11 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/quiverhq/quiver/attachment"
 	"github.com/quiverhq/quiver/builtin"
 	"github.com/quiverhq/quiver/builtin/fetch"
+	"github.com/quiverhq/quiver/document"
+	"github.com/quiverhq/quiver/embed"
 	"github.com/quiverhq/quiver/engine"
 	"github.com/quiverhq/quiver/ids"
 	"github.com/quiverhq/quiver/internal/config"
@@ -30,6 +33,11 @@ type runtime struct {
 	ids ids.Source
 	// quota bounds the tool results every dispatcher over st stores.
 	quota store.ResultQuota
+	// embeds gives each organisation its embedding model: what indexes
+	// attachments and what search_attachments embeds queries with.
+	embeds embed.Source
+	// attach stores the files people attach (the API, the CLI, the UI).
+	attach *attachment.Adder
 }
 
 // newRuntime builds the runtime over an open store (which it then owns).
@@ -40,13 +48,18 @@ func newRuntime(st store.Store, kr *secret.Keyring, dir string, cfg config.Confi
 	ms := models{providers.Shared{Getenv: env.Getenv, Probe: &http.Client{Timeout: 5 * time.Second}, HTTPClient: providers.NewHTTPClient(), Logger: env.Logger, Tools: providers.NewToolCaches(0)}}
 	// The process's one built-in catalog; an organisation's settings reach
 	// it as an overlay of the tools they change (builtin.Catalogs.For).
-	catalogs := builtin.NewCatalogs(builtin.CatalogDeps{Results: st, Messages: st, Intents: st, DataDir: dir, Config: cfg, Getenv: env.Getenv, MCP: m.pool, ReadPDF: fetch.SelfPDFReader()})
+	readPDF := fetch.SelfPDFReader()
+	embeds := embedSource(cfg)
+	catalogs := builtin.NewCatalogs(builtin.CatalogDeps{Results: st, Messages: st, Intents: st, Attachments: st, Embed: embeds,
+		DataDir: dir, Config: cfg, Getenv: env.Getenv, MCP: m.pool, ReadPDF: readPDF})
 	orgs := settings.New(settings.Config{
 		Store: st, Keyring: kr, Base: cfg, Getenv: env.Getenv, Now: env.Now, Logger: env.Logger, Models: ms.opener,
 		ProviderKey: func(provider string) string { return ms.set(cfg).Connection(provider).Key },
 		Build:       catalogs.For,
 	})
-	return &runtime{st: st, mcp: m, orgs: orgs, ids: ids.Random{}, quota: cfg.StoredResults.Quota()}
+	attach := attachment.New(attachment.Config{Store: st, Embed: embeds, Extract: document.Extractor{ReadPDF: readPDF},
+		Now: env.Now, Logger: env.Logger})
+	return &runtime{st: st, mcp: m, orgs: orgs, ids: ids.Random{}, quota: cfg.StoredResults.Quota(), embeds: embeds, attach: attach}
 }
 
 // openTurnSession serves the commands that run one turn's tools without
@@ -79,3 +92,8 @@ func (r *runtime) close() {
 	r.mcp.Close()
 	r.st.Close()
 }
+
+// embedSource is the organisations' embedding models. Until the model
+// catalog names one (embedding_model), every organisation gets the
+// built-in local embedder, which needs no network and no weights.
+func embedSource(config.Config) embed.Source { return embed.Fixed{E: embed.Local{}} }
