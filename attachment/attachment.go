@@ -188,3 +188,24 @@ func oneLine(s string) string {
 	}
 	return s
 }
+
+// List returns the conversation's attachments, oldest first.
+func (a *Adder) List(ctx context.Context, orgID, conversationID string) ([]store.Attachment, error) {
+	return a.cfg.Store.ListAttachments(ctx, orgID, conversationID)
+}
+
+// Get returns one attachment of the conversation, or store.ErrNotFound.
+func (a *Adder) Get(ctx context.Context, orgID, conversationID, id string) (store.Attachment, error) {
+	return a.cfg.Store.GetAttachment(ctx, orgID, conversationID, id)
+}
+
+// Data returns an attachment's file, or store.ErrNotFound.
+func (a *Adder) Data(ctx context.Context, orgID, conversationID, id string) ([]byte, error) {
+	return a.cfg.Store.AttachmentData(ctx, orgID, conversationID, id)
+}
+
+// Delete deletes an attachment with its file and index, or returns
+// store.ErrNotFound.
+func (a *Adder) Delete(ctx context.Context, orgID, conversationID, id string) error {
+	return a.cfg.Store.DeleteAttachment(ctx, orgID, conversationID, id)
+}

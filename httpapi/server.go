@@ -56,6 +56,9 @@ type Config struct {
 	// handler is the store's only server) and with a 24-hour lease, since
 	// nothing runs its Loop to renew leases.
 	Runs *runs.Registry
+	// Attachments stores and serves the files attached to conversations;
+	// nil answers the attachment endpoints 501.
+	Attachments AttachmentFiles
 	// UI serves every path outside the API (/api/, /login, /healthz,
 	// /openapi.*); nil answers them 404.
 	UI http.Handler
@@ -103,6 +106,7 @@ type server struct {
 	dtm           *deliberate.Service
 	eng           Engine
 	mcp           MCPAdmin
+	files         AttachmentFiles
 	log           *slog.Logger
 	now           func() time.Time
 	ids           ids.Source
@@ -133,7 +137,7 @@ func New(cfg Config) http.Handler {
 		panic("httpapi: Config.Store and Config.Engine are required")
 	}
 	s := &server{
-		st: cfg.Store, eng: cfg.Engine, mcp: cfg.MCP, log: cfg.Logger, now: cfg.Now, ids: ids.OrRandom(cfg.IDs),
+		st: cfg.Store, eng: cfg.Engine, mcp: cfg.MCP, files: cfg.Attachments, log: cfg.Logger, now: cfg.Now, ids: ids.OrRandom(cfg.IDs),
 		maxBody: cfg.MaxBody, sessionTTL: cfg.SessionTTL, secureCookies: cfg.SecureCookies,
 		heartbeat: cfg.Heartbeat, turns: newRunningTurns(), mux: http.NewServeMux(),
 		origins: http.NewCrossOriginProtection(),
@@ -214,6 +218,7 @@ func (s *server) routes() {
 	s.tokenRoutes()
 	s.conversationRoutes()
 	s.conversationEditRoutes()
+	s.attachmentRoutes()
 	s.branchRoutes()
 	s.streamRoutes()
 	s.resumeRoutes()

@@ -163,7 +163,7 @@ func (rt *runtime) apiHandler(cfg config.Config, det *intent.Detector, secure bo
 	api := rt.apiEngine(rt.newEngine(cfg, det, true, env), orgRuntimes{orgs: rt.orgs, models: true}, env)
 	return httpapi.New(httpapi.Config{
 		Store: rt.st, Engine: api, MCP: apiMCP{regs: rt.mcp.regs, orgs: rt.orgs}, UI: webui.Handler(), Logger: env.Logger, Now: env.Now,
-		SecureCookies: secure, IDs: rt.ids, Runs: reg,
+		SecureCookies: secure, IDs: rt.ids, Runs: reg, Attachments: rt.attach,
 		Turns: httpapi.TurnLimits{PerUser: cfg.Turns.MaxPerUser, PerServer: cfg.Turns.MaxPerServer, AdmitWait: cfg.Turns.AdmitWait.Std()},
 	})
 }
