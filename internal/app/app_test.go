@@ -266,7 +266,7 @@ func TestToolsJSON(t *testing.T) {
 			optional = append(optional, tl.Name)
 		}
 	}
-	if diff := cmp.Diff([]string{"web_search", "fetch_url", "research_web"}, optional); diff != "" {
+	if diff := cmp.Diff([]string{"web_search", "fetch_url", "research_web", "read_document", "search_attachments"}, optional); diff != "" {
 		t.Errorf("optional tools (-want +got):\n%s", diff)
 	}
 }
