@@ -297,7 +297,7 @@ func TestCallRecordsTurnWithTimezone(t *testing.T) {
 			t.Errorf("exclusion of %s has no reason", e.Name)
 		}
 	}
-	if diff := cmp.Diff([]string{"web_search", "fetch_url", "research_web", intent.RecoveryTool}, left); diff != "" {
+	if diff := cmp.Diff([]string{"web_search", "fetch_url", "research_web", "read_document", "search_attachments", intent.RecoveryTool}, left); diff != "" {
 		t.Errorf("stored exclusions (-want +got):\n%s", diff)
 	}
 }
