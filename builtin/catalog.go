@@ -14,6 +14,7 @@ import (
 	"github.com/quiverhq/quiver/builtin/ask"
 	"github.com/quiverhq/quiver/builtin/calc"
 	"github.com/quiverhq/quiver/builtin/discovery"
+	"github.com/quiverhq/quiver/builtin/documents"
 	"github.com/quiverhq/quiver/builtin/fetch"
 	"github.com/quiverhq/quiver/builtin/memory"
 	"github.com/quiverhq/quiver/builtin/results"
@@ -63,6 +64,10 @@ type CatalogDeps struct {
 	// long-term memory tools' calls fail (turns without the "embedding"
 	// backend never declare them).
 	Embeddings embed.Source
+	// Attachments backs read_document and search_attachments (the files
+	// attached to the turn's conversation); nil keeps both tools, whose
+	// calls then fail with store.ErrNoStore.
+	Attachments store.Attachments
 	// Keys are an organisation's own engine keys by settings name
 	// ("brave_api_key", "iask_api_key"); they win over the environment.
 	Keys map[string]string
@@ -82,8 +87,24 @@ func NewCatalog(d CatalogDeps) *registry.Catalog {
 	)
 	c.Register(WebTools(d)...)
 	c.Register(memory.Tools(memory.Config{Memories: d.Memories, ShortTerms: d.ShortTerms, Embeddings: d.Embeddings})...)
+	c.Register(DocumentTools(d)...)
 	c.Register(discovery.Tool(d.Intents))
 	return c
+}
+
+// DocumentTools are read_document and search_attachments over d's
+// attachments. A nil d.Attachments stays a nil interface for the tools, so
+// their calls fail with store.ErrNoStore instead of a nil dereference.
+func DocumentTools(d CatalogDeps) []*tool.Tool {
+	var srcs documents.Sources
+	var search documents.SearchStore
+	if d.Attachments != nil {
+		srcs = documents.Sources{documents.Attachments{Store: d.Attachments}}
+		search = d.Attachments
+	} else {
+		srcs = documents.Sources{documents.Attachments{}}
+	}
+	return []*tool.Tool{documents.ReadTool(srcs), documents.SearchTool(search, d.Embeddings)}
 }
 
 // WebTools are the tools that depend on the configuration in force: the

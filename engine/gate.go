@@ -116,7 +116,7 @@ func history(msgs []store.Message) []intent.Message {
 // result is what the turn would declare.
 func (e *Engine) detect(ctx context.Context, c *Collected, message string, dryRun bool) (intent.Result, []string, error) {
 	set, f := c.dtm, c.facts
-	res := e.cfg.Detector.Detect(intent.Input{Text: message, History: history(c.history), HistoryTurns: set.HistoryTurns, Custom: c.custom})
+	res := e.cfg.Detector.Detect(intent.Input{Text: message, Attachments: attachmentKinds(f), History: history(c.history), HistoryTurns: set.HistoryTurns, Custom: c.custom})
 	record := res.Targets
 	if dryRun {
 		record = nil
@@ -203,4 +203,16 @@ func (g Gated) logDeclared(ctx context.Context, st store.Messages, orgID string,
 	}); err != nil {
 		logger.Warn("thought log not recorded", "err", err)
 	}
+}
+
+// attachmentKinds are the kinds of files the detection sees on the
+// message: a document while the conversation has files attached
+// (turn.Facts.Attachments), which opens the targets that read them. The
+// targets stay open once opened, so seeing the files on every later
+// message opens nothing new.
+func attachmentKinds(f turn.Facts) []string {
+	if f.Attachments > 0 {
+		return []string{intent.AttachDocument}
+	}
+	return nil
 }

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net/http"
 	"runtime/debug"
+	"strings"
 	"time"
 )
 
@@ -64,17 +65,31 @@ func (s *server) middleware(next http.Handler) http.Handler {
 			}
 			s.logRequest(r, rec, ri, start)
 		}()
-		if r.ContentLength > s.maxBody {
-			writeError(rec, tooLarge(s.maxBody))
+		limit := s.bodyLimit(r)
+		if r.ContentLength > limit {
+			writeError(rec, tooLarge(limit))
 			return
 		}
 		if r.Body != nil {
 			// One byte over the cap, so huma (reading at most that much)
 			// sees the excess and answers 413 rather than a read error.
-			r.Body = http.MaxBytesReader(rec, r.Body, s.maxBody+1)
+			r.Body = http.MaxBytesReader(rec, r.Body, limit+1)
 		}
 		next.ServeHTTP(rec, r)
 	})
+}
+
+// bodyLimit is r's body cap: maxUpload for an attachment upload (POST
+// /api/conversations/{id}/attachments), the server's MaxBody otherwise.
+func (s *server) bodyLimit(r *http.Request) int64 {
+	if r.Method == http.MethodPost {
+		if rest, ok := strings.CutPrefix(r.URL.Path, "/api/conversations/"); ok {
+			if id, tail, ok := strings.Cut(rest, "/"); ok && id != "" && tail == "attachments" {
+				return max(s.maxBody, maxUpload)
+			}
+		}
+	}
+	return s.maxBody
 }
 
 func tooLarge(limit int64) *Error {

@@ -13,10 +13,13 @@ const metaAccess = "quiver.access"
 
 // register adds an operation with its access rule. It documents what the
 // rule implies (security schemes, the X-Timezone and X-CSRF-Token headers,
-// 401/403) and applies the body cap; the handler's errors go through
+// 401/403) and applies the body cap (the server's, unless op sets its
+// own); the handler's errors go through
 // publicError, so nothing internal reaches the caller.
 func register[I, O any](s *server, op huma.Operation, acc access, h func(context.Context, *I) (*O, error)) {
-	op.MaxBodyBytes = s.maxBody + 1 // huma refuses a body that reaches it
+	if op.MaxBodyBytes == 0 {
+		op.MaxBodyBytes = s.maxBody + 1 // huma refuses a body that reaches it
+	}
 	op.Metadata = map[string]any{metaAccess: acc}
 	if unsafeMethod(op.Method) {
 		op.Errors = append(op.Errors, http.StatusRequestEntityTooLarge)

@@ -58,6 +58,9 @@ type Config struct {
 	// handler is the store's only server) and with a 24-hour lease, since
 	// nothing runs its Loop to renew leases.
 	Runs *runs.Registry
+	// Attachments stores and serves the files attached to conversations;
+	// nil answers the attachment endpoints 501.
+	Attachments AttachmentFiles
 	// UI serves every path outside the API (/api/, /login, /healthz,
 	// /openapi.*); nil answers them 404.
 	UI http.Handler
@@ -111,6 +114,7 @@ type server struct {
 	eng           Engine
 	mcp           MCPAdmin
 	embeddings    embed.Source
+	files         AttachmentFiles
 	log           *slog.Logger
 	now           func() time.Time
 	ids           ids.Source
@@ -141,7 +145,7 @@ func New(cfg Config) http.Handler {
 		panic("httpapi: Config.Store and Config.Engine are required")
 	}
 	s := &server{
-		st: cfg.Store, eng: cfg.Engine, mcp: cfg.MCP, embeddings: cfg.Embeddings, log: cfg.Logger, now: cfg.Now, ids: ids.OrRandom(cfg.IDs),
+		st: cfg.Store, eng: cfg.Engine, mcp: cfg.MCP, embeddings: cfg.Embeddings, files: cfg.Attachments, log: cfg.Logger, now: cfg.Now, ids: ids.OrRandom(cfg.IDs),
 		maxBody: cfg.MaxBody, sessionTTL: cfg.SessionTTL, secureCookies: cfg.SecureCookies,
 		heartbeat: cfg.Heartbeat, turns: newRunningTurns(), mux: http.NewServeMux(),
 		origins: http.NewCrossOriginProtection(),
@@ -222,6 +226,7 @@ func (s *server) routes() {
 	s.tokenRoutes()
 	s.conversationRoutes()
 	s.conversationEditRoutes()
+	s.attachmentRoutes()
 	s.branchRoutes()
 	s.streamRoutes()
 	s.resumeRoutes()

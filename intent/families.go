@@ -44,7 +44,7 @@ var targetTools = map[string][]string{
 	Image:         {"generate_image", "generate_anime_image"},
 	Video:         {"generate_video"},
 	Voice:         {"send_voice_message"},
-	MediaAnalysis: {"analyze_image", "view_profile_picture", "analyze_youtube_video", "read_document"},
+	MediaAnalysis: {"analyze_image", "view_profile_picture", "analyze_youtube_video", "read_document", "search_attachments"},
 	MessageAction: {"interact_with_message", "manage_message", "message_metadata"},
 	CrossChannel:  {"cross_channel_message"},
 	Thread:        {"create_thread"},

@@ -321,14 +321,15 @@ func shortTermRule(t ArchiveTable, row []any) error {
 // migration that adds a table must decide which.
 func SkippedTables() map[string]string {
 	return map[string]string{
-		"schema_migrations":   "the importing build's own: opening the store fills it",
-		"runs":                "transient: the lease of a turn running in a live process; a deployment is moved stopped, and a turn left running is marked interrupted",
-		"turn_events":         "transient: a running turn's event stream, kept a bounded time so that a reconnecting client resumes; the transcript (messages) keeps what each turn said",
-		"message_counters":    "derived (PostgreSQL): rebuilt on import as each conversation's highest Seq",
-		"rate_buckets":        "transient: the HTTP API's per-user token buckets; a bucket left out starts full, as an idle one would be",
-		"conversation_search": "derived: what conversation search reads, rebuilt on import from the titles and the user messages",
-		"memory_search":       "derived: what memory search reads (each memory's terms), rebuilt on import from the memories",
-		"memory_search_rows":  "derived (SQLite): which full-text row holds a memory's terms, rebuilt on import with them",
+		"schema_migrations":       "the importing build's own: opening the store fills it",
+		"runs":                    "transient: the lease of a turn running in a live process; a deployment is moved stopped, and a turn left running is marked interrupted",
+		"turn_events":             "transient: a running turn's event stream, kept a bounded time so that a reconnecting client resumes; the transcript (messages) keeps what each turn said",
+		"message_counters":        "derived (PostgreSQL): rebuilt on import as each conversation's highest Seq",
+		"rate_buckets":            "transient: the HTTP API's per-user token buckets; a bucket left out starts full, as an idle one would be",
+		"conversation_search":     "derived: what conversation search reads, rebuilt on import from the titles and the user messages",
+		"memory_search":           "derived: what memory search reads (each memory's terms), rebuilt on import from the memories",
+		"memory_search_rows":      "derived (SQLite): which full-text row holds a memory's terms, rebuilt on import with them",
+		"attachment_chunk_search": "derived: what attachment search reads (each chunk's terms), rebuilt on import from the chunks",
 	}
 }
 
@@ -449,6 +450,11 @@ func ArchiveTables() []ArchiveTable {
 			at("created_at"), at("updated_at")}},
 		{Name: "short_term_memories", Key: []string{"org_id", "thread"}, Rule: shortTermRule, Columns: []ArchiveColumn{
 			text("org_id"), text("thread"), text("conversation_id"), text("text"), at("updated_at")}},
+		{Name: "attachments", Key: []string{"org_id", "id"}, Columns: []ArchiveColumn{
+			text("org_id"), text("id"), text("conversation_id"), text("kind"), text("status"), text("error"),
+			intCol("chars"), intCol("chunks"), text("model"), text("text")}},
+		{Name: "attachment_chunks", Key: []string{"org_id", "attachment_id", "seq"}, Columns: []ArchiveColumn{
+			text("org_id"), text("conversation_id"), text("attachment_id"), intCol("seq"), text("text"), bytesCol("vector")}},
 		{Name: "deployment", Key: []string{"name"}, Columns: []ArchiveColumn{
 			text("name"), text("value")}},
 	}

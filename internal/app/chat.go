@@ -4,11 +4,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"mime"
 	"net/http"
+	"os"
+	"path/filepath"
 
 	"github.com/quiverhq/quiver/agent"
+	"github.com/quiverhq/quiver/attachment"
 	"github.com/quiverhq/quiver/engine"
 	"github.com/quiverhq/quiver/llm/providers"
+	"github.com/quiverhq/quiver/store"
 	"github.com/quiverhq/quiver/surface/terminal"
 )
 
@@ -26,6 +31,10 @@ type ChatOptions struct {
 	// Message, when set, is the one message sent; else the messages are
 	// Env.Stdin's lines, until it ends.
 	Message string
+	// Attach are files (paths) attached to the conversation before its
+	// first message, in order; a file the attachments refuse stops the
+	// chat with a *UsageError before any turn.
+	Attach []string
 	// JSON prints the turns' events as JSON lines instead of text.
 	JSON bool
 	// Ran, when set, is given the conversation's id once the one
@@ -92,9 +101,13 @@ func openSession(ctx context.Context, c ChatOptions, env Env) (*session, error) 
 		return nil, err
 	}
 	rt := o.rt
-	if req.ConversationID == "" {
+	if req.ConversationID == "" && len(c.Attach) == 0 {
 		req.ConversationID = rt.ids.New("conv_")
 	} else {
+		if req.ConversationID == "" {
+			// The files need the conversation to be the caller's now.
+			req.ConversationID = rt.ids.New("conv_")
+		}
 		// Before anything reads it (a paused turn's history) or writes
 		// into it (Deliberate Tool Mode's open families, the turn).
 		// Claimed, not only checked: an id no one holds yet becomes the
@@ -103,6 +116,10 @@ func openSession(ctx context.Context, c ChatOptions, env Env) (*session, error) 
 			rt.close()
 			return nil, err
 		}
+	}
+	if err := attachFiles(ctx, rt, req, c.Attach, env); err != nil {
+		rt.close()
+		return nil, err
 	}
 	req.Model, req.UserMode = model, c.UserMode
 	s := &session{env: env, rt: rt, req: req, out: &terminal.Printer{Out: env.Stdout, Err: env.Stderr, JSON: c.JSON}}
@@ -128,6 +145,42 @@ func (s *session) say(ctx context.Context, message string) error {
 	}
 	if out.Stop == agent.StopError {
 		return ErrReported
+	}
+	return nil
+}
+
+// attachFiles attaches the files at paths to the request's conversation,
+// each at most store.MaxAttachmentBytes, read after a size check.
+func attachFiles(ctx context.Context, rt *runtime, req engine.Request, paths []string, env Env) error {
+	for _, p := range paths {
+		info, err := os.Stat(p)
+		if err != nil {
+			return usagef("--attach: %v", err)
+		}
+		if !info.Mode().IsRegular() {
+			return usagef("--attach %s: not a regular file", p)
+		}
+		if info.Size() > store.MaxAttachmentBytes {
+			return usagef("--attach %s: %d bytes; the limit for one file is %d MiB", p, info.Size(), store.MaxAttachmentBytes>>20)
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return usagef("--attach: %v", err)
+		}
+		name := filepath.Base(p)
+		a, err := rt.attach.Add(ctx, req.OrgID, req.Caller.UserID, req.ConversationID,
+			attachment.File{Name: name, MediaType: mime.TypeByExtension(filepath.Ext(name)), Data: data})
+		if errors.Is(err, attachment.ErrRefused) {
+			return usagef("--attach %s: %v", p, err)
+		}
+		if err != nil {
+			return err
+		}
+		if a.Status != store.AttachmentReady {
+			fmt.Fprintf(env.Stderr, "quiver: attached %s, but it cannot be read: %s\n", name, a.Error)
+			continue
+		}
+		fmt.Fprintf(env.Stderr, "quiver: attached %s (%s, %d characters)\n", name, a.Kind, a.Chars)
 	}
 	return nil
 }

@@ -5,8 +5,10 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/quiverhq/quiver/attachment"
 	"github.com/quiverhq/quiver/builtin"
 	"github.com/quiverhq/quiver/builtin/fetch"
+	"github.com/quiverhq/quiver/document"
 	"github.com/quiverhq/quiver/engine"
 	"github.com/quiverhq/quiver/ids"
 	"github.com/quiverhq/quiver/internal/config"
@@ -33,6 +35,8 @@ type runtime struct {
 	// embeddings gives each organisation its embedding model: the one
 	// embed.Source the memory tools and indexers share.
 	embeddings *embeddings
+	// attach stores the files people attach (the API, the CLI, the UI).
+	attach *attachment.Adder
 }
 
 // newRuntime builds the runtime over an open store (which it then owns).
@@ -44,15 +48,18 @@ func newRuntime(st store.Store, kr *secret.Keyring, dir string, cfg config.Confi
 	// The process's one built-in catalog; an organisation's settings reach
 	// it as an overlay of the tools they change (builtin.Catalogs.For).
 	emb := newEmbeddings(ms)
-	catalogs := builtin.NewCatalogs(builtin.CatalogDeps{Results: st, Messages: st, Intents: st, DataDir: dir, Config: cfg, Getenv: env.Getenv, MCP: m.pool, ReadPDF: fetch.DefaultPDFReader(),
-		Memories: st, ShortTerms: st, Embeddings: emb})
+	readPDF := fetch.DefaultPDFReader()
+	catalogs := builtin.NewCatalogs(builtin.CatalogDeps{Results: st, Messages: st, Intents: st, DataDir: dir, Config: cfg, Getenv: env.Getenv, MCP: m.pool, ReadPDF: readPDF,
+		Memories: st, ShortTerms: st, Attachments: st, Embeddings: emb})
 	orgs := settings.New(settings.Config{
 		Store: st, Keyring: kr, Base: cfg, Getenv: env.Getenv, Now: env.Now, Logger: env.Logger, Models: ms.opener,
 		ProviderKey: func(provider string) string { return ms.set(cfg).Connection(provider).Key },
 		Build:       catalogs.For,
 	})
 	emb.orgs = orgs
-	return &runtime{st: st, mcp: m, orgs: orgs, ids: ids.Random{}, quota: cfg.StoredResults.Quota(), embeddings: emb}
+	attach := attachment.New(attachment.Config{Store: st, Embed: emb, Extract: document.Extractor{ReadPDF: readPDF},
+		Now: env.Now, Logger: env.Logger})
+	return &runtime{st: st, mcp: m, orgs: orgs, ids: ids.Random{}, quota: cfg.StoredResults.Quota(), embeddings: emb, attach: attach}
 }
 
 // openTurnSession serves the commands that run one turn's tools without

@@ -166,8 +166,9 @@ func (rt *runtime) apiHandler(cfg config.Config, det *intent.Detector, secure bo
 		SecureCookies: secure, IDs: rt.ids, Runs: reg,
 		// Memories edited on the page are embedded by the organisation's
 		// model, the one the memory tools use.
-		Embeddings: rt.embeddings,
-		Turns:      httpapi.TurnLimits{PerUser: cfg.Turns.MaxPerUser, PerServer: cfg.Turns.MaxPerServer, AdmitWait: cfg.Turns.AdmitWait.Std()},
+		Embeddings:  rt.embeddings,
+		Attachments: rt.attach,
+		Turns:       httpapi.TurnLimits{PerUser: cfg.Turns.MaxPerUser, PerServer: cfg.Turns.MaxPerServer, AdmitWait: cfg.Turns.AdmitWait.Std()},
 	})
 }
 

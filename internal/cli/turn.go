@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -81,6 +82,13 @@ func runChat(ctx context.Context, args []string, env app.Env) error {
 	registerData(fs, &o.Data)
 	fs.StringVar(&dtm, "dtm", "", "")
 	fs.BoolVar(&o.JSON, "json", false, "")
+	fs.Func("attach", "", func(v string) error {
+		if strings.TrimSpace(v) == "" {
+			return errors.New("must not be empty")
+		}
+		o.Attach = append(o.Attach, v)
+		return nil
+	})
 	pos, err := parse(fs, args, chatUsage, env.Stdout)
 	if err != nil {
 		return err

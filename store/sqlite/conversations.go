@@ -205,7 +205,7 @@ func (s *Store) UpdateConversation(ctx context.Context, orgID, userID, id string
 // an index that leads with those columns.
 func conversationTables() []string {
 	return []string{"messages", "conversation_search", "turns", "turn_events", "results",
-		"conversation_intent_targets", "blobs", "short_term_memories"}
+		"conversation_intent_targets", "blobs", "short_term_memories", "attachments", "attachment_chunks"}
 }
 
 // DeleteConversation deletes the user's conversation and what is
@@ -240,6 +240,10 @@ func (s *Store) DeleteConversation(ctx context.Context, orgID, userID, id string
 // deleteConversationRows deletes the conversation's rows of every table
 // and detaches its usage records.
 func deleteConversationRows(ctx context.Context, tx *sql.Tx, orgID, id string) error {
+	// The full-text rows of the chunks go by rowid, before the chunks.
+	if err := deleteAttachmentSearch(ctx, tx, `org_id = ? AND conversation_id = ?`, orgID, id); err != nil {
+		return fmt.Errorf("attachment_chunk_search: %w", err)
+	}
 	for _, t := range conversationTables() {
 		if _, err := tx.ExecContext(ctx, `DELETE FROM `+t+` WHERE org_id = ? AND conversation_id = ?`, orgID, id); err != nil {
 			return fmt.Errorf("%s: %w", t, err)

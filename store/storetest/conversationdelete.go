@@ -14,14 +14,15 @@ type Seeded struct {
 	TurnID       string
 	ResultRef    string
 	BlobID       string
+	AttachmentID string
 }
 
 // SeedConversation writes, through the repositories, one record of every
 // kind a conversation holds: the conversation (titled, with a model), a
 // turn with a message of every role and a usage record (one WriteTurn,
 // as a turn writes them), the turn's events, a stored tool result,
-// Deliberate Tool Mode's open targets, an attached blob and its
-// short-term memory. id is the
+// Deliberate Tool Mode's open targets, an attached blob, an attachment
+// with one indexed chunk and its short-term memory. id is the
 // conversation's ID and tag makes the other IDs unique; a backend's own
 // tests use it to look, table by table, for what a delete left behind.
 func SeedConversation(t *testing.T, st store.Store, orgID, userID, id, tag string) Seeded {
@@ -32,6 +33,7 @@ func SeedConversation(t *testing.T, st store.Store, orgID, userID, id, tag strin
 		Conversation: store.Conversation{ID: id, OrgID: orgID, UserID: userID, Agent: "assistant",
 			Title: "Seeded " + tag, Model: "openai:gpt-4.1", CreatedAt: start, UpdatedAt: start},
 		TurnID: "turn-" + tag, ResultRef: "res-" + tag, BlobID: "blob-" + tag,
+		AttachmentID: "att-" + tag,
 	}
 	must := func(what string, err error) {
 		t.Helper()
@@ -69,6 +71,13 @@ func SeedConversation(t *testing.T, st store.Store, orgID, userID, id, tag strin
 	must("blob", err)
 	must("short-term memory", st.PutShortTerm(ctx, store.ShortTerm{OrgID: orgID, Thread: "conversation:" + id,
 		ConversationID: id, Text: "working notes of " + tag, UpdatedAt: start}))
+	_, err = st.PutAttachment(ctx, store.NewAttachment{
+		Attachment: store.Attachment{OrgID: orgID, ID: s.AttachmentID, OwnerID: userID, ConversationID: id,
+			Name: "report.md", MediaType: "text/markdown", CreatedAt: start, Kind: "text", Status: store.AttachmentReady},
+		Data: []byte("attached report of " + tag), Text: "attached report of " + tag,
+		Chunks: []store.AttachmentChunk{{Seq: 0, Text: "attached report of " + tag}},
+	}, store.AttachmentQuota{})
+	must("attachment", err)
 	return s
 }
 
@@ -82,6 +91,8 @@ type conversationView struct {
 	Result       store.Result
 	Targets      []string
 	Blobs        []store.Blob
+	Attachments  []store.Attachment
+	Hits         []store.AttachmentHit
 	Usage        []store.Usage
 	Found        []string
 }
@@ -114,6 +125,10 @@ func (f *fixture) view(t *testing.T, s Seeded) conversationView {
 	list, err := f.ListConversationBlobs(ctx, c.OrgID, c.ID, store.BlobPage{})
 	keep(err)
 	v.Blobs = list.Blobs
+	v.Attachments, err = f.ListAttachments(ctx, c.OrgID, c.ID)
+	keep(err)
+	v.Hits, err = f.SearchAttachments(ctx, store.AttachmentSearch{OrgID: c.OrgID, ConversationID: c.ID, Text: "attached report"})
+	keep(err)
 	v.Usage, err = f.ListUsage(ctx, c.OrgID, s.TurnID)
 	keep(err)
 	v.Found = f.find(t, store.ConversationQuery{OrgID: c.OrgID, UserID: c.UserID, Text: "text of"})
@@ -143,7 +158,7 @@ func testConversationDelete(t *testing.T, f *fixture) {
 	}
 	v := f.view(t, gone)
 	if v.Conversation.ID != "" || len(v.Messages) > 0 || v.Turn.ID != "" || len(v.Events) > 0 ||
-		v.Result.Ref != "" || len(v.Targets) > 0 || len(v.Blobs) > 0 {
+		v.Result.Ref != "" || len(v.Targets) > 0 || len(v.Blobs) > 0 || len(v.Attachments) > 0 || len(v.Hits) > 0 {
 		t.Errorf("after the delete the repositories still answer: %+v", v)
 	}
 	if _, err := f.GetBlob(t.Context(), org, gone.BlobID); !errors.Is(err, store.ErrNotFound) {

@@ -54,6 +54,10 @@
 // stored one untouched, other threads and organisations never see it, and
 // deleting the conversation it was written in deletes it.
 //
+// Attachments: a conversation reaches only its own files, by every
+// read, search and delete; quotas refuse before writing, concurrent puts
+// included; deleting the conversation deletes its files.
+//
 // Two checks need a backend's own SQL besides its store, so a backend's
 // tests run them beside Run: DeleteLeavesNoRow looks in every table for
 // what a conversation delete left, and RunUpgrades writes rows as older
@@ -136,6 +140,7 @@ func groups() []group {
 		{name: "Settings", cases: settingsCases(), alone: settingsAloneCases()},
 		{name: "Context", cases: contextCases()},
 		{name: "Blobs", cases: blobCases()},
+		{name: "Attachments", cases: attachmentCases()},
 		{name: "Memories", cases: memoryCases()},
 		{name: "ShortTerms", cases: shortTermCases()},
 		{name: "KeyChecks", alone: keyCheckAloneCases()},
