@@ -16,6 +16,9 @@ type Community struct {
 	HistoryTurns int
 	// GateAlwaysOn gates the always-on helpers too.
 	GateAlwaysOn bool
+	// ClassifierShift is the organisation's own classifier shift; nil
+	// keeps the deployment's.
+	ClassifierShift *float64
 }
 
 // DefaultCommunity is the configuration of no organisation: no custom
@@ -33,5 +36,5 @@ func (s *Service) Community(ctx context.Context, orgID string) (Community, error
 	if err != nil {
 		return Community{}, err
 	}
-	return Community{Custom: custom, HistoryTurns: set.Depth(), GateAlwaysOn: set.GateAlwaysOn}, nil
+	return Community{Custom: custom, HistoryTurns: set.Depth(), GateAlwaysOn: set.GateAlwaysOn, ClassifierShift: set.ClassifierShift}, nil
 }

@@ -12,6 +12,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"strconv"
 	"time"
 
@@ -38,7 +39,14 @@ type Settings struct {
 	// GateAlwaysOn gates the always-on helpers too; false keeps them
 	// declared on every turn.
 	GateAlwaysOn bool
+	// ClassifierShift moves the classifier's thresholds for this
+	// organisation (-MaxShift..MaxShift, in steps of 0.01; positive opens
+	// less); nil takes the deployment's (intent.classifier_shift).
+	ClassifierShift *float64
 }
+
+// MaxShift bounds a community's ClassifierShift (intent.MaxShift).
+const MaxShift = intent.MaxShift
 
 // Depth is the re-scan depth a turn uses: HistoryTurns, or the default
 // for -1.
@@ -58,7 +66,11 @@ func (s Settings) Summary() string {
 	if s.HistoryTurns >= 0 {
 		depth = strconv.Itoa(s.HistoryTurns)
 	}
-	return fmt.Sprintf("history: %s; always-on helpers: %s", depth, intent.AlwaysOnWord(s.GateAlwaysOn))
+	out := fmt.Sprintf("history: %s; always-on helpers: %s", depth, intent.AlwaysOnWord(s.GateAlwaysOn))
+	if s.ClassifierShift != nil {
+		out += fmt.Sprintf("; classifier shift: %+.2f", *s.ClassifierShift)
+	}
+	return out
 }
 
 // Change is a change to an organisation's settings; nil fields keep
@@ -68,6 +80,11 @@ type Change struct {
 	// HistoryTurns is 0–intent.MaxHistoryTurns, or -1 for the default.
 	HistoryTurns *int
 	GateAlwaysOn *bool
+	// ClassifierShift, when set, becomes the organisation's shift
+	// (-MaxShift..MaxShift, rounded to 0.01); DeploymentShift instead
+	// clears it, taking the deployment's again. Both at once is refused.
+	ClassifierShift *float64
+	DeploymentShift bool
 }
 
 // InvalidError is bad input: nothing was written. Its message is for
@@ -119,6 +136,15 @@ func CheckHistoryTurns(n int) error {
 	return nil
 }
 
+// CheckClassifierShift refuses a shift outside -MaxShift..MaxShift (or
+// not a number).
+func CheckClassifierShift(v float64) error {
+	if math.IsNaN(v) || math.Abs(v) > MaxShift {
+		return &InvalidError{Msg: fmt.Sprintf("classifier shift %v: use a number from -%.1f to %.1f (positive opens less)", v, MaxShift, MaxShift)}
+	}
+	return nil
+}
+
 // Refused reports whether err is the configuration refusing the input
 // (an *InvalidError, or a *TriggerError: at odds with what is stored)
 // rather than failing to read or write.
@@ -131,7 +157,15 @@ func Refused(err error) bool {
 // Check validates c.
 func (c Change) Check() error {
 	if c.HistoryTurns != nil {
-		return CheckHistoryTurns(*c.HistoryTurns)
+		if err := CheckHistoryTurns(*c.HistoryTurns); err != nil {
+			return err
+		}
+	}
+	if c.ClassifierShift != nil {
+		if c.DeploymentShift {
+			return &InvalidError{Msg: "give a classifier shift or ask for the deployment's, not both"}
+		}
+		return CheckClassifierShift(*c.ClassifierShift)
 	}
 	return nil
 }
@@ -150,7 +184,12 @@ func (s *Service) Settings(ctx context.Context, orgID string) (Settings, error) 
 	if err != nil {
 		return Settings{}, fmt.Errorf("read deliberate tool mode settings: %w", err)
 	}
-	return Settings{OrgID: orgID, Enabled: st.Enabled, HistoryTurns: st.HistoryTurns, GateAlwaysOn: st.GateAlwaysOn}, nil
+	set := Settings{OrgID: orgID, Enabled: st.Enabled, HistoryTurns: st.HistoryTurns, GateAlwaysOn: st.GateAlwaysOn}
+	if st.ClassifierShift != nil {
+		v := float64(*st.ClassifierShift) / 100
+		set.ClassifierShift = &v
+	}
+	return set, nil
 }
 
 // Update validates c and applies it to the stored settings in one write,
@@ -161,12 +200,19 @@ func (s *Service) Update(ctx context.Context, orgID string, c Change) (Settings,
 		return Settings{}, err
 	}
 	set := Settings{OrgID: orgID, Enabled: c.Enabled}
-	if c.HistoryTurns == nil || c.GateAlwaysOn == nil {
+	if c.HistoryTurns == nil || c.GateAlwaysOn == nil || (c.ClassifierShift == nil && !c.DeploymentShift) {
 		stored, err := s.Settings(ctx, orgID)
 		if err != nil {
 			return Settings{}, err
 		}
-		set.HistoryTurns, set.GateAlwaysOn = stored.HistoryTurns, stored.GateAlwaysOn
+		set.HistoryTurns, set.GateAlwaysOn, set.ClassifierShift = stored.HistoryTurns, stored.GateAlwaysOn, stored.ClassifierShift
+	}
+	switch {
+	case c.DeploymentShift:
+		set.ClassifierShift = nil
+	case c.ClassifierShift != nil:
+		v := math.Round(*c.ClassifierShift*100) / 100
+		set.ClassifierShift = &v
 	}
 	if c.HistoryTurns != nil {
 		set.HistoryTurns = *c.HistoryTurns
@@ -174,9 +220,14 @@ func (s *Service) Update(ctx context.Context, orgID string, c Change) (Settings,
 	if c.GateAlwaysOn != nil {
 		set.GateAlwaysOn = *c.GateAlwaysOn
 	}
-	if err := s.Store.PutIntentSettings(ctx, store.IntentSettings{
+	stored := store.IntentSettings{
 		OrgID: orgID, Enabled: set.Enabled, HistoryTurns: set.HistoryTurns, GateAlwaysOn: set.GateAlwaysOn, UpdatedAt: s.now(),
-	}); err != nil {
+	}
+	if set.ClassifierShift != nil {
+		h := int(math.Round(*set.ClassifierShift * 100))
+		stored.ClassifierShift = &h
+	}
+	if err := s.Store.PutIntentSettings(ctx, stored); err != nil {
 		return Settings{}, fmt.Errorf("save deliberate tool mode settings: %w", err)
 	}
 	return set, nil

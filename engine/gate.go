@@ -67,6 +67,10 @@ func (e *Engine) deliberateSettings(ctx context.Context, r Request, ag turn.Deli
 		enabled = *ag.Enabled
 	}
 	set := intent.Settings{Enabled: enabled, UserMode: mode, HistoryTurns: h, GateAlwaysOn: s.GateAlwaysOn}
+	if s.ClassifierShift != nil {
+		shift := float64(*s.ClassifierShift) / 100
+		set.ClassifierShift = &shift
+	}
 	if !set.Active() {
 		return set, nil, nil
 	}
@@ -116,7 +120,8 @@ func history(msgs []store.Message) []intent.Message {
 // result is what the turn would declare.
 func (e *Engine) detect(ctx context.Context, c *Collected, message string, dryRun bool) (intent.Result, []string, error) {
 	set, f := c.dtm, c.facts
-	res := e.cfg.Detector.Detect(intent.Input{Text: message, Attachments: attachmentKinds(f), History: history(c.history), HistoryTurns: set.HistoryTurns, Custom: c.custom})
+	res := e.cfg.Detector.Detect(intent.Input{Text: message, Attachments: attachmentKinds(f), History: history(c.history),
+		HistoryTurns: set.HistoryTurns, Custom: c.custom, Shift: set.ClassifierShift})
 	record := res.Targets
 	if dryRun {
 		record = nil

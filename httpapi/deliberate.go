@@ -26,7 +26,10 @@ func (s *server) deliberateRoutes() {
 		OperationID: "put-deliberate", Method: http.MethodPut, Path: "/api/deliberate", Tags: tags,
 		Summary: "Turn Deliberate Tool Mode on or off for the organisation",
 		Description: "history_turns is 0–10 recent user messages re-scanned, or -1 for the default. " +
-			"gate_always_on true gates the always-on helpers too; left out, it stays as stored. One write.",
+			"gate_always_on true gates the always-on helpers too; left out, it stays as stored. " +
+			"classifier_shift (-0.5 to 0.5, positive opens fewer families) moves the learned stage's thresholds " +
+			"for the organisation; classifier_shift_default true takes the deployment's again; both left out, " +
+			"it stays as stored. One write.",
 	}, adminOnly, s.putDeliberate)
 	register(s, huma.Operation{
 		OperationID: "add-trigger", Method: http.MethodPost, Path: "/api/deliberate/triggers", Tags: tags,
@@ -62,10 +65,13 @@ type Deliberate struct {
 	DefaultHistoryTurns int `json:"default_history_turns" readOnly:"true"`
 	// GateAlwaysOn is the opt-in to the mode gating the always-on helpers
 	// too; false keeps them declared on every turn.
-	GateAlwaysOn bool      `json:"gate_always_on" doc:"The mode gates the always-on helpers (clarifying question, suggestions, calculator, read_tool_result, read_transcript) too; false keeps them on every turn."`
-	Targets      []string  `json:"targets" readOnly:"true" doc:"The targets a trigger may open."`
-	MaxTriggers  int       `json:"max_triggers_per_target" readOnly:"true"`
-	Triggers     []Trigger `json:"triggers" readOnly:"true"`
+	GateAlwaysOn bool `json:"gate_always_on" doc:"The mode gates the always-on helpers (clarifying question, suggestions, calculator, read_tool_result, read_transcript) too; false keeps them on every turn."`
+	// ClassifierShift is the organisation's own shift of the classifier's
+	// thresholds; nil takes the deployment's.
+	ClassifierShift *float64  `json:"classifier_shift" nullable:"true" doc:"The organisation's shift of the classifier's thresholds (-0.5 to 0.5, positive opens fewer families); null takes the deployment's (intent.classifier_shift)."`
+	Targets         []string  `json:"targets" readOnly:"true" doc:"The targets a trigger may open."`
+	MaxTriggers     int       `json:"max_triggers_per_target" readOnly:"true"`
+	Triggers        []Trigger `json:"triggers" readOnly:"true"`
 }
 
 // Trigger is a custom trigger phrase of a target.
@@ -83,6 +89,10 @@ type putDeliberateInput struct {
 		// GateAlwaysOn nil keeps the stored choice, so a client that
 		// predates it does not reset it.
 		GateAlwaysOn *bool `json:"gate_always_on,omitempty" doc:"Gate the always-on helpers too; left out, unchanged."`
+		// ClassifierShift and ClassifierShiftDefault both left out keep
+		// the stored shift.
+		ClassifierShift        *float64 `json:"classifier_shift,omitempty" minimum:"-0.5" maximum:"0.5" doc:"The organisation's classifier shift; left out, unchanged."`
+		ClassifierShiftDefault bool     `json:"classifier_shift_default,omitempty" doc:"true takes the deployment's classifier shift again (with no classifier_shift)."`
 	}
 }
 
@@ -99,8 +109,8 @@ func (s *server) deliberateView(ctx context.Context, orgID string) (*deliberateO
 	}
 	out := &deliberateOutput{Body: Deliberate{
 		Enabled: st.Enabled, HistoryTurns: st.HistoryTurns, DefaultHistoryTurns: intent.DefaultHistoryTurns,
-		GateAlwaysOn: st.GateAlwaysOn,
-		Targets:      slices.Clone(intent.Targets), MaxTriggers: intent.MaxCustomPerTarget, Triggers: []Trigger{},
+		GateAlwaysOn: st.GateAlwaysOn, ClassifierShift: st.ClassifierShift,
+		Targets: slices.Clone(intent.Targets), MaxTriggers: intent.MaxCustomPerTarget, Triggers: []Trigger{},
 	}}
 	for _, t := range ts {
 		out.Body.Triggers = append(out.Body.Triggers, Trigger{Target: t.Target, Phrase: t.Phrase})
@@ -115,7 +125,8 @@ func (s *server) getDeliberate(ctx context.Context, _ *struct{}) (*deliberateOut
 func (s *server) putDeliberate(ctx context.Context, in *putDeliberateInput) (*deliberateOutput, error) {
 	a := authFrom(ctx)
 	history := in.Body.HistoryTurns
-	c := deliberate.Change{Enabled: in.Body.Enabled, HistoryTurns: &history, GateAlwaysOn: in.Body.GateAlwaysOn}
+	c := deliberate.Change{Enabled: in.Body.Enabled, HistoryTurns: &history, GateAlwaysOn: in.Body.GateAlwaysOn,
+		ClassifierShift: in.Body.ClassifierShift, DeploymentShift: in.Body.ClassifierShiftDefault}
 	if _, err := s.dtm.Update(ctx, a.OrgID, c); err != nil {
 		return nil, deliberateError(err)
 	}

@@ -117,6 +117,63 @@ func TestDeliberateGateAlwaysOn(t *testing.T) {
 	}
 }
 
+// TestDeliberateClassifierShift: an organisation's classifier shift is
+// unset (null) by default, set by PUT (rounded to hundredths), kept by a
+// PUT that leaves it out, cleared by classifier_shift_default, refused
+// out of range or together with classifier_shift_default (nothing
+// changes), and another organisation's own.
+func TestDeliberateClassifierShift(t *testing.T) {
+	f := newFixture(t, nil)
+	get := func(w *who) httpapi.Deliberate {
+		t.Helper()
+		var d httpapi.Deliberate
+		f.ok(f.do(w, "GET", "/api/deliberate", nil), http.StatusOK, &d)
+		return d
+	}
+	shift := func(d httpapi.Deliberate) string {
+		if d.ClassifierShift == nil {
+			return "null"
+		}
+		return fmt.Sprintf("%.2f", *d.ClassifierShift)
+	}
+	if d := get(f.alice); d.ClassifierShift != nil {
+		t.Fatalf("default shift %s, want null", shift(d))
+	}
+	steps := []struct {
+		name string
+		body map[string]any
+		want string
+	}{
+		{"set", map[string]any{"enabled": true, "history_turns": 3, "classifier_shift": 0.123}, "0.12"},
+		{"left out keeps it", map[string]any{"enabled": true, "history_turns": 3}, "0.12"},
+		{"negative", map[string]any{"enabled": true, "history_turns": 3, "classifier_shift": -0.5}, "-0.50"},
+		{"default", map[string]any{"enabled": true, "history_turns": 3, "classifier_shift_default": true}, "null"},
+		{"again", map[string]any{"enabled": true, "history_turns": 3, "classifier_shift": 0.2}, "0.20"},
+	}
+	for _, st := range steps {
+		var put httpapi.Deliberate
+		f.ok(f.do(f.alice, "PUT", "/api/deliberate", st.body), http.StatusOK, &put)
+		if got, after := shift(put), shift(get(f.alice)); got != st.want || after != st.want {
+			t.Errorf("%s: PUT answered %s, GET after %s, want %s", st.name, got, after, st.want)
+		}
+	}
+	for _, bad := range []map[string]any{
+		{"enabled": true, "history_turns": 3, "classifier_shift": 0.6},
+		{"enabled": true, "history_turns": 3, "classifier_shift": -0.51},
+		{"enabled": true, "history_turns": 3, "classifier_shift": 0.1, "classifier_shift_default": true},
+	} {
+		if r := f.do(f.alice, "PUT", "/api/deliberate", bad); r.StatusCode < 400 || r.StatusCode >= 500 {
+			t.Errorf("PUT %v: status %d, want a 4xx refusal", bad, r.StatusCode)
+		}
+	}
+	if d := get(f.alice); shift(d) != "0.20" {
+		t.Errorf("after refused PUTs the shift is %s, want 0.20", shift(d))
+	}
+	if d := get(f.dave); d.ClassifierShift != nil {
+		t.Errorf("org_b sees org_a's shift: %s", shift(d))
+	}
+}
+
 // TestTriggerRefusalMessages: the API refuses a trigger with the message
 // quiver triggers prints for it (one validation in package deliberate):
 // it names the trigger, the target, or the limit.

@@ -3,6 +3,7 @@ package intent
 import (
 	"errors"
 	"fmt"
+	"math"
 	"regexp"
 	"slices"
 	"strings"
@@ -56,6 +57,11 @@ type Input struct {
 	HistoryTurns int
 	// Custom are the community's triggers; nil means none.
 	Custom *Custom
+	// Shift, when set, is the community's own shift of the classifier's
+	// thresholds and vetoes (clamped to ±MaxShift; positive opens less)
+	// in place of the detector's (WithClassifier); nil keeps the
+	// detector's. Without a classifier it changes nothing.
+	Shift *float64
 }
 
 // Match is one reason a target opened.
@@ -117,6 +123,15 @@ func (d *Detector) WithClassifier(c *Classifier, shift float64) *Detector {
 	return &out
 }
 
+// shiftFor is the classifier shift in's detection uses: in.Shift,
+// clamped, when set, else the detector's.
+func (d *Detector) shiftFor(in Input) float64 {
+	if in.Shift == nil || math.IsNaN(*in.Shift) {
+		return d.shift
+	}
+	return max(-MaxShift, min(MaxShift, *in.Shift))
+}
+
 // youtubeLink finds YouTube video links.
 var youtubeLink = regexp.MustCompile(`(?i)(?:youtube\.com/(?:watch\?|shorts/|live/)|youtu\.be/)`)
 
@@ -145,7 +160,7 @@ func containsFoldASCII(s, sub string) bool {
 // Detect returns the targets in opens, with their matches.
 func (d *Detector) Detect(in Input) Result {
 	var c collector
-	direct, followup := d.direct(in.Text, in.Custom)
+	direct, followup := d.direct(in.Text, in.Custom, d.shiftFor(in))
 	c.add(direct...)
 	for _, a := range in.Attachments {
 		if a == AttachImage || a == AttachDocument || a == AttachVideo {
@@ -195,7 +210,7 @@ func (c *collector) result() Result {
 // direct returns the matches of one message's own words (packs and custom
 // triggers, combos, ignore spans, capability suppression) and the
 // follow-up phrase it holds, if any.
-func (d *Detector) direct(text string, custom *Custom) (ms []Match, followup string) {
+func (d *Detector) direct(text string, custom *Custom, shift float64) (ms []Match, followup string) {
 	norm := scanText(text)
 	if norm == "" {
 		return nil, ""
@@ -210,7 +225,7 @@ func (d *Detector) direct(text string, custom *Custom) (ms []Match, followup str
 	ms = append(ms, triggerMatches(fs)...)
 	ms = append(ms, comboMatches(norm, fs, d.packs.combos)...)
 	if d.learned != nil {
-		ms = d.learned.judge(norm, ms, validTarget, d.shift)
+		ms = d.learned.judge(norm, ms, validTarget, shift)
 	}
 	if slices.ContainsFunc(ms, func(m Match) bool { return m.Target == Capabilities }) {
 		// "why can't you search?" asks about search, it does not ask
@@ -383,7 +398,7 @@ func (d *Detector) followUp(in Input, phrase string) []Match {
 		var targets []string
 		switch m.Role {
 		case RoleUser:
-			ms, _ := d.direct(m.Text, in.Custom)
+			ms, _ := d.direct(m.Text, in.Custom, d.shiftFor(in))
 			for _, x := range ms {
 				targets = append(targets, x.Target)
 			}
@@ -421,7 +436,7 @@ func (d *Detector) recent(in Input) []Match {
 			continue
 		}
 		n--
-		ms, _ := d.direct(m.Text, in.Custom)
+		ms, _ := d.direct(m.Text, in.Custom, d.shiftFor(in))
 		for _, x := range ms {
 			out = append(out, Match{Target: x.Target, Trigger: fmt.Sprintf("%s (recent message %q)", x.Trigger, excerpt(m.Text)), Source: SourceHistory, Lang: x.Lang})
 		}

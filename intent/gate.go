@@ -30,6 +30,9 @@ type Settings struct {
 	// GateAlwaysOn is the community's opt-in to gating the always-on
 	// helpers too (see GateOptions).
 	GateAlwaysOn bool
+	// ClassifierShift is the community's own shift of the classifier's
+	// thresholds (Input.Shift); nil keeps the detector's.
+	ClassifierShift *float64
 }
 
 // ParseUserMode validates a user mode; "" is follow.

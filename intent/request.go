@@ -63,6 +63,9 @@ type Probe struct {
 	// UserMode off opens nothing; follow (also "") and on detect, as the
 	// probe shows what the mode opens when it applies.
 	UserMode string
+	// Shift is the community's classifier shift (Input.Shift); nil keeps
+	// the detector's.
+	Shift *float64
 }
 
 // Detect returns what r's message opens, its history read as earlier user
@@ -71,7 +74,7 @@ func (p Probe) Detect(r Request) Result {
 	if p.UserMode == UserOff {
 		return Result{}
 	}
-	in := Input{Text: r.Message, HistoryTurns: p.HistoryTurns, Custom: p.Custom}
+	in := Input{Text: r.Message, HistoryTurns: p.HistoryTurns, Custom: p.Custom, Shift: p.Shift}
 	for _, h := range r.History {
 		in.History = append(in.History, Message{Role: RoleUser, Text: h})
 	}

@@ -214,7 +214,7 @@ func chooseBars(c *Classifier, val []Example, packs *Detector, maxFalseOpen floa
 		v.score[k], v.pack[k], v.want[k] = make([]float64, len(c.labels)), make([]bool, len(c.labels)), make([]bool, len(c.labels))
 		var ms []Match
 		if packs != nil {
-			ms, _ = packs.direct(ex.Text, nil)
+			ms, _ = packs.direct(ex.Text, nil, 0)
 		}
 		for i, l := range c.labels {
 			v.score[k][i] = c.prob(i, fs)

@@ -435,7 +435,8 @@ func ArchiveTables() []ArchiveTable {
 			at("updated_at"), maybeAt("discovered_at")}},
 		{Name: "intent_settings", Key: []string{"org_id"}, Columns: []ArchiveColumn{
 			text("org_id"), boolCol("enabled"), intCol("history_turns"), boolCol("gate_always_on"),
-			at("updated_at")}},
+			at("updated_at"), filled(ArchiveColumn{Name: "classifier_shift", Kind: KindInt, Null: true},
+				func(ArchiveTable, []any) any { return nil })}},
 		{Name: "intent_triggers", Key: []string{"org_id", "target", "phrase"}, Columns: []ArchiveColumn{
 			text("org_id"), text("target"), text("phrase"), at("created_at")}},
 		{Name: "intent_user_modes", Key: []string{"org_id", "user_id"}, Columns: []ArchiveColumn{

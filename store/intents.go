@@ -26,8 +26,20 @@ type IntentSettings struct {
 	// GateAlwaysOn is the opt-in to the mode gating the always-on helpers
 	// too; false (the default) keeps them declared on every turn.
 	GateAlwaysOn bool
-	UpdatedAt    time.Time
+	// ClassifierShift moves the learned stage's thresholds for this
+	// community, in hundredths (MinClassifierShift..MaxClassifierShift;
+	// positive opens less); nil takes the deployment's
+	// (intent.classifier_shift).
+	ClassifierShift *int
+	UpdatedAt       time.Time
 }
+
+// Bounds of IntentSettings.ClassifierShift, in hundredths: ±0.5, what
+// intent.MaxShift allows.
+const (
+	MinClassifierShift = -50
+	MaxClassifierShift = 50
+)
 
 // IntentTrigger is a community's custom trigger, stored normalised.
 type IntentTrigger struct {
@@ -45,7 +57,8 @@ type Intents interface {
 	// GateAlwaysOn: false} and no error.
 	GetIntentSettings(ctx context.Context, orgID string) (IntentSettings, error)
 	// PutIntentSettings inserts or replaces the community's settings;
-	// HistoryTurns outside -1..10 is refused, writing nothing.
+	// HistoryTurns outside -1..10 or a ClassifierShift outside its bounds
+	// is refused, writing nothing.
 	PutIntentSettings(ctx context.Context, s IntentSettings) error
 	// AddIntentTrigger stores a trigger. It fails, writing nothing, with
 	// ErrTriggerExists for the same (target, phrase) and otherwise with

@@ -18,12 +18,12 @@ func (b *browser) triggers() map[string][]string {
 }
 
 // dtmForm reads the Deliberate Tool Mode form: the toggle, the chosen
-// depth's label and the always-on choice.
+// depth's label, the always-on choice and the classifier shift's label.
 func (b *browser) dtmForm() string {
 	b.t.Helper()
-	return eval[string](b, `(() => { const s = document.getElementById('dtm-history');
+	return eval[string](b, `(() => { const s = document.getElementById('dtm-history'), c = document.getElementById('dtm-shift');
 		return (document.getElementById('dtm-enabled').checked ? 'on' : 'off') + ', ' + s.options[s.selectedIndex].text +
-			(document.getElementById('dtm-gate-always-on').checked ? ', gate' : ', keep'); })()`)
+			(document.getElementById('dtm-gate-always-on').checked ? ', gate' : ', keep') + ', ' + c.options[c.selectedIndex].text; })()`)
 }
 
 // addTrigger submits the add form.
@@ -43,7 +43,7 @@ func TestDeliberateToolModeSettings(t *testing.T) {
 	b := newBrowser(t, api)
 	b.login()
 	b.open("#/settings", `#dtm-form`)
-	if got := b.dtmForm(); got != "off, Default (4), keep" {
+	if got := b.dtmForm(); got != "off, Default (4), keep, The deployment's" {
 		t.Errorf("mode form %q, want off, Default (4), keep", got)
 	}
 	want := map[string][]string{"search": {"look it up"}, "image": {"pfp", "^"}, "video": api.triggersOf("video")}
@@ -113,28 +113,30 @@ func TestDeliberateToolModeSettings(t *testing.T) {
 	// The mode: on, re-scanning 2 messages; then the default again.
 	b.Do("turn it on", chromedp.Click(chromedp.CSS(`#dtm-enabled`)), chromedp.SetValue(chromedp.CSS(`#dtm-history`), "2"),
 		chromedp.Click(chromedp.CSS(`#dtm-save`)))
-	b.WaitText(`#dtm-status .ok`, "Deliberate Tool Mode saved: on, 2 recent messages re-scanned, always-on tools kept.")
-	if d := cmp.Diff(map[string]any{"enabled": true, "history_turns": float64(2), "gate_always_on": false}, b.sent("PUT", "/api/deliberate").Body); d != "" {
+	b.WaitText(`#dtm-status .ok`, "Deliberate Tool Mode saved: on, 2 recent messages re-scanned, always-on tools kept; classifier: The deployment's.")
+	if d := cmp.Diff(map[string]any{"enabled": true, "history_turns": float64(2), "gate_always_on": false, "classifier_shift_default": true}, b.sent("PUT", "/api/deliberate").Body); d != "" {
 		t.Errorf("PUT /api/deliberate body (-want +got):\n%s", d)
 	}
 	b.Shot("saved")
 	b.open("#/chat", `.new-conv`)
 	b.open("#/settings", `#dtm-form`)
-	if got := b.dtmForm(); got != "on, 2, keep" {
-		t.Errorf("mode form after reloading %q, want on, 2, keep", got)
+	if got := b.dtmForm(); got != "on, 2, keep, The deployment's" {
+		t.Errorf("mode form after reloading %q, want on, 2, keep, The deployment's", got)
 	}
-	// Back to the default depth, and the always-on tools gated too.
+	// Back to the default depth, the always-on tools gated too, and the
+	// classifier opening fewer families.
 	b.Do("back to the default", chromedp.SetValue(chromedp.CSS(`#dtm-history`), "-1"),
-		chromedp.Click(chromedp.CSS(`#dtm-gate-always-on`)), chromedp.Click(chromedp.CSS(`#dtm-save`)))
-	b.WaitText(`#dtm-status .ok`, "Deliberate Tool Mode saved: on, the default depth (4 recent messages re-scanned), always-on tools gated too.")
+		chromedp.Click(chromedp.CSS(`#dtm-gate-always-on`)), chromedp.SetValue(chromedp.CSS(`#dtm-shift`), "0.2"),
+		chromedp.Click(chromedp.CSS(`#dtm-save`)))
+	b.WaitText(`#dtm-status .ok`, "Deliberate Tool Mode saved: on, the default depth (4 recent messages re-scanned), always-on tools gated too; classifier: +0.20: opens fewer.")
 	if puts := b.requests("PUT", "/api/deliberate"); len(puts) != 2 ||
-		!cmp.Equal(puts[1].Body, map[string]any{"enabled": true, "history_turns": float64(-1), "gate_always_on": true}) {
-		t.Errorf("PUT /api/deliberate requests %+v, want a second with history_turns -1 and gate_always_on", puts)
+		!cmp.Equal(puts[1].Body, map[string]any{"enabled": true, "history_turns": float64(-1), "gate_always_on": true, "classifier_shift": 0.2}) {
+		t.Errorf("PUT /api/deliberate requests %+v, want a second with history_turns -1, gate_always_on and classifier_shift 0.2", puts)
 	}
 	b.open("#/chat", `.new-conv`)
 	b.open("#/settings", `#dtm-form`)
-	if got := b.dtmForm(); got != "on, Default (4), gate" {
-		t.Errorf("mode form after reloading %q, want on, Default (4), gate", got)
+	if got := b.dtmForm(); got != "on, Default (4), gate, +0.20: opens fewer" {
+		t.Errorf("mode form after reloading %q, want on, Default (4), gate, +0.20: opens fewer", got)
 	}
 	// The settings' own form saw none of it.
 	if n := len(b.requests("PUT", "/api/settings")); n != 0 {

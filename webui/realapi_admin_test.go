@@ -165,7 +165,7 @@ func TestDeliberateAndPreferencesAgainstHTTPAPI(t *testing.T) {
 	b.WaitText(`#trigger-list`, "No custom triggers")
 	b.Do("turn it on", chromedp.Click(chromedp.CSS(`#dtm-enabled`)), chromedp.SetValue(chromedp.CSS(`#dtm-history`), "2"),
 		chromedp.Click(chromedp.CSS(`#dtm-gate-always-on`)), chromedp.Click(chromedp.CSS(`#dtm-save`)))
-	b.WaitText(`#dtm-status .ok`, "Deliberate Tool Mode saved: on, 2 recent messages re-scanned, always-on tools gated too.")
+	b.WaitText(`#dtm-status .ok`, "Deliberate Tool Mode saved: on, 2 recent messages re-scanned, always-on tools gated too; classifier: The deployment's.")
 	if is, err := st.GetIntentSettings(ctx, "org_a"); err != nil || !is.Enabled || is.HistoryTurns != 2 || !is.GateAlwaysOn {
 		t.Errorf("stored settings %+v, %v; want on with 2, the always-on tools gated", is, err)
 	}

@@ -10,8 +10,9 @@ import (
 )
 
 // The stub's Deliberate Tool Mode and profile endpoints, with httpapi's
-// shapes and rules: the organisation's settings (gate_always_on left out
-// of a PUT stays as it was) and custom triggers for
+// shapes and rules: the organisation's settings (gate_always_on, and
+// classifier_shift with classifier_shift_default, left out of a PUT stay
+// as they were) and custom triggers for
 // admins (a trigger normalised before it is stored or removed, 409
 // trigger_exists and trigger_limit, 400 for a bad target or phrase), and
 // each user's own override and profile.
@@ -39,6 +40,7 @@ type stubDeliberate struct {
 	enabled  bool
 	history  int // -1: the default
 	gate     bool
+	shift    *float64 // nil: the deployment's
 	triggers []stubTrigger
 	myMode   string
 }
@@ -65,8 +67,8 @@ func (s *stubAPI) routeDeliberate(api func(string, http.HandlerFunc)) {
 func (s *stubAPI) deliberateView() map[string]any {
 	return map[string]any{
 		"enabled": s.dtm.enabled, "history_turns": s.dtm.history, "default_history_turns": stubDefaultHistory,
-		"gate_always_on": s.dtm.gate,
-		"targets":        stubTargets, "max_triggers_per_target": stubMaxTriggers, "triggers": slices.Clone(s.dtm.triggers),
+		"gate_always_on": s.dtm.gate, "classifier_shift": s.dtm.shift,
+		"targets": stubTargets, "max_triggers_per_target": stubMaxTriggers, "triggers": slices.Clone(s.dtm.triggers),
 	}
 }
 
@@ -89,11 +91,24 @@ func (s *stubAPI) putDeliberate(w http.ResponseWriter, r *http.Request) {
 		writeErr(w, http.StatusBadRequest, "invalid_request", "validation failed: body.gate_always_on: expected boolean")
 		return
 	}
+	shift, okS := b["classifier_shift"].(float64)
+	_, setS := b["classifier_shift"]
+	def, _ := b["classifier_shift_default"].(bool)
+	if (setS && (!okS || shift < -0.5 || shift > 0.5)) || (okS && def) {
+		writeErr(w, http.StatusBadRequest, "invalid_request", "classifier shift: use a number from -0.5 to 0.5, or classifier_shift_default")
+		return
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.dtm.enabled, s.dtm.history = enabled, int(history)
 	if okG { // left out: unchanged
 		s.dtm.gate = gate
+	}
+	switch { // both left out: unchanged
+	case def:
+		s.dtm.shift = nil
+	case okS:
+		s.dtm.shift = &shift
 	}
 	writeJSON(w, http.StatusOK, s.deliberateView())
 }

@@ -598,3 +598,46 @@ func TestRecoveryToolSurvivesAPause(t *testing.T) {
 		t.Errorf("after enable_tools on the resumed turn declared %v, want the workspace", got)
 	}
 }
+
+// TestTriggersModeClassifierShift: quiver triggers mode sets a
+// community's classifier shift (rounded to hundredths) and says so, keeps
+// it when the flag is left out, clears it with default, and refuses a
+// value out of range with a usage error, changing nothing.
+func TestTriggersModeClassifierShift(t *testing.T) {
+	data := t.TempDir()
+	steps := []struct {
+		args []string
+		want string // in the confirmation; "" for none of the shift
+	}{
+		{[]string{"--classifier-shift", "0.123"}, "classifier shift: +0.12"},
+		{nil, "classifier shift: +0.12"},
+		{[]string{"--classifier-shift", "-0.5"}, "classifier shift: -0.50"},
+		{[]string{"--classifier-shift", "default"}, ""},
+	}
+	for _, st := range steps {
+		args := append([]string{"triggers", "mode", "--server", "Acme", "on"}, st.args...)
+		code, out, stderr := run(t, data, args...)
+		if code != 0 {
+			t.Fatalf("%v: exit %d: %s", st.args, code, stderr)
+		}
+		if st.want != "" && !strings.Contains(out, st.want) || st.want == "" && strings.Contains(out, "classifier shift") {
+			t.Errorf("%v: %q, want %q", st.args, out, st.want)
+		}
+	}
+	for _, bad := range []string{"0.6", "-0.51", "often", "NaN"} {
+		if code, _, stderr := run(t, data, "triggers", "mode", "--server", "Acme", "on", "--classifier-shift", bad); code != 2 || !strings.Contains(stderr, "--classifier-shift") {
+			t.Errorf("--classifier-shift %s: exit %d, %q; want a usage error naming the flag", bad, code, stderr)
+		}
+	}
+	if code, _, stderr := run(t, data, "triggers", "list", "--server", "Acme", "--classifier-shift", "0.1"); code != 2 || !strings.Contains(stderr, "mode only") {
+		t.Errorf("list --classifier-shift: exit %d, %q", code, stderr)
+	}
+	st, err := sqlite.Open(context.Background(), data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	if s, err := st.GetIntentSettings(context.Background(), "acme"); err != nil || s.ClassifierShift != nil {
+		t.Errorf("after default and refused values: %+v, %v; want no shift stored", s, err)
+	}
+}

@@ -76,7 +76,7 @@ func Intent(ctx context.Context, o IntentOptions, env Env) error {
 	if err != nil {
 		return err
 	}
-	probe := intent.Probe{Detector: det, Custom: community.Custom, HistoryTurns: community.HistoryTurns, UserMode: o.UserMode}
+	probe := intent.Probe{Detector: det, Custom: community.Custom, HistoryTurns: community.HistoryTurns, UserMode: o.UserMode, Shift: community.ClassifierShift}
 	if o.HistoryTurns != nil {
 		probe.HistoryTurns = *o.HistoryTurns
 	}
@@ -92,8 +92,8 @@ func Intent(ctx context.Context, o IntentOptions, env Env) error {
 	return terminal.Emit(env.Stdout, o.JSON, out)
 }
 
-// communityIntent reads a community's custom triggers, history depth and
-// always-on choice; no server means deliberate.DefaultCommunity.
+// communityIntent reads a community's custom triggers, history depth,
+// always-on choice and classifier shift; no server means deliberate.DefaultCommunity.
 func communityIntent(ctx context.Context, server, data string, cfg config.Config, env Env) (dtmconfig.Community, error) {
 	if server == "" {
 		return dtmconfig.DefaultCommunity(), nil

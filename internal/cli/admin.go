@@ -3,6 +3,8 @@ package cli
 import (
 	"context"
 	"net"
+	"strconv"
+	"strings"
 	"time"
 
 	dtmconfig "github.com/quiverhq/quiver/deliberate"
@@ -155,12 +157,13 @@ func runTriggers(ctx context.Context, args []string, env app.Env) error {
 	fs := newFlags("triggers " + sub)
 	o := app.TriggersOptions{Action: sub}
 	var history int
-	var alwaysOn string
+	var alwaysOn, shift string
 	fs.StringVar(&o.Server, "server", "", "")
 	fs.StringVar(&o.Target, "target", "", "")
 	fs.StringVar(&o.User, "user", "", "")
 	fs.IntVar(&history, "history", 0, "")
 	fs.StringVar(&alwaysOn, "always-on", "", "")
+	fs.StringVar(&shift, "classifier-shift", "", "")
 	registerData(fs, &o.Data)
 	fs.BoolVar(&o.JSON, "json", false, "")
 	pos, err := parse(fs, args[1:], triggersUsage, env.Stdout)
@@ -173,7 +176,33 @@ func runTriggers(ctx context.Context, args []string, env app.Env) error {
 	if err := triggersArgs(&o, pos, flagGiven(fs, "history"), history, alwaysOn); err != nil {
 		return err
 	}
+	if err := shiftArg(&o, flagGiven(fs, "classifier-shift"), shift); err != nil {
+		return err
+	}
 	return app.Triggers(ctx, o, env)
+}
+
+// shiftArg puts mode's --classifier-shift (a number, or default) in o's
+// change; given with another subcommand, it is a usage error.
+func shiftArg(o *app.TriggersOptions, given bool, v string) error {
+	switch {
+	case !given:
+		return nil
+	case o.Action != "mode":
+		return usagef("triggers %s: --classifier-shift applies to mode only", o.Action)
+	case strings.EqualFold(strings.TrimSpace(v), "default"):
+		o.Change.DeploymentShift = true
+		return nil
+	}
+	x, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+	if err == nil {
+		err = dtmconfig.CheckClassifierShift(x)
+	}
+	if err != nil {
+		return usagef("triggers mode: --classifier-shift %q: use a number from -0.5 to 0.5, or default", v)
+	}
+	o.Change.ClassifierShift = &x
+	return nil
 }
 
 // triggersArgs checks the subcommand's arguments and puts them in o;

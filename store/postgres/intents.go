@@ -46,10 +46,10 @@ const intentTriggersKey = "intent_triggers_pkey"
 // saved any, {OrgID: orgID, Enabled: false, HistoryTurns: -1, GateAlwaysOn:
 // false} with a zero UpdatedAt and no error.
 func (s *Store) GetIntentSettings(ctx context.Context, orgID string) (store.IntentSettings, error) {
-	const q = `SELECT enabled, history_turns, gate_always_on, updated_at FROM intent_settings
+	const q = `SELECT enabled, history_turns, gate_always_on, classifier_shift, updated_at FROM intent_settings
 		WHERE org_id = $1`
 	set := store.IntentSettings{OrgID: orgID}
-	err := s.pool.QueryRow(ctx, q, orgID).Scan(&set.Enabled, &set.HistoryTurns, &set.GateAlwaysOn, &set.UpdatedAt)
+	err := s.pool.QueryRow(ctx, q, orgID).Scan(&set.Enabled, &set.HistoryTurns, &set.GateAlwaysOn, &set.ClassifierShift, &set.UpdatedAt)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return store.IntentSettings{OrgID: orgID, HistoryTurns: minHistoryTurns}, nil
 	}
@@ -68,14 +68,19 @@ func (s *Store) PutIntentSettings(ctx context.Context, set store.IntentSettings)
 		return fmt.Errorf("postgres: put intent settings: history turns %d, want %d to %d",
 			set.HistoryTurns, minHistoryTurns, maxHistoryTurns)
 	}
-	const q = `INSERT INTO intent_settings (org_id, enabled, history_turns, gate_always_on, updated_at)
-		VALUES ($1, $2, $3, $4, $5)
+	if c := set.ClassifierShift; c != nil && (*c < store.MinClassifierShift || *c > store.MaxClassifierShift) {
+		return fmt.Errorf("postgres: put intent settings: classifier shift %d hundredths, want %d to %d",
+			*c, store.MinClassifierShift, store.MaxClassifierShift)
+	}
+	const q = `INSERT INTO intent_settings (org_id, enabled, history_turns, gate_always_on, classifier_shift, updated_at)
+		VALUES ($1, $2, $3, $4, $5, $6)
 		ON CONFLICT (org_id) DO UPDATE SET
 			enabled = excluded.enabled,
 			history_turns = excluded.history_turns,
 			gate_always_on = excluded.gate_always_on,
+			classifier_shift = excluded.classifier_shift,
 			updated_at = excluded.updated_at`
-	_, err := s.pool.Exec(ctx, q, set.OrgID, set.Enabled, set.HistoryTurns, set.GateAlwaysOn, set.UpdatedAt)
+	_, err := s.pool.Exec(ctx, q, set.OrgID, set.Enabled, set.HistoryTurns, set.GateAlwaysOn, set.ClassifierShift, set.UpdatedAt)
 	if err != nil {
 		return wrapErr("put intent settings", err)
 	}

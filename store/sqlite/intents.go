@@ -27,11 +27,11 @@ var userIntentModes = []string{"off", defaultUserIntentMode, "on"}
 // saved any, {OrgID: orgID, Enabled: false, HistoryTurns: -1, GateAlwaysOn:
 // false} with a zero UpdatedAt and no error.
 func (s *Store) GetIntentSettings(ctx context.Context, orgID string) (store.IntentSettings, error) {
-	const q = `SELECT enabled, history_turns, gate_always_on, updated_at FROM intent_settings
+	const q = `SELECT enabled, history_turns, gate_always_on, classifier_shift, updated_at FROM intent_settings
 		WHERE org_id = ?`
 	set := store.IntentSettings{OrgID: orgID}
 	var updatedAt string
-	err := s.reader.QueryRowContext(ctx, q, orgID).Scan(&set.Enabled, &set.HistoryTurns, &set.GateAlwaysOn, &updatedAt)
+	err := s.reader.QueryRowContext(ctx, q, orgID).Scan(&set.Enabled, &set.HistoryTurns, &set.GateAlwaysOn, &set.ClassifierShift, &updatedAt)
 	if errors.Is(err, sql.ErrNoRows) {
 		return store.IntentSettings{OrgID: orgID, HistoryTurns: minHistoryTurns}, nil
 	}
@@ -51,15 +51,20 @@ func (s *Store) PutIntentSettings(ctx context.Context, set store.IntentSettings)
 		return fmt.Errorf("sqlite: put intent settings: history turns %d, want %d to %d",
 			set.HistoryTurns, minHistoryTurns, maxHistoryTurns)
 	}
-	const q = `INSERT INTO intent_settings (org_id, enabled, history_turns, gate_always_on, updated_at)
-		VALUES (?, ?, ?, ?, ?)
+	if c := set.ClassifierShift; c != nil && (*c < store.MinClassifierShift || *c > store.MaxClassifierShift) {
+		return fmt.Errorf("sqlite: put intent settings: classifier shift %d hundredths, want %d to %d",
+			*c, store.MinClassifierShift, store.MaxClassifierShift)
+	}
+	const q = `INSERT INTO intent_settings (org_id, enabled, history_turns, gate_always_on, classifier_shift, updated_at)
+		VALUES (?, ?, ?, ?, ?, ?)
 		ON CONFLICT (org_id) DO UPDATE SET
 			enabled = excluded.enabled,
 			history_turns = excluded.history_turns,
 			gate_always_on = excluded.gate_always_on,
+			classifier_shift = excluded.classifier_shift,
 			updated_at = excluded.updated_at`
 	_, err := s.writer.ExecContext(ctx, q, set.OrgID, set.Enabled, set.HistoryTurns,
-		set.GateAlwaysOn, encodeTime(set.UpdatedAt))
+		set.GateAlwaysOn, set.ClassifierShift, encodeTime(set.UpdatedAt))
 	if err != nil {
 		return fmt.Errorf("sqlite: put intent settings: %w", err)
 	}

@@ -75,13 +75,16 @@ func TestIntentSchemaChecks(t *testing.T) {
 		q       string
 		wantErr bool
 	}{
-		{"HistoryTurnsInRange", `INSERT INTO intent_settings VALUES ('a', 1, 10, '', 0)`, false},
-		{"HistoryTurnsAbove", `INSERT INTO intent_settings VALUES ('b', 1, 11, '', 0)`, true},
-		{"HistoryTurnsBelow", `INSERT INTO intent_settings VALUES ('c', 1, -2, '', 0)`, true},
-		{"GateAlwaysOn", `INSERT INTO intent_settings VALUES ('d', 1, 4, '', 1)`, false},
+		{"HistoryTurnsInRange", `INSERT INTO intent_settings VALUES ('a', 1, 10, '', 0, NULL)`, false},
+		{"HistoryTurnsAbove", `INSERT INTO intent_settings VALUES ('b', 1, 11, '', 0, NULL)`, true},
+		{"HistoryTurnsBelow", `INSERT INTO intent_settings VALUES ('c', 1, -2, '', 0, NULL)`, true},
+		{"GateAlwaysOn", `INSERT INTO intent_settings VALUES ('d', 1, 4, '', 1, NULL)`, false},
 		{"GateAlwaysOnDefault", `INSERT INTO intent_settings (org_id, enabled, history_turns, updated_at) VALUES ('e', 1, 4, '')`, false},
-		{"GateAlwaysOnNotABool", `INSERT INTO intent_settings VALUES ('f', 1, 4, '', 2)`, true},
-		{"GateAlwaysOnNull", `INSERT INTO intent_settings VALUES ('g', 1, 4, '', NULL)`, true},
+		{"GateAlwaysOnNotABool", `INSERT INTO intent_settings VALUES ('f', 1, 4, '', 2, NULL)`, true},
+		{"GateAlwaysOnNull", `INSERT INTO intent_settings VALUES ('g', 1, 4, '', NULL, NULL)`, true},
+		{"ClassifierShiftInRange", `INSERT INTO intent_settings VALUES ('h', 1, 4, '', 0, -50)`, false},
+		{"ClassifierShiftAbove", `INSERT INTO intent_settings VALUES ('i', 1, 4, '', 0, 51)`, true},
+		{"ClassifierShiftBelow", `INSERT INTO intent_settings VALUES ('j', 1, 4, '', 0, -51)`, true},
 		{"Mode", `INSERT INTO intent_user_modes VALUES ('org', 'u1', 'on')`, false},
 		{"BadMode", `INSERT INTO intent_user_modes VALUES ('org', 'u2', 'auto')`, true},
 		{"EmptyTriggerTarget", `INSERT INTO intent_triggers VALUES ('org', '', 'x', '')`, true},

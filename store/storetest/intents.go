@@ -13,6 +13,7 @@ func intentCases() []suiteCase {
 	return []suiteCase{
 		{"SettingsDefault", testIntentSettingsDefault},
 		{"SettingsRoundTrip", testIntentSettingsRoundTrip},
+		{"SettingsInvalid", testIntentSettingsInvalid},
 		{"TriggerAdd", testIntentTriggerAdd},
 		{"TriggerLimit", testIntentTriggerLimit},
 		{"TriggerRemove", testIntentTriggerRemove},
@@ -68,22 +69,28 @@ func testIntentSettingsRoundTrip(t *testing.T, f *fixture) {
 	org, other := f.id("org"), f.id("other-org")
 	theirs := store.IntentSettings{OrgID: other, Enabled: true, HistoryTurns: 7, GateAlwaysOn: true, UpdatedAt: at(5)}
 	f.putSettings(t, theirs)
+	shift := func(n int) *int { return &n }
 	steps := []struct {
 		name    string
 		enabled bool
 		history int
 		gate    bool
+		shift   *int
 	}{
-		{"First", true, 3, false},
-		{"GateAlwaysOn", true, 3, true},
-		{"Disable", false, 3, true},
-		{"Unset", false, -1, true},
-		{"KeepAlwaysOn", false, -1, false},
-		{"Zero", true, 0, false},
-		{"Max", true, 10, true},
+		{"First", true, 3, false, nil},
+		{"GateAlwaysOn", true, 3, true, nil},
+		{"Disable", false, 3, true, nil},
+		{"Unset", false, -1, true, nil},
+		{"KeepAlwaysOn", false, -1, false, nil},
+		{"Zero", true, 0, false, nil},
+		{"Max", true, 10, true, nil},
+		{"ShiftUp", true, 10, true, shift(store.MaxClassifierShift)},
+		{"ShiftDown", true, 10, true, shift(store.MinClassifierShift)},
+		{"ShiftZero", true, 10, true, shift(0)},
+		{"ShiftUnset", true, 10, true, nil},
 	}
 	for i, st := range steps {
-		want := store.IntentSettings{OrgID: org, Enabled: st.enabled, HistoryTurns: st.history, GateAlwaysOn: st.gate, UpdatedAt: at(10 + i)}
+		want := store.IntentSettings{OrgID: org, Enabled: st.enabled, HistoryTurns: st.history, GateAlwaysOn: st.gate, ClassifierShift: st.shift, UpdatedAt: at(10 + i)}
 		f.putSettings(t, want)
 		got := f.getSettings(t, org)
 		if d := diff(want, got); d != "" {
@@ -93,6 +100,28 @@ func testIntentSettingsRoundTrip(t *testing.T, f *fixture) {
 	}
 	if d := diff(theirs, f.getSettings(t, other)); d != "" {
 		t.Errorf("the other organisation's settings changed (-want +got):\n%s", d)
+	}
+}
+
+// testIntentSettingsInvalid: a re-scan depth or a classifier shift out
+// of bounds is refused, and the settings stored before stay as they were.
+func testIntentSettingsInvalid(t *testing.T, f *fixture) {
+	org := f.id("org")
+	shift := func(n int) *int { return &n }
+	before := store.IntentSettings{OrgID: org, Enabled: true, HistoryTurns: 2, ClassifierShift: shift(10), UpdatedAt: at(1)}
+	f.putSettings(t, before)
+	for _, bad := range []store.IntentSettings{
+		{OrgID: org, HistoryTurns: 11, UpdatedAt: at(2)},
+		{OrgID: org, HistoryTurns: -2, UpdatedAt: at(2)},
+		{OrgID: org, HistoryTurns: 3, ClassifierShift: shift(store.MaxClassifierShift + 1), UpdatedAt: at(2)},
+		{OrgID: org, HistoryTurns: 3, ClassifierShift: shift(store.MinClassifierShift - 1), UpdatedAt: at(2)},
+	} {
+		if err := f.PutIntentSettings(t.Context(), bad); err == nil {
+			t.Errorf("PutIntentSettings(%+v) accepted", bad)
+		}
+	}
+	if d := diff(before, f.getSettings(t, org)); d != "" {
+		t.Errorf("a refused write changed the settings (-want +got):\n%s", d)
 	}
 }
 

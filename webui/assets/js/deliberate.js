@@ -36,6 +36,7 @@ export async function section(api) {
         state: saved.enabled ? t('settings.on') : t('settings.off'),
         depth: depthText(saved.history_turns, saved.default_history_turns),
         gate: saved.gate_always_on ? t('dtm.gated') : t('dtm.kept'),
+        shift: typeof saved.classifier_shift === 'number' ? shiftLabel(saved.classifier_shift) : t('dtm.shiftDefault'),
       })));
     } catch (err) {
       button.disabled = false;
@@ -54,9 +55,30 @@ function depthText(n, def) {
   return n === 1 ? t('dtm.depthOne') : t('dtm.depth', { n });
 }
 
-// modeForm is the toggle, the re-scan depth and the always-on choice;
-// submitting it calls save({enabled, history_turns, gate_always_on},
-// button).
+// shiftSteps are the classifier shifts the form offers besides the
+// deployment's (docs/intent.md); a stored shift between them is offered too.
+const shiftSteps = [-0.3, -0.2, -0.1, 0, 0.1, 0.2, 0.3];
+
+// shiftLabel names a shift with what it does.
+function shiftLabel(v) {
+  if (v === 0) return t('dtm.shiftZero');
+  const shown = (v > 0 ? '+' : '') + v.toFixed(2);
+  return v < 0 ? t('dtm.shiftMore', { v: shown }) : t('dtm.shiftLess', { v: shown });
+}
+
+// shiftSelect offers the deployment's shift and shiftSteps, the stored
+// one selected.
+function shiftSelect(current) {
+  const has = typeof current === 'number';
+  const steps = has && !shiftSteps.includes(current) ? [...shiftSteps, current].sort((a, b) => a - b) : shiftSteps;
+  return h('select', { id: 'dtm-shift', class: 'narrow' },
+    h('option', { value: '', selected: !has }, t('dtm.shiftDefault')),
+    steps.map((v) => h('option', { value: String(v), selected: has && v === current }, shiftLabel(v))));
+}
+
+// modeForm is the toggle, the re-scan depth, the always-on choice and the
+// classifier shift; submitting it calls save({enabled, history_turns,
+// gate_always_on, classifier_shift | classifier_shift_default}, button).
 function modeForm(d, save) {
   const on = h('input', { type: 'checkbox', id: 'dtm-enabled', checked: Boolean(d.enabled), 'aria-describedby': 'dtm-enabled-help' });
   const depth = h('select', { id: 'dtm-history', class: 'narrow' },
@@ -65,6 +87,7 @@ function modeForm(d, save) {
       n === 0 ? t('dtm.zero') : String(n))));
   const gate = h('input', { type: 'checkbox', id: 'dtm-gate-always-on', checked: Boolean(d.gate_always_on),
     'aria-describedby': 'dtm-gate-always-on-help' });
+  const shift = shiftSelect(d.classifier_shift);
   const submit = h('button', { type: 'submit', class: 'primary', id: 'dtm-save' }, t('dtm.save'));
   const form = h('form', { class: 'settings-form', id: 'dtm-form', 'aria-label': t('ins.dtm') },
     h('fieldset', null, h('legend', null, t('dtm.mode')),
@@ -73,10 +96,14 @@ function modeForm(d, save) {
       field('dtm-history', t('dtm.history'), depth, t('dtm.historyHelp')),
       h('div', { class: 'check' }, gate, h('label', { for: 'dtm-gate-always-on' }, t('dtm.gate')),
         h('p', { class: 'muted small', id: 'dtm-gate-always-on-help' }, t('dtm.gateHelp'))),
+      field('dtm-shift', t('dtm.shift'), shift, t('dtm.shiftHelp')),
       h('div', { class: 'row' }, submit)));
   form.addEventListener('submit', (e) => {
     e.preventDefault();
-    save({ enabled: on.checked, history_turns: Number(depth.value), gate_always_on: gate.checked }, submit);
+    const update = { enabled: on.checked, history_turns: Number(depth.value), gate_always_on: gate.checked };
+    if (shift.value === '') update.classifier_shift_default = true;
+    else update.classifier_shift = Number(shift.value);
+    save(update, submit);
   });
   return form;
 }
