@@ -298,20 +298,38 @@ func memoryRule(t ArchiveTable, row []any) error {
 	return nil
 }
 
+// knowledgeChunkRule is the knowledge_chunks table's Rule: a text within
+// MaxKnowledgeChunkRunes, and no model with no vector or a vector of its
+// model's dimension that embed.Packed.Check reads.
+func knowledgeChunkRule(t ArchiveTable, row []any) error {
+	var c KnowledgeChunk
+	c.Text, _ = t.Value(row, "text").(string)
+	c.Model, _ = t.Value(row, "model").(string)
+	if v, _ := t.Value(row, "vector").([]byte); len(v) > 0 {
+		c.Vector = v
+	}
+	if err := checkKnowledgeChunk(c); err != nil {
+		return fmt.Errorf("a knowledge chunk: %w", err)
+	}
+	return nil
+}
+
 // SkippedTables are the tables of either backend that an archive does not
 // carry, each with why. Every table of a backend's schema is in
 // ArchiveTables or here (each backend's tests enumerate its schema), so a
 // migration that adds a table must decide which.
 func SkippedTables() map[string]string {
 	return map[string]string{
-		"schema_migrations":   "the importing build's own: opening the store fills it",
-		"runs":                "transient: the lease of a turn running in a live process; a deployment is moved stopped, and a turn left running is marked interrupted",
-		"turn_events":         "transient: a running turn's event stream, kept a bounded time so that a reconnecting client resumes; the transcript (messages) keeps what each turn said",
-		"message_counters":    "derived (PostgreSQL): rebuilt on import as each conversation's highest Seq",
-		"rate_buckets":        "transient: the HTTP API's per-user token buckets; a bucket left out starts full, as an idle one would be",
-		"conversation_search": "derived: what conversation search reads, rebuilt on import from the titles and the user messages",
-		"memory_search":       "derived: what memory search reads (each memory's terms), rebuilt on import from the memories",
-		"memory_search_rows":  "derived (SQLite): which full-text row holds a memory's terms, rebuilt on import with them",
+		"schema_migrations":     "the importing build's own: opening the store fills it",
+		"runs":                  "transient: the lease of a turn running in a live process; a deployment is moved stopped, and a turn left running is marked interrupted",
+		"turn_events":           "transient: a running turn's event stream, kept a bounded time so that a reconnecting client resumes; the transcript (messages) keeps what each turn said",
+		"message_counters":      "derived (PostgreSQL): rebuilt on import as each conversation's highest Seq",
+		"rate_buckets":          "transient: the HTTP API's per-user token buckets; a bucket left out starts full, as an idle one would be",
+		"conversation_search":   "derived: what conversation search reads, rebuilt on import from the titles and the user messages",
+		"memory_search":         "derived: what memory search reads (each memory's terms), rebuilt on import from the memories",
+		"memory_search_rows":    "derived (SQLite): which full-text row holds a memory's terms, rebuilt on import with them",
+		"knowledge_search":      "derived: what knowledge search reads (each ready document's chunks' terms), rebuilt on import from the chunks",
+		"knowledge_search_rows": "derived (SQLite): which full-text rows hold a document's terms, rebuilt on import with them",
 	}
 }
 
@@ -430,6 +448,12 @@ func ArchiveTables() []ArchiveTable {
 		{Name: "memories", Key: []string{"org_id", "id"}, Rule: memoryRule, Columns: []ArchiveColumn{
 			text("org_id"), text("id"), text("owner_id"), text("text"), text("model"), bytesCol("vector"),
 			at("created_at"), at("updated_at")}},
+		{Name: "knowledge_documents", Key: []string{"org_id", "id"}, Columns: []ArchiveColumn{
+			text("org_id"), text("agent"), text("id"), text("name"), text("media_type"), intCol("size"),
+			text("status"), text("reason"), intCol("chunks"), intCol("total"), at("created_at"), at("updated_at")}},
+		{Name: "knowledge_chunks", Key: []string{"org_id", "document_id", "seq"}, Rule: knowledgeChunkRule, Columns: []ArchiveColumn{
+			text("org_id"), text("document_id"), intCol("seq"), text("agent"), text("text"), text("model"),
+			bytesCol("vector")}},
 		{Name: "deployment", Key: []string{"name"}, Columns: []ArchiveColumn{
 			text("name"), text("value")}},
 	}

@@ -62,6 +62,7 @@ type Store interface {
 	Settings
 	Blobs
 	Memories
+	Knowledge
 	KeyChecks
 	Runs
 	TurnEvents

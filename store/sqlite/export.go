@@ -227,7 +227,10 @@ func (s *Store) ImportTables(ctx context.Context, r store.TableReader) error {
 				if err := rebuildSearch(ctx, tx); err != nil {
 					return err
 				}
-				return rebuildMemorySearch(ctx, tx)
+				if err := rebuildMemorySearch(ctx, tx); err != nil {
+					return err
+				}
+				return rebuildKnowledgeSearch(ctx, tx)
 			}
 			if err != nil {
 				return err

@@ -134,6 +134,7 @@ func groups() []group {
 		{name: "Context", cases: contextCases()},
 		{name: "Blobs", cases: blobCases()},
 		{name: "Memories", cases: memoryCases()},
+		{name: "Knowledge", cases: knowledgeCases()},
 		{name: "KeyChecks", alone: keyCheckAloneCases()},
 		{name: "Runs", cases: runCases(), alone: runAloneCases()},
 		{name: "Events", cases: eventCases()},
