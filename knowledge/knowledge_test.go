@@ -90,7 +90,9 @@ func TestTooLargeIsRefusedBeforeWriting(t *testing.T) {
 // same dimension that the store must not mix with the local model's.
 type otherModel struct{ embed.Local }
 
-func (otherModel) Model() embed.Model { return embed.Model{Ref: "other:model", Dims: embed.Local{}.Model().Dims} }
+func (otherModel) Model() embed.Model {
+	return embed.Model{Ref: "other:model", Dims: embed.Local{}.Model().Dims}
+}
 
 func TestChangingTheModelReindexes(t *testing.T) {
 	ctx := t.Context()
