@@ -15,6 +15,7 @@ import (
 	"github.com/quiverhq/quiver/builtin/calc"
 	"github.com/quiverhq/quiver/builtin/discovery"
 	"github.com/quiverhq/quiver/builtin/fetch"
+	"github.com/quiverhq/quiver/builtin/knowledge"
 	"github.com/quiverhq/quiver/builtin/results"
 	"github.com/quiverhq/quiver/builtin/suggest"
 	"github.com/quiverhq/quiver/builtin/transcript"
@@ -51,6 +52,9 @@ type CatalogDeps struct {
 	// Intents records the families enable_tools opens for a
 	// conversation; nil opens them for the turn only.
 	Intents discovery.Recorder
+	// Knowledge backs search_knowledge (knowledge.Index). Nil keeps the
+	// tool, whose calls then fail with store.ErrNoStore.
+	Knowledge knowledge.Searcher
 	// Keys are an organisation's own engine keys by settings name
 	// ("brave_api_key", "iask_api_key"); they win over the environment.
 	Keys map[string]string
@@ -69,6 +73,7 @@ func NewCatalog(d CatalogDeps) *registry.Catalog {
 		suggest.Tool(),
 	)
 	c.Register(WebTools(d)...)
+	c.Register(knowledge.Tool(d.Knowledge))
 	c.Register(discovery.Tool(d.Intents))
 	return c
 }

@@ -25,7 +25,7 @@ import (
 var builtinNames = []string{
 	"list_files", "search_files", "read_file", "write_file", "edit_file", "delete_file",
 	"calculate", "read_tool_result", "read_transcript", "ask_clarifying_question", "suggest_next_actions",
-	"web_search", "fetch_url", "research_web", "enable_tools",
+	"web_search", "fetch_url", "research_web", "search_knowledge", "enable_tools",
 }
 
 // everything is a turn whose agent allows every built-in family.

@@ -56,12 +56,15 @@ type Scope struct {
 	UserID         string
 	ConversationID string
 	TurnID         string
+	// Agent is the name of the agent answering: what an agent's own
+	// data (its knowledge) is keyed by. "" outside a turn of an agent.
+	Agent string
 }
 
 // Scope is the turn's tool scope: the one place a scope is built from
 // facts.
 func (f Facts) Scope() Scope {
-	return Scope{OrgID: f.Place.OrgID, UserID: f.Caller.UserID, ConversationID: f.Place.ConversationID, TurnID: f.TurnID}
+	return Scope{OrgID: f.Place.OrgID, UserID: f.Caller.UserID, ConversationID: f.Place.ConversationID, TurnID: f.TurnID, Agent: f.Agent.Name}
 }
 
 // Caller describes the person behind the turn. Only DisplayName, Department
