@@ -7,9 +7,12 @@ import (
 
 	"github.com/quiverhq/quiver/builtin"
 	"github.com/quiverhq/quiver/builtin/fetch"
+	"github.com/quiverhq/quiver/document"
+	"github.com/quiverhq/quiver/embed"
 	"github.com/quiverhq/quiver/engine"
 	"github.com/quiverhq/quiver/ids"
 	"github.com/quiverhq/quiver/internal/config"
+	"github.com/quiverhq/quiver/knowledge"
 	"github.com/quiverhq/quiver/llm/providers"
 	"github.com/quiverhq/quiver/secret"
 	"github.com/quiverhq/quiver/settings"
@@ -30,6 +33,8 @@ type runtime struct {
 	ids ids.Source
 	// quota bounds the tool results every dispatcher over st stores.
 	quota store.ResultQuota
+	// knowledge indexes and searches agents' documents.
+	knowledge *knowledge.Index
 }
 
 // newRuntime builds the runtime over an open store (which it then owns).
@@ -40,13 +45,18 @@ func newRuntime(st store.Store, kr *secret.Keyring, dir string, cfg config.Confi
 	ms := models{providers.Shared{Getenv: env.Getenv, Probe: &http.Client{Timeout: 5 * time.Second}, HTTPClient: providers.NewHTTPClient(), Logger: env.Logger, Tools: providers.NewToolCaches(0)}}
 	// The process's one built-in catalog; an organisation's settings reach
 	// it as an overlay of the tools they change (builtin.Catalogs.For).
-	catalogs := builtin.NewCatalogs(builtin.CatalogDeps{Results: st, Messages: st, Intents: st, DataDir: dir, Config: cfg, Getenv: env.Getenv, MCP: m.pool, ReadPDF: fetch.SelfPDFReader()})
+	readPDF := fetch.SelfPDFReader()
+	// Until the organisation's embedding model is wired (embed.Source over
+	// the settings), knowledge is embedded with the built-in local model.
+	kn := &knowledge.Index{Store: st, Embedders: embed.Fixed{E: embed.Local{}},
+		Extractor: document.Extractor{ReadPDF: readPDF}, Now: env.Now}
+	catalogs := builtin.NewCatalogs(builtin.CatalogDeps{Results: st, Messages: st, Intents: st, DataDir: dir, Config: cfg, Getenv: env.Getenv, MCP: m.pool, ReadPDF: readPDF, Knowledge: kn})
 	orgs := settings.New(settings.Config{
 		Store: st, Keyring: kr, Base: cfg, Getenv: env.Getenv, Now: env.Now, Logger: env.Logger, Models: ms.opener,
 		ProviderKey: func(provider string) string { return ms.set(cfg).Connection(provider).Key },
 		Build:       catalogs.For,
 	})
-	return &runtime{st: st, mcp: m, orgs: orgs, ids: ids.Random{}, quota: cfg.StoredResults.Quota()}
+	return &runtime{st: st, mcp: m, orgs: orgs, ids: ids.Random{}, quota: cfg.StoredResults.Quota(), knowledge: kn}
 }
 
 // openTurnSession serves the commands that run one turn's tools without
