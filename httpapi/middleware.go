@@ -64,14 +64,18 @@ func (s *server) middleware(next http.Handler) http.Handler {
 			}
 			s.logRequest(r, rec, ri, start)
 		}()
-		if r.ContentLength > s.maxBody {
-			writeError(rec, tooLarge(s.maxBody))
+		limit := s.maxBody
+		if uploadPath(r) {
+			limit = knowledgeUploadBytes
+		}
+		if r.ContentLength > limit {
+			writeError(rec, tooLarge(limit))
 			return
 		}
 		if r.Body != nil {
 			// One byte over the cap, so huma (reading at most that much)
 			// sees the excess and answers 413 rather than a read error.
-			r.Body = http.MaxBytesReader(rec, r.Body, s.maxBody+1)
+			r.Body = http.MaxBytesReader(rec, r.Body, limit+1)
 		}
 		next.ServeHTTP(rec, r)
 	})

@@ -16,7 +16,9 @@ const metaAccess = "quiver.access"
 // 401/403) and applies the body cap; the handler's errors go through
 // publicError, so nothing internal reaches the caller.
 func register[I, O any](s *server, op huma.Operation, acc access, h func(context.Context, *I) (*O, error)) {
-	op.MaxBodyBytes = s.maxBody + 1 // huma refuses a body that reaches it
+	if op.MaxBodyBytes == 0 {
+		op.MaxBodyBytes = s.maxBody + 1 // huma refuses a body that reaches it
+	}
 	op.Metadata = map[string]any{metaAccess: acc}
 	if unsafeMethod(op.Method) {
 		op.Errors = append(op.Errors, http.StatusRequestEntityTooLarge)

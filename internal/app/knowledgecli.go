@@ -194,3 +194,10 @@ func KnowledgeReindex(ctx context.Context, o KnowledgeOptions, env Env) error {
 	fmt.Fprintf(env.Stdout, "re-embedded %d chunks\n", n)
 	return nil
 }
+
+// apiKnowledge is httpapi.Knowledge: adding through the index, reading
+// and deleting through the store.
+type apiKnowledge struct {
+	*knowledge.Index
+	store.Knowledge
+}

@@ -162,7 +162,8 @@ func LoginLink(ctx context.Context, o LoginLinkOptions, env Env) error {
 func (rt *runtime) apiHandler(cfg config.Config, det *intent.Detector, secure bool, reg *runs.Registry, env Env) http.Handler {
 	api := rt.apiEngine(rt.newEngine(cfg, det, true, env), orgRuntimes{orgs: rt.orgs, models: true}, env)
 	return httpapi.New(httpapi.Config{
-		Store: rt.st, Engine: api, MCP: apiMCP{regs: rt.mcp.regs, orgs: rt.orgs}, UI: webui.Handler(), Logger: env.Logger, Now: env.Now,
+		Store: rt.st, Engine: api, MCP: apiMCP{regs: rt.mcp.regs, orgs: rt.orgs},
+		Knowledge: apiKnowledge{Index: rt.knowledge, Knowledge: rt.st}, UI: webui.Handler(), Logger: env.Logger, Now: env.Now,
 		SecureCookies: secure, IDs: rt.ids, Runs: reg,
 		Turns: httpapi.TurnLimits{PerUser: cfg.Turns.MaxPerUser, PerServer: cfg.Turns.MaxPerServer, AdmitWait: cfg.Turns.AdmitWait.Std()},
 	})
