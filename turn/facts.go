@@ -57,8 +57,9 @@ type Scope struct {
 	ConversationID string
 	TurnID         string
 	// Agent is the name of the agent answering: what an agent's own
-	// data (its knowledge) is keyed by. "" outside a turn of an agent.
-	Agent string
+	// data (its knowledge) is keyed by. "" outside a turn of an agent
+	// (left out of JSON then, so a scope encoded before it reads the same).
+	Agent string `json:",omitempty"`
 }
 
 // Scope is the turn's tool scope: the one place a scope is built from
