@@ -266,7 +266,7 @@ func TestToolsJSON(t *testing.T) {
 			optional = append(optional, tl.Name)
 		}
 	}
-	if diff := cmp.Diff([]string{"web_search", "fetch_url", "research_web"}, optional); diff != "" {
+	if diff := cmp.Diff([]string{"web_search", "fetch_url", "research_web", "search_knowledge"}, optional); diff != "" {
 		t.Errorf("optional tools (-want +got):\n%s", diff)
 	}
 }
@@ -297,7 +297,7 @@ func TestCallRecordsTurnWithTimezone(t *testing.T) {
 			t.Errorf("exclusion of %s has no reason", e.Name)
 		}
 	}
-	if diff := cmp.Diff([]string{"web_search", "fetch_url", "research_web", intent.RecoveryTool}, left); diff != "" {
+	if diff := cmp.Diff([]string{"web_search", "fetch_url", "research_web", "search_knowledge", intent.RecoveryTool}, left); diff != "" {
 		t.Errorf("stored exclusions (-want +got):\n%s", diff)
 	}
 }
