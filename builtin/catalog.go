@@ -16,6 +16,7 @@ import (
 	"github.com/quiverhq/quiver/builtin/discovery"
 	"github.com/quiverhq/quiver/builtin/documents"
 	"github.com/quiverhq/quiver/builtin/fetch"
+	"github.com/quiverhq/quiver/builtin/knowledge"
 	"github.com/quiverhq/quiver/builtin/memory"
 	"github.com/quiverhq/quiver/builtin/results"
 	"github.com/quiverhq/quiver/builtin/suggest"
@@ -68,6 +69,9 @@ type CatalogDeps struct {
 	// attached to the turn's conversation); nil keeps both tools, whose
 	// calls then fail with store.ErrNoStore.
 	Attachments store.Attachments
+	// Knowledge backs search_knowledge (knowledge.Index). Nil keeps the
+	// tool, whose calls then fail with store.ErrNoStore.
+	Knowledge knowledge.Searcher
 	// Keys are an organisation's own engine keys by settings name
 	// ("brave_api_key", "iask_api_key"); they win over the environment.
 	Keys map[string]string
@@ -88,6 +92,7 @@ func NewCatalog(d CatalogDeps) *registry.Catalog {
 	c.Register(WebTools(d)...)
 	c.Register(memory.Tools(memory.Config{Memories: d.Memories, ShortTerms: d.ShortTerms, Embeddings: d.Embeddings})...)
 	c.Register(DocumentTools(d)...)
+	c.Register(knowledge.Tool(d.Knowledge))
 	c.Register(discovery.Tool(d.Intents))
 	return c
 }

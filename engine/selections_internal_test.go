@@ -227,7 +227,7 @@ func cacheCatalog() *registry.Catalog {
 	}
 	cat.Register(
 		cacheTool("read_attachment", "documents", func(s turn.Selection) string { return need(s.Attachments > 0, "nothing attached") }),
-		cacheTool("search_knowledge", "knowledge", func(s turn.Selection) string { return need(s.Knowledge, "no knowledge") }),
+		cacheTool("lookup_knowledge", "knowledge", func(s turn.Selection) string { return need(s.Knowledge, "no knowledge") }),
 		cacheTool("speak", "voice_message", func(s turn.Selection) string { return need(s.HasBackend("speech"), "no speech backend") }),
 		cacheTool("lan_probe", "network", func(s turn.Selection) string { return need(s.Network == "private", "public network") }),
 		cacheTool("pin_message", "moderation", func(s turn.Selection) string { return need(s.HasPermission("manage_messages"), "no permission") }),

@@ -82,6 +82,9 @@ func (s *server) middleware(next http.Handler) http.Handler {
 // bodyLimit is r's body cap: maxUpload for an attachment upload (POST
 // /api/conversations/{id}/attachments), the server's MaxBody otherwise.
 func (s *server) bodyLimit(r *http.Request) int64 {
+	if knowledgeUpload(r) {
+		return max(s.maxBody, knowledgeUploadBytes)
+	}
 	if r.Method == http.MethodPost {
 		if rest, ok := strings.CutPrefix(r.URL.Path, "/api/conversations/"); ok {
 			if id, tail, ok := strings.Cut(rest, "/"); ok && id != "" && tail == "attachments" {

@@ -53,6 +53,9 @@ type Config struct {
 	// disable, remove); nil answers those endpoints 501. Listing reads
 	// the store and never needs it.
 	MCP MCPAdmin
+	// Knowledge adds, lists and deletes agents' knowledge documents; nil
+	// answers those endpoints 501.
+	Knowledge Knowledge
 	// Runs holds the conversations' running turns across replicas (leases,
 	// cancel, recorded events); nil builds one over Store, Exclusive (this
 	// handler is the store's only server) and with a 24-hour lease, since
@@ -115,6 +118,7 @@ type server struct {
 	mcp           MCPAdmin
 	embeddings    embed.Source
 	files         AttachmentFiles
+	knowledge     Knowledge
 	log           *slog.Logger
 	now           func() time.Time
 	ids           ids.Source
@@ -145,7 +149,8 @@ func New(cfg Config) http.Handler {
 		panic("httpapi: Config.Store and Config.Engine are required")
 	}
 	s := &server{
-		st: cfg.Store, eng: cfg.Engine, mcp: cfg.MCP, embeddings: cfg.Embeddings, files: cfg.Attachments, log: cfg.Logger, now: cfg.Now, ids: ids.OrRandom(cfg.IDs),
+		st: cfg.Store, eng: cfg.Engine, mcp: cfg.MCP, embeddings: cfg.Embeddings, files: cfg.Attachments, knowledge: cfg.Knowledge,
+		log: cfg.Logger, now: cfg.Now, ids: ids.OrRandom(cfg.IDs),
 		maxBody: cfg.MaxBody, sessionTTL: cfg.SessionTTL, secureCookies: cfg.SecureCookies,
 		heartbeat: cfg.Heartbeat, turns: newRunningTurns(), mux: http.NewServeMux(),
 		origins: http.NewCrossOriginProtection(),
@@ -231,6 +236,7 @@ func (s *server) routes() {
 	s.streamRoutes()
 	s.resumeRoutes()
 	s.agentRoutes()
+	s.knowledgeRoutes()
 	s.inspectDraftRoutes()
 	s.mcpRoutes()
 	s.toolRoutes()

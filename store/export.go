@@ -306,11 +306,28 @@ func shortTermRule(t ArchiveTable, row []any) error {
 	m.Thread, _ = t.Value(row, "thread").(string)
 	m.ConversationID, _ = t.Value(row, "conversation_id").(string)
 	m.Text, _ = t.Value(row, "text").(string)
-	if _, err := CheckShortTerm(m); err != nil {
+	n, err := CheckShortTerm(m)
+	if err != nil {
 		return fmt.Errorf("a short-term memory: %w", err)
 	}
-	if strings.TrimSpace(m.Text) == "" {
+	if n.Text == "" {
 		return errors.New("a short-term memory is blank")
+	}
+	return nil
+}
+
+// knowledgeChunkRule is the knowledge_chunks table's Rule: a text within
+// MaxKnowledgeChunkRunes, and no model with no vector or a vector of its
+// model's dimension that embed.Packed.Check reads.
+func knowledgeChunkRule(t ArchiveTable, row []any) error {
+	var c KnowledgeChunk
+	c.Text, _ = t.Value(row, "text").(string)
+	c.Model, _ = t.Value(row, "model").(string)
+	if v, _ := t.Value(row, "vector").([]byte); len(v) > 0 {
+		c.Vector = v
+	}
+	if err := checkKnowledgeChunk(c); err != nil {
+		return fmt.Errorf("a knowledge chunk: %w", err)
 	}
 	return nil
 }
@@ -330,6 +347,8 @@ func SkippedTables() map[string]string {
 		"memory_search":           "derived: what memory search reads (each memory's terms), rebuilt on import from the memories",
 		"memory_search_rows":      "derived (SQLite): which full-text row holds a memory's terms, rebuilt on import with them",
 		"attachment_chunk_search": "derived: what attachment search reads (each chunk's terms), rebuilt on import from the chunks",
+		"knowledge_search":        "derived: what knowledge search reads (each ready document's chunks' terms), rebuilt on import from the chunks",
+		"knowledge_search_rows":   "derived (SQLite): which full-text rows hold a document's terms, rebuilt on import with them",
 	}
 }
 
@@ -456,6 +475,12 @@ func ArchiveTables() []ArchiveTable {
 			intCol("chars"), intCol("chunks"), text("model"), text("text")}},
 		{Name: "attachment_chunks", Key: []string{"org_id", "attachment_id", "seq"}, Columns: []ArchiveColumn{
 			text("org_id"), text("conversation_id"), text("attachment_id"), intCol("seq"), text("text"), bytesCol("vector")}},
+		{Name: "knowledge_documents", Key: []string{"org_id", "id"}, Columns: []ArchiveColumn{
+			text("org_id"), text("agent"), text("id"), text("name"), text("media_type"), intCol("size"),
+			text("status"), text("reason"), intCol("chunks"), intCol("total"), at("created_at"), at("updated_at")}},
+		{Name: "knowledge_chunks", Key: []string{"org_id", "document_id", "seq"}, Rule: knowledgeChunkRule, Columns: []ArchiveColumn{
+			text("org_id"), text("document_id"), intCol("seq"), text("agent"), text("text"), text("model"),
+			bytesCol("vector")}},
 		{Name: "deployment", Key: []string{"name"}, Columns: []ArchiveColumn{
 			text("name"), text("value")}},
 	}

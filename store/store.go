@@ -64,6 +64,7 @@ type Store interface {
 	Attachments
 	Memories
 	ShortTerms
+	Knowledge
 	KeyChecks
 	Runs
 	TurnEvents

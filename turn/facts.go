@@ -69,6 +69,10 @@ type Scope struct {
 	// shared memories rather than the person's own: the agent's
 	// shared_memory switch, decided by the turn, never by arguments.
 	SharedMemory bool `json:",omitempty"`
+	// Agent is the name of the agent answering: what an agent's own
+	// data (its knowledge) is keyed by. "" outside a turn of an agent
+	// (left out of JSON then, so a scope encoded before it reads the same).
+	Agent string `json:",omitempty"`
 }
 
 // SharedMemorySwitch is the agent switch that makes the memory tools
@@ -80,7 +84,7 @@ const SharedMemorySwitch = "shared_memory"
 // facts.
 func (f Facts) Scope() Scope {
 	return Scope{OrgID: f.Place.OrgID, UserID: f.Caller.UserID, ConversationID: f.Place.ConversationID, TurnID: f.TurnID,
-		ChannelID: f.Place.ChannelID, SharedMemory: f.Agent.Switch(SharedMemorySwitch)}
+		ChannelID: f.Place.ChannelID, SharedMemory: f.Agent.Switch(SharedMemorySwitch), Agent: f.Agent.Name}
 }
 
 // Thread is what a channel's or conversation's working memory is kept

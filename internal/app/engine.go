@@ -23,7 +23,7 @@ func (r *runtime) newEngine(cfg config.Config, det *intent.Detector, models bool
 	return engine.New(engine.Config{
 		Repos:   engine.Repositories{Conversations: r.st, Messages: r.st, Turns: r.st, Intents: r.st, Branches: r.st},
 		Runtime: orgRuntimes{orgs: r.orgs, models: models, embeddings: r.embeddings}, Agents: engine.StoredAgents(r.st, parseAgent),
-		Tools: mcpTools{m: r.mcp, env: env}, ShortTerms: r.st, Attachments: r.st,
+		Tools: mcpTools{m: r.mcp, env: env}, ShortTerms: r.st, Attachments: r.st, Knowledge: r.knowledge,
 		Detector: det, Dispatcher: disp, Now: env.Now, NewID: r.ids.New, Logger: env.Logger,
 		Prompts: prompt.NewCache(cfg.PromptCache), Selections: engine.NewSelections(cfg.SelectionCache),
 		Runner: agent.New(agent.Config{

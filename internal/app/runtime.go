@@ -12,6 +12,7 @@ import (
 	"github.com/quiverhq/quiver/engine"
 	"github.com/quiverhq/quiver/ids"
 	"github.com/quiverhq/quiver/internal/config"
+	"github.com/quiverhq/quiver/knowledge"
 	"github.com/quiverhq/quiver/llm/providers"
 	"github.com/quiverhq/quiver/secret"
 	"github.com/quiverhq/quiver/settings"
@@ -37,6 +38,8 @@ type runtime struct {
 	embeddings *embeddings
 	// attach stores the files people attach (the API, the CLI, the UI).
 	attach *attachment.Adder
+	// knowledge indexes and searches agents' documents.
+	knowledge *knowledge.Index
 }
 
 // newRuntime builds the runtime over an open store (which it then owns).
@@ -49,8 +52,9 @@ func newRuntime(st store.Store, kr *secret.Keyring, dir string, cfg config.Confi
 	// it as an overlay of the tools they change (builtin.Catalogs.For).
 	emb := newEmbeddings(ms)
 	readPDF := fetch.DefaultPDFReader()
+	kn := &knowledge.Index{Store: st, Embedders: emb, Extractor: document.Extractor{ReadPDF: readPDF}, Now: env.Now}
 	catalogs := builtin.NewCatalogs(builtin.CatalogDeps{Results: st, Messages: st, Intents: st, DataDir: dir, Config: cfg, Getenv: env.Getenv, MCP: m.pool, ReadPDF: readPDF,
-		Memories: st, ShortTerms: st, Attachments: st, Embeddings: emb})
+		Memories: st, ShortTerms: st, Attachments: st, Knowledge: kn, Embeddings: emb})
 	orgs := settings.New(settings.Config{
 		Store: st, Keyring: kr, Base: cfg, Getenv: env.Getenv, Now: env.Now, Logger: env.Logger, Models: ms.opener,
 		ProviderKey: func(provider string) string { return ms.set(cfg).Connection(provider).Key },
@@ -59,7 +63,7 @@ func newRuntime(st store.Store, kr *secret.Keyring, dir string, cfg config.Confi
 	emb.orgs = orgs
 	attach := attachment.New(attachment.Config{Store: st, Embed: emb, Extract: document.Extractor{ReadPDF: readPDF},
 		Now: env.Now, Logger: env.Logger})
-	return &runtime{st: st, mcp: m, orgs: orgs, ids: ids.Random{}, quota: cfg.StoredResults.Quota(), embeddings: emb, attach: attach}
+	return &runtime{st: st, mcp: m, orgs: orgs, ids: ids.Random{}, quota: cfg.StoredResults.Quota(), embeddings: emb, attach: attach, knowledge: kn}
 }
 
 // openTurnSession serves the commands that run one turn's tools without

@@ -46,6 +46,7 @@ func TestEveryUsageText(t *testing.T) {
 		"export":      {{"export", "--help"}},
 		"import":      {{"import", "--help"}},
 		"intent":      {{"intent", "--help"}},
+		"knowledge":   {{"knowledge", "--help"}, {"knowledge", "add", "--help"}, {"knowledge", "list", "--help"}},
 		"login-link":  {{"login-link", "--help"}},
 		"mcp":         {{"mcp", "--help"}, {"mcp", "help"}},
 		"mcp-add":     {{"mcp", "add", "--help"}},

@@ -68,14 +68,21 @@ func (s *Store) ListAgents(ctx context.Context, orgID string) ([]store.StoredAge
 	return as, nil
 }
 
-// DeleteAgent removes the agent with that name in that organisation, or
-// returns an error wrapping store.ErrNotFound.
+// DeleteAgent removes the agent with that name in that organisation, with
+// its knowledge, in one transaction, or returns an error wrapping
+// store.ErrNotFound.
 func (s *Store) DeleteAgent(ctx context.Context, orgID, name string) error {
-	const q = `DELETE FROM agents WHERE org_id = $1 AND name = $2`
-	tag, err := s.pool.Exec(ctx, q, orgID, name)
-	if err == nil && tag.RowsAffected() == 0 {
-		err = fmt.Errorf("agent %q: %w", name, store.ErrNotFound)
-	}
+	err := s.inTx(ctx, readCommitted, func(tx pgx.Tx) error {
+		tag, err := tx.Exec(ctx, `DELETE FROM agents WHERE org_id = $1 AND name = $2`, orgID, name)
+		if err != nil {
+			return err
+		}
+		if tag.RowsAffected() == 0 {
+			return fmt.Errorf("agent %q: %w", name, store.ErrNotFound)
+		}
+		_, err = deleteKnowledge(ctx, tx, `org_id = $1 AND agent = $2`, orgID, name)
+		return err
+	})
 	if err != nil {
 		return wrapErr("delete agent", err)
 	}

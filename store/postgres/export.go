@@ -201,6 +201,9 @@ func (s *Store) ImportTables(ctx context.Context, r store.TableReader) error {
 		if err := rebuildAttachmentSearch(ctx, tx); err != nil {
 			return err
 		}
+		if err := rebuildKnowledgeSearch(ctx, tx); err != nil {
+			return err
+		}
 		return rebuildDerived(ctx, tx)
 	})
 	if err != nil {

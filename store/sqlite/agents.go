@@ -80,14 +80,21 @@ func (s *Store) listAgents(ctx context.Context, orgID string) ([]store.StoredAge
 	return as, rows.Err()
 }
 
-// DeleteAgent removes the agent with that name in that organisation, or
-// returns an error wrapping store.ErrNotFound.
+// DeleteAgent removes the agent with that name in that organisation, with
+// its knowledge, in one write transaction, or returns an error wrapping
+// store.ErrNotFound.
 func (s *Store) DeleteAgent(ctx context.Context, orgID, name string) error {
-	const q = `DELETE FROM agents WHERE org_id = ? AND name = ?`
-	res, err := s.writer.ExecContext(ctx, q, orgID, name)
-	if err == nil {
-		err = changedOr(res, store.ErrNotFound)
-	}
+	err := s.inWriteTx(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `DELETE FROM agents WHERE org_id = ? AND name = ?`, orgID, name)
+		if err != nil {
+			return err
+		}
+		if err := changedOr(res, store.ErrNotFound); err != nil {
+			return err
+		}
+		_, err = deleteKnowledge(ctx, tx, `org_id = ? AND agent = ?`, orgID, name)
+		return err
+	})
 	if err != nil {
 		return fmt.Errorf("sqlite: delete agent: %w", err)
 	}

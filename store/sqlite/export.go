@@ -230,7 +230,10 @@ func (s *Store) ImportTables(ctx context.Context, r store.TableReader) error {
 				if err := rebuildMemorySearch(ctx, tx); err != nil {
 					return err
 				}
-				return rebuildAttachmentSearch(ctx, tx)
+				if err := rebuildAttachmentSearch(ctx, tx); err != nil {
+					return err
+				}
+				return rebuildKnowledgeSearch(ctx, tx)
 			}
 			if err != nil {
 				return err

@@ -143,6 +143,7 @@ func groups() []group {
 		{name: "Attachments", cases: attachmentCases()},
 		{name: "Memories", cases: memoryCases()},
 		{name: "ShortTerms", cases: shortTermCases()},
+		{name: "Knowledge", cases: knowledgeCases()},
 		{name: "KeyChecks", alone: keyCheckAloneCases()},
 		{name: "Runs", cases: runCases(), alone: runAloneCases()},
 		{name: "Events", cases: eventCases()},
