@@ -312,6 +312,7 @@ func SkippedTables() map[string]string {
 		"conversation_search": "derived: what conversation search reads, rebuilt on import from the titles and the user messages",
 		"memory_search":       "derived: what memory search reads (each memory's terms), rebuilt on import from the memories",
 		"memory_search_rows":  "derived (SQLite): which full-text row holds a memory's terms, rebuilt on import with them",
+		"memory_generations":  "derived: each owner's memory generation for the vector cache, written anew on import",
 	}
 }
 
