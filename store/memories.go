@@ -177,7 +177,10 @@ type Memories interface {
 	SearchMemories(ctx context.Context, s MemorySearch) ([]Memory, error)
 	// MemoryVectors returns the ID and vector of every memory the owner
 	// sees (theirs and the shared ones) whose Model is model, for
-	// retrieve.Nearest: at most 2*MaxMemoriesPerOwner of them.
+	// retrieve.Nearest: at most 2*MaxMemoriesPerOwner of them. The
+	// vectors may be shared with the backend's cache (VectorCache), which
+	// keeps an owner's until any process changes their memories: read
+	// them, never write them.
 	MemoryVectors(ctx context.Context, orgID, ownerID, model string) ([]retrieve.Candidate, error)
 }
 

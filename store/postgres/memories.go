@@ -59,6 +59,9 @@ func (s *Store) PutMemory(ctx context.Context, m store.Memory, limit int64) (sto
 		if err != nil {
 			return err
 		}
+		if err := bumpMemoryGeneration(ctx, tx, m.OrgID, m.OwnerID); err != nil {
+			return err
+		}
 		return putMemoryTerms(ctx, tx, m)
 	})
 	if err != nil {
@@ -66,6 +69,18 @@ func (s *Store) PutMemory(ctx context.Context, m store.Memory, limit int64) (sto
 	}
 	m.CreatedAt, m.UpdatedAt = utc(created), utc(created)
 	return m, nil
+}
+
+// bumpMemoryGenerationSQL stamps a change of an owner's memories with $3,
+// a fresh generation (store.VectorCache).
+const bumpMemoryGenerationSQL = `INSERT INTO memory_generations (org_id, owner_id, gen) VALUES ($1, $2, $3)
+	ON CONFLICT (org_id, owner_id) DO UPDATE SET gen = excluded.gen`
+
+// bumpMemoryGeneration stamps a change of the owner's memories, in the
+// change's transaction.
+func bumpMemoryGeneration(ctx context.Context, tx pgx.Tx, orgID, ownerID string) error {
+	_, err := tx.Exec(ctx, bumpMemoryGenerationSQL, orgID, ownerID, store.NewGeneration())
+	return err
 }
 
 // putMemoryTermsSQL writes a memory's full-text row: $4 its terms.
@@ -98,6 +113,9 @@ func rebuildMemorySearch(ctx context.Context, tx pgx.Tx) error {
 		if err := putMemoryTerms(ctx, tx, m); err != nil {
 			return fmt.Errorf("rebuild memory search: %w", err)
 		}
+		if err := bumpMemoryGeneration(ctx, tx, m.OrgID, m.OwnerID); err != nil {
+			return fmt.Errorf("rebuild memory search: %w", err)
+		}
 	}
 	return nil
 }
@@ -115,6 +133,9 @@ func (s *Store) UpdateMemory(ctx context.Context, m store.Memory) (store.Memory,
 			WHERE org_id = $1 AND owner_id = $2 AND id = $3 RETURNING created_at, updated_at`
 		err := tx.QueryRow(ctx, q, m.OrgID, m.OwnerID, m.ID, m.Text, m.Model, []byte(m.Vector), m.UpdatedAt).Scan(&created, &updated)
 		if err != nil {
+			return err
+		}
+		if err := bumpMemoryGeneration(ctx, tx, m.OrgID, m.OwnerID); err != nil {
 			return err
 		}
 		return putMemoryTerms(ctx, tx, m)
@@ -206,7 +227,10 @@ func (s *Store) ListMemories(ctx context.Context, orgID, ownerID string, p store
 
 // DeleteMemory deletes the owner's memory and its full-text row.
 func (s *Store) DeleteMemory(ctx context.Context, orgID, ownerID, id string) error {
-	n, err := s.deleteMemories(ctx, `org_id = $1 AND owner_id = $2 AND id = $3`, orgID, ownerID, id)
+	n, err := s.deleteMemories(ctx, `INSERT INTO memory_generations (org_id, owner_id, gen)
+			SELECT DISTINCT org_id, owner_id, $4::bigint FROM gone
+			ON CONFLICT (org_id, owner_id) DO UPDATE SET gen = excluded.gen`,
+		`org_id = $1 AND owner_id = $2 AND id = $3`, orgID, ownerID, id, store.NewGeneration())
 	if err == nil && n == 0 {
 		err = pgx.ErrNoRows
 	}
@@ -221,7 +245,10 @@ func (s *Store) DeleteOwnerMemories(ctx context.Context, orgID, ownerID string) 
 	if ownerID == "" {
 		return 0, ctx.Err()
 	}
-	n, err := s.deleteMemories(ctx, `org_id = $1 AND owner_id = $2`, orgID, ownerID)
+	// The owner's generation goes with their memories: a segment without
+	// one is never cached.
+	n, err := s.deleteMemories(ctx, `DELETE FROM memory_generations WHERE org_id = $1 AND owner_id = $2`,
+		`org_id = $1 AND owner_id = $2`, orgID, ownerID)
 	if err != nil {
 		return 0, wrapErr("delete owner memories", err)
 	}
@@ -230,7 +257,7 @@ func (s *Store) DeleteOwnerMemories(ctx context.Context, orgID, ownerID string) 
 
 // DeleteOrgMemories deletes every memory of the organisation.
 func (s *Store) DeleteOrgMemories(ctx context.Context, orgID string) (int64, error) {
-	n, err := s.deleteMemories(ctx, `org_id = $1`, orgID)
+	n, err := s.deleteMemories(ctx, `DELETE FROM memory_generations WHERE org_id = $1`, `org_id = $1`, orgID)
 	if err != nil {
 		return 0, wrapErr("delete org memories", err)
 	}
@@ -238,19 +265,22 @@ func (s *Store) DeleteOrgMemories(ctx context.Context, orgID string) (int64, err
 }
 
 // deleteMemories deletes the memories where (never from input) selects,
-// with their full-text rows, in one statement.
-func (s *Store) deleteMemories(ctx context.Context, where string, args ...any) (int64, error) {
+// with their full-text rows, and runs gens (a statement over gone, the
+// deleted rows' org_id, id and owner_id: what the deletion does to the
+// owners' generations), in one statement. Every string argument is a key.
+func (s *Store) deleteMemories(ctx context.Context, gens, where string, args ...any) (int64, error) {
 	if err := ctx.Err(); err != nil {
 		return 0, err
 	}
 	for _, a := range args {
-		if !store.ValidBlobKey(a.(string)) {
+		if k, ok := a.(string); ok && !store.ValidBlobKey(k) {
 			return 0, nil
 		}
 	}
-	q := `WITH gone AS (DELETE FROM memories WHERE ` + where + ` RETURNING org_id, id),
+	q := `WITH gone AS (DELETE FROM memories WHERE ` + where + ` RETURNING org_id, id, owner_id),
 		terms AS (DELETE FROM memory_search t USING gone
-			WHERE t.org_id = gone.org_id AND t.memory_id = gone.id)
+			WHERE t.org_id = gone.org_id AND t.memory_id = gone.id),
+		gens AS (` + gens + `)
 		SELECT count(*) FROM gone`
 	var n int64
 	err := s.pool.QueryRow(ctx, q, args...).Scan(&n)
@@ -325,6 +355,9 @@ func TSQuery(terms []string) string {
 // MemoryVectors returns the vectors of model among the memories the
 // owner sees: theirs, then the shared ones, each in (created_at, id)
 // order, read in the order of memories_by_owner (no sort of the vectors).
+// Each owner's are kept in the store's cache while their generation
+// stays the one they were read under (read first, so that a change
+// committed meanwhile makes them stale, never lost).
 func (s *Store) MemoryVectors(ctx context.Context, orgID, ownerID, model string) ([]retrieve.Candidate, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, wrapErr("memory vectors", err)
@@ -332,24 +365,56 @@ func (s *Store) MemoryVectors(ctx context.Context, orgID, ownerID, model string)
 	if !validKeys(orgID, ownerID, model) {
 		return nil, nil
 	}
-	const q = `(SELECT id, vector FROM memories WHERE org_id = $1 AND owner_id = $2 AND model = $3
-			ORDER BY created_at, id)
-		UNION ALL
-		(SELECT id, vector FROM memories WHERE org_id = $1 AND owner_id = '' AND $2 <> '' AND model = $3
-			ORDER BY created_at, id)`
-	rows, err := s.pool.Query(ctx, q, orgID, ownerID, model)
+	gens, err := s.memoryGenerations(ctx, orgID, ownerID)
 	if err != nil {
 		return nil, wrapErr("memory vectors", err)
 	}
-	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (retrieve.Candidate, error) {
+	owners := []string{ownerID}
+	if ownerID != "" {
+		owners = append(owners, "")
+	}
+	var out []retrieve.Candidate
+	for _, owner := range owners {
+		key := store.VectorKey{OrgID: orgID, OwnerID: owner, Model: model}
+		seg, ok := s.vectors.Get(key, gens[owner])
+		if !ok {
+			if seg, err = s.readOwnerVectors(ctx, orgID, owner, model); err != nil {
+				return nil, wrapErr("memory vectors", err)
+			}
+			s.vectors.Put(key, gens[owner], seg)
+		}
+		out = append(out, seg...)
+	}
+	return out, nil
+}
+
+// memoryGenerations reads the generations of the owner and of the shared
+// memories, by owner ID; an owner without one is missing (0).
+func (s *Store) memoryGenerations(ctx context.Context, orgID, ownerID string) (map[string]int64, error) {
+	rows, err := s.pool.Query(ctx, `SELECT owner_id, gen FROM memory_generations WHERE org_id = $1 AND owner_id IN ($2, '')`,
+		orgID, ownerID)
+	if err != nil {
+		return nil, err
+	}
+	gens := map[string]int64{}
+	var owner string
+	var gen int64
+	_, err = pgx.ForEachRow(rows, []any{&owner, &gen}, func() error { gens[owner] = gen; return nil })
+	return gens, err
+}
+
+// readOwnerVectors reads the vectors of model of one owner's memories.
+func (s *Store) readOwnerVectors(ctx context.Context, orgID, ownerID, model string) ([]retrieve.Candidate, error) {
+	rows, err := s.pool.Query(ctx, `SELECT id, vector FROM memories WHERE org_id = $1 AND owner_id = $2 AND model = $3
+		ORDER BY created_at, id`, orgID, ownerID, model)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (retrieve.Candidate, error) {
 		var c retrieve.Candidate
 		var v []byte
 		err := r.Scan(&c.ID, &v)
 		c.Vector = v
 		return c, err
 	})
-	if err != nil {
-		return nil, wrapErr("memory vectors", err)
-	}
-	return out, nil
 }

@@ -33,3 +33,11 @@ func FuzzSearchMemories(f *testing.F) {
 		}
 	})
 }
+
+// TestMemoryVectorsFollowAnotherReplica: a replica keeping vectors
+// between searches sees what another replica on the same database
+// changed.
+func TestMemoryVectorsFollowAnotherReplica(t *testing.T) {
+	url := pgtest.URL(t)
+	storetest.MemoryVectorsFollowChanges(t, openTest(t, url), openTest(t, url))
+}

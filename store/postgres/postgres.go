@@ -42,6 +42,8 @@ type Store struct {
 	pool *pgxpool.Pool
 	// events is the one LISTEN connection waking WaitTurnEvents calls.
 	events listener
+	// vectors keeps memory vectors between searches (MemoryVectors).
+	vectors *store.VectorCache
 }
 
 var _ store.Store = (*Store)(nil)
@@ -62,7 +64,7 @@ func Open(ctx context.Context, url string) (*Store, error) {
 		pool.Close()
 		return nil, fmt.Errorf("postgres: open: migrate: %w", err)
 	}
-	return &Store{pool: pool}, nil
+	return &Store{pool: pool, vectors: store.NewVectorCache(0)}, nil
 }
 
 // connect opens a pool on url and checks that one connection can be made.

@@ -49,12 +49,34 @@ func (s *Store) PutMemory(ctx context.Context, m store.Memory, limit int64) (sto
 			encodeTime(m.CreatedAt), encodeTime(m.UpdatedAt)); err != nil {
 			return err
 		}
+		if err := bumpMemoryGeneration(ctx, tx, m.OrgID, m.OwnerID); err != nil {
+			return err
+		}
 		return putMemoryTerms(ctx, tx, m)
 	})
 	if err != nil {
 		return store.Memory{}, fmt.Errorf("sqlite: put memory: %w", err)
 	}
 	return m, nil
+}
+
+// bumpMemoryGeneration stamps a change of the owner's memories with a
+// fresh generation (store.VectorCache), in the change's transaction.
+func bumpMemoryGeneration(ctx context.Context, tx *sql.Tx, orgID, ownerID string) error {
+	_, err := tx.ExecContext(ctx, `INSERT INTO memory_generations (org_id, owner_id, gen) VALUES (?, ?, ?)
+		ON CONFLICT (org_id, owner_id) DO UPDATE SET gen = excluded.gen`, orgID, ownerID, store.NewGeneration())
+	return err
+}
+
+// memoryGeneration reads the owner's generation; 0 when there is none.
+func (s *Store) memoryGeneration(ctx context.Context, orgID, ownerID string) (int64, error) {
+	var gen int64
+	err := s.reader.QueryRowContext(ctx, `SELECT gen FROM memory_generations WHERE org_id = ? AND owner_id = ?`,
+		orgID, ownerID).Scan(&gen)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, nil
+	}
+	return gen, err
 }
 
 // putMemoryTerms writes (or rewrites) the full-text row of m.
@@ -111,6 +133,9 @@ func rebuildMemorySearch(ctx context.Context, tx *sql.Tx) error {
 		if err := putMemoryTerms(ctx, tx, m); err != nil {
 			return fmt.Errorf("rebuild memory search: %w", err)
 		}
+		if err := bumpMemoryGeneration(ctx, tx, m.OrgID, m.OwnerID); err != nil {
+			return fmt.Errorf("rebuild memory search: %w", err)
+		}
 	}
 	return nil
 }
@@ -135,6 +160,9 @@ func (s *Store) UpdateMemory(ctx context.Context, m store.Memory) (store.Memory,
 			return err
 		}
 		if m.CreatedAt, err = decodeTime(created); err != nil {
+			return err
+		}
+		if err := bumpMemoryGeneration(ctx, tx, m.OrgID, m.OwnerID); err != nil {
 			return err
 		}
 		return putMemoryTerms(ctx, tx, m)
@@ -240,7 +268,8 @@ func (s *Store) ListMemories(ctx context.Context, orgID, ownerID string, p store
 
 // DeleteMemory deletes the owner's memory and its full-text row.
 func (s *Store) DeleteMemory(ctx context.Context, orgID, ownerID, id string) error {
-	n, err := s.deleteMemories(ctx, `org_id = ? AND owner_id = ? AND id = ?`, orgID, ownerID, id)
+	n, err := s.deleteMemories(ctx, func(tx *sql.Tx) error { return bumpMemoryGeneration(ctx, tx, orgID, ownerID) },
+		`org_id = ? AND owner_id = ? AND id = ?`, orgID, ownerID, id)
 	if err == nil && n == 0 {
 		err = store.ErrNotFound
 	}
@@ -255,7 +284,12 @@ func (s *Store) DeleteOwnerMemories(ctx context.Context, orgID, ownerID string) 
 	if ownerID == "" {
 		return 0, ctx.Err()
 	}
-	n, err := s.deleteMemories(ctx, `org_id = ? AND owner_id = ?`, orgID, ownerID)
+	// The owner's generation goes with their memories: a segment
+	// without one is never cached.
+	n, err := s.deleteMemories(ctx, func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `DELETE FROM memory_generations WHERE org_id = ? AND owner_id = ?`, orgID, ownerID)
+		return err
+	}, `org_id = ? AND owner_id = ?`, orgID, ownerID)
 	if err != nil {
 		return 0, fmt.Errorf("sqlite: delete owner memories: %w", err)
 	}
@@ -264,7 +298,10 @@ func (s *Store) DeleteOwnerMemories(ctx context.Context, orgID, ownerID string) 
 
 // DeleteOrgMemories deletes every memory of the organisation.
 func (s *Store) DeleteOrgMemories(ctx context.Context, orgID string) (int64, error) {
-	n, err := s.deleteMemories(ctx, `org_id = ?`, orgID)
+	n, err := s.deleteMemories(ctx, func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `DELETE FROM memory_generations WHERE org_id = ?`, orgID)
+		return err
+	}, `org_id = ?`, orgID)
 	if err != nil {
 		return 0, fmt.Errorf("sqlite: delete org memories: %w", err)
 	}
@@ -272,8 +309,9 @@ func (s *Store) DeleteOrgMemories(ctx context.Context, orgID string) (int64, err
 }
 
 // deleteMemories deletes the memories where (never from input) selects,
-// with their full-text rows, in one write transaction.
-func (s *Store) deleteMemories(ctx context.Context, where string, args ...any) (int64, error) {
+// with their full-text rows, and runs gens (what the deletion does to
+// the owners' generations), in one write transaction.
+func (s *Store) deleteMemories(ctx context.Context, gens func(*sql.Tx) error, where string, args ...any) (int64, error) {
 	if err := ctx.Err(); err != nil {
 		return 0, err
 	}
@@ -291,8 +329,10 @@ func (s *Store) deleteMemories(ctx context.Context, where string, args ...any) (
 		if err != nil {
 			return err
 		}
-		n, err = res.RowsAffected()
-		return err
+		if n, err = res.RowsAffected(); err != nil || n == 0 {
+			return err
+		}
+		return gens(tx)
 	})
 	return n, err
 }
@@ -394,8 +434,29 @@ func (s *Store) MemoryVectors(ctx context.Context, orgID, ownerID, model string)
 }
 
 // ownerVectors appends the vectors of model of one owner's memories to
-// out.
+// out: from the cache while the owner's generation is the one they were
+// read under, else from the database (the generation read first, so a
+// change committed meanwhile makes the segment stale, never lost).
 func (s *Store) ownerVectors(ctx context.Context, out []retrieve.Candidate, orgID, ownerID, model string) ([]retrieve.Candidate, error) {
+	gen, err := s.memoryGeneration(ctx, orgID, ownerID)
+	if err != nil {
+		return nil, err
+	}
+	key := store.VectorKey{OrgID: orgID, OwnerID: ownerID, Model: model}
+	if seg, ok := s.vectors.Get(key, gen); ok {
+		return append(out, seg...), nil
+	}
+	seg, err := s.readOwnerVectors(ctx, orgID, ownerID, model)
+	if err != nil {
+		return nil, err
+	}
+	s.vectors.Put(key, gen, seg)
+	return append(out, seg...), nil
+}
+
+// readOwnerVectors reads the vectors of model of one owner's memories.
+func (s *Store) readOwnerVectors(ctx context.Context, orgID, ownerID, model string) ([]retrieve.Candidate, error) {
+	var out []retrieve.Candidate
 	const q = `SELECT id, vector FROM memories WHERE org_id = ? AND owner_id = ? AND model = ?
 		ORDER BY created_at, id`
 	rows, err := s.reader.QueryContext(ctx, q, orgID, ownerID, model)

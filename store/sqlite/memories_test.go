@@ -55,7 +55,15 @@ func TestCheckEmptySeesMemoriesNotTheirIndex(t *testing.T) {
 		t.Fatal(err)
 	}
 	err := s.CheckEmpty(t.Context())
-	if !errors.Is(err, store.ErrNotEmpty) || !strings.Contains(err.Error(), "memories, memory_search_rows hold rows") {
+	if !errors.Is(err, store.ErrNotEmpty) || !strings.Contains(err.Error(), "memories, memory_generations, memory_search_rows hold rows") {
 		t.Errorf("CheckEmpty with a memory: %v", err)
 	}
+}
+
+// TestMemoryVectorsFollowAnotherProcess: a store keeping vectors between
+// searches sees what another store on the same database (another process:
+// the CLI beside quiver serve) changed.
+func TestMemoryVectorsFollowAnotherProcess(t *testing.T) {
+	dir := t.TempDir()
+	storetest.MemoryVectorsFollowChanges(t, openTest(t, dir), openTest(t, dir))
 }

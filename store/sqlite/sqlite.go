@@ -44,6 +44,8 @@ type Store struct {
 	// waiters are this process's WaitTurnEvents calls, woken after an
 	// append commits.
 	waiters eventwait.Hub
+	// vectors keeps memory vectors between searches (MemoryVectors).
+	vectors *store.VectorCache
 }
 
 var _ store.Store = (*Store)(nil)
@@ -93,7 +95,7 @@ func openPools(ctx context.Context, path string) (*Store, error) {
 	if err != nil {
 		return nil, errors.Join(err, writer.Close())
 	}
-	return &Store{writer: writer, reader: reader}, nil
+	return &Store{writer: writer, reader: reader, vectors: store.NewVectorCache(0)}, nil
 }
 
 // openDB opens a pool of at most conns connections and checks that one

@@ -3,8 +3,10 @@ package storetest
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -30,6 +32,7 @@ func memoryCases() []suiteCase {
 		{"SearchAnyInputIsSafe", testMemorySearchSafe},
 		{"SearchBounds", testMemorySearchBounds},
 		{"VectorsOfOneModel", testMemoryVectorsModel},
+		{"VectorsFollowChanges", func(t *testing.T, f *fixture) { MemoryVectorsFollowChanges(t, f.Store, f.Store) }},
 		{"Quota", testMemoryQuota},
 		{"ConcurrentQuota", testMemoryConcurrentQuota},
 	}
@@ -544,4 +547,71 @@ func testMemoryConcurrentQuota(t *testing.T, f *fixture) {
 	if n, err := f.CountMemories(t.Context(), f.id("org"), ana); err != nil || n != limit {
 		t.Errorf("CountMemories = %d, %v; want %d", n, err, limit)
 	}
+}
+
+// MemoryVectorsFollowChanges checks that what reader's MemoryVectors
+// returns follows every kind of change writer makes (a put, an update,
+// a delete, an owner's and an organisation's deletion), read after read,
+// however the backend keeps vectors between reads (store.VectorCache).
+// reader and writer are the same Memories, or two opened on one database
+// (two processes, two replicas).
+func MemoryVectorsFollowChanges(t *testing.T, reader, writer store.Memories) {
+	ctx := t.Context()
+	f := &fixture{prefix: "vectors-" + rand.Text()}
+	ana, org := f.id("ana"), f.id("org")
+	vectors := func(step string) map[string]string {
+		t.Helper()
+		out := map[string]string{}
+		for range 2 { // the second read is the one a cache answers
+			cs, err := reader.MemoryVectors(ctx, org, ana, localModel)
+			if err != nil {
+				t.Fatalf("%s: MemoryVectors: %v", step, err)
+			}
+			clear(out)
+			for _, c := range cs {
+				out[c.ID] = string(c.Vector)
+			}
+		}
+		return out
+	}
+	want := func(step string, w map[string]string) {
+		t.Helper()
+		if got := vectors(step); !maps.Equal(got, w) {
+			t.Errorf("%s: vectors of %d memories %v, want %d %v", step, len(got), slices.Sorted(maps.Keys(got)), len(w), slices.Sorted(maps.Keys(w)))
+		}
+	}
+	put := func(m store.Memory) {
+		t.Helper()
+		if _, err := writer.PutMemory(ctx, m, 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want("none yet", map[string]string{})
+	a, s := f.newMemory(t, "a", ana, "likes green tea"), f.newMemory(t, "s", "", "the office opens at nine")
+	put(a)
+	put(s)
+	want("put", map[string]string{a.ID: string(a.Vector), s.ID: string(s.Vector)})
+	a.Text, a.Vector, a.UpdatedAt = "likes black coffee", localVector(t, "likes black coffee"), at(20)
+	if _, err := writer.UpdateMemory(ctx, a); err != nil {
+		t.Fatal(err)
+	}
+	want("update", map[string]string{a.ID: string(a.Vector), s.ID: string(s.Vector)})
+	b := f.newMemory(t, "b", ana, "has a cat called Mochi")
+	put(b)
+	if err := writer.DeleteMemory(ctx, org, ana, a.ID); err != nil {
+		t.Fatal(err)
+	}
+	want("delete", map[string]string{b.ID: string(b.Vector), s.ID: string(s.Vector)})
+	if _, err := writer.DeleteOwnerMemories(ctx, org, ana); err != nil {
+		t.Fatal(err)
+	}
+	want("owner deleted", map[string]string{s.ID: string(s.Vector)})
+	put(b)
+	want("put after the owner's deletion", map[string]string{b.ID: string(b.Vector), s.ID: string(s.Vector)})
+	if _, err := writer.DeleteOrgMemories(ctx, org); err != nil {
+		t.Fatal(err)
+	}
+	want("organisation deleted", map[string]string{})
+	put(a)
+	want("put after the organisation's deletion", map[string]string{a.ID: string(a.Vector)})
 }
