@@ -142,11 +142,10 @@ func (s *server) listMemories(ctx context.Context, in *listMemoriesInput) (*memo
 	return out, nil
 }
 
-// searchMemories is list-memories with q: the owner's memories holding
-// any of q's words. SearchMemories also finds the shared memories a
-// person sees; the personal scope keeps only the person's own.
+// searchMemories is list-memories with q: the owner's own memories
+// holding any of q's words (the shared ones are the shared scope's).
 func (s *server) searchMemories(ctx context.Context, orgID, owner, q string, limit int) (*memoriesOutput, error) {
-	ms, err := s.st.SearchMemories(ctx, store.MemorySearch{OrgID: orgID, OwnerID: owner, Text: q, Limit: limit})
+	ms, err := s.st.SearchMemories(ctx, store.MemorySearch{OrgID: orgID, OwnerID: owner, OwnerOnly: owner != "", Text: q, Limit: limit})
 	if errors.Is(err, store.ErrMemoryInvalid) {
 		return nil, apiErr(http.StatusBadRequest, "invalid_request", "q: "+strings.TrimPrefix(err.Error(), store.ErrMemoryInvalid.Error()+": "))
 	}
@@ -156,9 +155,7 @@ func (s *server) searchMemories(ctx context.Context, orgID, owner, q string, lim
 	out := &memoriesOutput{}
 	out.Body.Memories = make([]Memory, 0, len(ms))
 	for _, m := range ms {
-		if m.OwnerID == owner {
-			out.Body.Memories = append(out.Body.Memories, memoryView(m))
-		}
+		out.Body.Memories = append(out.Body.Memories, memoryView(m))
 	}
 	return out, nil
 }

@@ -112,12 +112,24 @@ type MemorySearch struct {
 	// organisation's shared ones are searched, nobody else's. "" searches
 	// the shared ones only.
 	OwnerID string
+	// OwnerOnly searches OwnerID's own memories alone, not the shared
+	// ones (a person's own list, searched).
+	OwnerOnly bool
 	// Text is a bag of words (MemoryTerms), never a query language: any
 	// text is safe. At most MaxMemoryQueryRunes runes.
 	Text string
 	// Limit is the most memories returned; zero, a negative value or one
 	// over MaxMemoryHits means MaxMemoryHits.
 	Limit int
+}
+
+// Also is the owner searched besides OwnerID: "" (the shared memories),
+// or OwnerID itself with OwnerOnly.
+func (s MemorySearch) Also() string {
+	if s.OwnerOnly {
+		return s.OwnerID
+	}
+	return ""
 }
 
 // Size returns the number of hits s asks for, bounded to [1,

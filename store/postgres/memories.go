@@ -324,9 +324,9 @@ func (s *Store) SearchMemories(ctx context.Context, sq store.MemorySearch) ([]st
 	}
 	const q = `SELECT m.id, m.owner_id, m.text, m.model, m.created_at, m.updated_at
 		FROM memory_search t JOIN memories m ON m.org_id = t.org_id AND m.id = t.memory_id
-		WHERE t.org_id = $1 AND t.owner_id IN ($2, '') AND t.terms @@ $3::tsquery
+		WHERE t.org_id = $1 AND t.owner_id IN ($2, $5) AND t.terms @@ $3::tsquery
 		ORDER BY ts_rank(t.terms, $3::tsquery, 1) DESC, m.id LIMIT $4`
-	rows, err := s.pool.Query(ctx, q, sq.OrgID, sq.OwnerID, TSQuery(terms), sq.Size())
+	rows, err := s.pool.Query(ctx, q, sq.OrgID, sq.OwnerID, TSQuery(terms), sq.Size(), sq.Also())
 	if err != nil {
 		return nil, wrapErr("search memories", err)
 	}

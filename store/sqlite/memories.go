@@ -375,11 +375,11 @@ func (s *Store) SearchMemories(ctx context.Context, sq store.MemorySearch) ([]st
 	// The best hits first, from the index alone; then their rows.
 	const q = `SELECT m.id, m.owner_id, m.text, m.model, m.created_at, m.updated_at
 		FROM (SELECT org_id, memory_id, bm25(memory_search) AS score FROM memory_search
-			WHERE memory_search MATCH ? AND org_id = ? AND owner_id IN (?, '')
+			WHERE memory_search MATCH ? AND org_id = ? AND owner_id IN (?, ?)
 			ORDER BY score, memory_id LIMIT ?) s
 		JOIN memories m ON m.org_id = s.org_id AND m.id = s.memory_id
 		ORDER BY s.score, m.id`
-	rows, err := s.reader.QueryContext(ctx, q, match, sq.OrgID, sq.OwnerID, sq.Size())
+	rows, err := s.reader.QueryContext(ctx, q, match, sq.OrgID, sq.OwnerID, sq.Also(), sq.Size())
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: search memories: %w", err)
 	}

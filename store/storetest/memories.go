@@ -29,6 +29,7 @@ func memoryCases() []suiteCase {
 		{"DeleteOwnerAndOrg", testMemoryDeleteOwnerAndOrg},
 		{"ListOrderAndPaging", testMemoryList},
 		{"SearchFolds", testMemorySearchFolds},
+		{"SearchOwnerOnly", testMemorySearchOwnerOnly},
 		{"SearchAnyInputIsSafe", testMemorySearchSafe},
 		{"SearchBounds", testMemorySearchBounds},
 		{"VectorsOfOneModel", testMemoryVectorsModel},
@@ -614,4 +615,29 @@ func MemoryVectorsFollowChanges(t *testing.T, reader, writer store.Memories) {
 	want("organisation deleted", map[string]string{})
 	put(a)
 	want("put after the organisation's deletion", map[string]string{a.ID: string(a.Vector)})
+}
+
+// testMemorySearchOwnerOnly: with OwnerOnly a search finds the person's
+// own memories alone, however many shared ones rank above them, and
+// never another person's.
+func testMemorySearchOwnerOnly(t *testing.T, f *fixture) {
+	ctx := t.Context()
+	ana, bo := f.id("ana"), f.id("bo")
+	own := f.putMemory(t, f.newMemory(t, "own", ana, "my favourite drink after a long day at the office is green tea"))
+	f.putMemory(t, f.newMemory(t, "s1", "", "tea"))
+	f.putMemory(t, f.newMemory(t, "s2", "", "green tea"))
+	f.putMemory(t, f.newMemory(t, "bo", bo, "green tea"))
+	got, err := f.SearchMemories(ctx, store.MemorySearch{OrgID: f.id("org"), OwnerID: ana, OwnerOnly: true, Text: "green tea", Limit: 1})
+	if err != nil || len(got) != 1 || got[0].ID != own.ID {
+		t.Errorf("owner-only search: %+v, %v; want ana's own memory alone", got, err)
+	}
+	all, err := f.SearchMemories(ctx, store.MemorySearch{OrgID: f.id("org"), OwnerID: ana, Text: "green tea", Limit: 10})
+	if err != nil || len(all) != 3 {
+		t.Errorf("search of what ana sees: %d hits, %v; want hers and the two shared", len(all), err)
+	}
+	for _, m := range all {
+		if m.OwnerID == bo {
+			t.Errorf("ana's search found bo's memory %s", m.ID)
+		}
+	}
 }
