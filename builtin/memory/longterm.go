@@ -86,6 +86,9 @@ func (s *svc) searchTool() *tool.Tool {
 // save embeds the text and stores it as the turn's owner's memory, unless
 // the owner already sees one like it.
 func (s *svc) save(ctx context.Context, sc tool.Scope, in SaveInput) (string, error) {
+	if err := needPerson(sc); err != nil {
+		return "", err
+	}
 	text, err := checkText(in.Text)
 	if err != nil {
 		return "", err
@@ -106,7 +109,11 @@ func (s *svc) save(ctx context.Context, sc tool.Scope, in SaveInput) (string, er
 	if err != nil {
 		return "", err
 	}
-	if dup != nil {
+	switch {
+	case dup != nil && dup.OwnerID == "" && !sc.SharedMemory:
+		// update_memory cannot reach a shared memory here: nothing to do.
+		return "", fmt.Errorf("not saved: the organisation's shared memory %s already says this (%q); nothing needs saving", dup.ID, clip(dup.Text, 120))
+	case dup != nil:
 		return "", fmt.Errorf("not saved: %s memory %s already says this (%q); call update_memory with that id to change it", kind(dup.OwnerID), dup.ID, clip(dup.Text, 120))
 	}
 	m := store.Memory{OrgID: sc.OrgID, ID: s.NewID("mem_"), OwnerID: own, Text: text,
@@ -159,6 +166,9 @@ func (s *svc) get(ctx context.Context, orgID, ownerID, id string, shared bool) (
 
 // update replaces the text (and vector) of a memory the turn reaches.
 func (s *svc) update(ctx context.Context, sc tool.Scope, in UpdateInput) (string, error) {
+	if err := needPerson(sc); err != nil {
+		return "", err
+	}
 	text, err := checkText(in.Text)
 	if err != nil {
 		return "", err
@@ -193,6 +203,9 @@ func (s *svc) update(ctx context.Context, sc tool.Scope, in UpdateInput) (string
 
 // forget deletes a memory the turn reaches.
 func (s *svc) forget(ctx context.Context, sc tool.Scope, in ForgetInput) (string, error) {
+	if err := needPerson(sc); err != nil {
+		return "", err
+	}
 	if s.Memories == nil {
 		return "", tool.Infra(fmt.Errorf("forget_memory: %w", store.ErrNoStore))
 	}
@@ -217,6 +230,9 @@ func notFound(id string) error {
 // search fuses a full-text and a vector search of the memories the
 // caller sees (theirs and the organisation's shared ones).
 func (s *svc) search(ctx context.Context, sc tool.Scope, in SearchInput) (string, error) {
+	if err := needPerson(sc); err != nil {
+		return "", err
+	}
 	q := strings.TrimSpace(in.Query)
 	limit := in.Limit
 	switch {
@@ -311,3 +327,13 @@ func clip(s string, n int) string {
 
 // oneLine collapses whitespace, so a memory is one line of a list.
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// needPerson refuses a call with no person in its scope: an empty UserID
+// would otherwise read as the organisation's shared owner (""). Every
+// surface sets one today; this keeps it so if one does not.
+func needPerson(sc tool.Scope) error {
+	if sc.UserID == "" {
+		return tool.Infra(errors.New("memory: a call without a person"))
+	}
+	return nil
+}

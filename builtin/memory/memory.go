@@ -154,6 +154,9 @@ func embedOne(ctx context.Context, e embed.Embedder, text string, k embed.Kind) 
 	if err != nil {
 		return nil, "", tool.Infra(fmt.Errorf("embed: %w", err))
 	}
+	if len(vs) != 1 {
+		return nil, "", tool.Infra(fmt.Errorf("embed: %d vectors for one text", len(vs)))
+	}
 	m := e.Model()
 	if m.Dims == 0 {
 		m.Dims = len(vs[0])

@@ -307,3 +307,28 @@ func TestShortTerm(t *testing.T) {
 		t.Errorf("a turn with no conversation = %q, want refused", out)
 	}
 }
+
+// TestNoPersonNoMemory: a call whose scope has no person is refused
+// (an empty UserID would read as the organisation's shared owner), and
+// nothing is stored; a personal save that the organisation's shared
+// memory already holds says nothing needs saving, not to update a memory
+// this person cannot change.
+func TestNoPersonNoMemory(t *testing.T) {
+	k := newKit(t, nil)
+	nobody := ana
+	nobody.UserID = ""
+	b, _ := json.Marshal(map[string]string{"text": "The office closes at six."})
+	if _, err := k.tools["save_memory"].Run(context.Background(), nobody, b); err == nil {
+		t.Error("save_memory without a person was accepted")
+	}
+	if n, _ := k.st.CountMemories(context.Background(), ana.OrgID, ""); n != 0 {
+		t.Errorf("%d shared memories after a save without a person, want 0", n)
+	}
+	sharedAna := ana
+	sharedAna.SharedMemory = true
+	k.saved(t, sharedAna, "The team stand-up is at 9:30 every weekday.")
+	out, failed := k.call(t, "save_memory", binh, map[string]string{"text": "The team stand-up is at 9:30 every weekday."})
+	if !failed || !strings.Contains(out, "nothing needs saving") || strings.Contains(out, "update_memory") {
+		t.Errorf("a personal duplicate of a shared memory: %q", out)
+	}
+}
