@@ -57,9 +57,10 @@ const (
 	PDF  Kind = "pdf"
 )
 
-// PDFReader extracts a PDF's title and text; builtin/fetch's ReadPDF (in
-// process) and ChildPDFReader (in a resource-limited child) have this
-// shape. An error's message is shown to people and models as is.
+// PDFReader extracts a PDF's title and text; builtin/fetch's
+// DefaultPDFReader (PDFium in a WebAssembly sandbox, the one every PDF
+// reader in Quiver uses) has this shape. An error's message is shown to
+// people and models as is.
 type PDFReader func(ctx context.Context, body []byte) (title, text string, err error)
 
 // Document is the text of one file.
