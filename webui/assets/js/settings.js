@@ -74,9 +74,7 @@ function settingsForm(s, save, api) {
   const form = h('form', { class: 'settings-form', id: 'settings-form', 'aria-label': t('settings.title') },
     h('fieldset', { class: 'switches' }, h('legend', null, t('settings.switches')),
       h('p', { class: 'muted small' }, t('settings.switchesHelp')),
-      h('p', { class: 'muted small', id: 'settings-embedding' }, s.embedding_model
-        ? t(s.embedding_model === 'local:ngram-512' ? 'settings.embeddingLocal' : 'settings.embeddingModel', { model: s.embedding_model })
-        : t('settings.embeddingNone')),
+      h('p', { class: 'muted small', id: 'settings-embedding' }, embeddingText(s.embedding_model)),
       switches.length ? h('div', { class: 'switch-list' }, switches.map((r) => r.el)) : h('p', null, t('settings.noSwitches'))),
     h('fieldset', { class: 'modes' }, h('legend', null, t('settings.network')),
       modes.map((m) => h('div', { class: 'choice' },
@@ -365,4 +363,12 @@ function modelList(name, r) {
   return h('div', { class: 'ok connection-ok' },
     h('p', null, said, models.length ? ` ${t('conn.useAs')}` : ''),
     models.length ? h('ul', { class: 'model-list' }, models.map((m) => h('li', null, h('code', null, `${name}:${m}`)))) : null);
+}
+
+// embeddingText says which embedding model memory uses, and that the
+// built-in one is weaker than a real model.
+function embeddingText(model) {
+  if (!model) return t('settings.embeddingNone');
+  if (model === 'local:ngram-512') return t('settings.embeddingLocal', { model });
+  return t('settings.embeddingModel', { model });
 }
