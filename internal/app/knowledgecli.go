@@ -34,15 +34,21 @@ func (o KnowledgeOptions) check(cmd string) error {
 	return nil
 }
 
+// start checks o for cmd and opens the runtime and the organisation it
+// works on; the caller closes the runtime.
+func (o KnowledgeOptions) start(ctx context.Context, cmd string, env Env) (*runtime, string, error) {
+	if err := o.check(cmd); err != nil {
+		return nil, "", err
+	}
+	return o.open(ctx, env)
+}
+
 // KnowledgeAdd adds each file to the agent's knowledge and indexes it,
 // printing progress. A file that fails is reported with its reason and
 // the others are still added; the error then says how many failed.
 func KnowledgeAdd(ctx context.Context, o KnowledgeOptions, env Env) error {
 	env.defaults()
-	if err := o.check("add"); err != nil {
-		return err
-	}
-	rt, org, err := o.open(ctx, env)
+	rt, org, err := o.start(ctx, "add", env)
 	if err != nil {
 		return err
 	}
@@ -105,10 +111,7 @@ type knowledgeRow struct {
 // KnowledgeList prints the agent's documents with their status.
 func KnowledgeList(ctx context.Context, o KnowledgeOptions, env Env) error {
 	env.defaults()
-	if err := o.check("list"); err != nil {
-		return err
-	}
-	rt, org, err := o.open(ctx, env)
+	rt, org, err := o.start(ctx, "list", env)
 	if err != nil {
 		return err
 	}
@@ -145,10 +148,7 @@ func KnowledgeList(ctx context.Context, o KnowledgeOptions, env Env) error {
 // KnowledgeRemove deletes the documents named by ID or file name.
 func KnowledgeRemove(ctx context.Context, o KnowledgeOptions, env Env) error {
 	env.defaults()
-	if err := o.check("remove"); err != nil {
-		return err
-	}
-	rt, org, err := o.open(ctx, env)
+	rt, org, err := o.start(ctx, "remove", env)
 	if err != nil {
 		return err
 	}
@@ -179,10 +179,7 @@ func KnowledgeRemove(ctx context.Context, o KnowledgeOptions, env Env) error {
 // embedding model.
 func KnowledgeReindex(ctx context.Context, o KnowledgeOptions, env Env) error {
 	env.defaults()
-	if err := o.check("reindex"); err != nil {
-		return err
-	}
-	rt, org, err := o.open(ctx, env)
+	rt, org, err := o.start(ctx, "reindex", env)
 	if err != nil {
 		return err
 	}
