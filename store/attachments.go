@@ -157,10 +157,7 @@ type AttachmentSearch struct {
 
 // Size returns the hits s asks for, bounded to [1, MaxAttachmentHits].
 func (s AttachmentSearch) Size() int {
-	if s.Limit <= 0 || s.Limit > MaxAttachmentHits {
-		return MaxAttachmentHits
-	}
-	return s.Limit
+	return boundedLimit(s.Limit, MaxAttachmentHits)
 }
 
 // AttachmentHit is a chunk found, with the file it belongs to.

@@ -248,10 +248,7 @@ func ValidBlobKey(s string) bool {
 
 // Size returns the page size p asks for, bounded to [1, MaxBlobPage].
 func (p BlobPage) Size() int {
-	if p.Limit <= 0 || p.Limit > MaxBlobPage {
-		return MaxBlobPage
-	}
-	return p.Limit
+	return boundedLimit(p.Limit, MaxBlobPage)
 }
 
 // CheckBlobQuota reports, with an error wrapping ErrBlobQuota that gives
@@ -267,4 +264,13 @@ func CheckBlobQuota(u BlobUsage, b Blob, q BlobQuota) error {
 			b.Name, u.Count+1, q.MaxCount, ErrBlobQuota)
 	}
 	return nil
+}
+
+// boundedLimit is a page or search size asked for as limit, bounded to
+// [1, most]: zero, a negative value or one over most means most.
+func boundedLimit(limit, most int) int {
+	if limit <= 0 || limit > most {
+		return most
+	}
+	return limit
 }

@@ -160,10 +160,7 @@ type KnowledgeSearch struct {
 // Size returns the number of hits s asks for, bounded to [1,
 // MaxKnowledgeHits].
 func (s KnowledgeSearch) Size() int {
-	if s.Limit <= 0 || s.Limit > MaxKnowledgeHits {
-		return MaxKnowledgeHits
-	}
-	return s.Limit
+	return boundedLimit(s.Limit, MaxKnowledgeHits)
 }
 
 // Knowledge stores the documents attached to agents, chunked, with the

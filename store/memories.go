@@ -92,10 +92,7 @@ type MemoryPage struct {
 
 // Size returns the page size p asks for, bounded to [1, MaxMemoryPage].
 func (p MemoryPage) Size() int {
-	if p.Limit <= 0 || p.Limit > MaxMemoryPage {
-		return MaxMemoryPage
-	}
-	return p.Limit
+	return boundedLimit(p.Limit, MaxMemoryPage)
 }
 
 // MemoryList is one page of memories, without their vectors.
@@ -135,10 +132,7 @@ func (s MemorySearch) Also() string {
 // Size returns the number of hits s asks for, bounded to [1,
 // MaxMemoryHits].
 func (s MemorySearch) Size() int {
-	if s.Limit <= 0 || s.Limit > MaxMemoryHits {
-		return MaxMemoryHits
-	}
-	return s.Limit
+	return boundedLimit(s.Limit, MaxMemoryHits)
 }
 
 // Memories stores long-term memories. Every method is scoped to one
