@@ -448,7 +448,12 @@ func ArchiveTables() []ArchiveTable {
 		{Name: "usage", Key: []string{"id"}, Unique: usageStepKey, Columns: []ArchiveColumn{
 			intCol("id"), text("org_id"), text("conversation_id"), text("turn_id"), text("payer"),
 			text("model"), intCol("step"), intCol("input_tokens"), intCol("cached_input_tokens"),
-			intCol("cache_write_tokens"), intCol("output_tokens"), intCol("cost_micros"), at("created_at")}},
+			intCol("cache_write_tokens"), intCol("output_tokens"), intCol("cost_micros"), at("created_at"),
+			// Added with budgets: an older archive's records count against
+			// their organisation's budget only, no person's.
+			filled(text("user_id"), func(ArchiveTable, []any) any { return "" })}},
+		{Name: "budgets", Key: []string{"org_id", "user_id"}, Columns: []ArchiveColumn{
+			text("org_id"), text("user_id"), intCol("cost_micros"), intCol("tokens"), at("updated_at")}},
 		{Name: "mcp_servers", Key: []string{"org_id", "id"}, Columns: []ArchiveColumn{
 			text("org_id"), text("id"), text("name"), text("url"), text("token"), text("type"),
 			boolCol("enabled"), {Name: "tools", Kind: KindNames, Null: true}, at("created_at"),

@@ -55,6 +55,7 @@ type Store interface {
 	Messages
 	Results
 	Usages
+	Budgets
 	MCPServers
 	Intents
 	Accounts

@@ -12,6 +12,10 @@ type Usage struct {
 	TurnID         string
 	// Payer is who is billed, copied from the turn.
 	Payer string
+	// UserID is the person whose turn made the call (the turn's caller):
+	// what their budget counts. "" for records written before it was
+	// kept whose conversation was gone by then.
+	UserID string
 	// Model is the "provider:model" reference called.
 	Model string
 	// Step numbers the model call within its turn, from 1.
@@ -49,4 +53,12 @@ type Usages interface {
 	// SumUsage totals the payer's records in that organisation created in
 	// [from, to).
 	SumUsage(ctx context.Context, orgID, payer string, from, to time.Time) (UsageTotal, error)
+	// SumSpend totals the organisation's records created in [from, to):
+	// every record when userID is "", else only the person's (what the
+	// organisation's and the person's budgets count).
+	SumSpend(ctx context.Context, orgID, userID string, from, to time.Time) (UsageTotal, error)
 }
+
+// Tokens is what a budget in tokens counts of t: input (cached and
+// cache writes included) and output.
+func (t UsageTotal) Tokens() int64 { return t.InputTokens + t.OutputTokens }

@@ -96,11 +96,11 @@ func appendBatchWith(before, guard string) string {
 }
 
 // stepAppendSQL is a model step's usage record and messages in one
-// statement: the record (parameters $13..$24) is inserted as
+// statement: the record (parameters $13..$25) is inserted as
 // putUsageSQL(13, guard) does, and the messages ($1..$12, as
 // appendBatchSQL) are appended only when it was, so a repeated step (its
 // record there already) appends nothing and answers no row. guard is over
-// the parameters after $24.
+// the parameters after $25.
 func stepAppendSQL(guard string) string {
 	return appendBatchWith(`step AS (`+putUsageSQL(13, guard)+` RETURNING 1),`, `WHERE EXISTS (SELECT 1 FROM step)`)
 }

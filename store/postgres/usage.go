@@ -21,27 +21,27 @@ func (s *Store) PutUsage(ctx context.Context, u store.Usage) error {
 }
 
 // putUsageSQL is PutUsage's insert of the record in parameters $n to
-// $n+11, inserting only when guard (a WHERE clause over parameters after
+// $n+12, inserting only when guard (a WHERE clause over parameters after
 // them) holds and no record of the turn's step is there: it affects no
 // row then. ON CONFLICT takes only that key's conflict, so a CHECK still
 // refuses a bad record.
 func putUsageSQL(n int, guard string) string {
-	ps := make([]string, 12)
+	ps := make([]string, 13)
 	for i := range ps {
 		ps[i] = "$" + strconv.Itoa(n+i)
 	}
 	return `INSERT INTO usage (org_id, conversation_id, turn_id, payer, model,
 			step, input_tokens, cached_input_tokens, cache_write_tokens,
-			output_tokens, cost_micros, created_at)
+			output_tokens, cost_micros, created_at, user_id)
 		SELECT ` + strings.Join(ps, ", ") + ` ` + guard + `
 		ON CONFLICT (org_id, turn_id, step) DO NOTHING`
 }
 
-// usageArgs are putUsageSQL's 12 parameters for u.
+// usageArgs are putUsageSQL's 13 parameters for u.
 func usageArgs(u store.Usage) []any {
 	return []any{u.OrgID, u.ConversationID, u.TurnID, u.Payer, u.Model,
 		u.Step, u.InputTokens, u.CachedInputTokens, u.CacheWriteTokens, u.OutputTokens,
-		u.CostMicros, u.CreatedAt}
+		u.CostMicros, u.CreatedAt, u.UserID}
 }
 
 // ListUsage returns the turn's records in that organisation by Step. A
@@ -49,7 +49,7 @@ func usageArgs(u store.Usage) []any {
 func (s *Store) ListUsage(ctx context.Context, orgID, turnID string) ([]store.Usage, error) {
 	const q = `SELECT conversation_id, payer, model, step, input_tokens,
 			cached_input_tokens, cache_write_tokens, output_tokens, cost_micros,
-			created_at
+			created_at, user_id
 		FROM usage WHERE org_id = $1 AND turn_id = $2
 		ORDER BY step`
 	rows, err := s.pool.Query(ctx, q, orgID, turnID)
@@ -60,7 +60,7 @@ func (s *Store) ListUsage(ctx context.Context, orgID, turnID string) ([]store.Us
 	u := store.Usage{OrgID: orgID, TurnID: turnID}
 	_, err = pgx.ForEachRow(rows, []any{&u.ConversationID, &u.Payer, &u.Model, &u.Step,
 		&u.InputTokens, &u.CachedInputTokens, &u.CacheWriteTokens, &u.OutputTokens,
-		&u.CostMicros, &u.CreatedAt}, func() error {
+		&u.CostMicros, &u.CreatedAt, &u.UserID}, func() error {
 		u.CreatedAt = utc(u.CreatedAt)
 		out = append(out, u)
 		return nil
@@ -86,6 +86,30 @@ func (s *Store) SumUsage(ctx context.Context, orgID, payer string, from, to time
 		&t.CachedInputTokens, &t.CacheWriteTokens, &t.OutputTokens, &t.CostMicros)
 	if err != nil {
 		return store.UsageTotal{}, wrapErr("sum usage", err)
+	}
+	return t, nil
+}
+
+// SumSpend totals the organisation's records with CreatedAt in [from,
+// to), only the person's when userID is not "" (usage_by_user and
+// usage_by_time answer it). Sums beyond int64 are an error, as in
+// SumUsage.
+func (s *Store) SumSpend(ctx context.Context, orgID, userID string, from, to time.Time) (store.UsageTotal, error) {
+	q := `SELECT count(*), COALESCE(SUM(input_tokens), 0)::bigint,
+			COALESCE(SUM(cached_input_tokens), 0)::bigint, COALESCE(SUM(cache_write_tokens), 0)::bigint,
+			COALESCE(SUM(output_tokens), 0)::bigint, COALESCE(SUM(cost_micros), 0)::bigint
+		FROM usage
+		WHERE org_id = $1 AND created_at >= $2 AND created_at < $3`
+	args := []any{orgID, from, to}
+	if userID != "" {
+		q += ` AND user_id = $4`
+		args = append(args, userID)
+	}
+	var t store.UsageTotal
+	err := s.pool.QueryRow(ctx, q, args...).Scan(&t.Calls, &t.InputTokens,
+		&t.CachedInputTokens, &t.CacheWriteTokens, &t.OutputTokens, &t.CostMicros)
+	if err != nil {
+		return store.UsageTotal{}, wrapErr("sum spend", err)
 	}
 	return t, nil
 }

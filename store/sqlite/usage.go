@@ -24,12 +24,12 @@ func (s *Store) PutUsage(ctx context.Context, u store.Usage) error {
 func putUsage(ctx context.Context, db execer, u store.Usage) (bool, error) {
 	const q = `INSERT INTO usage (org_id, conversation_id, turn_id, payer, model,
 			step, input_tokens, cached_input_tokens, cache_write_tokens,
-			output_tokens, cost_micros, created_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+			output_tokens, cost_micros, created_at, user_id)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT (org_id, turn_id, step) DO NOTHING`
 	res, err := db.ExecContext(ctx, q, u.OrgID, u.ConversationID, u.TurnID,
 		u.Payer, u.Model, u.Step, u.InputTokens, u.CachedInputTokens,
-		u.CacheWriteTokens, u.OutputTokens, u.CostMicros, encodeTime(u.CreatedAt))
+		u.CacheWriteTokens, u.OutputTokens, u.CostMicros, encodeTime(u.CreatedAt), u.UserID)
 	if err != nil {
 		return false, err
 	}
@@ -42,7 +42,7 @@ func putUsage(ctx context.Context, db execer, u store.Usage) (bool, error) {
 func (s *Store) ListUsage(ctx context.Context, orgID, turnID string) ([]store.Usage, error) {
 	const q = `SELECT conversation_id, payer, model, step, input_tokens,
 			cached_input_tokens, cache_write_tokens, output_tokens, cost_micros,
-			created_at
+			created_at, user_id
 		FROM usage WHERE org_id = ? AND turn_id = ?
 		ORDER BY step`
 	rows, err := s.reader.QueryContext(ctx, q, orgID, turnID)
@@ -65,7 +65,7 @@ func scanUsages(rows *sql.Rows, orgID, turnID string) ([]store.Usage, error) {
 		var createdAt string
 		err := rows.Scan(&u.ConversationID, &u.Payer, &u.Model, &u.Step,
 			&u.InputTokens, &u.CachedInputTokens, &u.CacheWriteTokens,
-			&u.OutputTokens, &u.CostMicros, &createdAt)
+			&u.OutputTokens, &u.CostMicros, &createdAt, &u.UserID)
 		if err != nil {
 			return nil, err
 		}
@@ -93,6 +93,30 @@ func (s *Store) SumUsage(ctx context.Context, orgID, payer string, from, to time
 		&t.OutputTokens, &t.CostMicros)
 	if err != nil {
 		return store.UsageTotal{}, fmt.Errorf("sqlite: sum usage: %w", err)
+	}
+	return t, nil
+}
+
+// SumSpend totals the organisation's records with CreatedAt in [from,
+// to), only the person's when userID is not "" (usage_by_user and
+// usage_by_time answer it as a text range, like SumUsage).
+func (s *Store) SumSpend(ctx context.Context, orgID, userID string, from, to time.Time) (store.UsageTotal, error) {
+	q := `SELECT count(*), COALESCE(SUM(input_tokens), 0),
+			COALESCE(SUM(cached_input_tokens), 0), COALESCE(SUM(cache_write_tokens), 0),
+			COALESCE(SUM(output_tokens), 0), COALESCE(SUM(cost_micros), 0)
+		FROM usage
+		WHERE org_id = ? AND created_at >= ? AND created_at < ?`
+	args := []any{orgID, encodeTime(from), encodeTime(to)}
+	if userID != "" {
+		q += ` AND user_id = ?`
+		args = append(args, userID)
+	}
+	var t store.UsageTotal
+	err := s.reader.QueryRowContext(ctx, q, args...).Scan(
+		&t.Calls, &t.InputTokens, &t.CachedInputTokens, &t.CacheWriteTokens,
+		&t.OutputTokens, &t.CostMicros)
+	if err != nil {
+		return store.UsageTotal{}, fmt.Errorf("sqlite: sum spend: %w", err)
 	}
 	return t, nil
 }

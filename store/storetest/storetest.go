@@ -54,6 +54,11 @@
 // stored one untouched, other threads and organisations never see it, and
 // deleting the conversation it was written in deletes it.
 //
+// Budgets: one per (organisation, person or '' or '*'), replaced whole,
+// an unlimited one deleted, invalid ones refused leaving the stored one;
+// a person is held to their own, else the default; usage sums by person
+// and by organisation count exactly their window.
+//
 // Attachments: a conversation reaches only its own files, by every
 // read, search and delete; quotas refuse before writing, concurrent puts
 // included; deleting the conversation deletes its files.
@@ -133,6 +138,7 @@ func groups() []group {
 		{name: "Messages", cases: messageCases()},
 		{name: "Results", cases: resultCases()},
 		{name: "Usage", cases: usageCases()},
+		{name: "Budgets", cases: budgetCases()},
 		{name: "MCPServers", cases: mcpServerCases(), alone: mcpServerAloneCases()},
 		{name: "Intents", cases: intentCases()},
 		{name: "Accounts", cases: slices.Concat(accountCases(), userModifyCases(), userCreateCases(), userDisableCases(), userEnableCases()), alone: accountAloneCases()},

@@ -117,7 +117,37 @@ func Upgrades() []Upgrade {
 			}},
 		},
 		Check: checkOlderMessagesSearched,
+	}, {
+		// Usage recorded before budgets counts against the owner of its
+		// conversation, and, its conversation gone, against the
+		// organisation's budget only.
+		Name: "UsageOfPeople", Migration: "budgets.sql",
+		Rows: []Rows{
+			{Table: "conversations", Columns: []string{"org_id", "id", "user_id", "agent", "title", "created_at", "updated_at"}, Values: [][]any{
+				{"org", "c", "u", "assistant", "", upgradeAt, upgradeAt},
+				{"other-org", "c", "x", "assistant", "", upgradeAt, upgradeAt},
+			}},
+			{Table: "usage", Columns: []string{"org_id", "conversation_id", "turn_id", "payer", "model", "step",
+				"input_tokens", "cached_input_tokens", "cache_write_tokens", "output_tokens", "cost_micros", "created_at"}, Values: [][]any{
+				{"org", "c", "t", "org", "m", 1, 10, 0, 0, 1, 5, upgradeAt},
+				{"org", "", "gone", "org", "m", 1, 20, 0, 0, 2, 7, upgradeAt},
+			}},
+		},
+		Check: checkUsageOfPeople,
 	}}
+}
+
+func checkUsageOfPeople(t *testing.T, s store.Store) {
+	from, to := upgradeAt.Add(-time.Hour), upgradeAt.Add(time.Hour)
+	for user, want := range map[string]int64{"u": 11, "": 33, "x": 0} {
+		got, err := s.SumSpend(t.Context(), "org", user, from, to)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Tokens() != want {
+			t.Errorf("SumSpend(org, %q) = %d tokens, want %d", user, got.Tokens(), want)
+		}
+	}
 }
 
 func checkRefusalsMarked(t *testing.T, s store.Store) {

@@ -18,6 +18,7 @@ func usageCases() []suiteCase {
 		{"SumScoped", testUsageSumScoped},
 		{"SumEmpty", testUsageSumEmpty},
 		{"StepStoredOnce", testUsageStepStoredOnce},
+		{"SpendByPerson", testUsageSpendByPerson},
 	}
 }
 
@@ -52,6 +53,7 @@ func (f *fixture) newUsage(org string, step int, weight int64, created time.Time
 		ConversationID:    f.id("conv"),
 		TurnID:            f.id("turn"),
 		Payer:             f.id("payer"),
+		UserID:            f.id("user"),
 		Model:             "anthropic:claude-sonnet",
 		Step:              step,
 		InputTokens:       weight,
@@ -118,6 +120,7 @@ func testUsageRoundTrip(t *testing.T, f *fixture) {
 		}},
 		{"NoPrice", func(u *store.Usage) { u.CostMicros = 0 }},
 		{"ZeroFields", func(u *store.Usage) { *u = store.Usage{OrgID: u.OrgID, TurnID: u.TurnID} }},
+		{"NoUser", func(u *store.Usage) { u.UserID = "" }},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -249,5 +252,44 @@ func testUsageSumEmpty(t *testing.T, f *fixture) {
 	}
 	if got := f.listUsage(t, f.id("org"), f.id("turn")); len(got) != 0 {
 		t.Errorf("ListUsage with no records = %+v, want none", got)
+	}
+}
+
+// testUsageSpendByPerson: SumSpend counts the person's records in the
+// window when given a user, every record of the organisation in it
+// without one, whatever the payer, never another organisation's.
+func testUsageSpendByPerson(t *testing.T, f *fixture) {
+	mine := f.newUsage("org", 1, 1, at(10))
+	mineLater := f.newUsage("org", 2, 2, at(20))
+	mineLater.Payer = f.id("other-payer")
+	theirs := f.newUsage("org", 3, 4, at(15))
+	theirs.UserID = f.id("other-user")
+	outside := f.newUsage("org", 4, 8, at(40))
+	otherOrg := f.newUsage("other-org", 1, 16, at(10))
+	f.putUsage(t, mine, mineLater, theirs, outside, otherOrg)
+	tests := []struct {
+		name, org, user string
+		want            store.UsageTotal
+	}{
+		{"Person", mine.OrgID, mine.UserID, total(mine, mineLater)},
+		{"OtherPerson", mine.OrgID, theirs.UserID, total(theirs)},
+		{"Organisation", mine.OrgID, "", total(mine, mineLater, theirs)},
+		{"UnknownPerson", mine.OrgID, f.id("nobody"), store.UsageTotal{}},
+		{"OtherOrganisation", otherOrg.OrgID, "", total(otherOrg)},
+		{"UnknownOrganisation", f.id("unknown-org"), mine.UserID, store.UsageTotal{}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := f.SumSpend(t.Context(), tc.org, tc.user, at(0), at(30))
+			if err != nil {
+				t.Fatalf("SumSpend: %v", err)
+			}
+			if got != tc.want {
+				t.Errorf("SumSpend = %+v, want %+v", got, tc.want)
+			}
+		})
+	}
+	if got := total(mine).Tokens(); got != mine.InputTokens+mine.OutputTokens {
+		t.Errorf("Tokens() = %d, want input + output %d", got, mine.InputTokens+mine.OutputTokens)
 	}
 }
