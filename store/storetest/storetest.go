@@ -54,7 +54,8 @@
 // stored one untouched, other threads and organisations never see it, and
 // deleting the conversation it was written in deletes it.
 //
-// Budgets: one per (organisation, person or ” or '*'), replaced whole,
+// Budgets: one per organisation and UserID (a person, the organisation
+// or the default), replaced whole,
 // an unlimited one deleted, invalid ones refused leaving the stored one;
 // a person is held to their own, else the default; usage sums by person
 // and by organisation count exactly their window.
