@@ -74,6 +74,12 @@ type Config struct {
 	MaxHistory int
 	// Prices gives per-model prices; a model without one costs zero.
 	Prices map[string]Price
+	// Budget checks, before every model call, that the turn's person and
+	// organisation have budget left this month (turn.Facts.Budget,
+	// against the usage committed so far); a call it refuses with a
+	// *budget.ExceededError is not made and the turn stops with
+	// StopBudget and the error's message. Nil checks nothing.
+	Budget BudgetChecker
 	// Retry is the retry policy for provider errors; zero means defaults.
 	Retry Retry
 	// Sleep waits d or until ctx ends; nil means a timer. Tests replace it so
@@ -196,11 +202,16 @@ type Expander interface {
 	Expand(ts registry.Toolset, names []string) (registry.Toolset, []*tool.Tool)
 }
 
+// BudgetChecker is Config.Budget (budget.Guard).
+type BudgetChecker interface {
+	Check(ctx context.Context, f turn.Facts) error
+}
+
 // Outcome is how a turn ended.
 type Outcome struct {
 	TurnID string
-	// Stop is StopAnswer, StopPause, StopStepLimit, StopCancelled,
-	// StopTimeLimit or StopError.
+	// Stop is StopAnswer, StopPause, StopStepLimit, StopBudget,
+	// StopCancelled, StopTimeLimit or StopError.
 	Stop  string
 	Text  string
 	Pause *tool.Pause
@@ -214,6 +225,8 @@ const (
 	StopAnswer    = "answer"
 	StopPause     = "pause"
 	StopStepLimit = "step_limit"
+	// StopBudget: a budget was used up before a model call.
+	StopBudget = "budget"
 	StopCancelled = "cancelled"
 	StopError     = "error"
 )

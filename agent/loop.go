@@ -2,8 +2,10 @@ package agent
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
+	"github.com/quiverhq/quiver/budget"
 	"github.com/quiverhq/quiver/llm"
 	"github.com/quiverhq/quiver/store"
 )
@@ -13,6 +15,9 @@ func (rn *run) loop(ctx context.Context) (Outcome, error) {
 	for {
 		if rn.rec.Steps >= rn.r.cfg.MaxSteps {
 			return rn.stepLimit(ctx)
+		}
+		if out, stop, err := rn.checkBudget(ctx); stop {
+			return out, err
 		}
 		resp, err := rn.modelStep(ctx)
 		if err != nil {
@@ -92,7 +97,7 @@ func (rn *run) recordReply(ctx context.Context, resp llm.Response) error {
 	cost := rn.r.cfg.Prices[rn.model.Ref()].CostMicros(resp.Usage)
 	rn.pending.usage = &store.Usage{
 		OrgID: rn.facts.Place.OrgID, ConversationID: rn.facts.Place.ConversationID, TurnID: rn.facts.TurnID,
-		Payer: rn.facts.Payer, Model: rn.model.Ref(), Step: rn.rec.Steps,
+		Payer: rn.facts.Payer, UserID: rn.facts.Caller.UserID, Model: rn.model.Ref(), Step: rn.rec.Steps,
 		InputTokens: resp.Usage.InputTokens, CachedInputTokens: resp.Usage.CachedInputTokens,
 		CacheWriteTokens: resp.Usage.CacheWriteTokens, OutputTokens: resp.Usage.OutputTokens,
 		CostMicros: cost, CreatedAt: rn.r.cfg.Now().UTC(),
@@ -118,6 +123,35 @@ func (rn *run) stepLimit(ctx context.Context) (Outcome, error) {
 	rn.emit(Event{Kind: EventText, Text: msg})
 	rn.out.Text = msg
 	return rn.finish(ctx, store.TurnDone, StopStepLimit)
+}
+
+// checkBudget asks Config.Budget whether the next model call may be
+// made; stop is true when the turn ended instead (over budget, or the
+// check failed).
+func (rn *run) checkBudget(ctx context.Context) (out Outcome, stop bool, err error) {
+	if rn.r.cfg.Budget == nil {
+		return Outcome{}, false, nil
+	}
+	err = rn.r.cfg.Budget.Check(ctx, rn.facts)
+	var over *budget.ExceededError
+	switch {
+	case err == nil:
+		return Outcome{}, false, nil
+	case errors.As(err, &over):
+		out, err = rn.overBudget(ctx, over)
+	default:
+		out, err = rn.fail(ctx, err)
+	}
+	return out, true, err
+}
+
+// overBudget ends a turn whose budget is used up, telling the user so.
+func (rn *run) overBudget(ctx context.Context, over *budget.ExceededError) (Outcome, error) {
+	msg := over.Error()
+	rn.stage(store.Message{Role: string(llm.Assistant), Content: msg}) // finish writes it
+	rn.emit(Event{Kind: EventText, Text: msg})
+	rn.out.Text = msg
+	return rn.finish(ctx, store.TurnDone, StopBudget)
 }
 
 // pause stores the turn as waiting for the user's answer.

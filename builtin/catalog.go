@@ -10,8 +10,11 @@ import (
 	"net/http"
 	"path/filepath"
 	"reflect"
+	"time"
 
+	"github.com/quiverhq/quiver/budget"
 	"github.com/quiverhq/quiver/builtin/ask"
+	budgettool "github.com/quiverhq/quiver/builtin/budget"
 	"github.com/quiverhq/quiver/builtin/calc"
 	"github.com/quiverhq/quiver/builtin/discovery"
 	"github.com/quiverhq/quiver/builtin/documents"
@@ -72,6 +75,11 @@ type CatalogDeps struct {
 	// Knowledge backs search_knowledge (knowledge.Index). Nil keeps the
 	// tool, whose calls then fail with store.ErrNoStore.
 	Knowledge knowledge.Searcher
+	// Budgets backs check_budget (the budgets and the month's usage);
+	// nil keeps the tool, whose calls then fail with store.ErrNoStore.
+	// Now is its clock; nil means time.Now.
+	Budgets budget.Store
+	Now     func() time.Time
 	// Keys are an organisation's own engine keys by settings name
 	// ("brave_api_key", "iask_api_key"); they win over the environment.
 	Keys map[string]string
@@ -93,6 +101,7 @@ func NewCatalog(d CatalogDeps) *registry.Catalog {
 	c.Register(memory.Tools(memory.Config{Memories: d.Memories, ShortTerms: d.ShortTerms, Embeddings: d.Embeddings})...)
 	c.Register(DocumentTools(d)...)
 	c.Register(knowledge.Tool(d.Knowledge))
+	c.Register(BudgetTool(d))
 	c.Register(discovery.Tool(d.Intents))
 	return c
 }
@@ -110,6 +119,15 @@ func DocumentTools(d CatalogDeps) []*tool.Tool {
 		srcs = documents.Sources{documents.Attachments{}}
 	}
 	return []*tool.Tool{documents.ReadTool(srcs), documents.SearchTool(search, d.Embeddings)}
+}
+
+// BudgetTool is check_budget over d.Budgets; a nil one stays a nil
+// interface for the tool, so its calls fail with store.ErrNoStore.
+func BudgetTool(d CatalogDeps) *tool.Tool {
+	if d.Budgets == nil {
+		return budgettool.Tool(nil, d.Now)
+	}
+	return budgettool.Tool(d.Budgets, d.Now)
 }
 
 // WebTools are the tools that depend on the configuration in force: the

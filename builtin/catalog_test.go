@@ -26,7 +26,7 @@ var builtinNames = []string{
 	"list_files", "search_files", "read_file", "write_file", "edit_file", "delete_file",
 	"calculate", "read_tool_result", "read_transcript", "ask_clarifying_question", "suggest_next_actions",
 	"web_search", "fetch_url", "research_web",
-	"save_memory", "update_memory", "forget_memory", "search_memory", "update_short_term_memory", "read_document", "search_attachments", "search_knowledge", "enable_tools",
+	"save_memory", "update_memory", "forget_memory", "search_memory", "update_short_term_memory", "read_document", "search_attachments", "search_knowledge", "check_budget", "enable_tools",
 }
 
 // everything is a turn whose agent allows every built-in family.

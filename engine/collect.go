@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/quiverhq/quiver/budget"
 	"github.com/quiverhq/quiver/intent"
 	"github.com/quiverhq/quiver/llm"
 	"github.com/quiverhq/quiver/llm/providers"
@@ -156,6 +157,9 @@ func (e *Engine) collect(ctx context.Context, r Request) (*Collected, error) {
 	}
 	c.facts = e.facts(r, ag, c)
 	if err := e.attached(ctx, &c.facts); err != nil {
+		return nil, err
+	}
+	if err := e.budget(ctx, r, &c.facts); err != nil {
 		return nil, err
 	}
 	if c.paused == nil {
@@ -394,4 +398,21 @@ func (e *Engine) shortTerm(ctx context.Context, f *turn.Facts) error {
 	}
 	f.ShortTermMemory = m.Text
 	return nil
+}
+
+// budget reads the turn's budgets into its facts and, unless the turn is
+// a dry run, refuses it when one is used up this month.
+func (e *Engine) budget(ctx context.Context, r Request, f *turn.Facts) error {
+	if e.cfg.Budgets == nil {
+		return nil
+	}
+	l, err := e.cfg.Budgets.BudgetLimits(ctx, f.Place.OrgID, f.Caller.UserID)
+	if err != nil {
+		return fmt.Errorf("read budgets: %w", err)
+	}
+	f.Budget = budget.Limits(l)
+	if r.DryRun {
+		return nil
+	}
+	return budget.Guard{Store: e.cfg.Budgets, Now: e.cfg.Now}.Check(ctx, *f)
 }

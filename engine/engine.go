@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/quiverhq/quiver/agent"
+	"github.com/quiverhq/quiver/budget"
 	"github.com/quiverhq/quiver/dispatch"
 	"github.com/quiverhq/quiver/ids"
 	"github.com/quiverhq/quiver/intent"
@@ -144,6 +145,11 @@ type Config struct {
 	// conversation into turn.Facts.ShortTermMemory, when the turn's
 	// switches keep one (turn.ShortTermMemoryOn); nil reads none.
 	ShortTerms ShortTermSource
+	// Budgets reads the budgets a turn is held to (turn.Facts.Budget) and
+	// the month's spend: a turn whose person or organisation has used a
+	// budget up is refused with a *budget.ExceededError before anything
+	// runs (a dry run is not). Nil holds turns to no budget.
+	Budgets budget.Store
 	// Detector is Deliberate Tool Mode's matcher; nil turns the mode off.
 	Detector *intent.Detector
 	// Runner runs the loop; required to Run.

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/quiverhq/quiver/budget"
 	"github.com/quiverhq/quiver/engine"
 	"github.com/quiverhq/quiver/store"
 
@@ -73,6 +74,7 @@ func badRequest(msg string) *Error { return apiErr(http.StatusBadRequest, "inval
 var codes = map[int]string{
 	http.StatusBadRequest:            "invalid_request",
 	http.StatusUnauthorized:          "unauthorized",
+	http.StatusPaymentRequired:       "budget_exceeded",
 	http.StatusForbidden:             "forbidden",
 	http.StatusNotFound:              "not_found",
 	http.StatusMethodNotAllowed:      "method_not_allowed",
@@ -169,7 +171,8 @@ func (s *server) publicError(ctx context.Context, op string, err error) error {
 }
 
 // toError is err in our shape: an Engine's *BadRequest is a 400 and its
-// *Conflict a 409 conflict, both with their message; a store too busy to
+// *Conflict a 409 conflict, both with their message; a budget used up
+// (*budget.ExceededError) a 402 budget_exceeded with its message; a store too busy to
 // take the work in time (store.ErrBusy, or a deadline of the server's own
 // passing while the request is live) is a 503 with Retry-After, logged
 // as a warning; anything else that is not a status error is logged and
@@ -184,7 +187,10 @@ func (s *server) toError(ctx context.Context, op string, err error) *Error {
 		return badRequest(br.Msg)
 	}
 	var ie *engine.InputError
+	var over *budget.ExceededError
 	switch {
+	case errors.As(err, &over):
+		return apiErr(http.StatusPaymentRequired, "budget_exceeded", over.Error())
 	case errors.Is(err, engine.ErrNoConversation):
 		return notFound("no such conversation")
 	case errors.Is(err, engine.ErrNoTurn):

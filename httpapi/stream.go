@@ -35,15 +35,17 @@ func (s *server) streamRoutes() {
 			"or 503 interrupted before any event. 409 conversation_changed: another turn changed the conversation " +
 			"while the message was on its way (a pause came); send it again. " +
 			"A user disabled while the request was on its way gets 401 unauthorized before any event; " +
-			"disabled once the turn runs, its done event with stop \"cancelled\".",
-		Errors:    []int{http.StatusNotFound, http.StatusConflict, http.StatusTooManyRequests, http.StatusServiceUnavailable},
+			"disabled once the turn runs, its done event with stop \"cancelled\". " +
+			"402 budget_exceeded, nothing written: the caller's or the organisation's budget for this month (UTC) is used up; " +
+			"a budget used up while the turn runs ends it before the next model call, with the message as text and a done event whose stop is \"budget\".",
+		Errors:    []int{http.StatusPaymentRequired, http.StatusNotFound, http.StatusConflict, http.StatusTooManyRequests, http.StatusServiceUnavailable},
 		Responses: eventStreamResponses(s.api),
 	}, signedIn, s.sendMessage)
 	register(s, huma.Operation{
 		OperationID: "answer-pause", Method: http.MethodPost, Path: "/api/conversations/{id}/answer", Tags: tags,
 		Summary:     "Answer the paused turn's question; the turn resumes as Server-Sent Events",
-		Description: "As send-message, for a conversation whose last turn is paused (409 otherwise).",
-		Errors:      []int{http.StatusNotFound, http.StatusConflict, http.StatusTooManyRequests, http.StatusServiceUnavailable},
+		Description: "As send-message, for a conversation whose last turn is paused (409 otherwise; 402 budget_exceeded as there).",
+		Errors:      []int{http.StatusPaymentRequired, http.StatusNotFound, http.StatusConflict, http.StatusTooManyRequests, http.StatusServiceUnavailable},
 		Responses:   eventStreamResponses(s.api),
 	}, signedIn, s.answerPause)
 	register(s, huma.Operation{

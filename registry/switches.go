@@ -35,6 +35,7 @@ var switchDefs = []switchDef{
 	{name: "short_term_memory", family: "short_term_memory"},
 	{name: "shared_memory", effect: "memory tools: on, save_memory, update_memory and forget_memory work on the organisation's shared memories instead of the person's own"},
 	{name: "time_awareness", effect: "the current time in the context message: off leaves it out"},
+	{name: "budget", family: "budget"},
 }
 
 // SwitchFamily returns the tool family a known switch gates, or "" when

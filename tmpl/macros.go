@@ -32,6 +32,7 @@ var macros = []Macro{
 	{"unblock_user_tool", "unblock_user", "the user unblocking tool, which is not available right now"},
 	{"message_interaction_tool", "interact_with_message", "the message interaction tool, which is not available right now"},
 	{"profile_picture_tool", "view_profile_picture", "the profile picture tool, which is not available right now"},
+	{"budget_tool", "check_budget", "the budget tool, which is not available right now"},
 	{"document_tool", "read_document", "the document reading tool, which is not available right now"},
 	{"message_metadata_tool", "message_metadata", "the message metadata tool, which is not available right now"},
 	{"timestamp_refresh_tool", "message_metadata", "the message metadata tool, which is not available right now"},

@@ -51,7 +51,31 @@ type Facts struct {
 	// Deliberate reports that Deliberate Tool Mode gates the turn, which
 	// declares its recovery tool (enable_tools).
 	Deliberate bool
+	// Budget is the monthly budgets the turn is held to, read once when
+	// it starts; the zero value holds it to none.
+	Budget Budget
 }
+
+// Budget is what a turn may spend in the current calendar month (UTC):
+// the caller's own budget (or their organisation's default for each
+// person) and the organisation's. A zero limit is none in that unit.
+type Budget struct {
+	User, Org Limit
+}
+
+// Limit is a budget in money (CostMicros, millionths of the prices'
+// currency unit) and in tokens (input and output of every call).
+type Limit struct {
+	CostMicros int64
+	Tokens     int64
+}
+
+// Unlimited reports whether l limits nothing.
+func (l Limit) Unlimited() bool { return l.CostMicros == 0 && l.Tokens == 0 }
+
+// Unlimited reports whether b limits nothing: a turn without budgets
+// reads no spend.
+func (b Budget) Unlimited() bool { return b.User.Unlimited() && b.Org.Unlimited() }
 
 // Scope is what a tool handler may reach: this organisation, this user,
 // this conversation, this turn. It is built only by Facts.Scope, from

@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/quiverhq/quiver/agent"
+	"github.com/quiverhq/quiver/budget"
 	"github.com/quiverhq/quiver/builtin/memory"
 	"github.com/quiverhq/quiver/dispatch"
 	"github.com/quiverhq/quiver/engine"
@@ -24,10 +25,11 @@ func (r *runtime) newEngine(cfg config.Config, det *intent.Detector, models bool
 		Repos:   engine.Repositories{Conversations: r.st, Messages: r.st, Turns: r.st, Intents: r.st, Branches: r.st},
 		Runtime: orgRuntimes{orgs: r.orgs, models: models, embeddings: r.embeddings}, Agents: engine.StoredAgents(r.st, parseAgent),
 		Tools: mcpTools{m: r.mcp, env: env}, ShortTerms: r.st, Attachments: r.st, Knowledge: r.knowledge,
+		Budgets:  r.st,
 		Detector: det, Dispatcher: disp, Now: env.Now, NewID: r.ids.New, Logger: env.Logger,
 		Prompts: prompt.NewCache(cfg.PromptCache), Selections: engine.NewSelections(cfg.SelectionCache),
 		Runner: agent.New(agent.Config{
-			Store: r.st, Dispatcher: disp, IDs: r.ids,
+			Store: r.st, Dispatcher: disp, IDs: r.ids, Budget: budget.Guard{Store: r.st, Now: env.Now},
 			MaxSteps: cfg.MaxSteps, Prices: cfg.AgentPrices(), Now: env.Now, Logger: env.Logger,
 			MaxCallsPerStep: cfg.ToolCalls.PerStep, MaxCallsPerTurn: cfg.ToolCalls.PerTurn, MaxConcurrentCalls: cfg.ToolCalls.Concurrent,
 			Windows:   cfg.ContextWindow,

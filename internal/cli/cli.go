@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/quiverhq/quiver/budget"
 	"github.com/quiverhq/quiver/engine"
 	"github.com/quiverhq/quiver/internal/app"
 	"github.com/quiverhq/quiver/internal/clock"
@@ -98,9 +99,12 @@ func dispatchCommand(ctx context.Context, args []string, env app.Env) error {
 // errors the CLI reports.
 func usageOf(err error) error {
 	var ie *engine.InputError
+	var over *budget.ExceededError
 	switch {
 	case errors.As(err, &ie):
 		return &app.UsageError{Msg: ie.Msg}
+	case errors.As(err, &over):
+		return errors.New(over.Error())
 	case errors.Is(err, engine.ErrNoConversation):
 		return usagef("--conversation: it belongs to another user; give a conversation of your own")
 	}

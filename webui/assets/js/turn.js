@@ -157,6 +157,7 @@ export class Turn {
     const notes = {
       cancelled: () => t('turn.cancelled'),
       step_limit: () => t('turn.stepLimit'),
+      budget: () => t('turn.budget'),
     };
     if (notes[stop]) this.add(h('li', { class: 'msg note' }, notes[stop]()));
   }
