@@ -226,7 +226,7 @@ const (
 	StopPause     = "pause"
 	StopStepLimit = "step_limit"
 	// StopBudget: a budget was used up before a model call.
-	StopBudget = "budget"
+	StopBudget    = "budget"
 	StopCancelled = "cancelled"
 	StopError     = "error"
 )
