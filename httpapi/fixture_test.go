@@ -21,6 +21,7 @@ import (
 
 	"github.com/quiverhq/quiver/accounts"
 	"github.com/quiverhq/quiver/agent"
+	"github.com/quiverhq/quiver/budget"
 	"github.com/quiverhq/quiver/engine"
 	"github.com/quiverhq/quiver/httpapi"
 	"github.com/quiverhq/quiver/ids"
@@ -65,6 +66,7 @@ type sendCall struct {
 //	             without done (an engine cancelled outside its loop)
 //	"silent"     waits for ctx without an event and returns its error
 //	"bad"        a *BadRequest before any event
+//	"over-budget" a *budget.ExceededError before any event
 //	"boom"       an internal error before any event
 //	"late-boom"  one text event, then an internal error
 //	anything     the scripted events of a whole turn, ending with done
@@ -228,6 +230,8 @@ func (f *fakeEngine) Run(ctx context.Context, pt httpapi.PendingTurn, emit func(
 		return ctx.Err()
 	case "bad":
 		return &httpapi.BadRequest{Msg: "no model is connected"}
+	case "over-budget":
+		return &budget.ExceededError{Spent: 120, Limit: 100, Resets: time.Date(2027, 1, 1, 0, 0, 0, 0, time.UTC)}
 	case "boom":
 		return errors.New(secretDetail)
 	case "late-boom":

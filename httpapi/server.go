@@ -42,6 +42,8 @@ type Repositories interface {
 	store.TurnEvents
 	store.RateLimits
 	store.Memories
+	store.Budgets
+	store.Usages
 }
 
 // Config configures the API. Store and Engine are required; every other
@@ -245,6 +247,7 @@ func (s *server) routes() {
 	s.deliberateRoutes()
 	s.userRoutes()
 	s.memoryRoutes()
+	s.budgetRoutes()
 }
 
 // tidyDocument makes the document say what the server does: a validation

@@ -36,8 +36,8 @@ func TestOpenAPIDocument(t *testing.T) {
 	}
 	sort.Strings(ops)
 	want := []string{
-		"DELETE /api/agents/{name}", "DELETE /api/agents/{name}/knowledge/{id}", "DELETE /api/conversations/{id}", "DELETE /api/conversations/{id}/attachments/{attachment}", "DELETE /api/deliberate/triggers", "DELETE /api/mcp-servers/{name}", "DELETE /api/memories/{id}", "DELETE /api/tokens/{id}", "DELETE /api/users/{id}",
-		"GET /api/agents", "GET /api/agents/{name}", "GET /api/agents/{name}/inspect", "GET /api/agents/{name}/knowledge", "GET /api/agents/{name}/model-status", "GET /api/agents/{name}/models", "GET /api/console/tools",
+		"DELETE /api/agents/{name}", "DELETE /api/agents/{name}/knowledge/{id}", "DELETE /api/budgets/{who}", "DELETE /api/conversations/{id}", "DELETE /api/conversations/{id}/attachments/{attachment}", "DELETE /api/deliberate/triggers", "DELETE /api/mcp-servers/{name}", "DELETE /api/memories/{id}", "DELETE /api/tokens/{id}", "DELETE /api/users/{id}",
+		"GET /api/agents", "GET /api/agents/{name}", "GET /api/agents/{name}/inspect", "GET /api/agents/{name}/knowledge", "GET /api/agents/{name}/model-status", "GET /api/agents/{name}/models", "GET /api/budget", "GET /api/budgets", "GET /api/console/tools",
 		"GET /api/conversations", "GET /api/conversations/{id}", "GET /api/conversations/{id}/attachments", "GET /api/conversations/{id}/attachments/{attachment}", "GET /api/conversations/{id}/events",
 		"GET /api/conversations/{id}/inspect", "GET /api/conversations/{id}/messages", "GET /api/conversations/{id}/models", "GET /api/deliberate", "GET /api/mcp-servers",
 		"GET /api/mcp-servers/{name}", "GET /api/me", "GET /api/me/deliberate", "GET /api/memories", "GET /api/memories/{id}", "GET /api/settings", "GET /api/tokens", "GET /api/tools",
@@ -49,7 +49,7 @@ func TestOpenAPIDocument(t *testing.T) {
 		"POST /api/settings/connections/test", "POST /api/tokens",
 		"POST /api/users", "POST /api/users/{id}/enable", "POST /api/users/{id}/login-link",
 		"POST /login",
-		"PUT /api/agents/{name}", "PUT /api/deliberate", "PUT /api/me/deliberate", "PUT /api/settings",
+		"PUT /api/agents/{name}", "PUT /api/budgets/{who}", "PUT /api/deliberate", "PUT /api/me/deliberate", "PUT /api/settings",
 	}
 	if diff := cmp.Diff(want, ops); diff != "" {
 		t.Errorf("operations (-want +got):\n%s", diff)
