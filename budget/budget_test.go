@@ -77,3 +77,16 @@ func TestExceeded(t *testing.T) {
 		})
 	}
 }
+
+func TestParseMoney(t *testing.T) {
+	for in, want := range map[string]int64{"5": 5_000_000, "5.50": 5_500_000, "$0.0042": 4200, "1,000": 1_000_000_000, " 0.000001 ": 1, ".5": 500_000, "0": 0} {
+		if got, err := budget.ParseMoney(in); err != nil || got != want {
+			t.Errorf("ParseMoney(%q) = %d, %v; want %d", in, got, err, want)
+		}
+	}
+	for _, in := range []string{"", "-5", "5.0000001", "abc", "1e3", "5..0", "99999999999", "1000000000.01", "$"} {
+		if got, err := budget.ParseMoney(in); err == nil {
+			t.Errorf("ParseMoney(%q) = %d, want an error", in, got)
+		}
+	}
+}

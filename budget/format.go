@@ -1,9 +1,12 @@
 package budget
 
 import (
+	"cmp"
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/quiverhq/quiver/store"
 )
 
 // Money writes micros (millionths of the prices' currency unit) as
@@ -50,3 +53,26 @@ func group(n int64) string {
 	}
 	return b.String()
 }
+
+// ParseMoney reads an amount of the prices' currency unit, as an admin
+// writes it ("5", "5.50", "$0.0042", "1,000"), into millionths. It refuses
+// a negative amount, more than six decimals, and anything over
+// store.MaxBudget micros.
+func ParseMoney(s string) (int64, error) {
+	t := strings.ReplaceAll(strings.TrimPrefix(strings.TrimSpace(s), "$"), ",", "")
+	whole, frac, _ := strings.Cut(t, ".")
+	if whole == "" && frac == "" || strings.Trim(whole+frac, "0123456789") != "" || len(frac) > 6 {
+		return 0, fmt.Errorf("amount %q: write it like 5 or 5.50 (at most six decimals, not negative)", s)
+	}
+	if len(whole) > 10 {
+		return 0, fmt.Errorf("amount %q is over the largest budget (%s)", s, Money(store.MaxBudget))
+	}
+	w, _ := strconv.ParseInt(cmp.Or(whole, "0"), 10, 64)
+	f, _ := strconv.ParseInt((frac + "000000")[:6], 10, 64)
+	n := w*1_000_000 + f
+	if n > store.MaxBudget {
+		return 0, fmt.Errorf("amount %q is over the largest budget (%s)", s, Money(store.MaxBudget))
+	}
+	return n, nil
+}
+

@@ -41,6 +41,7 @@ func TestEveryUsageText(t *testing.T) {
 		"agent":       {{"agent", "--help"}, {"agent", "help"}},
 		"agent-check": {{"agent", "check", "--help"}},
 		"bench":       {{"bench", "--help"}, {"bench", "-h"}},
+		"budget":      {{"budget", "--help"}, {"budget", "set", "--help"}},
 		"call":        {{"call", "--help"}},
 		"chat":        {{"chat", "-h"}},
 		"export":      {{"export", "--help"}},
