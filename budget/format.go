@@ -75,4 +75,3 @@ func ParseMoney(s string) (int64, error) {
 	}
 	return n, nil
 }
-
