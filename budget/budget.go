@@ -26,7 +26,7 @@ func Month(t time.Time) (from, to time.Time) {
 // Store is what budgets are read from.
 type Store interface {
 	BudgetLimits(ctx context.Context, orgID, userID string) (store.BudgetLimits, error)
-	SumSpend(ctx context.Context, orgID, userID string, from, to time.Time) (store.UsageTotal, error)
+	MonthSpend(ctx context.Context, orgID, userID string, month time.Time) (store.UsageTotal, error)
 }
 
 // Limits is the turn's budgets from the stored ones.
@@ -54,12 +54,12 @@ func Read(ctx context.Context, st Store, orgID, userID string, limits turn.Budge
 	s.From, s.To = Month(now)
 	var err error
 	if all || !limits.User.Unlimited() {
-		if s.User, err = st.SumSpend(ctx, orgID, userID, s.From, s.To); err != nil {
+		if s.User, err = st.MonthSpend(ctx, orgID, userID, s.From); err != nil {
 			return Status{}, fmt.Errorf("budget: read spend: %w", err)
 		}
 	}
 	if all || !limits.Org.Unlimited() {
-		if s.Org, err = st.SumSpend(ctx, orgID, "", s.From, s.To); err != nil {
+		if s.Org, err = st.MonthSpend(ctx, orgID, "", s.From); err != nil {
 			return Status{}, fmt.Errorf("budget: read spend: %w", err)
 		}
 	}

@@ -30,7 +30,7 @@ func TestMonth(t *testing.T) {
 
 func TestMoneyAndTokens(t *testing.T) {
 	for micros, want := range map[int64]string{
-		0: "$0.00", 1_500_000: "$1.50", 4200: "$0.0042", 1: "$0.000001", 1_234_567_890_000: "$1,234,567.89", -2_000_000: "-$2.00",
+		0: "$0.00", 100: "$0.0001", 1_500_000: "$1.50", 4200: "$0.0042", 1: "$0.000001", 1_234_567_890_000: "$1,234,567.89", -2_000_000: "-$2.00",
 	} {
 		if got := budget.Money(micros); got != want {
 			t.Errorf("Money(%d) = %q, want %q", micros, got, want)

@@ -24,6 +24,9 @@ func Money(micros int64) string {
 	if whole == 0 && frac > 0 && frac < 10_000 {
 		// Under a cent: two significant digits.
 		keep = min(strings.IndexFunc(digits, func(r rune) bool { return r != '0' })+2, 6)
+		for keep > 2 && digits[keep-1] == '0' {
+			keep--
+		}
 	}
 	return sign + "$" + group(whole) + "." + digits[:keep]
 }

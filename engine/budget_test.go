@@ -149,7 +149,7 @@ func TestBudgetConcurrentTurnsOvershootByOneCallEach(t *testing.T) {
 	if got := m.calls.Load(); got != turns {
 		t.Errorf("model calls = %d, want %d (one per concurrent turn, none after the budget ran out)", got, turns)
 	}
-	spent, err := st.SumSpend(t.Context(), "acme", "ana", time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC), time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC))
+	spent, err := st.MonthSpend(t.Context(), "acme", "ana", start)
 	if err != nil || spent.Tokens() != 60*turns {
 		t.Errorf("spend = %+v, %v; want %d tokens", spent, err, 60*turns)
 	}

@@ -147,7 +147,7 @@ func (s *server) listBudgets(ctx context.Context, _ *struct{}) (*budgetsOutput, 
 	for _, b := range bs {
 		v := Budget{Who: whoOf(b.UserID), Limit: limitView(b), UpdatedAt: b.UpdatedAt}
 		if b.UserID != store.BudgetEachPerson {
-			t, err := s.st.SumSpend(ctx, a.OrgID, b.UserID, out.Body.MonthStart, out.Body.MonthEnd)
+			t, err := s.st.MonthSpend(ctx, a.OrgID, b.UserID, out.Body.MonthStart)
 			if err != nil {
 				return nil, err
 			}

@@ -350,6 +350,7 @@ func SkippedTables() map[string]string {
 		"knowledge_search":        "derived: what knowledge search reads (each ready document's chunks' terms), rebuilt on import from the chunks",
 		"knowledge_search_rows":   "derived (SQLite): which full-text rows hold a document's terms, rebuilt on import with them",
 		"memory_generations":      "derived: each owner's memory generation for the vector cache, written anew on import",
+		"usage_months":            "derived: each person's spend per month, kept by a trigger on usage as its records are imported",
 	}
 }
 

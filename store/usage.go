@@ -53,10 +53,13 @@ type Usages interface {
 	// SumUsage totals the payer's records in that organisation created in
 	// [from, to).
 	SumUsage(ctx context.Context, orgID, payer string, from, to time.Time) (UsageTotal, error)
-	// SumSpend totals the organisation's records created in [from, to):
-	// every record when userID is "", else only the person's (what the
-	// organisation's and the person's budgets count).
-	SumSpend(ctx context.Context, orgID, userID string, from, to time.Time) (UsageTotal, error)
+	// MonthSpend totals the organisation's records created in the
+	// calendar month (UTC) holding month: every record when userID is "",
+	// else only the person's (what the organisation's and the person's
+	// budgets count). It reads the monthly totals the store keeps in the
+	// transaction of every PutUsage and turn write, not the records, so
+	// it costs the same however many calls the month holds.
+	MonthSpend(ctx context.Context, orgID, userID string, month time.Time) (UsageTotal, error)
 }
 
 // Tokens is what a budget in tokens counts of t: input (cached and

@@ -65,7 +65,7 @@ func BudgetShow(ctx context.Context, o BudgetOptions, env Env) error {
 	for _, b := range bs {
 		r := budgetRow{Who: budgetWho(b.UserID), CostMicros: b.CostMicros, Tokens: b.Tokens}
 		if b.UserID != store.BudgetEachPerson {
-			t, err := rt.st.SumSpend(ctx, org, b.UserID, from, to)
+			t, err := rt.st.MonthSpend(ctx, org, b.UserID, from)
 			if err != nil {
 				return err
 			}

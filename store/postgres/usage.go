@@ -90,26 +90,25 @@ func (s *Store) SumUsage(ctx context.Context, orgID, payer string, from, to time
 	return t, nil
 }
 
-// SumSpend totals the organisation's records with CreatedAt in [from,
-// to), only the person's when userID is not "" (usage_by_user and
-// usage_by_time answer it). Sums beyond int64 are an error, as in
-// SumUsage.
-func (s *Store) SumSpend(ctx context.Context, orgID, userID string, from, to time.Time) (store.UsageTotal, error) {
-	q := `SELECT count(*), COALESCE(SUM(input_tokens), 0)::bigint,
+// MonthSpend totals the month's records from usage_months (kept by the
+// usage_months_add trigger): one row for a person, one per person for
+// the organisation. Sums beyond int64 are an error, as in SumUsage.
+func (s *Store) MonthSpend(ctx context.Context, orgID, userID string, month time.Time) (store.UsageTotal, error) {
+	q := `SELECT COALESCE(SUM(calls), 0)::bigint, COALESCE(SUM(input_tokens), 0)::bigint,
 			COALESCE(SUM(cached_input_tokens), 0)::bigint, COALESCE(SUM(cache_write_tokens), 0)::bigint,
 			COALESCE(SUM(output_tokens), 0)::bigint, COALESCE(SUM(cost_micros), 0)::bigint
-		FROM usage
-		WHERE org_id = $1 AND created_at >= $2 AND created_at < $3`
-	args := []any{orgID, from, to}
+		FROM usage_months
+		WHERE org_id = $1 AND month = $2::date`
+	args := []any{orgID, month.UTC().Format("2006-01") + "-01"}
 	if userID != "" {
-		q += ` AND user_id = $4`
+		q += ` AND user_id = $3`
 		args = append(args, userID)
 	}
 	var t store.UsageTotal
 	err := s.pool.QueryRow(ctx, q, args...).Scan(&t.Calls, &t.InputTokens,
 		&t.CachedInputTokens, &t.CacheWriteTokens, &t.OutputTokens, &t.CostMicros)
 	if err != nil {
-		return store.UsageTotal{}, wrapErr("sum spend", err)
+		return store.UsageTotal{}, wrapErr("month spend", err)
 	}
 	return t, nil
 }

@@ -97,16 +97,16 @@ func (s *Store) SumUsage(ctx context.Context, orgID, payer string, from, to time
 	return t, nil
 }
 
-// SumSpend totals the organisation's records with CreatedAt in [from,
-// to), only the person's when userID is not "" (usage_by_user and
-// usage_by_time answer it as a text range, like SumUsage).
-func (s *Store) SumSpend(ctx context.Context, orgID, userID string, from, to time.Time) (store.UsageTotal, error) {
-	q := `SELECT count(*), COALESCE(SUM(input_tokens), 0),
+// MonthSpend totals the month's records from usage_months (kept by the
+// usage_months_add trigger): one row for a person, one per person for
+// the organisation.
+func (s *Store) MonthSpend(ctx context.Context, orgID, userID string, month time.Time) (store.UsageTotal, error) {
+	q := `SELECT COALESCE(SUM(calls), 0), COALESCE(SUM(input_tokens), 0),
 			COALESCE(SUM(cached_input_tokens), 0), COALESCE(SUM(cache_write_tokens), 0),
 			COALESCE(SUM(output_tokens), 0), COALESCE(SUM(cost_micros), 0)
-		FROM usage
-		WHERE org_id = ? AND created_at >= ? AND created_at < ?`
-	args := []any{orgID, encodeTime(from), encodeTime(to)}
+		FROM usage_months
+		WHERE org_id = ? AND month = ?`
+	args := []any{orgID, month.UTC().Format("2006-01")}
 	if userID != "" {
 		q += ` AND user_id = ?`
 		args = append(args, userID)
@@ -116,7 +116,7 @@ func (s *Store) SumSpend(ctx context.Context, orgID, userID string, from, to tim
 		&t.Calls, &t.InputTokens, &t.CachedInputTokens, &t.CacheWriteTokens,
 		&t.OutputTokens, &t.CostMicros)
 	if err != nil {
-		return store.UsageTotal{}, fmt.Errorf("sqlite: sum spend: %w", err)
+		return store.UsageTotal{}, fmt.Errorf("sqlite: month spend: %w", err)
 	}
 	return t, nil
 }

@@ -255,41 +255,59 @@ func testUsageSumEmpty(t *testing.T, f *fixture) {
 	}
 }
 
-// testUsageSpendByPerson: SumSpend counts the person's records in the
-// window when given a user, every record of the organisation in it
-// without one, whatever the payer, never another organisation's.
+// testUsageSpendByPerson: MonthSpend counts the person's records of the
+// calendar month in UTC when given a user, every record of the
+// organisation in it without one, whatever the payer and however each
+// record's time was zoned, never another month's or organisation's;
+// records put by a turn write count as PutUsage's do.
 func testUsageSpendByPerson(t *testing.T, f *fixture) {
+	march := time.Date(2025, time.March, 10, 0, 0, 0, 0, time.UTC)
 	mine := f.newUsage("org", 1, 1, at(10))
-	mineLater := f.newUsage("org", 2, 2, at(20))
+	mineLater := f.newUsage("org", 2, 2, time.Date(2025, time.March, 31, 23, 59, 59, 999_000_000, time.UTC))
 	mineLater.Payer = f.id("other-payer")
-	theirs := f.newUsage("org", 3, 4, at(15))
+	// 02:00 on 1 April at UTC+5:30 is still March in UTC.
+	mineZoned := f.newUsage("org", 3, 4, time.Date(2025, time.April, 1, 2, 0, 0, 0, time.FixedZone("IST", 5*3600+30*60)))
+	theirs := f.newUsage("org", 4, 8, at(15))
 	theirs.UserID = f.id("other-user")
-	outside := f.newUsage("org", 4, 8, at(40))
-	otherOrg := f.newUsage("other-org", 1, 16, at(10))
-	f.putUsage(t, mine, mineLater, theirs, outside, otherOrg)
+	april := f.newUsage("org", 5, 16, time.Date(2025, time.April, 1, 0, 0, 0, 0, time.UTC))
+	february := f.newUsage("org", 6, 32, time.Date(2025, time.February, 28, 23, 0, 0, 0, time.UTC))
+	otherOrg := f.newUsage("other-org", 1, 64, at(10))
+	f.putUsage(t, mine, mineLater, mineZoned, theirs, april, february, otherOrg)
 	tests := []struct {
 		name, org, user string
+		month           time.Time
 		want            store.UsageTotal
 	}{
-		{"Person", mine.OrgID, mine.UserID, total(mine, mineLater)},
-		{"OtherPerson", mine.OrgID, theirs.UserID, total(theirs)},
-		{"Organisation", mine.OrgID, "", total(mine, mineLater, theirs)},
-		{"UnknownPerson", mine.OrgID, f.id("nobody"), store.UsageTotal{}},
-		{"OtherOrganisation", otherOrg.OrgID, "", total(otherOrg)},
-		{"UnknownOrganisation", f.id("unknown-org"), mine.UserID, store.UsageTotal{}},
+		{"Person", mine.OrgID, mine.UserID, march, total(mine, mineLater, mineZoned)},
+		{"AnyInstantOfTheMonth", mine.OrgID, mine.UserID, time.Date(2025, time.March, 31, 23, 0, 0, 0, time.UTC), total(mine, mineLater, mineZoned)},
+		{"OtherPerson", mine.OrgID, theirs.UserID, march, total(theirs)},
+		{"Organisation", mine.OrgID, "", march, total(mine, mineLater, mineZoned, theirs)},
+		{"NextMonth", mine.OrgID, mine.UserID, april.CreatedAt, total(april)},
+		{"MonthBefore", mine.OrgID, "", february.CreatedAt, total(february)},
+		{"UnknownPerson", mine.OrgID, f.id("nobody"), march, store.UsageTotal{}},
+		{"OtherOrganisation", otherOrg.OrgID, "", march, total(otherOrg)},
+		{"UnknownOrganisation", f.id("unknown-org"), mine.UserID, march, store.UsageTotal{}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := f.SumSpend(t.Context(), tc.org, tc.user, at(0), at(30))
+			got, err := f.MonthSpend(t.Context(), tc.org, tc.user, tc.month)
 			if err != nil {
-				t.Fatalf("SumSpend: %v", err)
+				t.Fatalf("MonthSpend: %v", err)
 			}
 			if got != tc.want {
-				t.Errorf("SumSpend = %+v, want %+v", got, tc.want)
+				t.Errorf("MonthSpend = %+v, want %+v", got, tc.want)
 			}
 		})
 	}
 	if got := total(mine).Tokens(); got != mine.InputTokens+mine.OutputTokens {
 		t.Errorf("Tokens() = %d, want input + output %d", got, mine.InputTokens+mine.OutputTokens)
+	}
+	// A repeated step stores nothing and counts nothing.
+	f.putUsage(t, mine)
+	if got, err := f.MonthSpend(t.Context(), mine.OrgID, theirs.UserID, march); err != nil || got != total(theirs) {
+		t.Errorf("after a repeated put: %+v, %v", got, err)
+	}
+	if got, err := f.MonthSpend(t.Context(), mine.OrgID, mine.UserID, march); err != nil || got != total(mine, mineLater, mineZoned) {
+		t.Errorf("a repeated step was counted: %+v, %v", got, err)
 	}
 }

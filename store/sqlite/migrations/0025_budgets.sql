@@ -21,3 +21,42 @@ CREATE TABLE budgets (
     updated_at  TEXT NOT NULL,
     PRIMARY KEY (org_id, user_id)
 );
+
+-- Each person's spend per calendar month (UTC), kept by a trigger in the
+-- transaction of every usage insert, so that the check before each model
+-- call reads one row for the person and one per person for the
+-- organisation, not the month's records. Derived: filled here from the
+-- records kept so far, and on import by the trigger as records come in.
+-- Sums saturate at the largest integer rather than fail the insert.
+-- month is 'YYYY-MM' of created_at (stored in UTC).
+CREATE TABLE usage_months (
+    org_id              TEXT NOT NULL,
+    user_id             TEXT NOT NULL,
+    month               TEXT NOT NULL,
+    calls               INTEGER NOT NULL,
+    input_tokens        INTEGER NOT NULL,
+    cached_input_tokens INTEGER NOT NULL,
+    cache_write_tokens  INTEGER NOT NULL,
+    output_tokens       INTEGER NOT NULL,
+    cost_micros         INTEGER NOT NULL,
+    PRIMARY KEY (org_id, month, user_id)
+);
+
+INSERT INTO usage_months (org_id, user_id, month, calls, input_tokens, cached_input_tokens,
+        cache_write_tokens, output_tokens, cost_micros)
+    SELECT org_id, user_id, substr(created_at, 1, 7), count(*), SUM(input_tokens), SUM(cached_input_tokens),
+        SUM(cache_write_tokens), SUM(output_tokens), SUM(cost_micros)
+    FROM usage GROUP BY org_id, user_id, substr(created_at, 1, 7);
+
+CREATE TRIGGER usage_months_add AFTER INSERT ON usage BEGIN
+    INSERT INTO usage_months (org_id, user_id, month, calls, input_tokens, cached_input_tokens,
+            cache_write_tokens, output_tokens, cost_micros)
+        VALUES (NEW.org_id, NEW.user_id, substr(NEW.created_at, 1, 7), 1, NEW.input_tokens,
+            NEW.cached_input_tokens, NEW.cache_write_tokens, NEW.output_tokens, NEW.cost_micros)
+        ON CONFLICT (org_id, month, user_id) DO UPDATE SET calls = calls + 1,
+            input_tokens = CASE WHEN input_tokens > 9223372036854775807 - excluded.input_tokens THEN 9223372036854775807 ELSE input_tokens + excluded.input_tokens END,
+            cached_input_tokens = CASE WHEN cached_input_tokens > 9223372036854775807 - excluded.cached_input_tokens THEN 9223372036854775807 ELSE cached_input_tokens + excluded.cached_input_tokens END,
+            cache_write_tokens = CASE WHEN cache_write_tokens > 9223372036854775807 - excluded.cache_write_tokens THEN 9223372036854775807 ELSE cache_write_tokens + excluded.cache_write_tokens END,
+            output_tokens = CASE WHEN output_tokens > 9223372036854775807 - excluded.output_tokens THEN 9223372036854775807 ELSE output_tokens + excluded.output_tokens END,
+            cost_micros = CASE WHEN cost_micros > 9223372036854775807 - excluded.cost_micros THEN 9223372036854775807 ELSE cost_micros + excluded.cost_micros END;
+END;
