@@ -46,8 +46,8 @@ type HistoryHit struct {
 type History interface {
 	// SearchHistory returns, for each conversation q selects that has a
 	// message matching every word, the latest such message: at most
-	// q.Limit hits, newest message first and by conversation ID (byte
-	// order) among equals. The match is a literal, folded substring scan
+	// q.Limit hits, the most recently updated conversation first and by
+	// ID (byte order) among equals, as FindConversations orders them. The match is a literal, folded substring scan
 	// of the person's own messages (the rows conversation search keeps,
 	// which every write, delete and import maintains), confined by index
 	// to one person's conversations in one organisation; a deleted

@@ -14,9 +14,10 @@ import (
 // theirs holding every word, each with its latest such message. The
 // words are matched with LIKE on conversation_search (folded, COLLATE
 // "C": byte for byte, as SQLite compares; one row per user message, seq
-// 0, the title, left out), reached through the conversations_by_user
-// index, and the message is read back with its role checked again: a
-// row that is no user message never answers.
+// 0, the title, left out) of each of the person's conversations, read in
+// the conversations_by_user index's order, and the message is read back
+// with its role checked again: a row that is no user message never
+// answers.
 func (s *Store) SearchHistory(ctx context.Context, q store.HistoryQuery) ([]store.HistoryHit, error) {
 	if len(q.Words) == 0 {
 		return nil, nil
@@ -41,8 +42,9 @@ func (s *Store) SearchHistory(ctx context.Context, q store.HistoryQuery) ([]stor
 }
 
 // searchHistorySQL is SearchHistory's statement and arguments: the
-// latest matching message of each conversation, then the newest of
-// those first.
+// person's conversations in the order of the conversations_by_user
+// index, each joined to its latest matching message, so that the scan
+// stops once Limit conversations matched.
 func searchHistorySQL(q store.HistoryQuery) (string, []any) {
 	var b strings.Builder
 	args := []any{q.OrgID, q.UserID, q.Exclude}
@@ -50,18 +52,16 @@ func searchHistorySQL(q store.HistoryQuery) (string, []any) {
 		args = append(args, v)
 		return "$" + strconv.Itoa(len(args))
 	}
-	b.WriteString(`SELECT h.id, c.title, m.seq, m.content, m.created_at FROM (
-		SELECT c.id AS id, MAX(s.seq) AS seq FROM conversations c
-		JOIN conversation_search s ON s.org_id = c.org_id AND s.conversation_id = c.id AND s.seq > 0
-		JOIN messages m ON m.org_id = s.org_id AND m.conversation_id = s.conversation_id AND m.seq = s.seq AND m.role = 'user'
-		WHERE c.org_id = $1 AND c.user_id = $2 AND c.id <> $3`)
+	b.WriteString(`SELECT c.id, c.title, m.seq, m.content, m.created_at FROM conversations c
+		JOIN messages m ON m.org_id = c.org_id AND m.conversation_id = c.id AND m.role = 'user' AND m.seq = (
+			SELECT MAX(s.seq) FROM conversation_search s
+			WHERE s.org_id = c.org_id AND s.conversation_id = c.id AND s.seq > 0`)
 	for _, w := range q.Words {
 		b.WriteString(` AND s.text LIKE ` + arg(store.LikeContains(store.FoldText(w))) + ` ESCAPE '\'`)
 	}
-	b.WriteString(` GROUP BY c.id) h
-		JOIN conversations c ON c.org_id = $1 AND c.id = h.id
-		JOIN messages m ON m.org_id = c.org_id AND m.conversation_id = h.id AND m.seq = h.seq
-		ORDER BY m.created_at DESC, h.id`)
+	b.WriteString(`)
+		WHERE c.org_id = $1 AND c.user_id = $2 AND c.id <> $3
+		ORDER BY c.updated_at DESC, c.id`)
 	if q.Limit > 0 {
 		b.WriteString(` LIMIT ` + arg(q.Limit))
 	}

@@ -146,19 +146,19 @@ func testHistoryExcludesCurrent(t *testing.T, f *fixture) {
 }
 
 // testHistoryOrderAndLimit: one hit per conversation, its latest
-// matching message; newest message first, ties by conversation ID; at
-// most Limit.
+// matching message; the most recently updated conversation first (not
+// the newest message), ties by conversation ID; at most Limit.
 func testHistoryOrderAndLimit(t *testing.T, f *fixture) {
+	d := f.historyConversation(t, "org", "d", "user", "", 10)
+	f.wrote(t, d, "user", "budget d", 50)
+	c := f.historyConversation(t, "org", "c", "user", "", 40)
+	f.wrote(t, c, "user", "budget c", 30)
+	b := f.historyConversation(t, "org", "b", "user", "", 40)
+	f.wrote(t, b, "user", "budget b", 30)
 	a := f.historyConversation(t, "org", "a", "user", "", 50)
 	f.wrote(t, a, "user", "budget draft one", 1)
-	latest := f.wrote(t, a, "user", "budget draft two", 40)
-	f.wrote(t, a, "user", "unrelated", 45)
-	b := f.historyConversation(t, "org", "b", "user", "", 50)
-	f.wrote(t, b, "user", "budget b", 30)
-	c := f.historyConversation(t, "org", "c", "user", "", 50)
-	f.wrote(t, c, "user", "budget c", 30)
-	d := f.historyConversation(t, "org", "d", "user", "", 50)
-	f.wrote(t, d, "user", "budget d", 10)
+	latest := f.wrote(t, a, "user", "budget draft two", 2)
+	f.wrote(t, a, "user", "unrelated", 3)
 	hits := f.history(t, "org", "user", "", "budget", 0)
 	if diffs := diff([]string{a.ID, b.ID, c.ID, d.ID}, historyIDs(hits)); diffs != "" {
 		t.Errorf("order (-want +got):\n%s", diffs)
