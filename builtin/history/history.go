@@ -136,9 +136,9 @@ func search(ctx context.Context, h store.History, sc tool.Scope, in Input) (stri
 	return render(hits, words), nil
 }
 
-// render lists the hits for the model, in the store's order: a line per conversation (title,
-// id, the message's date in UTC) and the passage of the person's message
-// around the match.
+// render lists the hits for the model, in the store's order: a line
+// per conversation (title, id, the message's date in UTC) and the
+// passage of the person's message around the match.
 func render(hits []store.HistoryHit, words []string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%d earlier conversations, most recently active first (the person's own words):", len(hits))
