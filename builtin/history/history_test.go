@@ -13,6 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/quiverhq/quiver/builtin/history"
+	"github.com/quiverhq/quiver/intent"
 	"github.com/quiverhq/quiver/registry"
 	"github.com/quiverhq/quiver/store"
 	"github.com/quiverhq/quiver/store/sqlite"
@@ -202,6 +203,14 @@ func TestBounds(t *testing.T) {
 				t.Errorf("snippet of %d characters (limit %d), with the match: %v", n, history.SnippetRunes, strings.Contains(line, "needle"))
 			}
 		}
+	}
+}
+
+// TestOpenedWithMemory: under Deliberate Tool Mode the memory family
+// opens search_conversations ("what did I tell you about…").
+func TestOpenedWithMemory(t *testing.T) {
+	if got := intent.TargetsOf(history.Tool(nil)); !cmp.Equal(got, []string{intent.Memory}) {
+		t.Errorf("TargetsOf = %v, want [memory]", got)
 	}
 }
 
