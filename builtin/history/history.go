@@ -141,7 +141,11 @@ func search(ctx context.Context, h store.History, sc tool.Scope, in Input) (stri
 // passage of the person's message around the match.
 func render(hits []store.HistoryHit, words []string) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%d earlier conversations, most recently active first (the person's own words):", len(hits))
+	if len(hits) == 1 {
+		b.WriteString("1 earlier conversation (the person's own words):")
+	} else {
+		fmt.Fprintf(&b, "%d earlier conversations, most recently active first (the person's own words):", len(hits))
+	}
 	for i, h := range hits {
 		title := "(untitled)"
 		if t := clip(h.Title, TitleRunes); t != "" {
