@@ -19,6 +19,7 @@ import (
 	"github.com/quiverhq/quiver/builtin/discovery"
 	"github.com/quiverhq/quiver/builtin/documents"
 	"github.com/quiverhq/quiver/builtin/fetch"
+	"github.com/quiverhq/quiver/builtin/history"
 	"github.com/quiverhq/quiver/builtin/knowledge"
 	"github.com/quiverhq/quiver/builtin/memory"
 	"github.com/quiverhq/quiver/builtin/results"
@@ -80,6 +81,10 @@ type CatalogDeps struct {
 	// Now is its clock; nil means time.Now.
 	Budgets budget.Store
 	Now     func() time.Time
+	// History backs search_conversations (what the person wrote in
+	// their earlier conversations). Nil keeps the tool, whose calls then
+	// fail with store.ErrNoStore.
+	History store.History
 	// Keys are an organisation's own engine keys by settings name
 	// ("brave_api_key", "iask_api_key"); they win over the environment.
 	Keys map[string]string
@@ -102,6 +107,7 @@ func NewCatalog(d CatalogDeps) *registry.Catalog {
 	c.Register(DocumentTools(d)...)
 	c.Register(knowledge.Tool(d.Knowledge))
 	c.Register(BudgetTool(d))
+	c.Register(history.Tool(d.History))
 	c.Register(discovery.Tool(d.Intents))
 	return c
 }

@@ -26,7 +26,8 @@ var builtinNames = []string{
 	"list_files", "search_files", "read_file", "write_file", "edit_file", "delete_file",
 	"calculate", "read_tool_result", "read_transcript", "ask_clarifying_question", "suggest_next_actions",
 	"web_search", "fetch_url", "research_web",
-	"save_memory", "update_memory", "forget_memory", "search_memory", "update_short_term_memory", "read_document", "search_attachments", "search_knowledge", "check_budget", "enable_tools",
+	"save_memory", "update_memory", "forget_memory", "search_memory", "update_short_term_memory", "read_document", "search_attachments", "search_knowledge", "check_budget",
+	"search_conversations", "enable_tools",
 }
 
 // everything is a turn whose agent allows every built-in family.
@@ -70,7 +71,7 @@ func TestCatalogWithoutRepositories(t *testing.T) {
 	st := openStore(t)
 	dir := t.TempDir()
 	bare := builtin.NewCatalog(builtin.CatalogDeps{DataDir: dir})
-	full := builtin.NewCatalog(builtin.CatalogDeps{Results: st, Messages: st, Attachments: st, DataDir: dir})
+	full := builtin.NewCatalog(builtin.CatalogDeps{Results: st, Messages: st, Attachments: st, History: st, DataDir: dir})
 	var names []string
 	for _, tl := range bare.Tools() {
 		names = append(names, tl.Name())

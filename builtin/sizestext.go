@@ -28,9 +28,9 @@ func (o Sizes) WriteText(w io.Writer) {
 	f := o.Fragments
 	fmt.Fprintf(w, "fragments    always-paid: %d of %d chars\n             widest:      %d of %d chars\n",
 		f.AlwaysPaid.Chars, f.AlwaysPaid.Ceiling, f.Widest.Chars, f.Widest.Ceiling)
-	fmt.Fprintf(w, "\n%-18s %s\n", "SWITCH", "WHAT IT GATES")
+	fmt.Fprintf(w, "\n%-19s %s\n", "SWITCH", "WHAT IT GATES")
 	for _, s := range o.Switches {
-		fmt.Fprintf(w, "%-18s %s\n", s.Name, s.Effect)
+		fmt.Fprintf(w, "%-19s %s\n", s.Name, s.Effect)
 	}
 	if others := o.FamilySwitches(); len(others) > 0 {
 		fmt.Fprintf(w, "(an optional family's own name is a switch too: %s set off leaves out that family's tools)\n", strings.Join(others, " or "))

@@ -37,10 +37,11 @@ var Targets = []string{
 // targetTools maps each target to the built-in tools it opens.
 var targetTools = map[string][]string{
 	// read_tool_result comes with the targets whose results are often
-	// long enough to be stored and referenced.
+	// long enough to be stored and referenced; search_conversations
+	// with memory ("what did I tell you about…" asks to remember).
 	Search:        {"web_search", "fetch_url", "research_web", "read_tool_result"},
 	Reminder:      {"schedule_task", "update_scheduled_task"},
-	Memory:        {"save_memory", "update_memory", "forget_memory", "search_memory", "update_short_term_memory"},
+	Memory:        {"save_memory", "update_memory", "forget_memory", "search_memory", "update_short_term_memory", "search_conversations"},
 	Image:         {"generate_image", "generate_anime_image"},
 	Video:         {"generate_video"},
 	Voice:         {"send_voice_message"},

@@ -13,11 +13,15 @@ import (
 // gates, or, for a switch that gates none, what it changes.
 type switchDef struct {
 	name, family, effect string
+	// optIn says the family's tools also need the switch on (their
+	// requirement says so): unset leaves them out too.
+	optIn bool
 }
 
 // switchDefs says what every known switch does. A switch that gates a
 // family is named like it, except self_teaching (the memory tools) and
-// sticker_usage (the sticker tools): the seed's names for them. Families
+// sticker_usage (the sticker tools), the seed's names for them, and
+// conversation_search (the history family's search_conversations). Families
 // no catalog tool has yet are the names their tools will take.
 var switchDefs = []switchDef{
 	{name: "tool_use", effect: "every tool: off, the turn declares none and its prompt gets no tool fragments"},
@@ -35,7 +39,8 @@ var switchDefs = []switchDef{
 	{name: "short_term_memory", family: "short_term_memory"},
 	{name: "shared_memory", effect: "memory tools: on, save_memory, update_memory and forget_memory work on the organisation's shared memories instead of the person's own"},
 	{name: "time_awareness", effect: "the current time in the context message: off leaves it out"},
-	{name: "budget", family: "budget"},
+	{name: "budget", family: "budget", optIn: true},
+	{name: "conversation_search", family: "history", optIn: true},
 }
 
 // SwitchFamily returns the tool family a known switch gates, or "" when
@@ -85,6 +90,8 @@ func (c *Catalog) Switches() []Switch {
 		case len(s.Tools) == 0:
 			s.NoTool = true
 			s.Effect = fmt.Sprintf("no tool yet: would gate the %s family; setting it changes nothing", d.family)
+		case d.optIn:
+			s.Effect = "on declares " + strings.Join(s.Tools, ", ") + "; unset or off leaves them out"
 		default:
 			s.Effect = "off leaves out " + strings.Join(s.Tools, ", ")
 		}

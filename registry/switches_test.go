@@ -138,3 +138,25 @@ func TestSwitchesDescribeEveryKnownSwitch(t *testing.T) {
 		}
 	}
 }
+
+// TestOptInSwitch: conversation_search gates the history family, and
+// says its tools need it on.
+func TestOptInSwitch(t *testing.T) {
+	c := registry.New()
+	c.Register(mk(tool.Spec{Name: "search_conversations", Family: "history"}))
+	var got registry.Switch
+	for _, s := range c.Switches() {
+		if s.Name == "conversation_search" {
+			got = s
+		}
+	}
+	want := registry.Switch{Name: "conversation_search", Family: "history", Tools: []string{"search_conversations"},
+		Effect: "on declares search_conversations; unset or off leaves them out"}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("conversation_search (-want +got):\n%s", d)
+	}
+	f := facts([]string{"history"}, func(f *turn.Facts) { f.Agent.Switches = map[string]bool{"conversation_search": false} })
+	if d := cmp.Diff([]registry.Exclusion{{"search_conversations", "conversation_search switch off"}}, c.Select(f).Excluded()); d != "" {
+		t.Errorf("set off (-want +got):\n%s", d)
+	}
+}

@@ -20,7 +20,7 @@ var capabilities = []string{
 	"tool_use", "self_teaching", "personal_memories", "emoji_usage", "sticker_usage",
 	"web_search", "manage_message", "thread_creation", "image_generation",
 	"video_generation", "voice_message", "user_blocking", "short_term_memory", "shared_memory", "time_awareness",
-	"budget",
+	"budget", "conversation_search",
 }
 
 // baseFamilies are the tool families a {{if tool_family:NAME}} may always

@@ -37,7 +37,7 @@ type Recorder interface {
 var families = []struct{ name, line string }{
 	{intent.Search, "the web"},
 	{intent.Reminder, "reminders, schedules"},
-	{intent.Memory, "long-term memory"},
+	{intent.Memory, "long-term memory, earlier conversations"},
 	{intent.Image, "make images"},
 	{intent.Video, "make videos"},
 	{intent.Voice, "voice messages"},

@@ -24,3 +24,11 @@ func BenchmarkHotOps(b *testing.B) {
 func BenchmarkConversationSearch(b *testing.B) {
 	storetest.BenchmarkConversationSearch(b, openTest(b, pgtest.URL(b)))
 }
+
+// BenchmarkHistorySearch times search_conversations' store search over
+// the same corpus (see storetest.BenchmarkHistorySearch):
+//
+//	go test -run '^$' -bench BenchmarkHistorySearch ./store/sqlite ./store/postgres
+func BenchmarkHistorySearch(b *testing.B) {
+	storetest.BenchmarkHistorySearch(b, openTest(b, pgtest.URL(b)))
+}
