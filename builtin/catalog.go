@@ -85,6 +85,11 @@ type CatalogDeps struct {
 	// their earlier conversations). Nil keeps the tool, whose calls then
 	// fail with store.ErrNoStore.
 	History store.History
+	// KnowledgeDocuments backs read_document's second source, the
+	// documents attached to the turn's agent (after the conversation's
+	// attachments); nil keeps the source, whose lookups then fail with
+	// store.ErrNoStore.
+	KnowledgeDocuments store.Knowledge
 	// Keys are an organisation's own engine keys by settings name
 	// ("brave_api_key", "iask_api_key"); they win over the environment.
 	Keys map[string]string
@@ -112,19 +117,22 @@ func NewCatalog(d CatalogDeps) *registry.Catalog {
 	return c
 }
 
-// DocumentTools are read_document and search_attachments over d's
-// attachments. A nil d.Attachments stays a nil interface for the tools, so
-// their calls fail with store.ErrNoStore instead of a nil dereference.
+// DocumentTools are read_document over d's attachments then the agent's
+// knowledge documents, and search_attachments over the attachments. A nil
+// d.Attachments or d.KnowledgeDocuments stays a nil interface for the
+// tools, so their calls fail with store.ErrNoStore instead of a nil
+// dereference.
 func DocumentTools(d CatalogDeps) []*tool.Tool {
-	var srcs documents.Sources
+	var attached documents.Attachments
 	var search documents.SearchStore
 	if d.Attachments != nil {
-		srcs = documents.Sources{documents.Attachments{Store: d.Attachments}}
-		search = d.Attachments
-	} else {
-		srcs = documents.Sources{documents.Attachments{}}
+		attached.Store, search = d.Attachments, d.Attachments
 	}
-	return []*tool.Tool{documents.ReadTool(srcs), documents.SearchTool(search, d.Embeddings)}
+	var kn documents.Knowledge
+	if d.KnowledgeDocuments != nil {
+		kn.Store = d.KnowledgeDocuments
+	}
+	return []*tool.Tool{documents.ReadTool(documents.Sources{attached, kn}), documents.SearchTool(search, d.Embeddings)}
 }
 
 // BudgetTool is check_budget over d.Budgets; a nil one stays a nil

@@ -1,6 +1,7 @@
 package document
 
 import (
+	"slices"
 	"strings"
 	"unicode"
 )
@@ -126,4 +127,54 @@ func trimmed(runes []rune, start, end int) (string, int) {
 		end--
 	}
 	return strings.Clone(string(runes[start:end])), start
+}
+
+// JoinChunks rebuilds the text Chunks cut from its chunks' texts, in
+// order: where a chunk begins with the end of the one before (their
+// overlap, at most ChunkOverlapRunes, starting after a space or a
+// sentence end as Chunks starts one), that part is kept once; two chunks
+// that do not overlap are joined by a line break (the white space Chunks
+// trimmed). A text repeating itself at a chunk boundary may come back
+// one repetition short. Nil or no chunks give "".
+func JoinChunks(chunks []string) string {
+	var b strings.Builder
+	var prev []rune
+	for i, c := range chunks {
+		next := []rune(c)
+		k := 0
+		if i > 0 {
+			k = overlap(prev, next)
+			if k == 0 {
+				b.WriteByte('\n')
+			}
+		}
+		b.WriteString(string(next[k:]))
+		prev = next
+	}
+	return b.String()
+}
+
+// overlap is the length of the longest end of prev that next begins
+// with and that Chunks could have repeated: at most ChunkOverlapRunes,
+// shorter than prev, and either exactly ChunkOverlapRunes (a cut with no
+// break near it) or following a break.
+func overlap(prev, next []rune) int {
+	for k := min(ChunkOverlapRunes, len(prev)-1, len(next)); k > 0; k-- {
+		if k != ChunkOverlapRunes && !breakBefore(prev[len(prev)-k-1]) {
+			continue
+		}
+		if slices.Equal(prev[len(prev)-k:], next[:k]) {
+			return k
+		}
+	}
+	return 0
+}
+
+// breakBefore reports whether a chunk may start after r.
+func breakBefore(r rune) bool {
+	switch r {
+	case '。', '！', '？', '．', '.', '!', '?', ';':
+		return true
+	}
+	return unicode.IsSpace(r)
 }

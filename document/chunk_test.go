@@ -136,3 +136,53 @@ func TestPageOf(t *testing.T) {
 		t.Errorf("unbroken text: %d pages, first %d runes", p.Pages, len(p.Text))
 	}
 }
+
+// TestJoinChunks: the chunks of a text join back into it, each overlap
+// kept once, in scripts with and without spaces.
+func TestJoinChunks(t *testing.T) {
+	var paras, lines []string
+	for i := range 60 {
+		paras = append(paras, strings.Repeat("Sentence "+string(rune('a'+i%26))+" of paragraph says something. ", 5+i%4))
+		lines = append(lines, "line "+strings.Repeat(string(rune('a'+i%26)), 30+i))
+	}
+	cases := map[string]string{
+		"paragraphs": strings.Join(paras, "\n\n"),
+		"lines":      strings.Join(lines, "\n"),
+		"cjk":        strings.Repeat("東京は日本の首都です。人口は多い。", 400),
+		"no breaks":  strings.Repeat("abcdefghijklmnopqrstuvwxyz0123456789", 150),
+		"vietnamese": strings.Repeat("Dòng văn bản dài để chia trang; có dấu. ", 300),
+		"short":      "one short chunk",
+	}
+	for name, text := range cases {
+		t.Run(name, func(t *testing.T) {
+			chunks := Chunks(text)
+			texts := make([]string, len(chunks))
+			for i, c := range chunks {
+				texts[i] = c.Text
+			}
+			if name != "short" && len(texts) < 2 {
+				t.Fatalf("%d chunks: the case cuts nothing", len(texts))
+			}
+			if got, want := JoinChunks(texts), strings.TrimSpace(text); got != want {
+				t.Errorf("joined %d chunks into %d runes, want %d; first difference at rune %d",
+					len(texts), utf8.RuneCountInString(got), utf8.RuneCountInString(want), firstDiff(got, want))
+			}
+		})
+	}
+	if got := JoinChunks([]string{"first part.", "second part."}); got != "first part.\nsecond part." {
+		t.Errorf("chunks without overlap: %q", got)
+	}
+	if got := JoinChunks(nil); got != "" {
+		t.Errorf("no chunks: %q", got)
+	}
+}
+
+func firstDiff(a, b string) int {
+	ra, rb := []rune(a), []rune(b)
+	for i := range min(len(ra), len(rb)) {
+		if ra[i] != rb[i] {
+			return i
+		}
+	}
+	return min(len(ra), len(rb))
+}

@@ -175,4 +175,13 @@ func TestCollectFillsAttachedFacts(t *testing.T) {
 	if f := c.Facts(); f.Attachments != 0 {
 		t.Errorf("another conversation has %d attachments, want 0", f.Attachments)
 	}
+	// A session of calls made by hand (quiver call, mcp serve) reads them
+	// too, so read_document is declared for the agent's knowledge.
+	s, err := eng.Select(ctx, request("ana", "conv_b", true))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f := s.Facts(); !f.Knowledge || f.Attachments != 0 {
+		t.Errorf("Select: attachments %d, knowledge %v; want 0 and true", f.Attachments, f.Knowledge)
+	}
 }

@@ -25,8 +25,9 @@ type Session struct {
 }
 
 // Select collects the facts of a turn that runs calls by hand and selects
-// its toolset. It reads the agent and the organisation's runtime, not the
-// conversation: the surface claims it (see Record).
+// its toolset. It reads the agent, the organisation's runtime and what is
+// attached to the conversation and the agent, not the conversation
+// itself: the surface claims it (see Record).
 func (e *Engine) Select(ctx context.Context, r Request) (*Session, error) {
 	if r.Caller.UserID == "" || r.OrgID == "" {
 		return nil, fmt.Errorf("engine: a request needs its caller's user and organisation")
@@ -40,6 +41,11 @@ func (e *Engine) Select(ctx context.Context, r Request) (*Session, error) {
 		return nil, err
 	}
 	c.facts = e.facts(r, ag, c)
+	// What is attached to the conversation and the agent decides tools
+	// (read_document, search_knowledge) here as in a turn.
+	if err := e.attached(ctx, &c.facts); err != nil {
+		return nil, err
+	}
 	cat := e.catalog(ctx, c)
 	return &Session{Collected: c, Catalog: cat, Toolset: cat.Select(c.facts)}, nil
 }

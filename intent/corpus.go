@@ -102,10 +102,8 @@ func parseCorpusLine(line []byte, known []string) (CorpusLine, error) {
 }
 
 // CorpusFamilies are the families a corpus may label: the targets the
-// packs open (but apps, which only custom triggers open) and the
-// families of tools still to come (knowledge, attachments, budget,
-// history), so the corpus is ready when they land; the classifier
-// scores them all and Detect opens only targets.
+// packs open (but apps, which only custom triggers open); the classifier
+// scores them all.
 var CorpusFamilies = func() []string {
 	var out []string
 	for _, t := range Targets {
@@ -113,7 +111,7 @@ var CorpusFamilies = func() []string {
 			out = append(out, t)
 		}
 	}
-	return append(out, "knowledge", "attachments", "budget", "history")
+	return out
 }()
 
 // ClassifierExamples turns corpus lines into training examples; a

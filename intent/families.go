@@ -23,6 +23,13 @@ const (
 	Capabilities  = "capabilities"
 	Calculator    = "calculator"
 	Files         = "files"
+	// Knowledge is the agent's documents, Attachments the files of this
+	// conversation, Budget what has been spent and is left, History the
+	// person's earlier conversations.
+	Knowledge   = "knowledge"
+	Attachments = "attachments"
+	Budget      = "budget"
+	History     = "history"
 	// Apps is the tools of an organisation's general MCP servers. No pack
 	// opens it: a community opens it with custom triggers (or "^").
 	Apps = "apps"
@@ -31,14 +38,16 @@ const (
 // Targets lists every target in documentation order.
 var Targets = []string{
 	Search, Reminder, Memory, Image, Video, Voice, MediaAnalysis, MessageAction,
-	CrossChannel, Thread, UserBlocking, UserInfo, Capabilities, Calculator, Files, Apps,
+	CrossChannel, Thread, UserBlocking, UserInfo, Capabilities, Calculator, Files,
+	Knowledge, Attachments, Budget, History, Apps,
 }
 
 // targetTools maps each target to the built-in tools it opens.
 var targetTools = map[string][]string{
 	// read_tool_result comes with the targets whose results are often
 	// long enough to be stored and referenced; search_conversations
-	// with memory ("what did I tell you about…" asks to remember).
+	// with memory too ("what did I tell you about…" asks to remember)
+	// besides its own history family.
 	Search:        {"web_search", "fetch_url", "research_web", "read_tool_result"},
 	Reminder:      {"schedule_task", "update_scheduled_task"},
 	Memory:        {"save_memory", "update_memory", "forget_memory", "search_memory", "update_short_term_memory", "search_conversations"},
@@ -56,7 +65,12 @@ var targetTools = map[string][]string{
 	Capabilities: {"review_capabilities", "fetch_url"},
 	Calculator:   {"calculate"},
 	Files:        {"list_files", "search_files", "read_file", "write_file", "edit_file", "delete_file", "read_tool_result"},
-	Apps:         {},
+	// read_document reads both knowledge documents and attachments.
+	Knowledge:   {"search_knowledge", "read_document"},
+	Attachments: {"read_document", "search_attachments"},
+	Budget:      {"check_budget"},
+	History:     {"search_conversations"},
+	Apps:        {},
 }
 
 // familyTargets maps tool families to targets, for tools not named in

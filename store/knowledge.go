@@ -216,6 +216,13 @@ type Knowledge interface {
 	// that ids (KnowledgeChunkID) name, in the order of ids; an ID naming
 	// none is left out. At most MaxKnowledgeBatch ids.
 	KnowledgeChunks(ctx context.Context, orgID, agent string, ids []string) ([]KnowledgeHit, error)
+	// DocumentKnowledgeChunks returns up to limit (bounded to
+	// MaxKnowledgeBatch) chunks of the agent's ready document id whose Seq
+	// is from or more, in Seq order: what read_document joins into the
+	// document's text (document.JoinChunks), page by page of the store. A
+	// document of another agent or organisation, none, or one not ready
+	// gives none.
+	DocumentKnowledgeChunks(ctx context.Context, orgID, agent, id string, from, limit int) ([]KnowledgeHit, error)
 	// StaleKnowledgeChunks returns up to limit (bounded to
 	// MaxKnowledgeBatch) chunks of the agent's ready documents whose
 	// Model is not model, in (document, seq) order: what a re-index

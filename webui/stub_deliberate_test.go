@@ -20,7 +20,8 @@ import (
 // stubTargets are intent.Targets.
 var stubTargets = []string{
 	"search", "reminder", "memory", "image", "video", "voice", "media-analysis", "message-action",
-	"cross-channel", "thread", "user-blocking", "user-info", "capabilities", "calculator", "files", "apps",
+	"cross-channel", "thread", "user-blocking", "user-info", "capabilities", "calculator", "files",
+	"knowledge", "attachments", "budget", "history", "apps",
 }
 
 const (

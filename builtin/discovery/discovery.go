@@ -36,20 +36,24 @@ type Recorder interface {
 // names what the tools do, so the model can match a request to it.
 var families = []struct{ name, line string }{
 	{intent.Search, "the web"},
-	{intent.Reminder, "reminders, schedules"},
-	{intent.Memory, "long-term memory, earlier conversations"},
+	{intent.Reminder, "reminders"},
+	{intent.Memory, "memory"},
 	{intent.Image, "make images"},
 	{intent.Video, "make videos"},
 	{intent.Voice, "voice messages"},
-	{intent.MediaAnalysis, "view images, videos, documents"},
-	{intent.MessageAction, "react to, pin, edit messages"},
-	{intent.CrossChannel, "post in other channels"},
+	{intent.MediaAnalysis, "view images, videos"},
+	{intent.MessageAction, "act on messages"},
+	{intent.CrossChannel, "other channels"},
 	{intent.Thread, "threads"},
 	{intent.UserBlocking, "block users"},
-	{intent.UserInfo, "the user's profile"},
+	{intent.UserInfo, "user profile"},
 	{intent.Capabilities, "what you can do"},
 	{intent.Calculator, "arithmetic"},
 	{intent.Files, "workspace files"},
+	{intent.Knowledge, "agent's documents"},
+	{intent.Attachments, "files sent here"},
+	{intent.Budget, "spending"},
+	{intent.History, "past chats"},
 }
 
 // Input is the tool's arguments.
@@ -63,7 +67,7 @@ type Input struct {
 // prefix never changes; a family already open is answered as such.
 func description() string {
 	var b strings.Builder
-	b.WriteString("Opens a tool family the user needs that you lack; its tools come next step. Not for chat. Families:")
+	b.WriteString("Opens a tool family the user needs; its tools come next step. Not for chat. Families:")
 	for _, f := range families {
 		fmt.Fprintf(&b, "\n%s: %s", f.name, f.line)
 	}

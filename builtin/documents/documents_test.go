@@ -14,6 +14,7 @@ import (
 	"github.com/quiverhq/quiver/document"
 	"github.com/quiverhq/quiver/embed"
 	"github.com/quiverhq/quiver/internal/pgtest"
+	"github.com/quiverhq/quiver/knowledge"
 	"github.com/quiverhq/quiver/store"
 	"github.com/quiverhq/quiver/store/postgres"
 	"github.com/quiverhq/quiver/store/sqlite"
@@ -94,7 +95,7 @@ func TestTools(t *testing.T) {
 		t.Run(b.name, func(t *testing.T) {
 			st := b.open(t)
 			fixture(t, st)
-			read := documents.ReadTool(documents.Sources{documents.Attachments{Store: st}})
+			read := documents.ReadTool(documents.Sources{documents.Attachments{Store: st}, documents.Knowledge{Store: st}})
 			search := documents.SearchTool(st, models)
 			t.Run("ReadByName", func(t *testing.T) {
 				got, isErr := call(t, read, mine, map[string]any{"document": "plan.md"})
@@ -134,6 +135,13 @@ func TestTools(t *testing.T) {
 				got, isErr := call(t, read, mine, map[string]any{"document": list[0].ID})
 				if !isErr || strings.Contains(got, "Bob's") {
 					t.Errorf("read bob's file by id: %q", got)
+				}
+			})
+			t.Run("NotFoundLists", func(t *testing.T) {
+				got, isErr := call(t, read, mine, map[string]any{"document": "nothing.md"})
+				if !isErr || !strings.HasPrefix(got, `no document "nothing.md" here; attached to this conversation: `) ||
+					!strings.Contains(got, `"plan.md"`) || !strings.Contains(got, `"long.txt"`) || !strings.Contains(got, `"locked.pdf"`) {
+					t.Errorf("not found: %q", got)
 				}
 			})
 			t.Run("Search", func(t *testing.T) {
@@ -220,4 +228,161 @@ func TestAdderRefuses(t *testing.T) {
 		t.Errorf("%d stored, want 1", n)
 	}
 	_ = fmt.Sprint
+}
+
+// knowledgeFixture gives the helper agent of acme three documents (one
+// with a page-spanning text, one named as an attachment of c1 is), the
+// sales agent and another organisation's helper one each, and the helper
+// a failed one.
+func knowledgeFixture(t *testing.T, st store.Store) (handbook store.KnowledgeDocument, long string) {
+	t.Helper()
+	n := 0
+	x := &knowledge.Index{Store: st, Embedders: models, Now: func() time.Time { return time.Unix(200, 0) },
+		NewID: func(prefix string) string { n++; return fmt.Sprintf("%s-%02d", prefix, n) }}
+	var paras []string
+	for i := range 600 {
+		paras = append(paras, fmt.Sprintf("Section %d of the handbook: staff take leave by asking their manager in writing.", i))
+	}
+	long = strings.Join(paras, "\n\n") // about 48,000 characters: two pages
+	for _, f := range []struct {
+		org, agent, name, text string
+	}{
+		{"acme", "helper", "handbook.md", long},
+		{"acme", "helper", "plan.md", "The knowledge copy of the plan, not the attached one."},
+		{"acme", "helper", "policy.txt", "Expenses over 500 euros need a receipt."},
+		{"acme", "helper", "broken.bin", "\x00\x01\x02 not text"},
+		{"acme", "sales", "pricing.md", "Sales pricing: secret discount of 40%."},
+		{"globex", "helper", "globex.md", "Globex internal: secret merger."},
+	} {
+		d, err := x.Add(t.Context(), f.org, f.agent, knowledge.File{Name: f.name, MediaType: "text/plain", Data: []byte(f.text)}, nil)
+		if err != nil {
+			t.Fatalf("add %s: %v", f.name, err)
+		}
+		if f.name == "handbook.md" {
+			handbook = d
+		}
+	}
+	return handbook, long
+}
+
+func TestReadKnowledge(t *testing.T) {
+	helper := mine
+	helper.Agent = "helper"
+	sales := mine
+	sales.Agent = "sales"
+	globex := tool.Scope{OrgID: "globex", UserID: "gus", ConversationID: "g1", TurnID: "tg", Agent: "helper"}
+	for _, b := range backends {
+		t.Run(b.name, func(t *testing.T) {
+			st := b.open(t)
+			fixture(t, st)
+			handbook, long := knowledgeFixture(t, st)
+			read := documents.ReadTool(documents.Sources{documents.Attachments{Store: st}, documents.Knowledge{Store: st}})
+			t.Run("ByName", func(t *testing.T) {
+				got, isErr := call(t, read, helper, map[string]any{"document": "POLICY.TXT"})
+				if isErr || !strings.HasPrefix(got, `knowledge document "policy.txt" (text, id `) || !strings.Contains(got, "need a receipt") {
+					t.Errorf("read policy.txt: %q", got)
+				}
+			})
+			t.Run("ByIDPaged", func(t *testing.T) {
+				first, isErr := call(t, read, helper, map[string]any{"document": handbook.ID})
+				if isErr || !strings.Contains(first, "page 1 of 2") || !strings.Contains(first, "[More: call again with page=2.]") {
+					t.Fatalf("page 1: %.200q", first)
+				}
+				second, isErr := call(t, read, helper, map[string]any{"document": handbook.ID, "page": 2})
+				if isErr || !strings.Contains(second, "page 2 of 2") || strings.Contains(second, "[More") {
+					t.Fatalf("page 2: %.200q", second)
+				}
+				// The pages hold the text once, overlaps of its chunks
+				// removed, and nothing else.
+				body := func(s string) string {
+					_, rest, _ := strings.Cut(s, ":\n")
+					rest, _, _ = strings.Cut(rest, "\n[More")
+					return rest
+				}
+				if got := body(first) + body(second); got != long {
+					t.Errorf("pages joined: %d characters, want the %d of the document", len([]rune(got)), len([]rune(long)))
+				}
+				if n := len([]rune(body(first))); n > document.PageRunes {
+					t.Errorf("page 1 holds %d characters; the cap is %d", n, document.PageRunes)
+				}
+			})
+			t.Run("Failed", func(t *testing.T) {
+				got, isErr := call(t, read, helper, map[string]any{"document": "broken.bin"})
+				if !isErr || !strings.Contains(got, `"broken.bin" could not be indexed`) || strings.Contains(got, "\n") {
+					t.Errorf("failed document: %q", got)
+				}
+			})
+			t.Run("AttachmentWins", func(t *testing.T) {
+				got, _ := call(t, read, helper, map[string]any{"document": "plan.md"})
+				if !strings.HasPrefix(got, `attachment "plan.md"`) || strings.Contains(got, "knowledge copy") {
+					t.Errorf("plan.md: %q", got)
+				}
+			})
+			t.Run("OutOfScope", func(t *testing.T) {
+				for _, c := range []struct {
+					name string
+					s    tool.Scope
+					ref  string
+				}{
+					{"another agent's by name", helper, "pricing.md"},
+					{"another organisation's by name", helper, "globex.md"},
+					{"this agent's from another agent", sales, "policy.txt"},
+					{"this agent's by id from another organisation", globex, handbook.ID},
+					{"no agent in the turn", mine, "policy.txt"},
+				} {
+					got, isErr := call(t, read, c.s, map[string]any{"document": c.ref})
+					if !isErr || !strings.HasPrefix(got, "no document") || strings.Contains(got, "secret") || strings.Contains(got, "receipt") || strings.Contains(got, "Section") {
+						t.Errorf("%s: %.200q", c.name, got)
+					}
+				}
+			})
+			t.Run("NotFoundListsBoth", func(t *testing.T) {
+				got, isErr := call(t, read, helper, map[string]any{"document": "nothing.md"})
+				attached, kn, ok := strings.Cut(got, "; in this agent's knowledge: ")
+				if !isErr || !ok || !strings.HasPrefix(attached, `no document "nothing.md" here; attached to this conversation: `) {
+					t.Fatalf("not found: %q", got)
+				}
+				for _, name := range []string{"plan.md", "long.txt", "locked.pdf"} {
+					if !strings.Contains(attached, `"`+name+`"`) {
+						t.Errorf("attachments listed %q, want %s among them", attached, name)
+					}
+				}
+				// Knowledge is listed oldest first: IDs count up at one time.
+				if want := `"handbook.md", "plan.md", "policy.txt", "broken.bin"`; kn != want {
+					t.Errorf("knowledge listed %q, want %q", kn, want)
+				}
+			})
+		})
+	}
+}
+
+// TestKnowledgeIndexing: a document still indexing answers in one line.
+func TestKnowledgeIndexing(t *testing.T) {
+	st := backends[0].open(t)
+	if _, err := st.PutKnowledgeDocument(t.Context(), store.KnowledgeDocument{OrgID: "acme", Agent: "helper", ID: "kdoc-1",
+		Name: "draft.md", MediaType: "text/markdown", Size: 10, CreatedAt: time.Unix(300, 0)}); err != nil {
+		t.Fatal(err)
+	}
+	read := documents.ReadTool(documents.Sources{documents.Attachments{Store: st}, documents.Knowledge{Store: st}})
+	got, isErr := call(t, read, tool.Scope{OrgID: "acme", UserID: "ana", Agent: "helper"}, map[string]any{"document": "draft.md"})
+	if !isErr || !strings.Contains(got, `"draft.md" is still being indexed`) || strings.Contains(got, "\n") {
+		t.Errorf("indexing: %q", got)
+	}
+}
+
+// TestNotFoundBounded: a not-found answer names at most MaxNames
+// documents of a source and counts the rest.
+func TestNotFoundBounded(t *testing.T) {
+	st := backends[0].open(t)
+	for i := range documents.MaxNames + 5 {
+		if _, err := st.PutKnowledgeDocument(t.Context(), store.KnowledgeDocument{OrgID: "acme", Agent: "helper", ID: fmt.Sprintf("kdoc-%02d", i),
+			Name: fmt.Sprintf("doc-%02d.md", i), MediaType: "text/markdown", Size: 10, CreatedAt: time.Unix(int64(300+i), 0)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	read := documents.ReadTool(documents.Sources{documents.Attachments{Store: st}, documents.Knowledge{Store: st}})
+	got, _ := call(t, read, tool.Scope{OrgID: "acme", UserID: "ana", Agent: "helper"}, map[string]any{"document": "x"})
+	if n := strings.Count(got, `"doc-`); n != documents.MaxNames || !strings.HasSuffix(got, `"doc-14.md" and 5 more`) || strings.Contains(got, "doc-04") {
+		t.Errorf("%d names: %q", n, got)
+	}
 }

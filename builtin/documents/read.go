@@ -93,16 +93,9 @@ func read(ctx context.Context, srcs Sources, s tool.Scope, in ReadInput) (string
 
 // notFound says ref names no document, listing what there is.
 func notFound(ctx context.Context, srcs Sources, s tool.Scope, ref string) error {
-	names, err := srcs.Names(ctx, s)
-	if err != nil || len(names) == 0 {
+	list, err := srcs.Listing(ctx, s)
+	if err != nil || list == "" {
 		return fmt.Errorf("no document %q here", ref)
 	}
-	if len(names) > 20 {
-		names = append(names[:20], "…")
-	}
-	quoted := make([]string, len(names))
-	for i, n := range names {
-		quoted[i] = fmt.Sprintf("%q", n)
-	}
-	return fmt.Errorf("no document %q here; there are: %s", ref, strings.Join(quoted, ", "))
+	return fmt.Errorf("no document %q here; %s", ref, list)
 }

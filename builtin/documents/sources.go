@@ -5,11 +5,13 @@
 package documents
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"strings"
 
+	"github.com/quiverhq/quiver/document"
 	"github.com/quiverhq/quiver/store"
 	"github.com/quiverhq/quiver/tool"
 )
@@ -17,7 +19,8 @@ import (
 // Doc is a document a Source found.
 type Doc struct {
 	// ID and Name identify it; Kind is what it was read as ("pdf",
-	// "docx", "text"), Origin the source's label ("attachment").
+	// "docx", "text"), Origin the source's label ("attachment",
+	// "knowledge document").
 	ID, Name, Kind, Origin string
 	// Unreadable, when not empty, is why its text could not be read, in
 	// one line (an encrypted PDF, a binary file).
@@ -34,8 +37,11 @@ type Source interface {
 	// store.ErrNotFound.
 	Find(ctx context.Context, s tool.Scope, ref string) (Doc, error)
 	// Names lists the names of the documents in the scope, for a
-	// not-found answer (at most a few dozen).
+	// not-found answer (which shows at most MaxNames of them).
 	Names(ctx context.Context, s tool.Scope) ([]string, error)
+	// Label says what the source holds, for that answer ("attached to
+	// this conversation").
+	Label() string
 }
 
 // Sources are looked up in order: the first that finds ref answers.
@@ -56,17 +62,34 @@ func (ss Sources) Find(ctx context.Context, s tool.Scope, ref string) (Doc, erro
 	return Doc{}, fmt.Errorf("document %q: %w", ref, store.ErrNotFound)
 }
 
-// Names lists every source's document names, in source order.
-func (ss Sources) Names(ctx context.Context, s tool.Scope) ([]string, error) {
-	var out []string
+// MaxNames is how many names of each source a not-found answer shows.
+const MaxNames = 10
+
+// Listing is what a not-found answer says there is: for each source that
+// has documents, its label and up to MaxNames of their names (the newest
+// last), and how many more it has; "" when no source has any.
+func (ss Sources) Listing(ctx context.Context, s tool.Scope) (string, error) {
+	var parts []string
 	for _, src := range ss {
-		n, err := src.Names(ctx, s)
+		names, err := src.Names(ctx, s)
 		if err != nil {
-			return nil, err
+			return "", err
 		}
-		out = append(out, n...)
+		if len(names) == 0 {
+			continue
+		}
+		more := ""
+		if len(names) > MaxNames {
+			more = fmt.Sprintf(" and %d more", len(names)-MaxNames)
+			names = names[len(names)-MaxNames:]
+		}
+		quoted := make([]string, len(names))
+		for i, n := range names {
+			quoted[i] = fmt.Sprintf("%q", n)
+		}
+		parts = append(parts, src.Label()+": "+strings.Join(quoted, ", ")+more)
 	}
-	return out, nil
+	return strings.Join(parts, "; "), nil
 }
 
 // AttachmentStore is what Attachments reads.
@@ -126,6 +149,9 @@ func (a Attachments) byName(ctx context.Context, s tool.Scope, name string) (sto
 	return store.Attachment{}, store.ErrNotFound
 }
 
+// Label implements Source.
+func (Attachments) Label() string { return "attached to this conversation" }
+
 // Names implements Source.
 func (a Attachments) Names(ctx context.Context, s tool.Scope) ([]string, error) {
 	if a.Store == nil || s.ConversationID == "" {
@@ -140,4 +166,114 @@ func (a Attachments) Names(ctx context.Context, s tool.Scope) ([]string, error) 
 		out[i] = att.Name
 	}
 	return out, nil
+}
+
+// KnowledgeStore is what Knowledge reads (store.Knowledge).
+type KnowledgeStore interface {
+	GetKnowledgeDocument(ctx context.Context, orgID, agent, id string) (store.KnowledgeDocument, error)
+	ListKnowledgeDocuments(ctx context.Context, orgID, agent string) ([]store.KnowledgeDocument, error)
+	DocumentKnowledgeChunks(ctx context.Context, orgID, agent, id string, from, limit int) ([]store.KnowledgeHit, error)
+}
+
+// Knowledge is the Source of the documents attached to the turn's agent
+// (its organisation and agent from the scope alone). A document's text
+// is its chunks joined in order (document.JoinChunks); one still
+// indexing or failed is Unreadable, saying so.
+type Knowledge struct{ Store KnowledgeStore }
+
+// Find implements Source: by ID, else by name (exact, then ignoring
+// case; the newest document of that name).
+func (k Knowledge) Find(ctx context.Context, s tool.Scope, ref string) (Doc, error) {
+	if k.Store == nil {
+		return Doc{}, tool.Infra(fmt.Errorf("read knowledge: %w", store.ErrNoStore))
+	}
+	if s.Agent == "" {
+		return Doc{}, store.ErrNotFound
+	}
+	kd, err := k.Store.GetKnowledgeDocument(ctx, s.OrgID, s.Agent, ref)
+	if errors.Is(err, store.ErrNotFound) {
+		kd, err = k.byName(ctx, s, ref)
+	}
+	if err != nil {
+		return Doc{}, err
+	}
+	d := Doc{ID: kd.ID, Name: kd.Name, Kind: kindOf(kd.Name, kd.MediaType), Origin: "knowledge document"}
+	switch kd.Status {
+	case store.KnowledgeReady:
+		d.Text, err = k.text(ctx, s, kd)
+		return d, err
+	case store.KnowledgeIndexing:
+		d.Unreadable = fmt.Sprintf("knowledge document %q is still being indexed (%d of %d chunks); try again later", kd.Name, kd.Chunks, kd.Total)
+	default:
+		d.Unreadable = fmt.Sprintf("knowledge document %q could not be indexed: %s", kd.Name, cmp.Or(kd.Reason, "no reason recorded"))
+	}
+	return d, nil
+}
+
+// text joins the ready document's chunks, a store batch at a time.
+func (k Knowledge) text(ctx context.Context, s tool.Scope, kd store.KnowledgeDocument) (string, error) {
+	var chunks []string
+	for len(chunks) < store.MaxKnowledgeChunks {
+		hs, err := k.Store.DocumentKnowledgeChunks(ctx, s.OrgID, s.Agent, kd.ID, len(chunks), store.MaxKnowledgeBatch)
+		if err != nil {
+			return "", err
+		}
+		for _, h := range hs {
+			chunks = append(chunks, h.Text)
+		}
+		if len(hs) < store.MaxKnowledgeBatch {
+			break
+		}
+	}
+	return document.JoinChunks(chunks), nil
+}
+
+func (k Knowledge) byName(ctx context.Context, s tool.Scope, name string) (store.KnowledgeDocument, error) {
+	list, err := k.Store.ListKnowledgeDocuments(ctx, s.OrgID, s.Agent)
+	if err != nil {
+		return store.KnowledgeDocument{}, err
+	}
+	for _, match := range []func(string) bool{
+		func(n string) bool { return n == name },
+		func(n string) bool { return strings.EqualFold(n, name) },
+	} {
+		for i := len(list) - 1; i >= 0; i-- {
+			if match(list[i].Name) {
+				return list[i], nil
+			}
+		}
+	}
+	return store.KnowledgeDocument{}, store.ErrNotFound
+}
+
+// Label implements Source.
+func (Knowledge) Label() string { return "in this agent's knowledge" }
+
+// Names implements Source.
+func (k Knowledge) Names(ctx context.Context, s tool.Scope) ([]string, error) {
+	if k.Store == nil || s.Agent == "" {
+		return nil, nil
+	}
+	list, err := k.Store.ListKnowledgeDocuments(ctx, s.OrgID, s.Agent)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]string, len(list))
+	for i, kd := range list {
+		out[i] = kd.Name
+	}
+	return out, nil
+}
+
+// kindOf is what a knowledge document was read as, from its name and
+// type as document.Extract tells them apart.
+func kindOf(name, mediaType string) string {
+	n := strings.ToLower(name)
+	switch {
+	case strings.HasSuffix(n, ".pdf") || mediaType == "application/pdf":
+		return "pdf"
+	case strings.HasSuffix(n, ".docx") || strings.Contains(mediaType, "wordprocessingml"):
+		return "docx"
+	}
+	return "text"
 }

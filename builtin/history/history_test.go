@@ -206,11 +206,12 @@ func TestBounds(t *testing.T) {
 	}
 }
 
-// TestOpenedWithMemory: under Deliberate Tool Mode the memory family
-// opens search_conversations ("what did I tell you about…").
+// TestOpenedWithMemory: under Deliberate Tool Mode its own history
+// family and the memory family ("what did I tell you about…") open
+// search_conversations.
 func TestOpenedWithMemory(t *testing.T) {
-	if got := intent.TargetsOf(history.Tool(nil)); !cmp.Equal(got, []string{intent.Memory}) {
-		t.Errorf("TargetsOf = %v, want [memory]", got)
+	if got := intent.TargetsOf(history.Tool(nil)); !cmp.Equal(got, []string{intent.Memory, intent.History}) {
+		t.Errorf("TargetsOf = %v, want [memory history]", got)
 	}
 }
 

@@ -435,6 +435,30 @@ func (s *Store) KnowledgeChunks(ctx context.Context, orgID, agent string, ids []
 	return hs, nil
 }
 
+// DocumentKnowledgeChunks returns the ready document's chunks from seq
+// from, in order.
+func (s *Store) DocumentKnowledgeChunks(ctx context.Context, orgID, agent, id string, from, limit int) ([]store.KnowledgeHit, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, wrapErr("document knowledge chunks", err)
+	}
+	if !validKeys(orgID, agent, id) {
+		return nil, nil
+	}
+	const q = `SELECT c.document_id, d.name, c.seq, c.text FROM knowledge_chunks c
+		JOIN knowledge_documents d ON d.org_id = c.org_id AND d.id = c.document_id
+		WHERE c.org_id = $1 AND c.agent = $2 AND c.document_id = $3 AND c.seq >= $4 AND d.agent = c.agent AND d.status = 'ready'
+		ORDER BY c.seq LIMIT $5`
+	rows, err := s.pool.Query(ctx, q, orgID, agent, id, max(from, 0), store.KnowledgeBatchSize(limit))
+	if err != nil {
+		return nil, wrapErr("document knowledge chunks", err)
+	}
+	hs, err := collectKnowledgeHits(rows)
+	if err != nil {
+		return nil, wrapErr("document knowledge chunks", err)
+	}
+	return hs, nil
+}
+
 // StaleKnowledgeChunks returns chunks of the agent's ready documents
 // whose model is not model.
 func (s *Store) StaleKnowledgeChunks(ctx context.Context, orgID, agent, model string, limit int) ([]store.KnowledgeHit, error) {

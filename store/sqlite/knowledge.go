@@ -474,6 +474,30 @@ func (s *Store) KnowledgeChunks(ctx context.Context, orgID, agent string, ids []
 	return out, nil
 }
 
+// DocumentKnowledgeChunks returns the ready document's chunks from seq
+// from, in order.
+func (s *Store) DocumentKnowledgeChunks(ctx context.Context, orgID, agent, id string, from, limit int) ([]store.KnowledgeHit, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("sqlite: document knowledge chunks: %w", err)
+	}
+	if !validKeys(orgID, agent, id) {
+		return nil, nil
+	}
+	const q = `SELECT c.document_id, d.name, c.seq, c.text FROM knowledge_chunks c
+		JOIN knowledge_documents d ON d.org_id = c.org_id AND d.id = c.document_id
+		WHERE c.org_id = ? AND c.agent = ? AND c.document_id = ? AND c.seq >= ? AND d.agent = c.agent AND d.status = 'ready'
+		ORDER BY c.seq LIMIT ?`
+	rows, err := s.reader.QueryContext(ctx, q, orgID, agent, id, max(from, 0), store.KnowledgeBatchSize(limit))
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: document knowledge chunks: %w", err)
+	}
+	out, err := scanKnowledgeHits(rows)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: document knowledge chunks: %w", err)
+	}
+	return out, nil
+}
+
 // StaleKnowledgeChunks returns chunks of the agent's ready documents
 // whose model is not model.
 func (s *Store) StaleKnowledgeChunks(ctx context.Context, orgID, agent, model string, limit int) ([]store.KnowledgeHit, error) {

@@ -25,6 +25,7 @@ func knowledgeCases() []suiteCase {
 		{"ChunkCap", testKnowledgeChunkCap},
 		{"DeleteAgentDeletesKnowledge", testKnowledgeDeleteAgent},
 		{"ConcurrentDocumentCap", testKnowledgeConcurrentCap},
+		{"DocumentChunks", testKnowledgeDocumentChunks},
 	}
 }
 
@@ -453,5 +454,53 @@ func testKnowledgeConcurrentCap(t *testing.T, f *fixture) {
 	}
 	if ok != 2 || len(list) != store.MaxKnowledgeDocuments {
 		t.Errorf("%d racing puts succeeded and %d documents are stored; want 2 and %d", ok, len(list), store.MaxKnowledgeDocuments)
+	}
+}
+
+// testKnowledgeDocumentChunks: a ready document's chunks come in Seq
+// order from a Seq on, a page at a time; out of scope or not ready gives
+// none.
+func testKnowledgeDocumentChunks(t *testing.T, f *fixture) {
+	ctx := t.Context()
+	d := f.indexDocument(t, f.newDocument("doc", "helper"), "one", "two", "three", "four", "five")
+	seqs := func(hs []store.KnowledgeHit) []string {
+		out := []string{}
+		for _, h := range hs {
+			out = append(out, fmt.Sprintf("%d:%s:%s", h.Seq, h.Name, h.Text))
+		}
+		return out
+	}
+	got, err := f.DocumentKnowledgeChunks(ctx, d.OrgID, "helper", d.ID, 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := diff([]string{"0:doc.txt:one", "1:doc.txt:two", "2:doc.txt:three", "3:doc.txt:four", "4:doc.txt:five"}, seqs(got)); s != "" {
+		t.Errorf("all chunks (-want +got):\n%s", s)
+	}
+	got, err = f.DocumentKnowledgeChunks(ctx, d.OrgID, "helper", d.ID, 2, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := diff([]string{"2:doc.txt:three", "3:doc.txt:four"}, seqs(got)); s != "" {
+		t.Errorf("from 2, two (-want +got):\n%s", s)
+	}
+	other := f.sub("other")
+	indexing := f.newDocument("indexing", "helper")
+	if _, err := f.PutKnowledgeDocument(ctx, indexing); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.AddKnowledgeChunks(ctx, indexing.OrgID, "helper", indexing.ID, 2, chunksOf(t, 0, "half"), at(11)); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ name, org, agent, id string }{
+		{"another agent", d.OrgID, "sales", d.ID},
+		{"another organisation", other.id("org"), "helper", d.ID},
+		{"no such document", d.OrgID, "helper", "nope"},
+		{"indexing", d.OrgID, "helper", indexing.ID},
+	} {
+		hs, err := f.DocumentKnowledgeChunks(ctx, c.org, c.agent, c.id, 0, 0)
+		if err != nil || len(hs) != 0 {
+			t.Errorf("%s: %v, %v; want none", c.name, seqs(hs), err)
+		}
 	}
 }
