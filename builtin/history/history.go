@@ -42,11 +42,8 @@ const (
 	// hit, ellipses included; TitleRunes the title shown.
 	SnippetRunes = 300
 	TitleRunes   = 100
-	// idRunes bounds a conversation id as shown (ids are short; this
-	// keeps a malformed one from growing the answer).
-	idRunes = 80
 	// MaxOutputRunes bounds the whole answer: MaxLimit hits of a title,
-	// an id, a date and a snippet, with their framing.
+	// a date and a snippet, with their framing.
 	MaxOutputRunes = 6000
 )
 
@@ -137,7 +134,8 @@ func search(ctx context.Context, h store.History, sc tool.Scope, in Input) (stri
 }
 
 // render lists the hits for the model, in the store's order: a line
-// per conversation (title, id, the message's date in UTC) and the
+// per conversation (title and the message's date in UTC; ids are data,
+// never shown to the model) and the
 // passage of the person's message around the match.
 func render(hits []store.HistoryHit, words []string) string {
 	var b strings.Builder
@@ -151,7 +149,7 @@ func render(hits []store.HistoryHit, words []string) string {
 		if t := clip(h.Title, TitleRunes); t != "" {
 			title = strconv.Quote(t)
 		}
-		fmt.Fprintf(&b, "\n[%d] %s (conversation %s, %s)\n    %s", i+1, title, clip(h.ConversationID, idRunes),
+		fmt.Fprintf(&b, "\n[%d] %s (%s)\n    %s", i+1, title,
 			h.CreatedAt.UTC().Format("2006-01-02"), Snippet(h.Content, words, SnippetRunes))
 	}
 	return b.String()

@@ -75,8 +75,8 @@ func testConversationSearchThroughTurns(t *testing.T, backend string) {
 		t.Error("search_conversations is declared with its switch unset")
 	}
 	found := toolResult(t, seen, "find")
-	if !strings.Contains(found, "My passport number ends in 4417.") || !strings.Contains(found, "conversation h-1") {
-		t.Errorf("Ana's search = %q, want her message of h-1", found)
+	if !strings.Contains(found, "My passport number ends in 4417.") || strings.Contains(found, "h-1") {
+		t.Errorf("Ana's search = %q, want her message of h-1, without its id", found)
 	}
 	for _, leak := range []string{"h-2", "What did I tell you", "expired", "h-3", "Kumquat"} {
 		if strings.Contains(found, leak) {
