@@ -145,6 +145,12 @@ func newStubAPI() *stubAPI {
 	api("GET /api/agents/{name}", s.getAgent)
 	api("GET /api/agents/{name}/models", s.agentModels)
 	api("GET /api/conversations/{id}/models", s.conversationModels)
+	api("GET /api/conversations/{id}/attachments", func(w http.ResponseWriter, _ *http.Request) {
+		writeJSON(w, http.StatusOK, map[string]any{"attachments": []any{}})
+	})
+	api("GET /api/agents/{name}/knowledge", func(w http.ResponseWriter, _ *http.Request) {
+		writeJSON(w, http.StatusOK, map[string]any{"documents": []any{}})
+	})
 	api("PUT /api/agents/{name}", s.putAgent)
 	api("DELETE /api/agents/{name}", s.deleteAgent)
 	api("GET /api/tools", s.tools)

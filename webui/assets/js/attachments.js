@@ -7,7 +7,7 @@
 // message sent after it was attached, which is how a stored transcript
 // places it (Placement).
 import { h, icon, replace } from './dom.js';
-import { t, locale } from './i18n.js';
+import { t, tn, locale } from './i18n.js';
 
 const enc = encodeURIComponent;
 
@@ -17,11 +17,11 @@ export const MAX_FILE_BYTES = 25 * 1024 * 1024;
 
 // size formats a byte count for people (1024 bytes a kB).
 export function size(n) {
-  const units = [['byte', 1], ['kilobyte', 1024], ['megabyte', 1024 ** 2], ['gigabyte', 1024 ** 3]];
+  if (n < 1024) return tn('attach.bytes', n);
+  const units = [['kilobyte', 1024], ['megabyte', 1024 ** 2], ['gigabyte', 1024 ** 3]];
   let [unit, div] = units[0];
   for (const u of units) if (n >= u[1]) [unit, div] = u;
-  return new Intl.NumberFormat(locale(), { style: 'unit', unit, unitDisplay: 'short', maximumFractionDigits: div === 1 ? 0 : 1 })
-    .format(n / div);
+  return new Intl.NumberFormat(locale(), { style: 'unit', unit, unitDisplay: 'short', maximumFractionDigits: 1 }).format(n / div);
 }
 
 // fileLink is an attachment's name as a link to its bytes (GET …/{id}).
