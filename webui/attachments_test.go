@@ -236,7 +236,7 @@ func TestKnowledgeOnAgentPage(t *testing.T) {
 	b.open("#/agents", `li[data-agent="assistant"]`)
 	b.open("#/agents/assistant", `tr[data-document="kdoc_scan"][data-status="indexing"]`)
 	b.WaitText(`tr[data-document="kdoc_scan"]`, "Indexing 1 of 3 passages")
-	b.ShotView("indexing")
+	b.Shot("indexing")
 	if _, err := st.FinishKnowledgeDocument(ctx, "org_a", "assistant", d.ID, "the PDF is encrypted", clock.Now()); err != nil {
 		t.Fatal(err)
 	}
@@ -270,7 +270,7 @@ func TestKnowledgeOnAgentPage(t *testing.T) {
 	}
 	b.WaitText(`tr[data-document="`+ready.ID+`"] .knowledge-state`, fmt.Sprintf("Indexed %d passage", ready.Chunks))
 	b.WaitText(`tr[data-status="failed"]:not([data-document="kdoc_scan"]) .knowledge-reason`, "binary file")
-	b.ShotView("listed")
+	b.Shot("listed")
 
 	// Removed after a confirmation.
 	del := `tr[data-document="` + ready.ID + `"] button.remove-document`
@@ -288,5 +288,41 @@ func TestKnowledgeOnAgentPage(t *testing.T) {
 	}
 	if rows := b.knowledgeRows(); len(rows) != 2 {
 		t.Errorf("rows after the remove: %q, want scan.pdf and logo.png", rows)
+	}
+}
+
+// putKnowledge stores three documents of the agent assistant: one
+// indexing (1 of 3 passages), one failed, one ready.
+func putKnowledge(t *testing.T, st store.Store) {
+	t.Helper()
+	ctx := context.Background()
+	now := clock.Now().UTC()
+	for _, d := range []struct {
+		id, name, reason string
+		chunks, total    int
+		finish           bool
+	}{
+		{"kdoc_a", "handbook.md", "", 2, 2, true},
+		{"kdoc_b", "scan.pdf", "the PDF is encrypted", 0, 0, true},
+		{"kdoc_c", "policies.docx", "", 1, 3, false},
+	} {
+		if _, err := st.PutKnowledgeDocument(ctx, store.KnowledgeDocument{OrgID: "org_a", Agent: "assistant", ID: d.id,
+			Name: d.name, MediaType: "text/plain", Size: 4096, CreatedAt: now}); err != nil {
+			t.Fatal(err)
+		}
+		var chunks []store.KnowledgeChunk
+		for i := range d.chunks {
+			chunks = append(chunks, store.KnowledgeChunk{Seq: i, Text: fmt.Sprintf("Passage %d of %s.", i+1, d.name)})
+		}
+		if len(chunks) > 0 {
+			if _, err := st.AddKnowledgeChunks(ctx, "org_a", "assistant", d.id, d.total, chunks, now); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if d.finish {
+			if _, err := st.FinishKnowledgeDocument(ctx, "org_a", "assistant", d.id, d.reason, now); err != nil {
+				t.Fatal(err)
+			}
+		}
 	}
 }

@@ -49,8 +49,9 @@ export function addFiles(item, conversationID, files) {
   let list = item.querySelector('.msg-files');
   if (!list) {
     list = fileList(conversationID, []);
-    item.querySelector('.msg-actions')?.before(list);
-    if (!list.isConnected) item.append(list);
+    const actions = item.querySelector('.msg-actions');
+    if (actions) actions.before(list);
+    else item.append(list);
   }
   list.append(...files.map((a) => fileItem(conversationID, a)));
 }

@@ -41,7 +41,7 @@ export function knowledgeSection(api, admin, agent) {
       return;
     }
     show(docs);
-    if (docs.some((d) => d.status === 'indexing') && el.isConnected) timer = setTimeout(refresh, POLL_MS);
+    if (docs.some((d) => d.status === 'indexing')) timer = setTimeout(() => el.isConnected && refresh(), POLL_MS);
   };
 
   const show = (docs) => {
@@ -49,7 +49,7 @@ export function knowledgeSection(api, admin, agent) {
       replace(list, h('p', { class: 'muted', id: 'knowledge-none' }, t('knowledge.none')));
       return;
     }
-    replace(list, h('div', { class: 'table-wrap' }, h('table', { class: 'knowledge-table' },
+    replace(list, h('div', { class: 'table-wrap' }, h('table', { class: 'stack knowledge-table' },
       h('caption', { class: 'sr-only' }, t('knowledge.caption', { agent })),
       h('thead', null, h('tr', null,
         h('th', { scope: 'col' }, t('knowledge.name')), h('th', { scope: 'col' }, t('knowledge.size')),
@@ -58,7 +58,7 @@ export function knowledgeSection(api, admin, agent) {
   };
 
   const row = (d) => h('tr', { 'data-document': d.id, 'data-status': d.status },
-    h('td', { 'data-label': t('knowledge.name') }, d.name),
+    h('td', { 'data-label': t('knowledge.name'), class: 'wide' }, d.name),
     h('td', { 'data-label': t('knowledge.size') }, size(d.size)),
     h('td', { 'data-label': t('knowledge.state'), class: 'knowledge-state' }, state(d)),
     admin ? h('td', { class: 'actions' }, h('button', { type: 'button', class: 'danger small remove-document',
