@@ -8,10 +8,14 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/chromedp"
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/quiverhq/quiver/accounts"
 	"github.com/quiverhq/quiver/internal/clock"
 	"github.com/quiverhq/quiver/store"
 )
@@ -289,6 +293,51 @@ func TestKnowledgeOnAgentPage(t *testing.T) {
 	if rows := b.knowledgeRows(); len(rows) != 2 {
 		t.Errorf("rows after the remove: %q, want scan.pdf and logo.png", rows)
 	}
+
+	// Dropped on the section: added as a picked file is.
+	b.Do("drop a file", chromedp.Evaluate[chromedp.Void](`(() => {
+		const dt = new DataTransfer();
+		dt.items.add(new File(['Holidays: the office closes on public holidays.\n'], 'holidays.md', { type: 'text/markdown' }));
+		document.getElementById('knowledge-list').dispatchEvent(new DragEvent('drop', { dataTransfer: dt, bubbles: true, cancelable: true }));
+	})()`))
+	b.WaitText(`#knowledge-status`, "Added holidays.md: 1 passage.")
+	b.WaitText(`#knowledge-list`, "holidays.md")
+
+	// A member sees the documents, and neither adds nor removes.
+	now = clock.Now().UTC()
+	if err := st.CreateUser(ctx, store.User{ID: "bruno", OrgID: "org_a", DisplayName: "Bruno Costa", Role: store.RoleMember, CreatedAt: now, UpdatedAt: now}); err != nil {
+		t.Fatal(err)
+	}
+	b.signInAs(st, "bruno")
+	b.open("#/agents/assistant", `#knowledge-list tr[data-status="ready"]`)
+	if n := eval[int](b, `document.querySelectorAll('#knowledge-add, #knowledge-input, .remove-document').length`); n != 0 {
+		t.Errorf("a member is offered %d controls to change knowledge", n)
+	}
+	if rows := b.knowledgeRows(); len(rows) != 3 {
+		t.Errorf("a member's rows: %q, want the agent's three documents", rows)
+	}
+}
+
+// signInAs signs the browser out and in again as user of org_a, with a
+// new login link from st.
+func (b *browser) signInAs(st store.Store, user string) {
+	b.t.Helper()
+	ctx := context.Background()
+	now := clock.Now().UTC()
+	link, err := (&accounts.Service{Store: st}).Issue(ctx, store.Credential{Kind: store.CredLoginLink, OrgID: "org_a", UserID: user,
+		CreatedAt: now, ExpiresAt: now.Add(time.Hour)})
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	func() {
+		ctx, cancel := b.Step()
+		defer cancel()
+		if _, err := chromedp.Call(ctx, network.ClearBrowserCookies, cdp.Empty{}); err != nil {
+			b.t.Fatalf("clear cookies: %v", err)
+		}
+	}()
+	b.Do("open "+user+"'s link", chromedp.Navigate(b.srv.URL+"/login?token="+link), chromedp.WaitVisible(chromedp.CSS(`#sign-in[data-armed]`)))
+	b.Do("sign in as "+user, chromedp.Click(chromedp.CSS(`#sign-in`)), chromedp.WaitVisible(chromedp.CSS(`#nav`)))
 }
 
 // putKnowledge stores three documents of the agent assistant: one
