@@ -85,6 +85,7 @@ func TestAttachmentsAgainstHTTPAPI(t *testing.T) {
 		chromedp.WaitVisible(chromedp.CSS(chip("notes.md")+`[data-state="ready"]`)))
 	b.WaitText(chip("notes.md"), "Attached")
 	b.WaitText(chip("notes.md")+` .attach-size`, "69 bytes")
+	b.WaitText(`#attach-status`, "notes.md attached") // said to a screen reader
 	cs, err := st.ListConversations(context.Background(), "org_a", "ana", 0)
 	if err != nil || len(cs) != 1 {
 		t.Fatalf("after attaching in a new chat: %d conversations (%v), want 1", len(cs), err)

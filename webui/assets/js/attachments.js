@@ -103,14 +103,16 @@ export class Placement {
   }
 }
 
-// Tray is the composer's files: el is its list (ul#attachments). opts:
+// Tray is the composer's files: el is its list (ul#attachments), live a
+// status element that announces each file's outcome. opts:
 // conversation() resolves the id to attach to (a new chat's conversation
 // is stored then), changed() runs when the tray changes, focus() when its
 // last chip is removed (focus goes back to the message box).
 export class Tray {
-  constructor(api, el, opts) {
+  constructor(api, el, live, opts) {
     this.api = api;
     this.el = el;
+    this.live = live;
     this.opts = opts;
     this.chips = [];
     this.count = 0;
@@ -173,6 +175,7 @@ export class Tray {
 
   async upload(file) {
     const c = this.chip(file.name, file.size);
+    c.announce = true;
     this.set(c, 'uploading', t('attach.uploading', { percent: 0 }));
     if (file.size > MAX_FILE_BYTES) {
       this.refused(c, t('attach.tooLarge', { name: file.name, size: size(file.size), limit: size(MAX_FILE_BYTES) }));
@@ -205,6 +208,7 @@ export class Tray {
     } else {
       this.set(c, 'ready', t('attach.ready'));
     }
+    if (c.announce) this.live.textContent = t('attach.readyNamed', { name: att.name });
     this.opts.changed?.();
   }
 

@@ -80,14 +80,18 @@ export function knowledgeSection(api, admin, agent) {
     status.focus();
   };
 
-  // add uploads each file in its own request, so that one refused file
-  // (too large, the agent full) leaves the others added.
+  // add uploads each file in its own request, one after the other, so
+  // that one refused file (too large, the agent full) leaves the others
+  // added.
   const add = async (files) => {
     replace(status);
-    await Promise.all([...files].map(async (f) => {
-      const line = h('li', { class: 'knowledge-upload', 'data-name': f.name });
+    const queued = [...files].map((f) => {
+      const line = h('li', { class: 'knowledge-upload', 'data-name': f.name }, t('knowledge.queued', { name: f.name }));
       uploads.append(line);
-      uploads.hidden = false;
+      return { f, line };
+    });
+    uploads.hidden = !uploads.children.length;
+    for (const { f, line } of queued) {
       const text = h('span', null, t('knowledge.uploading', { name: f.name, percent: 0 }));
       const bar = h('progress', { max: 100, value: 0, 'aria-label': f.name });
       replace(line, text, ' ', bar);
@@ -112,8 +116,8 @@ export function knowledgeSection(api, admin, agent) {
         line.remove();
         uploads.hidden = !uploads.children.length;
       }
-    }));
-    await refresh();
+      await refresh(); // the list grows as each file is done
+    }
   };
 
   if (admin) {

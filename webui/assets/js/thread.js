@@ -176,9 +176,11 @@ export class Thread {
     this.input = h('textarea', {
       id: 'message', name: 'message', rows: 2, autocomplete: 'off',
       placeholder: t('chat.placeholder'),
+      // Pasted files are attached; a paste that holds text too (an
+      // office program's copy carries a picture of it) pastes the text.
       onpaste: (e) => {
         const files = [...(e.clipboardData?.files ?? [])];
-        if (!files.length) return;
+        if (!files.length || e.clipboardData.types.includes('text/plain')) return;
         e.preventDefault();
         this.tray.add(files);
       },
@@ -212,10 +214,11 @@ export class Thread {
     }
     this.composerLeft = h('div', { class: 'composer-left' }, left);
     const files = h('ul', { class: 'attachments', id: 'attachments', hidden: true, 'aria-label': t('chat.attachments') });
-    this.tray = new Tray(this.api, files, { conversation: () => this.conversation(), focus: () => this.input.focus() });
+    const announce = h('span', { class: 'sr-only', role: 'status', id: 'attach-status' });
+    this.tray = new Tray(this.api, files, announce, { conversation: () => this.conversation(), focus: () => this.input.focus() });
     this.form = h('form', { class: this.conv ? 'composer' : 'composer new-conv', 'aria-label': this.conv ? null : t('chat.new'), onsubmit: (e) => { e.preventDefault(); this.send(this.input.value); } },
       this.label,
-      files,
+      files, announce,
       this.input,
       h('div', { class: 'composer-row' }, this.composerLeft,
         h('div', { class: 'composer-right' }, this.cancelButton, this.sendButton)));
