@@ -376,3 +376,31 @@ func putKnowledge(t *testing.T, st store.Store) {
 		}
 	}
 }
+
+// TestSendWaitsForUploads: while a file is uploading, Send says to wait
+// and sends nothing; once the upload ends the message goes with the file.
+func TestSendWaitsForUploads(t *testing.T) {
+	atEachWidth(t, func(t *testing.T, api *stubAPI, b *browser, w width) {
+		release := api.hold("upload")
+		paths := writeFiles(t, map[string][]byte{"plan.txt": []byte("The plan.\n")})
+		b.open("#/chat/"+stubConv, `#attach`)
+		b.Do("attach plan.txt", chromedp.SetUploadFiles(chromedp.CSS(`#attach-input`), []string{paths["plan.txt"]}),
+			chromedp.WaitVisible(chromedp.CSS(chip("plan.txt")+`[data-state="uploading"]`)))
+		b.WaitText(chip("plan.txt"), "Uploading…")
+		b.send("Read the plan")
+		b.WaitText(`#composer-status`, "Wait until every file has finished uploading, then send.")
+		if n := len(b.requests("POST", "/api/conversations/"+stubConv+"/messages")); n != 0 {
+			t.Errorf("%d messages sent while a file was uploading", n)
+		}
+		if got := eval[string](b, `document.getElementById('message').value`); got != "Read the plan" {
+			t.Errorf("the message box holds %q while the file uploads", got)
+		}
+		b.ShotView("uploading")
+		release()
+		b.Do("uploaded", chromedp.WaitVisible(chromedp.CSS(chip("plan.txt")+`[data-state="ready"]`)))
+		b.Do("send", chromedp.Click(chromedp.CSS(`#send`)))
+		b.WaitText(`.transcript .msg.assistant:last-child .text`, "You said: Read the plan")
+		b.until("the file with its message", `[...document.querySelectorAll('.transcript li.msg.user')].pop()?.querySelector('.msg-files')?.textContent.includes('plan.txt')`)
+		b.fits(w, "a message with its file")
+	})
+}

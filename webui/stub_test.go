@@ -148,6 +148,7 @@ func newStubAPI() *stubAPI {
 	api("GET /api/conversations/{id}/attachments", func(w http.ResponseWriter, _ *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]any{"attachments": []any{}})
 	})
+	api("POST /api/conversations/{id}/attachments", s.upload)
 	api("GET /api/agents/{name}/knowledge", func(w http.ResponseWriter, _ *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]any{"documents": []any{}})
 	})
@@ -171,7 +172,7 @@ func (s *stubAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.mux.Serv
 func (s *stubAPI) auth(next http.HandlerFunc) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		var b map[string]any
-		if r.Body != nil && r.ContentLength != 0 {
+		if r.Body != nil && r.ContentLength != 0 && !strings.HasPrefix(r.Header.Get("Content-Type"), "multipart/") {
 			_ = json.NewDecoder(r.Body).Decode(&b)
 		}
 		if s.down.Load() {
