@@ -204,6 +204,25 @@ func TestAxeEveryPage(t *testing.T) {
 			b.Do("edit a memory", chromedp.Click(chromedp.CSS(`li[data-memory="m1"] button.edit-memory`)), chromedp.WaitVisible(chromedp.CSS(`#memory-edit-m1`)))
 			a.check("memories-edit", false)
 
+			// Attachments: a chip stored, one refused, then a message
+			// with its file in the transcript.
+			files := writeFiles(t, map[string][]byte{"notes.md": []byte("# Notes\nFriday.\n"), "photo.png": binaryFile()})
+			b.open("#/chat", `.new-conv #attach`)
+			b.Do("attach", chromedp.SetUploadFiles(chromedp.CSS(`#attach-input`), []string{files["notes.md"]}),
+				chromedp.WaitVisible(chromedp.CSS(chip("notes.md")+`[data-state="ready"]`)),
+				chromedp.SetUploadFiles(chromedp.CSS(`#attach-input`), []string{files["photo.png"]}),
+				chromedp.WaitVisible(chromedp.CSS(chip("photo.png")+`[data-state="error"]`)))
+			a.check("chat-attachments", true)
+			b.send("Read the notes")
+			b.Do("sent", chromedp.WaitVisible(chromedp.CSS(`.transcript .msg-file a`)), chromedp.WaitEnabled(chromedp.CSS(`#send`)))
+			a.check("chat-attached", true)
+
+			// Knowledge on the agent page: one indexing, one failed, one
+			// ready.
+			putKnowledge(t, st)
+			b.open("#/agents/assistant", `#knowledge-list tr[data-status="indexing"]`)
+			a.check("agent-knowledge", false)
+
 			// httpapi's login pages: a working link (not used), a used
 			// one, and another account's.
 			ctx := context.Background()

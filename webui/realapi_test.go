@@ -14,11 +14,13 @@ import (
 
 	"github.com/quiverhq/quiver/accounts"
 	"github.com/quiverhq/quiver/agent"
+	"github.com/quiverhq/quiver/attachment"
 	"github.com/quiverhq/quiver/embed"
 	"github.com/quiverhq/quiver/engine"
 	"github.com/quiverhq/quiver/httpapi"
 	"github.com/quiverhq/quiver/internal/clock"
 	"github.com/quiverhq/quiver/internal/config"
+	"github.com/quiverhq/quiver/knowledge"
 	"github.com/quiverhq/quiver/llm"
 	"github.com/quiverhq/quiver/registry"
 	"github.com/quiverhq/quiver/settings"
@@ -157,8 +159,10 @@ func realAPIWith(t *testing.T, wrap func(store.Store, *scriptedEngine) httpapi.E
 	if wrap != nil {
 		served = wrap(st, eng)
 	}
+	emb := embed.Fixed{E: embed.Local{}}
 	h := httpapi.New(httpapi.Config{Store: st, Engine: served, MCP: &storeMCP{st: st}, UI: webui.Handler(), Heartbeat: -1,
-		Embeddings: embed.Fixed{E: embed.Local{}}})
+		Embeddings: emb, Attachments: attachment.New(attachment.Config{Store: st, Embed: emb}),
+		Knowledge: storeKnowledge{Index: &knowledge.Index{Store: st, Embedders: emb}, Knowledge: st}})
 	b := newBrowser(t, h)
 	b.Do("open the login link", chromedp.Navigate(b.srv.URL+"/login?token="+link), chromedp.WaitVisible(chromedp.CSS(`#sign-in`)))
 	b.WaitText(`#account`, "Ana Lima")
@@ -417,6 +421,13 @@ func (e *scriptedEngine) ModelStatus(context.Context, httpapi.Caller, string) (h
 		return httpapi.ModelStatus{Model: "openai:gpt-4.1-mini", Help: "Set the OpenAI API key in Settings."}, nil
 	}
 	return httpapi.ModelStatus{Model: "openai:gpt-4.1-mini", Connected: true}, nil
+}
+
+// storeKnowledge is httpapi.Knowledge over the store, as internal/app
+// serves it: the index adds, the store lists and deletes.
+type storeKnowledge struct {
+	*knowledge.Index
+	store.Knowledge
 }
 
 // storeMCP registers servers straight into the store, discovering one

@@ -268,3 +268,19 @@ func (s *stubAPI) toolsTurn(ctx context.Context, w http.ResponseWriter) {
 	e.send(map[string]any{"type": "text", "text": "Found it: see docs/limits.md."})
 	e.send(map[string]any{"type": "done", "stop": "answer"})
 }
+
+// upload answers an attachment upload, after the hold "upload" when it
+// is held, as stored and ready.
+func (s *stubAPI) upload(w http.ResponseWriter, r *http.Request) {
+	f, h, err := r.FormFile("file")
+	if err != nil {
+		writeErr(w, http.StatusBadRequest, "invalid_request", "the body has no file in the field \"file\"")
+		return
+	}
+	f.Close()
+	if !s.wait(r.Context(), "upload") {
+		return
+	}
+	writeJSON(w, http.StatusCreated, map[string]any{"id": "att_" + h.Filename, "name": h.Filename, "media_type": "text/plain",
+		"size": h.Size, "status": "ready", "created_at": time.Now().UTC().Format(time.RFC3339Nano)})
+}

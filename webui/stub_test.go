@@ -145,6 +145,13 @@ func newStubAPI() *stubAPI {
 	api("GET /api/agents/{name}", s.getAgent)
 	api("GET /api/agents/{name}/models", s.agentModels)
 	api("GET /api/conversations/{id}/models", s.conversationModels)
+	api("GET /api/conversations/{id}/attachments", func(w http.ResponseWriter, _ *http.Request) {
+		writeJSON(w, http.StatusOK, map[string]any{"attachments": []any{}})
+	})
+	api("POST /api/conversations/{id}/attachments", s.upload)
+	api("GET /api/agents/{name}/knowledge", func(w http.ResponseWriter, _ *http.Request) {
+		writeJSON(w, http.StatusOK, map[string]any{"documents": []any{}})
+	})
 	api("PUT /api/agents/{name}", s.putAgent)
 	api("DELETE /api/agents/{name}", s.deleteAgent)
 	api("GET /api/tools", s.tools)
@@ -165,7 +172,7 @@ func (s *stubAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.mux.Serv
 func (s *stubAPI) auth(next http.HandlerFunc) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		var b map[string]any
-		if r.Body != nil && r.ContentLength != 0 {
+		if r.Body != nil && r.ContentLength != 0 && !strings.HasPrefix(r.Header.Get("Content-Type"), "multipart/") {
 			_ = json.NewDecoder(r.Body).Decode(&b)
 		}
 		if s.down.Load() {

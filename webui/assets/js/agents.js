@@ -1,7 +1,9 @@
 // Agents: the organisation's agents, and an editor for one agent's YAML
-// (admins save and delete; members read).
+// (admins save and delete; members read) with the agent's knowledge
+// below it (knowledge.js).
 import { h, heading, errorBox, when, confirm, replace } from './dom.js';
 import { t, tx } from './i18n.js';
+import { knowledgeSection } from './knowledge.js';
 
 const enc = encodeURIComponent;
 
@@ -114,4 +116,5 @@ async function editor({ api, me, main }, name) {
     }
   });
   main.append(title, form);
+  if (name) main.append(knowledgeSection(api, admin, name));
 }

@@ -132,6 +132,41 @@ export class Api {
     return true;
   }
 
+  // upload POSTs form (a FormData of files) with XMLHttpRequest, which
+  // reports the upload's progress: onProgress(sent, total) as the body
+  // goes out. It resolves the decoded JSON answer; a refusal throws
+  // ApiError with the API's code and message, a request that did not
+  // reach the server ApiError's network failure, an aborted one (signal)
+  // an AbortError.
+  upload(path, form, onProgress, signal) {
+    return new Promise((resolve, reject) => {
+      const xhr = new XMLHttpRequest();
+      xhr.open('POST', path);
+      xhr.withCredentials = true;
+      for (const [k, v] of Object.entries(this.headers('POST'))) xhr.setRequestHeader(k, v);
+      xhr.upload.addEventListener('progress', (e) => onProgress?.(e.loaded, e.lengthComputable ? e.total : 0));
+      xhr.addEventListener('load', () => {
+        let body = null;
+        try {
+          body = xhr.responseText ? JSON.parse(xhr.responseText) : null;
+        } catch {
+          body = null;
+        }
+        if (xhr.status >= 200 && xhr.status < 300) {
+          resolve(body);
+          return;
+        }
+        if (xhr.status === 401 && this.onUnauthorized) this.onUnauthorized();
+        const e = body?.error;
+        reject(new ApiError(xhr.status, e?.code ?? 'http_' + xhr.status, e?.message || xhr.statusText || `HTTP ${xhr.status}`));
+      });
+      xhr.addEventListener('error', () => reject(new ApiError(0, 'network', t('error.network'))));
+      xhr.addEventListener('abort', () => reject(new DOMException('upload aborted', 'AbortError')));
+      signal?.addEventListener('abort', () => xhr.abort(), { once: true });
+      xhr.send(form);
+    });
+  }
+
   async failure(res) {
     let code = 'http_' + res.status;
     let message = res.statusText || `HTTP ${res.status}`;

@@ -6,7 +6,7 @@
 import { h } from './dom.js';
 import { t, tx } from './i18n.js';
 import { Sidebar } from './sidebar.js';
-import { Thread } from './thread.js';
+import { Thread, listFiles } from './thread.js';
 
 const enc = encodeURIComponent;
 const AGENT = 'quiver.agent';
@@ -23,18 +23,19 @@ export async function render({ api, me, main, args }) {
     thread = await newChat(api, me, agents, sidebar, toggle);
   } else {
     const convReq = api.get(`/api/conversations/${enc(id)}`);
-    const [conv, msgs, model, models] = await Promise.all([
+    const [conv, msgs, model, models, files] = await Promise.all([
       convReq,
       api.get(`/api/conversations/${enc(id)}/messages`),
       convReq.then((c) => modelStatus(api, c.agent)),
       modelChoices(api, `/api/conversations/${enc(id)}/models`),
+      listFiles(api, id),
     ]);
     thread = new Thread(api, conv, {
       toggle,
       notice: model?.connected === false ? modelNotice(conv.id, conv.agent, model, me) : null,
       titled: (c) => sidebar.retitle(c),
     });
-    thread.load(msgs?.messages ?? [], Boolean(msgs?.more), msgs?.turns);
+    thread.load(msgs?.messages ?? [], Boolean(msgs?.more), msgs?.turns, files);
     thread.showModels(models);
   }
   sidebar.on = {

@@ -137,6 +137,7 @@ const SVG = 'http://www.w3.org/2000/svg';
 const ICONS = {
   copy: ['M9 9h11v11H9z', 'M5 15H4V4h11v1'],
   check: ['M5 12l5 5L20 7'],
+  clip: ['M21 11.5l-8.6 8.6a5.5 5.5 0 0 1-7.8-7.8l8.6-8.6a3.7 3.7 0 0 1 5.2 5.2l-8.6 8.6a1.8 1.8 0 0 1-2.6-2.6l7.9-7.9'],
 };
 
 // icon is a small decorative SVG icon (hidden from assistive technology;

@@ -6,14 +6,19 @@
 // picked (POST /api/conversations/{id}/messages), which stores the
 // conversation with it, so nothing is stored before a message is; a
 // message the server refuses (or that does not reach it) comes back in
-// the composer with the reason, and nothing is stored.
+// the composer with the reason, and nothing is stored. Files attached
+// (the attach button, dropped on the thread, pasted in the message box)
+// are uploaded at once and go with the next message (attachments.js); a
+// new chat's first file stores its conversation (POST /api/conversations)
+// so that the file has one to belong to.
 import { ApiError } from './api.js';
-import { h, errorBox, replace } from './dom.js';
+import { h, icon, errorBox, replace } from './dom.js';
 import { t } from './i18n.js';
 import { Follow } from './follow.js';
 import { Turn, transcriptItems, pauseBlock, noModelHelp, isNoModel } from './turn.js';
 import { exportMenu } from './exporter.js';
 import { decorate } from './branches.js';
+import { Tray, Placement, addFiles } from './attachments.js';
 
 const enc = encodeURIComponent;
 
@@ -66,8 +71,74 @@ export class Thread {
     const jump = h('button', { type: 'button', class: 'jump', id: 'jump', hidden: true }, h('span', { 'aria-hidden': 'true' }, '↓ '), t('chat.jump'));
     this.follow = new Follow(this.scroller, this.content, jump);
     this.follow.onJump = () => this.input.focus({ preventScroll: true });
-    this.el = h('section', { class: 'thread', 'aria-labelledby': 'thread-h' },
+    this.el = h('section', { class: 'thread', 'aria-labelledby': 'thread-h', 'data-drop': t('attach.drop') },
       this.header(), this.scroller, h('div', { class: 'jump-wrap' }, jump), this.composer());
+    this.dropTarget();
+  }
+
+  // dropTarget takes files dropped anywhere on the thread.
+  dropTarget() {
+    const files = (e) => [...(e.dataTransfer?.types ?? [])].includes('Files');
+    let depth = 0;
+    this.el.addEventListener('dragenter', (e) => {
+      if (!files(e)) return;
+      e.preventDefault();
+      depth++;
+      this.el.classList.add('dropping');
+    });
+    this.el.addEventListener('dragover', (e) => {
+      if (!files(e)) return;
+      e.preventDefault();
+      e.dataTransfer.dropEffect = 'copy';
+    });
+    this.el.addEventListener('dragleave', () => {
+      depth = Math.max(0, depth - 1);
+      if (!depth) this.el.classList.remove('dropping');
+    });
+    this.el.addEventListener('drop', (e) => {
+      if (!files(e)) return;
+      e.preventDefault();
+      depth = 0;
+      this.el.classList.remove('dropping');
+      this.tray.add(e.dataTransfer.files);
+    });
+  }
+
+  // attachControls are the attach button and the file picker it opens.
+  attachControls() {
+    this.picker = h('input', { type: 'file', id: 'attach-input', multiple: true, hidden: true, tabindex: '-1',
+      onchange: () => {
+        this.tray.add([...this.picker.files]);
+        this.picker.value = '';
+      } });
+    this.attachButton = h('button', { type: 'button', class: 'secondary small', id: 'attach', 'aria-describedby': 'attach-help',
+      onclick: () => this.picker.click() }, icon('clip'), ' ', t('attach.button'));
+    return h('span', { class: 'attach-slot' }, this.attachButton, this.picker,
+      h('span', { class: 'sr-only', id: 'attach-help' }, t('attach.help')));
+  }
+
+  // conversation resolves the id files are attached to: a new chat's
+  // conversation is stored first, with the agent and model picked, and
+  // becomes a conversation like any other.
+  conversation() {
+    // (A first message being sent stores its conversation itself.)
+    if (this.conv && (!this.fresh || this.turn)) return Promise.resolve(this.conv.id);
+    if (!this.storing) {
+      this.storing = (async () => {
+        const agent = this.agentSelect?.value;
+        if (!agent) throw new Error(t('attach.noAgent'));
+        const model = this.modelSelect && this.modelSelect.value !== this.modelDefault ? this.modelSelect.value : '';
+        let conv = await this.api.post('/api/conversations', { agent });
+        if (model) conv = (await this.api.patch(`/api/conversations/${enc(conv.id)}`, { model })) ?? conv;
+        this.conv = conv;
+        this.modelSaved = model || this.modelDefault;
+        this.fresh = true;
+        this.started();
+        return conv.id;
+      })();
+      this.storing.catch(() => { this.storing = null; });
+    }
+    return this.storing;
   }
 
   header() {
@@ -105,6 +176,14 @@ export class Thread {
     this.input = h('textarea', {
       id: 'message', name: 'message', rows: 2, autocomplete: 'off',
       placeholder: t('chat.placeholder'),
+      // Pasted files are attached; a paste that holds text too (an
+      // office program's copy carries a picture of it) pastes the text.
+      onpaste: (e) => {
+        const files = [...(e.clipboardData?.files ?? [])];
+        if (!files.length || e.clipboardData.types.includes('text/plain')) return;
+        e.preventDefault();
+        this.tray.add(files);
+      },
       onkeydown: (e) => {
         if (e.key === 'Enter' && !e.shiftKey && !e.isComposing) {
           e.preventDefault();
@@ -122,20 +201,24 @@ export class Thread {
     // The model picker goes here once the agent's models are known
     // (showModels).
     this.modelSlot = h('span', { class: 'model-slot' });
+    this.attachSlot = this.attachControls();
     if (!this.conv) {
       const agents = this.opts.agents ?? [];
       this.agentSelect = h('select', { id: 'new-agent', name: 'agent', class: 'narrow', 'aria-label': t('chat.agent'),
         onchange: () => this.opts.agentChanged?.(this.agentSelect.value) },
       agents.map((n) => h('option', { value: n, selected: n === this.opts.agent }, n)));
-      left.push(h('label', { for: 'new-agent', class: 'inline' }, t('chat.agent')), this.agentSelect, this.modelSlot);
+      left.push(this.attachSlot, h('label', { for: 'new-agent', class: 'inline' }, t('chat.agent')), this.agentSelect, this.modelSlot);
       this.sendButton.disabled = !agents.length;
     } else {
-      left.push(this.inspectDraftButton(), this.modelSlot);
+      left.push(this.attachSlot, this.inspectDraftButton(), this.modelSlot);
     }
     this.composerLeft = h('div', { class: 'composer-left' }, left);
+    const files = h('ul', { class: 'attachments', id: 'attachments', hidden: true, 'aria-label': t('chat.attachments') });
+    const announce = h('span', { class: 'sr-only', role: 'status', id: 'attach-status' });
+    this.tray = new Tray(this.api, files, announce, { conversation: () => this.conversation(), focus: () => this.input.focus() });
     this.form = h('form', { class: this.conv ? 'composer' : 'composer new-conv', 'aria-label': this.conv ? null : t('chat.new'), onsubmit: (e) => { e.preventDefault(); this.send(this.input.value); } },
       this.label,
-      h('div', { class: 'attachments', id: 'attachments', hidden: true, 'aria-label': t('chat.attachments') }),
+      files, announce,
       this.input,
       h('div', { class: 'composer-row' }, this.composerLeft,
         h('div', { class: 'composer-right' }, this.cancelButton, this.sendButton)));
@@ -201,9 +284,16 @@ export class Thread {
   }
 
   // load shows a stored transcript (GET …/messages: the branch shown,
-  // with turns, where each of its turns stands among its siblings).
-  load(messages, more, turns) {
-    this.log.append(...transcriptItems(messages, this.conv.id));
+  // with turns, where each of its turns stands among its siblings) with
+  // the conversation's files (GET …/attachments; null when unknown):
+  // each with its message, the ones not sent yet back in the composer.
+  load(messages, more, turns, files) {
+    this.placement = new Placement(files ?? []);
+    const placed = this.placement.place(messages, more);
+    const items = transcriptItems(messages, this.conv.id, placed.byMessage);
+    this.earliestUser = items.find((i) => i.classList.contains('user')) ?? null;
+    this.log.append(...items);
+    this.tray.restore(placed.unsent);
     if (more) this.olderButton(messages[0]?.seq);
     this.turns = turns ?? [];
     this.branchControls();
@@ -270,9 +360,9 @@ export class Thread {
   // reload reads the conversation and its transcript again and shows
   // them in place of what is on screen.
   async reload() {
-    let conv, msgs;
+    let conv, msgs, files;
     try {
-      [conv, msgs] = await Promise.all([this.api.get(this.base), this.api.get(`${this.base}/messages`)]);
+      [conv, msgs, files] = await Promise.all([this.api.get(this.base), this.api.get(`${this.base}/messages`), listFiles(this.api, this.conv.id)]);
     } catch (err) {
       this.status.append(errorBox(err, t('branch.failed'), () => this.reload()));
       return;
@@ -282,7 +372,8 @@ export class Thread {
     this.conv.pause = conv?.pause;
     this.paused = Boolean(conv?.pause);
     this.label.textContent = this.paused ? t('chat.yourAnswer') : t('chat.message');
-    this.load(msgs?.messages ?? [], Boolean(msgs?.more), msgs?.turns);
+    this.tray.take();
+    this.load(msgs?.messages ?? [], Boolean(msgs?.more), msgs?.turns, files);
   }
 
   // olderButton offers the transcript's previous page (the API sends the
@@ -295,7 +386,11 @@ export class Thread {
       try {
         const res = await this.api.get(`${this.base}/messages?before=${before}`);
         const page = res?.messages ?? [];
-        item.replaceWith(...transcriptItems(page, this.conv.id));
+        const placed = this.placement.place(page, Boolean(res?.more));
+        if (this.earliestUser) addFiles(this.earliestUser, this.conv.id, placed.earlier);
+        const items = transcriptItems(page, this.conv.id, placed.byMessage);
+        this.earliestUser = items.find((i) => i.classList.contains('user')) ?? this.earliestUser;
+        item.replaceWith(...items);
         if (res?.more && page.length) this.olderButton(page[0].seq);
       } catch (err) {
         button.disabled = false;
@@ -344,6 +439,10 @@ export class Thread {
     text = text.trim();
     if (!text || this.turn) return;
     replace(this.status);
+    if (this.tray.pending()) {
+      this.status.append(h('p', { class: 'alert', role: 'alert' }, t('attach.wait')));
+      return;
+    }
     const created = !this.conv;
     if (created && !(await this.create())) return;
     this.fresh = created;
@@ -360,7 +459,8 @@ export class Thread {
       working: (s) => this.showWorking(s),
       turnID: () => this.started(),
     });
-    turn.user(text);
+    const files = replaces ? [] : this.tray.take();
+    turn.user(text, files);
     this.follow.toBottom();
     const path = answer ? `${this.base}/answer` : `${this.base}/messages`;
     const body = answer ? { answer: text } : { message: text, ...this.firstOf() };
@@ -368,7 +468,9 @@ export class Thread {
     const sent = await this.run(turn, (onEvent, signal) => this.api.stream(path, body, onEvent, signal));
     if (replaces) return; // resend reads the transcript again
     if (sent === 'refused') {
-      // As before the message: the question still waits, the chips stay.
+      // As before the message: the question still waits, the chips stay,
+      // the files wait in the composer.
+      this.tray.restore(files);
       this.extras.prepend(...before.extras);
       this.paused = before.paused;
       this.label.textContent = this.paused ? t('chat.yourAnswer') : t('chat.message');
@@ -390,7 +492,7 @@ export class Thread {
     this.landing?.remove();
     this.landing = null;
     this.agentSelect = null;
-    replace(this.composerLeft, this.inspectDraftButton(), this.modelSlot);
+    replace(this.composerLeft, this.attachSlot, this.inspectDraftButton(), this.modelSlot);
     this.showActions();
     this.opts.created?.(this.conv);
   }
@@ -560,5 +662,15 @@ export class Thread {
     const q = new URLSearchParams();
     if (this.input.value.trim()) q.set('message', this.input.value.trim());
     location.hash = `#/inspect/${enc(this.conv.id)}${q.size ? '?' + q : ''}`;
+  }
+}
+
+// listFiles reads a conversation's files (GET …/attachments); null when
+// the server cannot say (no files are shown then).
+export async function listFiles(api, id) {
+  try {
+    return (await api.get(`/api/conversations/${enc(id)}/attachments`))?.attachments ?? [];
+  } catch {
+    return null;
   }
 }

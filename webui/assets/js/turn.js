@@ -3,6 +3,7 @@ import { h, replace } from './dom.js';
 import { t, tn, tx, formatNumber } from './i18n.js';
 import { markdownParts, patchBlocks } from './markdown.js';
 import { messageItem, toolCard } from './messages.js';
+import { addFiles } from './attachments.js';
 
 const enc = encodeURIComponent;
 
@@ -30,10 +31,12 @@ export class Turn {
     this.cancelling = false;
   }
 
-  // user shows the message that starts the turn.
-  user(text) {
+  // user shows the message that starts the turn, with the files it goes
+  // with.
+  user(text, files = []) {
     this.said = text;
     this.userItem = messageItem('user', text);
+    addFiles(this.userItem, this.conv, files);
     this.log.append(this.userItem);
   }
 
@@ -265,9 +268,10 @@ export function isNoModel(message) {
 // items. Context messages stay in the inspector; each turn's first user
 // message links to its inspection. Messages of a turn carry its id
 // (data-turn; the first user message data-first and its text, data-text)
-// for the branch controls (branches.js). (A stored call shows no duration: a
-// step's call and result are stored at once.)
-export function transcriptItems(messages, conversationID) {
+// for the branch controls (branches.js). files, when set, maps a user
+// message to the files it went with (Placement). (A stored call shows no
+// duration: a step's call and result are stored at once.)
+export function transcriptItems(messages, conversationID, files) {
   const items = [];
   const cards = new Map();
   const seenTurns = new Set();
@@ -278,6 +282,7 @@ export function transcriptItems(messages, conversationID) {
         if (m.turn_id) seenTurns.add(m.turn_id);
         const item = messageItem('user', m.content, { extra: first ? inspectLink(conversationID, m.turn_id) : null });
         if (m.turn_id) Object.assign(item.dataset, { turn: m.turn_id, first: String(first), text: m.content });
+        addFiles(item, conversationID, files?.get(m) ?? []);
         items.push(item);
         break;
       }
