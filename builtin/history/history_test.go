@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -163,7 +164,7 @@ func TestBounds(t *testing.T) {
 		k.conversation(t, "o1", "ana", fmt.Sprintf("conv-%02d", i), title,
 			"user", long+" needle "+strings.Repeat("y", 5000))
 	}
-	count := func(out string) int { return strings.Count(out, "(conversation conv-") }
+	count := func(out string) int { return len(regexp.MustCompile(`(?m)^\[\d+\] `).FindAllString(out, -1)) }
 	tests := []struct {
 		name   string
 		args   map[string]any
