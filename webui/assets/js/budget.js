@@ -190,7 +190,7 @@ export function manage(api) {
         const b = byWho.get(who);
         const name = nameOf(who);
         const actions = [h('button', { type: 'button', class: 'change-budget', onclick: () => change(who),
-          'aria-label': t('budget.changeNamed', { name }) }, b ? t('budget.change') : t('budget.set'))];
+          'aria-label': b ? t('budget.changeNamed', { name }) : t('budget.setNamed', { name }) }, b ? t('budget.change') : t('budget.set'))];
         if (b) {
           const del = h('button', { type: 'button', class: 'danger remove-budget', 'aria-label': t('budget.removeNamed', { name }) }, t('budget.remove'));
           del.addEventListener('click', () => remove(who, del));
