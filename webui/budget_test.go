@@ -66,6 +66,19 @@ func TestBudgetsAgainstHTTPAPI(t *testing.T) {
 		t.Errorf("before any budget (-want +got):\n%s", d)
 	}
 
+	// The form's parsing: money as micros without floating point, tokens
+	// whole; null is refused.
+	parsed := eval[[]*int64](b, `import('/assets/js/budget.js').then((m) => [
+		m.parseMoney('12.50'), m.parseMoney('0.000001'), m.parseMoney('.5'), m.parseMoney('999999999.999999'),
+		m.parseMoney('1.0000001'), m.parseMoney('1e3'), m.parseMoney('-1'), m.parseMoney('1,5'), m.parseMoney('1000000000'),
+		m.parseTokens('10000'), m.parseTokens('1000000000000000'), m.parseTokens('1000000000000001'), m.parseTokens('10.5'), m.parseTokens('-3')])`,
+		chromedp.EvalAwaitPromise)
+	i64 := func(n int64) *int64 { return &n }
+	if d := cmp.Diff([]*int64{i64(12_500_000), i64(1), i64(500_000), i64(999_999_999_999_999), nil, nil, nil, nil, nil,
+		i64(10_000), i64(1_000_000_000_000_000), nil, nil, nil}, parsed); d != "" {
+		t.Errorf("parsed (-want +got):\n%s", d)
+	}
+
 	// Bad input: one line, nothing sent.
 	b.Do("a bad amount", chromedp.SetValue(chromedp.CSS(`#budget-cost`), "5.5.5"), chromedp.Click(chromedp.CSS(`#budget-save`)))
 	b.WaitText(`#budget-invalid`, "The money limit must be an amount such as 5 or 12.50")

@@ -48,8 +48,8 @@ function gauge(label, used, limit, fmt) {
       : t('budget.spentLeft', { used: fmt(used), limit: fmt(limit), left: fmt(limit - used) })));
 }
 
-// status is one budget's gauges (money, tokens) and its call count.
-function status(id, title, note, s) {
+// statusBlock is one budget's gauges (money, tokens) and its call count.
+function statusBlock(id, title, note, s) {
   const lim = s?.limit ?? {};
   const sp = s?.spent ?? {};
   return h('div', { class: 'budget-status', id },
@@ -80,8 +80,8 @@ export async function mine(api) {
     replace(body,
       h('p', { id: 'my-budget-reset' }, t('budget.resets', { day: resetDay(b?.month_end) })),
       b?.exceeded ? h('p', { class: 'alert', id: 'my-budget-exceeded' }, b.exceeded) : null,
-      status('my-budget-you', t('budget.you'), sourceNote(b?.you?.source), b?.you),
-      status('my-budget-org', t('budget.organisation'), null, b?.organisation));
+      statusBlock('my-budget-you', t('budget.you'), sourceNote(b?.you?.source), b?.you),
+      statusBlock('my-budget-org', t('budget.organisation'), null, b?.organisation));
   } catch (err) {
     replace(body, errorBox(err, t('budget.notRead')));
   }
