@@ -204,6 +204,26 @@ func TestAxeEveryPage(t *testing.T) {
 			b.Do("edit a memory", chromedp.Click(chromedp.CSS(`li[data-memory="m1"] button.edit-memory`)), chromedp.WaitVisible(chromedp.CSS(`#memory-edit-m1`)))
 			a.check("memories-edit", false)
 
+			// Budgets: Ana's month with one used up, and the People
+			// page's budgets with the default and Ana's own set, and a
+			// refused amount.
+			for _, bu := range []store.Budget{{UserID: store.BudgetEachPerson, CostMicros: 5_000_000}, {UserID: "ana", Tokens: 1000}} {
+				bu.OrgID, bu.UpdatedAt = "org_a", now0
+				if err := st.PutBudget(context.Background(), bu); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := st.PutUsage(context.Background(), store.Usage{OrgID: "org_a", UserID: "ana", ConversationID: "c0", TurnID: "t0", Step: 1,
+				Model: "openai:gpt-4.1-mini", InputTokens: 900, OutputTokens: 300, CostMicros: 1_250_000, CreatedAt: now0}); err != nil {
+				t.Fatal(err)
+			}
+			b.open("#/preferences", `#my-budget-exceeded`)
+			a.check("preferences-budget", false)
+			b.open("#/people", `#budgets tr[data-who="ana"]`)
+			b.Do("a refused amount", chromedp.SetValue(chromedp.CSS(`#budget-cost`), "five"), chromedp.Click(chromedp.CSS(`#budget-save`)),
+				chromedp.WaitVisible(chromedp.CSS(`#budget-invalid`)))
+			a.check("people-budgets", false)
+
 			// Attachments: a chip stored, one refused, then a message
 			// with its file in the transcript.
 			files := writeFiles(t, map[string][]byte{"notes.md": []byte("# Notes\nFriday.\n"), "photo.png": binaryFile()})

@@ -161,6 +161,16 @@ func newStubAPI() *stubAPI {
 	api("DELETE /api/mcp-servers/{name}", s.deleteServer)
 	s.routeAdmin(api)
 	s.routeDeliberate(api)
+	// Budgets: none set, nothing spent (budget_test.go runs the real API).
+	month := map[string]any{"month_start": "2026-01-01T00:00:00Z", "month_end": "2026-02-01T00:00:00Z"}
+	api("GET /api/budget", func(w http.ResponseWriter, _ *http.Request) {
+		none := map[string]any{"limit": map[string]any{}, "spent": map[string]any{"calls": 0, "tokens": 0, "cost_micros": 0}}
+		writeJSON(w, http.StatusOK, map[string]any{"month_start": month["month_start"], "month_end": month["month_end"],
+			"you": map[string]any{"limit": none["limit"], "spent": none["spent"], "source": "none"}, "organisation": none})
+	})
+	api("GET /api/budgets", func(w http.ResponseWriter, _ *http.Request) {
+		writeJSON(w, http.StatusOK, map[string]any{"month_start": month["month_start"], "month_end": month["month_end"], "budgets": []any{}})
+	})
 	s.mux.Handle("/", webui.Handler())
 	return s
 }

@@ -1,9 +1,10 @@
 // People (admins): the organisation's users with their role and status;
 // invite someone (a one-time login link, shown once), edit a user or
 // change their role, make a new login link, disable a user or enable a
-// disabled one again.
+// disabled one again. Below them, the monthly budgets (budget.js).
 import { h, heading, errorBox, field, when, confirm, copyInput, replace } from './dom.js';
 import { t, tn } from './i18n.js';
+import * as budget from './budget.js';
 
 const enc = encodeURIComponent;
 
@@ -23,9 +24,12 @@ export async function render({ api, me, main, refreshMe }) {
   const zones = h('datalist', { id: 'zones' },
     (Intl.supportedValuesOf?.('timeZone') ?? []).map((z) => h('option', { value: z })));
 
+  const budgets = budget.manage(api);
+  // refresh lists the users, then the budgets with their names.
   const refresh = async () => {
     const users = (await api.get('/api/users'))?.users ?? [];
     replace(list, userTable(users, me, { edit, link, disable, enable }));
+    await budgets.refresh(users);
   };
   // act runs one change and refreshes the list; its failure (the API's
   // message, such as the last admin's) goes to status.
@@ -104,7 +108,7 @@ export async function render({ api, me, main, refreshMe }) {
       showLink(res.user?.display_name ?? t('people.them'), res);
       await refresh();
     },
-  }), zones);
+  }), budgets.el, zones);
   await refresh();
 }
 

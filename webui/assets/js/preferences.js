@@ -2,7 +2,7 @@
 // timezone (PATCH /api/me) and your Deliberate Tool Mode override
 // (PUT /api/me/deliberate). Save sends only what changed. Your API
 // tokens are a page of their own under it, #/preferences/tokens
-// (tokens.js).
+// (tokens.js). Below the form, your budget this month (budget.js).
 //
 // The profile is read and written without X-Timezone: /api/me answers the
 // browser's zone when a request sends one, and the stored zone otherwise,
@@ -10,6 +10,7 @@
 import { h, heading, errorBox, field, replace } from './dom.js';
 import { t, tx } from './i18n.js';
 import * as tokens from './tokens.js';
+import * as budget from './budget.js';
 
 const FIELDS = ['display_name', 'department', 'timezone'];
 
@@ -27,6 +28,7 @@ export async function render(ctx) {
   const { api, main, refreshMe } = ctx;
   main.append(heading(t('prefs.title')), h('p', { class: 'lede' }, t('prefs.lede')),
     h('p', null, tx('prefs.tokensLink', { link: h('a', { href: '#/preferences/tokens', id: 'tokens-link' }, t('prefs.tokens')) })));
+  const mine = budget.mine(api);
   const [profile, dtm] = await Promise.all([api.get('/api/me', { zone: false }), api.get('/api/me/deliberate')]);
   // base is what is stored: the form sends what differs from it.
   const base = { profile, mode: dtm?.mode ?? 'follow' };
@@ -65,7 +67,7 @@ export async function render(ctx) {
     if (changes?.display_name !== undefined) await refreshMe().catch(() => null);
   };
   main.append(status, holder, h('datalist', { id: 'pref-zones' },
-    (Intl.supportedValuesOf?.('timeZone') ?? []).map((z) => h('option', { value: z }))));
+    (Intl.supportedValuesOf?.('timeZone') ?? []).map((z) => h('option', { value: z }))), await mine);
   show();
 }
 
