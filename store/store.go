@@ -59,6 +59,7 @@ type Store interface {
 	MCPServers
 	Intents
 	Accounts
+	UserErasure
 	Agents
 	Settings
 	Blobs
