@@ -142,7 +142,7 @@ func groups() []group {
 		{name: "Budgets", cases: budgetCases()},
 		{name: "MCPServers", cases: mcpServerCases(), alone: mcpServerAloneCases()},
 		{name: "Intents", cases: intentCases()},
-		{name: "Accounts", cases: slices.Concat(accountCases(), userModifyCases(), userCreateCases(), userDisableCases(), userEnableCases()), alone: accountAloneCases()},
+		{name: "Accounts", cases: slices.Concat(accountCases(), userModifyCases(), userCreateCases(), userDisableCases(), userEnableCases(), userEraseCases()), alone: accountAloneCases()},
 		{name: "Agents", cases: agentCases()},
 		{name: "Settings", cases: settingsCases(), alone: settingsAloneCases()},
 		{name: "Context", cases: contextCases()},
