@@ -252,9 +252,9 @@ func testUserErase(t *testing.T, f *fixture) {
 }
 
 // testUserEraseRefused: an unknown user is ErrNotFound, and a person
-// with a run held in one of their conversations (lease passed or not)
-// ErrTurnRunning; neither erases anything, and once the run ends the
-// erase goes through.
+// with a run held, in one of their conversations (lease passed or not)
+// or in one not stored yet, ErrTurnRunning; none erases anything, and
+// once the runs end the erase goes through.
 func testUserEraseRefused(t *testing.T, f *fixture) {
 	ctx := t.Context()
 	org := f.createOrg(t, "org")
@@ -270,6 +270,17 @@ func testUserEraseRefused(t *testing.T, f *fixture) {
 		t.Errorf("a refused erase changed the user (-before +after):\n%s", d)
 	}
 	if err := f.EndRun(ctx, org, conv, "running", at(2)); err != nil {
+		t.Fatalf("EndRun: %v", err)
+	}
+	// A turn of theirs starting a conversation not stored yet.
+	fresh := f.id("fresh")
+	f.claimRun(t, store.Run{OrgID: org, ConversationID: fresh, TurnID: "starting", UserID: "ana",
+		Replica: f.id("replica"), StartedAt: at(3), ExpiresAt: at(4)})
+	wantErrIs(t, "EraseUser while a run of a new conversation is held", f.EraseUser(ctx, org, "ana"), store.ErrTurnRunning)
+	if d := diff(before, f.viewUser(t, ana)); d != "" {
+		t.Errorf("a refused erase changed the user (-before +after):\n%s", d)
+	}
+	if err := f.EndRun(ctx, org, fresh, "starting", at(5)); err != nil {
 		t.Fatalf("EndRun: %v", err)
 	}
 	if err := f.EraseUser(ctx, org, "ana"); err != nil {
