@@ -59,6 +59,7 @@ func endpoints(tokenID string) []endpoint {
 		{method: "DELETE", path: "/api/users/carol", admin: true, foreign: 404},
 		{method: "POST", path: "/api/users/carol/login-link", admin: true, foreign: 404},
 		{method: "POST", path: "/api/users/carol/enable", admin: true, foreign: 404},
+		{method: "POST", path: "/api/users/carol/erase", admin: true, foreign: 404},
 		{method: "GET", path: "/api/deliberate", admin: true},
 		{method: "PUT", path: "/api/deliberate", body: map[string]any{"enabled": true, "history_turns": -1}, admin: true},
 		{method: "POST", path: "/api/deliberate/triggers", body: map[string]any{"target": "calculator", "phrase": "crunch it"}, admin: true},

@@ -28,9 +28,11 @@ import (
 // Repositories are the parts of the store the API reads and writes
 // directly: accounts (sign-in, users, tokens), agents, conversations with
 // their turns and messages, Deliberate Tool Mode settings and MCP server
-// registrations, long-term memories. Everything else goes through the Engine.
+// registrations, long-term memories, erasing a user. Everything else goes
+// through the Engine.
 type Repositories interface {
 	store.Accounts
+	store.UserErasure
 	store.Agents
 	store.Conversations
 	store.Turns
@@ -99,6 +101,10 @@ type Config struct {
 	// /api/memories/{id}); nil, or a Source answering no model, refuses
 	// such edits with 409 no_embedding_model.
 	Embeddings embed.Source
+	// Workspaces is the folder holding every user's workspace
+	// (DATA/workspaces, workspace.Config.Root): erasing a user removes
+	// theirs from it. "" removes none (a deployment without workspaces).
+	Workspaces string
 }
 
 // Defaults of Config's zero values.
@@ -121,6 +127,7 @@ type server struct {
 	embeddings    embed.Source
 	files         AttachmentFiles
 	knowledge     Knowledge
+	workspaces    string
 	log           *slog.Logger
 	now           func() time.Time
 	ids           ids.Source
@@ -152,7 +159,7 @@ func New(cfg Config) http.Handler {
 	}
 	s := &server{
 		st: cfg.Store, eng: cfg.Engine, mcp: cfg.MCP, embeddings: cfg.Embeddings, files: cfg.Attachments, knowledge: cfg.Knowledge,
-		log: cfg.Logger, now: cfg.Now, ids: ids.OrRandom(cfg.IDs),
+		workspaces: cfg.Workspaces, log: cfg.Logger, now: cfg.Now, ids: ids.OrRandom(cfg.IDs),
 		maxBody: cfg.MaxBody, sessionTTL: cfg.SessionTTL, secureCookies: cfg.SecureCookies,
 		heartbeat: cfg.Heartbeat, turns: newRunningTurns(), mux: http.NewServeMux(),
 		origins: http.NewCrossOriginProtection(),

@@ -47,7 +47,7 @@ func TestOpenAPIDocument(t *testing.T) {
 		"POST /api/conversations/{id}/messages", "POST /api/deliberate/triggers", "POST /api/login", "POST /api/logout", "POST /api/mcp-servers",
 		"POST /api/mcp-servers/{name}/disable", "POST /api/mcp-servers/{name}/enable",
 		"POST /api/settings/connections/test", "POST /api/tokens",
-		"POST /api/users", "POST /api/users/{id}/enable", "POST /api/users/{id}/login-link",
+		"POST /api/users", "POST /api/users/{id}/enable", "POST /api/users/{id}/erase", "POST /api/users/{id}/login-link",
 		"POST /login",
 		"PUT /api/agents/{name}", "PUT /api/budgets/{who}", "PUT /api/deliberate", "PUT /api/me/deliberate", "PUT /api/settings",
 	}

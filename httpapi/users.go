@@ -3,19 +3,21 @@ package httpapi
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"time"
 
 	"github.com/danielgtaylor/huma/v2"
 
 	"github.com/quiverhq/quiver/accounts"
+	"github.com/quiverhq/quiver/builtin/workspace"
 	"github.com/quiverhq/quiver/store"
 )
 
-// The people of an organisation, administered by its admins. A user is
-// never deleted: disabling keeps their conversations and records, and
-// deletes every credential they hold; enabling lets them back in with a
-// new login link.
+// The people of an organisation, administered by its admins. Disabling
+// keeps a user's conversations and records, and deletes every credential
+// they hold; enabling lets them back in with a new login link. Erasing
+// deletes the user and everything of theirs for good.
 func (s *server) userRoutes() {
 	tags := []string{"users"}
 	register(s, huma.Operation{
@@ -45,6 +47,19 @@ func (s *server) userRoutes() {
 		DefaultStatus: http.StatusNoContent,
 		Errors:        []int{http.StatusNotFound, http.StatusConflict},
 	}, adminOnly, s.disableUser)
+	register(s, huma.Operation{
+		OperationID: "erase-user", Method: http.MethodPost, Path: "/api/users/{id}/erase", Tags: tags,
+		Summary: "Erase a user and everything of theirs, for good",
+		Description: "In one transaction: the user, their sessions, API tokens and login links, every conversation of " +
+			"theirs with everything DELETE /api/conversations/{id} deletes, their personal memories, their files, their " +
+			"Deliberate Tool Mode choice and their own budget. Then their workspace folder is removed. Usage records stay, " +
+			"detached from the person: they are what the organisation spent, and its budget for the month still counts " +
+			"them. Shared memories stay. There is no undo; to keep their records, disable them instead (DELETE " +
+			"/api/users/{id}). Yourself: 400 cannot_erase_self; the organisation's last enabled admin: 409 last_admin; " +
+			"409 turn_running while a turn of theirs runs (cancel it or wait, then erase); each erasing nothing.",
+		DefaultStatus: http.StatusNoContent,
+		Errors:        []int{http.StatusBadRequest, http.StatusNotFound, http.StatusConflict},
+	}, adminOnly, s.eraseUser)
 	register(s, huma.Operation{
 		OperationID: "enable-user", Method: http.MethodPost, Path: "/api/users/{id}/enable", Tags: tags,
 		Summary: "Enable a disabled user",
@@ -220,6 +235,43 @@ func (s *server) disableUser(ctx context.Context, in *userPath) (*struct{}, erro
 		// The user is disabled and this server's runs of theirs are
 		// cancelled; the ones on other replicas may go on, so say so.
 		return nil, err
+	}
+	return nil, nil
+}
+
+var (
+	errEraseSelf    = apiErr(http.StatusBadRequest, "cannot_erase_self", "you cannot erase yourself; another admin can")
+	errEraseRunning = apiErr(http.StatusConflict, "turn_running", "a turn of this user is running; cancel it or wait, then erase")
+)
+
+// eraseUser erases the user in the store, then cancels what this server
+// still runs for them (a console run; a turn whose request authenticated
+// before the erase, on any replica) and removes their workspace folder.
+func (s *server) eraseUser(ctx context.Context, in *userPath) (*struct{}, error) {
+	a := authFrom(ctx)
+	if in.ID == a.UserID {
+		return nil, errEraseSelf
+	}
+	switch err := s.st.EraseUser(ctx, a.OrgID, in.ID); {
+	case errors.Is(err, store.ErrNotFound):
+		return nil, errNoUser
+	case errors.Is(err, store.ErrLastAdmin):
+		return nil, accountError(accounts.ErrLastAdmin)
+	case errors.Is(err, store.ErrTurnRunning):
+		return nil, errEraseRunning
+	case err != nil:
+		return nil, err
+	}
+	s.turns.cancelUser(userKey(a.OrgID, in.ID))
+	if err := s.runs.CancelUser(ctx, a.OrgID, in.ID); err != nil {
+		return nil, err
+	}
+	if s.workspaces == "" {
+		return nil, nil
+	}
+	if err := workspace.Remove(s.workspaces, a.OrgID, in.ID); err != nil {
+		// The user is erased; say that their files are not.
+		return nil, fmt.Errorf("the user is erased but their workspace folder is not removed: %w", err)
 	}
 	return nil, nil
 }

@@ -1,7 +1,8 @@
 // Package store defines Quiver's repositories and the records they hold,
 // one file per repository: conversations, turns, messages, results, usage,
 // MCP servers, intents, accounts (organisations, users, credentials),
-// agents, settings, blobs, attachments, memories, the history search and the keyring check. Implementations
+// agents, settings, blobs, attachments, memories, the history search, the
+// keyring check and erasing a user (UserErasure, across all of them). Implementations
 // (store/sqlite, store/postgres) pass the shared conformance suite in
 // store/storetest.
 // All methods are safe for concurrent use and honour ctx cancellation.
@@ -59,6 +60,7 @@ type Store interface {
 	MCPServers
 	Intents
 	Accounts
+	UserErasure
 	Agents
 	Settings
 	Blobs

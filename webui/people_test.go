@@ -58,8 +58,8 @@ func TestPeopleInviteChangeRoleDisable(t *testing.T) {
 	b.open("#/people", `tr[data-user="u3"]`)
 	want := map[string]personRow{
 		"u1": {"Ana Lima (you)", "Admin", "Active", []string{"Edit", "New login link"}},
-		"u2": {"Bruno Costa", "Member", "Active", []string{"Edit", "New login link", "Disable"}},
-		"u3": {"Chi Nguyen", "Member", "Disabled", []string{"Enable"}},
+		"u2": {"Bruno Costa", "Member", "Active", []string{"Edit", "New login link", "Disable", "Erase"}},
+		"u3": {"Chi Nguyen", "Member", "Disabled", []string{"Enable", "Erase"}},
 	}
 	if d := cmp.Diff(want, b.people()); d != "" {
 		t.Errorf("people (-want +got):\n%s", d)
@@ -154,8 +154,8 @@ func TestPeopleInviteChangeRoleDisable(t *testing.T) {
 	if r := b.sent("DELETE", "/api/users/u2"); r.Status != 204 {
 		t.Errorf("DELETE /api/users/u2 answered %d", r.Status)
 	}
-	if got := b.people()["u2"]; !cmp.Equal(got.Actions, []string{"Enable"}) {
-		t.Errorf("a disabled user has actions %v, want Enable alone", got.Actions)
+	if got := b.people()["u2"]; !cmp.Equal(got.Actions, []string{"Enable", "Erase"}) {
+		t.Errorf("a disabled user has actions %v, want Enable and Erase", got.Actions)
 	}
 	b.Shot("disabled")
 	b.checkHeaders(stubCSRF)
@@ -172,7 +172,7 @@ func TestPeopleDisableEnable(t *testing.T) {
 	b.Do("disable Bruno", chromedp.Click(chromedp.CSS(row+` button.danger`)))
 	b.confirmDialog("Disable Bruno Costa?", "yes")
 	b.WaitText(row+` [data-label="Status"]`, "Disabled")
-	if d := cmp.Diff(personRow{"Bruno Costa", "Member", "Disabled", []string{"Enable"}}, b.people()["u2"]); d != "" {
+	if d := cmp.Diff(personRow{"Bruno Costa", "Member", "Disabled", []string{"Enable", "Erase"}}, b.people()["u2"]); d != "" {
 		t.Errorf("Bruno disabled (-want +got):\n%s", d)
 	}
 
@@ -185,7 +185,7 @@ func TestPeopleDisableEnable(t *testing.T) {
 	if eval[bool](b, `!!document.querySelector('dialog.confirm')`) {
 		t.Error("enabling asked a question")
 	}
-	if d := cmp.Diff(personRow{"Bruno Costa", "Member", "Active", []string{"Edit", "New login link", "Disable"}}, b.people()["u2"]); d != "" {
+	if d := cmp.Diff(personRow{"Bruno Costa", "Member", "Active", []string{"Edit", "New login link", "Disable", "Erase"}}, b.people()["u2"]); d != "" {
 		t.Errorf("Bruno enabled (-want +got):\n%s", d)
 	}
 	if got := eval[string](b, `document.activeElement.getAttribute('aria-label') ?? ''`); got != "New login link for Bruno Costa" {
@@ -205,6 +205,37 @@ func TestPeopleDisableEnable(t *testing.T) {
 	b.Do("enable Chi", chromedp.Click(chromedp.CSS(`tr[data-user="u3"] button[aria-label="Enable Chi Nguyen"]`)))
 	b.WaitText(`tr[data-user="u3"] [data-label="Status"]`, "Active")
 	b.sent("POST", "/api/users/u3/enable")
+	b.checkHeaders(stubCSRF)
+}
+
+// TestPeopleErase erases Bruno (kept at first, then confirmed) and Chi,
+// disabled: each row goes, and nothing offers to erase yourself.
+func TestPeopleErase(t *testing.T) {
+	b := newBrowser(t, newStubAPI())
+	b.login()
+	b.open("#/people", `tr[data-user="u2"]`)
+	erase := chromedp.Click(chromedp.CSS(`tr[data-user="u2"] button.erase`))
+	b.Do("erase Bruno", erase)
+	b.confirmDialog("Erase Bruno Costa for good?", "no")
+	if n := len(b.requests("POST", "/api/users/u2/erase")); n != 0 {
+		t.Fatalf("kept user erased (%d requests)", n)
+	}
+	if got := eval[string](b, `document.activeElement.getAttribute('aria-label') ?? ''`); got != "Erase Bruno Costa" {
+		t.Errorf("focus after keeping Bruno on %q, want his Erase", got)
+	}
+	b.Do("erase Bruno", erase)
+	b.confirmDialog("Erase Bruno Costa for good?", "yes")
+	b.WaitText(`#people-status .ok`, "Erased Bruno Costa.")
+	if r := b.sent("POST", "/api/users/u2/erase"); r.Status != 204 {
+		t.Errorf("POST /api/users/u2/erase answered %d, want 204", r.Status)
+	}
+	b.Do("erase Chi", chromedp.Click(chromedp.CSS(`tr[data-user="u3"] button[aria-label="Erase Chi Nguyen"]`)))
+	b.confirmDialog("Erase Chi Nguyen for good?", "yes")
+	b.WaitText(`#people-status .ok`, "Erased Chi Nguyen.")
+	want := map[string]personRow{"u1": {"Ana Lima (you)", "Admin", "Active", []string{"Edit", "New login link"}}}
+	if d := cmp.Diff(want, b.people()); d != "" {
+		t.Errorf("people after erasing (-want +got):\n%s", d)
+	}
 	b.checkHeaders(stubCSRF)
 }
 

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -14,6 +15,8 @@ import (
 
 	"github.com/chromedp/chromedp"
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/quiverhq/quiver/store"
 )
 
 // wantLinkWorks opens a login link the page shows and checks that its
@@ -114,6 +117,12 @@ func TestAdminPagesAgainstHTTPAPI(t *testing.T) {
 	b.Do("a link for Dana enabled", chromedp.Click(chromedp.CSS(row+` button[aria-label="New login link for Dana Reyes"]`)),
 		chromedp.WaitVisible(chromedp.CSS(`#login-link`)))
 	b.wantLinkWorks("a login link after enabling", "Dana Reyes", eval[string](b, `document.getElementById('login-link').value`))
+	b.Do("erase Dana", chromedp.Click(chromedp.CSS(row+` button[aria-label="Erase Dana Reyes"]`)))
+	b.confirmDialog("Erase Dana Reyes for good?", "yes")
+	b.WaitText(`#people-status .ok`, "Erased Dana Reyes.")
+	if _, err := st.GetUser(context.Background(), "org_a", dana); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("Dana in the store after erasing: %v, want not found", err)
+	}
 
 	// The tool console.
 	b.open("#/tools?agent=assistant", `#console-tool:enabled`)

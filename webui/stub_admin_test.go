@@ -108,6 +108,7 @@ func (s *stubAPI) routeAdmin(api func(string, http.HandlerFunc)) {
 	api("PATCH /api/users/{id}", s.admin(s.patchUser))
 	api("DELETE /api/users/{id}", s.admin(s.disableUser))
 	api("POST /api/users/{id}/enable", s.admin(s.enableUser))
+	api("POST /api/users/{id}/erase", s.admin(s.eraseUser))
 	api("POST /api/users/{id}/login-link", s.admin(s.loginLink))
 	api("GET /api/console/tools", s.consoleTools)
 	api("POST /api/console/run", s.consoleRun)
@@ -332,6 +333,27 @@ func (s *stubAPI) disableUser(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.users[i].Disabled = true
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// eraseUser removes the user, with httpapi's refusals of yourself and of
+// the last enabled admin.
+func (s *stubAPI) eraseUser(w http.ResponseWriter, r *http.Request) {
+	if r.PathValue("id") == stubMe {
+		writeErr(w, http.StatusBadRequest, "cannot_erase_self", "you cannot erase yourself; another admin can")
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	i := s.user(w, r.PathValue("id"))
+	if i < 0 {
+		return
+	}
+	if u := s.users[i]; u.Role == "admin" && !u.Disabled && s.enabledAdmins(u.ID) == 0 {
+		lastAdmin(w)
+		return
+	}
+	s.users = slices.Delete(s.users, i, i+1)
 	w.WriteHeader(http.StatusNoContent)
 }
 

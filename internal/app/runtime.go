@@ -3,11 +3,13 @@ package app
 import (
 	"context"
 	"net/http"
+	"path/filepath"
 	"time"
 
 	"github.com/quiverhq/quiver/attachment"
 	"github.com/quiverhq/quiver/builtin"
 	"github.com/quiverhq/quiver/builtin/fetch"
+	"github.com/quiverhq/quiver/builtin/workspace"
 	"github.com/quiverhq/quiver/document"
 	"github.com/quiverhq/quiver/engine"
 	"github.com/quiverhq/quiver/ids"
@@ -40,6 +42,9 @@ type runtime struct {
 	attach *attachment.Adder
 	// knowledge indexes and searches agents' documents.
 	knowledge *knowledge.Index
+	// workspaces is the folder of every user's workspace (the workspace
+	// tools' Root), where erasing a user removes theirs.
+	workspaces string
 }
 
 // newRuntime builds the runtime over an open store (which it then owns).
@@ -63,7 +68,8 @@ func newRuntime(st store.Store, kr *secret.Keyring, dir string, cfg config.Confi
 	emb.orgs = orgs
 	attach := attachment.New(attachment.Config{Store: st, Embed: emb, Extract: document.Extractor{ReadPDF: readPDF},
 		Now: env.Now, Logger: env.Logger})
-	return &runtime{st: st, mcp: m, orgs: orgs, ids: ids.Random{}, quota: cfg.StoredResults.Quota(), embeddings: emb, attach: attach, knowledge: kn}
+	return &runtime{st: st, mcp: m, orgs: orgs, ids: ids.Random{}, quota: cfg.StoredResults.Quota(), embeddings: emb, attach: attach, knowledge: kn,
+		workspaces: filepath.Join(dir, workspace.FolderName)}
 }
 
 // openTurnSession serves the commands that run one turn's tools without

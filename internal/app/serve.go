@@ -169,6 +169,7 @@ func (rt *runtime) apiHandler(cfg config.Config, det *intent.Detector, secure bo
 		// model, the one the memory tools use.
 		Embeddings:  rt.embeddings,
 		Attachments: rt.attach,
+		Workspaces:  rt.workspaces,
 		Turns:       httpapi.TurnLimits{PerUser: cfg.Turns.MaxPerUser, PerServer: cfg.Turns.MaxPerServer, AdmitWait: cfg.Turns.AdmitWait.Std()},
 	})
 }

@@ -322,19 +322,26 @@ func (s *Store) deleteMemories(ctx context.Context, gens func(*sql.Tx) error, wh
 	}
 	var n int64
 	err := s.inWriteTx(ctx, func(tx *sql.Tx) error {
-		if err := deleteMemoryTerms(ctx, tx, `(org_id, memory_id) IN (SELECT org_id, id FROM memories WHERE `+where+`)`, args...); err != nil {
-			return err
-		}
-		res, err := tx.ExecContext(ctx, `DELETE FROM memories WHERE `+where, args...)
-		if err != nil {
-			return err
-		}
-		if n, err = res.RowsAffected(); err != nil || n == 0 {
+		var err error
+		if n, err = deleteMemoryRows(ctx, tx, where, args...); err != nil || n == 0 {
 			return err
 		}
 		return gens(tx)
 	})
 	return n, err
+}
+
+// deleteMemoryRows deletes, in tx, the memories where (never from input)
+// selects with their full-text rows, and returns how many.
+func deleteMemoryRows(ctx context.Context, tx *sql.Tx, where string, args ...any) (int64, error) {
+	if err := deleteMemoryTerms(ctx, tx, `(org_id, memory_id) IN (SELECT org_id, id FROM memories WHERE `+where+`)`, args...); err != nil {
+		return 0, err
+	}
+	res, err := tx.ExecContext(ctx, `DELETE FROM memories WHERE `+where, args...)
+	if err != nil {
+		return 0, err
+	}
+	return res.RowsAffected()
 }
 
 // CountMemories returns how many memories the owner holds.

@@ -54,7 +54,7 @@ func SeedConversation(t *testing.T, st store.Store, orgID, userID, id, tag strin
 			Model: "openai:gpt-4.1", Payer: orgID, Tools: []string{"calc"}, Excluded: []store.Exclusion{{Name: "web_search", Reason: "off"}},
 			Status: store.TurnDone, Steps: 1, StartedAt: start, EndedAt: start.Add(time.Second)},
 		Messages: msgs,
-		Usage: &store.Usage{OrgID: orgID, ConversationID: id, TurnID: s.TurnID, Payer: orgID, Model: "openai:gpt-4.1",
+		Usage: &store.Usage{OrgID: orgID, ConversationID: id, TurnID: s.TurnID, Payer: orgID, UserID: userID, Model: "openai:gpt-4.1",
 			Step: 1, InputTokens: 100, OutputTokens: 10, CostMicros: 42, CreatedAt: start},
 	})
 	must("write turn", err)

@@ -64,9 +64,14 @@
 // read, search and delete; quotas refuse before writing, concurrent puts
 // included; deleting the conversation deletes its files.
 //
-// Two checks need a backend's own SQL besides its store, so a backend's
+// Erasing a user: nothing of theirs answers from any repository, their
+// usage stays detached and the organisation's month spend unchanged, and
+// the others' data is untouched; a run held or the last admin refuses.
+//
+// Three checks need a backend's own SQL besides its store, so a backend's
 // tests run them beside Run: DeleteLeavesNoRow looks in every table for
-// what a conversation delete left, and RunUpgrades writes rows as older
+// what a conversation delete left, EraseLeavesNoRow for what erasing a
+// user left, and RunUpgrades writes rows as older
 // builds did (Upgrades) and checks what the migrations made of them.
 package storetest
 
@@ -142,7 +147,7 @@ func groups() []group {
 		{name: "Budgets", cases: budgetCases()},
 		{name: "MCPServers", cases: mcpServerCases(), alone: mcpServerAloneCases()},
 		{name: "Intents", cases: intentCases()},
-		{name: "Accounts", cases: slices.Concat(accountCases(), userModifyCases(), userCreateCases(), userDisableCases(), userEnableCases()), alone: accountAloneCases()},
+		{name: "Accounts", cases: slices.Concat(accountCases(), userModifyCases(), userCreateCases(), userDisableCases(), userEnableCases(), userEraseCases()), alone: accountAloneCases()},
 		{name: "Agents", cases: agentCases()},
 		{name: "Settings", cases: settingsCases(), alone: settingsAloneCases()},
 		{name: "Context", cases: contextCases()},

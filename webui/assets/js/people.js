@@ -1,7 +1,8 @@
 // People (admins): the organisation's users with their role and status;
 // invite someone (a one-time login link, shown once), edit a user or
 // change their role, make a new login link, disable a user or enable a
-// disabled one again. Below them, the monthly budgets (budget.js).
+// disabled one again, or erase a user for good. Below them, the monthly
+// budgets (budget.js).
 import { h, heading, errorBox, field, when, confirm, copyInput, replace } from './dom.js';
 import { t, tn } from './i18n.js';
 import * as budget from './budget.js';
@@ -28,7 +29,7 @@ export async function render({ api, me, main, refreshMe }) {
   // refresh lists the users, then the budgets with their names.
   const refresh = async () => {
     const users = (await api.get('/api/users'))?.users ?? [];
-    replace(list, userTable(users, me, { edit, link, disable, enable }));
+    replace(list, userTable(users, me, { edit, link, disable, enable, erase }));
     await budgets.refresh(users);
   };
   // act runs one change and refreshes the list; its failure (the API's
@@ -64,6 +65,18 @@ export async function render({ api, me, main, refreshMe }) {
     }
     if (await act(t('mcp.notDisabled'), () => api.del(`/api/users/${enc(u.id)}`))) {
       status.append(h('p', { class: 'ok' }, t('people.disabledNamed', { name: u.display_name })));
+    }
+    main.querySelector('h1').focus();
+  };
+  // Erasing cannot be undone: the question says what goes and what stays.
+  const erase = async (u, button) => {
+    const name = u.display_name || u.id;
+    if (!(await confirm(t('people.eraseQuestion', { name }), t('people.erase')))) {
+      button.focus();
+      return;
+    }
+    if (await act(t('people.notErased', { name }), () => api.post(`/api/users/${enc(u.id)}/erase`))) {
+      status.append(h('p', { class: 'ok' }, t('people.erasedNamed', { name })));
     }
     main.querySelector('h1').focus();
   };
@@ -112,7 +125,7 @@ export async function render({ api, me, main, refreshMe }) {
   await refresh();
 }
 
-function userTable(users, me, { edit, link, disable, enable }) {
+function userTable(users, me, { edit, link, disable, enable, erase }) {
   if (!users.length) return h('p', null, t('people.nobody'));
   const cols = [t('mcp.colName'), t('people.department'), t('prefs.timezone'), t('people.role'), t('mcp.colStatus'), t('mcp.colActions')];
   return h('div', { class: 'table-wrap' }, h('table', { class: 'stack people-table' },
@@ -134,6 +147,12 @@ function userTable(users, me, { edit, link, disable, enable }) {
         const del = h('button', { type: 'button', class: 'danger', 'aria-label': t('mcp.disableNamed', { name }) }, t('mcp.disable'));
         del.addEventListener('click', () => disable(u, del));
         actions.push(del);
+      }
+      // Nor erases themselves; a disabled user can be erased too.
+      if (u.id !== me.user_id) {
+        const gone = h('button', { type: 'button', class: 'danger erase', 'aria-label': t('people.eraseNamed', { name }) }, t('people.erase'));
+        gone.addEventListener('click', () => erase(u, gone));
+        actions.push(gone);
       }
       return h('tr', { 'data-user': u.id, class: u.disabled ? 'disabled' : null },
         h('th', { scope: 'row', 'data-label': cols[0] }, name, u.id === me.user_id ? h('span', { class: 'muted' }, ' ', t('people.you')) : null),
