@@ -3,6 +3,7 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"strings"
@@ -84,8 +85,8 @@ func putMemoryTerms(ctx context.Context, tx *sql.Tx, m store.Memory) error {
 	if err := deleteMemoryTerms(ctx, tx, `org_id = ? AND memory_id = ?`, m.OrgID, m.ID); err != nil {
 		return err
 	}
-	res, err := tx.ExecContext(ctx, `INSERT INTO memory_search (terms, org_id, owner_id, memory_id) VALUES (?, ?, ?, ?)`,
-		strings.Join(store.MemoryTerms(m.Text), " "), m.OrgID, m.OwnerID, m.ID)
+	res, err := tx.ExecContext(ctx, `INSERT INTO memory_search (terms, scope, org_id, owner_id, memory_id) VALUES (?, ?, ?, ?, ?)`,
+		strings.Join(store.MemoryTerms(m.Text), " "), memorySearchScope(m.OrgID, m.OwnerID), m.OrgID, m.OwnerID, m.ID)
 	if err != nil {
 		return err
 	}
@@ -378,10 +379,17 @@ func (s *Store) SearchMemories(ctx context.Context, sq store.MemorySearch) ([]st
 	if len(terms) == 0 || !validKeys(sq.OrgID, sq.OwnerID) {
 		return nil, nil
 	}
-	match := FTSQuery(terms)
-	// The best hits first, from the index alone; then their rows.
+	terms, err := s.telling(ctx, terms)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: search memories: %w", err)
+	}
+	// Only the searcher's and the shared memories' rows, by their scope
+	// tokens; the best hits first, from the index alone; then their rows.
+	// bm25 weighs the words alone (the scope column's weight is 0).
+	match := "scope:(" + memorySearchScope(sq.OrgID, sq.OwnerID) + " OR " + memorySearchScope(sq.OrgID, sq.Also()) +
+		") AND terms:(" + FTSQuery(terms) + ")"
 	const q = `SELECT m.id, m.owner_id, m.text, m.model, m.created_at, m.updated_at
-		FROM (SELECT org_id, memory_id, bm25(memory_search) AS score FROM memory_search
+		FROM (SELECT org_id, memory_id, bm25(memory_search, 1.0, 0.0) AS score FROM memory_search
 			WHERE memory_search MATCH ? AND org_id = ? AND owner_id IN (?, ?)
 			ORDER BY score, memory_id LIMIT ?) s
 		JOIN memories m ON m.org_id = s.org_id AND m.id = s.memory_id
@@ -403,6 +411,73 @@ func (s *Store) SearchMemories(ctx context.Context, sq store.MemorySearch) ([]st
 		return nil, fmt.Errorf("sqlite: search memories: %w", err)
 	}
 	return out, nil
+}
+
+// memorySearchScope is the scope token of an owner's memories in
+// memory_search: 's', the organisation's id in hex, 'x', the owner's id
+// in hex (migration 0026 writes the same in SQL). Hex keeps it one token
+// of the ascii tokenizer whatever the ids hold, and 'x' is no hex digit,
+// so no two (organisation, owner) pairs share one.
+func memorySearchScope(orgID, ownerID string) string {
+	return "s" + hex.EncodeToString([]byte(orgID)) + "x" + hex.EncodeToString([]byte(ownerID))
+}
+
+// pruneFrom is how many memories the index holds before telling leaves
+// words out: below it a search is fast anyway, and keeps every memory
+// holding any of its words.
+const pruneFrom = 1000
+
+// telling is terms without the words in half or more of the indexed
+// memories, once the index holds pruneFrom of them: FTS5's bm25 gives
+// such a word no weight (its idf is clamped to almost nothing), so
+// leaving it out changes no ranking among the memories that hold a
+// telling word; it only spares the walk over most of the index, and
+// drops the memories that hold common words alone (the vector half of
+// a hybrid search still finds those). When every word is that common,
+// the rarest stays.
+func (s *Store) telling(ctx context.Context, terms []string) ([]string, error) {
+	var total int64
+	if err := s.reader.QueryRowContext(ctx, `SELECT count(*) FROM memory_search_rows`).Scan(&total); err != nil {
+		return nil, err
+	}
+	if total < pruneFrom {
+		return terms, nil
+	}
+	args := make([]any, len(terms))
+	for i, t := range terms {
+		args[i] = t
+	}
+	rows, err := s.reader.QueryContext(ctx, `SELECT term, doc FROM memory_search_vocab WHERE term IN (?`+strings.Repeat(", ?", len(terms)-1)+`)`, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	docs := map[string]int64{}
+	for rows.Next() {
+		var t string
+		var n int64
+		if err := rows.Scan(&t, &n); err != nil {
+			return nil, err
+		}
+		docs[t] = n
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	var keep []string
+	rarest := terms[0]
+	for _, t := range terms {
+		if docs[t] < docs[rarest] {
+			rarest = t
+		}
+		if 2*docs[t] < total {
+			keep = append(keep, t)
+		}
+	}
+	if len(keep) == 0 {
+		keep = []string{rarest}
+	}
+	return keep, nil
 }
 
 // FTSQuery is the FTS5 query that matches any of terms: each a string
