@@ -346,7 +346,6 @@ func SkippedTables() map[string]string {
 		"conversation_search":     "derived: what conversation search reads, rebuilt on import from the titles and the user messages",
 		"memory_search":           "derived: what memory search reads (each memory's terms), rebuilt on import from the memories",
 		"memory_search_rows":      "derived (SQLite): which full-text row holds a memory's terms, rebuilt on import with them",
-		"memory_search_vocab":     "derived (SQLite): a view of memory_search's words and their counts",
 		"attachment_chunk_search": "derived: what attachment search reads (each chunk's terms), rebuilt on import from the chunks",
 		"knowledge_search":        "derived: what knowledge search reads (each ready document's chunks' terms), rebuilt on import from the chunks",
 		"knowledge_search_rows":   "derived (SQLite): which full-text rows hold a document's terms, rebuilt on import with them",

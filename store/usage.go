@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"math"
 	"time"
 )
 
@@ -64,4 +65,11 @@ type Usages interface {
 
 // Tokens is what a budget in tokens counts of t: input (cached and
 // cache writes included) and output.
-func (t UsageTotal) Tokens() int64 { return t.InputTokens + t.OutputTokens }
+// The sum saturates at the largest int64 (stored sums saturate too), so
+// a huge total never wraps below a budget.
+func (t UsageTotal) Tokens() int64 {
+	if t.InputTokens > math.MaxInt64-t.OutputTokens {
+		return math.MaxInt64
+	}
+	return t.InputTokens + t.OutputTokens
+}

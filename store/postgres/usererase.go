@@ -129,10 +129,13 @@ func detachUsage(b *pgx.Batch, orgID, userID string) {
 		sums[i] = fmt.Sprintf("%[1]s = CASE WHEN usage_months.%[1]s > 9223372036854775807 - excluded.%[1]s "+
 			"THEN 9223372036854775807 ELSE usage_months.%[1]s + excluded.%[1]s END", c)
 	}
-	b.Queue(`INSERT INTO usage_months (org_id, user_id, month, `+cols+`)
-		SELECT org_id, '', month, `+cols+` FROM usage_months WHERE org_id = $1 AND user_id = $2
+	// One statement: the rows deleted are the rows added, so an insert
+	// of theirs racing the erase cannot slip between a copy and a delete.
+	b.Queue(`WITH gone AS (DELETE FROM usage_months WHERE org_id = $1 AND user_id = $2
+			RETURNING org_id, month, `+cols+`)
+		INSERT INTO usage_months (org_id, user_id, month, `+cols+`)
+		SELECT org_id, '', month, `+cols+` FROM gone
 		ON CONFLICT (org_id, month, user_id) DO UPDATE SET `+strings.Join(sums, ", "), orgID, userID)
-	b.Queue(`DELETE FROM usage_months WHERE org_id = $1 AND user_id = $2`, orgID, userID)
 	b.Queue(`UPDATE usage SET user_id = CASE WHEN user_id = $2 THEN '' ELSE user_id END,
 			payer = CASE WHEN payer = $2 THEN '' ELSE payer END
 		WHERE org_id = $1 AND (user_id = $2 OR payer = $2)`, orgID, userID)

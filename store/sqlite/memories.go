@@ -379,10 +379,6 @@ func (s *Store) SearchMemories(ctx context.Context, sq store.MemorySearch) ([]st
 	if len(terms) == 0 || !validKeys(sq.OrgID, sq.OwnerID) {
 		return nil, nil
 	}
-	terms, err := s.telling(ctx, terms)
-	if err != nil {
-		return nil, fmt.Errorf("sqlite: search memories: %w", err)
-	}
 	// Only the searcher's and the shared memories' rows, by their scope
 	// tokens; the best hits first, from the index alone; then their rows.
 	// bm25 weighs the words alone (the scope column's weight is 0).
@@ -420,64 +416,6 @@ func (s *Store) SearchMemories(ctx context.Context, sq store.MemorySearch) ([]st
 // so no two (organisation, owner) pairs share one.
 func memorySearchScope(orgID, ownerID string) string {
 	return "s" + hex.EncodeToString([]byte(orgID)) + "x" + hex.EncodeToString([]byte(ownerID))
-}
-
-// pruneFrom is how many memories the index holds before telling leaves
-// words out: below it a search is fast anyway, and keeps every memory
-// holding any of its words.
-const pruneFrom = 1000
-
-// telling is terms without the words in half or more of the indexed
-// memories, once the index holds pruneFrom of them: FTS5's bm25 gives
-// such a word no weight (its idf is clamped to almost nothing), so
-// leaving it out changes no ranking among the memories that hold a
-// telling word; it only spares the walk over most of the index, and
-// drops the memories that hold common words alone (the vector half of
-// a hybrid search still finds those). When every word is that common,
-// the rarest stays.
-func (s *Store) telling(ctx context.Context, terms []string) ([]string, error) {
-	var total int64
-	if err := s.reader.QueryRowContext(ctx, `SELECT count(*) FROM memory_search_rows`).Scan(&total); err != nil {
-		return nil, err
-	}
-	if total < pruneFrom {
-		return terms, nil
-	}
-	args := make([]any, len(terms))
-	for i, t := range terms {
-		args[i] = t
-	}
-	rows, err := s.reader.QueryContext(ctx, `SELECT term, doc FROM memory_search_vocab WHERE term IN (?`+strings.Repeat(", ?", len(terms)-1)+`)`, args...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	docs := map[string]int64{}
-	for rows.Next() {
-		var t string
-		var n int64
-		if err := rows.Scan(&t, &n); err != nil {
-			return nil, err
-		}
-		docs[t] = n
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	var keep []string
-	rarest := terms[0]
-	for _, t := range terms {
-		if docs[t] < docs[rarest] {
-			rarest = t
-		}
-		if 2*docs[t] < total {
-			keep = append(keep, t)
-		}
-	}
-	if len(keep) == 0 {
-		keep = []string{rarest}
-	}
-	return keep, nil
 }
 
 // FTSQuery is the FTS5 query that matches any of terms: each a string

@@ -2,7 +2,6 @@ package sqlite
 
 import (
 	"errors"
-	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -67,50 +66,4 @@ func TestCheckEmptySeesMemoriesNotTheirIndex(t *testing.T) {
 func TestMemoryVectorsFollowAnotherProcess(t *testing.T) {
 	dir := t.TempDir()
 	storetest.MemoryVectorsFollowChanges(t, openTest(t, dir), openTest(t, dir))
-}
-
-// TestSearchLeavesOutCommonWords: past pruneFrom memories, a word in
-// half of them or more is left out of a search that has a rarer one
-// (bm25 gives it no weight), and kept when it is the rarest; the scope
-// keeps another person's memories out whichever words are searched.
-func TestSearchLeavesOutCommonWords(t *testing.T) {
-	s := openTest(t, t.TempDir())
-	put := func(id, owner, text string) {
-		t.Helper()
-		m := store.Memory{OrgID: "o", ID: id, OwnerID: owner, Text: text, CreatedAt: time.Unix(1, 0),
-			Model: "test/3", Vector: embed.Pack(embed.Vector{1, 0, 0})}
-		if _, err := s.PutMemory(t.Context(), m, 0); err != nil {
-			t.Fatal(err)
-		}
-	}
-	for i := range pruneFrom {
-		owner := "ana"
-		if i%2 == 1 {
-			owner = "binh"
-		}
-		put(fmt.Sprint("m", i), owner, fmt.Sprint("common note ", i))
-	}
-	put("r1", "ana", "common rare kumquat")
-	put("r2", "binh", "rare kumquat of binh")
-	search := func(text string) []string {
-		t.Helper()
-		ms, err := s.SearchMemories(t.Context(), store.MemorySearch{OrgID: "o", OwnerID: "ana", OwnerOnly: true, Text: text, Limit: 10})
-		if err != nil {
-			t.Fatal(err)
-		}
-		var ids []string
-		for _, m := range ms {
-			if m.OwnerID != "ana" {
-				t.Errorf("ana's search found %s of %s", m.ID, m.OwnerID)
-			}
-			ids = append(ids, m.ID)
-		}
-		return ids
-	}
-	if got := search("common kumquat"); strings.Join(got, ",") != "r1" {
-		t.Errorf("common kumquat = %v, want r1 alone (common left out)", got)
-	}
-	if got := search("common"); len(got) != 10 {
-		t.Errorf("common alone = %v, want 10 hits (the rarest word stays)", got)
-	}
 }

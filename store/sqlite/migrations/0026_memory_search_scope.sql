@@ -5,9 +5,7 @@
 -- the owner's and the shared memories' scopes with its words and FTS5
 -- walks only their rows, instead of scoring every memory of the
 -- organisation that holds a word and filtering afterwards. Rows keep
--- their rowid (memory_search_rows names them). memory_search_vocab
--- gives each word's document count: search leaves out words in more
--- than half the memories, whose bm25 weight is nil anyway.
+-- their rowid (memory_search_rows names them).
 CREATE VIRTUAL TABLE memory_search_scoped USING fts5(
     terms,
     scope,
@@ -23,5 +21,3 @@ INSERT INTO memory_search_scoped (rowid, terms, scope, org_id, owner_id, memory_
 
 DROP TABLE memory_search;
 ALTER TABLE memory_search_scoped RENAME TO memory_search;
-
-CREATE VIRTUAL TABLE memory_search_vocab USING fts5vocab(memory_search, 'row');
