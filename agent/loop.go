@@ -56,6 +56,9 @@ func (rn *run) modelStep(ctx context.Context) (llm.Response, error) {
 			break
 		}
 		wait, ok := rn.r.cfg.Retry.wait(err, attempt)
+		if produced {
+			rn.recordPartial(req, resp)
+		}
 		if produced || !ok || ctx.Err() != nil {
 			return resp, err
 		}
@@ -66,6 +69,33 @@ func (rn *run) modelStep(ctx context.Context) (llm.Response, error) {
 	}
 	rn.rec.Steps++
 	return resp, rn.recordReply(ctx, resp)
+}
+
+// recordPartial stages the usage of a call that failed after it had
+// produced output (cancelled, past a time limit, cut off): the provider
+// bills it, so the turn's spend and budgets count it — what the provider
+// reported, else an estimate (the request's input as EstimateTokens
+// counts it, and the output produced so far). The turn's ending writes
+// it (fail, then finish) as the step's record.
+func (rn *run) recordPartial(req llm.Request, resp llm.Response) {
+	u := resp.Usage
+	if u.InputTokens == 0 && u.OutputTokens == 0 {
+		out := len(resp.Text)
+		for _, c := range resp.ToolCalls {
+			out += len(c.Name) + len(c.Args)
+		}
+		u.InputTokens, u.OutputTokens = int64(EstimateTokens(req)), int64(ceilDiv(out, bytesPerToken))
+	}
+	rn.rec.Steps++
+	cost := rn.r.cfg.Prices[rn.model.Ref()].CostMicros(u)
+	rn.pending.usage = &store.Usage{
+		OrgID: rn.facts.Place.OrgID, ConversationID: rn.facts.Place.ConversationID, TurnID: rn.facts.TurnID,
+		Payer: rn.facts.Payer, UserID: rn.facts.Caller.UserID, Model: rn.model.Ref(), Step: rn.rec.Steps,
+		InputTokens: u.InputTokens, CachedInputTokens: u.CachedInputTokens, CacheWriteTokens: u.CacheWriteTokens,
+		OutputTokens: u.OutputTokens, CostMicros: cost, CreatedAt: rn.r.cfg.Now().UTC(),
+	}
+	rn.out.Usage = rn.out.Usage.Add(u)
+	rn.out.CostMicros += cost
 }
 
 // relay forwards a model event to the surface: a tool call once the

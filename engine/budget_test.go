@@ -224,3 +224,28 @@ func TestBudgetOfTheOrganisation(t *testing.T) {
 		t.Errorf("model calls = %d, want none", m.calls.Load())
 	}
 }
+
+// TestBudgetCountsACallCutOff: a call that fails after it produced
+// output is billed by the provider, so it counts: the turn is recorded
+// with an estimate of its usage, and the next turn is refused.
+func TestBudgetCountsACallCutOff(t *testing.T) {
+	clock := &budgetClock{now: start}
+	eng, st := budgetEngine(t, clock)
+	putBudget(t, st, store.Budget{UserID: "ana", Tokens: 1})
+	m := llmtest.NewModel(llmtest.Reply{Text: []string{"Half an ans", "wer"}, Truncate: true})
+	if _, err := eng.Respond(t.Context(), budgetRequest("ana", "conv_cut", m), nil, func(agent.Event) {}); err != nil {
+		t.Logf("cut-off turn: %v", err)
+	}
+	spent, err := st.MonthSpend(t.Context(), "acme", "ana", start)
+	if err != nil || spent.Calls != 1 || spent.InputTokens == 0 || spent.OutputTokens == 0 {
+		t.Fatalf("spend after a call cut off = %+v, %v; want one call with estimated input and output", spent, err)
+	}
+	_, err = eng.Respond(t.Context(), budgetRequest("ana", "conv_next", m), nil, func(agent.Event) {})
+	var over *budget.ExceededError
+	if !errors.As(err, &over) {
+		t.Errorf("the next turn: %v, want the budget used up", err)
+	}
+	if n := len(m.Requests()); n != 1 {
+		t.Errorf("model requests = %d, want 1", n)
+	}
+}
