@@ -17,6 +17,7 @@ import (
 	"github.com/quiverhq/quiver/document"
 	"github.com/quiverhq/quiver/embed"
 	"github.com/quiverhq/quiver/ids"
+	"github.com/quiverhq/quiver/internal/clock"
 	"github.com/quiverhq/quiver/store"
 )
 
@@ -39,7 +40,7 @@ type Config struct {
 	// Quota caps each conversation's files; the zero value means the
 	// store's bounds.
 	Quota store.AttachmentQuota
-	// Now is the clock; nil means time.Now.
+	// Now is the clock; nil means clock.Now.
 	Now func() time.Time
 	// IDs makes attachment IDs ("att_…"); nil means random ones.
 	IDs ids.Source
@@ -54,7 +55,7 @@ type Adder struct{ cfg Config }
 func New(cfg Config) *Adder {
 	cfg.IDs = ids.OrRandom(cfg.IDs)
 	if cfg.Now == nil {
-		cfg.Now = time.Now
+		cfg.Now = clock.Now
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()

@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/quiverhq/quiver/internal/clock"
 	"github.com/quiverhq/quiver/store"
 	"github.com/quiverhq/quiver/turn"
 )
@@ -116,7 +117,7 @@ func (e *ExceededError) amount(n int64) string {
 // Guard checks a turn's budgets before each model call.
 type Guard struct {
 	Store Store
-	// Now is the clock; nil means time.Now.
+	// Now is the clock; nil means clock.Now.
 	Now func() time.Time
 }
 
@@ -128,7 +129,7 @@ func (g Guard) Check(ctx context.Context, f turn.Facts) error {
 	if f.Budget.Unlimited() || g.Store == nil {
 		return nil
 	}
-	now := time.Now
+	now := clock.Now
 	if g.Now != nil {
 		now = g.Now
 	}

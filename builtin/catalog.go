@@ -78,7 +78,7 @@ type CatalogDeps struct {
 	Knowledge knowledge.Searcher
 	// Budgets backs check_budget (the budgets and the month's usage);
 	// nil keeps the tool, whose calls then fail with store.ErrNoStore.
-	// Now is its clock; nil means time.Now.
+	// Now is its clock; nil means clock.Now.
 	Budgets budget.Store
 	Now     func() time.Time
 	// History backs search_conversations (what the person wrote in

@@ -16,6 +16,7 @@ import (
 	"github.com/quiverhq/quiver/document"
 	"github.com/quiverhq/quiver/embed"
 	"github.com/quiverhq/quiver/ids"
+	"github.com/quiverhq/quiver/internal/clock"
 	"github.com/quiverhq/quiver/retrieve"
 	"github.com/quiverhq/quiver/store"
 )
@@ -40,7 +41,7 @@ type Index struct {
 	Embedders embed.Source
 	// Extractor reads files; its zero value reads text and DOCX.
 	Extractor document.Extractor
-	// Now is the clock; nil means time.Now.
+	// Now is the clock; nil means clock.Now.
 	Now func() time.Time
 	// NewID returns a fresh ID with the prefix; nil means ids.Random.
 	NewID func(prefix string) string
@@ -61,7 +62,7 @@ type Progress func(store.KnowledgeDocument)
 
 func (x *Index) now() time.Time {
 	if x.Now == nil {
-		return time.Now().UTC()
+		return clock.Now().UTC()
 	}
 	return x.Now().UTC()
 }

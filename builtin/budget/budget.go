@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/quiverhq/quiver/budget"
+	"github.com/quiverhq/quiver/internal/clock"
 	"github.com/quiverhq/quiver/store"
 	"github.com/quiverhq/quiver/tool"
 	"github.com/quiverhq/quiver/turn"
@@ -30,11 +31,11 @@ var description string
 type Input struct{}
 
 // Tool returns check_budget over st, with now as its clock (nil means
-// time.Now). A nil st keeps the declaration; its calls fail with an
+// clock.Now). A nil st keeps the declaration; its calls fail with an
 // infrastructure error wrapping store.ErrNoStore.
 func Tool(st budget.Store, now func() time.Time) *tool.Tool {
 	if now == nil {
-		now = time.Now
+		now = clock.Now
 	}
 	return tool.New(tool.Spec{
 		Name: "check_budget", Family: Switch, Macros: []string{"budget_tool"},

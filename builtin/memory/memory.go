@@ -20,6 +20,7 @@ import (
 
 	"github.com/quiverhq/quiver/embed"
 	"github.com/quiverhq/quiver/ids"
+	"github.com/quiverhq/quiver/internal/clock"
 	"github.com/quiverhq/quiver/store"
 	"github.com/quiverhq/quiver/tool"
 	"github.com/quiverhq/quiver/turn"
@@ -71,7 +72,7 @@ type Config struct {
 	// clear error (the turn's "embedding" backend keeps them out of turns
 	// without a model).
 	Embeddings embed.Source
-	// Now is the clock; nil means time.Now.
+	// Now is the clock; nil means clock.Now.
 	Now func() time.Time
 	// NewID returns a fresh id with the prefix; nil means ids.Random.
 	NewID func(prefix string) string
@@ -84,7 +85,7 @@ type svc struct {
 
 func newSvc(c Config) *svc {
 	if c.Now == nil {
-		c.Now = time.Now
+		c.Now = clock.Now
 	}
 	if c.NewID == nil {
 		c.NewID = ids.Random{}.New
