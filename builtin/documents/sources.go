@@ -136,17 +136,7 @@ func (a Attachments) byName(ctx context.Context, s tool.Scope, name string) (sto
 	if err != nil {
 		return store.Attachment{}, err
 	}
-	for _, match := range []func(string) bool{
-		func(n string) bool { return n == name },
-		func(n string) bool { return strings.EqualFold(n, name) },
-	} {
-		for i := len(list) - 1; i >= 0; i-- {
-			if match(list[i].Name) {
-				return list[i], nil
-			}
-		}
-	}
-	return store.Attachment{}, store.ErrNotFound
+	return newestNamed(list, func(a store.Attachment) string { return a.Name }, name)
 }
 
 // Label implements Source.
@@ -161,11 +151,7 @@ func (a Attachments) Names(ctx context.Context, s tool.Scope) ([]string, error) 
 	if err != nil {
 		return nil, err
 	}
-	out := make([]string, len(list))
-	for i, att := range list {
-		out[i] = att.Name
-	}
-	return out, nil
+	return namesOf(list, func(a store.Attachment) string { return a.Name }), nil
 }
 
 // KnowledgeStore is what Knowledge reads (store.Knowledge).
@@ -233,17 +219,7 @@ func (k Knowledge) byName(ctx context.Context, s tool.Scope, name string) (store
 	if err != nil {
 		return store.KnowledgeDocument{}, err
 	}
-	for _, match := range []func(string) bool{
-		func(n string) bool { return n == name },
-		func(n string) bool { return strings.EqualFold(n, name) },
-	} {
-		for i := len(list) - 1; i >= 0; i-- {
-			if match(list[i].Name) {
-				return list[i], nil
-			}
-		}
-	}
-	return store.KnowledgeDocument{}, store.ErrNotFound
+	return newestNamed(list, func(d store.KnowledgeDocument) string { return d.Name }, name)
 }
 
 // Label implements Source.
@@ -258,11 +234,7 @@ func (k Knowledge) Names(ctx context.Context, s tool.Scope) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := make([]string, len(list))
-	for i, kd := range list {
-		out[i] = kd.Name
-	}
-	return out, nil
+	return namesOf(list, func(d store.KnowledgeDocument) string { return d.Name }), nil
 }
 
 // kindOf is what a knowledge document was read as, from its name and
@@ -276,4 +248,30 @@ func kindOf(name, mediaType string) string {
 		return "docx"
 	}
 	return "text"
+}
+
+// newestNamed is the last of list (oldest first) named want exactly, else
+// the last named want ignoring case, else store.ErrNotFound.
+func newestNamed[T any](list []T, name func(T) string, want string) (T, error) {
+	for _, match := range []func(string) bool{
+		func(n string) bool { return n == want },
+		func(n string) bool { return strings.EqualFold(n, want) },
+	} {
+		for i := len(list) - 1; i >= 0; i-- {
+			if match(name(list[i])) {
+				return list[i], nil
+			}
+		}
+	}
+	var zero T
+	return zero, store.ErrNotFound
+}
+
+// namesOf is the name of each of list, in order.
+func namesOf[T any](list []T, name func(T) string) []string {
+	out := make([]string, len(list))
+	for i, v := range list {
+		out[i] = name(v)
+	}
+	return out
 }
