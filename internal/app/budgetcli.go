@@ -38,14 +38,17 @@ func (o BudgetOptions) target() (string, error) {
 
 // budgetRow is a budget as show prints it in JSON.
 type budgetRow struct {
-	Who        string `json:"who"`
-	CostMicros int64  `json:"cost_micros"`
-	Tokens     int64  `json:"tokens"`
-	Spent      *struct {
-		Calls      int64 `json:"calls"`
-		Tokens     int64 `json:"tokens"`
-		CostMicros int64 `json:"cost_micros"`
-	} `json:"spent,omitempty"`
+	Who        string       `json:"who"`
+	CostMicros int64        `json:"cost_micros"`
+	Tokens     int64        `json:"tokens"`
+	Spent      *budgetSpent `json:"spent,omitempty"`
+}
+
+// budgetSpent is a month's spend as show prints it in JSON.
+type budgetSpent struct {
+	Calls      int64 `json:"calls"`
+	Tokens     int64 `json:"tokens"`
+	CostMicros int64 `json:"cost_micros"`
 }
 
 // BudgetShow prints the organisation's budgets with this month's spend.
@@ -69,11 +72,7 @@ func BudgetShow(ctx context.Context, o BudgetOptions, env Env) error {
 			if err != nil {
 				return err
 			}
-			r.Spent = &struct {
-				Calls      int64 `json:"calls"`
-				Tokens     int64 `json:"tokens"`
-				CostMicros int64 `json:"cost_micros"`
-			}{t.Calls, t.Tokens(), t.CostMicros}
+			r.Spent = &budgetSpent{t.Calls, t.Tokens(), t.CostMicros}
 		}
 		rows = append(rows, r)
 	}
