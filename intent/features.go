@@ -13,8 +13,10 @@ import (
 // each pair of adjacent words, each word's character trigrams and
 // 4-grams with its ends marked (a typo or an inflection keeps most of
 // them), and in scripts written without spaces, where a run of letters
-// is a whole phrase, its character pairs and triples. They are what the
-// classifier sees of a message, in training and at detection alike.
+// is a whole phrase, its characters, character pairs and triples (one
+// Han character or Hangul syllable often carries the verb: 查, 画, 알).
+// They are what the classifier sees of a message, in training and at
+// detection alike.
 
 // Feature kinds, hashed before the feature's text so that a word and a
 // trigram of the same letters are different features.
@@ -26,6 +28,7 @@ const (
 	featGram4   = '4'
 	featCJK2    = 'c'
 	featCJK3    = 'C'
+	featCJK1    = 'u'
 	featNoWords = '0'
 )
 
@@ -60,6 +63,9 @@ func features(dst []uint32, norm string, bits uint) []uint32 {
 		prev = bare
 		r := []rune(bare)
 		if isUnspacedWord(r) {
+			for j := range r {
+				add(featCJK1, string(r[j]))
+			}
 			for n, kind := range [...]byte{featCJK2, featCJK3} {
 				for j := 0; j+n+2 <= len(r); j++ {
 					add(kind, string(r[j:j+n+2]))

@@ -28,6 +28,7 @@ type splitCounts struct {
 	need, found    int // messages needing a family; of those, all found
 	none, opened   int // messages needing none; of those, opened one
 	famNeed, famOK int // per family rows: requests of it; of those, opened
+	famWrong       int // per family rows: messages needing none that opened it
 }
 
 func (c splitCounts) recall() float64    { return ratio(c.found, c.need, 1) }
@@ -78,6 +79,11 @@ func TestSplitEval(t *testing.T) {
 		}
 		for i, s := range stages {
 			got := s.d.Detect(intent.Input{Text: l.Text}).Targets
+			if len(want) == 0 {
+				for _, g := range got {
+					get(byFam[i], g).famWrong++
+				}
+			}
 			for _, row := range []*splitCounts{get(byLang[i], l.Lang), get(byLang[i], "all")} {
 				if len(want) == 0 {
 					row.none++
@@ -118,14 +124,17 @@ func TestSplitEval(t *testing.T) {
 	}
 	fmt.Fprintf(w, "\nfamily\trequests\t\t")
 	for _, s := range stages {
-		fmt.Fprintf(w, "%s recall\t\t", s.name)
+		fmt.Fprintf(w, "%s recall\t%s false open\t", s.name, s.name)
 	}
 	fmt.Fprintln(w)
 	for _, fam := range slices.Sorted(mapKeys(byFam[0])) {
+		if byFam[0][fam].famNeed == 0 {
+			continue // opened by mistake only; its row would have no requests
+		}
 		fmt.Fprintf(w, "%s\t%d\t\t", fam, byFam[0][fam].famNeed)
 		for i := range stages {
-			f := byFam[i][fam]
-			fmt.Fprintf(w, "%.1f%%\t\t", 100*ratio(f.famOK, f.famNeed, 1))
+			f := get(byFam[i], fam)
+			fmt.Fprintf(w, "%.1f%%\t%.1f%%\t", 100*ratio(f.famOK, f.famNeed, 1), 100*ratio(f.famWrong, byLang[i]["all"].none, 0))
 		}
 		fmt.Fprintln(w)
 	}

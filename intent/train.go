@@ -78,9 +78,11 @@ func (o TrainOptions) withDefaults() TrainOptions {
 // little L2 decay, its positive examples weighted up to balance a
 // family's few requests against the many messages that are not. The
 // thresholds: each family starts at the score that best separates its
-// validation examples (its F1), then the family whose false opens cost
-// the most is raised, one step at a time, until the messages needing no
-// family that open some family are at most MaxFalseOpen of them.
+// validation examples (its F1), then, until the messages needing no
+// family that open some family are at most MaxFalseOpen of them, the
+// bars of the family whose next step up loses the fewest right opens
+// per wrong open it removes are raised (the threshold, and once it is
+// at the top, the veto).
 func Train(train, validation []Example, o TrainOptions) *Classifier {
 	o = o.withDefaults()
 	labels := corpusLabels(train)
@@ -198,13 +200,23 @@ func (v valScores) open(k, i int, th, veto float32) bool {
 	return v.score[k][i] >= float64(th) || (v.pack[k][i] && v.score[k][i] >= float64(veto))
 }
 
+// opensAny reports whether example k opens some label under the bars.
+func (v valScores) opensAny(k int, th, veto []float32) bool {
+	for i := range th {
+		if v.open(k, i, th[i], veto[i]) {
+			return true
+		}
+	}
+	return false
+}
+
 // chooseBars picks each family's threshold and veto on the validation
 // examples (see Train): the veto that drops the most of the packs'
 // false opens at the cost of the fewest of their true ones (a true one
 // lost counting twice), then the threshold with the best F1 of the
 // combined decision, then, while more than maxFalseOpen of the messages
-// needing no family open one, the threshold of the family opening most
-// of them rises a step (and its veto, once the threshold is at the top).
+// needing no family open one, the bars of the family whose next step
+// up costs the fewest right opens per wrong open removed (nextStep).
 func chooseBars(c *Classifier, val []Example, packs *Detector, maxFalseOpen float64) (th, veto []float32) {
 	v := valScores{score: make([][]float64, len(val)), pack: make([][]bool, len(val)), want: make([][]bool, len(val)), none: make([]bool, len(val))}
 	negatives := 0
@@ -233,42 +245,73 @@ func chooseBars(c *Classifier, val []Example, packs *Detector, maxFalseOpen floa
 		th[i] = bestF1(v, i, veto[i])
 	}
 	for negatives > 0 {
-		opened, cost := 0, make([]int, len(c.labels))
+		opened := 0
 		for k := range val {
-			if !v.none[k] {
-				continue
-			}
-			any := false
-			for i := range c.labels {
-				if v.open(k, i, th[i], veto[i]) {
-					cost[i]++
-					any = true
-				}
-			}
-			if any {
+			if v.none[k] && v.opensAny(k, th, veto) {
 				opened++
 			}
 		}
 		if float64(opened) <= maxFalseOpen*float64(negatives) {
 			break
 		}
-		worst := -1
-		for i := range cost {
-			raisable := th[i] < top || veto[i] < top
-			if cost[i] > 0 && raisable && (worst < 0 || cost[i] > cost[worst]) {
-				worst = i
+		// Raise the family whose next effective step loses the fewest
+		// right opens per wrong open it removes.
+		best, bestTh, bestVeto, bestCost := -1, float32(0), float32(0), math.Inf(1)
+		for i := range c.labels {
+			nt, nv, removed, lost, ok := v.nextStep(i, th[i], veto[i], top)
+			if !ok {
+				continue
+			}
+			cost := float64(lost) / float64(removed)
+			if cost < bestCost {
+				best, bestTh, bestVeto, bestCost = i, nt, nv, cost
 			}
 		}
-		switch {
-		case worst < 0:
+		if best < 0 {
 			return th, veto // nothing left to raise
-		case th[worst] < top:
-			th[worst] = step(th[worst])
-		default:
-			veto[worst] = step(veto[worst])
 		}
+		th[best], veto[best] = bestTh, bestVeto
 	}
 	return th, veto
+}
+
+// nextStep walks label i's bars up from (th, veto), the threshold first
+// and then the veto, to the first bars that open it for fewer messages
+// needing no family; it returns them, how many such messages they stop
+// opening it for, how many of its right opens they lose, and false when
+// no step up removes a wrong open.
+func (v valScores) nextStep(i int, th, veto, top float32) (nt, nv float32, removed, lost int, ok bool) {
+	count := func(t, ve float32) (wrong, right int) {
+		for k := range v.score {
+			if !v.open(k, i, t, ve) {
+				continue
+			}
+			switch {
+			case v.none[k]:
+				wrong++
+			case v.want[k][i]:
+				right++
+			}
+		}
+		return wrong, right
+	}
+	wrong0, right0 := count(th, veto)
+	if wrong0 == 0 {
+		return 0, 0, 0, 0, false
+	}
+	nt, nv = th, veto
+	for nt < top || nv < top {
+		if nt < top {
+			nt = step(nt)
+		} else {
+			nv = step(nv)
+		}
+		w, r := count(nt, nv)
+		if w < wrong0 {
+			return nt, nv, wrong0 - w, right0 - r, true
+		}
+	}
+	return 0, 0, 0, 0, false
 }
 
 // step is t raised by 0.01, on the grid.
