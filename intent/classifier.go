@@ -31,10 +31,14 @@ const SourceClassifier = "classifier"
 type Classifier struct {
 	bits   uint
 	labels []string
-	// Per label: the bias, the threshold and the veto (probabilities),
-	// the weights' scale and the weights, one signed byte per bucket.
+	// Per label: the bias, the threshold and the veto (probabilities)
+	// and the weights' scale.
 	bias, threshold, veto, scale []float32
-	weights                      [][]int8
+	// rows holds the weights, one signed byte per bucket and label,
+	// bucket by bucket (label i of bucket b at b*len(labels)+i): a
+	// feature's weights for every label are adjacent, so scoring all
+	// labels reads one cache line per feature.
+	rows []int8
 }
 
 // classifierMagic starts the weights file, with its format's version.
@@ -82,22 +86,36 @@ type Score struct {
 func (c *Classifier) Scores(text string) []Score {
 	var buf [256]uint32
 	fs := dedupe(features(buf[:0], scanText(text), c.bits))
+	ps := c.probs(fs, nil)
 	out := make([]Score, len(c.labels))
 	for i, l := range c.labels {
-		out[i] = Score{Target: l, Score: c.prob(i, fs)}
+		out[i] = Score{Target: l, Score: ps[i]}
 	}
 	return out
 }
 
-// prob is label i's probability over the features' buckets.
-func (c *Classifier) prob(i int, fs []uint32) float64 {
-	w := c.weights[i]
-	var sum int32
-	for _, f := range fs {
-		sum += int32(w[f])
+// probs appends every label's probability over the features' buckets
+// to dst, in label order.
+func (c *Classifier) probs(fs []uint32, dst []float64) []float64 {
+	n := len(c.labels)
+	var small [32]int32
+	sums := small[:0]
+	if n > len(small) {
+		sums = make([]int32, n)
+	} else {
+		sums = small[:n]
 	}
-	z := float64(c.bias[i]) + float64(sum)*float64(c.scale[i])
-	return sigmoid(z)
+	for _, f := range fs {
+		row := c.rows[int(f)*n : int(f)*n+n]
+		for i, w := range row {
+			sums[i] += int32(w)
+		}
+	}
+	for i, sum := range sums {
+		z := float64(c.bias[i]) + float64(sum)*float64(c.scale[i])
+		dst = append(dst, sigmoid(z))
+	}
+	return dst
 }
 
 // judge applies the classifier to norm, a normalised message
@@ -110,18 +128,14 @@ func (c *Classifier) prob(i int, fs []uint32) float64 {
 func (c *Classifier) judge(norm string, ms []Match, known func(string) bool, shift float64) []Match {
 	var buf [256]uint32
 	fs := dedupe(features(buf[:0], norm, c.bits))
-	scores := map[string]float64{}
+	var pbuf [32]float64
+	ps := c.probs(fs, pbuf[:0])
 	score := func(target string) (float64, int) {
 		i := slices.Index(c.labels, target)
 		if i < 0 {
 			return 0, -1
 		}
-		if p, ok := scores[target]; ok {
-			return p, i
-		}
-		p := c.prob(i, fs)
-		scores[target] = p
-		return p, i
+		return ps[i], i
 	}
 	ms = slices.DeleteFunc(ms, func(m Match) bool {
 		if m.Source != SourcePack {
@@ -160,8 +174,8 @@ func (c *Classifier) MarshalBinary() ([]byte, error) {
 		for _, f := range []float32{c.bias[i], c.threshold[i], c.veto[i], c.scale[i]} {
 			_ = binary.Write(&b, binary.LittleEndian, math.Float32bits(f))
 		}
-		for _, w := range c.weights[i] {
-			b.WriteByte(byte(w))
+		for j := i; j < len(c.rows); j += len(c.labels) {
+			b.WriteByte(byte(c.rows[j]))
 		}
 	}
 	return b.Bytes(), nil
@@ -196,7 +210,10 @@ func ParseClassifier(data []byte) (*Classifier, error) {
 	if r.Len() != len(c.labels)*(16+size) {
 		return nil, fmt.Errorf("intent: classifier weights: %d bytes of weights, want %d", r.Len(), len(c.labels)*(16+size))
 	}
-	for range c.labels {
+	nl := len(c.labels)
+	c.rows = make([]int8, size*nl)
+	raw := make([]byte, size)
+	for i := range c.labels {
 		var f [4]uint32
 		if err := binary.Read(r, binary.LittleEndian, &f); err != nil {
 			return nil, err
@@ -205,16 +222,13 @@ func ParseClassifier(data []byte) (*Classifier, error) {
 		if !finite(bias) || !(th > 0 && th < 1) || !(veto >= 0 && veto < 1) || !(scale >= 0) || !finite(scale) {
 			return nil, errors.New("intent: classifier weights: bad numbers")
 		}
-		w := make([]int8, size)
-		raw := make([]byte, size)
 		if _, err := r.Read(raw); err != nil {
 			return nil, err
 		}
 		for j, x := range raw {
-			w[j] = int8(x)
+			c.rows[j*nl+i] = int8(x)
 		}
 		c.bias, c.threshold, c.veto, c.scale = append(c.bias, bias), append(c.threshold, th), append(c.veto, veto), append(c.scale, scale)
-		c.weights = append(c.weights, w)
 	}
 	return c, nil
 }

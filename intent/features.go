@@ -3,6 +3,7 @@ package intent
 import (
 	"strings"
 	"unicode"
+	"unicode/utf8"
 
 	"golang.org/x/text/unicode/norm"
 )
@@ -42,12 +43,15 @@ const maxFeatureWords = 64
 func features(dst []uint32, norm string, bits uint) []uint32 {
 	mask := uint32(1)<<bits - 1
 	add := func(kind byte, s string) { dst = append(dst, featureHash32(kind, s)&mask) }
+	addBytes := func(kind byte, b []byte) { dst = append(dst, fnvBytes(fnvStart(kind), b)&mask) }
 	ws := featureWords(norm)
 	if len(ws) == 0 {
 		add(featNoWords, "")
 		return dst
 	}
 	prev := ""
+	var offBuf [64]int
+	var padBuf [128]byte
 	for i, w := range ws {
 		if i == maxFeatureWords {
 			break
@@ -58,26 +62,25 @@ func features(dst []uint32, norm string, bits uint) []uint32 {
 			add(featBare, bare)
 		}
 		if prev != "" {
-			add(featPair, prev+" "+bare)
+			h := fnvString(fnvString(fnvStart(featPair), prev), " ")
+			dst = append(dst, fnvString(h, bare)&mask)
 		}
 		prev = bare
-		r := []rune(bare)
-		if isUnspacedWord(r) {
-			for j := range r {
-				add(featCJK1, string(r[j]))
-			}
-			for n, kind := range [...]byte{featCJK2, featCJK3} {
-				for j := 0; j+n+2 <= len(r); j++ {
-					add(kind, string(r[j:j+n+2]))
+		if hasUnspaced(bare) {
+			run := append(padBuf[:0], bare...)
+			offs := runeOffsets(offBuf[:0], run)
+			for n, kind := range [...]byte{featCJK1, featCJK2, featCJK3} {
+				for j := 0; j+n+1 < len(offs); j++ {
+					addBytes(kind, run[offs[j]:offs[j+n+1]])
 				}
 			}
 			continue
 		}
-		padded := "^" + bare + "$"
-		pr := []rune(padded)
+		padded := append(append(append(padBuf[:0], '^'), bare...), '$')
+		offs := runeOffsets(offBuf[:0], padded)
 		for n, kind := range [...]byte{featGram3, featGram4} {
-			for j := 0; j+n+3 <= len(pr); j++ {
-				add(kind, string(pr[j:j+n+3]))
+			for j := 0; j+n+3 < len(offs); j++ {
+				addBytes(kind, padded[offs[j]:offs[j+n+3]])
 			}
 		}
 	}
@@ -119,28 +122,42 @@ func stripDiacritics(w string) string {
 	return norm.NFC.String(b.String())
 }
 
-// isUnspacedWord reports whether a word holds a rune of a script written
-// without spaces.
-func isUnspacedWord(r []rune) bool {
-	for _, c := range r {
-		if unspaced(c) {
-			return true
-		}
+// runeOffsets appends to dst the byte offset of each rune of s and then
+// len(s): the n-gram of runes j to j+n is s[offs[j]:offs[j+n]].
+func runeOffsets(dst []int, s []byte) []int {
+	for i := 0; i < len(s); {
+		dst = append(dst, i)
+		_, n := utf8.DecodeRune(s[i:])
+		i += n
 	}
-	return false
+	return append(dst, len(s))
 }
 
 // featureHash32 is 32-bit FNV-1a over the kind and the text: fixed, so
 // the committed weights mean the same in every build.
-func featureHash32(kind byte, s string) uint32 {
-	const (
-		offset = 2166136261
-		prime  = 16777619
-	)
-	h := uint32(offset)
-	h = (h ^ uint32(kind)) * prime
+func featureHash32(kind byte, s string) uint32 { return fnvString(fnvStart(kind), s) }
+
+// FNV-1a's constants, 32 bits.
+const (
+	fnvOffset = 2166136261
+	fnvPrime  = 16777619
+)
+
+// fnvStart is the hash of the kind alone; fnvString and fnvBytes go on
+// over more bytes, so a feature made of parts is hashed without joining
+// them.
+func fnvStart(kind byte) uint32 { return (fnvOffset ^ uint32(kind)) * fnvPrime }
+
+func fnvString(h uint32, s string) uint32 {
 	for i := 0; i < len(s); i++ {
-		h = (h ^ uint32(s[i])) * prime
+		h = (h ^ uint32(s[i])) * fnvPrime
+	}
+	return h
+}
+
+func fnvBytes(h uint32, b []byte) uint32 {
+	for _, c := range b {
+		h = (h ^ uint32(c)) * fnvPrime
 	}
 	return h
 }

@@ -136,22 +136,20 @@ func Train(train, validation []Example, o TrainOptions) *Classifier {
 			}
 		}
 	}
-	c := &Classifier{bits: o.Bits, labels: labels}
+	c := &Classifier{bits: o.Bits, labels: labels, rows: make([]int8, size*len(labels))}
 	for i := range labels {
 		peak := 0.0
 		for _, x := range w[i] {
 			peak = math.Max(peak, math.Abs(x))
 		}
 		scale := peak / 127
-		q := make([]int8, size)
 		if scale > 0 {
 			for j, x := range w[i] {
-				q[j] = int8(math.Max(-127, math.Min(127, math.Round(x/scale))))
+				c.rows[j*len(labels)+i] = int8(math.Max(-127, math.Min(127, math.Round(x/scale))))
 			}
 		}
 		c.bias = append(c.bias, float32(bias[i]))
 		c.scale = append(c.scale, float32(scale))
-		c.weights = append(c.weights, q)
 	}
 	c.threshold, c.veto = chooseBars(c, validation, o.Packs, o.MaxFalseOpen)
 	return c
@@ -223,13 +221,13 @@ func chooseBars(c *Classifier, val []Example, packs *Detector, maxFalseOpen floa
 	for k, ex := range val {
 		norm := scanText(ex.Text)
 		fs := dedupe(features(nil, norm, c.bits))
-		v.score[k], v.pack[k], v.want[k] = make([]float64, len(c.labels)), make([]bool, len(c.labels)), make([]bool, len(c.labels))
+		v.pack[k], v.want[k] = make([]bool, len(c.labels)), make([]bool, len(c.labels))
 		var ms []Match
 		if packs != nil {
 			ms, _ = packs.direct(ex.Text, nil, 0)
 		}
+		v.score[k] = c.probs(fs, nil)
 		for i, l := range c.labels {
-			v.score[k][i] = c.prob(i, fs)
 			v.pack[k][i] = slices.ContainsFunc(ms, func(m Match) bool { return m.Target == l && m.Source == SourcePack })
 			v.want[k][i] = slices.Contains(ex.Labels, l)
 		}
