@@ -62,6 +62,27 @@ var builtinExemplars []byte
 // from the corpus's train split (TestExemplarsAreFromTheTrainSplit).
 func BuiltinExemplars() ([]Exemplar, error) { return ParseExemplars(builtinExemplars) }
 
+var (
+	builtinSemanticOnce sync.Once
+	builtinSemantic     *Semantic
+	builtinSemanticErr  error
+)
+
+// BuiltinSemantic returns the process's semantic stage over
+// BuiltinExemplars with the default options, one value, so every
+// engine shares its exemplar vectors.
+func BuiltinSemantic() (*Semantic, error) {
+	builtinSemanticOnce.Do(func() {
+		xs, err := BuiltinExemplars()
+		if err != nil {
+			builtinSemanticErr = err
+			return
+		}
+		builtinSemantic, builtinSemanticErr = NewSemantic(xs, SemanticOptions{})
+	})
+	return builtinSemantic, builtinSemanticErr
+}
+
 // ExemplarsPerFamily bounds the built-in exemplars of one family.
 const ExemplarsPerFamily = 24
 

@@ -13,6 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 
+	"github.com/quiverhq/quiver/embed"
 	"github.com/quiverhq/quiver/intent"
 	"github.com/quiverhq/quiver/internal/app"
 	"github.com/quiverhq/quiver/llm"
@@ -639,5 +640,76 @@ func TestTriggersModeClassifierShift(t *testing.T) {
 	defer st.Close()
 	if s, err := st.GetIntentSettings(context.Background(), "acme"); err != nil || s.ClassifierShift != nil {
 		t.Errorf("after default and refused values: %+v, %v; want no shift stored", s, err)
+	}
+}
+
+// TestIntentSemanticStage: with intent.semantic on, `quiver intent
+// --json` adds the families the semantic stage opens under the
+// configuration's embedding model (the built-in local one by default),
+// named as such with their similarity; the stage is off by default, and
+// with embedding_model: off there is no model for it.
+func TestIntentSemanticStage(t *testing.T) {
+	ctx := context.Background()
+	// A validation message the packs and the classifier leave closed
+	// and the stage opens a family for, under the local embedder.
+	lines, err := intent.ReadCorpus(os.DirFS("../../intent"), "testdata/corpus/validation/*.jsonl", intent.CorpusFamilies)
+	if err != nil {
+		t.Fatal(err)
+	}
+	packs, err := intent.BuiltinPacks()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := intent.BuiltinClassifier()
+	if err != nil {
+		t.Fatal(err)
+	}
+	det := intent.New(packs).WithClassifier(c, 0)
+	sem, err := intent.BuiltinSemantic()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var message string
+	var want intent.Match
+	for _, l := range lines {
+		res := det.Detect(intent.Input{Text: l.Text})
+		ms, err := sem.Match(ctx, embed.Local{}, l.Text, res)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(ms) > 0 {
+			message, want = l.Text, ms[0]
+			break
+		}
+	}
+	if message == "" {
+		t.Fatal("no validation message the semantic stage adds a family for")
+	}
+	dir := t.TempDir()
+	matches := func(config string) []intent.Match {
+		t.Helper()
+		args := []string{"intent", "--json", message}
+		if config != "" {
+			cfg := filepath.Join(dir, "quiver.yaml")
+			writeFile(t, cfg, config)
+			args = []string{"intent", "--config", cfg, "--json", message}
+		}
+		code, out, stderr := run(t, dir, args...)
+		if code != 0 {
+			t.Fatalf("intent: exit %d: %s", code, stderr)
+		}
+		var r intent.Report
+		if err := json.Unmarshal([]byte(out), &r); err != nil {
+			t.Fatal(err)
+		}
+		return r.Matches
+	}
+	if got := matches("intent:\n  semantic: on\n"); !slices.Contains(got, want) {
+		t.Errorf("%q with the stage on: matches %+v, want %+v", message, got, want)
+	}
+	for _, config := range []string{"", "intent:\n  semantic: off\n", "intent:\n  semantic: on\nembedding_model: off\n"} {
+		if got := matches(config); slices.ContainsFunc(got, func(m intent.Match) bool { return m.Source == intent.SourceSemantic }) {
+			t.Errorf("config %q: semantic matches %+v", config, got)
+		}
 	}
 }
