@@ -3,8 +3,6 @@ package intent_test
 import (
 	"context"
 	"errors"
-	"os"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -19,14 +17,7 @@ func builtinSemantic(t testing.TB) *intent.Semantic {
 	if err != nil {
 		t.Fatal(err)
 	}
-	o := intent.SemanticOptions{}
-	if v := os.Getenv("SEMFO"); v != "" {
-		o.FalseOpen, _ = strconv.ParseFloat(v, 64)
-	}
-	if v := os.Getenv("SEMM"); v != "" {
-		o.Margin, _ = strconv.ParseFloat(v, 64)
-	}
-	s, err := intent.NewSemantic(xs, o)
+	s, err := intent.NewSemantic(xs, intent.SemanticOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
