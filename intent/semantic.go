@@ -206,17 +206,31 @@ func (s *Semantic) Families() []string { return slices.Clone(s.families) }
 // Scores returns each family's score for text under e, in Families
 // order, with its bar for e's model. Within the stage's timeout it
 // waits for e's exemplars (embedded on the model's first use, apart
-// from the caller) and embeds text in one Embed call.
+// from the caller; for embed.Local, which needs no network, it waits
+// for them outside the timeout) and embeds text in one Embed call.
 func (s *Semantic) Scores(ctx context.Context, e embed.Embedder, text string) ([]SemanticScore, error) {
 	text = semanticText(text)
 	if text == "" {
 		return nil, nil
 	}
+	var (
+		m   *semanticModel
+		err error
+	)
+	if e.Model().Ref == embed.LocalRef {
+		// Local exemplars are a fraction of a second of this process's
+		// work, with nothing to wait for on a network: the turn waits
+		// for them, so a process's first turn is judged like the others.
+		if m, err = s.model(ctx, e); err != nil {
+			return nil, err
+		}
+	}
 	ctx, cancel := context.WithTimeout(ctx, s.o.Timeout)
 	defer cancel()
-	m, err := s.model(ctx, e)
-	if err != nil {
-		return nil, err
+	if m == nil {
+		if m, err = s.model(ctx, e); err != nil {
+			return nil, err
+		}
 	}
 	vs, err := e.Embed(ctx, []string{text}, embed.Query)
 	if err != nil {

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/quiverhq/quiver/embed"
 	"github.com/quiverhq/quiver/intent"
@@ -141,6 +142,32 @@ func TestSemanticErrorsSkipTheStage(t *testing.T) {
 	cancel()
 	if _, err := s.Match(ctx, &fakeEmbedder{ref: "fake:slow", axes: []string{"weather"}}, "weather", intent.Result{}); err == nil {
 		t.Error("a cancelled context: no error")
+	}
+}
+
+// slowEmbedder answers the exemplars at once and a message only when
+// its context ends.
+type slowEmbedder struct{ fakeEmbedder }
+
+func (s *slowEmbedder) Embed(ctx context.Context, texts []string, kind embed.Kind) ([]embed.Vector, error) {
+	if len(texts) == 1 {
+		<-ctx.Done()
+		return nil, ctx.Err()
+	}
+	return s.fakeEmbedder.Embed(ctx, texts, kind)
+}
+
+// TestSemanticTimeout: a model that does not answer a message within
+// the stage's timeout skips the stage with the deadline's error.
+func TestSemanticTimeout(t *testing.T) {
+	s, err := intent.NewSemantic(fakeExemplars, intent.SemanticOptions{Timeout: time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	slow := &slowEmbedder{fakeEmbedder{ref: "fake:slow", axes: []string{"weather"}}}
+	ms, err := s.Match(context.Background(), slow, "weather", intent.Result{})
+	if !errors.Is(err, context.DeadlineExceeded) || ms != nil {
+		t.Errorf("Match = %v, %v; want the deadline's error", ms, err)
 	}
 }
 

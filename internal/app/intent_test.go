@@ -713,3 +713,68 @@ func TestIntentSemanticStage(t *testing.T) {
 		}
 	}
 }
+
+// TestChatSemanticThoughtLog: in a chat turn with intent.semantic on
+// (and the classifier off, so the packs alone come before it), a
+// message only the semantic stage understands opens the calculator for
+// a community gating the always-on helpers, and calling it is
+// thought-logged with the stage as its source and the similarity.
+func TestChatSemanticThoughtLog(t *testing.T) {
+	ctx := context.Background()
+	lines, err := intent.ReadCorpus(os.DirFS("../../intent"), "testdata/corpus/validation/*.jsonl", intent.CorpusFamilies)
+	if err != nil {
+		t.Fatal(err)
+	}
+	packs, err := intent.BuiltinPacks()
+	if err != nil {
+		t.Fatal(err)
+	}
+	det := intent.New(packs)
+	sem, err := intent.BuiltinSemantic()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var message string
+	for _, l := range lines {
+		res := det.Detect(intent.Input{Text: l.Text})
+		if len(res.Targets) > 0 {
+			continue
+		}
+		ms, err := sem.Match(ctx, embed.Local{}, l.Text, res)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(ms) == 1 && ms[0].Target == intent.Calculator {
+			message = l.Text
+			break
+		}
+	}
+	if message == "" {
+		t.Fatal("no validation message the packs leave closed and the semantic stage opens the calculator for")
+	}
+	srv := llmtest.Start(t, llmtest.OpenAI{},
+		llmtest.Reply{ToolCalls: []llm.ToolCall{llmtest.Call("c1", "calculate", map[string]string{"expression": "42/1.609"})}},
+		llmtest.Reply{Text: []string{"about 26 miles"}},
+	)
+	data := t.TempDir()
+	cfg := filepath.Join(data, "quiver.yaml")
+	writeFile(t, cfg, "intent:\n  semantic: on\n  classifier: off\n")
+	chat := chatEnv(t, data, srv, "")
+	if code, out, stderr := run(t, data, "triggers", "mode", "--server", "default", "on", "--always-on", "gate"); code != 0 {
+		t.Fatalf("triggers mode: %d %s %s", code, out, stderr)
+	}
+	if code, _, stderr := chat("chat", "--agent", agentFile, "--config", cfg, "--conversation", "c-sem", "--json", message); code != 0 {
+		t.Fatalf("%q: exit %d: %s", message, code, stderr)
+	}
+	seen := srv.Seen()
+	if len(seen) != 2 || !slices.Contains(toolNames(seen[0].Req), "calculate") {
+		t.Fatalf("%d model calls; the first declared %v, want calculate", len(seen), toolNames(seen[0].Req))
+	}
+	code, out, _ := run(t, data, "transcript", "c-sem", "--json")
+	if code != 0 {
+		t.Fatal(out)
+	}
+	if !strings.Contains(out, "Source: semantic") || !strings.Contains(out, "Trigger: similarity 0.") {
+		t.Errorf("thought log: %s", out)
+	}
+}
