@@ -33,9 +33,10 @@ type fakeEmbedder struct {
 	axes []string
 	err  error
 
-	mu    sync.Mutex
-	calls int
-	texts int
+	mu      sync.Mutex
+	calls   int
+	texts   int
+	longest int
 }
 
 func (f *fakeEmbedder) Model() embed.Model { return embed.Model{Ref: f.ref, Dims: len(f.axes) + 1} }
@@ -44,6 +45,9 @@ func (f *fakeEmbedder) Embed(ctx context.Context, texts []string, _ embed.Kind) 
 	f.mu.Lock()
 	f.calls++
 	f.texts += len(texts)
+	for _, t := range texts {
+		f.longest = max(f.longest, len(t))
+	}
 	f.mu.Unlock()
 	if f.err != nil {
 		return nil, f.err
@@ -218,5 +222,72 @@ func BenchmarkSemanticLocal(b *testing.B) {
 		if _, err := s.Match(ctx, e, msgs[i%len(msgs)], intent.Result{}); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// TestSemanticCapsTheMessage: a long message is embedded cut to its
+// first 2 KB, on a character boundary; an empty one is not embedded.
+func TestSemanticCapsTheMessage(t *testing.T) {
+	s, err := intent.NewSemantic(fakeExemplars, intent.SemanticOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := &fakeEmbedder{ref: "fake:cap", axes: []string{"weather"}}
+	ctx := context.Background()
+	if _, err := s.Match(ctx, f, "  ", intent.Result{}); err != nil {
+		t.Fatal(err)
+	}
+	if calls, _ := f.count(); calls != 0 {
+		t.Errorf("an empty message: %d Embed calls", calls)
+	}
+	if _, err := s.Match(ctx, f, "weather "+strings.Repeat("é", 64<<10), intent.Result{}); err != nil {
+		t.Fatal(err)
+	}
+	f.mu.Lock()
+	longest := f.longest
+	f.mu.Unlock()
+	if longest > 2<<10 {
+		t.Errorf("embedded a text of %d bytes, want at most 2048", longest)
+	}
+}
+
+func TestParseExemplarsRefusesBadLines(t *testing.T) {
+	for in, want := range map[string]string{
+		`{"family":"nope","text":"x"}`:                 "exemplars:1: unknown family",
+		"\n" + `{"family":"search","text":" "}`:        "exemplars:2: a text",
+		`{"family":"search","txt":"x"}`:                "exemplars:1:",
+		`{"text":"` + strings.Repeat("a", 3000) + `"}`: "exemplars:1: a text",
+	} {
+		if _, err := intent.ParseExemplars([]byte(in)); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("ParseExemplars(%.40q) = %v, want %q", in, err, want)
+		}
+	}
+	if _, err := intent.ParseExemplars([]byte(strings.Repeat(`{"text":"x"}`+"\n", 2049))); err == nil {
+		t.Error("2,049 exemplars: no error")
+	}
+	if _, err := intent.NewSemantic([]intent.Exemplar{{Text: "only chat"}}, intent.SemanticOptions{}); err == nil {
+		t.Error("no request exemplar: no error")
+	}
+}
+
+// TestSemanticEmbedsExemplarsOnce: turns arriving together for a new
+// model share one embedding of its exemplars.
+func TestSemanticEmbedsExemplarsOnce(t *testing.T) {
+	s, err := intent.NewSemantic(fakeExemplars, intent.SemanticOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := &fakeEmbedder{ref: "fake:once", axes: []string{"weather"}}
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Go(func() {
+			if _, err := s.Match(context.Background(), f, "weather", intent.Result{}); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	wg.Wait()
+	if calls, texts := f.count(); calls != 9 || texts != len(fakeExemplars)+8 {
+		t.Errorf("%d calls of %d texts, want the exemplars once and 8 messages", calls, texts)
 	}
 }
