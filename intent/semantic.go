@@ -138,12 +138,13 @@ type SemanticOptions struct {
 // Semantic is Deliberate Tool Mode's optional semantic stage: with an
 // organisation's embedding model it compares the message with each
 // family's exemplars, a family's score being the highest cosine
-// similarity to one of them, and opens the families scoring at or
-// above their bars. The bars are the model's own: cosines differ from
-// model to model, so when a model's exemplars are first embedded each
-// family's bar is raised from 0 until at most FalseOpen of the negative
-// exemplars open any family (the rule the classifier's bars follow on
-// the validation split). It is safe for concurrent use.
+// similarity to one of them, and opens a family when its score reaches
+// its bar and its nearest exemplar is at least as near as the nearest
+// negative one (plus Margin). The bars are the model's own: cosines
+// differ from model to model, so when a model's exemplars are first
+// embedded each family's bar is raised from 0 until at most FalseOpen of
+// the negative exemplars open any family (the rule the classifier's
+// bars follow on the validation split). It is safe for concurrent use.
 type Semantic struct {
 	families  []string // in Targets order
 	exemplars []Exemplar
@@ -320,7 +321,9 @@ func (s *Semantic) best(sims []float64, skip int) map[string]float64 {
 // exemplarTimeout), so a turn that stops waiting does not waste it: the
 // next turn finds it done. A failure is kept for exemplarRetry.
 func (s *Semantic) model(ctx context.Context, e embed.Embedder) (*semanticModel, error) {
-	key := e.Model().String()
+	// By ref: a remote model reports its dimension only once it has
+	// answered, and a message's vector of another dimension is refused.
+	key := e.Model().Ref
 	s.mu.Lock()
 	i := slices.IndexFunc(s.models, func(m *semanticModel) bool { return m.key == key })
 	var m *semanticModel
