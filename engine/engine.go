@@ -20,6 +20,7 @@ import (
 	"github.com/quiverhq/quiver/agent"
 	"github.com/quiverhq/quiver/budget"
 	"github.com/quiverhq/quiver/dispatch"
+	"github.com/quiverhq/quiver/embed"
 	"github.com/quiverhq/quiver/ids"
 	"github.com/quiverhq/quiver/intent"
 	"github.com/quiverhq/quiver/internal/clock"
@@ -152,6 +153,14 @@ type Config struct {
 	Budgets budget.Store
 	// Detector is Deliberate Tool Mode's matcher; nil turns the mode off.
 	Detector *intent.Detector
+	// Semantic, when set with Embeddings, is the mode's semantic stage:
+	// after the detector, it compares the message with the families'
+	// exemplars under the organisation's embedding model (none: the
+	// stage is skipped). Nil, the default, runs no such stage.
+	Semantic *intent.Semantic
+	// Embeddings gives each organisation its embedding model, for
+	// Semantic.
+	Embeddings embed.Source
 	// Runner runs the loop; required to Run.
 	Runner *agent.Runner
 	// Dispatcher runs single calls (the console, quiver call, mcp serve).

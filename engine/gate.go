@@ -122,6 +122,7 @@ func (e *Engine) detect(ctx context.Context, c *Collected, message string, dryRu
 	set, f := c.dtm, c.facts
 	res := e.cfg.Detector.Detect(intent.Input{Text: message, Attachments: attachmentKinds(f), History: history(c.history),
 		HistoryTurns: set.HistoryTurns, Custom: c.custom, Shift: set.ClassifierShift})
+	res = e.semantic(ctx, f.Place.OrgID, message, res)
 	record := res.Targets
 	if dryRun {
 		record = nil
@@ -141,6 +142,31 @@ func (e *Engine) detect(ctx context.Context, c *Collected, message string, dryRu
 		}
 	}
 	return res, open, nil
+}
+
+// semantic adds to res the families the semantic stage opens for the
+// message under the organisation's embedding model, when the engine has
+// the stage and the organisation a model. The stage never fails a turn:
+// without an answer in its time (intent.SemanticOptions.Timeout), or
+// with an error, res is kept and a warning logged.
+func (e *Engine) semantic(ctx context.Context, orgID, message string, res intent.Result) intent.Result {
+	if e.cfg.Semantic == nil || e.cfg.Embeddings == nil || strings.TrimSpace(message) == "" {
+		return res
+	}
+	em, err := e.cfg.Embeddings.Embedder(ctx, orgID)
+	if err != nil {
+		e.cfg.Logger.Warn("deliberate tool mode: semantic stage skipped", "org", orgID, "err", err)
+		return res
+	}
+	if em == nil {
+		return res
+	}
+	ms, err := e.cfg.Semantic.Match(ctx, em, message, res)
+	if err != nil {
+		e.cfg.Logger.Warn("deliberate tool mode: semantic stage skipped", "org", orgID, "model", em.Model().Ref, "err", err)
+		return res
+	}
+	return res.With(ms...)
 }
 
 // gated is the mode's decision for a toolset Gate narrowed for open

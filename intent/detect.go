@@ -68,7 +68,8 @@ type Input struct {
 type Match struct {
 	Target  string `json:"family"`
 	Trigger string `json:"trigger"`
-	// Source is pack, custom, follow-up, history, attachment or always.
+	// Source is pack, custom, follow-up, history, attachment, always,
+	// classifier or semantic.
 	Source string `json:"source"`
 	// Lang is the pack's language, for pack matches.
 	Lang string `json:"lang,omitempty"`

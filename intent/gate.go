@@ -253,8 +253,9 @@ func Opening(t *tool.Tool, res Result, open []string) (Match, bool) {
 
 // OpenedBy is the reason m gives a tool it opens: `opened by: search
 // (phrase "look up", pack)`; an attachment's match names the attachment,
-// a "^" trigger says it opens every turn, and a match from an earlier turn
-// says so.
+// a "^" trigger says it opens every turn, a learned stage's match gives
+// its score (`opened by: search (similarity 0.83, semantic)`), and a
+// match from an earlier turn says so.
 func OpenedBy(m Match) string {
 	switch m.Source {
 	case SourceConversation:
@@ -263,6 +264,8 @@ func OpenedBy(m Match) string {
 		return "opened by: " + m.Target + " (" + m.Trigger + ")"
 	case SourceAlways:
 		return "opened by: " + m.Target + " (custom trigger ^, every turn)"
+	case SourceClassifier, SourceSemantic:
+		return "opened by: " + m.Target + " (" + m.Trigger + ", " + m.Source + ")"
 	}
 	return "opened by: " + m.Target + " (phrase " + strconv.Quote(m.Trigger) + ", " + m.Source + ")"
 }

@@ -21,7 +21,7 @@ import (
 // CLI passes its session's model in each request instead).
 func (r *runtime) newEngine(cfg config.Config, det *intent.Detector, models bool, env Env) *engine.Engine {
 	disp := dispatch.New(dispatch.Config{Results: r.st, Quota: r.quota, Now: env.Now, Logger: env.Logger, IDs: r.ids})
-	return engine.New(engine.Config{
+	ecfg := engine.Config{
 		Repos:   engine.Repositories{Conversations: r.st, Messages: r.st, Turns: r.st, Intents: r.st, Branches: r.st},
 		Runtime: orgRuntimes{orgs: r.orgs, models: models, embeddings: r.embeddings}, Agents: engine.StoredAgents(r.st, parseAgent),
 		Tools: mcpTools{m: r.mcp, env: env}, ShortTerms: r.st, Attachments: r.st, Knowledge: r.knowledge,
@@ -35,7 +35,27 @@ func (r *runtime) newEngine(cfg config.Config, det *intent.Detector, models bool
 			Windows:   cfg.ContextWindow,
 			ModelIdle: cfg.Turns.ModelIdle.Std(), MaxDuration: cfg.Turns.MaxDuration.Std(),
 		}),
-	})
+	}
+	if sem := semanticStage(cfg, env); det != nil && sem != nil && r.embeddings != nil {
+		ecfg.Semantic, ecfg.Embeddings = sem, r.embeddings
+	}
+	return engine.New(ecfg)
+}
+
+// semanticStage is Deliberate Tool Mode's semantic stage when
+// intent.semantic is on, else nil. The exemplars ship in the binary and
+// are checked by its tests, so failing to read them is logged, not
+// fatal: the mode goes on without the stage.
+func semanticStage(cfg config.Config, env Env) *intent.Semantic {
+	if !cfg.Intent.SemanticOn() {
+		return nil
+	}
+	s, err := intent.BuiltinSemantic()
+	if err != nil {
+		env.Logger.Warn("deliberate tool mode: semantic stage off", "err", err)
+		return nil
+	}
+	return s
 }
 
 // orgRuntimes is engine.RuntimeSource over the organisations' settings;

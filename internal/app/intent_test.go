@@ -13,6 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 
+	"github.com/quiverhq/quiver/embed"
 	"github.com/quiverhq/quiver/intent"
 	"github.com/quiverhq/quiver/internal/app"
 	"github.com/quiverhq/quiver/llm"
@@ -639,5 +640,141 @@ func TestTriggersModeClassifierShift(t *testing.T) {
 	defer st.Close()
 	if s, err := st.GetIntentSettings(context.Background(), "acme"); err != nil || s.ClassifierShift != nil {
 		t.Errorf("after default and refused values: %+v, %v; want no shift stored", s, err)
+	}
+}
+
+// TestIntentSemanticStage: with intent.semantic on, `quiver intent
+// --json` adds the families the semantic stage opens under the
+// configuration's embedding model (the built-in local one by default),
+// named as such with their similarity; the stage is off by default, and
+// with embedding_model: off there is no model for it.
+func TestIntentSemanticStage(t *testing.T) {
+	ctx := context.Background()
+	// A validation message the packs and the classifier leave closed
+	// and the stage opens a family for, under the local embedder.
+	lines, err := intent.ReadCorpus(os.DirFS("../../intent"), "testdata/corpus/validation/*.jsonl", intent.CorpusFamilies)
+	if err != nil {
+		t.Fatal(err)
+	}
+	packs, err := intent.BuiltinPacks()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := intent.BuiltinClassifier()
+	if err != nil {
+		t.Fatal(err)
+	}
+	det := intent.New(packs).WithClassifier(c, 0)
+	sem, err := intent.BuiltinSemantic()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var message string
+	var want intent.Match
+	for _, l := range lines {
+		res := det.Detect(intent.Input{Text: l.Text})
+		ms, err := sem.Match(ctx, embed.Local{}, l.Text, res)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(ms) > 0 {
+			message, want = l.Text, ms[0]
+			break
+		}
+	}
+	if message == "" {
+		t.Fatal("no validation message the semantic stage adds a family for")
+	}
+	dir := t.TempDir()
+	matches := func(config string) []intent.Match {
+		t.Helper()
+		args := []string{"intent", "--json", message}
+		if config != "" {
+			cfg := filepath.Join(dir, "quiver.yaml")
+			writeFile(t, cfg, config)
+			args = []string{"intent", "--config", cfg, "--json", message}
+		}
+		code, out, stderr := run(t, dir, args...)
+		if code != 0 {
+			t.Fatalf("intent: exit %d: %s", code, stderr)
+		}
+		var r intent.Report
+		if err := json.Unmarshal([]byte(out), &r); err != nil {
+			t.Fatal(err)
+		}
+		return r.Matches
+	}
+	if got := matches("intent:\n  semantic: on\n"); !slices.Contains(got, want) {
+		t.Errorf("%q with the stage on: matches %+v, want %+v", message, got, want)
+	}
+	for _, config := range []string{"", "intent:\n  semantic: off\n", "intent:\n  semantic: on\nembedding_model: off\n"} {
+		if got := matches(config); slices.ContainsFunc(got, func(m intent.Match) bool { return m.Source == intent.SourceSemantic }) {
+			t.Errorf("config %q: semantic matches %+v", config, got)
+		}
+	}
+}
+
+// TestChatSemanticThoughtLog: in a chat turn with intent.semantic on
+// (and the classifier off, so the packs alone come before it), a
+// message only the semantic stage understands opens the calculator for
+// a community gating the always-on helpers, and calling it is
+// thought-logged with the stage as its source and the similarity.
+func TestChatSemanticThoughtLog(t *testing.T) {
+	ctx := context.Background()
+	lines, err := intent.ReadCorpus(os.DirFS("../../intent"), "testdata/corpus/validation/*.jsonl", intent.CorpusFamilies)
+	if err != nil {
+		t.Fatal(err)
+	}
+	packs, err := intent.BuiltinPacks()
+	if err != nil {
+		t.Fatal(err)
+	}
+	det := intent.New(packs)
+	sem, err := intent.BuiltinSemantic()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var message string
+	for _, l := range lines {
+		res := det.Detect(intent.Input{Text: l.Text})
+		if len(res.Targets) > 0 {
+			continue
+		}
+		ms, err := sem.Match(ctx, embed.Local{}, l.Text, res)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(ms) == 1 && ms[0].Target == intent.Calculator {
+			message = l.Text
+			break
+		}
+	}
+	if message == "" {
+		t.Fatal("no validation message the packs leave closed and the semantic stage opens the calculator for")
+	}
+	srv := llmtest.Start(t, llmtest.OpenAI{},
+		llmtest.Reply{ToolCalls: []llm.ToolCall{llmtest.Call("c1", "calculate", map[string]string{"expression": "42/1.609"})}},
+		llmtest.Reply{Text: []string{"about 26 miles"}},
+	)
+	data := t.TempDir()
+	cfg := filepath.Join(data, "quiver.yaml")
+	writeFile(t, cfg, "intent:\n  semantic: on\n  classifier: off\n")
+	chat := chatEnv(t, data, srv, "")
+	if code, out, stderr := run(t, data, "triggers", "mode", "--server", "default", "on", "--always-on", "gate"); code != 0 {
+		t.Fatalf("triggers mode: %d %s %s", code, out, stderr)
+	}
+	if code, _, stderr := chat("chat", "--agent", agentFile, "--config", cfg, "--conversation", "c-sem", "--json", message); code != 0 {
+		t.Fatalf("%q: exit %d: %s", message, code, stderr)
+	}
+	seen := srv.Seen()
+	if len(seen) != 2 || !slices.Contains(toolNames(seen[0].Req), "calculate") {
+		t.Fatalf("%d model calls; the first declared %v, want calculate", len(seen), toolNames(seen[0].Req))
+	}
+	code, out, _ := run(t, data, "transcript", "c-sem", "--json")
+	if code != 0 {
+		t.Fatal(out)
+	}
+	if !strings.Contains(out, "Source: semantic") || !strings.Contains(out, "Trigger: similarity 0.") {
+		t.Errorf("thought log: %s", out)
 	}
 }

@@ -4,13 +4,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"strings"
+	"time"
 
 	"github.com/quiverhq/quiver/builtin"
 	dtmconfig "github.com/quiverhq/quiver/deliberate"
 	"github.com/quiverhq/quiver/ids"
 	"github.com/quiverhq/quiver/intent"
 	"github.com/quiverhq/quiver/internal/config"
+	"github.com/quiverhq/quiver/llm/providers"
 	"github.com/quiverhq/quiver/surface/terminal"
 )
 
@@ -84,12 +87,57 @@ func Intent(ctx context.Context, o IntentOptions, env Env) error {
 	if o.GateAlwaysOn != nil {
 		gateAlwaysOn = *o.GateAlwaysOn
 	}
-	if o.JSONL {
-		return intentLines(env, probe)
+	detect, err := withSemantic(ctx, cfg, probe, env)
+	if err != nil {
+		return err
 	}
-	res := probe.Detect(intent.Request{Message: o.Message, History: o.History})
+	if o.JSONL {
+		return intentLines(env, detect)
+	}
+	res := detect(intent.Request{Message: o.Message, History: o.History})
 	out := intent.Preview(builtin.NewCatalog(builtin.CatalogDeps{}), res, intent.GateOptions{GateAlwaysOn: gateAlwaysOn})
 	return terminal.Emit(env.Stdout, o.JSON, out)
+}
+
+// cliSemanticTimeout is how long `quiver intent` waits for the semantic
+// stage: a run embeds the exemplars before its first message, which a
+// turn does not wait for.
+const cliSemanticTimeout = time.Minute
+
+// withSemantic is probe's detection followed, when intent.semantic is
+// on and the configuration names an embedding model, by the semantic
+// stage under that model (the deployment's: a community's settings may
+// name another). A message the stage cannot judge (the model refuses,
+// or is late) keeps the probe's answer, with a warning on stderr.
+func withSemantic(ctx context.Context, cfg config.Config, probe intent.Probe, env Env) (func(intent.Request) intent.Result, error) {
+	ref := cfg.EmbeddingRef()
+	if !cfg.Intent.SemanticOn() || ref == "" || probe.UserMode == intent.UserOff {
+		return probe.Detect, nil
+	}
+	xs, err := intent.BuiltinExemplars()
+	if err != nil {
+		return nil, err
+	}
+	sem, err := intent.NewSemantic(xs, intent.SemanticOptions{Timeout: cliSemanticTimeout})
+	if err != nil {
+		return nil, err
+	}
+	ms := models{providers.Shared{Getenv: env.Getenv, Probe: &http.Client{}, Logger: env.Logger}}
+	em, err := ms.set(cfg).OpenEmbedder(ctx, ref, 0)
+	if ce, ok := errors.AsType[*providers.ConnectError](err); ok {
+		return nil, usagef("intent.semantic: embedding model: %s", ce.Msg)
+	} else if err != nil {
+		return nil, err
+	}
+	return func(r intent.Request) intent.Result {
+		res := probe.Detect(r)
+		m, err := sem.Match(ctx, em, r.Message, res)
+		if err != nil {
+			fmt.Fprintf(env.Stderr, "quiver: warning: semantic stage skipped: %v\n", err)
+			return res
+		}
+		return res.With(m...)
+	}, nil
 }
 
 // communityIntent reads a community's custom triggers, history depth,
@@ -108,8 +156,8 @@ func communityIntent(ctx context.Context, server, data string, cfg config.Config
 
 // intentLines answers --jsonl requests in order (intent.AnswerLines). A
 // malformed line is bad input and stops the run, naming the line.
-func intentLines(env Env, probe intent.Probe) error {
-	err := intent.AnswerLines(env.Stdin, env.Stdout, probe.Detect)
+func intentLines(env Env, detect func(intent.Request) intent.Result) error {
+	err := intent.AnswerLines(env.Stdin, env.Stdout, detect)
 	var le *intent.LineError
 	if errors.As(err, &le) {
 		msg, _, _ := strings.Cut(le.Err.Error(), "\n")

@@ -205,10 +205,18 @@ type Intent struct {
 	// probability (-0.5..0.5; positive opens fewer families, negative
 	// more); 0 keeps the ones chosen on the corpus's validation split.
 	ClassifierShift float64 `yaml:"classifier_shift"`
+	// Semantic is "off" (the default, also "") or "on": whether the
+	// semantic stage (intent.Semantic) compares each message with the
+	// families' exemplars under the organisation's embedding model, for
+	// an organisation that has one.
+	Semantic string `yaml:"semantic"`
 }
 
 // ClassifierOn reports whether the learned stage is on.
 func (i Intent) ClassifierOn() bool { return i.Classifier != "off" }
+
+// SemanticOn reports whether the semantic stage is on.
+func (i Intent) SemanticOn() bool { return i.Semantic == "on" }
 
 // Duration is a time.Duration written as in Go ("30s", "10m").
 type Duration time.Duration
@@ -303,6 +311,11 @@ func (c Config) Validate() error {
 	case "", "on", "off":
 	default:
 		return fmt.Errorf("intent.classifier %q: use on or off", c.Intent.Classifier)
+	}
+	switch c.Intent.Semantic {
+	case "", "on", "off":
+	default:
+		return fmt.Errorf("intent.semantic %q: use on or off", c.Intent.Semantic)
 	}
 	if math.IsNaN(c.Intent.ClassifierShift) || math.Abs(c.Intent.ClassifierShift) > 0.5 {
 		return fmt.Errorf("intent.classifier_shift %v: use a number from -0.5 to 0.5", c.Intent.ClassifierShift)

@@ -207,6 +207,24 @@ func TestIntentClassifier(t *testing.T) {
 	}
 }
 
+// TestIntentSemantic: intent.semantic is off by default, on when set,
+// and anything else is one error naming it.
+func TestIntentSemantic(t *testing.T) {
+	c, err := config.ParseConfig([]byte("intent:\n  classifier: on\n"))
+	if err != nil || c.Intent.SemanticOn() {
+		t.Fatalf("default: on %v, err %v; want off", c.Intent.SemanticOn(), err)
+	}
+	for yaml, on := range map[string]bool{"intent:\n  semantic: on\n": true, "intent:\n  semantic: off\n": false} {
+		c, err := config.ParseConfig([]byte(yaml))
+		if err != nil || c.Intent.SemanticOn() != on {
+			t.Errorf("ParseConfig(%q): on %v, err %v; want on %v", yaml, c.Intent.SemanticOn(), err, on)
+		}
+	}
+	if _, err := config.ParseConfig([]byte("intent:\n  semantic: yes\n")); err == nil || !strings.Contains(err.Error(), "intent.semantic") {
+		t.Errorf("semantic: yes: %v, want an error naming intent.semantic", err)
+	}
+}
+
 // TestEmbeddingModel: embedding_model defaults to the local embedder,
 // "off" configures none, provider:model is taken as written, and anything
 // else is one error naming the field.
