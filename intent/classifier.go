@@ -42,7 +42,7 @@ type Classifier struct {
 }
 
 // classifierMagic starts the weights file, with its format's version.
-const classifierMagic = "QDTMC2\n"
+const classifierMagic = "QDTMC3\n"
 
 // maxClassifierBits bounds the buckets a weights file may declare.
 const maxClassifierBits = 20
@@ -112,7 +112,7 @@ func (c *Classifier) probs(fs []uint32, dst []float64) []float64 {
 		}
 	}
 	for i, sum := range sums {
-		z := float64(c.bias[i]) + float64(sum)*float64(c.scale[i])
+		z := float64(c.bias[i]) + float64(float64(sum)*float64(c.scale[i]))*featureNorm(len(fs))
 		dst = append(dst, sigmoid(z))
 	}
 	return dst

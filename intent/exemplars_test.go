@@ -16,8 +16,9 @@ import (
 var updateExemplars = flag.Bool("update-exemplars", false, "rewrite intent/exemplars.jsonl from the corpus's train split")
 
 // negativesPerLang is how many messages needing no family each language
-// gives the built-in exemplars.
-const negativesPerLang = 1000
+// gives the built-in exemplars (with ExemplarsPerFamily per family, the
+// set stays under one Embed call's texts).
+const negativesPerLang = 100
 
 // pickExemplars is the deterministic pick of the built-in exemplars from
 // the train split's lines: per family (in Targets order), the requests

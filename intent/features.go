@@ -1,6 +1,7 @@
 package intent
 
 import (
+	"math"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -161,3 +162,9 @@ func fnvBytes(h uint32, b []byte) uint32 {
 	}
 	return h
 }
+
+// featureNorm is what a message's summed feature weights are scaled
+// by: 1/sqrt(n) for n features, so every message is a unit vector and a
+// long one's many features do not add up to a high score by their
+// number alone ("12*7 please" scored 0.87 for memory without it).
+func featureNorm(n int) float64 { return 1 / math.Sqrt(float64(max(n, 1))) }

@@ -31,7 +31,8 @@ type TrainOptions struct {
 	// MaxPositiveWeight caps how much a family's positive example counts
 	// against a negative one (default 3).
 	MaxPositiveWeight float64
-	// Rate is the starting learning rate (default 0.2).
+	// Rate is the starting learning rate (default 2: the features'
+	// weights are summed scaled by featureNorm, about a tenth).
 	Rate float64
 	// Packs, when set, is the phrase-pack detector the classifier will
 	// judge beside: the vetoes are chosen against its matches on the
@@ -60,7 +61,7 @@ func (o TrainOptions) withDefaults() TrainOptions {
 		o.MaxPositiveWeight = 3
 	}
 	if o.Rate == 0 {
-		o.Rate = 0.2
+		o.Rate = 2
 	}
 	if o.MaxFalseOpen == 0 {
 		o.MaxFalseOpen = 0.03
@@ -75,7 +76,9 @@ func (o TrainOptions) withDefaults() TrainOptions {
 // the logistic function is computed from IEEE operations alone, sigmoid,
 // so no platform's fused multiply-add changes a weight).
 //
-// Each family is a logistic regression over the shared features,
+// Each family is a logistic regression over the shared features (their
+// weights summed and scaled by featureNorm, so a message is a unit
+// vector and its length alone does not raise a score),
 // trained by stochastic gradient descent with a decaying rate and a
 // little L2 decay, its positive examples weighted up to balance a
 // family's few requests against the many messages that are not. The
@@ -120,10 +123,12 @@ func Train(train, validation []Example, o TrainOptions) *Classifier {
 			rate := rate0 / (1 + float64(step)/float64(len(train)*4))
 			fs := feats[k]
 			for i, l := range labels {
-				z := bias[i]
+				z := 0.0
 				for _, f := range fs {
 					z += w[i][f]
 				}
+				nrm := featureNorm(len(fs))
+				z = bias[i] + float64(z*nrm)
 				p := sigmoid(z)
 				y, weight := 0.0, 1.0
 				if slices.Contains(train[k].Labels, l) {
@@ -132,7 +137,7 @@ func Train(train, validation []Example, o TrainOptions) *Classifier {
 				}
 				g := float64((p - y) * weight)
 				for _, f := range fs {
-					w[i][f] -= float64(rate * float64(g+float64(decay*w[i][f])))
+					w[i][f] -= float64(rate * float64(float64(g*nrm)+float64(decay*w[i][f])))
 				}
 				bias[i] -= float64(rate * g)
 			}
@@ -306,7 +311,7 @@ func (v valScores) nextStep(i int, th, veto, top float32, threshold bool) (nt, n
 		switch {
 		case threshold && nt < top:
 			nt = step(nt)
-		case !threshold && nv < nt:
+		case !threshold && nv < min(nt, maxVeto):
 			nv = step(nv)
 		default:
 			return 0, 0, 0, 0, false
@@ -316,6 +321,12 @@ func (v valScores) nextStep(i int, th, veto, top float32, threshold bool) (nt, n
 		}
 	}
 }
+
+// maxVeto bounds how far chooseBars raises a veto: a pack's phrase is
+// an explicit request ("search the web for cats") far more often than
+// not, and a veto near the threshold would make it count only when the
+// classifier would have opened the family anyway.
+const maxVeto = 0.5
 
 // step is t raised by 0.01, on the grid.
 func step(t float32) float32 { return float32(math.Round(float64(t)*100+1) / 100) }
@@ -327,7 +338,7 @@ func step(t float32) float32 { return float32(math.Round(float64(t)*100+1) / 100
 func bestVeto(v valScores, i int) float32 {
 	best, bestGain := float32(0), 0
 	for _, t := range append([]float32{0}, thresholdSteps...) {
-		if t > 0.5 {
+		if t > maxVeto {
 			break
 		}
 		gain := 0
