@@ -42,7 +42,7 @@ type Classifier struct {
 }
 
 // classifierMagic starts the weights file, with its format's version.
-const classifierMagic = "QDTMC3\n"
+const classifierMagic = "QDTMC4\n"
 
 // maxClassifierBits bounds the buckets a weights file may declare.
 const maxClassifierBits = 20
@@ -63,8 +63,21 @@ func BuiltinClassifier() (*Classifier, error) {
 	return builtin, builtinErr
 }
 
+// anyRequest is the classifier's last label when it has one: whether a
+// message asks for some family at all, whichever. It is what a veto is
+// judged on: a pack's phrase already names the family, and "is this a
+// request?" is learned from every request and every message needing
+// none, so it holds for wordings no family's own examples cover
+// ("search the web for cats" when no search example mentions cats).
+const anyRequest = "*"
+
 // Labels returns the families the classifier scores, in its order.
-func (c *Classifier) Labels() []string { return slices.Clone(c.labels) }
+func (c *Classifier) Labels() []string {
+	return slices.DeleteFunc(slices.Clone(c.labels), func(l string) bool { return l == anyRequest })
+}
+
+// requestIndex is the index of the anyRequest label, or -1.
+func (c *Classifier) requestIndex() int { return slices.Index(c.labels, anyRequest) }
 
 // Threshold returns the threshold and the veto of a family, and false
 // for a family the classifier does not score.
@@ -87,9 +100,11 @@ func (c *Classifier) Scores(text string) []Score {
 	var buf [256]uint32
 	fs := dedupe(features(buf[:0], scanText(text), c.bits))
 	ps := c.probs(fs, nil)
-	out := make([]Score, len(c.labels))
+	out := make([]Score, 0, len(c.labels))
 	for i, l := range c.labels {
-		out[i] = Score{Target: l, Score: ps[i]}
+		if l != anyRequest {
+			out = append(out, Score{Target: l, Score: ps[i]})
+		}
 	}
 	return out
 }
@@ -120,7 +135,8 @@ func (c *Classifier) probs(fs []uint32, dst []float64) []float64 {
 
 // judge applies the classifier to norm, a normalised message
 // (scanText), and the matches the packs and custom triggers made of it:
-// it drops each pack match whose family scores under its veto, and adds
+// it drops each pack match whose message scores under its family's veto
+// as a request (anyRequest; the family's own score in older weights), and adds
 // a match for each family among known scoring at or above its threshold
 // plus shift (a community's adjustment, see MaxShift; positive opens
 // less) that no match kept opens. Families outside known are not
@@ -137,11 +153,15 @@ func (c *Classifier) judge(norm string, ms []Match, known func(string) bool, shi
 		}
 		return ps[i], i
 	}
+	req := c.requestIndex()
 	ms = slices.DeleteFunc(ms, func(m Match) bool {
 		if m.Source != SourcePack {
 			return false
 		}
 		p, i := score(m.Target)
+		if req >= 0 {
+			p = ps[req]
+		}
 		return i >= 0 && p < bar(c.veto[i], shift)
 	})
 	for i, l := range c.labels {

@@ -69,8 +69,8 @@ func FuzzParseClassifier(f *testing.F) {
 	exs := []intent.Example{{Text: "search cats", Labels: []string{"search"}}, {Text: "hi"}}
 	good, _ := intent.Train(exs, exs, intent.TrainOptions{Bits: 4, Epochs: 1}).MarshalBinary()
 	f.Add(good)
-	f.Add([]byte("QDTMC3\n"))
-	f.Add(append([]byte("QDTMC3\n"), 20, 1, 1, 'x'))
+	f.Add([]byte("QDTMC4\n"))
+	f.Add(append([]byte("QDTMC4\n"), 20, 1, 1, 'x'))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		c, err := intent.ParseClassifier(b)
 		if err != nil {

@@ -198,7 +198,7 @@ func TestSemanticWithLocal(t *testing.T) {
 	s := builtinSemantic(t)
 	// A reminder exemplar, lightly retyped: its nearest exemplar is
 	// itself, nearer than any negative one.
-	ms, err := s.Match(context.Background(), embed.Local{}, "kannst du dich in 40 minuten melden? dann muss der zwetschgenkuchen raus!", intent.Result{})
+	ms, err := s.Match(context.Background(), embed.Local{}, "kannst du mich jeden freitag an die stundenzettel erinnern? ich verpasse das ständig", intent.Result{})
 	if err != nil {
 		t.Fatal(err)
 	}
