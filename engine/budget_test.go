@@ -116,16 +116,19 @@ func putBudget(t *testing.T, st store.Budgets, b store.Budget) {
 }
 
 // TestBudgetConcurrentTurnsOvershootByOneCallEach: four turns of one
-// person start together under a budget of 100 tokens, each model call
+// person start together under a budget of 60 tokens, each model call
 // costing 60. All four first calls are made (the spend was 0 when each
-// checked), none a second: each turn stops with StopBudget before its
-// next call, so the overshoot is one call per concurrent turn. A turn
+// checked), none a second: each turn's own first call uses the whole
+// budget, so in whatever order the calls finish, each turn stops with
+// StopBudget before its next call and the overshoot is one call per
+// concurrent turn. (Under a budget of 100 a turn finishing first saw 60
+// of 100 and rightly called again.) A turn
 // started after that never reaches the model, is refused with the
 // budget's error and writes nothing.
 func TestBudgetConcurrentTurnsOvershootByOneCallEach(t *testing.T) {
 	clock := &budgetClock{now: start}
 	eng, st := budgetEngine(t, clock)
-	putBudget(t, st, store.Budget{UserID: store.BudgetEachPerson, Tokens: 100})
+	putBudget(t, st, store.Budget{UserID: store.BudgetEachPerson, Tokens: 60})
 	const turns = 4
 	m := newBudgetModel(turns)
 	outs := make([]agent.Outcome, turns)
@@ -156,8 +159,8 @@ func TestBudgetConcurrentTurnsOvershootByOneCallEach(t *testing.T) {
 
 	_, err = eng.Respond(t.Context(), budgetRequest("ana", "conv_late", m), nil, func(agent.Event) {})
 	var over *budget.ExceededError
-	if !errors.As(err, &over) || over.Org || over.Money || over.Limit != 100 || over.Spent != 240 {
-		t.Fatalf("a turn over budget: %v, want the person's token budget used up (240 of 100)", err)
+	if !errors.As(err, &over) || over.Org || over.Money || over.Limit != 60 || over.Spent != 240 {
+		t.Fatalf("a turn over budget: %v, want the person's token budget used up (240 of 60)", err)
 	}
 	if got := m.calls.Load(); got != turns {
 		t.Errorf("a turn over budget reached the model: %d calls", got)
@@ -167,8 +170,8 @@ func TestBudgetConcurrentTurnsOvershootByOneCallEach(t *testing.T) {
 	}
 	// Another person, with the same default and nothing spent, goes on.
 	out, err := eng.Respond(t.Context(), budgetRequest("bo", "conv_bo", m), nil, func(agent.Event) {})
-	if err != nil || out.Stop != agent.StopBudget || m.calls.Load() != turns+2 {
-		t.Errorf("bo's turn = %+v, %v after %d calls; want two calls (0 then 60 of 100 tokens) and a stop", out, err, m.calls.Load())
+	if err != nil || out.Stop != agent.StopBudget || m.calls.Load() != turns+1 {
+		t.Errorf("bo's turn = %+v, %v after %d calls; want one call (0 then 60 of 60 tokens) and a stop", out, err, m.calls.Load())
 	}
 }
 
