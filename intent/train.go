@@ -26,14 +26,17 @@ type TrainOptions struct {
 	Epochs int
 	// Seed orders the examples of each epoch (default 1).
 	Seed uint64
-	// L2 is the weight decay per update (default 3e-3; on the validation
-	// split 1e-3 gave 0.8 points less recall at the same false opens).
+	// L2 is the weight decay per update (default 2e-3).
 	L2 float64
 	// MaxPositiveWeight caps how much a family's positive example counts
-	// against a negative one (default 3).
+	// against a negative one (default 5).
 	MaxPositiveWeight float64
-	// Rate is the starting learning rate (default 2: the features'
+	// Rate is the starting learning rate (default 4: the features'
 	// weights are summed scaled by featureNorm, about a tenth).
+	//
+	// The defaults of L2, MaxPositiveWeight and Rate were chosen on the
+	// validation split at 3% false opens: 74.6% recall, against 70.3%
+	// for 3e-3, 3 and 2, and 68.6–73.8% for the other settings tried.
 	Rate float64
 	// Packs, when set, is the phrase-pack detector the classifier will
 	// judge beside: the vetoes are chosen against its matches on the
@@ -56,13 +59,13 @@ func (o TrainOptions) withDefaults() TrainOptions {
 		o.Seed = 1
 	}
 	if o.L2 == 0 {
-		o.L2 = 3e-3
+		o.L2 = 2e-3
 	}
 	if o.MaxPositiveWeight == 0 {
-		o.MaxPositiveWeight = 3
+		o.MaxPositiveWeight = 5
 	}
 	if o.Rate == 0 {
-		o.Rate = 2
+		o.Rate = 4
 	}
 	if o.MaxFalseOpen == 0 {
 		o.MaxFalseOpen = 0.03
