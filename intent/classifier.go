@@ -39,6 +39,25 @@ type Classifier struct {
 	// feature's weights for every label are adjacent, so scoring all
 	// labels reads one cache line per feature.
 	rows []int8
+	// thZ and vetoZ are the thresholds and vetoes as logits (shift 0),
+	// so judge compares a label's logit with its bar and computes a
+	// probability only for what it reports; set by prepare.
+	thZ, vetoZ []float64
+}
+
+// prepare computes thZ and vetoZ from the bars.
+func (c *Classifier) prepare() {
+	c.thZ, c.vetoZ = make([]float64, len(c.labels)), make([]float64, len(c.labels))
+	for i := range c.labels {
+		c.thZ[i], c.vetoZ[i] = barLogit(c.threshold[i], 0), barLogit(c.veto[i], 0)
+	}
+}
+
+// barLogit is the logit of bar(t, shift): z ≥ barLogit(t, shift) exactly
+// when sigmoid(z) ≥ bar(t, shift), up to the last bit of rounding.
+func barLogit(t float32, shift float64) float64 {
+	b := bar(t, shift)
+	return math.Log(b / (1 - b))
 }
 
 // classifierMagic starts the weights file, with its format's version.
@@ -112,6 +131,17 @@ func (c *Classifier) Scores(text string) []Score {
 // probs appends every label's probability over the features' buckets
 // to dst, in label order.
 func (c *Classifier) probs(fs []uint32, dst []float64) []float64 {
+	start := len(dst)
+	dst = c.logits(fs, dst)
+	for i := start; i < len(dst); i++ {
+		dst[i] = sigmoid(dst[i])
+	}
+	return dst
+}
+
+// logits appends every label's logit (probs before the logistic
+// function) to dst, in label order.
+func (c *Classifier) logits(fs []uint32, dst []float64) []float64 {
 	n := len(c.labels)
 	var small [32]int32
 	sums := small[:0]
@@ -127,8 +157,7 @@ func (c *Classifier) probs(fs []uint32, dst []float64) []float64 {
 		}
 	}
 	for i, sum := range sums {
-		z := float64(c.bias[i]) + float64(float64(sum)*float64(c.scale[i]))*featureNorm(len(fs))
-		dst = append(dst, sigmoid(z))
+		dst = append(dst, float64(c.bias[i])+float64(float64(sum)*float64(c.scale[i]))*featureNorm(len(fs)))
 	}
 	return dst
 }
@@ -144,33 +173,33 @@ func (c *Classifier) probs(fs []uint32, dst []float64) []float64 {
 func (c *Classifier) judge(norm string, ms []Match, known func(string) bool, shift float64) []Match {
 	var buf [256]uint32
 	fs := dedupe(features(buf[:0], norm, c.bits))
-	var pbuf [32]float64
-	ps := c.probs(fs, pbuf[:0])
-	score := func(target string) (float64, int) {
-		i := slices.Index(c.labels, target)
-		if i < 0 {
-			return 0, -1
-		}
-		return ps[i], i
+	var zbuf [32]float64
+	zs := c.logits(fs, zbuf[:0])
+	thZ, vetoZ := func(i int) float64 { return c.thZ[i] }, func(i int) float64 { return c.vetoZ[i] }
+	if shift != 0 {
+		thZ = func(i int) float64 { return barLogit(c.threshold[i], shift) }
+		vetoZ = func(i int) float64 { return barLogit(c.veto[i], shift) }
 	}
 	req := c.requestIndex()
 	ms = slices.DeleteFunc(ms, func(m Match) bool {
 		if m.Source != SourcePack {
 			return false
 		}
-		p, i := score(m.Target)
-		if req >= 0 {
-			p = ps[req]
+		i := slices.Index(c.labels, m.Target)
+		if i < 0 {
+			return false
 		}
-		return i >= 0 && p < bar(c.veto[i], shift)
+		z := zs[i]
+		if req >= 0 {
+			z = zs[req]
+		}
+		return z < vetoZ(i)
 	})
 	for i, l := range c.labels {
-		if !known(l) || slices.ContainsFunc(ms, func(m Match) bool { return m.Target == l }) {
+		if zs[i] < thZ(i) || !known(l) || slices.ContainsFunc(ms, func(m Match) bool { return m.Target == l }) {
 			continue
 		}
-		if p, _ := score(l); p >= bar(c.threshold[i], shift) {
-			ms = append(ms, Match{Target: l, Trigger: "score " + strconv.FormatFloat(p, 'f', 2, 64), Source: SourceClassifier})
-		}
+		ms = append(ms, Match{Target: l, Trigger: "score " + strconv.FormatFloat(sigmoid(zs[i]), 'f', 2, 64), Source: SourceClassifier})
 	}
 	return ms
 }
@@ -250,6 +279,7 @@ func ParseClassifier(data []byte) (*Classifier, error) {
 		}
 		c.bias, c.threshold, c.veto, c.scale = append(c.bias, bias), append(c.threshold, th), append(c.veto, veto), append(c.scale, scale)
 	}
+	c.prepare()
 	return c, nil
 }
 

@@ -166,6 +166,7 @@ func Train(train, validation []Example, o TrainOptions) *Classifier {
 		c.scale = append(c.scale, float32(scale))
 	}
 	c.threshold, c.veto = chooseBars(c, validation, o.Packs, o.MaxFalseOpen)
+	c.prepare()
 	return c
 }
 
