@@ -15,6 +15,7 @@ const (
 	EventToolResult  EventKind = "tool_result"  // a call's result
 	EventPause       EventKind = "pause"        // a clarifying question; the turn waits
 	EventNextActions EventKind = "next_actions" // follow-up suggestions
+	EventChecklist   EventKind = "checklist"    // the agent's checklist for the turn, as it now stands
 	EventUsage       EventKind = "usage"        // one model call's usage and cost
 	EventDone        EventKind = "done"         // the turn stopped (Stop says how)
 	EventError       EventKind = "error"        // a failure, in words for the user
@@ -23,18 +24,19 @@ const (
 
 // Event is one thing a turn reports to its surface as it happens.
 type Event struct {
-	Kind           EventKind     `json:"type"`
-	ConversationID string        `json:"conversation_id"`
-	TurnID         string        `json:"turn_id"`
-	Text           string        `json:"text,omitempty"`
-	Call           *llm.ToolCall `json:"call,omitempty"`
-	Result         *Result       `json:"result,omitempty"`
-	Pause          *tool.Pause   `json:"pause,omitempty"`
-	Actions        []string      `json:"actions,omitempty"`
-	Usage          *llm.Usage    `json:"usage,omitempty"`
-	CostMicros     int64         `json:"cost_micros,omitempty"`
-	Stop           string        `json:"stop,omitempty"`
-	Error          string        `json:"error,omitempty"`
+	Kind           EventKind       `json:"type"`
+	ConversationID string          `json:"conversation_id"`
+	TurnID         string          `json:"turn_id"`
+	Text           string          `json:"text,omitempty"`
+	Call           *llm.ToolCall   `json:"call,omitempty"`
+	Result         *Result         `json:"result,omitempty"`
+	Pause          *tool.Pause     `json:"pause,omitempty"`
+	Actions        []string        `json:"actions,omitempty"`
+	Checklist      *tool.Checklist `json:"checklist,omitempty"`
+	Usage          *llm.Usage      `json:"usage,omitempty"`
+	CostMicros     int64           `json:"cost_micros,omitempty"`
+	Stop           string          `json:"stop,omitempty"`
+	Error          string          `json:"error,omitempty"`
 }
 
 // Result is a tool result as a surface sees it.

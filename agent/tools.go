@@ -224,6 +224,9 @@ func (rn *run) applyEffect(e tool.Effect) bool {
 	if len(e.NextActions) > 0 {
 		rn.emit(Event{Kind: EventNextActions, Actions: e.NextActions})
 	}
+	if e.Checklist != nil {
+		rn.emit(Event{Kind: EventChecklist, Checklist: e.Checklist})
+	}
 	if e.Pause == nil || rn.out.Pause != nil {
 		return rn.out.Pause != nil
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/quiverhq/quiver/builtin/ask"
 	budgettool "github.com/quiverhq/quiver/builtin/budget"
 	"github.com/quiverhq/quiver/builtin/calc"
+	"github.com/quiverhq/quiver/builtin/checklist"
 	"github.com/quiverhq/quiver/builtin/discovery"
 	"github.com/quiverhq/quiver/builtin/documents"
 	"github.com/quiverhq/quiver/builtin/fetch"
@@ -114,6 +115,7 @@ func NewCatalog(d CatalogDeps) *registry.Catalog {
 	c.Register(BudgetTool(d))
 	c.Register(history.Tool(d.History))
 	c.Register(discovery.Tool(d.Intents))
+	c.Register(checklist.Tool())
 	return c
 }
 

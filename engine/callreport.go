@@ -30,4 +30,9 @@ func (c CallReport) WriteText(w io.Writer) {
 	for _, a := range c.Effect.NextActions {
 		fmt.Fprintf(w, "[suggest] %s\n", a)
 	}
+	if c.Effect.Checklist != nil {
+		for _, it := range c.Effect.Checklist.Items {
+			fmt.Fprintf(w, "[checklist] %s %s\n", it.Mark(), it.Text)
+		}
+	}
 }

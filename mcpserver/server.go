@@ -196,7 +196,7 @@ func toMCP(res tool.Result) *mcp.CallToolResult {
 	if res.Ref != "" {
 		out.Meta = mcp.Meta{MetaRef: res.Ref}
 	}
-	if res.Effect.Pause != nil || len(res.Effect.NextActions) > 0 {
+	if res.Effect.Pause != nil || len(res.Effect.NextActions) > 0 || res.Effect.Checklist != nil {
 		if out.Meta == nil {
 			out.Meta = mcp.Meta{}
 		}

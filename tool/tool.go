@@ -123,6 +123,39 @@ type Pause struct {
 	Suggested string `json:"suggested,omitempty"`
 }
 
+// Checklist is the agent's own list of steps for the running turn, as
+// update_tasks last set it. It lives in the turn only: nothing stores it
+// beyond the call's own record in the transcript.
+type Checklist struct {
+	Items []ChecklistItem `json:"items"`
+}
+
+// ChecklistItem is one step of a Checklist.
+type ChecklistItem struct {
+	Text string `json:"text"`
+	// Status is ChecklistPending, ChecklistInProgress or ChecklistDone.
+	Status string `json:"status"`
+}
+
+// Mark is the step's mark in text: [x] done, [>] in progress, [ ]
+// pending.
+func (it ChecklistItem) Mark() string {
+	switch it.Status {
+	case ChecklistDone:
+		return "[x]"
+	case ChecklistInProgress:
+		return "[>]"
+	}
+	return "[ ]"
+}
+
+// A checklist item's statuses.
+const (
+	ChecklistPending    = "pending"
+	ChecklistInProgress = "in_progress"
+	ChecklistDone       = "completed"
+)
+
 // Effect is what a result asks of the loop or the surface besides being read
 // by the model.
 type Effect struct {
@@ -130,6 +163,10 @@ type Effect struct {
 	Pause *Pause `json:"pause,omitempty"`
 	// NextActions are follow-up suggestions for the surface to show.
 	NextActions []string `json:"next_actions,omitempty"`
+	// Checklist, when set, is the agent's checklist for the turn as it
+	// now stands (update_tasks), for the surface to show in place of the
+	// one before.
+	Checklist *Checklist `json:"checklist,omitempty"`
 	// Declare names tools the call asks the loop to declare from the
 	// next model step on, for the rest of the turn (Deliberate Tool
 	// Mode's recovery, and later tool discovery). The loop declares only

@@ -376,8 +376,9 @@ func (s *stubAPI) events(w http.ResponseWriter, r *http.Request) {
 }
 
 // scripted streams the full turn: text deltas (held after the first when
-// released is set), a successful and a failed tool call, more text,
-// usage, next actions, and a clarifying question with a suggested answer.
+// released is set), a checklist, a successful and a failed tool call,
+// the checklist updated, more text, usage, next actions, and a
+// clarifying question with a suggested answer.
 func (s *stubAPI) scripted(ctx context.Context, e *sse) {
 	s.mu.Lock()
 	hold := s.released
@@ -392,10 +393,12 @@ func (s *stubAPI) scripted(ctx context.Context, e *sse) {
 		}
 	}
 	e.send(map[string]any{"type": "text", "text": "work that out."})
+	e.send(map[string]any{"type": "checklist", "checklist": map[string]any{"items": []map[string]string{{"text": "Add the numbers", "status": "in_progress"}, {"text": "Check the page", "status": "pending"}}}})
 	e.send(map[string]any{"type": "tool_call", "call": map[string]any{"id": "call_1", "name": "calculate", "args": map[string]any{"expression": "2+2"}}})
 	e.send(map[string]any{"type": "tool_result", "result": map[string]any{"call_id": "call_1", "name": "calculate", "content": "4"}})
 	e.send(map[string]any{"type": "tool_call", "call": map[string]any{"id": "call_2", "name": "fetch_url", "args": map[string]any{"url": "http://10.0.0.1/"}}})
 	e.send(map[string]any{"type": "tool_result", "result": map[string]any{"call_id": "call_2", "name": "fetch_url", "content": "fetch_url: blocked address 10.0.0.1", "is_error": true}})
+	e.send(map[string]any{"type": "checklist", "checklist": map[string]any{"items": []map[string]string{{"text": "Add the numbers", "status": "completed"}, {"text": "Check the page", "status": "in_progress"}}}})
 	e.send(map[string]any{"type": "text", "text": "2 + 2 = 4."})
 	e.send(map[string]any{"type": "usage", "usage": map[string]any{"input_tokens": 1200, "cached_input_tokens": 1000, "output_tokens": 42}, "cost_micros": 310})
 	e.send(map[string]any{"type": "next_actions", "actions": []string{"Show the steps", "Convert it to EUR"}})

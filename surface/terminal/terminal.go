@@ -60,6 +60,11 @@ func (p *Printer) Event(ev agent.Event) {
 		}
 	case agent.EventNextActions:
 		p.line("suggestions: %s", strings.Join(ev.Actions, " · "))
+	case agent.EventChecklist:
+		p.line("checklist:")
+		for _, it := range ev.Checklist.Items {
+			p.line("  %s %s", it.Mark(), it.Text)
+		}
 	case agent.EventError:
 		p.endLine()
 		fmt.Fprintf(p.Err, "quiver: %s\n", ev.Error)

@@ -21,13 +21,14 @@ func TestPrinterText(t *testing.T) {
 		{Kind: agent.EventToolResult, Result: &agent.Result{Name: "read_file", Content: "no such file", IsError: true}},
 		{Kind: agent.EventPause, Pause: &tool.Pause{Question: "Which city?", Suggested: "Hanoi"}},
 		{Kind: agent.EventNextActions, Actions: []string{"a", "b"}},
+		{Kind: agent.EventChecklist, Checklist: &tool.Checklist{Items: []tool.ChecklistItem{{Text: "Find", Status: tool.ChecklistDone}, {Text: "Draw", Status: tool.ChecklistInProgress}, {Text: "Write", Status: tool.ChecklistPending}}}},
 		{Kind: agent.EventText, Text: "partial"},
 		{Kind: agent.EventError, Error: "model unavailable"},
 		{Kind: agent.EventDone},
 	} {
 		p.Event(ev)
 	}
-	want := "Hello\n→ calculate {\"expression\": \"6*7\"}\n← calculate: 42\n✗ read_file: no such file\n? Which city?\n  (suggested: Hanoi)\nsuggestions: a · b\npartial\n"
+	want := "Hello\n→ calculate {\"expression\": \"6*7\"}\n← calculate: 42\n✗ read_file: no such file\n? Which city?\n  (suggested: Hanoi)\nsuggestions: a · b\nchecklist:\n  [x] Find\n  [>] Draw\n  [ ] Write\npartial\n"
 	if out.String() != want {
 		t.Errorf("out:\n%q\nwant\n%q", out.String(), want)
 	}

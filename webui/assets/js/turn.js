@@ -7,6 +7,9 @@ import { addFiles } from './attachments.js';
 
 const enc = encodeURIComponent;
 
+// STEP_STATES maps a checklist step's status to its class and label key.
+const STEP_STATES = { pending: 'pending', in_progress: 'running', completed: 'done' };
+
 // Turn renders one running turn's events into the transcript list. on
 // receives what lives outside it, each optional: pause(p), actions(list),
 // usage(text), working(state) with state "thinking", {tool: name} or
@@ -19,6 +22,7 @@ export class Turn {
     this.on = on ?? {};
     this.abort = new AbortController();
     this.bubble = null; // the Answer streaming in
+    this.checklist = null; // the agent's checklist (update_tasks), once shown
     this.cards = new Map(); // tool call id → { card, started }
     this.totals = { input: 0, cached: 0, output: 0, cost: 0, calls: 0 };
     this.ended = false;
@@ -97,6 +101,9 @@ export class Turn {
       case 'next_actions':
         this.on.actions?.(ev.actions ?? []);
         break;
+      case 'checklist':
+        this.showChecklist(ev.checklist?.items ?? []);
+        break;
       case 'usage':
         this.addUsage(ev);
         break;
@@ -107,6 +114,27 @@ export class Turn {
         this.fail(ev.error || t('turn.failed'));
         break;
     }
+  }
+
+  // showChecklist shows the agent's checklist as it now stands: added to
+  // the log where it first appears (above the answer that follows), then
+  // updated in place; an empty list takes it away.
+  showChecklist(items) {
+    if (!items.length) {
+      this.checklist?.remove();
+      this.checklist = null;
+      return;
+    }
+    const list = items.map((it) => {
+      const state = STEP_STATES[it.status] ?? 'pending';
+      return h('li', { class: `step ${state}` }, h('span', { class: 'sr-only' }, t(`checklist.${state}`) + ': '), it.text ?? '');
+    });
+    if (!this.checklist) {
+      this.endBubble();
+      this.checklist = h('ol', { class: 'checklist', 'aria-label': t('checklist.label'), 'aria-live': 'polite' });
+      this.add(this.checklist);
+    }
+    replace(this.checklist, list);
   }
 
   // named links the turn's message to its inspection once its id is known
