@@ -127,7 +127,9 @@ type run struct {
 // reports.
 func (r *run) exec(ctx context.Context) (sandbox.Result, error) {
 	if err := r.setup(ctx); err != nil {
-		if !isOOM(err) {
+		// Inputs too large for the memory limit, or no time left, are the
+		// job's to report; anything else is the runner's failure.
+		if !isOOM(err) && !errors.Is(err, errWall) && ctx.Err() == nil {
 			return sandbox.Result{}, fmt.Errorf("sandbox/js: set up the VM: %w", err)
 		}
 		return r.report(ctx, err)
@@ -165,6 +167,23 @@ func (r *run) setup(ctx context.Context) error {
 	if _, err := r.vm.Call("__quiver_boot", r.lim.OutputBytes, string(inputsJSON), r.job.Workspace != nil); err != nil {
 		return fmt.Errorf("boot: %w", err)
 	}
+	return r.warmThen()
+}
+
+// warmThen calls Value.Then once on a settled promise, so the library
+// registers its callback class now, not when evaluate watches a module
+// that may have used up the memory limit.
+func (r *run) warmThen() error {
+	p, err := r.vm.EvalValue("Promise.resolve()", quickjs.EvalGlobal)
+	if err != nil {
+		return fmt.Errorf("boot: %w", err)
+	}
+	defer p.Free()
+	then, err := p.Then(func(quickjs.Value) {}, nil)
+	if err != nil {
+		return fmt.Errorf("boot: %w", err)
+	}
+	then.Free()
 	return nil
 }
 
@@ -207,8 +226,12 @@ func (r *run) arm(ctx context.Context) error {
 	return r.vm.SetEvalTimeout(left)
 }
 
-// errWall reports that the wall limit passed between calls into the VM.
-var errWall = errors.New("wall limit reached")
+// errWall reports that the wall limit passed between calls into the VM;
+// errMemory that the host side could not allocate in the VM.
+var (
+	errWall   = errors.New("wall limit reached")
+	errMemory = errors.New("out of memory")
+)
 
 // evaluate runs the script as a module and watches its evaluation promise,
 // which settles once the module's top-level code (awaits included) ends.
@@ -221,6 +244,9 @@ func (r *run) evaluate(ctx context.Context) error {
 		return err
 	}
 	defer v.Free()
+	if err := r.arm(ctx); err != nil { // Then runs JavaScript: a then the script replaced
+		return err
+	}
 	then, err := v.Then(func(quickjs.Value) { r.settled = true }, func(e quickjs.Value) {
 		r.settled = true
 		r.rejected = errors.New("the script's promise was rejected")
@@ -229,7 +255,13 @@ func (r *run) evaluate(ctx context.Context) error {
 		}
 	})
 	if err != nil {
-		return fmt.Errorf("watch the module: %w", err)
+		var qe *quickjs.Error
+		if errors.As(err, &qe) {
+			return err // thrown by the engine (out of memory) or a replaced then
+		}
+		// The library could not allocate its callbacks: the script has
+		// used up the memory limit.
+		return fmt.Errorf("watch the module: %w (%v)", errMemory, err)
 	}
 	then.Free()
 	return nil

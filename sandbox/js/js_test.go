@@ -109,10 +109,10 @@ func TestRunResults(t *testing.T) {
 			want: sandbox.Result{Stdout: "r1,r2 5 7\n"},
 		},
 		{
-			name: "inputs are frozen",
-			code: `inputs.r1 = "changed"; console.log(inputs.r1);`,
+			name:   "inputs are frozen",
+			code:   `inputs.r1 = "changed"; console.log(inputs.r1);`,
 			inputs: []sandbox.Input{{Name: "r1", Content: "kept"}},
-			want: sandbox.Result{Error: "uncaught TypeError: 'r1' is read-only\n    at <anonymous> (<eval>:1:7)"},
+			want:   sandbox.Result{Error: "uncaught TypeError: 'r1' is read-only\n    at <anonymous> (<eval>:1:7)"},
 		},
 		{
 			name: "top-level await and async functions",

@@ -51,6 +51,9 @@ func (r *run) report(ctx context.Context, err error) (sandbox.Result, error) {
 // exception, or the library's own "OOM" when it could not allocate for a
 // call.
 func isOOM(err error) bool {
+	if errors.Is(err, errMemory) {
+		return true
+	}
 	var qe *quickjs.Error
 	if errors.As(err, &qe) {
 		return qe.Name == "InternalError" && qe.Message == "out of memory"
