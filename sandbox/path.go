@@ -51,3 +51,6 @@ func CheckFolder(p string) (string, error) {
 	}
 	return CheckPath(p)
 }
+
+// isControl is the workspace tools' control character: C0 and DEL.
+func isControl(r rune) bool { return r < 0x20 || r == 0x7f }

@@ -19,6 +19,7 @@ import (
 	"fmt"
 	"strings"
 	"time"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -60,7 +61,8 @@ type Job struct {
 }
 
 // Input is a named text handed to the script, such as a stored tool
-// result. Name is 1 to MaxInputName bytes without control characters;
+// result. Name is 1 to MaxInputName bytes of UTF-8 without control
+// characters;
 // Content is at most MaxInputBytes of UTF-8.
 type Input struct{ Name, Content string }
 
@@ -160,7 +162,7 @@ func (in Input) validate() error {
 	switch {
 	case in.Name == "" || len(in.Name) > MaxInputName:
 		return fmt.Errorf("input name %q must be 1 to %d bytes", in.Name, MaxInputName)
-	case !utf8.ValidString(in.Name) || strings.ContainsFunc(in.Name, isControl):
+	case !utf8.ValidString(in.Name) || strings.ContainsFunc(in.Name, unicode.IsControl):
 		return fmt.Errorf("input name %q holds a control character or invalid UTF-8", in.Name)
 	case len(in.Content) > MaxInputBytes:
 		return fmt.Errorf("input %q is %d bytes; the limit is %d", in.Name, len(in.Content), MaxInputBytes)
@@ -205,5 +207,3 @@ type Runner interface {
 	// ctx ended (then Result holds what the script did until then).
 	Run(ctx context.Context, job Job) (Result, error)
 }
-
-func isControl(r rune) bool { return r < 0x20 || r == 0x7f }

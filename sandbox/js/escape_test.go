@@ -260,6 +260,12 @@ func TestLimits(t *testing.T) {
 			},
 		},
 		{
+			name:   "the smallest memory limit runs a small script",
+			code:   `console.log(JSON.stringify({ok: [1, 2, 3].length}));`,
+			limits: sandbox.Limits{MemoryBytes: sandbox.MinMemoryBytes},
+			want:   sandbox.Result{Stdout: "{\"ok\":3}\n"},
+		},
+		{
 			name:   "output exactly at the limit",
 			code:   `console.log('abc');`,
 			limits: sandbox.Limits{OutputBytes: 4},
