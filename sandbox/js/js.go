@@ -8,8 +8,9 @@
 //
 // The interpreter has no I/O by construction: a fresh QuickJS context per
 // run, created without quickjs-libc's std and os modules, so it has no
-// files, sockets, name resolution, processes, timers, environment or
-// clock-setting. The script sees the ECMAScript built-ins and only these:
+// files, sockets, name resolution, processes, threads, timers or
+// environment variables. The script sees the ECMAScript built-ins (Date
+// and Math.random included: it may read the clock) and only these:
 //
 //   - console.log (and its aliases info, warn, error, debug), captured into
 //     Result.Stdout up to Limits.OutputBytes. Past that the output is cut
@@ -28,13 +29,21 @@
 // promise still pending then (an await on something that never settles)
 // is reported in Result.Error.
 //
+// The script is a module: strict mode, top-level await, this undefined.
+//
 // Limits: the interpreter's allocations are capped at Limits.MemoryBytes
-// (an allocation past it throws, the run is reported as stopped for
-// memory, and the next run starts afresh); the run is interrupted at
-// Limits.Wall, and as soon as the context ends.
+// (an allocation past it throws an out-of-memory error; uncaught, the run
+// is reported as stopped for memory, and the next run starts afresh).
+// The run is interrupted, past any try/catch, at Limits.Wall and as soon
+// as the context ends: QuickJS polls for the interrupt in loops, calls and
+// regular expressions alike. Recursion is bounded by the library's stack
+// limit, a catchable "stack overflow" rather than a crashed process.
 //
 // # What it does not
 //
+//   - A cancellation that lands in the microseconds between two calls
+//     into the VM is lost (each call clears a pending interrupt); the wall
+//     limit still stops that run.
 //   - CPU time is wall time here: the script runs on the caller's
 //     goroutine, so the wall limit bounds its CPU use too. No process
 //     limit is needed: a script cannot start processes or threads.
@@ -42,8 +51,11 @@
 //     strings crossing into Go (a console.log argument, already cut to the
 //     output limit, a workspace.write text); each is at most one string the
 //     script could allocate, and garbage once the call returns.
-//   - A promise the script neither awaits nor returns that rejects is not
-//     reported: QuickJS's rejection tracker is not exposed by the library.
+//   - A promise the script does not await that rejects is not reported:
+//     QuickJS's rejection tracker is not exposed by the library. Nor can
+//     the runner see how a script ended that replaced Promise.prototype.then
+//     (it watches the module's promise with it); such a script can only
+//     misreport its own end, under the same limits.
 //   - The interpreter shares the server's address space: a bug in QuickJS
 //     or its Go translation is a bug in the server. The out-of-process
 //     level is the one for code that must not share it.
@@ -164,8 +176,14 @@ func (r *run) setup(ctx context.Context) error {
 	if _, err := r.vm.Eval(bootJS, quickjs.EvalGlobal); err != nil {
 		return fmt.Errorf("boot: %w", err)
 	}
+	if err := r.arm(ctx); err != nil {
+		return err
+	}
 	if _, err := r.vm.Call("__quiver_boot", r.lim.OutputBytes, string(inputsJSON), r.job.Workspace != nil); err != nil {
 		return fmt.Errorf("boot: %w", err)
+	}
+	if err := r.arm(ctx); err != nil {
+		return err
 	}
 	return r.warmThen()
 }
