@@ -30,6 +30,10 @@ const (
 	MaxInputBytes  = 1 << 20  // content of one input
 	MaxInputName   = 128      // bytes of an input's name
 	MaxOutputBytes = 1 << 20  // hard maximum of Limits.OutputBytes
+	// MaxWriteBytes bounds one text a script writes to the workspace, so
+	// no larger string is copied out of the interpreter (the Workspace's
+	// own quota is usually smaller).
+	MaxWriteBytes = 8 << 20
 )
 
 // Defaults of the zero fields of [Limits].

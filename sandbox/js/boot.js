@@ -2,7 +2,7 @@
 // functions the runner registered as globals, removes those globals and
 // exposes them only through console, inputs and workspace, so the script
 // reaches nothing else and cannot call the raw host functions.
-globalThis.__quiver_boot = function (cap, inputsJSON, hasWorkspace) {
+globalThis.__quiver_boot = function (cap, writeCap, inputsJSON, hasWorkspace) {
 	"use strict";
 	const g = globalThis;
 	const print = g.__quiver_print, read = g.__quiver_read,
@@ -62,7 +62,15 @@ globalThis.__quiver_boot = function (cap, inputsJSON, hasWorkspace) {
 	if (hasWorkspace) {
 		g.workspace = Object.freeze({
 			read(path) { return call(read, [path]); },
-			write(path, text) { call(write, [path, text]); },
+			// A string longer than writeCap characters is more than writeCap
+			// bytes: refused here, it is never copied out to Go.
+			write(path, text) {
+				if (typeof text === "string" && text.length > writeCap) {
+					throw new ErrorType("workspace.write: the text is " + text.length +
+						" characters long; the limit is " + writeCap + " bytes");
+				}
+				call(write, [path, text]);
+			},
 			list(dir) { return call(list, [dir === undefined ? "." : dir]); },
 		});
 	}

@@ -117,6 +117,8 @@ func TestWorkspacePathsRefused(t *testing.T) {
 		{"write outside", `workspace.write('/tmp/x', 'y')`, "workspace.write: /tmp/x" + abs},
 		{"write to the parent", `workspace.write('../../etc/cron.d/x', 'y')`, "workspace.write: ../../etc/cron.d/x" + outside},
 		{"write a non-string", `workspace.write('a.txt', {a: 1})`, "workspace.write: text must be a string, not an object (use JSON.stringify for data)"},
+		{"write too much", `workspace.write('big.txt', 'x'.repeat(8 << 20) + 'y')`, "workspace.write: the text is 8388609 characters long; the limit is 8388608 bytes"},
+		{"write too many bytes", `workspace.write('big.txt', 'é'.repeat(5 << 20))`, "workspace.write: the text is 10485760 bytes long; the limit is 8388608 bytes"},
 		{"list outside", `workspace.list('..')`, "workspace.list: .." + outside},
 		{"list the root", `workspace.list('/')`, "workspace.list: /" + abs},
 	}

@@ -85,6 +85,9 @@ func (r *run) write(args []any) (any, error) {
 		if !ok {
 			return nil, fmt.Errorf("text must be a string, not %s (use JSON.stringify for data)", jsType(arg(args, 1)))
 		}
+		if len(text) > sandbox.MaxWriteBytes {
+			return nil, fmt.Errorf("the text is %d bytes long; the limit is %d bytes", len(text), sandbox.MaxWriteBytes)
+		}
 		return nil, r.job.Workspace.WriteFile(p, []byte(text))
 	})
 }

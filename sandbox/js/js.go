@@ -48,8 +48,9 @@
 //     goroutine, so the wall limit bounds its CPU use too. No process
 //     limit is needed: a script cannot start processes or threads.
 //   - The memory limit counts the interpreter's heap, not the Go copies of
-//     strings crossing into Go (a console.log argument, already cut to the
-//     output limit, a workspace.write text); each is at most one string the
+//     strings crossing into Go: a console.log argument (cut to the output
+//     limit first), a workspace.write text (at most sandbox.MaxWriteBytes),
+//     the message of an uncaught exception. Each is at most one string the
 //     script could allocate, and garbage once the call returns.
 //   - A promise the script does not await that rejects is not reported:
 //     QuickJS's rejection tracker is not exposed by the library. Nor can
@@ -179,7 +180,7 @@ func (r *run) setup(ctx context.Context) error {
 	if err := r.arm(ctx); err != nil {
 		return err
 	}
-	if _, err := r.vm.Call("__quiver_boot", r.lim.OutputBytes, string(inputsJSON), r.job.Workspace != nil); err != nil {
+	if _, err := r.vm.Call("__quiver_boot", r.lim.OutputBytes, sandbox.MaxWriteBytes, string(inputsJSON), r.job.Workspace != nil); err != nil {
 		return fmt.Errorf("boot: %w", err)
 	}
 	if err := r.arm(ctx); err != nil {
