@@ -315,6 +315,17 @@ func TestCancel(t *testing.T) {
 			t.Errorf("Result (-want +got):\n%s", diff)
 		}
 	})
+	t.Run("context deadline before the wall limit", func(t *testing.T) {
+		ctx, cancel := context.WithTimeout(context.Background(), short)
+		defer cancel()
+		res, err := js.Runner{}.Run(ctx, sandbox.Job{Code: `for (;;) { try { for (;;) {} } catch (e) {} }`})
+		if !errors.Is(err, context.DeadlineExceeded) {
+			t.Errorf("Run error = %v, want context.DeadlineExceeded", err)
+		}
+		if res.Stop != sandbox.StopCancelled {
+			t.Errorf("Stop = %q, want %q (the 10 s wall limit is not what stopped it)", res.Stop, sandbox.StopCancelled)
+		}
+	})
 	t.Run("before running", func(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
 		cancel()

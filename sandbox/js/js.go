@@ -41,9 +41,6 @@
 //
 // # What it does not
 //
-//   - A cancellation that lands in the microseconds between two calls
-//     into the VM is lost (each call clears a pending interrupt); the wall
-//     limit still stops that run.
 //   - CPU time is wall time here: the script runs on the caller's
 //     goroutine, so the wall limit bounds its CPU use too. No process
 //     limit is needed: a script cannot start processes or threads.
@@ -107,9 +104,9 @@ func (Runner) Run(ctx context.Context, job sandbox.Job) (res sandbox.Result, err
 			err = fmt.Errorf("sandbox/js: close the VM: %w", cerr)
 		}
 	}()
-	// Interrupt may come from any goroutine; one that fires after Run
-	// returned finds a closed VM and does nothing.
-	stop := context.AfterFunc(ctx, vm.Interrupt)
+	done := make(chan struct{})
+	defer close(done)
+	stop := context.AfterFunc(ctx, func() { interruptUntil(vm, done) })
 	defer stop()
 
 	r := &run{vm: vm, job: job, lim: job.Limits.WithDefaults()}
@@ -117,6 +114,23 @@ func (Runner) Run(ctx context.Context, job sandbox.Job) (res sandbox.Result, err
 	res, err = r.exec(ctx)
 	res.Elapsed = time.Since(start)
 	return res, err
+}
+
+// interruptUntil interrupts vm until done is closed. Once is not enough:
+// each call into the VM clears a pending interrupt, so one landing between
+// two calls would be lost. Interrupt is safe from any goroutine, also
+// while and after the VM closes.
+func interruptUntil(vm *quickjs.VM, done <-chan struct{}) {
+	tick := time.NewTicker(time.Millisecond)
+	defer tick.Stop()
+	for {
+		vm.Interrupt()
+		select {
+		case <-done:
+			return
+		case <-tick.C:
+		}
+	}
 }
 
 // run is the state of one Run, used from its goroutine only (host
@@ -230,10 +244,9 @@ func refuseModule(_ *quickjs.VM, name string) (string, error) {
 }
 
 // arm sets the VM's eval timeout to what is left of the wall limit. The
-// library restarts the timeout (and clears a pending Interrupt) on every
-// call into JavaScript, so each call is armed with the remainder, and ctx
-// is checked first: a cancellation landing between this check and the
-// call is still bounded by the timeout. errWall means nothing is left.
+// library restarts the timeout on every call into JavaScript, so each call
+// is armed with the remainder; ctx is checked first (interruptUntil stops
+// a call it ends during). errWall means nothing is left.
 func (r *run) arm(ctx context.Context) error {
 	if err := ctx.Err(); err != nil {
 		return err
