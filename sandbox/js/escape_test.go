@@ -180,6 +180,7 @@ func TestLimits(t *testing.T) {
 	tests := []struct {
 		name   string
 		code   string
+		inputs []sandbox.Input
 		limits sandbox.Limits
 		want   sandbox.Result
 	}{
@@ -232,6 +233,13 @@ func TestLimits(t *testing.T) {
 			want:   sandbox.Result{Stop: sandbox.StopMemory, Error: "stopped: the script ran out of memory (its limit is 16 MiB)"},
 		},
 		{
+			name:   "inputs larger than the memory limit",
+			code:   `console.log(inputs.a.length);`,
+			inputs: []sandbox.Input{{Name: "a", Content: strings.Repeat("a", sandbox.MaxInputBytes)}},
+			limits: sandbox.Limits{MemoryBytes: sandbox.MinMemoryBytes},
+			want:   sandbox.Result{Stop: sandbox.StopMemory, Error: "stopped: the script ran out of memory (its limit is 1 MiB)"},
+		},
+		{
 			name:   "print forever",
 			code:   `for (let i = 0; ; i++) console.log('line', i);`,
 			limits: sandbox.Limits{OutputBytes: 40},
@@ -276,7 +284,7 @@ func TestLimits(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := run(t, sandbox.Job{Code: tt.code, Limits: tt.limits})
+			got := run(t, sandbox.Job{Code: tt.code, Limits: tt.limits, Inputs: tt.inputs})
 			if diff := cmp.Diff(tt.want, got, ignoreElapsed); diff != "" {
 				t.Errorf("Result (-want +got):\n%s", diff)
 			}
@@ -284,6 +292,32 @@ func TestLimits(t *testing.T) {
 			after := run(t, sandbox.Job{Code: `console.log([1, 2, 3].map(x => x * x).join());`})
 			if diff := cmp.Diff(sandbox.Result{Stdout: "1,4,9\n"}, after, ignoreElapsed); diff != "" {
 				t.Errorf("the next job's Result (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestDeepNativeRecursion builds structures whose native handling
+// recurses: past the stack limit each must throw, not overflow the Go
+// stack, which would kill the server.
+func TestDeepNativeRecursion(t *testing.T) {
+	tests := []struct {
+		name, code, wantPrefix string
+	}{
+		{"JSON.stringify", `let o = {}; for (let i = 0; i < 1e5; i++) o = {o}; JSON.stringify(o);`,
+			"uncaught InternalError: stack overflow\n    at stringify (native)"},
+		{"JSON.parse", `JSON.parse('['.repeat(1e5) + ']'.repeat(1e5));`, "uncaught SyntaxError: stack overflow"},
+		{"nested arrays to a string", `let a = []; for (let i = 0; i < 1e5; i++) a = [a]; String(a);`,
+			"uncaught InternalError: stack overflow\n    at join (native)"},
+		{"proxy chain", `let p = {}; for (let i = 0; i < 1e5; i++) p = new Proxy(p, {}); p.x;`,
+			"uncaught InternalError: stack overflow"},
+		{"parser", `eval('('.repeat(1e5) + '1' + ')'.repeat(1e5));`, "uncaught SyntaxError: stack overflow"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := run(t, sandbox.Job{Code: tt.code})
+			if !strings.HasPrefix(got.Error, tt.wantPrefix) || got.Stop != sandbox.StopNone {
+				t.Errorf("Result = %+v, want an error starting %q", got, tt.wantPrefix)
 			}
 		})
 	}
