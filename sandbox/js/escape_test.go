@@ -250,8 +250,9 @@ func TestLimits(t *testing.T) {
 			},
 		},
 		{
-			// With the default 10 s wall limit: stopping at the output cap,
-			// not the clock, is what ends it.
+			// Megabyte strings, three to a line, caught exceptions: the host
+			// keeps 64 KiB (TestOutputLimitStopsTheScript shows the script
+			// stops there).
 			name: "print gigabytes",
 			code: `const mb = 'z'.repeat(1 << 20); for (;;) { try { console.log(mb, mb, mb); } catch (e) {} }`,
 			want: sandbox.Result{
@@ -320,6 +321,25 @@ func TestDeepNativeRecursion(t *testing.T) {
 				t.Errorf("Result = %+v, want an error starting %q", got, tt.wantPrefix)
 			}
 		})
+	}
+}
+
+// TestOutputLimitStopsTheScript shows the script is stopped by the print
+// that fills the output, not left running until the wall limit: the code
+// after that print, even past a catch, never runs.
+func TestOutputLimitStopsTheScript(t *testing.T) {
+	ws := newFake(nil)
+	code := `try { console.log('x'.repeat(100)); } catch (e) {} workspace.write('after.txt', 'still running');`
+	got := run(t, sandbox.Job{Code: code, Workspace: ws, Limits: sandbox.Limits{OutputBytes: 10}})
+	want := sandbox.Result{
+		Stdout: "xxxxxxxxxx", Truncated: true, Stop: sandbox.StopOutput,
+		Error: "stopped: the script printed more than its 10 bytes output limit",
+	}
+	if diff := cmp.Diff(want, got, ignoreElapsed); diff != "" {
+		t.Errorf("Result (-want +got):\n%s", diff)
+	}
+	if len(ws.calls) != 0 {
+		t.Errorf("the script ran on after filling its output: %q", ws.calls)
 	}
 }
 
