@@ -359,14 +359,20 @@ func TestCancel(t *testing.T) {
 	t.Run("while running", func(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
 		defer cancel()
-		ws := &cancelWorkspace{cancel: cancel}
-		res, err := js.Runner{}.Run(ctx, sandbox.Job{Code: `console.log(workspace.read('go')); for (;;) {}`, Workspace: ws})
+		ws := &cancelWorkspace{fakeWorkspace: *newFake(nil), cancel: cancel}
+		// The loop takes far longer than stopping does, and far less than
+		// the wall limit: a write after it means the cancellation was missed.
+		code := `console.log(workspace.read('go')); for (let i = 0; i < 1e7; i++) {} workspace.write('after.txt', 'still running');`
+		res, err := js.Runner{}.Run(ctx, sandbox.Job{Code: code, Workspace: ws})
 		if !errors.Is(err, context.Canceled) {
 			t.Errorf("Run error = %v, want context.Canceled", err)
 		}
 		want := sandbox.Result{Stdout: "cancelled\n", Stop: sandbox.StopCancelled, Error: "stopped: the run was cancelled"}
 		if diff := cmp.Diff(want, res, ignoreElapsed); diff != "" {
 			t.Errorf("Result (-want +got):\n%s", diff)
+		}
+		if len(ws.calls) != 0 {
+			t.Errorf("the script ran on after the cancellation: %q", ws.calls)
 		}
 	})
 	t.Run("context deadline before the wall limit", func(t *testing.T) {
