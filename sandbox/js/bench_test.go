@@ -1,0 +1,43 @@
+package js_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/quiverhq/quiver/sandbox"
+	"github.com/quiverhq/quiver/sandbox/js"
+)
+
+func benchmarkRun(b *testing.B, job sandbox.Job, want string) {
+	for b.Loop() {
+		res, err := js.Runner{}.Run(context.Background(), job)
+		if err != nil || res.Stdout != want || res.Error != "" {
+			b.Fatalf("Run = %+v, %v; want %q", res, err, want)
+		}
+	}
+}
+
+// BenchmarkStart is the cost of a run that does nothing: a fresh VM, its
+// set-up and close.
+func BenchmarkStart(b *testing.B) {
+	benchmarkRun(b, sandbox.Job{}, "")
+}
+
+// BenchmarkSum is a CPU-bound script: summing a million numbers.
+func BenchmarkSum(b *testing.B) {
+	code := `let s = 0; for (let i = 0; i < 1e6; i++) s += i; console.log(s);`
+	benchmarkRun(b, sandbox.Job{Code: code}, "499999500000\n")
+}
+
+// BenchmarkInputs reads three 1 MiB inputs, parses one as JSON and writes
+// through the workspace.
+func BenchmarkInputs(b *testing.B) {
+	doc := `{"k":"` + strings.Repeat("x", 1<<20-16) + `"}`
+	job := sandbox.Job{
+		Code:      `workspace.write('n.txt', String(JSON.parse(inputs.a).k.length + inputs.b.length + inputs.c.length)); console.log('ok');`,
+		Inputs:    []sandbox.Input{{Name: "a", Content: doc}, {Name: "b", Content: doc}, {Name: "c", Content: doc}},
+		Workspace: newFake(nil),
+	}
+	benchmarkRun(b, job, "ok\n")
+}
