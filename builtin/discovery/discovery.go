@@ -5,6 +5,9 @@
 // family's tools from the next model step on (tool.Effect.Declare, only
 // what the turn's selection allowed), and the family stays open for the
 // rest of the conversation, as if the message had opened it.
+//
+// Index is the ranking search_tools will answer with (issue 20's tool
+// discovery): a full-text index of the tools a turn may use.
 package discovery
 
 import (
