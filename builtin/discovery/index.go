@@ -147,4 +147,3 @@ func paramText(schema json.RawMessage) string {
 	}
 	return b.String()
 }
-
