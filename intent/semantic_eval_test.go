@@ -25,6 +25,13 @@ var semanticSplit = flag.String("semantic-split", "validation", "the corpus spli
 // with -v. Counted as TestSplitEval counts. It fails if the stage
 // lowers the recall of the stages before it, or finds nothing at all.
 func TestSemanticSplitEval(t *testing.T) {
+	if raceDetector {
+		// A measurement over thousands of messages, one at a time: four
+		// minutes under the race detector, proving nothing the plain
+		// runs do not (TestSemanticWithLocal and the stage's own tests
+		// run there).
+		t.Skip("a single-threaded measurement; the plain test runs make it")
+	}
 	lines, err := intent.ReadCorpus(os.DirFS("."), "testdata/corpus/"+*semanticSplit+"/*.jsonl", intent.CorpusFamilies)
 	if err != nil {
 		t.Fatal(err)
