@@ -7,8 +7,13 @@ import { addFiles } from './attachments.js';
 
 const enc = encodeURIComponent;
 
-// STEP_STATES maps a checklist step's status to its class and label key.
-const STEP_STATES = { pending: 'pending', in_progress: 'running', completed: 'done' };
+// STEP_STATES maps a checklist step's status to its class and the label
+// screen readers hear.
+const STEP_STATES = {
+  pending: { cls: 'pending', label: () => t('checklist.pending') },
+  in_progress: { cls: 'running', label: () => t('checklist.running') },
+  completed: { cls: 'done', label: () => t('checklist.done') },
+};
 
 // Turn renders one running turn's events into the transcript list. on
 // receives what lives outside it, each optional: pause(p), actions(list),
@@ -126,8 +131,8 @@ export class Turn {
       return;
     }
     const list = items.map((it) => {
-      const state = STEP_STATES[it.status] ?? 'pending';
-      return h('li', { class: `step ${state}` }, h('span', { class: 'sr-only' }, t(`checklist.${state}`) + ': '), it.text ?? '');
+      const state = STEP_STATES[it.status] ?? STEP_STATES.pending;
+      return h('li', { class: `step ${state.cls}` }, h('span', { class: 'sr-only' }, state.label() + ': '), it.text ?? '');
     });
     if (!this.checklist) {
       this.endBubble();
