@@ -23,8 +23,9 @@ const SourceClassifier = "classifier"
 // classifier.bin and embedded. With the packs it decides in two ways: a
 // family opens when its score reaches the family's threshold, whatever
 // the packs found; and a phrase of a pack opens its family only when the
-// family's score reaches the family's veto (a lower bar), so that "I
-// searched all day for my keys" does not open search on the word alone.
+// message's score as a request (anyRequest: does it ask for anything?)
+// reaches the family's veto, so that "I searched all day for my keys"
+// does not open search on the word alone.
 // Both are chosen on the corpus's validation split. Custom triggers are
 // a community's own and never vetoed. It is immutable and safe for
 // concurrent use.
@@ -102,7 +103,7 @@ func (c *Classifier) requestIndex() int { return slices.Index(c.labels, anyReque
 // for a family the classifier does not score.
 func (c *Classifier) Threshold(label string) (threshold, veto float64, ok bool) {
 	i := slices.Index(c.labels, label)
-	if i < 0 {
+	if i < 0 || label == anyRequest {
 		return 0, 0, false
 	}
 	return float64(c.threshold[i]), float64(c.veto[i]), true
@@ -165,7 +166,8 @@ func (c *Classifier) logits(fs []uint32, dst []float64) []float64 {
 // judge applies the classifier to norm, a normalised message
 // (scanText), and the matches the packs and custom triggers made of it:
 // it drops each pack match whose message scores under its family's veto
-// as a request (anyRequest; the family's own score in older weights), and adds
+// as a request (anyRequest; the family's own score for weights trained
+// without it), and adds
 // a match for each family among known scoring at or above its threshold
 // plus shift (a community's adjustment, see MaxShift; positive opens
 // less) that no match kept opens. Families outside known are not
@@ -196,7 +198,8 @@ func (c *Classifier) judge(norm string, ms []Match, known func(string) bool, shi
 		return z < vetoZ(i)
 	})
 	for i, l := range c.labels {
-		if zs[i] < thZ(i) || !known(l) || slices.ContainsFunc(ms, func(m Match) bool { return m.Target == l }) {
+		// !(z >= bar), not z < bar: a NaN fails closed.
+		if i == req || !(zs[i] >= thZ(i)) || !known(l) || slices.ContainsFunc(ms, func(m Match) bool { return m.Target == l }) {
 			continue
 		}
 		ms = append(ms, Match{Target: l, Trigger: "score " + strconv.FormatFloat(sigmoid(zs[i]), 'f', 2, 64), Source: SourceClassifier})

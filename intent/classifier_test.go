@@ -2,6 +2,7 @@ package intent_test
 
 import (
 	"bytes"
+	"math"
 	"os"
 	"testing"
 
@@ -78,4 +79,29 @@ func FuzzParseClassifier(f *testing.F) {
 		}
 		_ = c.Scores("search the web")
 	})
+}
+
+// TestClassifierHidesItsRequestLabel: the any-request regression the
+// vetoes are judged on is no family: not listed, not scored, no bars,
+// and a NaN shift (read as 0) opens nothing for plain chat.
+func TestClassifierHidesItsRequestLabel(t *testing.T) {
+	c, err := intent.BuiltinClassifier()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range c.Labels() {
+		if l == "*" {
+			t.Error("Labels lists the any-request label")
+		}
+	}
+	if len(c.Scores("hello")) != len(c.Labels()) {
+		t.Error("Scores and Labels differ in length")
+	}
+	if _, _, ok := c.Threshold("*"); ok {
+		t.Error("Threshold answers for the any-request label")
+	}
+	d := intent.New(nil).WithClassifier(c, math.NaN())
+	if got := d.Detect(intent.Input{Text: "hello, how are you?"}).Targets; len(got) != 0 {
+		t.Errorf("a NaN shift opens %v for plain chat", got)
+	}
 }

@@ -113,13 +113,16 @@ const MaxShift = 0.5
 
 // WithClassifier returns a copy of d that judges each message with c as
 // well (see Classifier): a pack's phrase opens its family only when c's
-// score for it reaches the family's veto, and c opens the targets it
-// scores at or above their thresholds; shift (clamped to ±MaxShift;
-// positive opens less) moves both. The packs' rules still apply: a
+// score of the message as a request reaches the family's veto, and c
+// opens the targets it scores at or above their thresholds; shift
+// (clamped to ±MaxShift, NaN read as 0; positive opens less) moves both. The packs' rules still apply: a
 // capability question opens neither search nor memory. A nil c gives d
 // without a classifier.
 func (d *Detector) WithClassifier(c *Classifier, shift float64) *Detector {
 	out := *d
+	if math.IsNaN(shift) {
+		shift = 0
+	}
 	out.learned, out.shift = c, max(-MaxShift, min(MaxShift, shift))
 	return &out
 }

@@ -355,17 +355,21 @@ func (v valScores) nextStep(i int, th, veto, top float32, threshold bool) (nt, n
 	}
 }
 
-// maxVeto bounds how far chooseBars raises a veto: a pack's phrase is
-// an explicit request ("search the web for cats") far more often than
-// not, so a phrase counts whenever the classifier is at least 10% sure
-// the message asks for something.
+// maxVeto bounds how far chooseBars raises a veto, which is judged on
+// the message's anyRequest score: a pack's phrase is an explicit request
+// ("search the web for cats") far more often than not, so a phrase is
+// never asked for more than 90% certainty that the message asks for
+// something. (A veto is also raised no higher than the family's
+// threshold in the false-open loop, nextStep: a rule from when both
+// bars were on the family's own score, kept for the weights measured
+// with it.)
 const maxVeto = 0.9
 
 // step is t raised by 0.01, on the grid.
 func step(t float32) float32 { return float32(math.Round(float64(t)*100+1) / 100) }
 
 // bestVeto is the veto for label i: over the examples a pack opens i
-// for, the bar in [0, 0.5] maximising the wrong opens it drops minus
+// for, the bar in [0, maxVeto] maximising the wrong opens it drops minus
 // twice the right ones (the lowest of equals, so 0 when nothing is
 // gained).
 func bestVeto(v valScores, i int) float32 {

@@ -124,8 +124,9 @@ type Pause struct {
 }
 
 // Checklist is the agent's own list of steps for the running turn, as
-// update_tasks last set it. It lives in the turn only: nothing stores it
-// beyond the call's own record in the transcript.
+// update_tasks last set it. It lives in the turn only: no repository
+// holds it (the call's record in the transcript and the turn's event log
+// keep what they keep of every call).
 type Checklist struct {
 	Items []ChecklistItem `json:"items"`
 }

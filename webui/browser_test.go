@@ -332,14 +332,14 @@ func TestChatStreamsTurnWithToolCards(t *testing.T) {
 	}
 	// The checklist is shown once, where it first came, and updated in
 	// place: above the answer that follows it.
-	steps := eval[[]string](b, `[...document.querySelectorAll('.transcript .checklist .step')].map(li => li.className + '|' + li.lastChild.textContent)`)
+	steps := eval[[]string](b, `[...document.querySelectorAll('.transcript .turn-checklist .step')].map(li => li.className + '|' + li.lastChild.textContent)`)
 	if d := cmp.Diff([]string{"step done|Add the numbers", "step running|Check the page"}, steps); d != "" {
 		t.Errorf("checklist (-want +got):\n%s", d)
 	}
-	if n := eval[int](b, `document.querySelectorAll('.transcript .checklist').length`); n != 1 {
+	if n := eval[int](b, `document.querySelectorAll('.transcript .turn-checklist').length`); n != 1 {
 		t.Errorf("%d checklists shown, want one updated in place", n)
 	}
-	if !eval[bool](b, `!!(document.querySelector('.transcript .checklist').compareDocumentPosition(document.querySelector('.tool-card[data-call-id="call_1"]')) & Node.DOCUMENT_POSITION_FOLLOWING)`) {
+	if !eval[bool](b, `!!(document.querySelector('.transcript .turn-checklist').compareDocumentPosition(document.querySelector('.tool-card[data-call-id="call_1"]')) & Node.DOCUMENT_POSITION_FOLLOWING)`) {
 		t.Error("the checklist is not above the work that followed it")
 	}
 	texts := eval[[]string](b, `[...document.querySelectorAll('.transcript .msg .text')].map(e => e.textContent)`)

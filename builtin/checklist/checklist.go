@@ -6,8 +6,10 @@
 // to be confused with scheduled tasks.
 //
 // The checklist lives in the turn only. Each call replaces it whole, so
-// the last call is the state; nothing is stored beyond the call's own
-// record in the transcript, and no route outside the turn reads or
+// the last call is the state. It has no repository of its own: what is
+// kept is the call's record in the transcript and, like every event of
+// the turn, its checklist event in the turn's event log (for a stream
+// resumed within the retention window). No route outside the turn
 // writes it.
 package checklist
 
@@ -16,6 +18,7 @@ import (
 	_ "embed"
 	"fmt"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/google/jsonschema-go/jsonschema"
@@ -91,10 +94,13 @@ func Tool() *tool.Tool {
 
 // update checks the checklist and returns it, whitespace normalised.
 func update(_ context.Context, _ tool.Scope, in Input) (Output, error) {
+	if len(in.Tasks) > MaxItems {
+		return Output{}, fmt.Errorf("%d steps: a checklist holds at most %d", len(in.Tasks), MaxItems)
+	}
 	items := make([]tool.ChecklistItem, 0, len(in.Tasks))
 	running := 0
 	for i, it := range in.Tasks {
-		text := strings.Join(strings.Fields(it.Text), " ")
+		text := strings.Join(strings.Fields(strings.Map(dropControl, it.Text)), " ")
 		switch {
 		case text == "":
 			return Output{}, fmt.Errorf("step %d is empty", i+1)
@@ -114,6 +120,15 @@ func update(_ context.Context, _ tool.Scope, in Input) (Output, error) {
 		items = append(items, tool.ChecklistItem{Text: text, Status: it.Status})
 	}
 	return Output{list: tool.Checklist{Items: items}}, nil
+}
+
+// dropControl maps control characters (an escape sequence that would
+// drive a terminal, a NUL) to spaces, which Fields then collapses.
+func dropControl(r rune) rune {
+	if unicode.IsControl(r) {
+		return ' '
+	}
+	return r
 }
 
 // firstRunning is the index of the first in-progress step.

@@ -52,6 +52,8 @@ func TestUpdateTasks(t *testing.T) {
 			},
 			wantText: "Checklist shown to the user (1 of 3 done):\n[x] Find the figures\n[>] Draw the chart\n[ ] Write it up",
 		},
+		{name: "control characters dropped", tasks: []map[string]string{{"text": "Draw\x1b[2J the\x00 chart", "status": "pending"}},
+			want: []tool.ChecklistItem{{Text: "Draw [2J the chart", Status: tool.ChecklistPending}}},
 		{name: "an empty list clears it", tasks: []map[string]string{}, want: []tool.ChecklistItem{}, wantText: "Checklist cleared."},
 		{name: "twenty steps allowed", tasks: steps(checklist.MaxItems), want: nil},
 		{name: "twenty-one refused", tasks: steps(checklist.MaxItems + 1), wantErr: `field "tasks": maxItems`},

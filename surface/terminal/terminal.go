@@ -61,6 +61,10 @@ func (p *Printer) Event(ev agent.Event) {
 	case agent.EventNextActions:
 		p.line("suggestions: %s", strings.Join(ev.Actions, " · "))
 	case agent.EventChecklist:
+		if len(ev.Checklist.Items) == 0 {
+			p.line("checklist: cleared")
+			break
+		}
 		p.line("checklist:")
 		for _, it := range ev.Checklist.Items {
 			p.line("  %s %s", it.Mark(), it.Text)

@@ -61,12 +61,12 @@ export class Thread {
     this.working = h('div', { class: 'working', id: 'working', role: 'status', hidden: true });
     this.noticeSlot = h('div', { class: 'notice-slot' });
     this.landing = conv ? null : this.landingIntro();
-    // Room for what comes next: the agent's checklist above the answer,
-    // and attachments in the composer (empty and hidden until then).
-    const checklist = h('section', { class: 'checklist', id: 'checklist', hidden: true, 'aria-label': t('chat.checklist') });
+    // Room for what comes next: attachments in the composer (empty and
+    // hidden until then). The agent's checklist is the turn's own, in the
+    // transcript above its answer (turn.js).
     this.content = h('div', { class: 'scroll-content' },
       conv?.running ? h('p', { class: 'notice' }, t('chat.stillRunning')) : null,
-      this.landing, checklist, this.log, this.extras, this.working, this.noticeSlot);
+      this.landing, this.log, this.extras, this.working, this.noticeSlot);
     this.scroller = h('div', { class: 'scroller', id: 'scroller' }, this.content);
     const jump = h('button', { type: 'button', class: 'jump', id: 'jump', hidden: true }, h('span', { 'aria-hidden': 'true' }, '↓ '), t('chat.jump'));
     this.follow = new Follow(this.scroller, this.content, jump);

@@ -28,6 +28,7 @@ export class Turn {
     this.abort = new AbortController();
     this.bubble = null; // the Answer streaming in
     this.checklist = null; // the agent's checklist (update_tasks), once shown
+    this.checklistItem = null; // the transcript item holding it
     this.cards = new Map(); // tool call id → { card, started }
     this.totals = { input: 0, cached: 0, output: 0, cost: 0, calls: 0 };
     this.ended = false;
@@ -126,8 +127,8 @@ export class Turn {
   // updated in place; an empty list takes it away.
   showChecklist(items) {
     if (!items.length) {
-      this.checklist?.remove();
-      this.checklist = null;
+      this.checklistItem?.remove();
+      this.checklist = this.checklistItem = null;
       return;
     }
     const list = items.map((it) => {
@@ -136,8 +137,9 @@ export class Turn {
     });
     if (!this.checklist) {
       this.endBubble();
-      this.checklist = h('ol', { class: 'checklist', 'aria-label': t('checklist.label'), 'aria-live': 'polite' });
-      this.add(this.checklist);
+      this.checklist = h('ol', { class: 'turn-checklist', 'aria-label': t('chat.checklist') });
+      this.checklistItem = h('li', { class: 'checklist-item' }, this.checklist);
+      this.add(this.checklistItem);
     }
     replace(this.checklist, list);
   }
