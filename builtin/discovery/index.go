@@ -4,9 +4,11 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"unicode"
 
 	_ "modernc.org/sqlite" // the in-memory full-text index (FTS5)
@@ -25,7 +27,12 @@ import (
 //
 // An Index is immutable once built and safe for concurrent use.
 type Index struct {
-	db    *sql.DB
+	db *sql.DB
+	// conn is the one connection the in-memory database lives on, held
+	// for the index's lifetime (the pool could otherwise replace it, and
+	// the table with it); mu serialises its use.
+	conn  *sql.Conn
+	mu    sync.Mutex
 	names []string // by rowid-1
 }
 
@@ -41,26 +48,29 @@ func NewIndex(ctx context.Context, tools []*tool.Tool) (*Index, error) {
 		return nil, fmt.Errorf("discovery: open the index: %w", err)
 	}
 	db.SetMaxOpenConns(1)
-	db.SetConnMaxLifetime(0)
-	db.SetConnMaxIdleTime(0)
-	ix := &Index{db: db}
-	if err := ix.fill(ctx, tools); err != nil {
+	conn, err := db.Conn(ctx)
+	if err != nil {
 		db.Close()
+		return nil, fmt.Errorf("discovery: open the index: %w", err)
+	}
+	ix := &Index{db: db, conn: conn}
+	if err := ix.fill(ctx, tools); err != nil {
+		ix.Close()
 		return nil, err
 	}
 	return ix, nil
 }
 
-// fill creates the table and writes every tool's row and vector.
+// fill creates the table and writes every tool's row.
 func (ix *Index) fill(ctx context.Context, tools []*tool.Tool) error {
-	if _, err := ix.db.ExecContext(ctx, `CREATE VIRTUAL TABLE tools USING fts5(name, family, description, params,
+	if _, err := ix.conn.ExecContext(ctx, `CREATE VIRTUAL TABLE tools USING fts5(name, family, description, params,
 		tokenize = 'porter unicode61 remove_diacritics 2')`); err != nil {
 		return fmt.Errorf("discovery: create the index: %w", err)
 	}
 	for i, t := range tools {
 		d := t.Declaration()
 		name, params := words(t.Name()), paramText(d.Parameters)
-		if _, err := ix.db.ExecContext(ctx, `INSERT INTO tools(rowid, name, family, description, params) VALUES (?, ?, ?, ?, ?)`,
+		if _, err := ix.conn.ExecContext(ctx, `INSERT INTO tools(rowid, name, family, description, params) VALUES (?, ?, ?, ?, ?)`,
 			i+1, name, words(t.Family()), d.Description, params); err != nil {
 			return fmt.Errorf("discovery: index %s: %w", t.Name(), err)
 		}
@@ -73,7 +83,7 @@ func (ix *Index) fill(ctx context.Context, tools []*tool.Tool) error {
 const maxQueryTerms = 32
 
 // Close frees the index.
-func (ix *Index) Close() error { return ix.db.Close() }
+func (ix *Index) Close() error { return errors.Join(ix.conn.Close(), ix.db.Close()) }
 
 // Len is how many tools the index holds.
 func (ix *Index) Len() int { return len(ix.names) }
@@ -94,11 +104,13 @@ func (ix *Index) Search(ctx context.Context, query string, k int) ([]string, err
 // fullText is the BM25 ranking of the tools matching any of terms (each
 // quoted, so no word is read as FTS5 syntax), at most limit.
 func (ix *Index) fullText(ctx context.Context, terms []string, limit int) ([]string, error) {
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
 	quoted := make([]string, len(terms))
 	for i, t := range terms {
 		quoted[i] = `"` + t + `"`
 	}
-	rows, err := ix.db.QueryContext(ctx, `SELECT rowid FROM tools WHERE tools MATCH ? ORDER BY bm25(tools, `+bm25Weights+`), rowid LIMIT ?`,
+	rows, err := ix.conn.QueryContext(ctx, `SELECT rowid FROM tools WHERE tools MATCH ? ORDER BY bm25(tools, `+bm25Weights+`), rowid LIMIT ?`,
 		strings.Join(quoted, " OR "), limit)
 	if err != nil {
 		return nil, fmt.Errorf("discovery: search the index: %w", err)

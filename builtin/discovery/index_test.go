@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"os"
 	"slices"
 	"strings"
@@ -173,4 +174,36 @@ func FuzzSearch(f *testing.F) {
 			t.Fatalf("%q: %d results", q, len(got))
 		}
 	})
+}
+
+// TestSearchAfterCancelAndConcurrently: a search whose context is
+// cancelled fails alone: the index (an in-memory database on the one
+// connection it holds) answers the next searches, also from several
+// goroutines at once.
+func TestSearchAfterCancelAndConcurrently(t *testing.T) {
+	ix, err := discovery.NewIndex(context.Background(), builtin.NewCatalog(builtin.CatalogDeps{DataDir: t.TempDir()}).Tools())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ix.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := ix.Search(ctx, "search the web", 5); err == nil {
+		t.Error("a cancelled search answered")
+	}
+	errs := make(chan error, 8)
+	for range 8 {
+		go func() {
+			got, err := ix.Search(context.Background(), "search the web", 5)
+			if err == nil && (len(got) == 0 || got[0] != "web_search") {
+				err = errors.New("web_search not first: " + strings.Join(got, ","))
+			}
+			errs <- err
+		}()
+	}
+	for range 8 {
+		if err := <-errs; err != nil {
+			t.Error(err)
+		}
+	}
 }
