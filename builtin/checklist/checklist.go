@@ -98,7 +98,7 @@ func update(_ context.Context, _ tool.Scope, in Input) (Output, error) {
 		return Output{}, fmt.Errorf("%d steps: a checklist holds at most %d", len(in.Tasks), MaxItems)
 	}
 	items := make([]tool.ChecklistItem, 0, len(in.Tasks))
-	running := 0
+	running := -1 // the step in progress, if any
 	for i, it := range in.Tasks {
 		text := strings.Join(strings.Fields(strings.Map(dropControl, it.Text)), " ")
 		switch {
@@ -109,10 +109,10 @@ func update(_ context.Context, _ tool.Scope, in Input) (Output, error) {
 		}
 		switch it.Status {
 		case tool.ChecklistInProgress:
-			running++
-			if running > 1 {
-				return Output{}, fmt.Errorf("steps %d and %d are both in_progress: at most one step is in progress at a time", firstRunning(in.Tasks)+1, i+1)
+			if running >= 0 {
+				return Output{}, fmt.Errorf("steps %d and %d are both in_progress: at most one step is in progress at a time", running+1, i+1)
 			}
+			running = i
 		case tool.ChecklistPending, tool.ChecklistDone:
 		default:
 			return Output{}, fmt.Errorf("step %d: status %q is not pending, in_progress or completed", i+1, it.Status)
@@ -129,14 +129,4 @@ func dropControl(r rune) rune {
 		return ' '
 	}
 	return r
-}
-
-// firstRunning is the index of the first in-progress step.
-func firstRunning(items []Item) int {
-	for i, it := range items {
-		if it.Status == tool.ChecklistInProgress {
-			return i
-		}
-	}
-	return -1
 }

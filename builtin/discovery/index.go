@@ -85,9 +85,6 @@ const maxQueryTerms = 32
 // Close frees the index.
 func (ix *Index) Close() error { return errors.Join(ix.conn.Close(), ix.db.Close()) }
 
-// Len is how many tools the index holds.
-func (ix *Index) Len() int { return len(ix.names) }
-
 // Search returns the names of at most k tools for query, best first.
 // A query with no word gives none.
 func (ix *Index) Search(ctx context.Context, query string, k int) ([]string, error) {

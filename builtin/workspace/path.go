@@ -13,8 +13,8 @@ import (
 	"github.com/quiverhq/quiver/tool"
 )
 
-// maxPathLen bounds a model-supplied path; real ones are far shorter.
-const maxPathLen = 1024
+// MaxPathBytes bounds a model-supplied path; real ones are far shorter.
+const MaxPathBytes = 1024
 
 // cleanPath checks a path the model wrote and returns it cleaned. It must be
 // relative, stay inside the workspace lexically, hold no control
@@ -26,8 +26,8 @@ func cleanPath(p string) (string, error) {
 	switch {
 	case p == "":
 		return "", errors.New("path is empty")
-	case len(p) > maxPathLen:
-		return "", fmt.Errorf("path is %d bytes long; the limit is %d", len(p), maxPathLen)
+	case len(p) > MaxPathBytes:
+		return "", fmt.Errorf("path is %d bytes long; the limit is %d", len(p), MaxPathBytes)
 	case strings.ContainsFunc(p, isControl):
 		return "", errors.New("path contains a control character")
 	case filepath.IsAbs(p) || strings.HasPrefix(p, "/") || strings.HasPrefix(p, `\`):
@@ -43,6 +43,11 @@ func cleanPath(p string) (string, error) {
 	}
 	return p, nil
 }
+
+// CleanPath is cleanPath for what reaches a workspace from elsewhere
+// than its tools (a sandboxed script's file calls): the same rules and
+// messages.
+func CleanPath(p string) (string, error) { return cleanPath(p) }
 
 // CheckPath reports whether p is a path in a workspace that the tools
 // accept as it stands: what cleanPath accepts, already clean (no "." or
