@@ -200,6 +200,10 @@ type Start struct {
 // goroutine.
 type Expander interface {
 	Expand(ts registry.Toolset, names []string) (registry.Toolset, []*tool.Tool)
+	// Available returns the tools Expand may add from, declared or not,
+	// in registration order: what the tool-discovery tools search
+	// (tool.Catalog).
+	Available() []*tool.Tool
 }
 
 // BudgetChecker is Config.Budget (budget.Guard).

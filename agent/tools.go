@@ -9,6 +9,7 @@ import (
 
 	"github.com/quiverhq/quiver/dispatch"
 	"github.com/quiverhq/quiver/llm"
+	"github.com/quiverhq/quiver/registry"
 	"github.com/quiverhq/quiver/store"
 	"github.com/quiverhq/quiver/tool"
 )
@@ -128,6 +129,9 @@ func (rn *run) isWrite(name string) bool {
 // context's error.
 func (rn *run) runBatch(ctx context.Context, calls []llm.ToolCall, batch []int, results []tool.Result, errs []error) {
 	d := dispatch.Turn{Toolset: rn.toolset, Scope: scope(rn.facts)}
+	if rn.expand != nil {
+		ctx = tool.WithCatalog(ctx, turnCatalog{ts: rn.toolset, x: rn.expand})
+	}
 	next := make(chan int)
 	var wg sync.WaitGroup
 	for range min(len(batch), rn.r.cfg.MaxConcurrentCalls) {
@@ -217,6 +221,20 @@ func (rn *run) grow(ctx context.Context, res *tool.Result) {
 		rn.r.cfg.Logger.Warn("agent: keeping declared tools", "turn", rn.facts.TurnID, "err", err)
 		res.Content += " They could not be kept for later turns of this conversation."
 	}
+}
+
+// turnCatalog is what the tool-discovery tools see of the running turn
+// (tool.Catalog): the step's declared toolset and what it may grow from.
+type turnCatalog struct {
+	ts registry.Toolset
+	x  Expander
+}
+
+func (c turnCatalog) Available() []*tool.Tool { return c.x.Available() }
+
+func (c turnCatalog) Declared(name string) bool {
+	_, ok := c.ts.Lookup(name)
+	return ok
 }
 
 // applyEffect hands a result's effect to the surface and reports a pause.

@@ -116,6 +116,7 @@ func NewCatalog(d CatalogDeps) *registry.Catalog {
 	c.Register(history.Tool(d.History))
 	c.Register(discovery.Tool(d.Intents))
 	c.Register(checklist.Tool())
+	c.Register(discovery.Tools()...)
 	return c
 }
 

@@ -4,6 +4,7 @@ import (
 	"slices"
 	"unicode/utf8"
 
+	"github.com/quiverhq/quiver/builtin/discovery"
 	"github.com/quiverhq/quiver/registry"
 	"github.com/quiverhq/quiver/tool"
 )
@@ -48,11 +49,15 @@ type Sizes struct {
 
 // ToolSize is one built-in tool with its sizes.
 type ToolSize struct {
-	Name            string `json:"name"`
-	Family          string `json:"family"`
-	Access          string `json:"access"`
-	AlwaysOn        bool   `json:"always_on"`
-	DefinitionChars int    `json:"definition_chars"`
+	Name     string `json:"name"`
+	Family   string `json:"family"`
+	Access   string `json:"access"`
+	AlwaysOn bool   `json:"always_on"`
+	// OnlyDeferred marks the tool-discovery tools: declared only in turns
+	// whose large toolset is deferred, which declare fewer definitions,
+	// so neither total counts them.
+	OnlyDeferred    bool `json:"only_deferred,omitempty"`
+	DefinitionChars int  `json:"definition_chars"`
 	// FragmentChars is the authored size of the tool's prompt fragments;
 	// a fragment several tools share counts on each of them here, and
 	// once in the totals.
@@ -92,6 +97,11 @@ func CatalogSizes() Sizes {
 		s := t.Spec()
 		n := t.DeclarationChars()
 		info := ToolSize{Name: s.Name, Family: t.Family(), Access: s.Access.String(), AlwaysOn: s.AlwaysOn, DefinitionChars: n, Limits: append([]tool.Limit{}, s.Limits...)}
+		if slices.Contains(discovery.Names, s.Name) {
+			info.OnlyDeferred = true
+			out.Tools = append(out.Tools, info)
+			continue
+		}
 		out.Widest.Chars += n
 		if s.AlwaysOn {
 			out.AlwaysPaid.Chars += n

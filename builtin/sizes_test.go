@@ -17,7 +17,7 @@ func TestDefinitionCeilings(t *testing.T) {
 	sizes := builtin.CatalogSizes()
 	alwaysOn := 0
 	for _, tl := range sizes.Tools {
-		if tl.AlwaysOn {
+		if tl.AlwaysOn && !tl.OnlyDeferred {
 			alwaysOn++
 		}
 	}

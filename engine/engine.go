@@ -178,6 +178,10 @@ type Config struct {
 	// requests' fixed parts (see Selections); nil means a cache of
 	// DefaultSelectionEntries.
 	Selections *Selections
+	// Deferral is when a large toolset is declared in part and found
+	// with the tool-discovery tools; the zero value defers past its
+	// defaults.
+	Deferral Deferral
 	// NoCache keeps nothing between turns: every turn selects, gates and
 	// renders anew (Prompts and Selections are ignored). For measuring
 	// what the caches save, and for ruling them out.

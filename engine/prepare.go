@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"fmt"
+	"github.com/quiverhq/quiver/builtin/discovery"
 	"slices"
 
 	"github.com/quiverhq/quiver/agent"
@@ -74,6 +75,13 @@ func (e *Engine) Prepare(ctx context.Context, c *Collected) (*Prepared, error) {
 		ts, all, fixed = s.toolset, s.all, &s.fixed
 		if s.err != nil {
 			return nil, fmt.Errorf("assemble: %w", s.err)
+		}
+		if deferred(ts) {
+			// What the conversation called before stays declared, so
+			// this turn starts with the prefix the last one ended with.
+			if grown, added := cat.Extend(ts, all, calledBefore(c.history)); len(added) > 0 {
+				ts, fixed = grown, nil
+			}
 		}
 	}
 	if c.model != nil {
@@ -156,6 +164,15 @@ func (x expander) Expand(ts registry.Toolset, names []string) (registry.Toolset,
 		from = narrowToModel(x.cat, from, x.model)
 	}
 	return x.cat.Extend(ts, from, names)
+}
+
+// Available implements agent.Expander.
+func (x expander) Available() []*tool.Tool {
+	from := x.from
+	if x.model != nil {
+		from = narrowToModel(x.cat, from, x.model)
+	}
+	return from.Tools()
 }
 
 // narrowToModel leaves out the tools whose schema the model refuses.
@@ -241,6 +258,10 @@ func stillDeclared(ds []intent.Declared, ts registry.Toolset) []intent.Declared 
 // server's tool, outside the allowlist) is not declared.
 func restore(cat *registry.Catalog, f turn.Facts, names []string) registry.Toolset {
 	return cat.Restore(names).Narrow(cat, func(t *tool.Tool) (bool, string) {
+		if slices.Contains(discovery.Names, t.Name()) {
+			// Declared by deferral, which no selection gives.
+			return true, ""
+		}
 		if reason := registry.Admits(f, t); reason != "" {
 			return false, reason
 		}

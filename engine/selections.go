@@ -189,7 +189,8 @@ func (c *Selections) get(cat *registry.Catalog, in selectionInputs, build func(*
 }
 
 // selectFor works out an entry from cat and in alone: select, gate (when
-// the mode is on) and the request's fixed part.
+// the mode is on), defer (when the toolset is large: Config.Deferral) and
+// the request's fixed part.
 func (e *Engine) selectFor(cat *registry.Catalog, in selectionInputs) *selected {
 	f := in.sel.Facts(in.prompt)
 	all := cat.Select(f)
@@ -197,6 +198,7 @@ func (e *Engine) selectFor(cat *registry.Catalog, in selectionInputs) *selected 
 	if in.gate {
 		ts = intent.Gate(all, cat, in.open, in.opts)
 	}
+	ts = e.cfg.Deferral.deferTools(cat, ts)
 	fixed, err := e.cfg.Prompts.Fixed(f, ts)
 	return &selected{toolset: ts, all: all, fixed: fixed, err: err}
 }

@@ -27,11 +27,13 @@ type mcpTool struct {
 	InputSchema *jsonschema.Schema `json:"inputSchema"`
 }
 
-// catalog150 is the built-in catalog's tools followed by the MCP-shaped
+// catalog150 is the built-in catalog's tools (but the discovery tools) followed by the MCP-shaped
 // tools of testdata/mcp_catalog.json, imported as mcpclient names them.
 func catalog150(t testing.TB) []*tool.Tool {
 	t.Helper()
-	tools := builtin.NewCatalog(builtin.CatalogDeps{DataDir: t.TempDir()}).Tools()
+	// The discovery tools are left out: search_tools never finds them.
+	tools := slices.DeleteFunc(builtin.NewCatalog(builtin.CatalogDeps{DataDir: t.TempDir()}).Tools(),
+		func(t *tool.Tool) bool { return slices.Contains(discovery.Names, t.Name()) })
 	data, err := os.ReadFile("testdata/mcp_catalog.json")
 	if err != nil {
 		t.Fatal(err)
@@ -130,7 +132,9 @@ func TestSearchRecallAtFive(t *testing.T) {
 // are words, never syntax (no error, no injection), an empty query finds
 // nothing, and a plain query ranks the tool it names first.
 func TestSearchReadsNoQuerySyntax(t *testing.T) {
-	tools := builtin.NewCatalog(builtin.CatalogDeps{DataDir: t.TempDir()}).Tools()
+	// The discovery tools are left out: search_tools never finds them.
+	tools := slices.DeleteFunc(builtin.NewCatalog(builtin.CatalogDeps{DataDir: t.TempDir()}).Tools(),
+		func(t *tool.Tool) bool { return slices.Contains(discovery.Names, t.Name()) })
 	ix, err := discovery.NewIndex(context.Background(), tools)
 	if err != nil {
 		t.Fatal(err)

@@ -28,6 +28,8 @@ func (r *runtime) newEngine(cfg config.Config, det *intent.Detector, models bool
 		Budgets:  r.st,
 		Detector: det, Dispatcher: disp, Now: env.Now, NewID: r.ids.New, Logger: env.Logger,
 		Prompts: prompt.NewCache(cfg.PromptCache), Selections: engine.NewSelections(cfg.SelectionCache),
+		Deferral: engine.Deferral{Off: cfg.Discovery.Defer == "off", OverTools: cfg.Discovery.OverTools,
+			OverChars: cfg.Discovery.OverChars, Core: slices.Clone(cfg.Discovery.Core)},
 		Runner: agent.New(agent.Config{
 			Store: r.st, Dispatcher: disp, IDs: r.ids, Budget: budget.Guard{Store: r.st, Now: env.Now},
 			MaxSteps: cfg.MaxSteps, Prices: cfg.AgentPrices(), Now: env.Now, Logger: env.Logger,

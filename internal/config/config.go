@@ -62,6 +62,9 @@ type Config struct {
 	MCP MCP `yaml:"mcp"`
 	// Intent configures Deliberate Tool Mode.
 	Intent Intent `yaml:"intent"`
+	// Discovery says when a large toolset is declared in part and found
+	// with search_tools (tool discovery).
+	Discovery Discovery `yaml:"discovery"`
 	// Database selects the store: SQLite in the data folder unless a
 	// PostgreSQL URL is given (see Config.DatabaseURL).
 	Database Database `yaml:"database"`
@@ -212,6 +215,39 @@ type Intent struct {
 	Semantic string `yaml:"semantic"`
 }
 
+// Discovery configures deferred tool loading (engine.Deferral): past
+// either size, a turn declares its always-on and Core tools with the
+// discovery tools, and the model finds the rest.
+type Discovery struct {
+	// Defer is "on" (the default, also "") or "off".
+	Defer string `yaml:"defer"`
+	// OverTools and OverChars are the sizes past which a turn defers (the
+	// tools it would declare, their definitions' characters); 0 means
+	// engine.DefaultDeferOverTools (40) and DefaultDeferOverChars
+	// (40,000).
+	OverTools int `yaml:"defer_over_tools"`
+	OverChars int `yaml:"defer_over_chars"`
+	// Core names tools kept declared besides the always-on ones, at most
+	// 100.
+	Core []string `yaml:"core"`
+}
+
+// maxDiscoveryCore bounds discovery.core.
+const maxDiscoveryCore = 100
+
+// validate reports the first thing wrong with d.
+func (d Discovery) validate() error {
+	switch {
+	case d.Defer != "" && d.Defer != "on" && d.Defer != "off":
+		return fmt.Errorf("discovery.defer %q: use on or off", d.Defer)
+	case d.OverTools < 0 || d.OverChars < 0:
+		return errors.New("discovery.defer_over_tools and defer_over_chars cannot be negative")
+	case len(d.Core) > maxDiscoveryCore:
+		return fmt.Errorf("discovery.core names %d tools; the limit is %d", len(d.Core), maxDiscoveryCore)
+	}
+	return nil
+}
+
 // ClassifierOn reports whether the learned stage is on.
 func (i Intent) ClassifierOn() bool { return i.Classifier != "off" }
 
@@ -316,6 +352,9 @@ func (c Config) Validate() error {
 	case "", "on", "off":
 	default:
 		return fmt.Errorf("intent.semantic %q: use on or off", c.Intent.Semantic)
+	}
+	if err := c.Discovery.validate(); err != nil {
+		return err
 	}
 	if math.IsNaN(c.Intent.ClassifierShift) || math.Abs(c.Intent.ClassifierShift) > 0.5 {
 		return fmt.Errorf("intent.classifier_shift %v: use a number from -0.5 to 0.5", c.Intent.ClassifierShift)
