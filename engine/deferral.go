@@ -66,11 +66,11 @@ func (d Deferral) applies(ts registry.Toolset) bool {
 	return chars > overChars
 }
 
-// deferTools returns ts narrowed to its core tools with the catalog's
+// Defer returns ts narrowed to its core tools with the catalog's
 // discovery tools appended, when d applies to ts; else ts. A catalog
 // without the discovery tools is not deferred: nothing could find the
 // rest.
-func (d Deferral) deferTools(cat *registry.Catalog, ts registry.Toolset) registry.Toolset {
+func (d Deferral) Defer(cat *registry.Catalog, ts registry.Toolset) registry.Toolset {
 	if !d.applies(ts) {
 		return ts
 	}

@@ -76,13 +76,6 @@ func (e *Engine) Prepare(ctx context.Context, c *Collected) (*Prepared, error) {
 		if s.err != nil {
 			return nil, fmt.Errorf("assemble: %w", s.err)
 		}
-		if deferred(ts) {
-			// What the conversation called before stays declared, so
-			// this turn starts with the prefix the last one ended with.
-			if grown, added := cat.Extend(ts, all, calledBefore(c.history)); len(added) > 0 {
-				ts, fixed = grown, nil
-			}
-		}
 	}
 	if c.model != nil {
 		narrowed := narrowToModel(cat, ts, c.model)
@@ -99,10 +92,18 @@ func (e *Engine) Prepare(ctx context.Context, c *Collected) (*Prepared, error) {
 		fixed = &req
 	}
 	req := fixed.WithContext(ctxMsg)
+	x := expander{cat: cat, from: all, model: c.model}
+	if c.paused == nil && deferred(ts) {
+		// What the conversation called before stays declared, appended
+		// as the last turn appended it, so this turn starts with the
+		// prefix the last one ended with (the system prompt is the
+		// deferred set's, unchanged).
+		ts, req = x.declare(ts, req, calledBefore(c.history))
+	}
 	p.Warnings = req.Warnings
 	p.Start = agent.Start{Facts: f, Toolset: ts, Request: req, Model: c.model, Message: c.req.Message,
 		Declared: storedDeclared(p.Intent.Declared), History: c.history,
-		Expand: expander{cat: cat, from: all, model: c.model}}
+		Expand: x}
 	if c.paused == nil {
 		p.Start.Parent, p.Start.Branch = c.Parent()
 	}
@@ -164,6 +165,21 @@ func (x expander) Expand(ts registry.Toolset, names []string) (registry.Toolset,
 		from = narrowToModel(x.cat, from, x.model)
 	}
 	return x.cat.Extend(ts, from, names)
+}
+
+// declare returns ts and req with the named tools Expand allows
+// appended to the toolset and the request's definitions.
+func (x expander) declare(ts registry.Toolset, req prompt.Request, names []string) (registry.Toolset, prompt.Request) {
+	ts, added := x.Expand(ts, names)
+	if len(added) == 0 {
+		return ts, req
+	}
+	req.Tools = slices.Clone(req.Tools)
+	for _, t := range added {
+		req.Tools = append(req.Tools, t.Declaration())
+		req.Sizes.DefinitionsChars += t.DeclarationChars()
+	}
+	return ts, req
 }
 
 // Available implements agent.Expander.

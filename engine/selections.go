@@ -198,7 +198,7 @@ func (e *Engine) selectFor(cat *registry.Catalog, in selectionInputs) *selected 
 	if in.gate {
 		ts = intent.Gate(all, cat, in.open, in.opts)
 	}
-	ts = e.cfg.Deferral.deferTools(cat, ts)
+	ts = e.cfg.Deferral.Defer(cat, ts)
 	fixed, err := e.cfg.Prompts.Fixed(f, ts)
 	return &selected{toolset: ts, all: all, fixed: fixed, err: err}
 }

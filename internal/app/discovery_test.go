@@ -75,6 +75,9 @@ func TestDeferredToolsAreFoundAndKept(t *testing.T) {
 	if len(last.Results) != 1 || last.Results[0].IsError || strings.Contains(last.Results[0].Content, "not available") {
 		t.Errorf("save_memory after search_tools answered %+v", last.Results)
 	}
+	if seen[3].Req.System != seen[0].Req.System {
+		t.Errorf("the next turn's system prompt is not the first turn's")
+	}
 	// The next turn declares what the conversation called, after the
 	// first turn's start: save_memory, in the place it had.
 	next := toolNames(seen[3].Req)
