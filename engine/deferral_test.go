@@ -95,7 +95,7 @@ func TestDeferralOn150Tools(t *testing.T) {
 	allow = append(allow, "web_search", "fetch_url", "research_web", "memory", "documents", "knowledge", "budget", "conversation_search", "checklist")
 	f := turn.Facts{
 		TurnID: "t", Start: time.Date(2026, 12, 4, 9, 0, 0, 0, time.UTC),
-		Agent: turn.Agent{Name: "ops", Allow: allow, Switches: map[string]bool{"memory": true, "budget": true, "conversation_search": true}},
+		Agent:    turn.Agent{Name: "ops", Allow: allow, Switches: map[string]bool{"memory": true, "budget": true, "conversation_search": true}},
 		Model:    turn.Model{Provider: "openai", Name: "gpt-4.1-mini", Caps: turn.Capabilities{Tools: true}},
 		Backends: []string{"embedding", "web_search"},
 	}
