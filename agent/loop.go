@@ -42,7 +42,8 @@ func (rn *run) loop(ctx context.Context) (Outcome, error) {
 // rn.plan is then the reply's plan: which of its calls run, and which
 // the transcript keeps.
 func (rn *run) modelStep(ctx context.Context) (llm.Response, error) {
-	req := llm.Request{System: rn.req.System, Messages: rn.history, Tools: rn.req.Tools, CacheKey: rn.facts.Agent.Name}
+	req := llm.Request{System: rn.req.System, Messages: rn.withReferences(rn.history), Tools: rn.req.Tools, Deferred: rn.req.Deferred,
+		CacheKey: rn.facts.Agent.Name}
 	var resp llm.Response
 	for attempt := 1; ; attempt++ {
 		rn.plan = rn.newPlan()

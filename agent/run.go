@@ -42,7 +42,10 @@ type run struct {
 	fit *fitter
 	// expand grows the declared tools (Start.Expand); expansions counts
 	// the calls that did, for Config.MaxExpansions.
-	expand     Expander
+	expand Expander
+	// refs are the deferred tools each call of this turn loaded, by call
+	// id, when the provider loads them itself (Request.Deferred).
+	refs       map[string][]string
 	expansions int
 	// branch and parent are Start's; head asks the next write to make
 	// the turn its conversation's head (the write that starts it).

@@ -46,7 +46,7 @@ func (rn *run) toolStep(ctx context.Context, plan *stepPlan) (paused bool, err e
 		}
 	}
 	for i := range results {
-		rn.grow(dctx, &results[i])
+		rn.grow(dctx, calls[i].ID, &results[i])
 	}
 	if err := rn.recordResults(dctx, plan, results); err != nil {
 		return false, err
@@ -183,7 +183,11 @@ func (rn *run) recordResults(ctx context.Context, plan *stepPlan, results []tool
 // Config.MaxExpansions calls per turn, and says in the result which it
 // declared; the effect's Declared hook runs only when it declared some.
 // The turn's record lists them at its next write.
-func (rn *run) grow(ctx context.Context, res *tool.Result) {
+//
+// With the provider's own deferred loading (Request.Deferred), the
+// definitions are not appended: the call's result references the tools
+// (llm.ToolResult.References) and the provider loads them.
+func (rn *run) grow(ctx context.Context, callID string, res *tool.Result) {
 	names := res.Effect.Declare
 	if len(names) == 0 || res.IsError {
 		return
@@ -203,13 +207,21 @@ func (rn *run) grow(ctx context.Context, res *tool.Result) {
 	}
 	rn.expansions++
 	rn.toolset = ts
-	rn.req.Tools = slices.Clone(rn.req.Tools)
 	var list []string
 	for _, t := range added {
-		d := t.Declaration()
-		rn.req.Tools = append(rn.req.Tools, d)
-		rn.req.Sizes.DefinitionsChars += t.DeclarationChars()
 		list = append(list, t.Name())
+	}
+	if len(rn.req.Deferred) > 0 {
+		if rn.refs == nil {
+			rn.refs = map[string][]string{}
+		}
+		rn.refs[callID] = list
+	} else {
+		rn.req.Tools = slices.Clone(rn.req.Tools)
+		for _, t := range added {
+			rn.req.Tools = append(rn.req.Tools, t.Declaration())
+			rn.req.Sizes.DefinitionsChars += t.DeclarationChars()
+		}
 	}
 	rn.rec.Tools, rn.rec.Excluded = rn.toolset.Names(), StoredExclusions(rn.toolset)
 	res.Content += "\n\nNow declared, from your next step: " + strings.Join(list, ", ") + "."
@@ -221,6 +233,27 @@ func (rn *run) grow(ctx context.Context, res *tool.Result) {
 		rn.r.cfg.Logger.Warn("agent: keeping declared tools", "turn", rn.facts.TurnID, "err", err)
 		res.Content += " They could not be kept for later turns of this conversation."
 	}
+}
+
+// withReferences is msgs with each result of this turn that loaded
+// deferred tools carrying their names (llm.ToolResult.References); msgs
+// itself is not changed.
+func (rn *run) withReferences(msgs []llm.Message) []llm.Message {
+	if len(rn.refs) == 0 {
+		return msgs
+	}
+	out := slices.Clone(msgs)
+	for i, m := range out {
+		if m.Role != llm.Tool || !slices.ContainsFunc(m.Results, func(r llm.ToolResult) bool { return rn.refs[r.CallID] != nil }) {
+			continue
+		}
+		m.Results = slices.Clone(m.Results)
+		for j, r := range m.Results {
+			m.Results[j].References = rn.refs[r.CallID]
+		}
+		out[i] = m
+	}
+	return out
 }
 
 // turnCatalog is what the tool-discovery tools see of the running turn

@@ -99,6 +99,11 @@ func (e *Engine) Prepare(ctx context.Context, c *Collected) (*Prepared, error) {
 		// prefix the last one ended with (the system prompt is the
 		// deferred set's, unchanged).
 		ts, req = x.declare(ts, req, calledBefore(c.history))
+		if f.Model.Caps.DeferredTools {
+			// The provider loads the rest itself when a result
+			// references them: nothing is appended mid-turn.
+			req.Deferred = x.undeclared(ts)
+		}
 	}
 	p.Warnings = req.Warnings
 	p.Start = agent.Start{Facts: f, Toolset: ts, Request: req, Model: c.model, Message: c.req.Message,
@@ -180,6 +185,18 @@ func (x expander) declare(ts registry.Toolset, req prompt.Request, names []strin
 		req.Sizes.DefinitionsChars += t.DeclarationChars()
 	}
 	return ts, req
+}
+
+// undeclared is the declarations of the tools Expand could add to ts, in
+// registration order.
+func (x expander) undeclared(ts registry.Toolset) []prompt.Definition {
+	var out []prompt.Definition
+	for _, t := range x.Available() {
+		if _, ok := ts.Lookup(t.Name()); !ok {
+			out = append(out, t.Declaration())
+		}
+	}
+	return out
 }
 
 // Available implements agent.Expander.

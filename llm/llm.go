@@ -65,6 +65,10 @@ type ToolResult struct {
 	Name    string `json:"name"`
 	Content string `json:"content"`
 	IsError bool   `json:"is_error,omitempty"`
+	// References name deferred tools (Request.Deferred) this result
+	// loads into the model's context from the next step on; only for a
+	// model whose capabilities include DeferredTools.
+	References []string `json:"references,omitempty"`
 }
 
 // Message is one entry of the conversation sent to a model.
@@ -92,6 +96,12 @@ type Request struct {
 	Messages []Message
 	// Tools are declared in this order.
 	Tools []ToolDef
+	// Deferred are tools sent for the provider to load only when a tool
+	// result references them (ToolResult.References), after Tools; only
+	// for a model whose capabilities include DeferredTools. They are not
+	// in the model's context, and loading one changes no byte of the
+	// prefix.
+	Deferred []ToolDef
 	// CacheKey groups requests that share a prefix (one per agent), for
 	// providers with a prompt-cache key. Empty means none.
 	CacheKey string

@@ -43,7 +43,11 @@ type Request struct {
 	System  string       `json:"system"`
 	Context string       `json:"context"`
 	Tools   []Definition `json:"tools"`
-	Sizes   Sizes        `json:"sizes"`
+	// Deferred are the tools sent for the provider's own deferred
+	// loading (llm.Request.Deferred); set by the engine, never by
+	// Assemble.
+	Deferred []Definition `json:"deferred,omitempty"`
+	Sizes    Sizes        `json:"sizes"`
 	// Warnings are the template warnings met rendering the system prompt,
 	// each once.
 	Warnings []string `json:"warnings"`

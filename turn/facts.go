@@ -192,6 +192,12 @@ type Capabilities struct {
 	Vision           bool `json:"vision"`
 	Video            bool `json:"video"`
 	StructuredOutput bool `json:"structured_output"`
+	// DeferredTools is the provider's own deferred loading: tools sent
+	// marked deferred stay out of the model's context until a tool result
+	// references them (Anthropic's defer_loading and tool_reference), so
+	// loading one leaves the cached prefix as it was. It is the
+	// provider's to report; an agent's declaration cannot turn it on.
+	DeferredTools bool `json:"deferred_tools,omitempty"`
 }
 
 // Switch reports whether the named switch is set on.

@@ -1,14 +1,20 @@
 package app_test
 
 import (
+	"bytes"
+	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/quiverhq/quiver/builtin/discovery"
+	"github.com/quiverhq/quiver/internal/app"
+	"github.com/quiverhq/quiver/internal/cli"
 	"github.com/quiverhq/quiver/llm"
 	"github.com/quiverhq/quiver/llm/llmtest"
 )
@@ -99,5 +105,77 @@ func TestSmallToolsetsAreNotDeferred(t *testing.T) {
 	got := toolNames(srv.Seen()[0].Req)
 	if !slices.Contains(got, "save_memory") || slices.Contains(got, discovery.SearchName) {
 		t.Errorf("declared %v", got)
+	}
+}
+
+// TestDeferredToolsLoadByReferenceOnAnthropic: on a model that loads
+// deferred tools itself, every tool the turn may use is sent, the rest
+// marked deferred; search_tools' result references what it found
+// (tool_reference), and the request's tools stay byte-identical, so the
+// cached prefix holds across the load.
+func TestDeferredToolsLoadByReferenceOnAnthropic(t *testing.T) {
+	srv := llmtest.Start(t, llmtest.Anthropic{},
+		llmtest.Reply{ToolCalls: []llm.ToolCall{llmtest.Call("c1", discovery.SearchName, map[string][]string{"queries": {"save a memory about the user"}})}},
+		llmtest.Reply{ToolCalls: []llm.ToolCall{llmtest.Call("c2", "save_memory", map[string]string{"text": "Ana likes green tea."})}},
+		llmtest.Reply{Text: []string{"Noted."}},
+	)
+	data := t.TempDir()
+	agentPath, cfg := deferringSetup(t)
+	body, err := os.ReadFile(agentPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(agentPath, []byte(strings.Replace(string(body), "openai:gpt-4.1-mini", "anthropic:claude-sonnet-4-5", 1)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var out, errb bytes.Buffer
+	env := app.Env{Stdout: &out, Stderr: &errb, Now: func() time.Time { return fixedNow },
+		Getenv: func(k string) string {
+			return map[string]string{"QUIVER_DATA": data, "ANTHROPIC_API_KEY": "test-key", "ANTHROPIC_BASE_URL": srv.URL}[k]
+		}}
+	if code := cli.Main(context.Background(), []string{"chat", "--agent", agentPath, "--config", cfg, "--conversation", "c-native", "--json", "remember that I like green tea"}, env); code != 0 {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	seen := srv.Seen()
+	if len(seen) != 3 {
+		t.Fatalf("%d model calls, want 3", len(seen))
+	}
+	first := seen[0].Req
+	deferred := func(r llm.Request) []string {
+		var names []string
+		for _, d := range r.Deferred {
+			names = append(names, d.Name)
+		}
+		return names
+	}
+	if !slices.Contains(deferred(first), "save_memory") || slices.Contains(toolNames(first), "save_memory") || !slices.Contains(toolNames(first), discovery.SearchName) {
+		t.Fatalf("declared %v, deferred %v", toolNames(first), deferred(first))
+	}
+	tools := func(raw []byte) string {
+		var v struct{ Tools json.RawMessage }
+		if err := json.Unmarshal(raw, &v); err != nil {
+			t.Fatal(err)
+		}
+		return string(v.Tools)
+	}
+	for i := 1; i < 3; i++ {
+		if tools(seen[i].Raw) != tools(seen[0].Raw) || seen[i].Req.System != first.System {
+			t.Errorf("call %d sent other tools or another system prompt than the first", i+1)
+		}
+	}
+	var refs []string
+	for _, m := range seen[1].Req.Messages {
+		for _, r := range m.Results {
+			if r.CallID == "c1" {
+				refs = r.References
+			}
+		}
+	}
+	if !slices.Contains(refs, "save_memory") {
+		t.Errorf("search_tools' result references %v, want save_memory among them", refs)
+	}
+	msgs := seen[2].Req.Messages
+	if last := msgs[len(msgs)-1]; len(last.Results) != 1 || last.Results[0].IsError {
+		t.Errorf("save_memory answered %+v", last.Results)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"iter"
 	"net/http"
 	"os"
+	"regexp"
 	"time"
 
 	"github.com/anthropics/anthropic-sdk-go/v2"
@@ -75,7 +76,7 @@ func New(cfg Config) (*Model, error) {
 		now:       clock.Now,
 	}
 	if m.caps == (turn.Capabilities{}) {
-		m.caps = turn.Capabilities{Tools: true, ParallelTools: true, Vision: true}
+		m.caps = turn.Capabilities{Tools: true, ParallelTools: true, Vision: true, DeferredTools: toolSearchModel.MatchString(cfg.Model)}
 	}
 	if m.maxTokens <= 0 {
 		m.maxTokens = DefaultMaxTokens
@@ -115,6 +116,11 @@ func clientOptions(cfg Config) []option.RequestOption {
 
 // Ref returns "anthropic:" followed by the model name.
 func (m *Model) Ref() string { return "anthropic:" + m.name }
+
+// toolSearchModel matches the models that take deferred tools
+// (defer_loading with tool_reference results): Claude Sonnet and Opus
+// from 4.5 on, and any later generation.
+var toolSearchModel = regexp.MustCompile(`^claude-(?:(?:opus|sonnet)-4-(?:[5-9]|\d\d)|(?:opus|sonnet|haiku)-(?:[5-9]|\d\d))(?:[-.@]|$)`)
 
 // Capabilities returns the configured capabilities.
 func (m *Model) Capabilities() turn.Capabilities { return m.caps }

@@ -36,8 +36,17 @@ func TestNew(t *testing.T) {
 	if got := m.Ref(); got != "anthropic:claude-sonnet-4-5" {
 		t.Errorf("Ref() = %q", got)
 	}
-	if want := (turn.Capabilities{Tools: true, ParallelTools: true, Vision: true}); m.Capabilities() != want {
+	if want := (turn.Capabilities{Tools: true, ParallelTools: true, Vision: true, DeferredTools: true}); m.Capabilities() != want {
 		t.Errorf("default capabilities %+v, want %+v", m.Capabilities(), want)
+	}
+	// Deferred tools only on the models that take them.
+	for name, want := range map[string]bool{
+		"claude-sonnet-4-5": true, "claude-opus-4-5-20251101": true, "claude-opus-4-6": true, "claude-sonnet-5": true,
+		"claude-sonnet-4-20250514": false, "claude-3-5-haiku-latest": false, "claude-haiku-4-5": false, "claude-opus-4-1": false,
+	} {
+		if m, _ := New(Config{APIKey: "k", Model: name}); m.Capabilities().DeferredTools != want {
+			t.Errorf("%s: deferred tools %v, want %v", name, !want, want)
+		}
 	}
 	caps := turn.Capabilities{Tools: true}
 	if m, _ := New(Config{Model: "x", Caps: caps}); m.Capabilities() != caps {

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 
 	"github.com/anthropics/anthropic-sdk-go/v2"
 	"github.com/anthropics/anthropic-sdk-go/v2/packages/param"
@@ -22,6 +23,13 @@ func (m *Model) params(req llm.Request) (anthropic.MessageNewParams, error) {
 	tools, err := m.declared(req.Tools)
 	if err != nil {
 		return anthropic.MessageNewParams{}, err
+	}
+	if len(req.Deferred) > 0 {
+		deferred, err := deferredParams(req.Deferred)
+		if err != nil {
+			return anthropic.MessageNewParams{}, err
+		}
+		tools = append(slices.Clip(tools), deferred...)
 	}
 	p := anthropic.MessageNewParams{
 		Model:     m.name,
@@ -62,6 +70,28 @@ func toolParams(defs []llm.ToolDef) ([]anthropic.ToolUnionParam, error) {
 		out[i] = anthropic.ToolUnionParam{OfTool: t}
 	}
 	out[len(out)-1].OfTool.CacheControl = anthropic.NewCacheControlEphemeralParam()
+	return out, nil
+}
+
+// deferredParams declares deferred tools (llm.Request.Deferred), after
+// the others: each marked defer_loading, so it stays out of the model's
+// context, and of the cached prefix, until a tool result references it
+// (a tool_reference block). None carries a cache breakpoint: the one on
+// the last tool declared whole covers the prefix. They are encoded per
+// request, not kept in the ToolCache, whose lists carry the breakpoint.
+func deferredParams(defs []llm.ToolDef) ([]anthropic.ToolUnionParam, error) {
+	out := make([]anthropic.ToolUnionParam, len(defs))
+	for i, d := range defs {
+		schema, err := inputSchema(d.Parameters)
+		if err != nil {
+			return nil, &llm.Error{Kind: llm.ErrUnsupportedTool, Msg: fmt.Sprintf("anthropic: tool %q: %v", d.Name, err)}
+		}
+		t := &anthropic.ToolParam{Name: d.Name, InputSchema: schema, DeferLoading: anthropic.Bool(true)}
+		if d.Description != "" {
+			t.Description = anthropic.String(d.Description)
+		}
+		out[i] = anthropic.ToolUnionParam{OfTool: t}
+	}
 	return out, nil
 }
 
@@ -225,6 +255,10 @@ func toolResultBlock(r llm.ToolResult) anthropic.ContentBlockParamUnion {
 	b := anthropic.ToolResultBlockParam{ToolUseID: r.CallID}
 	if r.Content != "" {
 		b.Content = []anthropic.ToolResultBlockParamContentUnion{{OfText: &anthropic.TextBlockParam{Text: r.Content}}}
+	}
+	for _, name := range r.References {
+		// Loads the deferred tool's definition from the next step on.
+		b.Content = append(b.Content, anthropic.ToolResultBlockParamContentUnion{OfToolReference: &anthropic.ToolReferenceBlockParam{ToolName: name}})
 	}
 	if r.IsError {
 		b.IsError = anthropic.Bool(true)

@@ -90,12 +90,17 @@ type anthropicBlock struct {
 	ToolUseID string          `json:"tool_use_id"`
 	Content   json.RawMessage `json:"content"` // tool_result: a string or blocks
 	IsError   bool            `json:"is_error"`
+	ToolName  string          `json:"tool_name"` // tool_reference
 }
 
 type anthropicTool struct {
 	Name        string          `json:"name"`
 	Description string          `json:"description"`
 	InputSchema json.RawMessage `json:"input_schema"`
+	// DeferLoading keeps the tool out of the model's context until a
+	// tool_reference block in a tool_result names it.
+	DeferLoading bool            `json:"defer_loading"`
+	CacheControl json.RawMessage `json:"cache_control"`
 }
 
 // anthropicBlocks reads content that is either a plain string or a list
@@ -143,7 +148,12 @@ func (q anthropicRequest) neutral() llm.Request {
 		req.Messages = append(req.Messages, anthropicUser(blocks, names)...)
 	}
 	for _, t := range q.Tools {
-		req.Tools = append(req.Tools, llm.ToolDef{Name: t.Name, Description: t.Description, Parameters: t.InputSchema})
+		d := llm.ToolDef{Name: t.Name, Description: t.Description, Parameters: t.InputSchema}
+		if t.DeferLoading {
+			req.Deferred = append(req.Deferred, d)
+		} else {
+			req.Tools = append(req.Tools, d)
+		}
 	}
 	return req
 }
@@ -155,9 +165,14 @@ func anthropicUser(blocks []anthropicBlock, names map[string]string) []llm.Messa
 	for _, b := range blocks {
 		switch b.Type {
 		case "tool_result":
-			results.Results = append(results.Results, llm.ToolResult{
-				CallID: b.ToolUseID, Name: names[b.ToolUseID], Content: anthropicText(anthropicBlocks(b.Content)), IsError: b.IsError,
-			})
+			inner := anthropicBlocks(b.Content)
+			r := llm.ToolResult{CallID: b.ToolUseID, Name: names[b.ToolUseID], Content: anthropicText(inner), IsError: b.IsError}
+			for _, ib := range inner {
+				if ib.Type == "tool_reference" {
+					r.References = append(r.References, ib.ToolName)
+				}
+			}
+			results.Results = append(results.Results, r)
 		case "image":
 			if b.Source != nil {
 				data, _ := base64.StdEncoding.DecodeString(b.Source.Data)
@@ -188,6 +203,9 @@ func (q anthropicRequest) violation(h http.Header) string {
 	case len(q.Messages) == 0:
 		return "messages: at least one message is required"
 	}
+	if msg := q.deferralViolation(); msg != "" {
+		return msg
+	}
 	var calls map[string]bool // the previous assistant message's tool_use ids
 	for i, m := range q.Messages {
 		want := "user"
@@ -210,6 +228,37 @@ func (q anthropicRequest) violation(h http.Header) string {
 					calls = map[string]bool{}
 				}
 				calls[b.ID] = true
+			}
+		}
+	}
+	return ""
+}
+
+// deferralViolation is what the API refuses of deferred tools: every tool
+// deferred, a breakpoint on a deferred tool, a tool_reference naming no
+// deferred tool of the request.
+func (q anthropicRequest) deferralViolation() string {
+	deferred := map[string]bool{}
+	for i, t := range q.Tools {
+		if t.DeferLoading {
+			deferred[t.Name] = true
+			if len(t.CacheControl) > 0 && string(t.CacheControl) != "null" {
+				return fmt.Sprintf("tools.%d: a deferred tool cannot carry cache_control", i)
+			}
+		}
+	}
+	if len(q.Tools) > 0 && len(deferred) == len(q.Tools) {
+		return "tools: at least one tool must not be deferred"
+	}
+	for i, m := range q.Messages {
+		for j, b := range anthropicBlocks(m.Content) {
+			if b.Type != "tool_result" {
+				continue
+			}
+			for _, ib := range anthropicBlocks(b.Content) {
+				if ib.Type == "tool_reference" && !deferred[ib.ToolName] {
+					return fmt.Sprintf("messages.%d.content.%d: tool_reference %q names no deferred tool", i, j, ib.ToolName)
+				}
 			}
 		}
 	}

@@ -30,5 +30,6 @@ func Effective(declared turn.Capabilities, m llm.Model) turn.Capabilities {
 		StructuredOutput: declared.StructuredOutput && r.StructuredOutput,
 	}
 	out.ParallelTools = out.ParallelTools && out.Tools
+	out.DeferredTools = r.DeferredTools && out.Tools
 	return out
 }
