@@ -61,4 +61,3 @@ func (c Code) validate() error {
 	}
 	return nil
 }
-
