@@ -121,12 +121,12 @@ func joinLines(a, b string) string {
 // two is dropped, and any other invalid byte replaced.
 func text(b []byte) string {
 	s := string(b)
-	if utf8.ValidString(s) {
-		return s
-	}
 	for i := 1; i < utf8.UTFMax && i <= len(s); i++ {
-		if utf8.ValidString(s[:len(s)-i]) {
-			return s[:len(s)-i]
+		if utf8.RuneStart(s[len(s)-i]) {
+			if !utf8.FullRuneInString(s[len(s)-i:]) {
+				s = s[:len(s)-i]
+			}
+			break
 		}
 	}
 	return strings.ToValidUTF8(s, "\uFFFD")
