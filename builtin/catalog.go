@@ -17,6 +17,7 @@ import (
 	budgettool "github.com/quiverhq/quiver/builtin/budget"
 	"github.com/quiverhq/quiver/builtin/calc"
 	"github.com/quiverhq/quiver/builtin/checklist"
+	"github.com/quiverhq/quiver/builtin/code"
 	"github.com/quiverhq/quiver/builtin/discovery"
 	"github.com/quiverhq/quiver/builtin/documents"
 	"github.com/quiverhq/quiver/builtin/fetch"
@@ -32,6 +33,9 @@ import (
 	"github.com/quiverhq/quiver/internal/config"
 	"github.com/quiverhq/quiver/netguard"
 	"github.com/quiverhq/quiver/registry"
+	"github.com/quiverhq/quiver/sandbox"
+	"github.com/quiverhq/quiver/sandbox/js"
+	"github.com/quiverhq/quiver/sandbox/python"
 	"github.com/quiverhq/quiver/store"
 	"github.com/quiverhq/quiver/tool"
 	"github.com/quiverhq/quiver/turn"
@@ -94,6 +98,14 @@ type CatalogDeps struct {
 	// Keys are an organisation's own engine keys by settings name
 	// ("brave_api_key", "iask_api_key"); they win over the environment.
 	Keys map[string]string
+	// Code runs run_code's scripts at the configured level (NewCodeRunner
+	// gives it) and CodeUnavailable says why that level cannot run here,
+	// which leaves run_code out of every turn. A nil Code means the
+	// in-process JavaScript runner for level js; for level python, a tool
+	// whose calls fail with an infrastructure error (commands that never
+	// dispatch).
+	Code            sandbox.Runner
+	CodeUnavailable string
 }
 
 // NewCatalog registers every built-in tool, in the order that fixes the
@@ -116,8 +128,44 @@ func NewCatalog(d CatalogDeps) *registry.Catalog {
 	c.Register(history.Tool(d.History))
 	c.Register(discovery.Tool(d.Intents))
 	c.Register(checklist.Tool())
+	c.Register(CodeTool(d))
 	c.Register(discovery.Tools()...)
 	return c
+}
+
+// CodeTool is run_code at the configured level and limits, over d's
+// workspaces and stored results. It is declared only where the agent's
+// allowlist names it (family "code").
+func CodeTool(d CatalogDeps) *tool.Tool {
+	cc := d.Config.Code
+	runner := d.Code
+	if runner == nil && (cc.Level == "" || cc.Level == code.LevelJS) {
+		runner = js.Runner{}
+	}
+	cfg := code.Config{
+		Level: cc.Level, Runner: runner, Unavailable: d.CodeUnavailable, Limits: cc.Limits(),
+		Workspace: workspace.Config{Root: filepath.Join(d.DataDir, workspace.FolderName)},
+		Results:   d.Results,
+	}
+	return code.Tool(cfg)
+}
+
+// NewCodeRunner starts the runner of cfg's code level: the in-process
+// JavaScript runner, or the Python level after checking that bubblewrap
+// and the interpreter are there and a sandbox starts (a run that takes a
+// fraction of a second). When the Python level cannot run, the runner is
+// nil and unavailable says why, for run_code to be left out with that
+// reason instead of the server failing to start.
+func NewCodeRunner(ctx context.Context, cfg config.Config) (runner sandbox.Runner, unavailable string) {
+	cc := cfg.Code
+	if cc.Level != code.LevelPython {
+		return js.Runner{}, ""
+	}
+	r, err := python.New(ctx, python.Config{Bwrap: cc.Bwrap, Python: cc.Python, CPU: cc.CPU.Std(), Processes: cc.Processes})
+	if err != nil {
+		return nil, "the Python sandbox cannot run: " + err.Error()
+	}
+	return r, ""
 }
 
 // DocumentTools are read_document over d's attachments then the agent's

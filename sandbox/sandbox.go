@@ -186,6 +186,9 @@ const (
 	StopMemory    Stop = "memory"    // it allocated past Limits.MemoryBytes
 	StopOutput    Stop = "output"    // it printed past Limits.OutputBytes
 	StopCancelled Stop = "cancelled" // the caller's context ended
+	// StopCPU: it used more CPU time than its level allows (a level with
+	// processes, whose CPU time is not bounded by the wall limit alone).
+	StopCPU Stop = "cpu"
 )
 
 // Result is what a run produced.

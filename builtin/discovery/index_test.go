@@ -120,8 +120,8 @@ func TestSearchRecallAtFive(t *testing.T) {
 	}
 	recall := float64(found) / float64(len(tasks))
 	t.Logf("recall@5 = %.3f (%d of %d tasks, %d tools)", recall, found, len(tasks), len(tools))
-	if len(tools) != 150 {
-		t.Errorf("%d tools in the catalog, want 150", len(tools))
+	if len(tools) < 150 { // the built-ins grow (run_code made it 151)
+		t.Errorf("%d tools in the catalog, want at least 150", len(tools))
 	}
 	if recall < minRecallAtFive {
 		t.Errorf("recall@5 %.3f, below %.2f", recall, minRecallAtFive)

@@ -58,8 +58,15 @@ func newRuntime(st store.Store, kr *secret.Keyring, dir string, cfg config.Confi
 	emb := newEmbeddings(ms)
 	readPDF := fetch.DefaultPDFReader()
 	kn := &knowledge.Index{Store: st, Embedders: emb, Extractor: document.Extractor{ReadPDF: readPDF}, Now: env.Now}
+	// run_code's level; one that cannot run here leaves the tool out,
+	// with the reason, rather than the server.
+	codeRunner, codeUnavailable := builtin.NewCodeRunner(context.Background(), cfg)
+	if codeUnavailable != "" && env.Logger != nil {
+		env.Logger.Warn("run_code is left out", "reason", codeUnavailable)
+	}
 	catalogs := builtin.NewCatalogs(builtin.CatalogDeps{Results: st, Messages: st, Intents: st, DataDir: dir, Config: cfg, Getenv: env.Getenv, MCP: m.pool, ReadPDF: readPDF,
-		Memories: st, ShortTerms: st, Attachments: st, Knowledge: kn, Embeddings: emb, Budgets: st, Now: env.Now, History: st, KnowledgeDocuments: st})
+		Memories: st, ShortTerms: st, Attachments: st, Knowledge: kn, Embeddings: emb, Budgets: st, Now: env.Now, History: st, KnowledgeDocuments: st,
+		Code: codeRunner, CodeUnavailable: codeUnavailable})
 	orgs := settings.New(settings.Config{
 		Store: st, Keyring: kr, Base: cfg, Getenv: env.Getenv, Now: env.Now, Logger: env.Logger, Models: ms.opener,
 		ProviderKey: func(provider string) string { return ms.set(cfg).Connection(provider).Key },

@@ -82,6 +82,8 @@ type Config struct {
 	HTTP HTTP `yaml:"http"`
 	// Server says how people reach quiver serve (its public URL).
 	Server Server `yaml:"server"`
+	// Code configures run_code: its isolation level and limits.
+	Code Code `yaml:"code"`
 }
 
 // Database selects the store. With no URL from any source, Quiver keeps
@@ -374,6 +376,9 @@ func (c Config) Validate() error {
 		return errors.New("secrets: set key_file or keys_env, not both")
 	}
 	if err := c.MCP.validate(); err != nil {
+		return err
+	}
+	if err := c.Code.validate(); err != nil {
 		return err
 	}
 	if err := c.Database.validate(); err != nil {

@@ -41,3 +41,12 @@ func BenchmarkInputs(b *testing.B) {
 	}
 	benchmarkRun(b, job, "ok\n")
 }
+
+// BenchmarkSieve is a naive prime sieve up to a million, as
+// sandbox/python's BenchmarkSieve is.
+func BenchmarkSieve(b *testing.B) {
+	code := `const n = 1e6, p = new Uint8Array(n + 1).fill(1); p[0] = p[1] = 0;
+		for (let i = 2; i * i <= n; i++) if (p[i]) for (let j = i * i; j <= n; j += i) p[j] = 0;
+		let c = 0; for (let i = 0; i <= n; i++) c += p[i]; console.log(c);`
+	benchmarkRun(b, sandbox.Job{Code: code}, "78498\n")
+}
