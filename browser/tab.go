@@ -148,7 +148,7 @@ func wrap(doc Document) string {
 		return doc.Content
 	}
 	var b strings.Builder
-	b.WriteString(`<!doctype html><html><head><meta charset="utf-8"><style>html,body{margin:0}</style></head><body>`)
+	b.WriteString(`<!doctype html><html><head><meta charset="utf-8"><style>html,body{margin:0}body>svg{display:block}</style></head><body>`)
 	b.WriteString(xmlProlog.ReplaceAllString(doc.Content, ""))
 	b.WriteString(`</body></html>`)
 	return b.String()

@@ -7,7 +7,7 @@ function layout(opts) {
   const root = document.documentElement;
   const selectorOf = (el) => {
     const parts = [];
-    while (el && el.nodeType === 1 && el !== root) {
+    while (el && el.nodeType === 1 && el !== root && !(el === document.body && parts.length)) {
       if (el.id) { parts.unshift('#' + CSS.escape(el.id)); break; }
       let s = el.localName + [...el.classList].slice(0, 2).map(c => '.' + CSS.escape(c)).join('');
       const p = el.parentElement;
@@ -43,6 +43,7 @@ function layout(opts) {
       clipped: (clipX || clipY) && text,
       visible: r.width > 0 && r.height > 0 && cs.visibility !== 'hidden' && cs.display !== 'none',
       note: notes.join('; '),
+      pastOnly: past && !overX && !overY,
     };
   };
   const all = () => document.body ? document.body.querySelectorAll('*') : root.querySelectorAll('*');
@@ -67,6 +68,8 @@ function layout(opts) {
     if (el.closest('svg') && el.localName !== 'svg') continue; // a drawing's parts do not overflow like boxes
     const b = boxOf(el);
     if (!b.visible || !(b.overflows || b.clipped)) continue;
+    // Past the viewport only because its parent is: the parent says it.
+    if (b.pastOnly && el.parentElement && el.parentElement.getBoundingClientRect().right + scrollX > vw + 1 && el.parentElement !== document.body) continue;
     if (out.boxes.length >= opts.maxBoxes) { out.more++; continue; }
     out.boxes.push(b);
   }
