@@ -226,6 +226,12 @@ func toolResultBlock(r llm.ToolResult) anthropic.ContentBlockParamUnion {
 	if r.Content != "" {
 		b.Content = []anthropic.ToolResultBlockParamContentUnion{{OfText: &anthropic.TextBlockParam{Text: r.Content}}}
 	}
+	// A result's images are image blocks inside its tool_result, after
+	// the text that describes them.
+	for _, img := range r.Images {
+		b.Content = append(b.Content, anthropic.ToolResultBlockParamContentUnion{
+			OfImage: anthropic.NewImageBlockBase64(img.MIME, base64.StdEncoding.EncodeToString(img.Data)).OfImage})
+	}
 	if r.IsError {
 		b.IsError = anthropic.Bool(true)
 	}

@@ -110,6 +110,18 @@ func anthropicBlocks(raw json.RawMessage) []anthropicBlock {
 	return blocks
 }
 
+// anthropicImages decodes the base64 image blocks among blocks.
+func anthropicImages(blocks []anthropicBlock) []llm.Image {
+	var out []llm.Image
+	for _, b := range blocks {
+		if b.Type == "image" && b.Source != nil {
+			data, _ := base64.StdEncoding.DecodeString(b.Source.Data)
+			out = append(out, llm.Image{MIME: b.Source.MediaType, Data: data})
+		}
+	}
+	return out
+}
+
 func anthropicText(blocks []anthropicBlock) string {
 	var parts []string
 	for _, b := range blocks {
@@ -155,14 +167,13 @@ func anthropicUser(blocks []anthropicBlock, names map[string]string) []llm.Messa
 	for _, b := range blocks {
 		switch b.Type {
 		case "tool_result":
+			inner := anthropicBlocks(b.Content)
 			results.Results = append(results.Results, llm.ToolResult{
-				CallID: b.ToolUseID, Name: names[b.ToolUseID], Content: anthropicText(anthropicBlocks(b.Content)), IsError: b.IsError,
+				CallID: b.ToolUseID, Name: names[b.ToolUseID], Content: anthropicText(inner), IsError: b.IsError,
+				Images: anthropicImages(inner), // image blocks inside the tool_result
 			})
 		case "image":
-			if b.Source != nil {
-				data, _ := base64.StdEncoding.DecodeString(b.Source.Data)
-				user.Images = append(user.Images, llm.Image{MIME: b.Source.MediaType, Data: data})
-			}
+			user.Images = append(user.Images, anthropicImages([]anthropicBlock{b})...)
 		}
 	}
 	if len(results.Results) > 0 {
