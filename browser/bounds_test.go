@@ -133,6 +133,37 @@ func TestMeasure(t *testing.T) {
 	}
 }
 
+func TestPDFIsCapped(t *testing.T) {
+	checker(t) // skips without a browser
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	c, err := browser.NewChromium(ctx, browser.Options{MaxPDFBytes: 20000, MaxConcurrent: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	doc := browser.Document{Kind: browser.HTML, Content: strings.Repeat("<p>A line of a long document that prints on many pages.</p>", 2000)}
+	if _, err := c.PrintPDF(ctx, doc); err == nil || !strings.Contains(err.Error(), "more than the 20000 allowed") {
+		t.Errorf("err = %v, want the PDF refused as too large", err)
+	}
+	if pdf, err := c.PrintPDF(ctx, browser.Document{Kind: browser.HTML, Content: "<p>short</p>"}); err != nil || len(pdf) > 20000 {
+		t.Errorf("a short PDF: %d bytes, err %v", len(pdf), err)
+	}
+}
+
+func TestMeasureBoxesAreCapped(t *testing.T) {
+	c := checker(t)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	rep, err := c.Measure(ctx, browser.Document{Kind: browser.HTML, Content: strings.Repeat("<div>x</div>", 300)}, nil, []string{"div"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := rep.Pages[0]; len(p.Boxes) != browser.MaxBoxes || !strings.Contains(p.Description, "100 more matched") {
+		t.Errorf("%d boxes, description %q; want %d and the rest counted", len(p.Boxes), p.Description, browser.MaxBoxes)
+	}
+}
+
 func TestSVGRenders(t *testing.T) {
 	c := checker(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)

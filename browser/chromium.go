@@ -25,6 +25,9 @@ type Options struct {
 	// it (a script that never yields) fails the check with an error and
 	// its tab is closed; zero means 15 s.
 	PageTimeout time.Duration
+	// MaxPDFBytes bounds a PDF PrintPDF returns; zero (or more than the
+	// package's MaxPDFBytes) means MaxPDFBytes.
+	MaxPDFBytes int
 	// Logger receives start-up and crash reports; nil means slog.Default.
 	Logger *slog.Logger
 }
@@ -104,6 +107,9 @@ func NewChromium(ctx context.Context, opts Options) (*Chromium, error) {
 	}
 	if opts.MaxConcurrent <= 0 {
 		opts.MaxConcurrent = 2
+	}
+	if opts.MaxPDFBytes <= 0 || opts.MaxPDFBytes > MaxPDFBytes {
+		opts.MaxPDFBytes = MaxPDFBytes
 	}
 	if opts.PageTimeout <= 0 {
 		opts.PageTimeout = 15 * time.Second
@@ -230,7 +236,7 @@ func (c *Chromium) PrintPDF(ctx context.Context, doc Document) ([]byte, error) {
 	}
 	var out []byte
 	_, err := c.render(ctx, doc, DefaultViewport, func(ctx context.Context, t *tab, _ *Page) error {
-		b, err := t.pdf(ctx)
+		b, err := t.pdf(ctx, c.opts.MaxPDFBytes)
 		out = b
 		return err
 	})

@@ -123,15 +123,15 @@ func (t *tab) screenshot(ctx context.Context) ([]byte, error) {
 }
 
 // pdf prints the page on A4 unless its CSS @page says otherwise, with
-// backgrounds, refusing a result over MaxPDFBytes.
-func (t *tab) pdf(ctx context.Context) ([]byte, error) {
+// backgrounds, refusing a result over limit bytes.
+func (t *tab) pdf(ctx context.Context, limit int) ([]byte, error) {
 	b, err := chromedp.Run(ctx, chromedp.PrintToPDF(chromedp.PDFPaper(chromedp.PaperA4),
 		chromedp.PDFPreferCSSPageSize(), chromedp.PDFPrintBackground()))
 	if err != nil {
 		return nil, err
 	}
-	if len(b) > MaxPDFBytes {
-		return nil, fmt.Errorf("the PDF is %d bytes, more than the %d allowed", len(b), MaxPDFBytes)
+	if len(b) > limit {
+		return nil, fmt.Errorf("the PDF is %d bytes, more than the %d allowed", len(b), limit)
 	}
 	return b, nil
 }
@@ -139,6 +139,9 @@ func (t *tab) pdf(ctx context.Context) ([]byte, error) {
 // xmlProlog matches an SVG file's XML declaration and doctype, which
 // have no place inside HTML.
 var xmlProlog = regexp.MustCompile(`^(?s)\s*(<\?xml[^>]*\?>\s*)?(<!DOCTYPE[^>]*>\s*)?`)
+
+// wrapHead opens the page an SVG document is drawn in.
+const wrapHead = `<!doctype html><html><head><meta charset="utf-8"><style>html,body{margin:0}body>svg{display:block}</style></head><body>`
 
 // wrap returns the HTML a tab loads for doc: HTML as written; SVG inline
 // in an otherwise empty page with no margin, so the document's size is
@@ -148,7 +151,7 @@ func wrap(doc Document) string {
 		return doc.Content
 	}
 	var b strings.Builder
-	b.WriteString(`<!doctype html><html><head><meta charset="utf-8"><style>html,body{margin:0}body>svg{display:block}</style></head><body>`)
+	b.WriteString(wrapHead)
 	b.WriteString(xmlProlog.ReplaceAllString(doc.Content, ""))
 	b.WriteString(`</body></html>`)
 	return b.String()
