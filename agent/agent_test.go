@@ -528,3 +528,43 @@ func TestHistoryFailureAfterStartEndsTurn(t *testing.T) {
 		t.Errorf("events %v, want error then done", kinds)
 	}
 }
+
+// TestResultImagesReachOnlyAVisionModel: a result's images go with its
+// answer in the rest of the turn to a model with vision, and count in the
+// request's token estimate; a model without vision gets the text alone.
+func TestResultImagesReachOnlyAVisionModel(t *testing.T) {
+	png := tool.Image{MIME: "image/png", Data: []byte("\x89PNG shot")}
+	for _, vision := range []bool{true, false} {
+		t.Run(fmt.Sprintf("vision=%v", vision), func(t *testing.T) {
+			e := newEnv(t, agent.Config{})
+			e.cat.Register(tool.New(tool.Spec{Name: "snap", Description: "Screenshot."}, func(context.Context, tool.Scope, struct{}) (tool.Result, error) {
+				return tool.Result{Content: "a screenshot of the page", Images: []tool.Image{png}}, nil
+			}))
+			m := llmtest.NewModel(llmtest.Reply{ToolCalls: []llm.ToolCall{llmtest.Call("s1", "snap", map[string]string{})}}, llmtest.Reply{Text: []string{"looks fine"}})
+			st := e.start("c1", "check it", m)
+			st.Facts.Agent.Allow = append(st.Facts.Agent.Allow, "snap")
+			st.Facts.Model.Caps.Vision = vision
+			st.Toolset = e.cat.Select(st.Facts)
+			if _, err := e.runner.Run(context.Background(), st, func(agent.Event) {}); err != nil {
+				t.Fatal(err)
+			}
+			msgs := m.Requests()[1].Messages
+			last := msgs[len(msgs)-1]
+			if last.Role != llm.Tool || len(last.Results) != 1 || last.Results[0].Content != "a screenshot of the page" {
+				t.Fatalf("last message %+v, want the snap result", last)
+			}
+			var want []llm.Image
+			if vision {
+				want = []llm.Image{png}
+			}
+			if diff := cmp.Diff(want, last.Results[0].Images); diff != "" {
+				t.Errorf("images (-want +got):\n%s", diff)
+			}
+			withImage := agent.EstimateTokens(llm.Request{Messages: []llm.Message{last}})
+			last.Results[0].Images = nil
+			if vision && withImage-agent.EstimateTokens(llm.Request{Messages: []llm.Message{last}}) < 1000 {
+				t.Errorf("the image added %d tokens to the estimate", withImage-agent.EstimateTokens(llm.Request{Messages: []llm.Message{last}}))
+			}
+		})
+	}
+}

@@ -225,10 +225,12 @@ func messageTokens(m llm.Message) int {
 	for _, c := range m.ToolCalls {
 		n += partOverhead + len(c.ID) + len(c.Name) + len(c.Args) + len(c.Signature)
 	}
+	images := len(m.Images)
 	for _, r := range m.Results {
 		n += partOverhead + len(r.CallID) + len(r.Name) + len(r.Content)
+		images += len(r.Images)
 	}
-	return ceilDiv(n, bytesPerToken) + len(m.Images)*imageTokens
+	return ceilDiv(n, bytesPerToken) + images*imageTokens
 }
 
 func ceilDiv(a, b int) int { return (a + b - 1) / b }

@@ -171,11 +171,37 @@ func (rn *run) recordResults(ctx context.Context, plan *stepPlan, results []tool
 	if err := rn.append(ctx, msgs...); err != nil {
 		return err
 	}
+	rn.attachImages(calls, results)
 	for i, c := range calls {
 		res := results[i]
 		rn.emit(Event{Kind: EventToolResult, Result: &Result{CallID: c.ID, Name: c.Name, Content: res.Content, IsError: res.IsError, Ref: res.Ref}})
 	}
 	return nil
+}
+
+// attachImages puts the results' images on their answers in the history,
+// for a model with vision only (turn.Capabilities.Vision); others read the
+// text alone. Images are not stored: they last the running turn, as the
+// calls' signatures do, and a later turn sees the text.
+func (rn *run) attachImages(calls []llm.ToolCall, results []tool.Result) {
+	if !rn.facts.Model.Caps.Vision {
+		return
+	}
+	n := len(rn.history)
+	if n == 0 || rn.history[n-1].Role != llm.Tool {
+		return
+	}
+	answers := rn.history[n-1].Results
+	for i, c := range calls {
+		if len(results[i].Images) == 0 {
+			continue
+		}
+		for j := range answers {
+			if answers[j].CallID == c.ID {
+				answers[j].Images = slices.Clone(results[i].Images)
+			}
+		}
+	}
 }
 
 // grow declares the tools a result's effect names (tool.Effect.Declare)

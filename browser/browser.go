@@ -84,9 +84,13 @@ type Page struct {
 	// Console holds the page's console messages and uncaught errors, in
 	// order, at most 50, each text at most 500 bytes.
 	Console []Message `json:"console,omitempty"`
+	// ConsoleOmitted counts the messages past the 50 kept.
+	ConsoleOmitted int `json:"console_omitted,omitempty"`
 	// Blocked lists the URLs the page tried to load and was refused, in
 	// order, at most 50.
 	Blocked []string `json:"blocked,omitempty"`
+	// BlockedOmitted counts the distinct blocked URLs past the 50 kept.
+	BlockedOmitted int `json:"blocked_omitted,omitempty"`
 	// Screenshot is a PNG of the viewport (Inspect only).
 	Screenshot []byte `json:"-"`
 	// Description is a text account of the layout for a model that cannot

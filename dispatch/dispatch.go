@@ -121,10 +121,39 @@ func (d *Dispatcher) Call(ctx context.Context, t Turn, c Call) (tool.Result, err
 	if err != nil {
 		return d.classify(ctx, tl, err)
 	}
+	capImages(&res)
 	if tl.Spec().Unstored {
 		return res, nil
 	}
 	return d.store(ctx, t.Scope, tl.Name(), res)
+}
+
+// capImages keeps at most tool.MaxResultImages of res's images, each at
+// most tool.MaxImageBytes and with an image MIME type, and says in the
+// content what it dropped, so the model knows why it sees fewer.
+func capImages(res *tool.Result) {
+	if len(res.Images) == 0 {
+		return
+	}
+	kept := make([]tool.Image, 0, min(len(res.Images), tool.MaxResultImages))
+	var big, extra int
+	for _, img := range res.Images {
+		switch {
+		case len(img.Data) == 0 || len(img.Data) > tool.MaxImageBytes || !strings.HasPrefix(img.MIME, "image/"):
+			big++
+		case len(kept) == tool.MaxResultImages:
+			extra++
+		default:
+			kept = append(kept, img)
+		}
+	}
+	res.Images = kept
+	if big > 0 {
+		res.Content += fmt.Sprintf("\n\n(%d image(s) left out: empty, not an image or over %d MiB.)", big, tool.MaxImageBytes>>20)
+	}
+	if extra > 0 {
+		res.Content += fmt.Sprintf("\n\n(%d image(s) left out: a result carries at most %d.)", extra, tool.MaxResultImages)
+	}
 }
 
 // Refusal is the whole answer to a call of a tool outside the toolset: it

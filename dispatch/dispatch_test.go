@@ -375,3 +375,60 @@ func TestImportedToolValidatedUnderTimeout(t *testing.T) {
 		t.Errorf("result (-want +got):\n%s", diff)
 	}
 }
+
+// TestResultImagesAreCapped: a result keeps at most tool.MaxResultImages
+// images, each at most tool.MaxImageBytes and of an image type, and says
+// what it dropped.
+func TestResultImagesAreCapped(t *testing.T) {
+	img := func(n int) tool.Image { return tool.Image{MIME: "image/png", Data: make([]byte, n)} }
+	big := img(tool.MaxImageBytes + 1)
+	pics := tool.New(tool.Spec{Name: "pics", Description: "Images."}, func(_ context.Context, _ tool.Scope, a args) (tool.Result, error) {
+		switch a.Mode {
+		case "six":
+			return tool.Result{Content: "six", Images: []tool.Image{img(1), img(2), img(3), img(4), img(5), img(6)}}, nil
+		case "big":
+			return tool.Result{Content: "big", Images: []tool.Image{big, img(tool.MaxImageBytes), {MIME: "text/html", Data: []byte("x")}}}, nil
+		}
+		return tool.Result{Content: "one", Images: []tool.Image{img(7)}}, nil
+	})
+	d, tn, _ := setup(t, dispatch.Config{}, pics)
+	tn.Toolset = registryWith(t, pics)
+	tests := []struct {
+		mode      string
+		wantSizes []int
+		wantNote  string
+	}{
+		{"one", []int{7}, ""},
+		{"six", []int{1, 2, 3, 4}, "(2 image(s) left out: a result carries at most 4.)"},
+		{"big", []int{tool.MaxImageBytes}, "(2 image(s) left out: empty, not an image or over 5 MiB.)"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.mode, func(t *testing.T) {
+			got, err := d.Call(context.Background(), tn, dispatch.Call{Name: "pics", Args: []byte(`{"mode":"` + tc.mode + `"}`)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var sizes []int
+			for _, im := range got.Images {
+				sizes = append(sizes, len(im.Data))
+			}
+			if diff := cmp.Diff(tc.wantSizes, sizes); diff != "" {
+				t.Errorf("image sizes (-want +got):\n%s", diff)
+			}
+			if !strings.HasSuffix(got.Content, tc.wantNote) || (tc.wantNote == "" && got.Content != "one") {
+				t.Errorf("content = %q, want it to end with %q", got.Content, tc.wantNote)
+			}
+		})
+	}
+}
+
+func registryWith(t *testing.T, tools ...*tool.Tool) registry.Toolset {
+	t.Helper()
+	c := registry.New()
+	c.Register(tools...)
+	names := make([]string, len(tools))
+	for i, tl := range tools {
+		names[i] = tl.Name()
+	}
+	return c.Select(turn.Facts{Model: turn.Model{Caps: turn.Capabilities{Tools: true}}, Agent: turn.Agent{Allow: names}})
+}

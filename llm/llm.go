@@ -27,11 +27,9 @@ const (
 	Tool Role = "tool"
 )
 
-// Image is an image given to a vision model.
-type Image struct {
-	MIME string // "image/png", "image/jpeg", ...
-	Data []byte
-}
+// Image is an image given to a vision model: the type tool results carry,
+// so a result's images reach the adapters unconverted.
+type Image = tool.Image
 
 // ToolCall is one call the model asked for.
 type ToolCall struct {
@@ -65,6 +63,10 @@ type ToolResult struct {
 	Name    string `json:"name"`
 	Content string `json:"content"`
 	IsError bool   `json:"is_error,omitempty"`
+	// Images are the result's images (tool.Result.Images), set only for
+	// a model with vision; each adapter sends them in its provider's
+	// form for images in a tool result.
+	Images []Image `json:"images,omitempty"`
 	// References name deferred tools (Request.Deferred) this result
 	// loads into the model's context from the next step on; only for a
 	// model whose capabilities include DeferredTools.

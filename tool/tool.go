@@ -195,7 +195,26 @@ type Result struct {
 	Ref string
 	// Effect carries requests to the loop and surface.
 	Effect Effect
+	// Images go to the model with Content when it has vision (a
+	// screenshot of a rendered artifact); a model without vision reads
+	// Content alone, which must stand on its own. Dispatch keeps at most
+	// MaxResultImages, each at most MaxImageBytes, and says in Content
+	// what it dropped. They live in the running turn only: the stored
+	// result is Content.
+	Images []Image
 }
+
+// Image is an image a tool result carries (llm.Image is this type).
+type Image struct {
+	MIME string // "image/png", "image/jpeg", ...
+	Data []byte
+}
+
+// Bounds of a result's images.
+const (
+	MaxResultImages = 4
+	MaxImageBytes   = 5 << 20
+)
 
 // Handler is the raw form of a tool's code: arguments arrive validated
 // against the tool's schema.

@@ -21,6 +21,12 @@ type Effector interface {
 	ToolEffect() Effect
 }
 
+// Imager is implemented by outputs that carry images for a vision model
+// (Result.Images) beside their text.
+type Imager interface {
+	ToolImages() []Image
+}
+
 // New builds a typed tool. The input schema is inferred once from In (json
 // tags name the fields, jsonschema tags describe them, omitempty marks
 // optional fields) and then adjusted by spec.Tune. Arguments are validated
@@ -55,6 +61,8 @@ func New[In, Out any](spec Spec, h func(ctx context.Context, s Scope, in In) (Ou
 func toResult(out any) (Result, error) {
 	var r Result
 	switch v := out.(type) {
+	case Result:
+		return v, nil
 	case string:
 		r.Content = v
 	case Texter:
@@ -68,6 +76,9 @@ func toResult(out any) (Result, error) {
 	}
 	if e, ok := out.(Effector); ok {
 		r.Effect = e.ToolEffect()
+	}
+	if im, ok := out.(Imager); ok {
+		r.Images = im.ToolImages()
 	}
 	return r, nil
 }

@@ -184,6 +184,18 @@ func TestMessagesOnTheWire(t *testing.T) {
 				{"type":"text","text":"What is this?"}]}]`,
 		},
 		{
+			name: "tool result images as image blocks in its content",
+			msgs: []llm.Message{{Role: llm.User, Text: "check"}, {Role: llm.Assistant, ToolCalls: []llm.ToolCall{{ID: "c", Name: "inspect", Args: json.RawMessage(`{}`)}}},
+				{Role: llm.Tool, Results: []llm.ToolResult{{CallID: "c", Name: "inspect", Content: "1 page", Images: []llm.Image{{MIME: "image/png", Data: png}, {MIME: "image/jpeg", Data: []byte{1}}}}}}},
+			want: `[
+				{"role":"user","content":[{"type":"text","text":"check"}]},
+				{"role":"assistant","content":[{"type":"tool_use","id":"c","name":"inspect","input":{}}]},
+				{"role":"user","content":[{"type":"tool_result","tool_use_id":"c","content":[
+					{"type":"text","text":"1 page"},
+					{"type":"image","source":{"type":"base64","media_type":"image/png","data":"iVBORwABAg=="}},
+					{"type":"image","source":{"type":"base64","media_type":"image/jpeg","data":"AQ=="}}]}]}]`,
+		},
+		{
 			name: "empty text left out",
 			msgs: []llm.Message{{Role: llm.User, Text: "hi"}, {Role: llm.Assistant, ToolCalls: []llm.ToolCall{{ID: "c", Name: "t", Args: json.RawMessage(`{}`)}}}, {Role: llm.Tool, Results: []llm.ToolResult{{CallID: "c", Name: "t"}}}},
 			want: `[
@@ -258,5 +270,25 @@ func TestCacheUsage(t *testing.T) {
 	}
 	if len(usages) != 1 {
 		t.Errorf("%d usage events, want one, at the end", len(usages))
+	}
+}
+
+// TestToolResultImagesDecodeInTheFake: the fake server reads a
+// tool_result's image blocks back onto the result.
+func TestToolResultImagesDecodeInTheFake(t *testing.T) {
+	srv := llmtest.Start(t, llmtest.Anthropic{}, llmtest.Reply{Text: []string{"ok"}})
+	m, err := New(Config{APIKey: "k", BaseURL: srv.URL, Model: "claude-test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	results := []llm.ToolResult{{CallID: "c", Name: "inspect", Content: "1 page", Images: []llm.Image{{MIME: "image/png", Data: []byte{1, 2}}}}}
+	req := llm.Request{Messages: []llm.Message{{Role: llm.User, Text: "check"},
+		{Role: llm.Assistant, ToolCalls: []llm.ToolCall{{ID: "c", Name: "inspect", Args: json.RawMessage(`{}`)}}},
+		{Role: llm.Tool, Results: results}}}
+	if _, err := llm.Collect(m.Stream(context.Background(), req), nil); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(results, srv.Seen()[0].Req.Messages[2].Results); diff != "" {
+		t.Errorf("decoded results (-sent +decoded):\n%s", diff)
 	}
 }

@@ -256,6 +256,12 @@ func toolResultBlock(r llm.ToolResult) anthropic.ContentBlockParamUnion {
 	if r.Content != "" {
 		b.Content = []anthropic.ToolResultBlockParamContentUnion{{OfText: &anthropic.TextBlockParam{Text: r.Content}}}
 	}
+	// A result's images are image blocks inside its tool_result, after
+	// the text that describes them.
+	for _, img := range r.Images {
+		b.Content = append(b.Content, anthropic.ToolResultBlockParamContentUnion{
+			OfImage: anthropic.NewImageBlockBase64(img.MIME, base64.StdEncoding.EncodeToString(img.Data)).OfImage})
+	}
 	for _, name := range r.References {
 		// Loads the deferred tool's definition from the next step on.
 		b.Content = append(b.Content, anthropic.ToolResultBlockParamContentUnion{OfToolReference: &anthropic.ToolReferenceBlockParam{ToolName: name}})

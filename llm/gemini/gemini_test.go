@@ -67,7 +67,7 @@ func TestRequestWire(t *testing.T) {
 			{Role: llm.User, Text: "what is this?", Images: []llm.Image{{MIME: "image/png", Data: []byte{0x89, 'P', 'N', 'G'}}}},
 			{Role: llm.Assistant, ToolCalls: []llm.ToolCall{llmtest.Call("c1", "read_file", map[string]any{"path": "a"}), {ID: "c2", Name: "read_file"}}},
 			{Role: llm.Tool, Results: []llm.ToolResult{
-				{CallID: "c1", Name: "read_file", Content: "alpha"},
+				{CallID: "c1", Name: "read_file", Content: "alpha", Images: []llm.Image{{MIME: "image/png", Data: []byte{1}}, {MIME: "image/jpeg", Data: []byte{2}}}},
 				{CallID: "c2", Name: "read_file", Content: "no such file", IsError: true},
 			}},
 			{Role: llm.Assistant}, // nothing to send: left out
@@ -97,12 +97,19 @@ func TestRequestWire(t *testing.T) {
 			map[string]any{"functionCall": map[string]any{"id": "c2", "name": "read_file"}}, // no arguments: args left out
 		}},
 		{"role": "user", "parts": []any{
-			map[string]any{"functionResponse": map[string]any{"id": "c1", "name": "read_file", "response": map[string]any{"output": "alpha"}}},
+			map[string]any{"functionResponse": map[string]any{"id": "c1", "name": "read_file", "response": map[string]any{"output": "alpha"},
+				"parts": []any{ // a result's images: a multimodal function response
+					map[string]any{"inlineData": map[string]any{"mimeType": "image/png", "data": "AQ=="}},
+					map[string]any{"inlineData": map[string]any{"mimeType": "image/jpeg", "data": "Ag=="}},
+				}}},
 			map[string]any{"functionResponse": map[string]any{"id": "c2", "name": "read_file", "response": map[string]any{"error": "no such file"}}},
 		}},
 	}
 	if diff := cmp.Diff(want, wire.Contents); diff != "" {
 		t.Errorf("contents (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(req.Messages[2].Results, srv.Seen()[0].Req.Messages[2].Results); diff != "" {
+		t.Errorf("results as the fake server decodes them (-sent +decoded):\n%s", diff)
 	}
 	if diff := cmp.Diff(map[string]any{"role": "user", "parts": []any{map[string]any{"text": "sys"}}}, wire.SystemInstruction); diff != "" {
 		t.Errorf("systemInstruction (-want +got):\n%s", diff)

@@ -161,9 +161,13 @@ func resultsContent(msg llm.Message) *genai.Content {
 		if r.IsError {
 			key = "error"
 		}
-		parts[i] = &genai.Part{FunctionResponse: &genai.FunctionResponse{
-			ID: r.CallID, Name: llm.SentName(r.Name), Response: map[string]any{key: r.Content},
-		}}
+		fr := &genai.FunctionResponse{ID: r.CallID, Name: llm.SentName(r.Name), Response: map[string]any{key: r.Content}}
+		// A result's images travel in the response itself, as a
+		// multimodal function response's inlineData parts.
+		for _, img := range r.Images {
+			fr.Parts = append(fr.Parts, &genai.FunctionResponsePart{InlineData: &genai.FunctionResponseBlob{MIMEType: img.MIME, Data: img.Data}})
+		}
+		parts[i] = &genai.Part{FunctionResponse: fr}
 	}
 	return &genai.Content{Role: roleUser, Parts: parts}
 }

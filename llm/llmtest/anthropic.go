@@ -115,6 +115,18 @@ func anthropicBlocks(raw json.RawMessage) []anthropicBlock {
 	return blocks
 }
 
+// anthropicImages decodes the base64 image blocks among blocks.
+func anthropicImages(blocks []anthropicBlock) []llm.Image {
+	var out []llm.Image
+	for _, b := range blocks {
+		if b.Type == "image" && b.Source != nil {
+			data, _ := base64.StdEncoding.DecodeString(b.Source.Data)
+			out = append(out, llm.Image{MIME: b.Source.MediaType, Data: data})
+		}
+	}
+	return out
+}
+
 func anthropicText(blocks []anthropicBlock) string {
 	var parts []string
 	for _, b := range blocks {
@@ -166,7 +178,8 @@ func anthropicUser(blocks []anthropicBlock, names map[string]string) []llm.Messa
 		switch b.Type {
 		case "tool_result":
 			inner := anthropicBlocks(b.Content)
-			r := llm.ToolResult{CallID: b.ToolUseID, Name: names[b.ToolUseID], Content: anthropicText(inner), IsError: b.IsError}
+			r := llm.ToolResult{CallID: b.ToolUseID, Name: names[b.ToolUseID], Content: anthropicText(inner), IsError: b.IsError,
+				Images: anthropicImages(inner)} // image blocks inside the tool_result
 			for _, ib := range inner {
 				if ib.Type == "tool_reference" {
 					r.References = append(r.References, ib.ToolName)
@@ -174,10 +187,7 @@ func anthropicUser(blocks []anthropicBlock, names map[string]string) []llm.Messa
 			}
 			results.Results = append(results.Results, r)
 		case "image":
-			if b.Source != nil {
-				data, _ := base64.StdEncoding.DecodeString(b.Source.Data)
-				user.Images = append(user.Images, llm.Image{MIME: b.Source.MediaType, Data: data})
-			}
+			user.Images = append(user.Images, anthropicImages([]anthropicBlock{b})...)
 		}
 	}
 	if len(results.Results) > 0 {

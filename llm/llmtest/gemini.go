@@ -97,6 +97,11 @@ type (
 		ID       string         `json:"id,omitempty"`
 		Name     string         `json:"name"`
 		Response map[string]any `json:"response"`
+		// Parts are a multimodal function response's media: images of
+		// the result as inlineData.
+		Parts []struct {
+			InlineData *geminiBlob `json:"inlineData"`
+		} `json:"parts,omitempty"`
 	}
 )
 
@@ -194,6 +199,12 @@ func decodeGeminiResults(parts []geminiPart, calls []llm.ToolCall) (llm.Message,
 			content, isErr = e, true
 		}
 		res.Content, res.IsError = geminiAnyText(content), isErr
+		for j, fp := range fr.Parts {
+			if fp.InlineData == nil {
+				return llm.Message{}, fmt.Errorf("functionResponse %s: parts[%d] has no inlineData", fr.Name, j)
+			}
+			res.Images = append(res.Images, llm.Image{MIME: fp.InlineData.MIMEType, Data: fp.InlineData.Data})
+		}
 		m.Results = append(m.Results, res)
 	}
 	return m, nil

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 
@@ -150,6 +151,9 @@ func decodeOAMessage(req *llm.Request, m oaMessage, names map[string]string) err
 	case "system", "developer":
 		req.System = joinText(req.System, text)
 	case "user":
+		if ok, err := decodeOAToolImages(req, m); ok || err != nil {
+			return err
+		}
 		req.Messages = append(req.Messages, llm.Message{Role: llm.User, Text: text, Images: images})
 	case "assistant":
 		msg := llm.Message{Role: llm.Assistant, Text: text}
@@ -172,6 +176,48 @@ func decodeOAMessage(req *llm.Request, m oaMessage, names map[string]string) err
 		return fmt.Errorf("unknown role %q", m.Role)
 	}
 	return nil
+}
+
+// oaToolImagesHeader opens the user message right after tool messages
+// that carries their results' images (Chat Completions takes text only in
+// a tool message): then "Call <id> (<name>):" text parts, each followed
+// by that result's image_url parts.
+const oaToolImagesHeader = "Images from the tool results above (a tool message carries text only):"
+
+// decodeOAToolImages puts such a message's images back on the results
+// they belong to; false when m is not one.
+func decodeOAToolImages(req *llm.Request, m oaMessage) (bool, error) {
+	n := len(req.Messages)
+	var parts []oaPart
+	if n == 0 || req.Messages[n-1].Role != llm.Tool || json.Unmarshal(m.Content, &parts) != nil ||
+		len(parts) == 0 || parts[0].Type != "text" || parts[0].Text != oaToolImagesHeader {
+		return false, nil
+	}
+	results := req.Messages[n-1].Results
+	cur := -1
+	for _, p := range parts[1:] {
+		switch p.Type {
+		case "text":
+			id, ok := strings.CutPrefix(p.Text, "Call ")
+			id, _, ok2 := strings.Cut(id, " (")
+			cur = slices.IndexFunc(results, func(r llm.ToolResult) bool { return r.CallID == id })
+			if !ok || !ok2 || cur < 0 {
+				return true, fmt.Errorf("tool images: %q names no result above", p.Text)
+			}
+		case "image_url":
+			if cur < 0 {
+				return true, fmt.Errorf("tool images: an image before any call line")
+			}
+			img, err := decodeDataURL(p.ImageURL.URL)
+			if err != nil {
+				return true, err
+			}
+			results[cur].Images = append(results[cur].Images, img)
+		default:
+			return true, fmt.Errorf("tool images: content part of type %q", p.Type)
+		}
+	}
+	return true, nil
 }
 
 // oaToolCallViolation is what the real API refuses in the tool calls of

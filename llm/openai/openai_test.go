@@ -165,6 +165,47 @@ func TestRequestWire(t *testing.T) {
 	}
 }
 
+// TestToolResultImagesWire: Chat Completions takes text only in a tool
+// message, so a result's images follow the tool messages in one user
+// message, each result's images after a line naming its call.
+func TestToolResultImagesWire(t *testing.T) {
+	req := llm.Request{Messages: []llm.Message{
+		{Role: llm.User, Text: "check"},
+		{Role: llm.Assistant, ToolCalls: []llm.ToolCall{{ID: "c1", Name: "inspect", Args: json.RawMessage(`{}`)}, {ID: "c2", Name: "now", Args: json.RawMessage(`{}`)}, {ID: "c3", Name: "inspect", Args: json.RawMessage(`{}`)}}},
+		{Role: llm.Tool, Results: []llm.ToolResult{
+			{CallID: "c1", Name: "inspect", Content: "page 1", Images: []llm.Image{{MIME: "image/png", Data: []byte{1}}, {MIME: "image/png", Data: []byte{2}}}},
+			{CallID: "c2", Name: "now", Content: "noon"},
+			{CallID: "c3", Name: "inspect", Content: "page 2", Images: []llm.Image{{MIME: "image/jpeg", Data: []byte{3}}}},
+		}},
+	}}
+	body, seen := wireRequest(t, Config{}, req)
+	want := []any{
+		map[string]any{"role": "user", "content": "check"},
+		map[string]any{"role": "assistant", "tool_calls": []any{
+			map[string]any{"id": "c1", "type": "function", "function": map[string]any{"name": "inspect", "arguments": "{}"}},
+			map[string]any{"id": "c2", "type": "function", "function": map[string]any{"name": "now", "arguments": "{}"}},
+			map[string]any{"id": "c3", "type": "function", "function": map[string]any{"name": "inspect", "arguments": "{}"}},
+		}},
+		map[string]any{"role": "tool", "tool_call_id": "c1", "content": "page 1"},
+		map[string]any{"role": "tool", "tool_call_id": "c2", "content": "noon"},
+		map[string]any{"role": "tool", "tool_call_id": "c3", "content": "page 2"},
+		map[string]any{"role": "user", "content": []any{
+			map[string]any{"type": "text", "text": ToolImagesHeader},
+			map[string]any{"type": "text", "text": "Call c1 (inspect):"},
+			map[string]any{"type": "image_url", "image_url": map[string]any{"url": "data:image/png;base64,AQ=="}},
+			map[string]any{"type": "image_url", "image_url": map[string]any{"url": "data:image/png;base64,Ag=="}},
+			map[string]any{"type": "text", "text": "Call c3 (inspect):"},
+			map[string]any{"type": "image_url", "image_url": map[string]any{"url": "data:image/jpeg;base64,Aw=="}},
+		}},
+	}
+	if diff := cmp.Diff(want, body["messages"]); diff != "" {
+		t.Errorf("messages (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(req.Messages, seen.Req.Messages); diff != "" {
+		t.Errorf("as the fake server decodes it (-sent +decoded):\n%s", diff)
+	}
+}
+
 func TestRequestWireOmitsZeroes(t *testing.T) {
 	body, seen := wireRequest(t, Config{}, llm.Request{Messages: []llm.Message{{Role: llm.User, Text: "hi"}}})
 	for _, key := range []string{"prompt_cache_key", "max_completion_tokens", "max_tokens", "tools"} {

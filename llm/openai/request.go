@@ -58,6 +58,9 @@ func messages(req llm.Request) ([]sdk.ChatCompletionMessageParamUnion, error) {
 			for _, r := range msg.Results {
 				out = append(out, toolMessage(r))
 			}
+			if m, ok := toolImagesMessage(msg.Results); ok {
+				out = append(out, m)
+			}
 		default:
 			return nil, &llm.Error{Kind: llm.ErrBadRequest, Msg: fmt.Sprintf("message %d: unknown role %q", i, msg.Role)}
 		}
@@ -107,6 +110,35 @@ func arguments(args json.RawMessage) string {
 		return "{}"
 	}
 	return string(args)
+}
+
+// ToolImagesHeader opens the user message that carries tool results'
+// images. Chat Completions takes text only in a tool message, so the
+// images follow the call's tool messages in one user message (the usual
+// workaround): this line, then for each result with images a line
+// "Call <id> (<name>):" and its images as image_url parts.
+const ToolImagesHeader = "Images from the tool results above (a tool message carries text only):"
+
+// toolImagesMessage is that user message, or false when no result has
+// images.
+func toolImagesMessage(results []llm.ToolResult) (sdk.ChatCompletionMessageParamUnion, bool) {
+	var parts []sdk.ChatCompletionContentPartUnionParam
+	for _, r := range results {
+		if len(r.Images) == 0 {
+			continue
+		}
+		if parts == nil {
+			parts = append(parts, sdk.TextContentPart(ToolImagesHeader))
+		}
+		parts = append(parts, sdk.TextContentPart("Call "+r.CallID+" ("+llm.SentName(r.Name)+"):"))
+		for _, img := range r.Images {
+			parts = append(parts, sdk.ImageContentPart(sdk.ChatCompletionContentPartImageImageURLParam{URL: dataURL(img)}))
+		}
+	}
+	if parts == nil {
+		return sdk.ChatCompletionMessageParamUnion{}, false
+	}
+	return sdk.UserMessage(parts), true
 }
 
 func toolMessage(r llm.ToolResult) sdk.ChatCompletionMessageParamUnion {

@@ -86,7 +86,8 @@ func joinBlocks(a, b string) string {
 
 // rewriteHistory turns tool calls and results into the protocol's text:
 // an assistant message's calls are appended to its text, and a tool
-// message becomes a user message of result blocks. Other messages are
+// message becomes a user message of result blocks, carrying the results'
+// images (in call order) as a user message's images. Other messages are
 // kept as they are; msgs is not modified.
 func rewriteHistory(msgs []llm.Message) []llm.Message {
 	out := make([]llm.Message, len(msgs))
@@ -96,7 +97,11 @@ func rewriteHistory(msgs []llm.Message) []llm.Message {
 			m.Text = callsText(m.Text, m.ToolCalls)
 			m.ToolCalls = nil
 		case m.Role == llm.Tool:
-			m = llm.Message{Role: llm.User, Text: resultsText(m.Results)}
+			var images []llm.Image
+			for _, r := range m.Results {
+				images = append(images, r.Images...)
+			}
+			m = llm.Message{Role: llm.User, Text: resultsText(m.Results), Images: images}
 		}
 		out[i] = m
 	}
