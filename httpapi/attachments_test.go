@@ -3,8 +3,8 @@ package httpapi_test
 import (
 	"bytes"
 	"mime/multipart"
-	"os"
 	"net/http"
+	"os"
 	"strings"
 	"testing"
 
