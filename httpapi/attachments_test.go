@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"mime/multipart"
 	"net/http"
+	"os"
 	"strings"
 	"testing"
 
@@ -76,5 +77,36 @@ func TestAttachments(t *testing.T) {
 	}
 	if n, _ := st.CountAttachments(f.ctx, "org_a", "conv_1"); n != 0 {
 		t.Errorf("%d attachments after the delete", n)
+	}
+}
+
+// TestUploadsLeaveNoTemporaryFiles uploads files larger than what a
+// multipart form keeps in memory — stored, refused as too large, refused
+// for another user — and finds none of the temporary files they were
+// spooled to left behind.
+func TestUploadsLeaveNoTemporaryFiles(t *testing.T) {
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	f := newFixture(t, func(c *httpapi.Config) {})
+	f.srv.Config.Handler = httpapi.New(httpapi.Config{Store: f.st, Engine: f.eng, Heartbeat: -1, Now: f.clock.Now,
+		Attachments: attachment.New(attachment.Config{Store: f.st, Now: f.clock.Now})})
+	f.must(f.st.PutConversation(f.ctx, store.Conversation{ID: "conv_1", OrgID: "org_a", UserID: "bob", Agent: "helper", CreatedAt: start, UpdatedAt: start}))
+	upload := func(w *who, name string, data []byte) response {
+		body, ct := multipartFile(t, name, data)
+		return f.do(w, http.MethodPost, "/api/conversations/conv_1/attachments", body, "Content-Type: "+ct)
+	}
+	f.ok(upload(f.bob, "notes.txt", bytes.Repeat([]byte("launch on Tuesday\n"), 20000)), http.StatusCreated, nil)
+	wantError(t, upload(f.bob, "big.txt", bytes.Repeat([]byte("a"), store.MaxAttachmentBytes+1)), http.StatusRequestEntityTooLarge, "attachment_too_large")
+	wantError(t, upload(f.carol, "notes.txt", bytes.Repeat([]byte("b"), 200000)), http.StatusNotFound, "not_found")
+	left, err := os.ReadDir(tmp)
+	f.must(err)
+	var names []string
+	for _, e := range left {
+		if strings.HasPrefix(e.Name(), "multipart-") {
+			names = append(names, e.Name())
+		}
+	}
+	if len(names) > 0 {
+		t.Errorf("uploads left %d temporary files: %v", len(names), names)
 	}
 }

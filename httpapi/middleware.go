@@ -75,8 +75,20 @@ func (s *server) middleware(next http.Handler) http.Handler {
 			// sees the excess and answers 413 rather than a read error.
 			r.Body = http.MaxBytesReader(rec, r.Body, limit+1)
 		}
+		// An upload's files past huma's in-memory share are spooled to
+		// temporary files. net/http removes those only for the request it
+		// made, and this one is a copy (WithContext above), so they are
+		// removed here, whether or not the handler ran.
+		defer removeForm(r)
 		next.ServeHTTP(rec, r)
 	})
+}
+
+// removeForm deletes the temporary files of r's parsed multipart form.
+func removeForm(r *http.Request) {
+	if r.MultipartForm != nil {
+		_ = r.MultipartForm.RemoveAll()
+	}
 }
 
 // bodyLimit is r's body cap: maxUpload for an attachment upload (POST

@@ -241,6 +241,7 @@ func (s *server) routes() {
 	s.conversationRoutes()
 	s.conversationEditRoutes()
 	s.attachmentRoutes()
+	s.workspaceRoutes()
 	s.branchRoutes()
 	s.streamRoutes()
 	s.resumeRoutes()

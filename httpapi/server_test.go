@@ -41,7 +41,7 @@ func TestOpenAPIDocument(t *testing.T) {
 		"GET /api/conversations", "GET /api/conversations/{id}", "GET /api/conversations/{id}/attachments", "GET /api/conversations/{id}/attachments/{attachment}", "GET /api/conversations/{id}/events",
 		"GET /api/conversations/{id}/inspect", "GET /api/conversations/{id}/messages", "GET /api/conversations/{id}/models", "GET /api/deliberate", "GET /api/mcp-servers",
 		"GET /api/mcp-servers/{name}", "GET /api/me", "GET /api/me/deliberate", "GET /api/memories", "GET /api/memories/{id}", "GET /api/settings", "GET /api/tokens", "GET /api/tools",
-		"GET /api/users", "GET /healthz", "GET /login",
+		"GET /api/users", "GET /api/workspace/file", "GET /healthz", "GET /login",
 		"PATCH /api/conversations/{id}", "PATCH /api/me", "PATCH /api/memories/{id}", "PATCH /api/users/{id}",
 		"POST /api/agents/{name}/knowledge", "POST /api/console/run", "POST /api/conversations", "POST /api/conversations/{id}/answer", "POST /api/conversations/{id}/attachments", "POST /api/conversations/{id}/branch", "POST /api/conversations/{id}/cancel",
 		"POST /api/conversations/{id}/messages", "POST /api/deliberate/triggers", "POST /api/login", "POST /api/logout", "POST /api/mcp-servers",

@@ -99,6 +99,11 @@ type stubAPI struct {
 	// ran on, in order.
 	models map[string][]stubModel
 	ranOn  []string
+	// stored, when it holds a conversation's id, is that conversation's
+	// whole stored transcript (one page); workspace are the files GET
+	// /api/workspace/file serves, by path.
+	stored    map[string][]map[string]any
+	workspace map[string][]byte
 }
 
 func newStubAPI() *stubAPI {
@@ -133,6 +138,7 @@ func newStubAPI() *stubAPI {
 	api("GET /api/conversations", s.listConversations)
 	api("POST /api/conversations", s.createConversation)
 	api("GET /api/conversations/{id}", s.getConversation)
+	api("GET /api/workspace/file", s.workspaceFile)
 	api("PATCH /api/conversations/{id}", s.patchConversation)
 	api("DELETE /api/conversations/{id}", s.deleteConversation)
 	api("GET /api/conversations/{id}/messages", s.listMessages)
@@ -268,6 +274,13 @@ func (s *stubAPI) meView(r *http.Request) map[string]any {
 // listMessages answers a stored transcript in two pages: the newest
 // (one turn, more: true), and before it an older turn.
 func (s *stubAPI) listMessages(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	stored, ok := s.stored[r.PathValue("id")]
+	s.mu.Unlock()
+	if ok {
+		writeJSON(w, http.StatusOK, map[string]any{"more": false, "messages": stored})
+		return
+	}
 	at := "2026-01-05T09:00:00Z"
 	msg := func(seq int, turn, role, content string) map[string]any {
 		return map[string]any{"seq": seq, "turn_id": turn, "role": role, "content": content, "created_at": at}
@@ -639,4 +652,18 @@ func (s *stubAPI) deleteServer(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	w.WriteHeader(http.StatusNoContent)
+}
+
+// workspaceFile serves a file of s.workspace inline, as httpapi serves a
+// workspace image; any other path is 404.
+func (s *stubAPI) workspaceFile(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	data, ok := s.workspace[r.URL.Query().Get("path")]
+	s.mu.Unlock()
+	if !ok {
+		writeJSON(w, http.StatusNotFound, map[string]any{"error": map[string]string{"code": "not_found", "message": "no such file in your workspace"}})
+		return
+	}
+	w.Header().Set("Content-Type", "image/png")
+	_, _ = w.Write(data)
 }

@@ -168,6 +168,40 @@ export function duration(ms) {
   return unit(Math.round(ms / 60000), 'minute', 0);
 }
 
+// FILES_BLOCK starts the list of files a tool wrote to the person's
+// workspace (run_code's result, builtin/code's Output.ModelText): one
+// "- path (size, media type)" line each.
+const FILES_BLOCK = 'Files written to the workspace:\n';
+const FILE_LINE = /^- (.+) \(([^,()]+), (image\/(?:png|jpeg|gif|webp|svg\+xml))\)$/;
+
+// savedImages lists the images a result says were written to the
+// workspace, at most 4 (a chart a script saved), by path.
+export function savedImages(content) {
+  const c = String(content ?? '');
+  const at = c.lastIndexOf(FILES_BLOCK);
+  if (at < 0) return [];
+  const out = [];
+  for (const line of c.slice(at + FILES_BLOCK.length).split('\n')) {
+    const m = FILE_LINE.exec(line);
+    if (!m) break;
+    if (out.length < 4) out.push(m[1]);
+  }
+  return out;
+}
+
+// imageFigure shows an image of the person's workspace under its tool
+// card, read through GET /api/workspace/file (a file since deleted or
+// replaced shows as it is now, or says it is gone).
+function imageFigure(path) {
+  const caption = h('figcaption', null, path);
+  const img = h('img', { src: `/api/workspace/file?path=${encodeURIComponent(path)}`, alt: t('tool.savedImage', { path }), loading: 'lazy' });
+  img.addEventListener('error', () => {
+    img.remove();
+    caption.textContent = t('tool.imageGone', { path });
+  });
+  return h('figure', { class: 'tool-figure' }, img, caption);
+}
+
 // toolCard shows one tool call as a line (icon, tool, argument summary,
 // state, duration) that opens to its arguments and, once known, its
 // result. args undefined: not known (a result without its call).
@@ -204,6 +238,7 @@ export function toolCard(name, args, id) {
       replace(body, h('p', { class: 'label' }, s === 'done' ? t('tool.result') : s === 'refused' ? t('tool.refusal') : t('tool.error')),
         h('pre', { class: 'result', tabindex: '0' }, pretty(r.content ?? '')),
         r.ref ? h('p', { class: 'muted' }, t('tool.shortened', { ref: r.ref })) : null);
+      if (s === 'done') el.append(...savedImages(r.content).map(imageFigure));
     },
     unanswered() {
       if (done) return;

@@ -15,6 +15,28 @@ const STEP_STATES = {
   completed: { cls: 'done', label: () => t('checklist.done') },
 };
 
+// checklistSteps renders a checklist's steps, each with its state.
+function checklistSteps(items) {
+  return items.map((it) => {
+    const state = STEP_STATES[it.status] ?? STEP_STATES.pending;
+    return h('li', { class: `step ${state.cls}` }, h('span', { class: 'sr-only' }, state.label() + ': '), it.text ?? '');
+  });
+}
+
+// storedChecklist is the checklist an update_tasks call set, from its
+// stored arguments (the call succeeded, so they passed the tool's
+// checks), with whitespace collapsed as the tool collapses it; null when
+// they cannot be read.
+function storedChecklist(args) {
+  try {
+    const v = typeof args === 'string' ? JSON.parse(args) : args;
+    if (!Array.isArray(v?.tasks)) return null;
+    return v.tasks.map((it) => ({ text: String(it?.text ?? '').replace(/\s+/g, ' ').trim(), status: it?.status }));
+  } catch {
+    return null;
+  }
+}
+
 // Turn renders one running turn's events into the transcript list. on
 // receives what lives outside it, each optional: pause(p), actions(list),
 // usage(text), working(state) with state "thinking", {tool: name} or
@@ -131,17 +153,13 @@ export class Turn {
       this.checklist = this.checklistItem = null;
       return;
     }
-    const list = items.map((it) => {
-      const state = STEP_STATES[it.status] ?? STEP_STATES.pending;
-      return h('li', { class: `step ${state.cls}` }, h('span', { class: 'sr-only' }, state.label() + ': '), it.text ?? '');
-    });
     if (!this.checklist) {
       this.endBubble();
       this.checklist = h('ol', { class: 'turn-checklist', 'aria-label': t('chat.checklist') });
       this.checklistItem = h('li', { class: 'checklist-item' }, this.checklist);
       this.add(this.checklistItem);
     }
-    replace(this.checklist, list);
+    replace(this.checklist, checklistSteps(items));
   }
 
   // named links the turn's message to its inspection once its id is known
@@ -310,6 +328,26 @@ export function transcriptItems(messages, conversationID, files) {
   const items = [];
   const cards = new Map();
   const seenTurns = new Set();
+  const calls = new Map(); // tool call id → its stored arguments
+  const checklists = new Map(); // turn id → { item, list } of its checklist
+  // checklist shows a turn's checklist as its last update_tasks call set
+  // it, where the turn's first such call is, as it showed live; an empty
+  // list takes it away.
+  const checklist = (turnID, steps) => {
+    let c = checklists.get(turnID);
+    if (!steps.length) {
+      if (c) c.item.hidden = true;
+      checklists.delete(turnID);
+      return;
+    }
+    if (!c) {
+      const list = h('ol', { class: 'turn-checklist', 'aria-label': t('chat.checklist') });
+      c = { list, item: h('li', { class: 'checklist-item' }, list) };
+      checklists.set(turnID, c);
+      items.push(c.item);
+    }
+    replace(c.list, checklistSteps(steps));
+  };
   for (const m of messages) {
     switch (m.role) {
       case 'user': {
@@ -331,6 +369,7 @@ export function transcriptItems(messages, conversationID, files) {
       case 'tool_call': {
         const c = toolCard(m.tool_name, m.content, m.tool_call_id);
         cards.set(m.tool_call_id, c);
+        calls.set(m.tool_call_id, m.content);
         items.push(c.el);
         break;
       }
@@ -341,6 +380,8 @@ export function transcriptItems(messages, conversationID, files) {
           items.push(c.el);
         }
         c.result({ content: m.content, is_error: m.is_error, ref: m.ref });
+        const steps = m.tool_name === 'update_tasks' && !m.is_error ? storedChecklist(calls.get(m.tool_call_id)) : null;
+        if (steps) checklist(m.turn_id ?? '', steps);
         break;
       }
       case 'thought':
