@@ -89,6 +89,26 @@ func (d Deferral) Defer(cat *registry.Catalog, ts registry.Toolset) registry.Too
 	return out.WithSelected(ts.Selected())
 }
 
+// Discover returns ts with the catalog's discovery tools appended, as a
+// deferred turn declares them, for a turn Deliberate Tool Mode gated
+// with its discovery family open (the person asked to find a tool): the
+// discovery tools are never selected, so the gate cannot declare them,
+// and they search the whole selection, what the mode left closed
+// included. The turn is then a deferred one (see Prepare). Off, or a
+// catalog without every discovery tool, returns ts unchanged.
+func (d Deferral) Discover(cat *registry.Catalog, ts registry.Toolset) registry.Toolset {
+	if d.Off {
+		return ts
+	}
+	for _, name := range discovery.Names {
+		if _, ok := cat.Lookup(name); !ok {
+			return ts
+		}
+	}
+	out, _ := cat.Extend(ts, cat.Restore(discovery.Names), discovery.Names)
+	return out.WithSelected(ts.Selected())
+}
+
 // deferred reports whether ts is a deferred toolset: one holding the
 // discovery tools.
 func deferred(ts registry.Toolset) bool {

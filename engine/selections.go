@@ -197,6 +197,9 @@ func (e *Engine) selectFor(cat *registry.Catalog, in selectionInputs) *selected 
 	ts := all
 	if in.gate {
 		ts = intent.Gate(all, cat, in.open, in.opts)
+		if slices.Contains(in.open, intent.Discovery) {
+			ts = e.cfg.Deferral.Discover(cat, ts)
+		}
 	}
 	ts = e.cfg.Deferral.Defer(cat, ts)
 	fixed, err := e.cfg.Prompts.Fixed(f, ts)

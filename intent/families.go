@@ -30,6 +30,13 @@ const (
 	Attachments = "attachments"
 	Budget      = "budget"
 	History     = "history"
+	// Code runs model-written code (run_code), Artifacts makes and
+	// checks documents a person keeps, Skills loads one of the agent's
+	// skills, Discovery finds tools among the agent's own.
+	Code      = "code"
+	Artifacts = "artifacts"
+	Skills    = "skills"
+	Discovery = "discovery"
 	// Apps is the tools of an organisation's general MCP servers. No pack
 	// opens it: a community opens it with custom triggers (or "^").
 	Apps = "apps"
@@ -39,7 +46,7 @@ const (
 var Targets = []string{
 	Search, Reminder, Memory, Image, Video, Voice, MediaAnalysis, MessageAction,
 	CrossChannel, Thread, UserBlocking, UserInfo, Capabilities, Calculator, Files,
-	Knowledge, Attachments, Budget, History, Apps,
+	Knowledge, Attachments, Budget, History, Code, Artifacts, Skills, Discovery, Apps,
 }
 
 // targetTools maps each target to the built-in tools it opens.
@@ -70,7 +77,17 @@ var targetTools = map[string][]string{
 	Attachments: {"read_document", "search_attachments"},
 	Budget:      {"check_budget"},
 	History:     {"search_conversations"},
-	Apps:        {},
+	// The checklist (update_tasks) comes with the two families of
+	// many-step making, which plan with it; it is allowlisted like any
+	// optional tool, so it is not one of the always-on helpers.
+	Code:      {"run_code", "read_tool_result", "update_tasks"},
+	Artifacts: {"create_artifact", "rewrite_artifact", "update_artifact", "save_artifact", "inspect_artifact", "measure_layout", "print_pdf", "update_tasks"},
+	Skills:    {"load_skill"},
+	// The discovery tools are never selected: the engine appends them
+	// after the gated tools when this family is open (or when it defers
+	// a large toolset), so they search the whole selection.
+	Discovery: {"search_tools", "list_tools", "get_tool_schema"},
+	Apps:      {},
 }
 
 // familyTargets maps tool families to targets, for tools not named in
@@ -81,6 +98,7 @@ var familyTargets = map[string]string{
 	"url_fetch":  Search,
 	"research":   Search,
 	"workspace":  Files,
+	"code":       Code,
 }
 
 // TargetTools returns the built-in tools a target opens.

@@ -149,7 +149,7 @@ func TestGateReasons(t *testing.T) {
 			"ask_clarifying_question": gated + "no request opens it, so it is never declared",
 			"read_transcript":         gated + "no request opens it, so it is never declared",
 			"calculate":               gated + "nothing in the conversation asks for calculator",
-			"read_tool_result":        gated + "nothing in the conversation asks for search or files",
+			"read_tool_result":        gated + "nothing in the conversation asks for search or files or code",
 		}, 2},
 	}
 	for _, tc := range cases {

@@ -45,6 +45,12 @@ func Preview(c *registry.Catalog, res Result, o GateOptions) Report {
 		Deliberate: true,
 	})
 	gated := Gate(ts, c, res.Targets, o)
+	if slices.Contains(res.Targets, Discovery) {
+		// No selection holds the discovery tools: a turn appends them
+		// after the gated tools when the family is open (engine.Deferral).
+		names := targetTools[Discovery]
+		gated, _ = c.Extend(gated, c.Restore(names), names)
+	}
 	out := Report{
 		Families: nonNil(res.Targets), Matches: res.Matches,
 		Tools: gated.Names(), Declared: Explain(gated, res, res.Targets, o),

@@ -43,8 +43,8 @@ var families = []struct{ name, line string }{
 	{intent.Memory, "memory"},
 	{intent.Image, "make images"},
 	{intent.Video, "make videos"},
-	{intent.Voice, "voice messages"},
-	{intent.MediaAnalysis, "view images, videos"},
+	{intent.Voice, "voice"},
+	{intent.MediaAnalysis, "see media"},
 	{intent.MessageAction, "act on messages"},
 	{intent.CrossChannel, "other channels"},
 	{intent.Thread, "threads"},
@@ -53,10 +53,16 @@ var families = []struct{ name, line string }{
 	{intent.Capabilities, "what you can do"},
 	{intent.Calculator, "arithmetic"},
 	{intent.Files, "workspace files"},
-	{intent.Knowledge, "agent's documents"},
+	{intent.Knowledge, "agent's docs"},
 	{intent.Attachments, "files sent here"},
 	{intent.Budget, "spending"},
 	{intent.History, "past chats"},
+	{intent.Code, "run code"},
+	{intent.Artifacts, "documents to keep"},
+	{intent.Skills, "skills"},
+	// Discovery is left out: its tools are never in a selection, so
+	// enable_tools could declare none of them (the engine adds them when
+	// a message opens the family, or when it defers a large toolset).
 }
 
 // Input is the tool's arguments.
@@ -70,7 +76,7 @@ type Input struct {
 // prefix never changes; a family already open is answered as such.
 func description() string {
 	var b strings.Builder
-	b.WriteString("Opens a tool family the user needs; its tools come next step. Not for chat. Families:")
+	b.WriteString("Opens a tool family the user needs; its tools come next step. Not for chat:")
 	for _, f := range families {
 		fmt.Fprintf(&b, "\n%s: %s", f.name, f.line)
 	}
