@@ -133,7 +133,7 @@ func Tools(cfg Config) []*tool.Tool {
 		tool.New(tool.Spec{Name: "measure_layout", Family: Family, AllowAs: with, Description: strings.TrimSpace(measureDescription),
 			Access: tool.Read, Requires: checkReq, Timeout: checkTimeout,
 			Limits: []tool.Limit{{Name: "viewports", Value: browser.MaxPages}, {Name: "selectors", Value: maxSelectors}},
-			Tune: tuneMeasure}, t.measure),
+			Tune:   tuneMeasure}, t.measure),
 		tool.New(tool.Spec{Name: "print_pdf", Family: Family, AllowAs: with, Description: strings.TrimSpace(printDescription),
 			Access: tool.Write, Requires: func(turn.Selection) string {
 				if cfg.Workspace.Root == "" {
