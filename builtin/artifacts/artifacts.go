@@ -72,9 +72,12 @@ type Config struct {
 	// Store holds the artifacts; nil keeps the tools, whose calls then
 	// fail with store.ErrNoStore (commands that never dispatch).
 	Store store.Artifacts
-	// Checker renders visual artifacts; nil, or Unavailable not empty,
-	// leaves inspect_artifact, measure_layout, print_pdf and save_artifact
-	// out of every turn with the reason Unavailable gives.
+	// Checker renders visual artifacts. Unavailable, when not empty, says
+	// why no browser runs here: inspect_artifact, measure_layout,
+	// print_pdf and save_artifact are then left out of every turn with
+	// that reason, and visual changes are saved unchecked. A nil Checker
+	// with an empty Unavailable keeps the tools, whose checks then fail
+	// with an infrastructure error (commands that never dispatch).
 	Checker     browser.Checker
 	Unavailable string
 	// Workspace is the workspaces' configuration: print_pdf writes there
@@ -90,18 +93,10 @@ type Config struct {
 }
 
 // checks reports whether visual changes are drafts checked in a browser.
-func (c Config) checks() bool { return c.Checker != nil && c.Unavailable == "" }
+func (c Config) checks() bool { return c.Unavailable == "" }
 
 // unavailable is why the check tools are left out, "" when they run.
-func (c Config) unavailable() string {
-	switch {
-	case c.Unavailable != "":
-		return c.Unavailable
-	case c.Checker == nil:
-		return "no headless browser is configured for artifact checks"
-	}
-	return ""
-}
+func (c Config) unavailable() string { return c.Unavailable }
 
 // Tools returns the family's tools over cfg, in Names' order.
 func Tools(cfg Config) []*tool.Tool {

@@ -76,8 +76,9 @@ func newEnv(t *testing.T, c browser.Checker, q store.ArtifactQuota) *env {
 	root := t.TempDir()
 	cfg := artifacts.Config{Store: st, Workspace: workspace.Config{Root: root}, Quota: q, IDs: &ids.Sequence{},
 		Now: func() time.Time { return time.Date(2026, 12, 4, 10, 0, 0, 0, time.UTC) }}
-	if c != nil {
-		cfg.Checker = c
+	cfg.Checker = c
+	if c == nil {
+		cfg.Unavailable = "no browser in this test"
 	}
 	e := &env{t: t, st: st, tools: map[string]*tool.Tool{}, root: root}
 	for _, tl := range artifacts.Tools(cfg) {

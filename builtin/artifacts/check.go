@@ -29,6 +29,9 @@ func (t *tools) document(ctx context.Context, s tool.Scope, op, id string) (stor
 	if !store.Visual(a.Kind) {
 		return store.Artifact{}, browser.Document{}, fmt.Errorf("%s: %s is a %s artifact; only HTML and SVG ones render", op, id, a.Kind)
 	}
+	if t.cfg.Checker == nil {
+		return store.Artifact{}, browser.Document{}, tool.Infra(fmt.Errorf("%s: no browser is configured", op))
+	}
 	kind := browser.HTML
 	if a.Kind == store.ArtifactSVG {
 		kind = browser.SVG
