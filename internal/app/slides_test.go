@@ -45,8 +45,12 @@ func TestSlidesTurnEndToEnd(t *testing.T) {
 	// The artifact's ID is the server's to choose: each step reads it
 	// from the results the model has seen, as a model would.
 	steps := []func(id string) llmtest.Reply{
-		func(string) llmtest.Reply { return call("c1", "update_tasks", tasks("in_progress", "pending", "pending")) },
-		func(string) llmtest.Reply { return call("c2", "update_tasks", tasks("completed", "in_progress", "pending")) },
+		func(string) llmtest.Reply {
+			return call("c1", "update_tasks", tasks("in_progress", "pending", "pending"))
+		},
+		func(string) llmtest.Reply {
+			return call("c2", "update_tasks", tasks("completed", "in_progress", "pending"))
+		},
 		func(string) llmtest.Reply {
 			return call("c3", "create_artifact", map[string]string{"title": "Q3 review", "kind": "html", "content": deck})
 		},
@@ -60,8 +64,12 @@ func TestSlidesTurnEndToEnd(t *testing.T) {
 			return call("c7", "inspect_artifact", map[string]any{"id": id, "viewports": []map[string]int{{"width": 1280, "height": 720}}})
 		},
 		func(id string) llmtest.Reply { return call("c8", "save_artifact", map[string]string{"id": id}) },
-		func(id string) llmtest.Reply { return call("c9", "print_pdf", map[string]string{"id": id, "path": "decks/q3.pdf"}) },
-		func(string) llmtest.Reply { return call("c10", "update_tasks", tasks("completed", "completed", "completed")) },
+		func(id string) llmtest.Reply {
+			return call("c9", "print_pdf", map[string]string{"id": id, "path": "decks/q3.pdf"})
+		},
+		func(string) llmtest.Reply {
+			return call("c10", "update_tasks", tasks("completed", "completed", "completed"))
+		},
 		func(string) llmtest.Reply {
 			return llmtest.Reply{Text: []string{"The deck is ready, with a PDF in decks/q3.pdf."}}
 		},
