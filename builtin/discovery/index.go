@@ -1,6 +1,7 @@
 package discovery
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"encoding/json"
@@ -85,45 +86,70 @@ const maxQueryTerms = 32
 // Close frees the index.
 func (ix *Index) Close() error { return errors.Join(ix.conn.Close(), ix.db.Close()) }
 
+// aliasWeight is how much a word the aliases table adds counts against
+// a word of the query.
+const aliasWeight = 0.5
+
 // Search returns the names of at most k tools for query, best first.
 // A query with no word gives none.
 func (ix *Index) Search(ctx context.Context, query string, k int) ([]string, error) {
-	terms := strings.Fields(words(query))
+	terms, expansion := queryTerms(query)
 	if len(terms) == 0 || k <= 0 {
 		return nil, nil
 	}
-	if len(terms) > maxQueryTerms {
-		terms = terms[:maxQueryTerms]
-	}
-	return ix.fullText(ctx, terms, k)
-}
-
-// fullText is the BM25 ranking of the tools matching any of terms (each
-// quoted, so no word is read as FTS5 syntax), at most limit.
-func (ix *Index) fullText(ctx context.Context, terms []string, limit int) ([]string, error) {
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
+	score := make([]float64, len(ix.names))
+	if err := ix.fullText(ctx, terms, 1, score); err != nil {
+		return nil, err
+	}
+	if err := ix.fullText(ctx, expansion, aliasWeight, score); err != nil {
+		return nil, err
+	}
+	order := make([]int, 0, len(score))
+	for i, s := range score {
+		if s > 0 {
+			order = append(order, i)
+		}
+	}
+	// Best score first; the tools' order breaks ties.
+	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(score[b], score[a]) })
+	out := make([]string, 0, min(k, len(order)))
+	for _, i := range order[:min(k, len(order))] {
+		out = append(out, ix.names[i])
+	}
+	return out, nil
+}
+
+// fullText adds weight times the BM25 score of each tool matching any
+// of terms (each quoted, so no word is read as FTS5 syntax) to score, by
+// rowid-1. ix.mu is held.
+func (ix *Index) fullText(ctx context.Context, terms []string, weight float64, score []float64) error {
+	if len(terms) == 0 {
+		return nil
+	}
 	quoted := make([]string, len(terms))
 	for i, t := range terms {
 		quoted[i] = `"` + t + `"`
 	}
-	rows, err := ix.conn.QueryContext(ctx, `SELECT rowid FROM tools WHERE tools MATCH ? ORDER BY bm25(tools, `+bm25Weights+`), rowid LIMIT ?`,
-		strings.Join(quoted, " OR "), limit)
+	// bm25() is lower for a better match: its negation is the score.
+	rows, err := ix.conn.QueryContext(ctx, `SELECT rowid, -bm25(tools, `+bm25Weights+`) FROM tools WHERE tools MATCH ?`,
+		strings.Join(quoted, " OR "))
 	if err != nil {
-		return nil, fmt.Errorf("discovery: search the index: %w", err)
+		return fmt.Errorf("discovery: search the index: %w", err)
 	}
 	defer rows.Close()
-	var out []string
 	for rows.Next() {
 		var id int
-		if err := rows.Scan(&id); err != nil {
-			return nil, err
+		var s float64
+		if err := rows.Scan(&id, &s); err != nil {
+			return fmt.Errorf("discovery: search the index: %w", err)
 		}
-		if id >= 1 && id <= len(ix.names) {
-			out = append(out, ix.names[id-1])
+		if id >= 1 && id <= len(score) {
+			score[id-1] += weight * s
 		}
 	}
-	return out, rows.Err()
+	return rows.Err()
 }
 
 // words is s with every run of characters that are not letters or

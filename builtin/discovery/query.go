@@ -1,0 +1,71 @@
+package discovery
+
+import (
+	"slices"
+	"strings"
+)
+
+// queryTerms reads a query the way people ask for a tool: its words,
+// lower case, without the words that say nothing about a tool
+// (stopWords) unless the query has no other, and the catalog words the
+// aliases table gives for them (the expansion, ranked at a lower weight
+// than the words asked). A "%" counts as the word "percent". Both lists
+// keep their first occurrence of a word only, and expansion holds no
+// word of terms; each is at most maxQueryTerms long.
+func queryTerms(query string) (terms, expansion []string) {
+	all := strings.Fields(strings.ToLower(words(strings.ReplaceAll(query, "%", " percent "))))
+	for _, w := range all {
+		if !stopWords[w] && !slices.Contains(terms, w) {
+			terms = append(terms, w)
+		}
+	}
+	if len(terms) == 0 {
+		for _, w := range all {
+			if !slices.Contains(terms, w) {
+				terms = append(terms, w)
+			}
+		}
+	}
+	if len(terms) > maxQueryTerms {
+		terms = terms[:maxQueryTerms]
+	}
+	for _, w := range terms {
+		for _, a := range aliasesOf(w) {
+			if !slices.Contains(terms, a) && !slices.Contains(expansion, a) && len(expansion) < maxQueryTerms {
+				expansion = append(expansion, a)
+			}
+		}
+	}
+	return terms, expansion
+}
+
+// aliasesOf is the aliases of w, or of w without a plural "s".
+func aliasesOf(w string) []string {
+	if a, ok := aliases[w]; ok {
+		return strings.Fields(a)
+	}
+	if s, ok := strings.CutSuffix(w, "s"); ok && len(s) > 2 {
+		return strings.Fields(aliases[s])
+	}
+	return nil
+}
+
+// stopWords are English words that name no tool: pronouns, articles,
+// auxiliaries, question words, prepositions, politeness. A word of a
+// tool's name ("get", "list", "search", "find", "off", "next") is not
+// one, even when it is common.
+var stopWords = setOf(`a about above after again all also am an and any are as at be because been before being
+	below between both but by can could did do does doing during each either else ever every few for from
+	further had has have having he her here hers him his how i if in into is it its itself just let lets like me
+	mine more most much must my myself no nor not now of on once only or other our ours out over own please
+	pretty quite rather really same she should so some such than thank thanks that the their them then there
+	these they this those though through to too under until up us very was we were what whats when where which
+	while who whom whose why will with would yet you your yours s t d ll re ve m`)
+
+func setOf(s string) map[string]bool {
+	m := map[string]bool{}
+	for _, w := range strings.Fields(s) {
+		m[w] = true
+	}
+	return m
+}
