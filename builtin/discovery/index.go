@@ -35,11 +35,15 @@ type Index struct {
 	conn  *sql.Conn
 	mu    sync.Mutex
 	names []string // by rowid-1
+	// weights and expansionWeight are bm25Weights and aliasWeight (a
+	// test may change them).
+	weights         string
+	expansionWeight float64
 }
 
 // Column weights of the BM25 ranking: a word of the tool's name counts
 // most, then its family, its parameters, its description.
-const bm25Weights = "8.0, 4.0, 1.0, 2.0"
+const bm25Weights = "8.0, 4.0, 1.0, 0.5"
 
 // NewIndex indexes tools (their order breaks ties).
 func NewIndex(ctx context.Context, tools []*tool.Tool) (*Index, error) {
@@ -54,7 +58,7 @@ func NewIndex(ctx context.Context, tools []*tool.Tool) (*Index, error) {
 		db.Close()
 		return nil, fmt.Errorf("discovery: open the index: %w", err)
 	}
-	ix := &Index{db: db, conn: conn}
+	ix := &Index{db: db, conn: conn, weights: bm25Weights, expansionWeight: aliasWeight}
 	if err := ix.fill(ctx, tools); err != nil {
 		ix.Close()
 		return nil, err
@@ -88,7 +92,7 @@ func (ix *Index) Close() error { return errors.Join(ix.conn.Close(), ix.db.Close
 
 // aliasWeight is how much a word the aliases table adds counts against
 // a word of the query.
-const aliasWeight = 0.5
+const aliasWeight = 0.8
 
 // Search returns the names of at most k tools for query, best first.
 // A query with no word gives none.
@@ -103,7 +107,7 @@ func (ix *Index) Search(ctx context.Context, query string, k int) ([]string, err
 	if err := ix.fullText(ctx, terms, 1, score); err != nil {
 		return nil, err
 	}
-	if err := ix.fullText(ctx, expansion, aliasWeight, score); err != nil {
+	if err := ix.fullText(ctx, expansion, ix.expansionWeight, score); err != nil {
 		return nil, err
 	}
 	order := make([]int, 0, len(score))
@@ -133,7 +137,7 @@ func (ix *Index) fullText(ctx context.Context, terms []string, weight float64, s
 		quoted[i] = `"` + t + `"`
 	}
 	// bm25() is lower for a better match: its negation is the score.
-	rows, err := ix.conn.QueryContext(ctx, `SELECT rowid, -bm25(tools, `+bm25Weights+`) FROM tools WHERE tools MATCH ?`,
+	rows, err := ix.conn.QueryContext(ctx, `SELECT rowid, -bm25(tools, `+ix.weights+`) FROM tools WHERE tools MATCH ?`,
 		strings.Join(quoted, " OR "))
 	if err != nil {
 		return fmt.Errorf("discovery: search the index: %w", err)

@@ -8,7 +8,7 @@ import (
 // queryTerms reads a query the way people ask for a tool: its words,
 // lower case, without the words that say nothing about a tool
 // (stopWords) unless the query has no other, and the catalog words the
-// aliases table gives for them (the expansion, ranked at a lower weight
+// aliases table gives for its words, stop words included (the expansion, ranked at a lower weight
 // than the words asked). A "%" counts as the word "percent". Both lists
 // keep their first occurrence of a word only, and expansion holds no
 // word of terms; each is at most maxQueryTerms long.
@@ -29,7 +29,7 @@ func queryTerms(query string) (terms, expansion []string) {
 	if len(terms) > maxQueryTerms {
 		terms = terms[:maxQueryTerms]
 	}
-	for _, w := range terms {
+	for _, w := range all {
 		for _, a := range aliasesOf(w) {
 			if !slices.Contains(terms, a) && !slices.Contains(expansion, a) && len(expansion) < maxQueryTerms {
 				expansion = append(expansion, a)
@@ -51,16 +51,19 @@ func aliasesOf(w string) []string {
 }
 
 // stopWords are English words that name no tool: pronouns, articles,
-// auxiliaries, question words, prepositions, politeness. A word of a
-// tool's name ("get", "list", "search", "find", "off", "next") is not
-// one, even when it is common.
+// auxiliaries, question words, prepositions, politeness, and the verbs
+// that say nothing of the task ("get", "show", "give"). Other words of
+// tools' names ("list", "search", "find", "off", "next") are not, even
+// when common. A stop word may still have aliases ("who" asks for
+// facts).
 var stopWords = setOf(`a about above after again all also am an and any are as at be because been before being
 	below between both but by can could did do does doing during each either else ever every few for from
 	further had has have having he her here hers him his how i if in into is it its itself just let lets like me
 	mine more most much must my myself no nor not now of on once only or other our ours out over own please
 	pretty quite rather really same she should so some such than thank thanks that the their them then there
 	these they this those though through to too under until up us very was we were what whats when where which
-	while who whom whose why will with would yet you your yours s t d ll re ve m`)
+	while who whom whose why will with would yet you your yours s t d ll re ve m
+	get got give show keep want need`)
 
 func setOf(s string) map[string]bool {
 	m := map[string]bool{}
