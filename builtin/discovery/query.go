@@ -9,9 +9,10 @@ import (
 // lower case, without the words that say nothing about a tool
 // (stopWords) unless the query has no other, and the catalog words the
 // aliases table gives for its words, stop words included (the expansion, ranked at a lower weight
-// than the words asked). A "%" counts as the word "percent". Both lists
-// keep their first occurrence of a word only, and expansion holds no
-// word of terms; each is at most maxQueryTerms long.
+// than the words asked), with the words its marks give (marksOf). A "%"
+// counts as the word "percent". Both lists keep their first occurrence
+// of a word only, and expansion holds no word of terms; each is at most
+// maxQueryTerms long.
 func queryTerms(query string) (terms, expansion []string) {
 	all := strings.Fields(strings.ToLower(words(strings.ReplaceAll(query, "%", " percent "))))
 	for _, w := range all {
@@ -29,7 +30,7 @@ func queryTerms(query string) (terms, expansion []string) {
 	if len(terms) > maxQueryTerms {
 		terms = terms[:maxQueryTerms]
 	}
-	for _, w := range all {
+	for _, w := range append(all, marksOf(query)...) {
 		for _, a := range aliasesOf(w) {
 			if !slices.Contains(terms, a) && !slices.Contains(expansion, a) && len(expansion) < maxQueryTerms {
 				expansion = append(expansion, a)
@@ -39,16 +40,61 @@ func queryTerms(query string) (terms, expansion []string) {
 	return terms, expansion
 }
 
-// aliasesOf is the aliases of w, or of w without a plural "s".
+// aliasesOf is the aliases of w, or else of w without a plural "s" or
+// an "ing".
 func aliasesOf(w string) []string {
 	if a, ok := aliases[w]; ok {
 		return strings.Fields(a)
 	}
-	if s, ok := strings.CutSuffix(w, "s"); ok && len(s) > 2 {
-		return strings.Fields(aliases[s])
+	for _, suffix := range []string{"s", "ing"} {
+		if s, ok := strings.CutSuffix(w, suffix); ok && len(s) > 2 {
+			if a, ok := aliases[s]; ok {
+				return strings.Fields(a)
+			}
+		}
 	}
 	return nil
 }
+
+// marksOf is the alias keys a query's written conventions give: "#name"
+// a chat channel, "@name" a user, an address with "@" inside it an
+// email, a name with a file extension ("notes.md", "budget.xlsx") a file,
+// and one with a web domain or a scheme ("example.com", "https://…") a
+// web page.
+func marksOf(query string) []string {
+	var out []string
+	for _, f := range strings.Fields(strings.ToLower(query)) {
+		f = strings.Trim(f, ".,;:!?()[]\"'")
+		at := strings.IndexByte(f, '@')
+		switch {
+		case strings.HasPrefix(f, "#") && len(f) > 1:
+			out = append(out, "#channel")
+		case at == 0 && len(f) > 1:
+			out = append(out, "@user")
+		case at > 0 && strings.Contains(f[at:], "."):
+			out = append(out, "@email")
+		case strings.HasPrefix(f, "http://"), strings.HasPrefix(f, "https://"), strings.HasPrefix(f, "www."):
+			out = append(out, ".url")
+		default:
+			if dot := strings.LastIndexByte(strings.SplitN(f, "/", 2)[0], '.'); dot > 0 {
+				switch ext := strings.SplitN(f, "/", 2)[0][dot+1:]; {
+				case fileExtensions[ext]:
+					out = append(out, ".file")
+				case webDomains[ext]:
+					out = append(out, ".url")
+				}
+			}
+		}
+	}
+	return out
+}
+
+// fileExtensions and webDomains are the endings marksOf reads as a
+// file's and a web address's.
+var (
+	fileExtensions = setOf("txt md markdown yaml yml json csv tsv xlsx xls docx doc pdf pptx go py js ts html css toml ini log sql xml")
+	webDomains     = setOf("com org net io dev app co edu gov info")
+)
 
 // stopWords are English words that name no tool: pronouns, articles,
 // auxiliaries, question words, prepositions, politeness, and the verbs
