@@ -40,20 +40,27 @@ func queryTerms(query string) (terms, expansion []string) {
 	return terms, expansion
 }
 
-// aliasesOf is the aliases of w, or else of w without a plural "s" or
-// an "ing".
+// aliasesOf is the aliases of w, or else of w without an inflection:
+// a plural, a past or an -ing form ("meetings", "booked", "scheduling",
+// "replies").
 func aliasesOf(w string) []string {
 	if a, ok := aliases[w]; ok {
 		return strings.Fields(a)
 	}
-	for _, suffix := range []string{"s", "ing"} {
-		if s, ok := strings.CutSuffix(w, suffix); ok && len(s) > 2 {
-			if a, ok := aliases[s]; ok {
+	for _, r := range inflections {
+		if s, ok := strings.CutSuffix(w, r.suffix); ok && len(s) > 2 {
+			if a, ok := aliases[s+r.base]; ok {
 				return strings.Fields(a)
 			}
 		}
 	}
 	return nil
+}
+
+// inflections are the English endings aliasesOf drops, each with what
+// replaces it, tried in order.
+var inflections = []struct{ suffix, base string }{
+	{"ies", "y"}, {"es", ""}, {"s", ""}, {"ing", ""}, {"ing", "e"}, {"ed", ""}, {"ed", "e"}, {"d", ""},
 }
 
 // marksOf is the alias keys a query's written conventions give: "#name"
