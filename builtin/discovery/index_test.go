@@ -148,9 +148,11 @@ func TestSearchRecallAtFive(t *testing.T) {
 // TestSearchRecallAtFiveDev is the same measure on the development set,
 // testdata/search_tasks_dev.jsonl: tasks written from the catalog's names
 // and descriptions, in several phrasings, the set the ranking (weights,
-// aliases) was tuned on. -v prints the misses.
+// aliases) was tuned on. Its figure flatters the ranking; the sealed set
+// is the honest one. The test fails below minRecallAtFive, the figure
+// reached (0.954 on 910 tasks) less 0.03. -v prints the misses.
 func TestSearchRecallAtFiveDev(t *testing.T) {
-	const minRecallAtFive = 0.5
+	const minRecallAtFive = 0.92
 	if recall := recallAtFive(t, "testdata/search_tasks_dev.jsonl"); recall < minRecallAtFive {
 		t.Errorf("recall@5 %.3f, below %.2f", recall, minRecallAtFive)
 	}
