@@ -39,6 +39,8 @@ type Index struct {
 	conn  *sql.Conn
 	mu    sync.Mutex
 	names []string // by rowid-1
+	// match is the prepared ranking query (on conn).
+	match *sql.Stmt
 }
 
 // Column weights of the BM25 ranking (name, family, description,
@@ -65,6 +67,11 @@ func NewIndex(ctx context.Context, tools []*tool.Tool) (*Index, error) {
 		ix.Close()
 		return nil, err
 	}
+	// bm25() is lower for a better match: its negation is the score.
+	if ix.match, err = conn.PrepareContext(ctx, `SELECT rowid, -bm25(tools, `+bm25Weights+`) FROM tools WHERE tools MATCH ?`); err != nil {
+		ix.Close()
+		return nil, fmt.Errorf("discovery: prepare the search: %w", err)
+	}
 	return ix, nil
 }
 
@@ -90,7 +97,13 @@ func (ix *Index) fill(ctx context.Context, tools []*tool.Tool) error {
 const maxQueryTerms = 32
 
 // Close frees the index.
-func (ix *Index) Close() error { return errors.Join(ix.conn.Close(), ix.db.Close()) }
+func (ix *Index) Close() error {
+	var err error
+	if ix.match != nil {
+		err = ix.match.Close()
+	}
+	return errors.Join(err, ix.conn.Close(), ix.db.Close())
+}
 
 // aliasWeight is how much a word the aliases table adds counts against
 // a word of the query.
@@ -138,9 +151,7 @@ func (ix *Index) fullText(ctx context.Context, terms []string, weight float64, s
 	for i, t := range terms {
 		quoted[i] = `"` + t + `"`
 	}
-	// bm25() is lower for a better match: its negation is the score.
-	rows, err := ix.conn.QueryContext(ctx, `SELECT rowid, -bm25(tools, `+bm25Weights+`) FROM tools WHERE tools MATCH ?`,
-		strings.Join(quoted, " OR "))
+	rows, err := ix.match.QueryContext(ctx, strings.Join(quoted, " OR "))
 	if err != nil {
 		return fmt.Errorf("discovery: search the index: %w", err)
 	}

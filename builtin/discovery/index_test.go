@@ -241,3 +241,21 @@ func TestSearchAfterCancelAndConcurrently(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkSearch is one search_tools query on the 150-tool index: the
+// query reading and both BM25 passes.
+func BenchmarkSearch(b *testing.B) {
+	ix, err := discovery.NewIndex(context.Background(), catalog150(b))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer ix.Close()
+	queries := []string{"what's on my calendar tomorrow", "turn this spreadsheet into a chart", "remind me on Friday to call mom",
+		"open a github issue for the login bug", "is it raining in London right now"}
+	b.ResetTimer()
+	for i := range b.N {
+		if _, err := ix.Search(context.Background(), queries[i%len(queries)], 5); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
