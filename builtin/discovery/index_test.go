@@ -136,10 +136,11 @@ func recallAtFive(t *testing.T, path string) float64 {
 // (written without seeing the ranking, and never read while tuning it)
 // with a wanted tool among the first five. The target is 0.9; the test
 // fails below minRecallAtFive, the figure this ranking reached when it
-// was measured less a margin, so a change that loses recall is seen (-v
-// prints the misses).
+// was measured once, after its tuning on the dev set (0.874, 167 of 191
+// tasks), less 0.03, so a change that loses recall is seen (-v prints
+// the misses).
 func TestSearchRecallAtFive(t *testing.T) {
-	const minRecallAtFive = 0.5
+	const minRecallAtFive = 0.84
 	if recall := recallAtFive(t, "testdata/search_tasks.jsonl"); recall < minRecallAtFive {
 		t.Errorf("recall@5 %.3f, below %.2f", recall, minRecallAtFive)
 	}
