@@ -53,16 +53,17 @@ func catalog150(t testing.TB) []*tool.Tool {
 	return tools
 }
 
-// searchTask is one labelled line of testdata/search_tasks.jsonl: a
-// query and the tools any of which answers it.
+// searchTask is one labelled line of a task file (testdata/search_tasks.jsonl,
+// testdata/search_tasks_dev.jsonl): a query and the tools any of which
+// answers it.
 type searchTask struct {
 	Query string   `json:"query"`
 	Want  []string `json:"want"`
 }
 
-func searchTasks(t testing.TB) []searchTask {
+func searchTasks(t testing.TB, path string) []searchTask {
 	t.Helper()
-	f, err := os.Open("testdata/search_tasks.jsonl")
+	f, err := os.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,24 +80,31 @@ func searchTasks(t testing.TB) []searchTask {
 		}
 		out = append(out, st)
 	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
 	return out
 }
 
-// TestSearchRecallAtFive measures search_tools' ranking on the 150-tool
-// catalog: the share of the labelled tasks (written without seeing the
-// ranking) with a wanted tool among the first five. The target is 0.9;
-// the test fails below minRecallAtFive, the figure this ranking reached
-// when it was written less a margin, so a change that loses recall is
-// seen (-v prints the misses).
-func TestSearchRecallAtFive(t *testing.T) {
-	const minRecallAtFive = 0.5
+// recallAtFive is the share of the tasks of path with a wanted tool
+// among the first five search answers on the 150-tool catalog, each
+// miss logged (seen with -v). A task wanting a tool the catalog lacks
+// fails the test.
+func recallAtFive(t *testing.T, path string) float64 {
+	t.Helper()
 	tools := catalog150(t)
+	if len(tools) < 150 { // the built-ins grow (run_code made it 151)
+		t.Errorf("%d tools in the catalog, want at least 150", len(tools))
+	}
 	ix, err := discovery.NewIndex(context.Background(), tools)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer ix.Close()
-	tasks := searchTasks(t)
+	tasks := searchTasks(t, path)
+	if len(tasks) < 100 {
+		t.Fatalf("%s: %d tasks, want at least 100", path, len(tasks))
+	}
 	names := map[string]bool{}
 	for _, tl := range tools {
 		names[tl.Name()] = true
@@ -120,10 +128,33 @@ func TestSearchRecallAtFive(t *testing.T) {
 	}
 	recall := float64(found) / float64(len(tasks))
 	t.Logf("recall@5 = %.3f (%d of %d tasks, %d tools)", recall, found, len(tasks), len(tools))
-	if len(tools) < 150 { // the built-ins grow (run_code made it 151)
-		t.Errorf("%d tools in the catalog, want at least 150", len(tools))
+	return recall
+}
+
+// TestSearchRecallAtFive measures search_tools' ranking on the 150-tool
+// catalog: the share of the labelled tasks of testdata/search_tasks.jsonl
+// (written without seeing the ranking, and never read while tuning it)
+// with a wanted tool among the first five. The target is 0.9; the test
+// fails below minRecallAtFive, the figure this ranking reached when it
+// was measured once, after its tuning on the dev set (0.874, 167 of 191
+// tasks), less 0.03, so a change that loses recall is seen (-v prints
+// the misses).
+func TestSearchRecallAtFive(t *testing.T) {
+	const minRecallAtFive = 0.84
+	if recall := recallAtFive(t, "testdata/search_tasks.jsonl"); recall < minRecallAtFive {
+		t.Errorf("recall@5 %.3f, below %.2f", recall, minRecallAtFive)
 	}
-	if recall < minRecallAtFive {
+}
+
+// TestSearchRecallAtFiveDev is the same measure on the development set,
+// testdata/search_tasks_dev.jsonl: tasks written from the catalog's names
+// and descriptions, in several phrasings, the set the ranking (weights,
+// aliases) was tuned on. Its figure flatters the ranking; the sealed set
+// is the honest one. The test fails below minRecallAtFive, the figure
+// reached (0.954 on 910 tasks) less 0.03. -v prints the misses.
+func TestSearchRecallAtFiveDev(t *testing.T) {
+	const minRecallAtFive = 0.92
+	if recall := recallAtFive(t, "testdata/search_tasks_dev.jsonl"); recall < minRecallAtFive {
 		t.Errorf("recall@5 %.3f, below %.2f", recall, minRecallAtFive)
 	}
 }
@@ -208,6 +239,24 @@ func TestSearchAfterCancelAndConcurrently(t *testing.T) {
 	for range 8 {
 		if err := <-errs; err != nil {
 			t.Error(err)
+		}
+	}
+}
+
+// BenchmarkSearch is one search_tools query on the 150-tool index: the
+// query reading and both BM25 passes.
+func BenchmarkSearch(b *testing.B) {
+	ix, err := discovery.NewIndex(context.Background(), catalog150(b))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer ix.Close()
+	queries := []string{"what's on my calendar tomorrow", "turn this spreadsheet into a chart", "remind me on Friday to call mom",
+		"open a github issue for the login bug", "is it raining in London right now"}
+	b.ResetTimer()
+	for i := range b.N {
+		if _, err := ix.Search(context.Background(), queries[i%len(queries)], 5); err != nil {
+			b.Fatal(err)
 		}
 	}
 }

@@ -1,0 +1,127 @@
+package discovery
+
+import (
+	"slices"
+	"strings"
+)
+
+// queryTerms reads a query the way people ask for a tool: its words,
+// lower case, without the words that say nothing about a tool
+// (stopWords) unless the query has no other, and the catalog words the
+// aliases table gives for its words, stop words included (the expansion, ranked at a lower weight
+// than the words asked), with the words its marks give (marksOf). A "%"
+// counts as the word "percent". Both lists keep their first occurrence
+// of a word only, and expansion holds no word of terms; each is at most
+// maxQueryTerms long.
+func queryTerms(query string) (terms, expansion []string) {
+	all := strings.Fields(strings.ToLower(words(strings.ReplaceAll(query, "%", " percent "))))
+	for _, w := range all {
+		if !stopWords[w] && !slices.Contains(terms, w) {
+			terms = append(terms, w)
+		}
+	}
+	if len(terms) == 0 {
+		for _, w := range all {
+			if !slices.Contains(terms, w) {
+				terms = append(terms, w)
+			}
+		}
+	}
+	if len(terms) > maxQueryTerms {
+		terms = terms[:maxQueryTerms]
+	}
+	for _, w := range append(all, marksOf(query)...) {
+		for _, a := range aliasesOf(w) {
+			if !slices.Contains(terms, a) && !slices.Contains(expansion, a) && len(expansion) < maxQueryTerms {
+				expansion = append(expansion, a)
+			}
+		}
+	}
+	return terms, expansion
+}
+
+// aliasesOf is the aliases of w, or else of w without an inflection:
+// a plural, a past or an -ing form ("meetings", "booked", "scheduling",
+// "replies").
+func aliasesOf(w string) []string {
+	if a, ok := aliases[w]; ok {
+		return strings.Fields(a)
+	}
+	for _, r := range inflections {
+		if s, ok := strings.CutSuffix(w, r.suffix); ok && len(s) > 2 {
+			if a, ok := aliases[s+r.base]; ok {
+				return strings.Fields(a)
+			}
+		}
+	}
+	return nil
+}
+
+// inflections are the English endings aliasesOf drops, each with what
+// replaces it, tried in order.
+var inflections = []struct{ suffix, base string }{
+	{"ies", "y"}, {"es", ""}, {"s", ""}, {"ing", ""}, {"ing", "e"}, {"ed", ""}, {"ed", "e"}, {"d", ""},
+}
+
+// marksOf is the alias keys a query's written conventions give: "#name"
+// a chat channel, "@name" a user, an address with "@" inside it an
+// email, a name with a file extension ("notes.md", "budget.xlsx") a file,
+// and one with a web domain or a scheme ("example.com", "https://…") a
+// web page.
+func marksOf(query string) []string {
+	var out []string
+	for _, f := range strings.Fields(strings.ToLower(query)) {
+		f = strings.Trim(f, ".,;:!?()[]\"'")
+		at := strings.IndexByte(f, '@')
+		switch {
+		case strings.HasPrefix(f, "#") && len(f) > 1:
+			out = append(out, "#channel")
+		case at == 0 && len(f) > 1:
+			out = append(out, "@user")
+		case at > 0 && strings.Contains(f[at:], "."):
+			out = append(out, "@email")
+		case strings.HasPrefix(f, "http://"), strings.HasPrefix(f, "https://"), strings.HasPrefix(f, "www."):
+			out = append(out, ".url")
+		default:
+			if dot := strings.LastIndexByte(strings.SplitN(f, "/", 2)[0], '.'); dot > 0 {
+				switch ext := strings.SplitN(f, "/", 2)[0][dot+1:]; {
+				case fileExtensions[ext]:
+					out = append(out, ".file")
+				case webDomains[ext]:
+					out = append(out, ".url")
+				}
+			}
+		}
+	}
+	return out
+}
+
+// fileExtensions and webDomains are the endings marksOf reads as a
+// file's and a web address's.
+var (
+	fileExtensions = setOf("txt md markdown yaml yml json csv tsv xlsx xls docx doc pdf pptx go py js ts html css toml ini log sql xml")
+	webDomains     = setOf("com org net io dev app co edu gov info")
+)
+
+// stopWords are English words that name no tool: pronouns, articles,
+// auxiliaries, question words, prepositions, politeness, and the verbs
+// that say nothing of the task ("get", "show", "give"). Other words of
+// tools' names ("list", "search", "find", "off", "next") are not, even
+// when common. A stop word may still have aliases ("who" asks for
+// facts).
+var stopWords = setOf(`a about above after again all also am an and any are as at be because been before being
+	below between both but by can could did do does doing during each either else ever every few for from
+	further had has have having he her here hers him his how i if in into is it its itself just let lets like me
+	mine more most much must my myself no nor not now of on once only or other our ours out over own please
+	pretty quite rather really same she should so some such than thank thanks that the their them then there
+	these they this those though through to too under until up us very was we were what whats when where which
+	while who whom whose why will with would yet you your yours s t d ll re ve m
+	get got give show keep want need`)
+
+func setOf(s string) map[string]bool {
+	m := map[string]bool{}
+	for _, w := range strings.Fields(s) {
+		m[w] = true
+	}
+	return m
+}

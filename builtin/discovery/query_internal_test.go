@@ -1,0 +1,77 @@
+package discovery
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// TestAliasesAreWords: every alias key is lower case and one word (or a
+// mark marksOf gives), and every value is words only, so no alias can
+// carry FTS5 syntax into a query.
+func TestAliasesAreWords(t *testing.T) {
+	marks := []string{"#channel", "@user", "@email", ".file", ".url"}
+	for k, v := range aliases {
+		if !slices.Contains(marks, k) && (k != strings.ToLower(words(k)) || strings.Contains(k, " ")) {
+			t.Errorf("key %q is not one lower-case word", k)
+		}
+		if v != words(v) || v == "" {
+			t.Errorf("%q: value %q is not words", k, v)
+		}
+	}
+	for _, m := range marks {
+		if aliases[m] == "" {
+			t.Errorf("mark %q has no alias", m)
+		}
+	}
+}
+
+func TestQueryTerms(t *testing.T) {
+	for _, c := range []struct {
+		query           string
+		terms, expanded []string
+	}{
+		// Stop words out, the aliases of the words left (and of the
+		// stop words) in the expansion, no word twice.
+		{"what's on my calendar", []string{"calendar"}, []string{"list"}},
+		{"schedule a meeting", []string{"schedule", "meeting"}, []string{"calendar", "events", "event"}},
+		// Inflected forms find their alias.
+		{"meetings", []string{"meetings"}, []string{"calendar", "event"}},
+		{"booked", []string{"booked"}, []string{"create", "calendar", "event"}},
+		{"replies", []string{"replies"}, nil},
+		// A query of stop words only keeps them.
+		{"is it", []string{"is", "it"}, nil},
+		// Marks: a channel, a file name, a web address, a percent.
+		{"#general", []string{"general"}, []string{"channel", "slack"}},
+		{"notes.md", []string{"notes", "md"}, []string{"text", "file", "files"}},
+		{"example.com", []string{"example", "com"}, []string{"url", "page", "web"}},
+		{"15%", []string{"15", "percent"}, []string{"percentages", "arithmetic", "calculate"}},
+	} {
+		terms, expanded := queryTerms(c.query)
+		if diff := cmp.Diff(c.terms, terms); diff != "" {
+			t.Errorf("%q terms (-want +got):\n%s", c.query, diff)
+		}
+		if diff := cmp.Diff(c.expanded, expanded); diff != "" {
+			t.Errorf("%q expansion (-want +got):\n%s", c.query, diff)
+		}
+	}
+}
+
+// TestQueryTermsBounded: however long the query, at most maxQueryTerms
+// words and maxQueryTerms alias words are searched.
+func TestQueryTermsBounded(t *testing.T) {
+	var b strings.Builder
+	for i := range 3 * maxQueryTerms {
+		fmt.Fprintf(&b, "word%d ", i)
+	}
+	for k := range aliases {
+		b.WriteString(k + " ")
+	}
+	terms, expanded := queryTerms(b.String())
+	if len(terms) != maxQueryTerms || len(expanded) != maxQueryTerms {
+		t.Errorf("%d terms and %d alias words, want %d of each", len(terms), len(expanded), maxQueryTerms)
+	}
+}
