@@ -68,6 +68,7 @@ type Store interface {
 	Memories
 	ShortTerms
 	Knowledge
+	Skills
 	History
 	KeyChecks
 	Runs
