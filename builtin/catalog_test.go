@@ -28,6 +28,7 @@ var builtinNames = []string{
 	"web_search", "fetch_url", "research_web",
 	"save_memory", "update_memory", "forget_memory", "search_memory", "update_short_term_memory", "read_document", "search_attachments", "search_knowledge", "check_budget",
 	"search_conversations", "enable_tools", "update_tasks", "run_code", "search_tools", "list_tools", "get_tool_schema",
+	"load_skill",
 }
 
 // everything is a turn whose agent allows every built-in family.
