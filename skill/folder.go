@@ -266,3 +266,27 @@ func zipRoot(files []*zip.File) (string, error) {
 	}
 	return "", invalid("no %s at the zip's root or in the one folder at its root", store.SkillDocument)
 }
+
+// ReadPath reads the skill at path: a folder (ReadDir) or a .zip file
+// (ReadZip, refused over MaxZipBytes before it is read).
+func ReadPath(p string) (Bundle, error) {
+	fi, err := os.Stat(p)
+	if err != nil {
+		return Bundle{}, fmt.Errorf("read skill: %w", err)
+	}
+	if fi.IsDir() {
+		return ReadDir(p)
+	}
+	if !strings.EqualFold(filepath.Ext(p), ".zip") {
+		return Bundle{}, fmt.Errorf("read skill: %s is neither a folder nor a .zip file: %w", p, store.ErrSkillInvalid)
+	}
+	if fi.Size() > MaxZipBytes {
+		return Bundle{}, fmt.Errorf("read skill zip: %d bytes; the limit is %d (16 MiB): %w", fi.Size(), MaxZipBytes, store.ErrSkillQuota)
+	}
+	f, err := os.Open(p)
+	if err != nil {
+		return Bundle{}, fmt.Errorf("read skill: %w", err)
+	}
+	defer f.Close()
+	return ReadZip(f, fi.Size())
+}
