@@ -44,7 +44,7 @@ func TestSkillsOnAgentPage(t *testing.T) {
 	now := time.Now().UTC()
 	if _, err := st.PutSkill(ctx, store.Skill{OrgID: "org_a", Name: "invoices", Description: "Write invoices in the house format.",
 		Document: "---\nname: invoices\ndescription: Write invoices in the house format.\n---\nBody\n",
-		Files: []store.SkillFile{{Path: "format.md", Data: []byte("# Format")}}, UpdatedAt: now}); err != nil {
+		Files:    []store.SkillFile{{Path: "format.md", Data: []byte("# Format")}}, UpdatedAt: now}); err != nil {
 		t.Fatal(err)
 	}
 	b.open("#/agents/assistant", `#skills-none`)
