@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -39,6 +40,30 @@ func FuzzParseDocument(f *testing.F) {
 		b := skill.Bundle{Meta: m, Document: string(doc)}
 		if _, err := store.CheckSkill(b.Record("org", at)); err != nil && !bytes.Contains(doc, []byte{0}) {
 			t.Fatalf("parsed, but the store refuses it: %v", err)
+		}
+	})
+}
+
+// FuzzReadZip: any bytes are read as a skill or refused, never a panic;
+// a skill read passes the store's checks, and no file path leaves the
+// folder.
+func FuzzReadZip(f *testing.F) {
+	f.Add(zipOf(f, [2]string{"SKILL.md", zipDoc}, [2]string{"docs/a.md", "a"}))
+	f.Add(zipOf(f, [2]string{"notes/SKILL.md", zipDoc}, [2]string{"notes/x", "x"}))
+	f.Add(zipOf(f, [2]string{"SKILL.md", zipDoc}, [2]string{"../x", "x"}))
+	f.Add([]byte("PK\x05\x06" + strings.Repeat("\x00", 18)))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		b, err := skill.ReadZip(bytes.NewReader(data), int64(len(data)))
+		if err != nil {
+			return
+		}
+		if _, err := store.CheckSkill(b.Record("org", at)); err != nil {
+			t.Fatalf("read, but the store refuses it: %v", err)
+		}
+		for _, file := range b.Files {
+			if strings.HasPrefix(file.Path, "/") || strings.Contains("/"+file.Path+"/", "/../") {
+				t.Fatalf("path %q leaves the folder", file.Path)
+			}
 		}
 	})
 }

@@ -202,7 +202,7 @@ func TestReadDirRefuses(t *testing.T) {
 }
 
 // zipOf returns a zip holding files (name → content) in order.
-func zipOf(t *testing.T, files ...[2]string) []byte {
+func zipOf(t testing.TB, files ...[2]string) []byte {
 	t.Helper()
 	var buf bytes.Buffer
 	w := zip.NewWriter(&buf)
