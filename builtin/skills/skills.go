@@ -29,6 +29,10 @@ const Name = "load_skill"
 // character boundary.
 const MaxPageBytes = 16 << 10
 
+// MaxListBytes bounds the list of a skill's files that the first page
+// of SKILL.md ends with: the files past it are counted, not listed.
+const MaxListBytes = 8 << 10
+
 //go:embed load_skill.md
 var description string
 
@@ -59,7 +63,7 @@ func Tool(s Store) *tool.Tool {
 		Description: strings.TrimSpace(description),
 		Access:      tool.Read,
 		Requires:    Requires,
-		Limits:      []tool.Limit{{Name: "page_bytes", Value: MaxPageBytes}},
+		Limits:      []tool.Limit{{Name: "page_bytes", Value: MaxPageBytes}, {Name: "file_list_bytes", Value: MaxListBytes}},
 		// The tool pages its own output.
 		Unstored: true,
 		Tune: func(sc *jsonschema.Schema) {
@@ -140,8 +144,15 @@ func writeFiles(b *strings.Builder, name string, files []store.SkillFile) {
 		return
 	}
 	fmt.Fprintf(b, "Files of skill %s (read one with load_skill name=%q path=<path>):", name, name)
-	for _, f := range files {
-		fmt.Fprintf(b, "\n- %s (%d bytes)", f.Path, f.Size)
+	listed := 0
+	for i, f := range files {
+		line := fmt.Sprintf("\n- %s (%d bytes)", f.Path, f.Size)
+		if listed+len(line) > MaxListBytes {
+			fmt.Fprintf(b, "\n(%d more files not listed; read the ones SKILL.md names by their path.)", len(files)-i)
+			return
+		}
+		b.WriteString(line)
+		listed += len(line)
 	}
 }
 

@@ -179,3 +179,35 @@ func TestNoStore(t *testing.T) {
 		t.Errorf("a call without a store: %v, want an infrastructure error", err)
 	}
 }
+
+// TestFileListCapped: a skill whose paths are long lists files up to
+// MaxListBytes and counts the rest.
+func TestFileListCapped(t *testing.T) {
+	ctx := t.Context()
+	st, err := sqlite.Open(ctx, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	var files []store.SkillFile
+	for i := range store.MaxSkillFiles {
+		files = append(files, store.SkillFile{Path: fmt.Sprintf("%03d/%s/%s.md", i, strings.Repeat("p", 250), strings.Repeat("q", 250)), Data: []byte("x")})
+	}
+	if _, err := st.PutSkill(ctx, store.Skill{OrgID: "o1", Name: "many", Description: "d", Document: "doc", Files: files, UpdatedAt: at}); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.AttachSkill(ctx, "o1", "helper", "many", at); err != nil {
+		t.Fatal(err)
+	}
+	got, err := run(t, skills.Tool(st), helper, `{"name":"many"}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, list, _ := strings.Cut(got, "Files of skill many")
+	if len(list) > skills.MaxListBytes+200 || !strings.Contains(list, "more files not listed") {
+		t.Errorf("the file list is %d bytes (limit %d) and says %q at its end", len(list), skills.MaxListBytes, list[max(0, len(list)-80):])
+	}
+	if !strings.Contains(list, "- 000/") {
+		t.Error("the first file is not listed")
+	}
+}
