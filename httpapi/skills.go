@@ -84,6 +84,10 @@ type Skill struct {
 	Document  string    `json:"document,omitempty"`
 	CreatedAt time.Time `json:"created_at"`
 	UpdatedAt time.Time `json:"updated_at"`
+	// Warnings, on an upload's answer only, say what was read
+	// differently from how it was written (a description cut to 1,024
+	// characters).
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // SkillFile is one file of a skill, by path.
@@ -168,7 +172,9 @@ func (s *server) addSkill(ctx context.Context, in *addSkillInput) (*skillOutput,
 	if err != nil {
 		return nil, skillRefusal(err)
 	}
-	return &skillOutput{Body: skillView(sk)}, nil
+	out := &skillOutput{Body: skillView(sk)}
+	out.Body.Warnings = b.Meta.Warnings
+	return out, nil
 }
 
 // skillRefusal is a skill the format or a limit refuses, as a 422 with

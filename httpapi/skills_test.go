@@ -116,6 +116,19 @@ func TestSkillUploadRefused(t *testing.T) {
 	}
 }
 
+// TestSkillUploadLongDescription: a published skill whose description
+// is over the limit is stored with it cut, and the answer says so.
+func TestSkillUploadLongDescription(t *testing.T) {
+	f := skillsFixture(t)
+	doc := "---\nname: long\ndescription: " + strings.Repeat("word ", 300) + "\n---\nBody\n"
+	body, ct := skillZip(t, [2]string{"SKILL.md", doc})
+	var added httpapi.Skill
+	f.ok(f.do(f.alice, http.MethodPost, "/api/skills", body, "Content-Type: "+ct), http.StatusOK, &added)
+	if len([]rune(added.Description)) > store.MaxSkillDescriptionRunes || len(added.Warnings) != 1 || !strings.Contains(added.Warnings[0], "SKILL.md is stored as written") {
+		t.Errorf("added %d characters, warnings %q", len([]rune(added.Description)), added.Warnings)
+	}
+}
+
 func TestSkillsOff(t *testing.T) {
 	f := newFixture(t, nil)
 	wantError(t, f.do(f.alice, http.MethodGet, "/api/skills", nil), http.StatusNotImplemented, "not_configured")

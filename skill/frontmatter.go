@@ -44,7 +44,9 @@ func invalid(format string, args ...any) error {
 // (after an optional UTF-8 byte order mark; CRLF line ends are read as
 // LF), hold YAML up to the next line "---", and name the skill and
 // describe it. It returns the front matter and the Markdown after it.
-// A document over store.MaxSkillDocumentBytes, without front matter,
+// A description over store.MaxSkillDescriptionRunes is cut to it (some
+// published skills have one), with a warning in Meta.Warnings. A
+// document over store.MaxSkillDocumentBytes, without front matter,
 // with YAML that does not parse or is not a mapping, a missing or bad
 // name (store.CheckSkillName) or description
 // (store.CheckSkillDescription), a compatibility over
@@ -118,6 +120,14 @@ func (fm frontMatter) meta() (Meta, error) {
 	if m.Description == "" {
 		return Meta{}, invalid("%s's front matter has no description", store.SkillDocument)
 	}
+	if n := utf8.RuneCountInString(m.Description); n > store.MaxSkillDescriptionRunes {
+		// Published skills exist with longer descriptions than the format
+		// allows; they import, with the description the prompt lists cut
+		// (SKILL.md itself is kept as written).
+		m.Description = cutDescription(m.Description)
+		m.Warnings = append(m.Warnings, fmt.Sprintf("the description is %d characters; the first %d are kept as the skill's description (SKILL.md is stored as written)",
+			n, utf8.RuneCountInString(m.Description)))
+	}
 	if err := store.CheckSkillDescription(m.Description); err != nil {
 		return Meta{}, err
 	}
@@ -132,6 +142,21 @@ func (fm frontMatter) meta() (Meta, error) {
 		return Meta{}, err
 	}
 	return m, nil
+}
+
+// cutDescription cuts d to store.MaxSkillDescriptionRunes characters, at
+// the last space in its final fifth when there is one, ending with an
+// ellipsis.
+func cutDescription(d string) string {
+	r := []rune(d)[:store.MaxSkillDescriptionRunes-1]
+	cut := len(r)
+	for i := len(r) - 1; i > len(r)*4/5; i-- {
+		if r[i] == ' ' || r[i] == '\n' {
+			cut = i
+			break
+		}
+	}
+	return strings.TrimSpace(string(r[:cut])) + "…"
 }
 
 // toolNames reads allowed-tools: a text of names separated by spaces or

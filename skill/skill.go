@@ -32,6 +32,10 @@ type Meta struct {
 	AllowedTools  []string
 	// Metadata is the optional "metadata" map, its values as text.
 	Metadata map[string]string
+	// Warnings are what was read differently from how it was written,
+	// for the person importing (a description cut to the store's
+	// limit); nil when there is nothing to say.
+	Warnings []string
 }
 
 // Bundle is one skill as read from a folder or a zip.

@@ -35,6 +35,25 @@ func TestParseDocument(t *testing.T) {
 	}
 }
 
+// TestLongDescriptionCut: a description over the limit (published
+// skills have them) is cut to it, with a warning, and the document kept.
+func TestLongDescriptionCut(t *testing.T) {
+	long := strings.Repeat("word ", 300) // 1,500 characters
+	m, _, err := skill.ParseDocument([]byte("---\nname: a\ndescription: " + long + "\n---\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len([]rune(m.Description)); n > store.MaxSkillDescriptionRunes || n < store.MaxSkillDescriptionRunes*4/5 || !strings.HasSuffix(m.Description, "word…") {
+		t.Errorf("description cut to %d characters: ...%q", n, m.Description[len(m.Description)-20:])
+	}
+	if len(m.Warnings) != 1 || !strings.Contains(m.Warnings[0], "1499 characters") {
+		t.Errorf("warnings %q", m.Warnings)
+	}
+	if m, _, _ := skill.ParseDocument([]byte("---\nname: a\ndescription: " + strings.Repeat("d", store.MaxSkillDescriptionRunes) + "\n---\n")); len(m.Warnings) != 0 || len(m.Description) != store.MaxSkillDescriptionRunes {
+		t.Errorf("a description at the limit was changed: %d, %q", len(m.Description), m.Warnings)
+	}
+}
+
 func TestParseDocumentRefuses(t *testing.T) {
 	long := strings.Repeat("a", store.MaxSkillNameBytes+1)
 	tests := []struct {
@@ -53,7 +72,7 @@ func TestParseDocumentRefuses(t *testing.T) {
 		{"LeadingHyphen", "---\nname: -pdf\ndescription: b\n---\n", "begins or ends", store.ErrSkillInvalid},
 		{"DoubleHyphen", "---\nname: a--b\ndescription: b\n---\n", "two '-'", store.ErrSkillInvalid},
 		{"NameTooLong", "---\nname: " + long + "\ndescription: b\n---\n", "the limit is 64", store.ErrSkillInvalid},
-		{"DescriptionTooLong", "---\nname: a\ndescription: " + strings.Repeat("d", 1025) + "\n---\n", "the limit is 1024", store.ErrSkillInvalid},
+		{"DescriptionControl", "---\nname: a\ndescription: \"a\\u0007b\"\n---\n", "not UTF-8 text", store.ErrSkillInvalid},
 		{"NotYAML", "---\nname: [a\ndescription: b\n---\n", "not YAML", store.ErrSkillInvalid},
 		{"NotAMapping", "---\n- a\n- b\n---\n", "not YAML", store.ErrSkillInvalid},
 		{"NameAList", "---\nname: [a]\ndescription: b\n---\n", "not YAML", store.ErrSkillInvalid},

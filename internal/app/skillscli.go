@@ -42,6 +42,9 @@ func SkillsAdd(ctx context.Context, o SkillsOptions, env Env) error {
 	if err != nil {
 		return skillRefusal(err)
 	}
+	for _, w := range b.Meta.Warnings {
+		fmt.Fprintf(env.Stderr, "quiver: skill %s: %s\n", b.Meta.Name, w)
+	}
 	rt, org, err := o.open(ctx, env)
 	if err != nil {
 		return err
