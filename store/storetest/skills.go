@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/quiverhq/quiver/store"
@@ -19,6 +20,7 @@ func skillCases() []suiteCase {
 		{"AttachDetach", testSkillAttach},
 		{"CapsRefused", testSkillCaps},
 		{"OrgCap", testSkillOrgCap},
+		{"ConcurrentOrgCap", testSkillConcurrentCap},
 		{"Isolation", testSkillIsolation},
 		{"DeleteAgentDetaches", testSkillDeleteAgent},
 	}
@@ -326,5 +328,36 @@ func testSkillDeleteAgent(t *testing.T, f *fixture) {
 	}
 	if _, err := f.GetSkill(ctx, org, "pdf"); err != nil {
 		t.Errorf("deleting an agent deleted the skill: %v", err)
+	}
+}
+
+func testSkillConcurrentCap(t *testing.T, f *fixture) {
+	ctx := t.Context()
+	for i := range store.MaxSkillsPerOrg - 2 {
+		f.mustPutSkill(t, f.newSkill(fmt.Sprintf("s%03d", i)))
+	}
+	var wg sync.WaitGroup
+	errs := make([]error, 8)
+	for i := range errs {
+		wg.Go(func() {
+			_, errs[i] = f.PutSkill(ctx, f.newSkill(fmt.Sprintf("race-%d", i), "a.txt"))
+		})
+	}
+	wg.Wait()
+	ok := 0
+	for _, err := range errs {
+		switch {
+		case err == nil:
+			ok++
+		case !errors.Is(err, store.ErrSkillQuota):
+			t.Errorf("a racing put: %v", err)
+		}
+	}
+	list, err := f.ListSkills(ctx, f.id("org"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ok != 2 || len(list) != store.MaxSkillsPerOrg {
+		t.Errorf("%d racing puts succeeded and %d skills are stored; want 2 and %d", ok, len(list), store.MaxSkillsPerOrg)
 	}
 }
