@@ -12,7 +12,9 @@ import (
 	"reflect"
 	"time"
 
+	"github.com/quiverhq/quiver/browser"
 	"github.com/quiverhq/quiver/budget"
+	"github.com/quiverhq/quiver/builtin/artifacts"
 	"github.com/quiverhq/quiver/builtin/ask"
 	budgettool "github.com/quiverhq/quiver/builtin/budget"
 	"github.com/quiverhq/quiver/builtin/calc"
@@ -107,6 +109,15 @@ type CatalogDeps struct {
 	// dispatch).
 	Code            sandbox.Runner
 	CodeUnavailable string
+	// Artifacts backs the artifact tools; nil keeps them, whose calls then
+	// fail with store.ErrNoStore. Browser renders their visual checks
+	// (NewBrowser gives it) and BrowserUnavailable says why none runs
+	// here, which leaves the checks and save_artifact out of every turn
+	// and saves HTML and SVG unchecked. A nil Browser with no reason keeps
+	// every tool, whose checks then fail (commands that never dispatch).
+	Artifacts          store.Artifacts
+	Browser            browser.Checker
+	BrowserUnavailable string
 	// Skills backs load_skill (the skills attached to the turn's agent);
 	// nil keeps the tool, whose calls then fail with store.ErrNoStore.
 	Skills skills.Store
@@ -133,6 +144,7 @@ func NewCatalog(d CatalogDeps) *registry.Catalog {
 	c.Register(discovery.Tool(d.Intents))
 	c.Register(checklist.Tool())
 	c.Register(CodeTool(d))
+	c.Register(ArtifactTools(d)...)
 	c.Register(discovery.Tools()...)
 	c.Register(skills.Tool(d.Skills))
 	return c
@@ -153,6 +165,33 @@ func CodeTool(d CatalogDeps) *tool.Tool {
 		Results:   d.Results,
 	}
 	return code.Tool(cfg)
+}
+
+// ArtifactTools are the artifact tools over d's store, browser and
+// workspaces. They are declared only where the agent's allowlist names
+// them (family "artifacts").
+func ArtifactTools(d CatalogDeps) []*tool.Tool {
+	cfg := artifacts.Config{Checker: d.Browser, Unavailable: d.BrowserUnavailable, Now: d.Now,
+		Workspace: workspace.Config{Root: filepath.Join(d.DataDir, workspace.FolderName)}}
+	if d.Artifacts != nil {
+		cfg.Store = d.Artifacts
+	}
+	return artifacts.Tools(cfg)
+}
+
+// NewBrowser is the artifact checks' browser under cfg: a browser.Lazy,
+// which starts Chromium on the first check, or nil with the reason no
+// check can run (the checks turned off, or no Chromium found).
+func NewBrowser(cfg config.Config) (b *browser.Lazy, unavailable string) {
+	a := cfg.Artifacts
+	if a.Browser == config.BrowserOff {
+		return nil, "artifact checks are turned off (artifacts.browser: off)"
+	}
+	l := browser.NewLazy(browser.Options{ExecPath: a.Browser, MaxConcurrent: a.ConcurrentPages, PageTimeout: a.PageTimeout.Std()})
+	if r := l.Unavailable(); r != "" {
+		return nil, r + " (install the Debian package chromium)"
+	}
+	return l, ""
 }
 
 // NewCodeRunner starts the runner of cfg's code level: the in-process

@@ -27,7 +27,9 @@ var builtinNames = []string{
 	"calculate", "read_tool_result", "read_transcript", "ask_clarifying_question", "suggest_next_actions",
 	"web_search", "fetch_url", "research_web",
 	"save_memory", "update_memory", "forget_memory", "search_memory", "update_short_term_memory", "read_document", "search_attachments", "search_knowledge", "check_budget",
-	"search_conversations", "enable_tools", "update_tasks", "run_code", "search_tools", "list_tools", "get_tool_schema",
+	"search_conversations", "enable_tools", "update_tasks", "run_code",
+	"create_artifact", "rewrite_artifact", "update_artifact", "save_artifact", "inspect_artifact", "measure_layout", "print_pdf",
+	"search_tools", "list_tools", "get_tool_schema",
 	"load_skill",
 }
 
@@ -72,7 +74,7 @@ func TestCatalogWithoutRepositories(t *testing.T) {
 	st := openStore(t)
 	dir := t.TempDir()
 	bare := builtin.NewCatalog(builtin.CatalogDeps{DataDir: dir})
-	full := builtin.NewCatalog(builtin.CatalogDeps{Results: st, Messages: st, Attachments: st, History: st, DataDir: dir})
+	full := builtin.NewCatalog(builtin.CatalogDeps{Results: st, Messages: st, Attachments: st, History: st, Artifacts: st, DataDir: dir})
 	var names []string
 	for _, tl := range bare.Tools() {
 		names = append(names, tl.Name())

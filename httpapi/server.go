@@ -28,7 +28,8 @@ import (
 // Repositories are the parts of the store the API reads and writes
 // directly: accounts (sign-in, users, tokens), agents, conversations with
 // their turns and messages, Deliberate Tool Mode settings and MCP server
-// registrations, long-term memories, erasing a user. Everything else goes
+// registrations, long-term memories, the conversations' artifacts, erasing
+// a user. Everything else goes
 // through the Engine.
 type Repositories interface {
 	store.Accounts
@@ -46,6 +47,7 @@ type Repositories interface {
 	store.Memories
 	store.Budgets
 	store.Usages
+	store.Artifacts
 }
 
 // Config configures the API. Store and Engine are required; every other
@@ -245,6 +247,7 @@ func (s *server) routes() {
 	s.conversationRoutes()
 	s.conversationEditRoutes()
 	s.attachmentRoutes()
+	s.artifactRoutes()
 	s.workspaceRoutes()
 	s.branchRoutes()
 	s.streamRoutes()

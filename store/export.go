@@ -508,6 +508,14 @@ func ArchiveTables() []ArchiveTable {
 			intCol("chars"), intCol("chunks"), text("model"), text("text")}},
 		{Name: "attachment_chunks", Key: []string{"org_id", "attachment_id", "seq"}, Columns: []ArchiveColumn{
 			text("org_id"), text("conversation_id"), text("attachment_id"), intCol("seq"), text("text"), bytesCol("vector")}},
+		{Name: "artifacts", Key: []string{"org_id", "id"}, Columns: []ArchiveColumn{
+			text("org_id"), text("id"), text("conversation_id"), text("owner_id"), text("title"), text("kind"),
+			text("language"), intCol("version"), at("created_at"), at("updated_at"), maybeText("draft"),
+			intCol("draft_rev"), intCol("inspected_rev"), text("draft_title"), text("draft_change"), text("draft_patch"),
+			maybeAt("draft_updated_at")}},
+		{Name: "artifact_versions", Key: []string{"org_id", "artifact_id", "version"}, Columns: []ArchiveColumn{
+			text("org_id"), text("conversation_id"), text("artifact_id"), intCol("version"), text("title"), text("change"),
+			text("patch"), text("content"), boolCol("checked"), text("turn_id"), at("created_at")}},
 		{Name: "knowledge_documents", Key: []string{"org_id", "id"}, Columns: []ArchiveColumn{
 			text("org_id"), text("agent"), text("id"), text("name"), text("media_type"), intCol("size"),
 			text("status"), text("reason"), intCol("chunks"), intCol("total"), at("created_at"), at("updated_at")}},

@@ -65,6 +65,7 @@ type Store interface {
 	Settings
 	Blobs
 	Attachments
+	Artifacts
 	Memories
 	ShortTerms
 	Knowledge

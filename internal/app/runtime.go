@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/quiverhq/quiver/attachment"
+	"github.com/quiverhq/quiver/browser"
 	"github.com/quiverhq/quiver/builtin"
 	"github.com/quiverhq/quiver/builtin/fetch"
 	"github.com/quiverhq/quiver/builtin/workspace"
@@ -45,6 +46,9 @@ type runtime struct {
 	// workspaces is the folder of every user's workspace (the workspace
 	// tools' Root), where erasing a user removes theirs.
 	workspaces string
+	// browser is the artifact checks' Chromium, nil when none runs here;
+	// close stops it.
+	browser *browser.Lazy
 }
 
 // newRuntime builds the runtime over an open store (which it then owns).
@@ -64,9 +68,20 @@ func newRuntime(st store.Store, kr *secret.Keyring, dir string, cfg config.Confi
 	if codeUnavailable != "" && env.Logger != nil {
 		env.Logger.Warn("run_code is left out", "reason", codeUnavailable)
 	}
+	// The artifact checks' browser starts on the first check; none found
+	// leaves the checks out, with the reason.
+	chromium, browserUnavailable := builtin.NewBrowser(cfg)
+	if browserUnavailable != "" && env.Logger != nil {
+		env.Logger.Warn("artifact checks are left out", "reason", browserUnavailable)
+	}
+	var checker browser.Checker
+	if chromium != nil {
+		checker = chromium
+	}
 	catalogs := builtin.NewCatalogs(builtin.CatalogDeps{Results: st, Messages: st, Intents: st, DataDir: dir, Config: cfg, Getenv: env.Getenv, MCP: m.pool, ReadPDF: readPDF,
 		Memories: st, ShortTerms: st, Attachments: st, Knowledge: kn, Embeddings: emb, Budgets: st, Now: env.Now, History: st, KnowledgeDocuments: st,
-		Code: codeRunner, CodeUnavailable: codeUnavailable, Skills: st})
+		Code: codeRunner, CodeUnavailable: codeUnavailable, Artifacts: st, Browser: checker, BrowserUnavailable: browserUnavailable,
+		Skills: st})
 	orgs := settings.New(settings.Config{
 		Store: st, Keyring: kr, Base: cfg, Getenv: env.Getenv, Now: env.Now, Logger: env.Logger, Models: ms.opener,
 		ProviderKey: func(provider string) string { return ms.set(cfg).Connection(provider).Key },
@@ -75,7 +90,7 @@ func newRuntime(st store.Store, kr *secret.Keyring, dir string, cfg config.Confi
 	emb.orgs = orgs
 	attach := attachment.New(attachment.Config{Store: st, Embed: emb, Extract: document.Extractor{ReadPDF: readPDF},
 		Now: env.Now, Logger: env.Logger})
-	return &runtime{st: st, mcp: m, orgs: orgs, ids: ids.Random{}, quota: cfg.StoredResults.Quota(), embeddings: emb, attach: attach, knowledge: kn,
+	return &runtime{st: st, mcp: m, browser: chromium, orgs: orgs, ids: ids.Random{}, quota: cfg.StoredResults.Quota(), embeddings: emb, attach: attach, knowledge: kn,
 		workspaces: filepath.Join(dir, workspace.FolderName)}
 }
 
@@ -106,6 +121,9 @@ func openTurnSession(ctx context.Context, in TurnInput, turnID string, df dataFl
 
 // close closes the MCP connections, then the store.
 func (r *runtime) close() {
+	if r.browser != nil {
+		r.browser.Close()
+	}
 	r.mcp.Close()
 	r.st.Close()
 }

@@ -84,6 +84,8 @@ type Config struct {
 	Server Server `yaml:"server"`
 	// Code configures run_code: its isolation level and limits.
 	Code Code `yaml:"code"`
+	// Artifacts configures the artifact tools' browser checks.
+	Artifacts Artifacts `yaml:"artifacts"`
 }
 
 // Database selects the store. With no URL from any source, Quiver keeps
@@ -376,6 +378,9 @@ func (c Config) Validate() error {
 		return errors.New("secrets: set key_file or keys_env, not both")
 	}
 	if err := c.MCP.validate(); err != nil {
+		return err
+	}
+	if err := c.Artifacts.validate(); err != nil {
 		return err
 	}
 	if err := c.Code.validate(); err != nil {

@@ -205,7 +205,8 @@ func (s *Store) UpdateConversation(ctx context.Context, orgID, userID, id string
 // an index that leads with those columns.
 func conversationTables() []string {
 	return []string{"messages", "conversation_search", "turns", "turn_events", "results",
-		"conversation_intent_targets", "blobs", "short_term_memories", "attachments", "attachment_chunks"}
+		"conversation_intent_targets", "blobs", "short_term_memories", "attachments", "attachment_chunks",
+		"artifacts", "artifact_versions"}
 }
 
 // DeleteConversation deletes the user's conversation and what is

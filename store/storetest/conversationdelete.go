@@ -15,6 +15,7 @@ type Seeded struct {
 	ResultRef    string
 	BlobID       string
 	AttachmentID string
+	ArtifactID   string
 }
 
 // SeedConversation writes, through the repositories, one record of every
@@ -22,7 +23,8 @@ type Seeded struct {
 // turn with a message of every role and a usage record (one WriteTurn,
 // as a turn writes them), the turn's events, a stored tool result,
 // Deliberate Tool Mode's open targets, an attached blob, an attachment
-// with one indexed chunk and its short-term memory. id is the
+// with one indexed chunk, its short-term memory and an HTML artifact
+// with a saved version and a draft. id is the
 // conversation's ID and tag makes the other IDs unique; a backend's own
 // tests use it to look, table by table, for what a delete left behind.
 func SeedConversation(t *testing.T, st store.Store, orgID, userID, id, tag string) Seeded {
@@ -33,7 +35,7 @@ func SeedConversation(t *testing.T, st store.Store, orgID, userID, id, tag strin
 		Conversation: store.Conversation{ID: id, OrgID: orgID, UserID: userID, Agent: "assistant",
 			Title: "Seeded " + tag, Model: "openai:gpt-4.1", CreatedAt: start, UpdatedAt: start},
 		TurnID: "turn-" + tag, ResultRef: "res-" + tag, BlobID: "blob-" + tag,
-		AttachmentID: "att-" + tag,
+		AttachmentID: "att-" + tag, ArtifactID: "art-" + tag,
 	}
 	must := func(what string, err error) {
 		t.Helper()
@@ -78,6 +80,13 @@ func SeedConversation(t *testing.T, st store.Store, orgID, userID, id, tag strin
 		Chunks: []store.AttachmentChunk{{Seq: 0, Text: "attached report of " + tag}},
 	}, store.AttachmentQuota{})
 	must("attachment", err)
+	art, err := st.CreateArtifact(ctx, store.NewArtifact{Artifact: store.Artifact{OrgID: orgID, ID: s.ArtifactID, OwnerID: userID,
+		ConversationID: id, Title: "Slides of " + tag, Kind: store.ArtifactHTML, Content: "<h1>v1 of " + tag + "</h1>",
+		CreatedAt: start}}, store.ArtifactQuota{})
+	must("artifact", err)
+	_, err = st.ChangeArtifact(ctx, store.ArtifactChange{OrgID: orgID, ConversationID: id, ID: s.ArtifactID,
+		Change: store.ArtifactRewrite, Content: "<h1>draft of " + tag + "</h1>", AsDraft: true, Base: art.Base(), At: start}, store.ArtifactQuota{})
+	must("artifact draft", err)
 	return s
 }
 
@@ -92,6 +101,8 @@ type conversationView struct {
 	Targets      []string
 	Blobs        []store.Blob
 	Attachments  []store.Attachment
+	Artifacts    []store.Artifact
+	Artifact     store.Artifact
 	Hits         []store.AttachmentHit
 	Usage        []store.Usage
 	Found        []string
@@ -127,6 +138,10 @@ func (f *fixture) view(t *testing.T, s Seeded) conversationView {
 	v.Blobs = list.Blobs
 	v.Attachments, err = f.ListAttachments(ctx, c.OrgID, c.ID)
 	keep(err)
+	v.Artifacts, err = f.ListArtifacts(ctx, c.OrgID, c.ID)
+	keep(err)
+	v.Artifact, err = f.GetArtifact(ctx, c.OrgID, c.ID, s.ArtifactID)
+	keep(err)
 	v.Hits, err = f.SearchAttachments(ctx, store.AttachmentSearch{OrgID: c.OrgID, ConversationID: c.ID, Text: "attached report"})
 	keep(err)
 	v.Usage, err = f.ListUsage(ctx, c.OrgID, s.TurnID)
@@ -158,7 +173,8 @@ func testConversationDelete(t *testing.T, f *fixture) {
 	}
 	v := f.view(t, gone)
 	if v.Conversation.ID != "" || len(v.Messages) > 0 || v.Turn.ID != "" || len(v.Events) > 0 ||
-		v.Result.Ref != "" || len(v.Targets) > 0 || len(v.Blobs) > 0 || len(v.Attachments) > 0 || len(v.Hits) > 0 {
+		v.Result.Ref != "" || len(v.Targets) > 0 || len(v.Blobs) > 0 || len(v.Attachments) > 0 || len(v.Hits) > 0 ||
+		len(v.Artifacts) > 0 || v.Artifact.ID != "" {
 		t.Errorf("after the delete the repositories still answer: %+v", v)
 	}
 	if _, err := f.GetBlob(t.Context(), org, gone.BlobID); !errors.Is(err, store.ErrNotFound) {

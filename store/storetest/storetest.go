@@ -64,6 +64,13 @@
 // read, search and delete; quotas refuse before writing, concurrent puts
 // included; deleting the conversation deletes its files.
 //
+// Artifacts: a conversation reaches only its own, by every read, change
+// and delete; a change computed from a state that is no longer there is
+// refused; a visual artifact's draft saves only when inspected since its
+// last change; every bound (content, title, count, bytes, versions)
+// refuses before writing, concurrent creates included; deleting the
+// conversation deletes them.
+//
 // Erasing a user: nothing of theirs answers from any repository, their
 // usage stays detached and the organisation's month spend unchanged, and
 // the others' data is untouched; a run held or the last admin refuses.
@@ -153,6 +160,7 @@ func groups() []group {
 		{name: "Context", cases: contextCases()},
 		{name: "Blobs", cases: blobCases()},
 		{name: "Attachments", cases: attachmentCases()},
+		{name: "Artifacts", cases: artifactCases()},
 		{name: "Memories", cases: memoryCases()},
 		{name: "ShortTerms", cases: shortTermCases()},
 		{name: "Knowledge", cases: knowledgeCases()},
