@@ -30,7 +30,7 @@ func (s *server) skillRoutes() {
 	register(s, huma.Operation{
 		OperationID: "list-skills", Method: http.MethodGet, Path: "/api/skills", Tags: tags,
 		Summary:     "The organisation's skills, by name",
-		Description: "Each with its description and its files' paths and sizes (not SKILL.md: get one skill for it).",
+		Description: "Each with its description, how many files it holds and their size (get one skill for SKILL.md and the files).",
 		Errors:      []int{http.StatusNotImplemented},
 	}, signedIn, s.listSkills)
 	register(s, huma.Operation{
@@ -75,11 +75,15 @@ func (s *server) skillRoutes() {
 
 // Skill is a skill as the API shows it.
 type Skill struct {
-	Name        string      `json:"name"`
-	Description string      `json:"description"`
-	Files       []SkillFile `json:"files"`
-	// Bytes is the files' size together, SKILL.md not counted.
-	Bytes int64 `json:"bytes"`
+	Name        string `json:"name"`
+	Description string `json:"description"`
+	// FileCount and Bytes are how many files the skill holds besides
+	// SKILL.md and their size together.
+	FileCount int   `json:"file_count"`
+	Bytes     int64 `json:"bytes"`
+	// Files lists them; only one skill's read (and an upload's answer)
+	// gives it.
+	Files []SkillFile `json:"files,omitempty"`
 	// Document is SKILL.md; only one skill's read gives it.
 	Document  string    `json:"document,omitempty"`
 	CreatedAt time.Time `json:"created_at"`
@@ -97,7 +101,7 @@ type SkillFile struct {
 }
 
 func skillView(sk store.Skill) Skill {
-	v := Skill{Name: sk.Name, Description: sk.Description, Files: []SkillFile{}, Bytes: sk.Size(), Document: sk.Document,
+	v := Skill{Name: sk.Name, Description: sk.Description, FileCount: sk.FileCount, Bytes: sk.FileBytes, Document: sk.Document,
 		CreatedAt: sk.CreatedAt, UpdatedAt: sk.UpdatedAt}
 	for _, f := range sk.Files {
 		v.Files = append(v.Files, SkillFile{Path: f.Path, Size: f.Size})

@@ -57,7 +57,7 @@ func TestSkillsUploadListAttachDelete(t *testing.T) {
 	}
 	var list struct{ Skills []httpapi.Skill }
 	f.ok(f.do(f.bob, http.MethodGet, "/api/skills", nil), http.StatusOK, &list)
-	if len(list.Skills) != 1 || list.Skills[0].Document != "" || list.Skills[0].Bytes != 8 {
+	if len(list.Skills) != 1 || list.Skills[0].Document != "" || list.Skills[0].Bytes != 8 || list.Skills[0].FileCount != 1 || list.Skills[0].Files != nil {
 		t.Errorf("list %+v", list.Skills)
 	}
 	f.ok(f.do(f.dave, http.MethodGet, "/api/skills", nil), http.StatusOK, &list)
@@ -66,7 +66,7 @@ func TestSkillsUploadListAttachDelete(t *testing.T) {
 	}
 	var one httpapi.Skill
 	f.ok(f.do(f.bob, http.MethodGet, "/api/skills/invoices", nil), http.StatusOK, &one)
-	if one.Document != apiSkillDoc {
+	if one.Document != apiSkillDoc || len(one.Files) != 1 {
 		t.Errorf("document %q", one.Document)
 	}
 	wantError(t, f.do(f.dave, http.MethodGet, "/api/skills/invoices", nil), http.StatusNotFound, "not_found")

@@ -63,24 +63,19 @@ type Skill struct {
 	Description string
 	// Document is SKILL.md's text, what load_skill returns.
 	Document string
-	// Files are the folder's other files, sorted by Path. Lists and
-	// GetSkill give their Path and Size only (Data nil); ReadSkillFile
-	// reads one's bytes.
+	// Files are the folder's other files, sorted by Path. GetSkill and
+	// PutSkill give their Path and Size only (Data nil); lists leave Files
+	// nil (FileCount and FileBytes say what there is); ReadSkillFile reads
+	// one's bytes.
 	Files []SkillFile
+	// FileCount and FileBytes are how many files the skill holds besides
+	// SKILL.md and their bytes together; every read sets them.
+	FileCount int
+	FileBytes int64
 	// CreatedAt is when the name was first stored; UpdatedAt when it was
 	// last replaced.
 	CreatedAt time.Time
 	UpdatedAt time.Time
-}
-
-// Size is the bytes of the skill's files together (SKILL.md not
-// counted), from each file's Size.
-func (s Skill) Size() int64 {
-	var n int64
-	for _, f := range s.Files {
-		n += f.Size
-	}
-	return n
 }
 
 // SkillFile is one file of a skill's folder.
@@ -108,9 +103,9 @@ type Skills interface {
 	// GetSkill returns the skill with its Document and its files' paths
 	// and sizes (no Data), or ErrNotFound.
 	GetSkill(ctx context.Context, orgID, name string) (Skill, error)
-	// ListSkills returns the organisation's skills by name, each with its
-	// files' paths and sizes but no Document and no Data: at most
-	// MaxSkillsPerOrg.
+	// ListSkills returns the organisation's skills by name, without
+	// Document or Files (FileCount and FileBytes set): at most
+	// MaxSkillsPerOrg, in one query however many files they hold.
 	ListSkills(ctx context.Context, orgID string) ([]Skill, error)
 	// ReadSkillFile returns the file of the skill at path, Data read, or
 	// ErrNotFound for a skill or path that is not there.
@@ -224,7 +219,7 @@ func CheckSkillPath(p string) error {
 }
 
 // CheckSkill validates s for PutSkill and returns it as stored: files
-// sorted by Path with Size set, times in UTC, CreatedAt its UpdatedAt
+// sorted by Path with Size set, FileCount and FileBytes set, times in UTC, CreatedAt its UpdatedAt
 // when zero. It refuses, with an error wrapping ErrSkillInvalid, an
 // OrgID that is empty or not a ValidBlobKey, a bad name (CheckSkillName),
 // description (CheckSkillDescription) or path (CheckSkillPath), two files
@@ -267,6 +262,10 @@ func CheckSkill(s Skill) (Skill, error) {
 		}
 	}
 	s.Files = files
+	s.FileCount, s.FileBytes = len(files), 0
+	for _, f := range files {
+		s.FileBytes += f.Size
+	}
 	s.UpdatedAt = s.UpdatedAt.UTC()
 	if s.CreatedAt.IsZero() {
 		s.CreatedAt = s.UpdatedAt

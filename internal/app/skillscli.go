@@ -59,7 +59,7 @@ func SkillsAdd(ctx context.Context, o SkillsOptions, env Env) error {
 	if existed == nil {
 		verb = "replaced"
 	}
-	fmt.Fprintf(env.Stdout, "%s skill %s: %d files, %d bytes besides %s\n", verb, sk.Name, len(sk.Files), sk.Size(), store.SkillDocument)
+	fmt.Fprintf(env.Stdout, "%s skill %s: %d files, %d bytes besides %s\n", verb, sk.Name, sk.FileCount, sk.FileBytes, store.SkillDocument)
 	return nil
 }
 
@@ -91,7 +91,7 @@ func SkillsList(ctx context.Context, o SkillsOptions, env Env) error {
 	}
 	rows := make([]skillRow, len(sks))
 	for i, s := range sks {
-		rows[i] = skillRow{s.Name, s.Description, len(s.Files), s.Size()}
+		rows[i] = skillRow{s.Name, s.Description, s.FileCount, s.FileBytes}
 	}
 	if o.JSON {
 		enc := json.NewEncoder(env.Stdout)

@@ -104,8 +104,12 @@ func (s *Store) GetSkill(ctx context.Context, orgID, name string) (store.Skill, 
 			return err
 		}
 		sk.CreatedAt, sk.UpdatedAt = utc(sk.CreatedAt), utc(sk.UpdatedAt)
-		files, err := skillFiles(ctx, tx, `WHERE org_id = $1 AND skill = $2`, orgID, name)
-		sk.Files = files[name]
+		files, err := skillFiles(ctx, tx, orgID, name)
+		sk.Files = files
+		sk.FileCount = len(files)
+		for _, f := range files {
+			sk.FileBytes += f.Size
+		}
 		return err
 	})
 	if err != nil {
@@ -114,29 +118,27 @@ func (s *Store) GetSkill(ctx context.Context, orgID, name string) (store.Skill, 
 	return sk, nil
 }
 
-// skillFiles returns the paths and sizes of the skill_files rows where
-// selects (args its parameters), by skill then path.
-func skillFiles(ctx context.Context, tx pgx.Tx, where string, args ...any) (map[string][]store.SkillFile, error) {
-	rows, err := tx.Query(ctx, `SELECT skill, path, octet_length(data) FROM skill_files `+where+` ORDER BY skill, path`, args...)
+// skillFiles returns the paths and sizes of the skill's files, by path.
+func skillFiles(ctx context.Context, tx pgx.Tx, orgID, name string) ([]store.SkillFile, error) {
+	rows, err := tx.Query(ctx, `SELECT path, octet_length(data) FROM skill_files WHERE org_id = $1 AND skill = $2 ORDER BY path`, orgID, name)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	out := map[string][]store.SkillFile{}
+	var out []store.SkillFile
 	for rows.Next() {
-		var skill string
 		var f store.SkillFile
-		if err := rows.Scan(&skill, &f.Path, &f.Size); err != nil {
+		if err := rows.Scan(&f.Path, &f.Size); err != nil {
 			return nil, err
 		}
-		out[skill] = append(out[skill], f)
+		out = append(out, f)
 	}
 	return out, rows.Err()
 }
 
 // ListSkills returns the organisation's skills by name.
 func (s *Store) ListSkills(ctx context.Context, orgID string) ([]store.Skill, error) {
-	sks, err := s.listSkills(ctx, `WHERE org_id = $1`, `WHERE org_id = $1`, orgID)
+	sks, err := s.listSkills(ctx, `WHERE s.org_id = $1`, orgID)
 	if err != nil {
 		return nil, wrapErr("list skills", err)
 	}
@@ -145,50 +147,39 @@ func (s *Store) ListSkills(ctx context.Context, orgID string) ([]store.Skill, er
 
 // AgentSkills returns the skills attached to the agent, by name.
 func (s *Store) AgentSkills(ctx context.Context, orgID, agent string) ([]store.Skill, error) {
-	const attached = `(SELECT skill FROM agent_skills WHERE org_id = $1 AND agent = $2)`
-	sks, err := s.listSkills(ctx, `WHERE org_id = $1 AND name IN `+attached, `WHERE org_id = $1 AND skill IN `+attached, orgID, agent)
+	sks, err := s.listSkills(ctx, `WHERE s.org_id = $1 AND s.name IN (SELECT skill FROM agent_skills WHERE org_id = $1 AND agent = $2)`, orgID, agent)
 	if err != nil {
 		return nil, wrapErr("agent skills", err)
 	}
 	return sks, nil
 }
 
-// listSkills reads the skills where selects and their files where
-// filesWhere selects from one snapshot, without documents.
-func (s *Store) listSkills(ctx context.Context, where, filesWhere string, args ...any) ([]store.Skill, error) {
+// listSkills reads the skills where selects, without documents or
+// files: their files are counted and summed in the same query.
+func (s *Store) listSkills(ctx context.Context, where string, args ...any) ([]store.Skill, error) {
 	for _, a := range args {
 		if k, _ := a.(string); !store.ValidBlobKey(k) {
 			return []store.Skill{}, nil
 		}
 	}
-	var sks []store.Skill
-	err := s.inTx(ctx, repeatableRead, func(tx pgx.Tx) error {
-		sks = []store.Skill{}
-		q := fmt.Sprintf(`SELECT org_id, name, description, created_at, updated_at FROM skills %s ORDER BY name LIMIT %d`, where, store.MaxSkillsPerOrg)
-		rows, err := tx.Query(ctx, q, args...)
-		if err != nil {
-			return err
+	q := `SELECT s.org_id, s.name, s.description, s.created_at, s.updated_at, count(f.path), coalesce(sum(octet_length(f.data)), 0)
+		FROM skills s LEFT JOIN skill_files f ON f.org_id = s.org_id AND f.skill = s.name ` + where +
+		fmt.Sprintf(` GROUP BY s.org_id, s.name ORDER BY s.name LIMIT %d`, store.MaxSkillsPerOrg)
+	rows, err := s.pool.Query(ctx, q, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	sks := []store.Skill{}
+	for rows.Next() {
+		var sk store.Skill
+		if err := rows.Scan(&sk.OrgID, &sk.Name, &sk.Description, &sk.CreatedAt, &sk.UpdatedAt, &sk.FileCount, &sk.FileBytes); err != nil {
+			return nil, err
 		}
-		for rows.Next() {
-			var sk store.Skill
-			if err := rows.Scan(&sk.OrgID, &sk.Name, &sk.Description, &sk.CreatedAt, &sk.UpdatedAt); err != nil {
-				rows.Close()
-				return err
-			}
-			sk.CreatedAt, sk.UpdatedAt = utc(sk.CreatedAt), utc(sk.UpdatedAt)
-			sks = append(sks, sk)
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
-			return err
-		}
-		files, err := skillFiles(ctx, tx, filesWhere, args...)
-		for i := range sks {
-			sks[i].Files = files[sks[i].Name]
-		}
-		return err
-	})
-	return sks, err
+		sk.CreatedAt, sk.UpdatedAt = utc(sk.CreatedAt), utc(sk.UpdatedAt)
+		sks = append(sks, sk)
+	}
+	return sks, rows.Err()
 }
 
 // ReadSkillFile reads one file's bytes.

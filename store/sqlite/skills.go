@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/quiverhq/quiver/store"
@@ -93,8 +94,12 @@ func (s *Store) GetSkill(ctx context.Context, orgID, name string) (store.Skill, 
 		if sk.UpdatedAt, err = decodeTime(updated); err != nil {
 			return err
 		}
-		files, err := skillFiles(ctx, tx, `WHERE org_id = ? AND skill = ?`, orgID, name)
-		sk.Files = files[name]
+		files, err := skillFiles(ctx, tx, orgID, name)
+		sk.Files = files
+		sk.FileCount = len(files)
+		for _, f := range files {
+			sk.FileBytes += f.Size
+		}
 		return err
 	})
 	if err != nil {
@@ -103,29 +108,27 @@ func (s *Store) GetSkill(ctx context.Context, orgID, name string) (store.Skill, 
 	return sk, nil
 }
 
-// skillFiles returns the paths and sizes of the skill_files rows where
-// selects (args its parameters), by skill then path.
-func skillFiles(ctx context.Context, tx *sql.Tx, where string, args ...any) (map[string][]store.SkillFile, error) {
-	rows, err := tx.QueryContext(ctx, `SELECT skill, path, length(data) FROM skill_files `+where+` ORDER BY skill, path`, args...)
+// skillFiles returns the paths and sizes of the skill's files, by path.
+func skillFiles(ctx context.Context, tx *sql.Tx, orgID, name string) ([]store.SkillFile, error) {
+	rows, err := tx.QueryContext(ctx, `SELECT path, length(data) FROM skill_files WHERE org_id = ? AND skill = ? ORDER BY path`, orgID, name)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	out := map[string][]store.SkillFile{}
+	var out []store.SkillFile
 	for rows.Next() {
-		var skill string
 		var f store.SkillFile
-		if err := rows.Scan(&skill, &f.Path, &f.Size); err != nil {
+		if err := rows.Scan(&f.Path, &f.Size); err != nil {
 			return nil, err
 		}
-		out[skill] = append(out[skill], f)
+		out = append(out, f)
 	}
 	return out, rows.Err()
 }
 
 // ListSkills returns the organisation's skills by name.
 func (s *Store) ListSkills(ctx context.Context, orgID string) ([]store.Skill, error) {
-	sks, err := s.listSkills(ctx, `WHERE org_id = ?`, `WHERE org_id = ?`, orgID)
+	sks, err := s.listSkills(ctx, `WHERE s.org_id = ?1`, orgID)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: list skills: %w", err)
 	}
@@ -134,52 +137,48 @@ func (s *Store) ListSkills(ctx context.Context, orgID string) ([]store.Skill, er
 
 // AgentSkills returns the skills attached to the agent, by name.
 func (s *Store) AgentSkills(ctx context.Context, orgID, agent string) ([]store.Skill, error) {
-	const attached = `(SELECT skill FROM agent_skills WHERE org_id = ?1 AND agent = ?2)`
-	sks, err := s.listSkills(ctx, `WHERE org_id = ?1 AND name IN `+attached, `WHERE org_id = ?1 AND skill IN `+attached, orgID, agent)
+	sks, err := s.listSkills(ctx, `WHERE s.org_id = ?1 AND s.name IN (SELECT skill FROM agent_skills WHERE org_id = ?1 AND agent = ?2)`, orgID, agent)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: agent skills: %w", err)
 	}
 	return sks, nil
 }
 
-// listSkills reads the skills where selects and their files where
-// filesWhere selects from one snapshot, without documents.
-func (s *Store) listSkills(ctx context.Context, where, filesWhere string, args ...any) ([]store.Skill, error) {
+// skillListColumns are a listed skill's columns, its files counted and
+// summed in the same query; skillListTail groups and orders them.
+const (
+	skillListColumns = `SELECT s.org_id, s.name, s.description, s.created_at, s.updated_at, count(f.path), coalesce(sum(length(f.data)), 0)
+		FROM skills s LEFT JOIN skill_files f ON f.org_id = s.org_id AND f.skill = s.name `
+	skillListTail = ` GROUP BY s.org_id, s.name ORDER BY s.name LIMIT `
+)
+
+// listSkills reads the skills where selects, without documents or
+// files.
+func (s *Store) listSkills(ctx context.Context, where string, args ...any) ([]store.Skill, error) {
 	if !validKeys(stringArgs(args)...) {
 		return []store.Skill{}, nil
 	}
+	rows, err := s.reader.QueryContext(ctx, skillListColumns+where+skillListTail+strconv.Itoa(store.MaxSkillsPerOrg), args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
 	sks := []store.Skill{}
-	err := s.inReadTx(ctx, func(tx *sql.Tx) error {
-		rows, err := tx.QueryContext(ctx, `SELECT org_id, name, description, created_at, updated_at FROM skills `+where+` ORDER BY name LIMIT ?`,
-			append(args, store.MaxSkillsPerOrg)...)
-		if err != nil {
-			return err
+	for rows.Next() {
+		var sk store.Skill
+		var created, updated string
+		if err := rows.Scan(&sk.OrgID, &sk.Name, &sk.Description, &created, &updated, &sk.FileCount, &sk.FileBytes); err != nil {
+			return nil, err
 		}
-		defer rows.Close()
-		for rows.Next() {
-			var sk store.Skill
-			var created, updated string
-			if err := rows.Scan(&sk.OrgID, &sk.Name, &sk.Description, &created, &updated); err != nil {
-				return err
-			}
-			if sk.CreatedAt, err = decodeTime(created); err != nil {
-				return err
-			}
-			if sk.UpdatedAt, err = decodeTime(updated); err != nil {
-				return err
-			}
-			sks = append(sks, sk)
+		if sk.CreatedAt, err = decodeTime(created); err != nil {
+			return nil, err
 		}
-		if err := rows.Err(); err != nil {
-			return err
+		if sk.UpdatedAt, err = decodeTime(updated); err != nil {
+			return nil, err
 		}
-		files, err := skillFiles(ctx, tx, filesWhere, args...)
-		for i := range sks {
-			sks[i].Files = files[sks[i].Name]
-		}
-		return err
-	})
-	return sks, err
+		sks = append(sks, sk)
+	}
+	return sks, rows.Err()
 }
 
 // stringArgs returns args as strings (every argument of listSkills is

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -62,7 +63,7 @@ func testSkillAddReplace(t *testing.T, f *fixture) {
 	put := f.mustPutSkill(t, f.newSkill("pdf", "scripts/fill.py", "reference.md"))
 	want := store.Skill{OrgID: org, Name: "pdf", Description: "Use pdf when asked.", Document: put.Document,
 		Files:     []store.SkillFile{{Path: "reference.md", Size: 23}, {Path: "scripts/fill.py", Size: 26}},
-		CreatedAt: at(1), UpdatedAt: at(1)}
+		FileCount: 2, FileBytes: 49, CreatedAt: at(1), UpdatedAt: at(1)}
 	if d := diff(want, put); d != "" {
 		t.Errorf("PutSkill returned (-want +got):\n%s", d)
 	}
@@ -87,7 +88,7 @@ func testSkillAddReplace(t *testing.T, f *fixture) {
 	f.mustPutSkill(t, next)
 	got, err = f.GetSkill(ctx, org, "pdf")
 	want = store.Skill{OrgID: org, Name: "pdf", Description: "New text.", Document: next.Document,
-		Files: []store.SkillFile{{Path: "forms.md", Size: 4}}, CreatedAt: at(1), UpdatedAt: at(5)}
+		Files: []store.SkillFile{{Path: "forms.md", Size: 4}}, FileCount: 1, FileBytes: 4, CreatedAt: at(1), UpdatedAt: at(5)}
 	if d := diff(want, got); err != nil || d != "" {
 		t.Errorf("after a replace (-want +got):\n%s %v", d, err)
 	}
@@ -107,6 +108,7 @@ func testSkillList(t *testing.T, f *fixture) {
 	if sks, err := f.ListSkills(ctx, org); err != nil || len(sks) != 0 {
 		t.Fatalf("ListSkills of an empty organisation = %v, %v", skillNames(sks), err)
 	}
+	f.mustPutSkill(t, f.newSkill("bare"))
 	for _, name := range []string{"zeta", "alpha", "mid-1"} {
 		f.mustPutSkill(t, f.newSkill(name, "a.txt"))
 	}
@@ -114,12 +116,16 @@ func testSkillList(t *testing.T, f *fixture) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d := diff([]string{"alpha", "mid-1", "zeta"}, skillNames(sks)); d != "" {
-		t.Errorf("ListSkills order (-want +got):\n%s", d)
+	if d := diff([]string{"alpha", "bare", "mid-1", "zeta"}, skillNames(sks)); d != "" {
+		t.Fatalf("ListSkills order (-want +got):\n%s", d)
 	}
+	if sks[1].FileCount != 0 || sks[1].FileBytes != 0 {
+		t.Errorf("a skill without files lists %d files of %d bytes", sks[1].FileCount, sks[1].FileBytes)
+	}
+	sks = slices.Delete(sks, 1, 2)
 	for _, s := range sks {
-		if s.Document != "" || len(s.Files) != 1 || s.Files[0].Size != 16 || s.Files[0].Data != nil || s.Size() != 16 {
-			t.Errorf("listed skill %s: document %q, files %+v", s.Name, s.Document, s.Files)
+		if s.Document != "" || s.Files != nil || s.FileCount != 1 || s.FileBytes != 16 {
+			t.Errorf("listed skill %s: document %q, files %+v, %d files of %d bytes", s.Name, s.Document, s.Files, s.FileCount, s.FileBytes)
 		}
 	}
 }
@@ -251,8 +257,8 @@ func testSkillCaps(t *testing.T, f *fixture) {
 	edge := f.newSkill("edge")
 	edge.Document = string(big(store.MaxSkillDocumentBytes))
 	edge.Files = withFiles(store.MaxSkillTotalBytes/store.MaxSkillFileBytes, store.MaxSkillFileBytes)
-	if got := f.mustPutSkill(t, edge); got.Size() != store.MaxSkillTotalBytes {
-		t.Errorf("the edge skill holds %d bytes, want %d", got.Size(), store.MaxSkillTotalBytes)
+	if got := f.mustPutSkill(t, edge); got.FileBytes != store.MaxSkillTotalBytes {
+		t.Errorf("the edge skill holds %d bytes, want %d", got.FileBytes, store.MaxSkillTotalBytes)
 	}
 }
 

@@ -53,7 +53,7 @@ export function skillsSection(api, admin, agent) {
 
   const item = (s) => h('li', { 'data-skill': s.name },
     h('div', { class: 'skills-head' }, h('strong', { class: 'skill-name' }, s.name), ' ',
-      h('span', { class: 'muted skill-files' }, tn('skills.files', s.files.length, { size: size(s.bytes) })),
+      h('span', { class: 'muted skill-files' }, tn('skills.files', s.file_count, { size: size(s.bytes) })),
       admin ? h('button', { type: 'button', class: 'danger small detach-skill', 'aria-label': t('skills.detachNamed', { name: s.name }),
         onclick: (e) => detach(s, e.currentTarget) }, t('skills.detach')) : null),
     h('p', { class: 'skill-description' }, s.description));
