@@ -133,3 +133,34 @@ func TestSkillsOff(t *testing.T) {
 	f := newFixture(t, nil)
 	wantError(t, f.do(f.alice, http.MethodGet, "/api/skills", nil), http.StatusNotImplemented, "not_configured")
 }
+
+// TestSkillUploadBodyCap: a skill upload may be larger than the server's
+// body cap, up to the zip limit and the form around it; past that it is
+// 413 and nothing is read as a skill.
+func TestSkillUploadBodyCap(t *testing.T) {
+	f := newFixture(t, func(c *httpapi.Config) {
+		c.Skills = c.Store.(store.Store)
+		c.MaxBody = 1024
+	})
+	body, ct := skillZip(t, [2]string{"SKILL.md", "---\nname: big\ndescription: d\n---\n"}, [2]string{"data.txt", randomText(8 << 10)})
+	if body.Len() <= 1024 {
+		t.Fatalf("the upload is %d bytes, not over the server's cap", body.Len())
+	}
+	f.ok(f.do(f.alice, http.MethodPost, "/api/skills", body, "Content-Type: "+ct), http.StatusOK, nil)
+	if r := f.do(f.alice, http.MethodPost, "/api/agents/helper/knowledge", strings.NewReader(strings.Repeat("x", 2048))); r.StatusCode == http.StatusOK {
+		t.Errorf("a body over the server's cap elsewhere: status %d", r.StatusCode)
+	}
+}
+
+// randomText is n bytes of text that does not compress.
+func randomText(n int) string {
+	var b strings.Builder
+	x := uint32(2463534242)
+	for b.Len() < n {
+		x ^= x << 13
+		x ^= x >> 17
+		x ^= x << 5
+		b.WriteByte(byte('a' + x%26))
+	}
+	return b.String()
+}
