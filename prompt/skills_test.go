@@ -97,3 +97,33 @@ func TestSkillsListCapped(t *testing.T) {
 		t.Error("a list for an agent with no skills")
 	}
 }
+
+// TestSkillsListStableAndFresh: the list is the same for every caller of
+// the agent (the system prompt stays cacheable), and a cache that
+// rendered the prompt before still shows a changed list.
+func TestSkillsListStableAndFresh(t *testing.T) {
+	cache := prompt.NewCache(0)
+	c := skillCatalog()
+	a := skillFacts(2, "Fill forms.")
+	b := skillFacts(2, "Fill forms.")
+	b.Caller.DisplayName, b.Caller.UserID, b.Start = "Bùi Thị Hoa", "u_99", time.Date(2026, 5, 1, 0, 0, 0, 0, time.UTC)
+	ra, err := cache.Fixed(a, c.Select(a))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rb, err := cache.Fixed(b, c.Select(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ra.System != rb.System {
+		t.Errorf("two callers' system prompts differ:\n%s\n%s", ra.System, rb.System)
+	}
+	changed := skillFacts(2, "Fill and sign forms.")
+	rc, err := cache.Fixed(changed, c.Select(changed))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(rc.System, "- skill-000: Fill and sign forms.") {
+		t.Errorf("the cache served the old list:\n%s", rc.System)
+	}
+}
