@@ -27,6 +27,7 @@ import (
 	"github.com/quiverhq/quiver/builtin/knowledge"
 	"github.com/quiverhq/quiver/builtin/memory"
 	"github.com/quiverhq/quiver/builtin/results"
+	"github.com/quiverhq/quiver/builtin/skills"
 	"github.com/quiverhq/quiver/builtin/suggest"
 	"github.com/quiverhq/quiver/builtin/transcript"
 	"github.com/quiverhq/quiver/builtin/web"
@@ -117,6 +118,9 @@ type CatalogDeps struct {
 	Artifacts          store.Artifacts
 	Browser            browser.Checker
 	BrowserUnavailable string
+	// Skills backs load_skill (the skills attached to the turn's agent);
+	// nil keeps the tool, whose calls then fail with store.ErrNoStore.
+	Skills skills.Store
 }
 
 // NewCatalog registers every built-in tool, in the order that fixes the
@@ -142,6 +146,7 @@ func NewCatalog(d CatalogDeps) *registry.Catalog {
 	c.Register(CodeTool(d))
 	c.Register(ArtifactTools(d)...)
 	c.Register(discovery.Tools()...)
+	c.Register(skills.Tool(d.Skills))
 	return c
 }
 

@@ -30,6 +30,7 @@ var builtinNames = []string{
 	"search_conversations", "enable_tools", "update_tasks", "run_code",
 	"create_artifact", "rewrite_artifact", "update_artifact", "save_artifact", "inspect_artifact", "measure_layout", "print_pdf",
 	"search_tools", "list_tools", "get_tool_schema",
+	"load_skill",
 }
 
 // everything is a turn whose agent allows every built-in family.

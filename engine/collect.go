@@ -365,7 +365,7 @@ func mergeSwitches(org, agent map[string]bool) map[string]bool {
 }
 
 // attached fills the facts of what is attached to the conversation and
-// the agent, and the short-term memory of its thread, from their sources (part of collecting: nothing later reads
+// the agent (its knowledge and skills), and the short-term memory of its thread, from their sources (part of collecting: nothing later reads
 // them again).
 func (e *Engine) attached(ctx context.Context, f *turn.Facts) error {
 	var err error
@@ -379,7 +379,26 @@ func (e *Engine) attached(ctx context.Context, f *turn.Facts) error {
 			return fmt.Errorf("read knowledge: %w", err)
 		}
 	}
+	if err := e.skills(ctx, f); err != nil {
+		return err
+	}
 	return e.shortTerm(ctx, f)
+}
+
+// skills reads the names and descriptions of the skills attached to the
+// turn's agent into its facts.
+func (e *Engine) skills(ctx context.Context, f *turn.Facts) error {
+	if e.cfg.Skills == nil || f.Agent.Name == "" {
+		return nil
+	}
+	sks, err := e.cfg.Skills.AgentSkills(ctx, f.Place.OrgID, f.Agent.Name)
+	if err != nil {
+		return fmt.Errorf("read skills: %w", err)
+	}
+	for _, s := range sks {
+		f.Skills = append(f.Skills, turn.Skill{Name: s.Name, Description: s.Description})
+	}
+	return nil
 }
 
 // shortTerm reads the short-term memory of the turn's thread into its

@@ -93,6 +93,12 @@ type KnowledgeSource interface {
 	HasKnowledge(ctx context.Context, orgID, agent string) (bool, error)
 }
 
+// SkillSource lists the skills attached to an organisation's agent
+// (store.Skills), by name.
+type SkillSource interface {
+	AgentSkills(ctx context.Context, orgID, agent string) ([]store.Skill, error)
+}
+
 // ShortTermSource reads the short-term memory of an organisation's
 // thread (store.ShortTerms); a thread without one is store.ErrNotFound.
 type ShortTermSource interface {
@@ -142,6 +148,10 @@ type Config struct {
 	// (turn.Facts.Knowledge); nil reports none, until the knowledge
 	// repository lands.
 	Knowledge KnowledgeSource
+	// Skills lists the skills attached to the turn's agent
+	// (turn.Facts.Skills), once per turn; nil lists none, so load_skill
+	// is left out.
+	Skills SkillSource
 	// ShortTerms reads the short-term memory of the turn's channel or
 	// conversation into turn.Facts.ShortTermMemory, when the turn's
 	// switches keep one (turn.ShortTermMemoryOn); nil reads none.

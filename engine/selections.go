@@ -99,7 +99,8 @@ type selectionKey struct {
 func (in selectionInputs) equal(o selectionInputs) bool {
 	a, b := in.sel, o.sel
 	return a.Model == b.Model && slices.Equal(a.Allow, b.Allow) && maps.Equal(a.Switches, b.Switches) &&
-		a.Attachments == b.Attachments && a.Knowledge == b.Knowledge && slices.Equal(a.Backends, b.Backends) &&
+		a.Attachments == b.Attachments && a.Knowledge == b.Knowledge && slices.Equal(a.Skills, b.Skills) &&
+		slices.Equal(a.Backends, b.Backends) &&
 		a.Network == b.Network && slices.Equal(a.Permissions, b.Permissions) && a.Deliberate == b.Deliberate &&
 		in.prompt == o.prompt && in.gate == o.gate && slices.Equal(in.open, o.open) && in.opts == o.opts
 }
@@ -153,6 +154,7 @@ func (in selectionInputs) clone() selectionInputs {
 	in.sel.Allow = slices.Clone(in.sel.Allow)
 	in.sel.Switches = maps.Clone(in.sel.Switches)
 	in.sel.Backends = slices.Clone(in.sel.Backends)
+	in.sel.Skills = slices.Clone(in.sel.Skills)
 	in.sel.Permissions = slices.Clone(in.sel.Permissions)
 	in.open = slices.Clone(in.open)
 	return in

@@ -33,7 +33,7 @@ func fullInputs() selectionInputs {
 			Allow:    []string{"web", "memory"},
 			Switches: map[string]bool{"memory": true, "web_search": false},
 			Backends: []string{"embedding"}, Network: "public", Permissions: []string{"manage_messages"},
-			Attachments: 1,
+			Attachments: 1, Skills: []turn.Skill{{Name: "pdf", Description: "Fill forms."}, {Name: "csv", Description: "Clean tables."}},
 		},
 		prompt: tmpl.Author("You help."),
 		gate:   true, open: []string{"search", "files"},
@@ -71,6 +71,14 @@ func changes(t *testing.T, path string, v reflect.Value) []func() {
 	case reflect.Int:
 		return []func(){func() { v.SetInt(v.Int() + 1) }}
 	case reflect.Slice:
+		if v.Type().Elem() == reflect.TypeFor[turn.Skill]() && v.Len() > 0 {
+			return []func(){
+				func() { v.Set(reflect.Append(v, reflect.ValueOf(turn.Skill{Name: "extra"}))) },
+				func() { v.Index(0).Field(0).SetString(v.Index(0).Field(0).String() + "x") },
+				func() { v.Index(0).Field(1).SetString(v.Index(0).Field(1).String() + "x") },
+				func() { v.Set(v.Slice(1, v.Len())) },
+			}
+		}
 		if v.Type().Elem().Kind() != reflect.String || v.Len() == 0 {
 			break
 		}

@@ -97,6 +97,9 @@ func (s *server) bodyLimit(r *http.Request) int64 {
 	if knowledgeUpload(r) {
 		return max(s.maxBody, knowledgeUploadBytes)
 	}
+	if skillUpload(r) {
+		return max(s.maxBody, skillUploadBytes)
+	}
 	if r.Method == http.MethodPost {
 		if rest, ok := strings.CutPrefix(r.URL.Path, "/api/conversations/"); ok {
 			if id, tail, ok := strings.Cut(rest, "/"); ok && id != "" && tail == "attachments" {

@@ -62,6 +62,9 @@ type Config struct {
 	// Knowledge adds, lists and deletes agents' knowledge documents; nil
 	// answers those endpoints 501.
 	Knowledge Knowledge
+	// Skills stores the organisation's skills and their attachments to
+	// agents; nil answers the skill endpoints 501.
+	Skills store.Skills
 	// Runs holds the conversations' running turns across replicas (leases,
 	// cancel, recorded events); nil builds one over Store, Exclusive (this
 	// handler is the store's only server) and with a 24-hour lease, since
@@ -129,6 +132,7 @@ type server struct {
 	embeddings    embed.Source
 	files         AttachmentFiles
 	knowledge     Knowledge
+	skills        store.Skills
 	workspaces    string
 	log           *slog.Logger
 	now           func() time.Time
@@ -160,7 +164,7 @@ func New(cfg Config) http.Handler {
 		panic("httpapi: Config.Store and Config.Engine are required")
 	}
 	s := &server{
-		st: cfg.Store, eng: cfg.Engine, mcp: cfg.MCP, embeddings: cfg.Embeddings, files: cfg.Attachments, knowledge: cfg.Knowledge,
+		st: cfg.Store, eng: cfg.Engine, mcp: cfg.MCP, embeddings: cfg.Embeddings, files: cfg.Attachments, knowledge: cfg.Knowledge, skills: cfg.Skills,
 		workspaces: cfg.Workspaces, log: cfg.Logger, now: cfg.Now, ids: ids.OrRandom(cfg.IDs),
 		maxBody: cfg.MaxBody, sessionTTL: cfg.SessionTTL, secureCookies: cfg.SecureCookies,
 		heartbeat: cfg.Heartbeat, turns: newRunningTurns(), mux: http.NewServeMux(),
@@ -250,6 +254,7 @@ func (s *server) routes() {
 	s.resumeRoutes()
 	s.agentRoutes()
 	s.knowledgeRoutes()
+	s.skillRoutes()
 	s.inspectDraftRoutes()
 	s.mcpRoutes()
 	s.toolRoutes()

@@ -107,7 +107,7 @@ func (c *Cache) System(f turn.Facts, ts registry.Toolset) (tmpl.Result, error) {
 	c.mu.Unlock()
 	if ok {
 		r.Warnings = slices.Clone(r.Warnings) // the caller's own
-		return r, nil
+		return withSkills(r, f, ts), nil
 	}
 	r, err := render(source(f), env, ts.Fragments())
 	if err != nil {
@@ -121,7 +121,7 @@ func (c *Cache) System(f turn.Facts, ts registry.Toolset) (tmpl.Result, error) {
 	c.entries[key] = r
 	c.renders++
 	r.Warnings = slices.Clone(r.Warnings)
-	return r, nil
+	return withSkills(r, f, ts), nil
 }
 
 // systemKey spells out every input of render: the source, the

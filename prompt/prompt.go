@@ -115,13 +115,18 @@ func (r Request) WithContext(msg string) Request {
 
 // System renders the system prompt: the agent's authored prompt (Quiver's
 // default prompt when the agent has none), then the toolset's fragments,
-// separated by blank lines. Both are authored text, rendered as templates
+// then the agent's skills when load_skill is declared (SkillsFragment,
+// plain text), separated by blank lines. Both are authored text, rendered as templates
 // against the turn (capabilities, declared tools and families, macros).
 // The result depends only on the agent, the model's tool support and the
 // toolset — never on the caller or the clock — so it is the cache-stable
 // prefix of every request. It fails only on template limits.
 func System(f turn.Facts, ts registry.Toolset) (tmpl.Result, error) {
-	return render(source(f), Env(f, ts), ts.Fragments())
+	r, err := render(source(f), Env(f, ts), ts.Fragments())
+	if err != nil {
+		return tmpl.Result{}, err
+	}
+	return withSkills(r, f, ts), nil
 }
 
 // source is the agent's authored prompt, or Quiver's default when it has

@@ -26,6 +26,8 @@ type Agents interface {
 	GetAgent(ctx context.Context, orgID, name string) (StoredAgent, error)
 	// ListAgents returns the organisation's agents ordered by name.
 	ListAgents(ctx context.Context, orgID string) ([]StoredAgent, error)
-	// DeleteAgent removes an agent or returns ErrNotFound.
+	// DeleteAgent removes an agent, with its knowledge and its skill
+	// attachments (the skills stay the organisation's), or returns
+	// ErrNotFound.
 	DeleteAgent(ctx context.Context, orgID, name string) error
 }

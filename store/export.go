@@ -332,6 +332,32 @@ func knowledgeChunkRule(t ArchiveTable, row []any) error {
 	return nil
 }
 
+// skillRule is the skills table's Rule: a name, description and
+// document CheckSkill accepts.
+func skillRule(t ArchiveTable, row []any) error {
+	sk := Skill{OrgID: "o", UpdatedAt: time.Unix(1, 0)}
+	sk.Name, _ = t.Value(row, "name").(string)
+	sk.Description, _ = t.Value(row, "description").(string)
+	sk.Document, _ = t.Value(row, "document").(string)
+	if _, err := CheckSkill(sk); err != nil {
+		return fmt.Errorf("a skill: %w", err)
+	}
+	return nil
+}
+
+// skillFileRule is the skill_files table's Rule: a path CheckSkillPath
+// accepts and at most MaxSkillFileBytes.
+func skillFileRule(t ArchiveTable, row []any) error {
+	p, _ := t.Value(row, "path").(string)
+	if err := CheckSkillPath(p); err != nil {
+		return fmt.Errorf("a skill file: %w", err)
+	}
+	if d, _ := t.Value(row, "data").([]byte); len(d) > MaxSkillFileBytes {
+		return fmt.Errorf("a skill file: %q is %d bytes; the limit is %d", p, len(d), MaxSkillFileBytes)
+	}
+	return nil
+}
+
 // SkippedTables are the tables of either backend that an archive does not
 // carry, each with why. Every table of a backend's schema is in
 // ArchiveTables or here (each backend's tests enumerate its schema), so a
@@ -496,6 +522,12 @@ func ArchiveTables() []ArchiveTable {
 		{Name: "knowledge_chunks", Key: []string{"org_id", "document_id", "seq"}, Rule: knowledgeChunkRule, Columns: []ArchiveColumn{
 			text("org_id"), text("document_id"), intCol("seq"), text("agent"), text("text"), text("model"),
 			bytesCol("vector")}},
+		{Name: "skills", Key: []string{"org_id", "name"}, Rule: skillRule, Columns: []ArchiveColumn{
+			text("org_id"), text("name"), text("description"), text("document"), at("created_at"), at("updated_at")}},
+		{Name: "skill_files", Key: []string{"org_id", "skill", "path"}, Rule: skillFileRule, Columns: []ArchiveColumn{
+			text("org_id"), text("skill"), text("path"), bytesCol("data")}},
+		{Name: "agent_skills", Key: []string{"org_id", "agent", "skill"}, Columns: []ArchiveColumn{
+			text("org_id"), text("agent"), text("skill"), at("created_at")}},
 		{Name: "deployment", Key: []string{"name"}, Columns: []ArchiveColumn{
 			text("name"), text("value")}},
 	}

@@ -69,6 +69,7 @@ type Store interface {
 	Memories
 	ShortTerms
 	Knowledge
+	Skills
 	History
 	KeyChecks
 	Runs

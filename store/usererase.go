@@ -26,6 +26,9 @@ type UserErasure interface {
 	//     each-person default stay);
 	//   - users: the user.
 	//
+	// Skills, their files and their attachments to agents are the
+	// organisation's, never a person's, and stay.
+	//
 	// Usage records are the organisation's accounting and stay, detached
 	// from the person: usage.user_id (and payer, where it was theirs)
 	// becomes "", and their monthly totals (usage_months) move into the

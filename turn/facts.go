@@ -33,6 +33,10 @@ type Facts struct {
 	Attachments int
 	// Knowledge reports whether the agent has knowledge attached.
 	Knowledge bool
+	// Skills are the skills attached to the agent, by name, read once
+	// when the turn starts: what load_skill may load and the system
+	// prompt lists. Nil when it has none.
+	Skills []Skill
 	// ShortTermMemory is the working memory update_short_term_memory
 	// kept for the turn's channel or conversation (Scope.Thread), read
 	// once when the turn starts; "" when there is none. The context
@@ -54,6 +58,14 @@ type Facts struct {
 	// Budget is the monthly budgets the turn is held to, read once when
 	// it starts; the zero value holds it to none.
 	Budget Budget
+}
+
+// Skill is a skill attached to the turn's agent as the turn sees it: its
+// name and what it is for. The text comes from an imported SKILL.md, so
+// it is data, never a template.
+type Skill struct {
+	Name        string
+	Description string
 }
 
 // Budget is what a turn may spend in the current calendar month (UTC):

@@ -25,6 +25,8 @@ type Selection struct {
 	Attachments int
 	// Knowledge reports whether the agent has knowledge attached.
 	Knowledge bool
+	// Skills are the skills attached to the agent (Facts.Skills).
+	Skills []Skill
 	// Backends names the configured keys and backends.
 	Backends []string
 	// Network is the organisation's network mode for the turn.
@@ -41,7 +43,7 @@ type Selection struct {
 func (f Facts) Selection() Selection {
 	return Selection{
 		Model: f.Model, Allow: f.Agent.Allow, Switches: f.Agent.Switches,
-		Attachments: f.Attachments, Knowledge: f.Knowledge, Backends: f.Backends,
+		Attachments: f.Attachments, Knowledge: f.Knowledge, Skills: f.Skills, Backends: f.Backends,
 		Network: f.Network, Permissions: f.Caller.Permissions, Deliberate: f.Deliberate,
 	}
 }
@@ -53,7 +55,7 @@ func (s Selection) Facts(prompt tmpl.Authored) Facts {
 	return Facts{
 		Caller: Caller{Permissions: s.Permissions},
 		Agent:  Agent{Prompt: prompt, Allow: s.Allow, Switches: s.Switches},
-		Model:  s.Model, Attachments: s.Attachments, Knowledge: s.Knowledge,
+		Model:  s.Model, Attachments: s.Attachments, Knowledge: s.Knowledge, Skills: s.Skills,
 		Backends: s.Backends, Network: s.Network, Deliberate: s.Deliberate,
 	}
 }

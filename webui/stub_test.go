@@ -158,6 +158,12 @@ func newStubAPI() *stubAPI {
 	api("GET /api/agents/{name}/knowledge", func(w http.ResponseWriter, _ *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]any{"documents": []any{}})
 	})
+	api("GET /api/agents/{name}/skills", func(w http.ResponseWriter, _ *http.Request) {
+		writeJSON(w, http.StatusOK, map[string]any{"skills": []any{}})
+	})
+	api("GET /api/skills", func(w http.ResponseWriter, _ *http.Request) {
+		writeJSON(w, http.StatusOK, map[string]any{"skills": []any{}})
+	})
 	api("PUT /api/agents/{name}", s.putAgent)
 	api("DELETE /api/agents/{name}", s.deleteAgent)
 	api("GET /api/tools", s.tools)

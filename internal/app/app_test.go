@@ -268,7 +268,7 @@ func TestToolsJSON(t *testing.T) {
 	}
 	if diff := cmp.Diff([]string{"web_search", "fetch_url", "research_web",
 		"save_memory", "update_memory", "forget_memory", "search_memory", "update_short_term_memory", "read_document", "search_attachments", "search_knowledge", "check_budget", "search_conversations", "update_tasks", "run_code",
-		"create_artifact", "rewrite_artifact", "update_artifact", "save_artifact", "inspect_artifact", "measure_layout", "print_pdf"}, optional); diff != "" {
+		"create_artifact", "rewrite_artifact", "update_artifact", "save_artifact", "inspect_artifact", "measure_layout", "print_pdf", "load_skill"}, optional); diff != "" {
 		t.Errorf("optional tools (-want +got):\n%s", diff)
 	}
 }
@@ -301,7 +301,7 @@ func TestCallRecordsTurnWithTimezone(t *testing.T) {
 	}
 	if diff := cmp.Diff([]string{"web_search", "fetch_url", "research_web",
 		"save_memory", "update_memory", "forget_memory", "search_memory", "update_short_term_memory", "read_document", "search_attachments", "search_knowledge", "check_budget", "search_conversations", intent.RecoveryTool, "update_tasks", "run_code",
-		"create_artifact", "rewrite_artifact", "update_artifact", "save_artifact", "inspect_artifact", "measure_layout", "print_pdf", "search_tools", "list_tools", "get_tool_schema"}, left); diff != "" {
+		"create_artifact", "rewrite_artifact", "update_artifact", "save_artifact", "inspect_artifact", "measure_layout", "print_pdf", "search_tools", "list_tools", "get_tool_schema", "load_skill"}, left); diff != "" {
 		t.Errorf("stored exclusions (-want +got):\n%s", diff)
 	}
 }

@@ -24,7 +24,7 @@ func (r *runtime) newEngine(cfg config.Config, det *intent.Detector, models bool
 	ecfg := engine.Config{
 		Repos:   engine.Repositories{Conversations: r.st, Messages: r.st, Turns: r.st, Intents: r.st, Branches: r.st},
 		Runtime: orgRuntimes{orgs: r.orgs, models: models, embeddings: r.embeddings}, Agents: engine.StoredAgents(r.st, parseAgent),
-		Tools: mcpTools{m: r.mcp, env: env}, ShortTerms: r.st, Attachments: r.st, Knowledge: r.knowledge,
+		Tools: mcpTools{m: r.mcp, env: env}, ShortTerms: r.st, Attachments: r.st, Knowledge: r.knowledge, Skills: r.st,
 		Budgets:  r.st,
 		Detector: det, Dispatcher: disp, Now: env.Now, NewID: r.ids.New, Logger: env.Logger,
 		Prompts: prompt.NewCache(cfg.PromptCache), Selections: engine.NewSelections(cfg.SelectionCache),

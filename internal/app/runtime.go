@@ -80,7 +80,8 @@ func newRuntime(st store.Store, kr *secret.Keyring, dir string, cfg config.Confi
 	}
 	catalogs := builtin.NewCatalogs(builtin.CatalogDeps{Results: st, Messages: st, Intents: st, DataDir: dir, Config: cfg, Getenv: env.Getenv, MCP: m.pool, ReadPDF: readPDF,
 		Memories: st, ShortTerms: st, Attachments: st, Knowledge: kn, Embeddings: emb, Budgets: st, Now: env.Now, History: st, KnowledgeDocuments: st,
-		Code: codeRunner, CodeUnavailable: codeUnavailable, Artifacts: st, Browser: checker, BrowserUnavailable: browserUnavailable})
+		Code: codeRunner, CodeUnavailable: codeUnavailable, Artifacts: st, Browser: checker, BrowserUnavailable: browserUnavailable,
+		Skills: st})
 	orgs := settings.New(settings.Config{
 		Store: st, Keyring: kr, Base: cfg, Getenv: env.Getenv, Now: env.Now, Logger: env.Logger, Models: ms.opener,
 		ProviderKey: func(provider string) string { return ms.set(cfg).Connection(provider).Key },

@@ -163,7 +163,7 @@ func (rt *runtime) apiHandler(cfg config.Config, det *intent.Detector, secure bo
 	api := rt.apiEngine(rt.newEngine(cfg, det, true, env), orgRuntimes{orgs: rt.orgs, models: true, embeddings: rt.embeddings}, env)
 	return httpapi.New(httpapi.Config{
 		Store: rt.st, Engine: api, MCP: apiMCP{regs: rt.mcp.regs, orgs: rt.orgs},
-		Knowledge: apiKnowledge{Index: rt.knowledge, Knowledge: rt.st}, UI: webui.Handler(), Logger: env.Logger, Now: env.Now,
+		Knowledge: apiKnowledge{Index: rt.knowledge, Knowledge: rt.st}, Skills: rt.st, UI: webui.Handler(), Logger: env.Logger, Now: env.Now,
 		SecureCookies: secure, IDs: rt.ids, Runs: reg,
 		// Memories edited on the page are embedded by the organisation's
 		// model, the one the memory tools use.

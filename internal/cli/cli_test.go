@@ -48,6 +48,7 @@ func TestEveryUsageText(t *testing.T) {
 		"import":      {{"import", "--help"}},
 		"intent":      {{"intent", "--help"}},
 		"knowledge":   {{"knowledge", "--help"}, {"knowledge", "add", "--help"}, {"knowledge", "list", "--help"}},
+		"skills":      {{"skills", "--help"}, {"skills", "add", "--help"}, {"skills", "attach", "--help"}},
 		"login-link":  {{"login-link", "--help"}},
 		"mcp":         {{"mcp", "--help"}, {"mcp", "help"}},
 		"mcp-add":     {{"mcp", "add", "--help"}},

@@ -372,6 +372,15 @@ func checkRecords(ctx context.Context, t *testing.T, st store.Store) {
 	if c, err := st.GetConversation(ctx, org, conv); err != nil || c.Model != "openai:y" {
 		t.Errorf("conversation %+v, %v", c, err)
 	}
+	if sk, err := st.GetSkill(ctx, org, "pdf"); err != nil || len(sk.Files) != 2 || !sk.CreatedAt.Equal(at(21)) {
+		t.Errorf("skill %+v, %v", sk, err)
+	}
+	if f, err := st.ReadSkillFile(ctx, org, "pdf", "scripts/logo.bin"); err != nil || string(f.Data) != weirdContent {
+		t.Errorf("skill file %q, %v", f.Data, err)
+	}
+	if sks, err := st.AgentSkills(ctx, org, "helper"); err != nil || len(sks) != 1 {
+		t.Errorf("attached skills %+v, %v", sks, err)
+	}
 	// What search reads is not in the archive: the import rebuilt it.
 	for text, want := range map[string]int{"17.5%": 1, "BUDGET": 1, "409.5": 0} {
 		cs, err := st.FindConversations(ctx, store.ConversationQuery{OrgID: org, UserID: "ana", Text: text})

@@ -138,6 +138,13 @@ func fill(ctx context.Context, t *testing.T, st store.Store, kr *secret.Keyring)
 		must(err)
 	}
 
+	_, err = st.PutSkill(ctx, store.Skill{OrgID: org, Name: "pdf", Description: "Fill PDF forms.",
+		Document:  "---\nname: pdf\ndescription: Fill PDF forms.\n---\nRead forms.md first.\n",
+		Files:     []store.SkillFile{{Path: "forms.md", Data: []byte("# Forms")}, {Path: "scripts/logo.bin", Data: []byte(weirdContent)}},
+		CreatedAt: at(21), UpdatedAt: at(21)})
+	must(err)
+	must(st.AttachSkill(ctx, org, "helper", "pdf", at(22)))
+
 	// Transient records, which an archive leaves out.
 	_, err = st.ClaimRun(ctx, store.Run{OrgID: org, ConversationID: conv, TurnID: "t2", UserID: "ana", Replica: "r-1", StartedAt: at(13), ExpiresAt: at(60)})
 	must(err)

@@ -166,6 +166,14 @@ func TestImportRefusals(t *testing.T) {
 		{name: "OtherKeyring", kr: testKeyring(t, "k2", 2), want: "the configured keys (k2) cannot open this database's secrets (sealed under key k1)", entries: base},
 		{name: "NoKeyring", want: "no encryption key is configured", entries: base},
 		{name: "MemoryQuota", want: "the limit is 10000", is: store.ErrMemoryQuota, entries: overQuota(t, base)},
+		{name: "SkillPathLeaves", want: `file path "../forms.md" leaves the folder`, is: store.ErrSkillInvalid,
+			entries: editTable(base, "skill_files", func(body string) string {
+				return strings.Replace(body, `"path":"forms.md"`, `"path":"../forms.md"`, 1)
+			})},
+		{name: "SkillBadName", want: "holds a character other than a-z", is: store.ErrSkillInvalid,
+			entries: editTable(base, "skills", func(body string) string {
+				return strings.Replace(body, `"name":"pdf"`, `"name":"PDF"`, 1)
+			})},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -69,7 +69,7 @@ func (s *Store) ListAgents(ctx context.Context, orgID string) ([]store.StoredAge
 }
 
 // DeleteAgent removes the agent with that name in that organisation, with
-// its knowledge, in one transaction, or returns an error wrapping
+// its knowledge and its skill attachments, in one transaction, or returns an error wrapping
 // store.ErrNotFound.
 func (s *Store) DeleteAgent(ctx context.Context, orgID, name string) error {
 	err := s.inTx(ctx, readCommitted, func(tx pgx.Tx) error {
@@ -79,6 +79,9 @@ func (s *Store) DeleteAgent(ctx context.Context, orgID, name string) error {
 		}
 		if tag.RowsAffected() == 0 {
 			return fmt.Errorf("agent %q: %w", name, store.ErrNotFound)
+		}
+		if _, err := deleteAgentSkills(ctx, tx, orgID, name); err != nil {
+			return err
 		}
 		_, err = deleteKnowledge(ctx, tx, `org_id = $1 AND agent = $2`, orgID, name)
 		return err

@@ -86,7 +86,7 @@ func TestArchiveCoversEveryPostgresTable(t *testing.T) {
 // archive carries are reported, so the coverage test above can fail.
 func TestArchiveCoverageSeesANewPostgresTable(t *testing.T) {
 	s := openTest(t, pgtest.URL(t))
-	for _, q := range []string{"CREATE TABLE skills (id text PRIMARY KEY)", "ALTER TABLE orgs ADD COLUMN plan text"} {
+	for _, q := range []string{"CREATE TABLE gadgets (id text PRIMARY KEY)", "ALTER TABLE orgs ADD COLUMN plan text"} {
 		if _, err := s.pool.Exec(t.Context(), q); err != nil {
 			t.Fatal(err)
 		}
@@ -94,7 +94,7 @@ func TestArchiveCoverageSeesANewPostgresTable(t *testing.T) {
 	problems := storetest.ArchiveCoverage(schemaOf(t.Context(), t, s))
 	want := []string{
 		"orgs.plan is in the schema but not archived (add it to store.ArchiveTables)",
-		"table skills is neither archived (store.ArchiveTables) nor skipped with a reason (store.SkippedTables)",
+		"table gadgets is neither archived (store.ArchiveTables) nor skipped with a reason (store.SkippedTables)",
 	}
 	if !slices.Equal(problems, want) {
 		t.Errorf("problems:\n%s\nwant:\n%s", strings.Join(problems, "\n"), strings.Join(want, "\n"))

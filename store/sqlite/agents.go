@@ -81,7 +81,7 @@ func (s *Store) listAgents(ctx context.Context, orgID string) ([]store.StoredAge
 }
 
 // DeleteAgent removes the agent with that name in that organisation, with
-// its knowledge, in one write transaction, or returns an error wrapping
+// its knowledge and its skill attachments, in one write transaction, or returns an error wrapping
 // store.ErrNotFound.
 func (s *Store) DeleteAgent(ctx context.Context, orgID, name string) error {
 	err := s.inWriteTx(ctx, func(tx *sql.Tx) error {
@@ -90,6 +90,9 @@ func (s *Store) DeleteAgent(ctx context.Context, orgID, name string) error {
 			return err
 		}
 		if err := changedOr(res, store.ErrNotFound); err != nil {
+			return err
+		}
+		if _, err := deleteAgentSkills(ctx, tx, orgID, name); err != nil {
 			return err
 		}
 		_, err = deleteKnowledge(ctx, tx, `org_id = ? AND agent = ?`, orgID, name)

@@ -78,7 +78,7 @@ func TestArchiveCoversEverySQLiteTable(t *testing.T) {
 // carries are reported, so the coverage test above can fail.
 func TestArchiveCoverageSeesANewTable(t *testing.T) {
 	s := openTest(t, t.TempDir())
-	for _, q := range []string{"CREATE TABLE skills (id TEXT PRIMARY KEY)", "ALTER TABLE orgs ADD COLUMN plan TEXT"} {
+	for _, q := range []string{"CREATE TABLE gadgets (id TEXT PRIMARY KEY)", "ALTER TABLE orgs ADD COLUMN plan TEXT"} {
 		if _, err := s.writer.ExecContext(t.Context(), q); err != nil {
 			t.Fatal(err)
 		}
@@ -86,7 +86,7 @@ func TestArchiveCoverageSeesANewTable(t *testing.T) {
 	problems := storetest.ArchiveCoverage(schemaOf(t.Context(), t, s.writer))
 	want := []string{
 		"orgs.plan is in the schema but not archived (add it to store.ArchiveTables)",
-		"table skills is neither archived (store.ArchiveTables) nor skipped with a reason (store.SkippedTables)",
+		"table gadgets is neither archived (store.ArchiveTables) nor skipped with a reason (store.SkippedTables)",
 	}
 	if !slices.Equal(problems, want) {
 		t.Errorf("problems:\n%s\nwant:\n%s", strings.Join(problems, "\n"), strings.Join(want, "\n"))

@@ -164,6 +164,7 @@ func groups() []group {
 		{name: "Memories", cases: memoryCases()},
 		{name: "ShortTerms", cases: shortTermCases()},
 		{name: "Knowledge", cases: knowledgeCases()},
+		{name: "Skills", cases: skillCases()},
 		{name: "History", cases: historyCases()},
 		{name: "KeyChecks", alone: keyCheckAloneCases()},
 		{name: "Runs", cases: runCases(), alone: runAloneCases()},

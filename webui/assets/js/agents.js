@@ -1,9 +1,10 @@
 // Agents: the organisation's agents, and an editor for one agent's YAML
 // (admins save and delete; members read) with the agent's knowledge
-// below it (knowledge.js).
+// below it (knowledge.js), then its skills (skills.js).
 import { h, heading, errorBox, when, confirm, replace } from './dom.js';
 import { t, tx } from './i18n.js';
 import { knowledgeSection } from './knowledge.js';
+import { skillsSection } from './skills.js';
 
 const enc = encodeURIComponent;
 
@@ -116,5 +117,5 @@ async function editor({ api, me, main }, name) {
     }
   });
   main.append(title, form);
-  if (name) main.append(knowledgeSection(api, admin, name));
+  if (name) main.append(knowledgeSection(api, admin, name), skillsSection(api, admin, name));
 }
