@@ -185,8 +185,16 @@ function fill(slot) {
     replace(slot.el, h('p', { class: 'artifact-checking small' }, t('art.checking', { title })));
     return;
   }
+  const label = t('art.open', { title });
+  const had = slot.el.querySelector('.artifact-open');
+  if (had) {
+    // The same button, so that focus on it (and the panel's way back to
+    // it) stays.
+    if (had.textContent !== label) had.textContent = label;
+    return;
+  }
   replace(slot.el, h('button', { type: 'button', class: 'secondary small artifact-open',
-    onclick: (e) => active?.open(slot.ref.id, { from: e.currentTarget }) }, t('art.open', { title })));
+    onclick: (e) => active?.open(slot.ref.id, { from: e.currentTarget }) }, label));
 }
 
 // refill brings every card's action on screen up to date.
@@ -224,8 +232,8 @@ export class ArtifactPanel {
       }
     });
     this.items = h('div', { class: 'artifact-items' });
-    this.button = menu('artifacts-menu', { class: 'button small', id: 'artifacts-button' },
-      h('span', { class: 'artifacts-count' }), this.items);
+    this.button = menu('artifacts-menu', { class: 'button small' }, h('span', { class: 'artifacts-count' }), this.items);
+    this.button.id = 'artifacts-button';
     this.button.hidden = true;
     active = this;
   }
@@ -265,7 +273,16 @@ export class ArtifactPanel {
   // version (unless an older one was picked).
   async changed(ref) {
     await this.refresh();
-    if (!this.el.hidden && this.art?.id === ref.id) await this.load(ref.id, this.follow ? 0 : this.shown?.version ?? 0);
+    if (this.el.hidden || this.art?.id !== ref.id) return;
+    const now = this.known?.get(ref.id);
+    if (now && now.version === this.art.version && now.title === this.art.title) {
+      // Only a draft changed: the version shown stays (its frame is
+      // not loaded again); the header says so.
+      this.art.draft = now.draft;
+      this.el.querySelector('.artifact-head')?.replaceWith(this.head(this.art));
+      return;
+    }
+    await this.load(ref.id, this.follow ? 0 : this.shown?.version ?? 0);
   }
 
   // open shows an artifact, its newest saved version or version; focus
