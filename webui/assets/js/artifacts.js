@@ -381,10 +381,10 @@ export class ArtifactPanel {
         } },
       versions.map((v) => h('option', { value: String(v.version), selected: v.version === this.shown.version },
         t('art.option', { n: formatNumber(v.version), change: changeName(v.change), when: when(v.created_at) }))));
-      tools.push(h('label', { for: 'artifact-pick', class: 'inline' }, t('art.pick')), pick,
-        copyButton(() => this.shown?.content ?? '', t('art.copy')),
-        h('a', { class: 'button small', id: 'artifact-download', href: this.contentURL(true), download: '',
-          'aria-label': t('art.downloadLabel', { n: formatNumber(this.shown.version) }) }, t('art.download')));
+      tools.push(h('span', { class: 'artifact-pick' }, h('label', { for: 'artifact-pick', class: 'inline' }, t('art.pick')), pick),
+        h('span', { class: 'artifact-actions' }, copyButton(() => this.shown?.content ?? '', t('art.copy')),
+          h('a', { class: 'button small', id: 'artifact-download', href: this.contentURL(true), download: '',
+            'aria-label': t('art.downloadLabel', { n: formatNumber(this.shown.version) }) }, t('art.download'))));
     }
     return h('div', { class: 'artifact-head' },
       h('div', { class: 'artifact-title-row' }, title, close), meta,
