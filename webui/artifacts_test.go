@@ -119,9 +119,9 @@ func TestArtifactLiveTurnOpensSandboxedFrame(t *testing.T) {
 	})
 }
 
-// storedArtifacts gives conv a stored turn that wrote five artifacts
-// (a Markdown one twice, a CSV of 600 rows, code, Mermaid, and an HTML
-// one the agent is still checking) and the artifacts themselves.
+// storedArtifacts gives conv a stored turn that wrote six artifacts (a
+// Markdown one twice, a CSV of 600 rows, code, Mermaid, an HTML one the
+// agent is still checking, an SVG one) and the artifacts themselves.
 func storedArtifacts(api *stubAPI, conv string) (csv string) {
 	api.convs[conv] = &stubConversation{ID: conv, Agent: "assistant", Title: "Reports",
 		Created: time.Date(2026, 1, 6, 9, 0, 0, 0, time.UTC), Updated: time.Date(2026, 1, 6, 9, 30, 0, 0, time.UTC)}
@@ -136,6 +136,7 @@ func storedArtifacts(api *stubAPI, conv string) (csv string) {
 	api.addArtifact(conv, "art_code", "Script", "code", "def total(xs):\n    return sum(xs)\n").Language = "python"
 	api.addArtifact(conv, "art_mm", "Flow", "mermaid", "graph TD\n  A-->B\n")
 	api.addArtifact(conv, "art_chk", "Poster", "html")
+	api.addArtifact(conv, "art_svg", "Logo", "svg", `<svg xmlns="http://www.w3.org/2000/svg" width="80" height="40"><rect width="80" height="40" fill="teal"/></svg>`)
 	seq := 0
 	msg := func(role, content string, extra ...string) map[string]any {
 		seq++
@@ -157,6 +158,7 @@ func storedArtifacts(api *stubAPI, conv string) (csv string) {
 		{"s5", "create_artifact", `{"title":"Flow","kind":"mermaid"}`, `Created artifact art_mm "Flow" (mermaid): saved as version 1, shown to the user.`},
 		{"s6", "create_artifact", `{"title":"Poster","kind":"html"}`, `Created artifact art_chk "Poster" (html): draft 1, not inspected yet. Call inspect_artifact to check it, then save_artifact.`},
 		{"s7", "create_artifact", `{"title":"Old","kind":"markdown"}`, `Created artifact art_old "Old" (markdown): saved as version 1, shown to the user.`},
+		{"s9", "create_artifact", `{"title":"Logo","kind":"svg"}`, `Created artifact art_svg "Logo" (svg): saved as version 1, unchecked (no browser on this server can render it).`},
 		{"s8", "calculate", `{"expression":"1+1"}`, `Created artifact art_md "Plan" (markdown): saved as version 1, shown to the user.`},
 	} {
 		stored = append(stored, call(c[0], c[1], c[2], c[3])...)
@@ -186,18 +188,18 @@ func TestArtifactReloadedPanel(t *testing.T) {
 	want := map[string]string{
 		"s1": "Open artifact: Plan", "s2": "Open artifact: Plan", "s3": "Open artifact: Sales", "s4": "Open artifact: Script",
 		"s5": "Open artifact: Flow", "s6": "The agent is still checking “Poster”; it shows here once saved.",
-		"s7": "“Old” is no longer in this conversation.", "s8": "",
+		"s7": "“Old” is no longer in this conversation.", "s8": "", "s9": "Open artifact: Logo",
 	}
 	if d := cmp.Diff(want, actions); d != "" {
 		t.Errorf("the cards' actions (-want +got):\n%s", d)
 	}
 
 	// The header's list.
-	b.WaitText(`#artifacts-button summary`, "Artifacts (5)")
+	b.WaitText(`#artifacts-button summary`, "Artifacts (6)")
 	b.Do("open the list", chromedp.Click(chromedp.CSS(`#artifacts-button summary`)))
 	b.until("list open", `document.getElementById('artifacts-button').open`)
 	items := eval[[]string](b, `[...document.querySelectorAll('#artifacts-button .artifact-items button')].map((x) => x.textContent)`)
-	if d := cmp.Diff([]string{"Plan Markdown", "Sales CSV", "Script Code", "Flow Mermaid", "Poster HTML, still being checked"}, items); d != "" {
+	if d := cmp.Diff([]string{"Plan Markdown", "Sales CSV", "Script Code", "Flow Mermaid", "Poster HTML, still being checked", "Logo SVG"}, items); d != "" {
 		t.Errorf("the list (-want +got):\n%s", d)
 	}
 	b.Do("open Plan from the list", chromedp.Click(chromedp.CSS(`#artifacts-button button[data-artifact="art_md"]`)))
@@ -294,6 +296,13 @@ func TestArtifactReloadedPanel(t *testing.T) {
 	b.until("python coloured", `document.querySelectorAll('#artifact-body .code-block .hljs-keyword').length > 0`)
 	b.WaitText(`#artifact-kind`, "Code · python")
 
+	// SVG: framed like HTML.
+	b.Do("open the SVG", chromedp.Click(chromedp.CSS(`.tool-card[data-call-id="s9"] .artifact-open`)))
+	b.until("SVG framed", `document.querySelector('#artifact-body iframe')?.getAttribute('src') === '`+convPath2(conv)+`/artifacts/art_svg/content?version=1'`)
+	if got := eval[string](b, `document.querySelector('#artifact-body iframe').getAttribute('sandbox')`); got != "allow-scripts" {
+		t.Errorf("the SVG's frame: sandbox %q", got)
+	}
+
 	// The one still being checked.
 	b.Do("open the list", chromedp.Click(chromedp.CSS(`#artifacts-button summary`)))
 	b.Do("open Poster", chromedp.Click(chromedp.CSS(`#artifacts-button button[data-artifact="art_chk"]`)))
@@ -306,7 +315,38 @@ func TestArtifactReloadedPanel(t *testing.T) {
 	if n := len(b.requests("GET", convPath2(conv)+"/artifacts/art_chk/content")); n != 0 {
 		t.Errorf("the draft's content was asked for %d times", n)
 	}
-	b.checkHeaders(stubCSRF)
+	// The page's own requests carry the zone and the CSRF token; a
+	// frame's navigation to …/content carries neither (none is needed).
+	for _, r := range b.rec.recorded() {
+		if r.Method == "GET" && strings.HasSuffix(r.Path, "/content") {
+			continue
+		}
+		if r.Timezone != testZone || (r.Method != "GET" && r.CSRF != stubCSRF) {
+			t.Errorf("%s %s: X-Timezone %q, X-CSRF-Token %q", r.Method, r.Path, r.Timezone, r.CSRF)
+		}
+	}
 }
 
 func convPath2(conv string) string { return "/api/conversations/" + conv }
+
+// TestArtifactPanelInVietnamese: the panel and the cards speak the
+// page's language.
+func TestArtifactPanelInVietnamese(t *testing.T) {
+	api := newStubAPI()
+	const conv = "conv_reports"
+	storedArtifacts(api, conv)
+	b := newBrowser(t, api)
+	b.login()
+	b.Do("choose Vietnamese", chromedp.SetValue(chromedp.CSS(`#lang`), "vi"))
+	b.WaitText(`main h1`, "Cuộc trò chuyện mới")
+	b.open("#/chat/"+conv, `.tool-card[data-call-id="s1"] .artifact-open`)
+	b.WaitText(`.tool-card[data-call-id="s1"] .artifact-open`, "Mở artifact: Plan")
+	b.WaitText(`.tool-card[data-call-id="s6"] .artifact-action`, "Agent vẫn đang kiểm tra “Poster”")
+	b.WaitText(`#artifacts-button summary`, "Artifact (6)")
+	b.Do("open", chromedp.Click(chromedp.CSS(`.tool-card[data-call-id="s3"] .artifact-open`)))
+	b.WaitText(`#artifact-version`, "Phiên bản 1 / 1")
+	b.WaitText(`#artifact-rows`, "Đang hiện 500 dòng đầu trong 600 dòng")
+	if got := eval[string](b, `document.getElementById('artifact-close').getAttribute('aria-label')`); got != "Đóng artifact" {
+		t.Errorf("the close button's label %q", got)
+	}
+}

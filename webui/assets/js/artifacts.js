@@ -279,7 +279,9 @@ export class ArtifactPanel {
       // Only a draft changed: the version shown stays (its frame is
       // not loaded again); the header says so.
       this.art.draft = now.draft;
+      const focused = this.el.contains(document.activeElement) ? document.activeElement.id : '';
       this.el.querySelector('.artifact-head')?.replaceWith(this.head(this.art));
+      if (focused) this.el.querySelector(`#${CSS.escape(focused)}`)?.focus();
       return;
     }
     await this.load(ref.id, this.follow ? 0 : this.shown?.version ?? 0);
