@@ -198,12 +198,12 @@ function fill(slot) {
 }
 
 // refill brings every card's action on screen up to date.
+// A card off the page is forgotten: refill runs after an answer from the
+// API, so a transcript's cards, built and added at once, are on the page
+// by then.
 function refill() {
-  slots = slots.filter((s) => s.el.isConnected || !s.shown);
-  for (const s of slots) {
-    s.shown ||= s.el.isConnected;
-    fill(s);
-  }
+  slots = slots.filter((s) => s.el.isConnected);
+  for (const s of slots) fill(s);
 }
 
 // ArtifactPanel is the side panel (el, the chat's <aside>) and the
@@ -219,6 +219,10 @@ export class ArtifactPanel {
     this.shown = null; // the version shown: { version, title, content }
     this.follow = true; // show the newest version when it changes
     this.returnTo = null;
+    // Each list and each artifact asked for is numbered: only the
+    // newest answer is shown.
+    this.listAsked = 0;
+    this.loadAsked = 0;
     this.narrow = matchMedia('(max-width: 64rem)');
     this.narrow.addEventListener('change', () => this.inertBehind());
     this.el.classList.add('artifacts');
@@ -246,12 +250,14 @@ export class ArtifactPanel {
   // and the cards follow. A failure keeps what was known.
   async refresh() {
     if (!this.conversation()) return;
+    const asked = ++this.listAsked;
     let list;
     try {
       list = (await this.api.get(this.base()))?.artifacts ?? [];
     } catch {
       return;
     }
+    if (asked !== this.listAsked) return; // a later answer is (or will be) shown
     this.known = new Map(list.map((a) => [a.id, a]));
     this.showMenu(list);
     if (active === this) refill();
@@ -330,6 +336,7 @@ export class ArtifactPanel {
   // load reads an artifact with its history and the version to show
   // (0: the newest saved), and shows it.
   async load(id, version) {
+    const asked = ++this.loadAsked;
     let art;
     let shown;
     try {
@@ -343,11 +350,11 @@ export class ArtifactPanel {
         shown = { version: newest, title: v?.title ?? art.title, content: art.content ?? '' };
       }
     } catch (err) {
-      if (this.el.hidden) return;
+      if (this.el.hidden || asked !== this.loadAsked) return;
       replace(this.el, this.head(null), h('div', { class: 'artifact-body' }, errorBox(err, t('art.failed'))));
       return;
     }
-    if (this.el.hidden) return; // closed meanwhile
+    if (this.el.hidden || asked !== this.loadAsked) return; // closed, or another asked for since
     this.art = art;
     this.shown = shown ?? null;
     const focused = this.el.contains(document.activeElement) ? document.activeElement.id : '';
