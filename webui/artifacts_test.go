@@ -116,6 +116,12 @@ func TestArtifactLiveTurnOpensSandboxedFrame(t *testing.T) {
 		if w.phone && eval[bool](b, `document.querySelector('.thread').inert`) {
 			t.Error("the chat stays inert after the overlay closed")
 		}
+		b.fits(w, "the chat with its artifacts list")
+		if !eval[bool](b, `(() => { const r = document.querySelector('#artifacts-button summary').getBoundingClientRect();
+			return r.width > 0 && r.right <= innerWidth; })()`) {
+			t.Error("the artifacts list's button is not in the window")
+		}
+		b.ShotView("closed")
 	})
 }
 
