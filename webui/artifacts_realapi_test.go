@@ -62,6 +62,7 @@ func TestArtifactPanelAgainstHTTPAPI(t *testing.T) {
 	b.WaitText(`.tool-card[data-call-id="r1"] .artifact-open`, "Open artifact: Page")
 	b.Do("open the page", chromedp.Click(chromedp.CSS(`.tool-card[data-call-id="r2"] .artifact-open`)))
 	b.until("panel shown", panelShown)
+	b.until("the page framed", `!!document.querySelector('#artifact-body iframe')`)
 	if got := eval[string](b, `document.querySelector('#artifact-body iframe').getAttribute('sandbox')`); got != "allow-scripts" {
 		t.Errorf("sandbox %q", got)
 	}
