@@ -107,6 +107,7 @@ func TestAxeEveryPage(t *testing.T) {
 	eachWidth(t, func(t *testing.T, w width) {
 		t.Run("stub", func(t *testing.T) {
 			api := newStubAPI()
+			storedArtifacts(api, "conv_reports")
 			b := newLongBrowser(t, api)
 			b.use(w)
 			a := newAuditor(t, b, w)
@@ -145,6 +146,18 @@ func TestAxeEveryPage(t *testing.T) {
 			b.Do("open Export", chromedp.Click(chromedp.CSS(`.export-menu summary`)))
 			b.until("menu open", `document.querySelector('.export-menu').open`)
 			a.check("conversation-export", true)
+			// The artifact panel: Markdown with its versions, then a CSV
+			// table (an overlay at phone width).
+			b.open("#/chat/conv_reports", `.tool-card[data-call-id="s1"] .artifact-open`)
+			b.Do("open an artifact", chromedp.Click(chromedp.CSS(`.tool-card[data-call-id="s1"] .artifact-open`)))
+			b.until("panel shown", panelShown)
+			b.WaitText(`#artifact-body`, "Second draft")
+			a.check("artifact-markdown", true)
+			b.Do("close it", chromedp.Click(chromedp.CSS(`#artifact-close`)))
+			b.until("panel closed", panelHidden)
+			b.Do("open the CSV", chromedp.Click(chromedp.CSS(`.tool-card[data-call-id="s3"] .artifact-open`)))
+			b.until("table shown", `document.querySelectorAll('#artifact-body tbody tr').length > 0`)
+			a.check("artifact-csv", true)
 
 			pages := []struct {
 				name, hash, ready string

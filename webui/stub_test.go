@@ -37,6 +37,7 @@ const (
 	msgLong     = "Tell me a long story" // a long answer (longTurn), held midway at "long"
 	msgTools    = "Search the docs"      // held at "start" and "tool" (toolsTurn)
 	msgRefused  = "Refuse this"          // refused before any event: 429
+	// msgArtifact (stub_artifacts_test.go) writes an artifact.
 )
 
 type stubServer struct {
@@ -104,6 +105,9 @@ type stubAPI struct {
 	// /api/workspace/file serves, by path.
 	stored    map[string][]map[string]any
 	workspace map[string][]byte
+	// artifacts are each conversation's artifacts
+	// (stub_artifacts_test.go), oldest first.
+	artifacts map[string][]*stubArtifact
 }
 
 func newStubAPI() *stubAPI {
@@ -172,6 +176,7 @@ func newStubAPI() *stubAPI {
 	api("POST /api/mcp-servers/{name}/{verb}", s.toggleServer)
 	api("DELETE /api/mcp-servers/{name}", s.deleteServer)
 	s.routeAdmin(api)
+	s.routeArtifacts(api)
 	s.routeDeliberate(api)
 	// Budgets: none set, nothing spent (budget_test.go runs the real API).
 	month := map[string]any{"month_start": "2026-01-01T00:00:00Z", "month_end": "2026-02-01T00:00:00Z"}
@@ -352,6 +357,8 @@ func (s *stubAPI) send(w http.ResponseWriter, r *http.Request) {
 		s.longTurn(r.Context(), newSSE(w))
 	case msgTools:
 		s.toolsTurn(r.Context(), w)
+	case msgArtifact:
+		s.artifactTurn(r.Context(), newSSE(w), r.PathValue("id"))
 	case msgDropped:
 		e := newSSE(w)
 		e.send(map[string]any{"type": "text", "text": "Part one, "})

@@ -1,12 +1,13 @@
 // Chat: the conversation list on the left (a drawer at phone width), the
 // conversation in the middle with its composer pinned at the bottom, and
-// room on the right for an artifacts panel (hidden until there is one).
+// the artifacts panel on the right (artifacts.js; hidden until one is opened).
 // #/chat is a new chat: its composer starts a conversation with the first
 // message; #/chat/ID is one conversation.
 import { h } from './dom.js';
 import { t, tx } from './i18n.js';
 import { Sidebar } from './sidebar.js';
 import { Thread, listFiles } from './thread.js';
+import { ArtifactPanel } from './artifacts.js';
 
 const enc = encodeURIComponent;
 const AGENT = 'quiver.agent';
@@ -19,8 +20,9 @@ export async function render({ api, me, main, args }) {
   const sidebar = new Sidebar(api, id);
   sidebar.show(list?.conversations ?? []);
   let thread;
+  const artifacts = new ArtifactPanel(api, h('aside', { id: 'artifacts' }), () => thread?.conv?.id ?? id ?? null);
   if (!id) {
-    thread = await newChat(api, me, agents, sidebar, toggle);
+    thread = await newChat(api, me, agents, sidebar, toggle, artifacts);
   } else {
     const convReq = api.get(`/api/conversations/${enc(id)}`);
     const [conv, msgs, model, models, files] = await Promise.all([
@@ -29,9 +31,11 @@ export async function render({ api, me, main, args }) {
       convReq.then((c) => modelStatus(api, c.agent)),
       modelChoices(api, `/api/conversations/${enc(id)}/models`),
       listFiles(api, id),
+      artifacts.refresh(),
     ]);
     thread = new Thread(api, conv, {
       toggle,
+      artifacts: artifacts.button,
       notice: model?.connected === false ? modelNotice(conv.id, conv.agent, model, me) : null,
       titled: (c) => sidebar.retitle(c),
     });
@@ -47,8 +51,7 @@ export async function render({ api, me, main, args }) {
     },
   };
   const backdrop = h('div', { class: 'drawer-backdrop', hidden: true });
-  const artifacts = h('aside', { class: 'artifacts', id: 'artifacts', hidden: true, 'aria-label': t('chat.artifacts') });
-  const shell = h('div', { class: 'chat' }, sidebar.el, backdrop, thread.el, artifacts);
+  const shell = h('div', { class: 'chat' }, sidebar.el, backdrop, thread.el, artifacts.el);
   drawer(shell, sidebar.el, toggle, backdrop);
   main.append(shell);
   return thread.input;
@@ -57,7 +60,7 @@ export async function render({ api, me, main, args }) {
 // newChat is the thread of a new conversation: nothing exists until its
 // first message is sent. The agent last picked in this browser is picked
 // again.
-async function newChat(api, me, agents, sidebar, toggle) {
+async function newChat(api, me, agents, sidebar, toggle, artifacts) {
   let stored = null;
   try {
     stored = localStorage.getItem(AGENT);
@@ -70,7 +73,7 @@ async function newChat(api, me, agents, sidebar, toggle) {
     return status?.connected === false ? modelNotice(null, name, status, me) : null;
   };
   const thread = new Thread(api, null, {
-    agents, agent, toggle, notice: await notice(agent),
+    agents, agent, toggle, notice: await notice(agent), artifacts: artifacts.button,
     created: (c) => {
       history.replaceState(null, '', `#/chat/${enc(c.id)}`);
       sidebar.add(c);

@@ -66,6 +66,16 @@ export function markdown(src) {
   return render(md.parse(String(src ?? ''), {}));
 }
 
+// codeView renders code as a fenced block of language lang renders: in
+// the code block frame with its language and copy button, coloured when
+// highlight.js knows the language and the code is short enough, else
+// plain. The code is shown as it is (no Markdown is read in it).
+export function codeView(code, lang = '') {
+  const root = purify.sanitize(h('div', null, fence({ info: LANG.test(lang) ? lang : '', content: String(code ?? '') + '\n' })));
+  for (const pre of root.querySelectorAll('pre')) codeBlock(pre);
+  return [...root.childNodes];
+}
+
 // markdownParts renders src as markdown(src) does, in two parts, for an
 // answer that streams in: head, the blocks that stay as they are whatever
 // text is appended to src, and tail, the blocks after them, which more

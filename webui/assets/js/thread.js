@@ -39,7 +39,8 @@ export class Thread {
   // notice (an element saying the model is not connected), toggle (the
   // sidebar's button, put in the header), created(conv) (a new chat's
   // conversation now exists), titled(conv) (its title changed),
-  // agentChanged(name) (a new chat's agent was picked).
+  // agentChanged(name) (a new chat's agent was picked), artifacts (the
+  // artifacts' menu, put in the header once the conversation exists).
   constructor(api, conv, opts = {}) {
     this.api = api;
     this.conv = conv;
@@ -160,7 +161,7 @@ export class Thread {
       replace(this.actions);
       return;
     }
-    replace(this.actions, exportMenu(this.api, this.conv),
+    replace(this.actions, this.opts.artifacts ?? null, exportMenu(this.api, this.conv),
       h('a', { href: `#/inspect/${enc(this.conv.id)}`, class: 'button small' }, t('chat.inspector')));
   }
 

@@ -4,6 +4,7 @@ import { t, tn, tx, formatNumber } from './i18n.js';
 import { markdownParts, patchBlocks } from './markdown.js';
 import { messageItem, toolCard } from './messages.js';
 import { addFiles } from './attachments.js';
+import { artifactCard } from './artifacts.js';
 
 const enc = encodeURIComponent;
 
@@ -118,6 +119,7 @@ export class Turn {
           this.add(c.card.el);
         }
         c.card.result(r, c.started === undefined ? undefined : performance.now() - c.started);
+        artifactCard(c.card.el, r.name ?? c.card.el.querySelector('.tool-name')?.textContent, r, true);
         const running = [...this.cards.values()].find((x) => x.card.el.classList.contains('running'));
         this.on.working?.(running ? { tool: running.card.el.querySelector('.tool-name').textContent } : 'thinking');
         break;
@@ -380,6 +382,7 @@ export function transcriptItems(messages, conversationID, files) {
           items.push(c.el);
         }
         c.result({ content: m.content, is_error: m.is_error, ref: m.ref });
+        artifactCard(c.el, m.tool_name, m, false);
         const steps = m.tool_name === 'update_tasks' && !m.is_error ? storedChecklist(calls.get(m.tool_call_id)) : null;
         if (steps) checklist(m.turn_id ?? '', steps);
         break;
