@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"sync"
@@ -41,6 +42,10 @@ type Index struct {
 	names []string // by rowid-1
 	// match is the prepared ranking query (on conn).
 	match *sql.Stmt
+	// nameWords is each tool's name as lower-case words, by rowid-1.
+	nameWords [][]string
+	// cache holds the hits of the words searched (at most maxCached).
+	cache map[string][]hit
 }
 
 // Column weights of the BM25 ranking (name, family, description,
@@ -62,7 +67,7 @@ func NewIndex(ctx context.Context, tools []*tool.Tool) (*Index, error) {
 		db.Close()
 		return nil, fmt.Errorf("discovery: open the index: %w", err)
 	}
-	ix := &Index{db: db, conn: conn}
+	ix := &Index{db: db, conn: conn, cache: map[string][]hit{}}
 	if err := ix.fill(ctx, tools); err != nil {
 		ix.Close()
 		return nil, err
@@ -89,6 +94,7 @@ func (ix *Index) fill(ctx context.Context, tools []*tool.Tool) error {
 			return fmt.Errorf("discovery: index %s: %w", t.Name(), err)
 		}
 		ix.names = append(ix.names, t.Name())
+		ix.nameWords = append(ix.nameWords, strings.Fields(strings.ToLower(name)))
 	}
 	return nil
 }
@@ -107,23 +113,99 @@ func (ix *Index) Close() error {
 
 // aliasWeight is how much a word the aliases table adds counts against
 // a word of the query.
-const aliasWeight = 0.8
+var aliasWeight = 0.9
+
+// Tunables (measured in tune_test.go).
+var (
+	aliasSplit = 0.5 // a word's alias weight is divided by (its alias count)^aliasSplit
+	aliasMax   = 0.0 // 1: a word's alias group scores its best alias only
+	coverage   = 0.0 // the score is multiplied by (words matched / words)^coverage
+	nameBoost  = 0.0 // added per query word that is a word of the tool's name
+)
+
+var tunables = map[string]*float64{"alias": &aliasWeight, "split": &aliasSplit, "max": &aliasMax, "cov": &coverage, "name": &nameBoost}
+
+// hit is one tool's BM25 score for one word.
+type hit struct {
+	row   int
+	score float64
+}
+
+// maxCached bounds the words whose hits the index keeps.
+const maxCached = 4096
 
 // Search returns the names of at most k tools for query, best first.
 // A query with no word gives none.
 func (ix *Index) Search(ctx context.Context, query string, k int) ([]string, error) {
-	terms, expansion := queryTerms(query)
-	if len(terms) == 0 || k <= 0 {
+	groups := queryGroups(query)
+	if len(groups) == 0 || k <= 0 {
 		return nil, nil
 	}
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
-	score := make([]float64, len(ix.names))
-	if err := ix.fullText(ctx, terms, 1, score); err != nil {
-		return nil, err
+	n := len(ix.names)
+	score := make([]float64, n)
+	matched := make([]int, n)
+	seen := make([]int, n) // the last group that matched a tool, +1
+	direct := 0
+	gs := make([]float64, n)
+	for gi, g := range groups {
+		if g.word != "" {
+			direct++
+			hits, err := ix.hits(ctx, g.word)
+			if err != nil {
+				return nil, err
+			}
+			for _, h := range hits {
+				score[h.row] += h.score
+				if seen[h.row] != gi+1 {
+					seen[h.row] = gi + 1
+					matched[h.row]++
+				}
+			}
+			if nameBoost > 0 {
+				for i := range n {
+					if slices.Contains(ix.nameWords[i], g.word) {
+						score[i] += nameBoost
+					}
+				}
+			}
+		}
+		if len(g.aliases) == 0 {
+			continue
+		}
+		clear(gs)
+		for _, a := range g.aliases {
+			hits, err := ix.hits(ctx, a)
+			if err != nil {
+				return nil, err
+			}
+			for _, h := range hits {
+				if aliasMax > 0 {
+					gs[h.row] = max(gs[h.row], h.score)
+				} else {
+					gs[h.row] += h.score
+				}
+			}
+		}
+		w := aliasWeight
+		if aliasMax == 0 && aliasSplit > 0 {
+			w /= math.Pow(float64(len(g.aliases)), aliasSplit)
+		}
+		for i, s := range gs {
+			if s > 0 {
+				score[i] += w * s
+				if g.word != "" && seen[i] != gi+1 {
+					seen[i] = gi + 1
+					matched[i]++
+				}
+			}
+		}
 	}
-	if err := ix.fullText(ctx, expansion, aliasWeight, score); err != nil {
-		return nil, err
+	if coverage > 0 && direct > 0 {
+		for i := range score {
+			score[i] *= math.Pow(float64(matched[i])/float64(direct), coverage)
+		}
 	}
 	order := make([]int, 0, len(score))
 	for i, s := range score {
@@ -140,33 +222,36 @@ func (ix *Index) Search(ctx context.Context, query string, k int) ([]string, err
 	return out, nil
 }
 
-// fullText adds weight times the BM25 score of each tool matching any
-// of terms (each quoted, so no word is read as FTS5 syntax) to score, by
-// rowid-1. ix.mu is held.
-func (ix *Index) fullText(ctx context.Context, terms []string, weight float64, score []float64) error {
-	if len(terms) == 0 {
-		return nil
+// hits is the BM25 score of every tool matching term (quoted, so no word
+// is read as FTS5 syntax), by rowid-1, from the cache when it is there.
+// ix.mu is held.
+func (ix *Index) hits(ctx context.Context, term string) ([]hit, error) {
+	if h, ok := ix.cache[term]; ok {
+		return h, nil
 	}
-	quoted := make([]string, len(terms))
-	for i, t := range terms {
-		quoted[i] = `"` + t + `"`
-	}
-	rows, err := ix.match.QueryContext(ctx, strings.Join(quoted, " OR "))
+	rows, err := ix.match.QueryContext(ctx, `"`+term+`"`)
 	if err != nil {
-		return fmt.Errorf("discovery: search the index: %w", err)
+		return nil, fmt.Errorf("discovery: search the index: %w", err)
 	}
 	defer rows.Close()
+	var out []hit
 	for rows.Next() {
 		var id int
 		var s float64
 		if err := rows.Scan(&id, &s); err != nil {
-			return fmt.Errorf("discovery: search the index: %w", err)
+			return nil, fmt.Errorf("discovery: search the index: %w", err)
 		}
-		if id >= 1 && id <= len(score) {
-			score[id-1] += weight * s
+		if id >= 1 && id <= len(ix.names) && s > 0 {
+			out = append(out, hit{id - 1, s})
 		}
 	}
-	return rows.Err()
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("discovery: search the index: %w", err)
+	}
+	if len(ix.cache) < maxCached {
+		ix.cache[term] = out
+	}
+	return out, nil
 }
 
 // words is s with every run of characters that are not letters or

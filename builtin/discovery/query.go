@@ -125,3 +125,48 @@ func setOf(s string) map[string]bool {
 	}
 	return m
 }
+
+// group is one word of a query: the word itself when it is searched
+// (not a stop word, unless the query has only those; "" otherwise) and
+// the alias words it gives that are not words of the query.
+type group struct {
+	word    string
+	aliases []string
+}
+
+// queryGroups is the words of query (queryTerms), each with its aliases;
+// the aliases of stop words and marks make groups of their own. At most
+// maxQueryTerms words and maxQueryTerms alias words in all.
+func queryGroups(query string) []group {
+	terms, _ := queryTerms(query)
+	all := strings.Fields(strings.ToLower(words(strings.ReplaceAll(query, "%", " percent "))))
+	var out []group
+	nAlias := 0
+	done := map[string]bool{}
+	add := func(w string, direct bool) {
+		if done[w] {
+			return
+		}
+		done[w] = true
+		g := group{}
+		if direct {
+			g.word = w
+		}
+		for _, a := range aliasesOf(w) {
+			if !slices.Contains(terms, a) && !slices.Contains(g.aliases, a) && nAlias < maxQueryTerms {
+				g.aliases = append(g.aliases, a)
+				nAlias++
+			}
+		}
+		if g.word != "" || len(g.aliases) > 0 {
+			out = append(out, g)
+		}
+	}
+	for _, w := range all {
+		add(w, slices.Contains(terms, w))
+	}
+	for _, m := range marksOf(query) {
+		add(m, false)
+	}
+	return out
+}
