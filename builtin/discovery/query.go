@@ -3,6 +3,8 @@ package discovery
 import (
 	"slices"
 	"strings"
+
+	"golang.org/x/text/unicode/norm"
 )
 
 // queryTerms reads a query the way people ask for a tool: its words,
@@ -14,9 +16,10 @@ import (
 // of a word only, and expansion holds no word of terms; each is at most
 // maxQueryTerms long.
 func queryTerms(query string) (terms, expansion []string) {
+	query = norm.NFC.String(query)
 	all := strings.Fields(strings.ToLower(words(strings.ReplaceAll(query, "%", " percent "))))
 	for _, w := range all {
-		if !stopWords[w] && !slices.Contains(terms, w) {
+		if !isStop(w) && !slices.Contains(terms, w) {
 			terms = append(terms, w)
 		}
 	}
@@ -54,7 +57,7 @@ func aliasesOf(w string) []string {
 			}
 		}
 	}
-	return nil
+	return foreignAliasesOf(w)
 }
 
 // inflections are the English endings aliasesOf drops, each with what
@@ -138,6 +141,7 @@ type group struct {
 // the aliases of stop words and marks make groups of their own. At most
 // maxQueryTerms words and maxQueryTerms alias words in all.
 func queryGroups(query string) []group {
+	query = norm.NFC.String(query)
 	terms, _ := queryTerms(query)
 	all := strings.Fields(strings.ToLower(words(strings.ReplaceAll(query, "%", " percent "))))
 	var out []group

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"golang.org/x/text/unicode/norm"
 )
 
 // TestAliasesAreWords: every alias key is lower case and one word (or a
@@ -17,6 +18,14 @@ func TestAliasesAreWords(t *testing.T) {
 	for k, v := range aliases {
 		if !slices.Contains(marks, k) && (k != strings.ToLower(words(k)) || strings.Contains(k, " ")) {
 			t.Errorf("key %q is not one lower-case word", k)
+		}
+		if v != words(v) || v == "" {
+			t.Errorf("%q: value %q is not words", k, v)
+		}
+	}
+	for k, v := range foreignAliases {
+		if k != norm.NFC.String(strings.ToLower(words(k))) || strings.Contains(k, " ") || aliases[k] != "" {
+			t.Errorf("foreign key %q is not one lower-case NFC word absent from aliases", k)
 		}
 		if v != words(v) || v == "" {
 			t.Errorf("%q: value %q is not words", k, v)
@@ -49,6 +58,11 @@ func TestQueryTerms(t *testing.T) {
 		{"notes.md", []string{"notes", "md"}, []string{"text", "file", "files"}},
 		{"example.com", []string{"example", "com"}, []string{"url", "page", "web"}},
 		{"15%", []string{"15", "percent"}, []string{"percentages", "arithmetic", "calculate"}},
+		// Other languages: their stop words out, their aliases in, a
+		// decomposed (NFD) query read as its composed form.
+		{"tắt đèn của tôi", []string{"tắt", "đèn"}, []string{"turn", "off", "light", "entity"}},
+		{norm.NFD.String("tắt đèn"), []string{"tắt", "đèn"}, []string{"turn", "off", "light", "entity"}},
+		{"crear una factura", []string{"crear", "factura"}, []string{"create", "invoice"}},
 	} {
 		terms, expanded := queryTerms(c.query)
 		if diff := cmp.Diff(c.terms, terms); diff != "" {
