@@ -5,7 +5,13 @@ import (
 	"strings"
 )
 
-// SetTuning sets the ranking's tunables from "name=value,..." (tests only).
+// tunables are the ranking's variables tune_test.go sets.
+var tunables = map[string]*float64{"alias": &aliasWeight, "split": &aliasSplit}
+
+var defaults map[string]float64
+
+// SetTuning sets the ranking's variables from "name=value,..." (names
+// of tunables), the others to their defaults. Tests only.
 func SetTuning(cfg string) {
 	if defaults == nil {
 		defaults = map[string]float64{}
@@ -21,11 +27,15 @@ func SetTuning(cfg string) {
 		if !ok {
 			continue
 		}
-		f, _ := strconv.ParseFloat(v, 64)
-		if p, ok := tunables[k]; ok {
-			*p = f
+		if f, err := strconv.ParseFloat(v, 64); err == nil && tunables[k] != nil {
+			*tunables[k] = f
 		}
 	}
 }
 
-var defaults map[string]float64
+// DropCache empties the index's cache of words' hits (benchmarks).
+func (ix *Index) DropCache() {
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	clear(ix.cache)
+}

@@ -22,16 +22,20 @@ import (
 // SQLite FTS5's BM25 over each tool's name words, family, description
 // and parameters (English words stemmed by the Porter stemmer, accents
 // folded), any word of the query matching. The query is read first
-// (queryTerms): its stop words are dropped and the aliases table adds the
-// words tools use for the words people use, which rank in a second BM25
-// pass at aliasWeight; a tool's score is the sum. FTS5 rather than a
-// ranking of our own: it is SQLite's maintained full-text engine, already
-// in the binary. Fusing it with the local n-gram embedding's nearest
-// tools (embed.Local) was measured and lost recall (0.513 against 0.534
-// at five on the labelled tasks, before the aliases): that embedding
-// shares spelling, not meaning.
+// (queryGroups): its stop words are dropped, and the aliases tables (an
+// English one, one for other languages) give each word the words tools
+// use for it. A tool's score is the sum over the query's words of its
+// BM25 score for the word and, at aliasWeight shared among them, for the
+// word's aliases; each word is one FTS5 query, whose hits the index
+// caches. FTS5 rather than a ranking of our own: it is SQLite's
+// maintained full-text engine, already in the binary (it fixes BM25's
+// k1 and b at 1.2 and 0.75, for every column). Fusing it with the local
+// n-gram embedding (embed.Local) was measured twice and lost recall:
+// 0.513 against 0.534 at five before the aliases, and as a rerank of
+// the first 5 to 20 tools, 0.945 against 0.956 on held-out dev tasks:
+// that embedding shares spelling, not meaning.
 //
-// An Index is immutable once built and safe for concurrent use.
+// An Index's tools are fixed once built; it is safe for concurrent use.
 type Index struct {
 	db *sql.DB
 	// conn is the one connection the in-memory database lives on, held
@@ -42,8 +46,6 @@ type Index struct {
 	names []string // by rowid-1
 	// match is the prepared ranking query (on conn).
 	match *sql.Stmt
-	// nameWords is each tool's name as lower-case words, by rowid-1.
-	nameWords [][]string
 	// cache holds the hits of the words searched (at most maxCached).
 	cache map[string][]hit
 }
@@ -94,7 +96,6 @@ func (ix *Index) fill(ctx context.Context, tools []*tool.Tool) error {
 			return fmt.Errorf("discovery: index %s: %w", t.Name(), err)
 		}
 		ix.names = append(ix.names, t.Name())
-		ix.nameWords = append(ix.nameWords, strings.Fields(strings.ToLower(name)))
 	}
 	return nil
 }
@@ -111,19 +112,18 @@ func (ix *Index) Close() error {
 	return errors.Join(err, ix.conn.Close(), ix.db.Close())
 }
 
-// aliasWeight is how much a word the aliases table adds counts against
-// a word of the query.
-var aliasWeight = 0.9
-
-// Tunables (measured in tune_test.go).
+// aliasWeight is how much the words the aliases table gives for one
+// word of the query count, together, against a word asked: a word's
+// aliases share it, each at aliasWeight/sqrt(n) of n (aliasSplit), so a
+// word with many aliases ("tomorrow" → calendar, events, forecast) does
+// not outweigh one word matched directly ("weather"). Both chosen on the
+// dev tasks, on a plateau: splitting by n^0.3 to n^0.7 and weights 0.8
+// to 1.0 stay within 0.005 of each other. Variables only so that
+// tune_test.go can measure others.
 var (
-	aliasSplit = 0.5 // a word's alias weight is divided by (its alias count)^aliasSplit
-	aliasMax   = 0.0 // 1: a word's alias group scores its best alias only
-	coverage   = 0.0 // the score is multiplied by (words matched / words)^coverage
-	nameBoost  = 0.0 // added per query word that is a word of the tool's name
+	aliasWeight = 0.9
+	aliasSplit  = 0.5
 )
-
-var tunables = map[string]*float64{"alias": &aliasWeight, "split": &aliasSplit, "max": &aliasMax, "cov": &coverage, "name": &nameBoost}
 
 // hit is one tool's BM25 score for one word.
 type hit struct {
@@ -131,7 +131,9 @@ type hit struct {
 	score float64
 }
 
-// maxCached bounds the words whose hits the index keeps.
+// maxCached bounds the words whose hits an index keeps: the words
+// searched repeat (the aliases' words above all), and a cached word costs
+// no FTS5 query; past the bound, new words are searched every time.
 const maxCached = 4096
 
 // Search returns the names of at most k tools for query, best first.
@@ -143,68 +145,29 @@ func (ix *Index) Search(ctx context.Context, query string, k int) ([]string, err
 	}
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
-	n := len(ix.names)
-	score := make([]float64, n)
-	matched := make([]int, n)
-	seen := make([]int, n) // the last group that matched a tool, +1
-	direct := 0
-	gs := make([]float64, n)
-	for gi, g := range groups {
+	score := make([]float64, len(ix.names))
+	for _, g := range groups {
 		if g.word != "" {
-			direct++
 			hits, err := ix.hits(ctx, g.word)
 			if err != nil {
 				return nil, err
 			}
 			for _, h := range hits {
 				score[h.row] += h.score
-				if seen[h.row] != gi+1 {
-					seen[h.row] = gi + 1
-					matched[h.row]++
-				}
-			}
-			if nameBoost > 0 {
-				for i := range n {
-					if slices.Contains(ix.nameWords[i], g.word) {
-						score[i] += nameBoost
-					}
-				}
 			}
 		}
 		if len(g.aliases) == 0 {
 			continue
 		}
-		clear(gs)
+		w := aliasWeight / math.Pow(float64(len(g.aliases)), aliasSplit)
 		for _, a := range g.aliases {
 			hits, err := ix.hits(ctx, a)
 			if err != nil {
 				return nil, err
 			}
 			for _, h := range hits {
-				if aliasMax > 0 {
-					gs[h.row] = max(gs[h.row], h.score)
-				} else {
-					gs[h.row] += h.score
-				}
+				score[h.row] += w * h.score
 			}
-		}
-		w := aliasWeight
-		if aliasMax == 0 && aliasSplit > 0 {
-			w /= math.Pow(float64(len(g.aliases)), aliasSplit)
-		}
-		for i, s := range gs {
-			if s > 0 {
-				score[i] += w * s
-				if g.word != "" && seen[i] != gi+1 {
-					seen[i] = gi + 1
-					matched[i]++
-				}
-			}
-		}
-	}
-	if coverage > 0 && direct > 0 {
-		for i := range score {
-			score[i] *= math.Pow(float64(matched[i])/float64(direct), coverage)
 		}
 	}
 	order := make([]int, 0, len(score))

@@ -1,6 +1,7 @@
 package discovery
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"strings"
@@ -87,5 +88,29 @@ func TestQueryTermsBounded(t *testing.T) {
 	terms, expanded := queryTerms(b.String())
 	if len(terms) != maxQueryTerms || len(expanded) != maxQueryTerms {
 		t.Errorf("%d terms and %d alias words, want %d of each", len(terms), len(expanded), maxQueryTerms)
+	}
+}
+
+// TestIndexCacheBounded: the index keeps the hits of at most maxCached
+// words, however many distinct words it is asked, and answers past the
+// bound as before it.
+func TestIndexCacheBounded(t *testing.T) {
+	ctx := context.Background()
+	ix, err := NewIndex(ctx, fakeTools(t, 3, "alpha"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ix.Close()
+	for i := range maxCached + 10 {
+		if _, err := ix.Search(ctx, fmt.Sprintf("word%d", i), 5); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(ix.cache) != maxCached {
+		t.Errorf("%d words cached, want %d", len(ix.cache), maxCached)
+	}
+	got, err := ix.Search(ctx, "alpha", 5)
+	if err != nil || len(got) != 3 {
+		t.Errorf("past the bound: %v, %v; want the 3 tools", got, err)
 	}
 }
