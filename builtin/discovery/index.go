@@ -26,8 +26,8 @@ import (
 // English one, one for other languages) give each word the words tools
 // use for it. A tool's score is the sum over the query's words of its
 // BM25 score for the word and, at aliasWeight shared among them, for the
-// word's aliases; each word is one FTS5 query, whose hits the index
-// caches. FTS5 rather than a ranking of our own: it is SQLite's
+// word's aliases: the words asked are one FTS5 query and each word's
+// aliases another, whose hits the index caches. FTS5 rather than a ranking of our own: it is SQLite's
 // maintained full-text engine, already in the binary (it fixes BM25's
 // k1 and b at 1.2 and 0.75, for every column). Fusing it with the local
 // n-gram embedding (embed.Local) was measured twice and lost recall:
@@ -46,7 +46,8 @@ type Index struct {
 	names []string // by rowid-1
 	// match is the prepared ranking query (on conn).
 	match *sql.Stmt
-	// cache holds the hits of the words searched (at most maxCached).
+	// cache holds the hits of the FTS5 queries made, by their text (at
+	// most maxCached).
 	cache map[string][]hit
 }
 
@@ -125,15 +126,15 @@ var (
 	aliasSplit  = 0.5
 )
 
-// hit is one tool's BM25 score for one word.
+// hit is one tool's BM25 score for the words of one FTS5 query.
 type hit struct {
 	row   int
 	score float64
 }
 
-// maxCached bounds the words whose hits an index keeps: the words
-// searched repeat (the aliases' words above all), and a cached word costs
-// no FTS5 query; past the bound, new words are searched every time.
+// maxCached bounds the FTS5 queries whose hits an index keeps: the
+// queries repeat (a word's aliases above all), and a cached one costs no
+// FTS5 search; past the bound, new ones are searched every time.
 const maxCached = 4096
 
 // Search returns the names of at most k tools for query, best first.
@@ -146,27 +147,22 @@ func (ix *Index) Search(ctx context.Context, query string, k int) ([]string, err
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
 	score := make([]float64, len(ix.names))
+	// The words asked are one FTS5 query, each word's aliases another:
+	// BM25 sums over the words of a query, so a query's hits are the sum
+	// of its words'.
+	var asked []string
 	for _, g := range groups {
 		if g.word != "" {
-			hits, err := ix.hits(ctx, g.word)
-			if err != nil {
-				return nil, err
-			}
-			for _, h := range hits {
-				score[h.row] += h.score
-			}
+			asked = append(asked, g.word)
 		}
-		if len(g.aliases) == 0 {
-			continue
-		}
-		w := aliasWeight / math.Pow(float64(len(g.aliases)), aliasSplit)
-		for _, a := range g.aliases {
-			hits, err := ix.hits(ctx, a)
-			if err != nil {
+	}
+	if err := ix.add(ctx, asked, 1, score); err != nil {
+		return nil, err
+	}
+	for _, g := range groups {
+		if len(g.aliases) > 0 {
+			if err := ix.add(ctx, g.aliases, aliasWeight/math.Pow(float64(len(g.aliases)), aliasSplit), score); err != nil {
 				return nil, err
-			}
-			for _, h := range hits {
-				score[h.row] += w * h.score
 			}
 		}
 	}
@@ -185,14 +181,35 @@ func (ix *Index) Search(ctx context.Context, query string, k int) ([]string, err
 	return out, nil
 }
 
-// hits is the BM25 score of every tool matching term (quoted, so no word
-// is read as FTS5 syntax), by rowid-1, from the cache when it is there.
-// ix.mu is held.
-func (ix *Index) hits(ctx context.Context, term string) ([]hit, error) {
-	if h, ok := ix.cache[term]; ok {
+// add adds weight times the BM25 score of each tool matching any of
+// terms to score, by rowid-1. ix.mu is held.
+func (ix *Index) add(ctx context.Context, terms []string, weight float64, score []float64) error {
+	if len(terms) == 0 {
+		return nil
+	}
+	hits, err := ix.hits(ctx, terms)
+	if err != nil {
+		return err
+	}
+	for _, h := range hits {
+		score[h.row] += weight * h.score
+	}
+	return nil
+}
+
+// hits is the BM25 score of every tool matching any of terms (each
+// quoted, so no word is read as FTS5 syntax), by rowid-1, from the cache
+// when it is there. ix.mu is held.
+func (ix *Index) hits(ctx context.Context, terms []string) ([]hit, error) {
+	quoted := make([]string, len(terms))
+	for i, t := range terms {
+		quoted[i] = `"` + t + `"`
+	}
+	q := strings.Join(quoted, " OR ")
+	if h, ok := ix.cache[q]; ok {
 		return h, nil
 	}
-	rows, err := ix.match.QueryContext(ctx, `"`+term+`"`)
+	rows, err := ix.match.QueryContext(ctx, q)
 	if err != nil {
 		return nil, fmt.Errorf("discovery: search the index: %w", err)
 	}
@@ -212,7 +229,7 @@ func (ix *Index) hits(ctx context.Context, term string) ([]hit, error) {
 		return nil, fmt.Errorf("discovery: search the index: %w", err)
 	}
 	if len(ix.cache) < maxCached {
-		ix.cache[term] = out
+		ix.cache[q] = out
 	}
 	return out, nil
 }
