@@ -413,7 +413,7 @@ var aliases = map[string]string{
 	"party":          "event",
 	"conference":     "event",
 	"webinar":        "event",
-	"tomorrow":       "calendar events",
+	"tomorrow":       "calendar events forecast",
 	"monday":         "calendar events",
 	"tuesday":        "calendar events",
 	"wednesday":      "calendar events",
