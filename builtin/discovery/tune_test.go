@@ -13,7 +13,8 @@ import (
 )
 
 // holdoutSplit splits the dev tasks into the four fifths tuned on and the
-// fifth held out (a fixed permutation, seed 20/2026).
+// fifth held out (a fixed permutation, seed 20/2026): the held-out fifth
+// was measured before the ranking changed and after, never tuned on.
 func holdoutSplit(tasks []searchTask) (train, holdout []searchTask) {
 	perm := rand.New(rand.NewPCG(20, 2026)).Perm(len(tasks))
 	for i, p := range perm {
@@ -26,6 +27,8 @@ func holdoutSplit(tasks []searchTask) (train, holdout []searchTask) {
 	return train, holdout
 }
 
+// recallOn is the share of tasks with a wanted tool among ix's first
+// five, each miss printed when logMiss.
 func recallOn(t *testing.T, ix *discovery.Index, tasks []searchTask, logMiss bool) float64 {
 	found := 0
 	for _, st := range tasks {
@@ -42,8 +45,12 @@ func recallOn(t *testing.T, ix *discovery.Index, tasks []searchTask, logMiss boo
 	return float64(found) / float64(len(tasks))
 }
 
-// TestTune prints recall on the dev training part, the sealed set and the
-// holdout (QUIVER_TUNE=1; QUIVER_TUNE_MISSES=1 logs training misses).
+// TestTune prints recall@5 on the dev set's tuning part, the old sealed
+// set (testdata/search_tasks.jsonl, now development data), both together,
+// and the held-out fifth, for each configuration of QUIVER_TUNE:
+// "name=value,...;..." of the ranking's variables (SetTuning), "x=0"
+// for the defaults. QUIVER_TUNE_MISSES=1 prints the misses of the first
+// two, never of the holdout. Skipped without QUIVER_TUNE.
 func TestTune(t *testing.T) {
 	if os.Getenv("QUIVER_TUNE") == "" {
 		t.Skip("QUIVER_TUNE unset")
@@ -64,10 +71,12 @@ func TestTune(t *testing.T) {
 	}
 }
 
+// TestTuneQuery prints the first five tools for QUIVER_TUNE_Q under each
+// configuration of QUIVER_TUNE. Skipped without QUIVER_TUNE_Q.
 func TestTuneQuery(t *testing.T) {
 	q := os.Getenv("QUIVER_TUNE_Q")
 	if q == "" {
-		t.Skip()
+		t.Skip("QUIVER_TUNE_Q unset")
 	}
 	ix, err := discovery.NewIndex(context.Background(), catalog150(t))
 	if err != nil {
