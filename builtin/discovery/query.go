@@ -7,10 +7,11 @@ import (
 	"golang.org/x/text/unicode/norm"
 )
 
-// queryTerms reads a query the way people ask for a tool: its words,
-// lower case, without the words that say nothing about a tool
-// (stopWords) unless the query has no other, and the catalog words the
-// aliases table gives for its words, stop words included (the expansion, ranked at a lower weight
+// queryTerms reads a query the way people ask for a tool: its words
+// (the query made NFC first), lower case, without the words that say
+// nothing about a tool (stopWords, foreignStopWords) unless the query
+// has no other, and the catalog words the aliases tables give for its
+// words, stop words included (the expansion, ranked at a lower weight
 // than the words asked), with the words its marks give (marksOf). A "%"
 // counts as the word "percent". Both lists keep their first occurrence
 // of a word only, and expansion holds no word of terms; each is at most
@@ -43,9 +44,9 @@ func queryTerms(query string) (terms, expansion []string) {
 	return terms, expansion
 }
 
-// aliasesOf is the aliases of w, or else of w without an inflection:
-// a plural, a past or an -ing form ("meetings", "booked", "scheduling",
-// "replies").
+// aliasesOf is the aliases of w, or else of w without an English
+// inflection: a plural, a past or an -ing form ("meetings", "booked",
+// "scheduling", "replies"), or else its foreignAliases.
 func aliasesOf(w string) []string {
 	if a, ok := aliases[w]; ok {
 		return strings.Fields(a)
