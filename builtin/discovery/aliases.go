@@ -729,3 +729,30 @@ var aliases = map[string]string{
 	"gps":            "coordinates geocode",
 	"body":           "content children blocks",
 }
+
+// phraseAliases is aliases for two words together whose sense neither
+// has alone ("how many", "look up", "put on"): each adds its words as a
+// group of its own, besides the two words' aliases.
+var phraseAliases = map[string]string{
+	"how many":    "count calculate",
+	"how much":    "calculate spend",
+	"look up":     "search",
+	"set up":      "create",
+	"sign up":     "subscription create",
+	"put on":      "play",
+	"follow up":   "follow ups suggest",
+	"to do":       "tasks steps",
+	"open source": "repositories github",
+	"last time":   "earlier conversations",
+	"time zone":   "time",
+	"turned on":   "states entity",
+	"left on":     "states entity",
+	"this thread": "conversation earlier messages",
+	"in review":   "status transition",
+	"in progress": "status transition",
+	"mark as":     "status labels modify",
+	"get rid":     "delete",
+	"sent me":     "emails search",
+	"told you":    "memories earlier conversations",
+	"tell you":    "memories earlier conversations",
+}

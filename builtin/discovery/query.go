@@ -148,7 +148,7 @@ func queryGroups(query string) []group {
 	var out []group
 	nAlias := 0
 	done := map[string]bool{}
-	add := func(w string, direct bool) {
+	add := func(w string, direct bool, aliases []string) {
 		if done[w] {
 			return
 		}
@@ -157,7 +157,7 @@ func queryGroups(query string) []group {
 		if direct {
 			g.word = w
 		}
-		for _, a := range aliasesOf(w) {
+		for _, a := range aliases {
 			if !slices.Contains(terms, a) && !slices.Contains(g.aliases, a) && nAlias < maxQueryTerms {
 				g.aliases = append(g.aliases, a)
 				nAlias++
@@ -168,10 +168,15 @@ func queryGroups(query string) []group {
 		}
 	}
 	for _, w := range all {
-		add(w, slices.Contains(terms, w))
+		add(w, slices.Contains(terms, w), aliasesOf(w))
+	}
+	for i := 1; i < len(all); i++ {
+		if a, ok := phraseAliases[all[i-1]+" "+all[i]]; ok {
+			add(all[i-1]+" "+all[i], false, strings.Fields(a))
+		}
 	}
 	for _, m := range marksOf(query) {
-		add(m, false)
+		add(m, false, aliasesOf(m))
 	}
 	return out
 }

@@ -32,6 +32,14 @@ func TestAliasesAreWords(t *testing.T) {
 			t.Errorf("%q: value %q is not words", k, v)
 		}
 	}
+	for k, v := range phraseAliases {
+		if f := strings.Fields(k); len(f) != 2 || k != strings.ToLower(words(k)) {
+			t.Errorf("phrase key %q is not two lower-case words", k)
+		}
+		if v != words(v) || v == "" {
+			t.Errorf("%q: value %q is not words", k, v)
+		}
+	}
 	for _, m := range marks {
 		if aliases[m] == "" {
 			t.Errorf("mark %q has no alias", m)
@@ -112,5 +120,22 @@ func TestIndexCacheBounded(t *testing.T) {
 	got, err := ix.Search(ctx, "alpha", 5)
 	if err != nil || len(got) != 3 {
 		t.Errorf("past the bound: %v, %v; want the 3 tools", got, err)
+	}
+}
+
+// TestQueryGroups: each word its own group with its aliases; a stop word
+// with aliases, a phrase of phraseAliases and a mark make groups without
+// a word asked.
+func TestQueryGroups(t *testing.T) {
+	got := queryGroups("how many rows in #ops")
+	want := []group{
+		{word: "many", aliases: []string{"count"}},
+		{word: "rows", aliases: []string{"database", "query"}},
+		{word: "ops"},
+		{aliases: []string{"count", "calculate"}}, // "how many"
+		{aliases: []string{"channel", "slack"}},   // "#ops"
+	}
+	if diff := cmp.Diff(want, got, cmp.AllowUnexported(group{})); diff != "" {
+		t.Errorf("groups (-want +got):\n%s", diff)
 	}
 }
