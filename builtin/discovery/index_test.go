@@ -137,8 +137,8 @@ func recallAtFive(t *testing.T, path string) float64 {
 // seeing the ranking and was sealed until it was measured once (0.874);
 // since then it is development data, read and tuned on like the dev
 // set, and a new sealed set is measured by the lead. The test fails
-// below minRecallAtFive, the figure reached after that tuning (0.953,
-// 182 of 191 tasks) less 0.03, so a change that loses recall is seen
+// below minRecallAtFive, the figure reached after that tuning (0.958,
+// 183 of 191 tasks) less 0.03 and rounded down, so a change that loses recall is seen
 // (-v prints the misses).
 func TestSearchRecallAtFive(t *testing.T) {
 	const minRecallAtFive = 0.92
@@ -152,10 +152,10 @@ func TestSearchRecallAtFive(t *testing.T) {
 // and descriptions, in several phrasings, the set the ranking (weights,
 // aliases) was tuned on, but for a fixed fifth held out (tune_test.go's
 // holdoutSplit). Its figure flatters the ranking. The test fails below
-// minRecallAtFive, the figure reached (0.956, 870 of 910 tasks) less
+// minRecallAtFive, the figure reached (0.963, 876 of 910 tasks) less
 // 0.03. -v prints the misses.
 func TestSearchRecallAtFiveDev(t *testing.T) {
-	const minRecallAtFive = 0.92
+	const minRecallAtFive = 0.93
 	if recall := recallAtFive(t, "testdata/search_tasks_dev.jsonl"); recall < minRecallAtFive {
 		t.Errorf("recall@5 %.3f, below %.2f", recall, minRecallAtFive)
 	}
