@@ -373,6 +373,59 @@ var foreignAliases = map[string]string{
 	"pagamento": "payment",
 }
 
+// foreignPhrases is phraseAliases for other languages: above all the
+// Vietnamese words of two syllables, whose sense is often neither
+// syllable's ("đăng ký", subscribe, is neither "đăng", post, nor "ký",
+// sign).
+var foreignPhrases = map[string]string{
+	"đăng ký":    "subscription",
+	"thời tiết":  "weather forecast",
+	"ngày mai":   "calendar events forecast",
+	"tin nhắn":   "message messages",
+	"tin tức":    "news web search recent",
+	"lịch sử":    "history",
+	"hóa đơn":    "invoice",
+	"hoá đơn":    "invoice",
+	"khách hàng": "customers customer contact",
+	"dữ liệu":    "data database",
+	"tài liệu":   "document documents",
+	"thư mục":    "folder",
+	"tệp tin":    "file files",
+	"tập tin":    "file files",
+	"tìm kiếm":   "search",
+	"ghi nhớ":    "remember memory save",
+	"ghi chú":    "notes",
+	"sân bay":    "airport places directions travel",
+	"nhà hàng":   "restaurant places",
+	"cà phê":     "places",
+	"bài hát":    "track tracks spotify",
+	"âm nhạc":    "music play spotify",
+	"điều hòa":   "temperature climate",
+	"điều hoà":   "temperature climate",
+	"nhiệt độ":   "temperature",
+	"không khí":  "air quality",
+	"dự báo":     "forecast",
+	"cuộc họp":   "meeting calendar event",
+	"sự kiện":    "event events",
+	"lịch hẹn":   "appointment calendar event",
+	"thanh toán": "payment",
+	"hoàn tiền":  "refund",
+	"mã nguồn":   "code repository",
+	"địa chỉ":    "address geocode",
+	"chỉ đường":  "directions",
+	"trò chuyện": "conversation",
+	"hội thoại":  "conversation",
+	"câu hỏi":    "ask question",
+	"ngân sách":  "budget",
+	"nghiên cứu": "research sourced",
+	"đính kèm":   "attached attachments",
+	"tóm tắt":    "page read summary",
+	"gửi thư":    "send email",
+	"bình luận":  "comment",
+	"cơ sở":      "database",
+	"truy vấn":   "query sql",
+}
+
 // foreignStopWords are the words of those languages that name no tool
 // (articles, pronouns, prepositions, politeness, question words), as
 // stopWords are English's.

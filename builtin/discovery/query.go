@@ -171,8 +171,11 @@ func queryGroups(query string) []group {
 		add(w, slices.Contains(terms, w), aliasesOf(w))
 	}
 	for i := 1; i < len(all); i++ {
-		if a, ok := phraseAliases[all[i-1]+" "+all[i]]; ok {
-			add(all[i-1]+" "+all[i], false, strings.Fields(a))
+		p := all[i-1] + " " + all[i]
+		if a, ok := phraseAliases[p]; ok {
+			add(p, false, strings.Fields(a))
+		} else if a, ok := foreignPhrases[p]; ok {
+			add(p, false, strings.Fields(a))
 		}
 	}
 	for _, m := range marksOf(query) {

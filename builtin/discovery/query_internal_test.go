@@ -32,8 +32,8 @@ func TestAliasesAreWords(t *testing.T) {
 			t.Errorf("%q: value %q is not words", k, v)
 		}
 	}
-	for k, v := range phraseAliases {
-		if f := strings.Fields(k); len(f) != 2 || k != strings.ToLower(words(k)) {
+	for k, v := range mergePhrases() {
+		if f := strings.Fields(k); len(f) != 2 || k != norm.NFC.String(strings.ToLower(words(k))) {
 			t.Errorf("phrase key %q is not two lower-case words", k)
 		}
 		if v != words(v) || v == "" {
@@ -138,4 +138,16 @@ func TestQueryGroups(t *testing.T) {
 	if diff := cmp.Diff(want, got, cmp.AllowUnexported(group{})); diff != "" {
 		t.Errorf("groups (-want +got):\n%s", diff)
 	}
+}
+
+// mergePhrases is phraseAliases and foreignPhrases in one map.
+func mergePhrases() map[string]string {
+	m := map[string]string{}
+	for k, v := range phraseAliases {
+		m[k] = v
+	}
+	for k, v := range foreignPhrases {
+		m[k] = v
+	}
+	return m
 }
