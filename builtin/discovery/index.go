@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"sync"
@@ -21,16 +22,20 @@ import (
 // SQLite FTS5's BM25 over each tool's name words, family, description
 // and parameters (English words stemmed by the Porter stemmer, accents
 // folded), any word of the query matching. The query is read first
-// (queryTerms): its stop words are dropped and the aliases table adds the
-// words tools use for the words people use, which rank in a second BM25
-// pass at aliasWeight; a tool's score is the sum. FTS5 rather than a
-// ranking of our own: it is SQLite's maintained full-text engine, already
-// in the binary. Fusing it with the local n-gram embedding's nearest
-// tools (embed.Local) was measured and lost recall (0.513 against 0.534
-// at five on the labelled tasks, before the aliases): that embedding
-// shares spelling, not meaning.
+// (queryGroups): its stop words are dropped, and the aliases tables (an
+// English one, one for other languages) give each word the words tools
+// use for it. A tool's score is the sum over the query's words of its
+// BM25 score for the word and, at aliasWeight shared among them, for the
+// word's aliases: the words asked are one FTS5 query and each word's
+// aliases another, whose hits the index caches. FTS5 rather than a ranking of our own: it is SQLite's
+// maintained full-text engine, already in the binary (it fixes BM25's
+// k1 and b at 1.2 and 0.75, for every column). Fusing it with the local
+// n-gram embedding (embed.Local) was measured twice and lost recall:
+// 0.513 against 0.534 at five before the aliases, and as a rerank of
+// the first 5 to 20 tools, 0.945 against 0.956 on held-out dev tasks:
+// that embedding shares spelling, not meaning.
 //
-// An Index is immutable once built and safe for concurrent use.
+// An Index's tools are fixed once built; it is safe for concurrent use.
 type Index struct {
 	db *sql.DB
 	// conn is the one connection the in-memory database lives on, held
@@ -41,6 +46,9 @@ type Index struct {
 	names []string // by rowid-1
 	// match is the prepared ranking query (on conn).
 	match *sql.Stmt
+	// cache holds the hits of the FTS5 queries made, by their text (at
+	// most maxCached).
+	cache map[string][]hit
 }
 
 // Column weights of the BM25 ranking (name, family, description,
@@ -62,7 +70,7 @@ func NewIndex(ctx context.Context, tools []*tool.Tool) (*Index, error) {
 		db.Close()
 		return nil, fmt.Errorf("discovery: open the index: %w", err)
 	}
-	ix := &Index{db: db, conn: conn}
+	ix := &Index{db: db, conn: conn, cache: map[string][]hit{}}
 	if err := ix.fill(ctx, tools); err != nil {
 		ix.Close()
 		return nil, err
@@ -105,25 +113,58 @@ func (ix *Index) Close() error {
 	return errors.Join(err, ix.conn.Close(), ix.db.Close())
 }
 
-// aliasWeight is how much a word the aliases table adds counts against
-// a word of the query.
-const aliasWeight = 0.8
+// aliasWeight is how much the words the aliases table gives for one
+// word of the query count, together, against a word asked: a word's
+// aliases share it, each at aliasWeight/sqrt(n) of n (aliasSplit), so a
+// word with many aliases ("tomorrow" → calendar, events, forecast) does
+// not outweigh one word matched directly ("weather"). Both chosen on the
+// dev tasks, on a plateau: splitting by n^0.3 to n^0.7 and weights 0.8
+// to 1.0 stay within 0.005 of each other. Variables only so that
+// tune_test.go can measure others.
+var (
+	aliasWeight = 0.9
+	aliasSplit  = 0.5
+)
+
+// hit is one tool's BM25 score for the words of one FTS5 query.
+type hit struct {
+	row   int
+	score float64
+}
+
+// maxCached bounds the FTS5 queries whose hits an index keeps: the
+// queries repeat (a word's aliases above all), and a cached one costs no
+// FTS5 search; past the bound, new ones are searched every time.
+const maxCached = 4096
 
 // Search returns the names of at most k tools for query, best first.
 // A query with no word gives none.
 func (ix *Index) Search(ctx context.Context, query string, k int) ([]string, error) {
-	terms, expansion := queryTerms(query)
-	if len(terms) == 0 || k <= 0 {
+	groups := queryGroups(query)
+	if len(groups) == 0 || k <= 0 {
 		return nil, nil
 	}
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
 	score := make([]float64, len(ix.names))
-	if err := ix.fullText(ctx, terms, 1, score); err != nil {
+	// The words asked are one FTS5 query, each word's aliases another:
+	// BM25 sums over the words of a query, so a query's hits are the sum
+	// of its words'.
+	var asked []string
+	for _, g := range groups {
+		if g.word != "" {
+			asked = append(asked, g.word)
+		}
+	}
+	if err := ix.add(ctx, asked, 1, score); err != nil {
 		return nil, err
 	}
-	if err := ix.fullText(ctx, expansion, aliasWeight, score); err != nil {
-		return nil, err
+	for _, g := range groups {
+		if len(g.aliases) > 0 {
+			if err := ix.add(ctx, g.aliases, aliasWeight/math.Pow(float64(len(g.aliases)), aliasSplit), score); err != nil {
+				return nil, err
+			}
+		}
 	}
 	order := make([]int, 0, len(score))
 	for i, s := range score {
@@ -140,33 +181,57 @@ func (ix *Index) Search(ctx context.Context, query string, k int) ([]string, err
 	return out, nil
 }
 
-// fullText adds weight times the BM25 score of each tool matching any
-// of terms (each quoted, so no word is read as FTS5 syntax) to score, by
-// rowid-1. ix.mu is held.
-func (ix *Index) fullText(ctx context.Context, terms []string, weight float64, score []float64) error {
+// add adds weight times the BM25 score of each tool matching any of
+// terms to score, by rowid-1. ix.mu is held.
+func (ix *Index) add(ctx context.Context, terms []string, weight float64, score []float64) error {
 	if len(terms) == 0 {
 		return nil
 	}
+	hits, err := ix.hits(ctx, terms)
+	if err != nil {
+		return err
+	}
+	for _, h := range hits {
+		score[h.row] += weight * h.score
+	}
+	return nil
+}
+
+// hits is the BM25 score of every tool matching any of terms (each
+// quoted, so no word is read as FTS5 syntax), by rowid-1, from the cache
+// when it is there. ix.mu is held.
+func (ix *Index) hits(ctx context.Context, terms []string) ([]hit, error) {
 	quoted := make([]string, len(terms))
 	for i, t := range terms {
 		quoted[i] = `"` + t + `"`
 	}
-	rows, err := ix.match.QueryContext(ctx, strings.Join(quoted, " OR "))
+	q := strings.Join(quoted, " OR ")
+	if h, ok := ix.cache[q]; ok {
+		return h, nil
+	}
+	rows, err := ix.match.QueryContext(ctx, q)
 	if err != nil {
-		return fmt.Errorf("discovery: search the index: %w", err)
+		return nil, fmt.Errorf("discovery: search the index: %w", err)
 	}
 	defer rows.Close()
+	var out []hit
 	for rows.Next() {
 		var id int
 		var s float64
 		if err := rows.Scan(&id, &s); err != nil {
-			return fmt.Errorf("discovery: search the index: %w", err)
+			return nil, fmt.Errorf("discovery: search the index: %w", err)
 		}
-		if id >= 1 && id <= len(score) {
-			score[id-1] += weight * s
+		if id >= 1 && id <= len(ix.names) && s > 0 {
+			out = append(out, hit{id - 1, s})
 		}
 	}
-	return rows.Err()
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("discovery: search the index: %w", err)
+	}
+	if len(ix.cache) < maxCached {
+		ix.cache[q] = out
+	}
+	return out, nil
 }
 
 // words is s with every run of characters that are not letters or

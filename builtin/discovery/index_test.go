@@ -133,14 +133,15 @@ func recallAtFive(t *testing.T, path string) float64 {
 
 // TestSearchRecallAtFive measures search_tools' ranking on the 150-tool
 // catalog: the share of the labelled tasks of testdata/search_tasks.jsonl
-// (written without seeing the ranking, and never read while tuning it)
-// with a wanted tool among the first five. The target is 0.9; the test
-// fails below minRecallAtFive, the figure this ranking reached when it
-// was measured once, after its tuning on the dev set (0.874, 167 of 191
-// tasks), less 0.03, so a change that loses recall is seen (-v prints
-// the misses).
+// with a wanted tool among the first five. The set was written without
+// seeing the ranking and was sealed until it was measured once (0.874);
+// since then it is development data, read and tuned on like the dev
+// set, and a new sealed set is measured by the lead. The test fails
+// below minRecallAtFive, the figure reached after that tuning (0.958,
+// 183 of 191 tasks) less 0.03 and rounded down, so a change that loses recall is seen
+// (-v prints the misses).
 func TestSearchRecallAtFive(t *testing.T) {
-	const minRecallAtFive = 0.84
+	const minRecallAtFive = 0.92
 	if recall := recallAtFive(t, "testdata/search_tasks.jsonl"); recall < minRecallAtFive {
 		t.Errorf("recall@5 %.3f, below %.2f", recall, minRecallAtFive)
 	}
@@ -149,11 +150,12 @@ func TestSearchRecallAtFive(t *testing.T) {
 // TestSearchRecallAtFiveDev is the same measure on the development set,
 // testdata/search_tasks_dev.jsonl: tasks written from the catalog's names
 // and descriptions, in several phrasings, the set the ranking (weights,
-// aliases) was tuned on. Its figure flatters the ranking; the sealed set
-// is the honest one. The test fails below minRecallAtFive, the figure
-// reached (0.954 on 910 tasks) less 0.03. -v prints the misses.
+// aliases) was tuned on, but for a fixed fifth held out (tune_test.go's
+// holdoutSplit). Its figure flatters the ranking. The test fails below
+// minRecallAtFive, the figure reached (0.963, 876 of 910 tasks) less
+// 0.03. -v prints the misses.
 func TestSearchRecallAtFiveDev(t *testing.T) {
-	const minRecallAtFive = 0.92
+	const minRecallAtFive = 0.93
 	if recall := recallAtFive(t, "testdata/search_tasks_dev.jsonl"); recall < minRecallAtFive {
 		t.Errorf("recall@5 %.3f, below %.2f", recall, minRecallAtFive)
 	}
@@ -255,6 +257,26 @@ func BenchmarkSearch(b *testing.B) {
 		"open a github issue for the login bug", "is it raining in London right now"}
 	b.ResetTimer()
 	for i := range b.N {
+		if _, err := ix.Search(context.Background(), queries[i%len(queries)], 5); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkSearchUncached is BenchmarkSearch with the index's cache of
+// words' hits emptied before each search: every word an FTS5 query, as
+// for a query of words not asked before.
+func BenchmarkSearchUncached(b *testing.B) {
+	ix, err := discovery.NewIndex(context.Background(), catalog150(b))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer ix.Close()
+	queries := []string{"what's on my calendar tomorrow", "turn this spreadsheet into a chart", "remind me on Friday to call mom",
+		"open a github issue for the login bug", "is it raining in London right now"}
+	b.ResetTimer()
+	for i := range b.N {
+		ix.DropCache()
 		if _, err := ix.Search(context.Background(), queries[i%len(queries)], 5); err != nil {
 			b.Fatal(err)
 		}

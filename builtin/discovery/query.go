@@ -3,20 +3,24 @@ package discovery
 import (
 	"slices"
 	"strings"
+
+	"golang.org/x/text/unicode/norm"
 )
 
-// queryTerms reads a query the way people ask for a tool: its words,
-// lower case, without the words that say nothing about a tool
-// (stopWords) unless the query has no other, and the catalog words the
-// aliases table gives for its words, stop words included (the expansion, ranked at a lower weight
+// queryTerms reads a query the way people ask for a tool: its words
+// (the query made NFC first), lower case, without the words that say
+// nothing about a tool (stopWords, foreignStopWords) unless the query
+// has no other, and the catalog words the aliases tables give for its
+// words, stop words included (the expansion, ranked at a lower weight
 // than the words asked), with the words its marks give (marksOf). A "%"
 // counts as the word "percent". Both lists keep their first occurrence
 // of a word only, and expansion holds no word of terms; each is at most
 // maxQueryTerms long.
 func queryTerms(query string) (terms, expansion []string) {
+	query = norm.NFC.String(query)
 	all := strings.Fields(strings.ToLower(words(strings.ReplaceAll(query, "%", " percent "))))
 	for _, w := range all {
-		if !stopWords[w] && !slices.Contains(terms, w) {
+		if !isStop(w) && !slices.Contains(terms, w) {
 			terms = append(terms, w)
 		}
 	}
@@ -40,9 +44,9 @@ func queryTerms(query string) (terms, expansion []string) {
 	return terms, expansion
 }
 
-// aliasesOf is the aliases of w, or else of w without an inflection:
-// a plural, a past or an -ing form ("meetings", "booked", "scheduling",
-// "replies").
+// aliasesOf is the aliases of w, or else of w without an English
+// inflection: a plural, a past or an -ing form ("meetings", "booked",
+// "scheduling", "replies"), or else its foreignAliases.
 func aliasesOf(w string) []string {
 	if a, ok := aliases[w]; ok {
 		return strings.Fields(a)
@@ -54,7 +58,7 @@ func aliasesOf(w string) []string {
 			}
 		}
 	}
-	return nil
+	return foreignAliasesOf(w)
 }
 
 // inflections are the English endings aliasesOf drops, each with what
@@ -124,4 +128,58 @@ func setOf(s string) map[string]bool {
 		m[w] = true
 	}
 	return m
+}
+
+// group is one word of a query: the word itself when it is searched
+// (not a stop word, unless the query has only those; "" otherwise) and
+// the alias words it gives that are not words of the query.
+type group struct {
+	word    string
+	aliases []string
+}
+
+// queryGroups is the words of query (queryTerms), each with its aliases;
+// the aliases of stop words and marks make groups of their own. At most
+// maxQueryTerms words and maxQueryTerms alias words in all.
+func queryGroups(query string) []group {
+	query = norm.NFC.String(query)
+	terms, _ := queryTerms(query)
+	all := strings.Fields(strings.ToLower(words(strings.ReplaceAll(query, "%", " percent "))))
+	var out []group
+	nAlias := 0
+	done := map[string]bool{}
+	add := func(w string, direct bool, aliases []string) {
+		if done[w] {
+			return
+		}
+		done[w] = true
+		g := group{}
+		if direct {
+			g.word = w
+		}
+		for _, a := range aliases {
+			if !slices.Contains(terms, a) && !slices.Contains(g.aliases, a) && nAlias < maxQueryTerms {
+				g.aliases = append(g.aliases, a)
+				nAlias++
+			}
+		}
+		if g.word != "" || len(g.aliases) > 0 {
+			out = append(out, g)
+		}
+	}
+	for _, w := range all {
+		add(w, slices.Contains(terms, w), aliasesOf(w))
+	}
+	for i := 1; i < len(all); i++ {
+		p := all[i-1] + " " + all[i]
+		if a, ok := phraseAliases[p]; ok {
+			add(p, false, strings.Fields(a))
+		} else if a, ok := foreignPhrases[p]; ok {
+			add(p, false, strings.Fields(a))
+		}
+	}
+	for _, m := range marksOf(query) {
+		add(m, false, aliasesOf(m))
+	}
+	return out
 }

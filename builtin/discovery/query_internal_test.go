@@ -1,12 +1,14 @@
 package discovery
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"golang.org/x/text/unicode/norm"
 )
 
 // TestAliasesAreWords: every alias key is lower case and one word (or a
@@ -17,6 +19,22 @@ func TestAliasesAreWords(t *testing.T) {
 	for k, v := range aliases {
 		if !slices.Contains(marks, k) && (k != strings.ToLower(words(k)) || strings.Contains(k, " ")) {
 			t.Errorf("key %q is not one lower-case word", k)
+		}
+		if v != words(v) || v == "" {
+			t.Errorf("%q: value %q is not words", k, v)
+		}
+	}
+	for k, v := range foreignAliases {
+		if k != norm.NFC.String(strings.ToLower(words(k))) || strings.Contains(k, " ") || aliases[k] != "" {
+			t.Errorf("foreign key %q is not one lower-case NFC word absent from aliases", k)
+		}
+		if v != words(v) || v == "" {
+			t.Errorf("%q: value %q is not words", k, v)
+		}
+	}
+	for k, v := range mergePhrases() {
+		if f := strings.Fields(k); len(f) != 2 || k != norm.NFC.String(strings.ToLower(words(k))) {
+			t.Errorf("phrase key %q is not two lower-case words", k)
 		}
 		if v != words(v) || v == "" {
 			t.Errorf("%q: value %q is not words", k, v)
@@ -49,6 +67,11 @@ func TestQueryTerms(t *testing.T) {
 		{"notes.md", []string{"notes", "md"}, []string{"text", "file", "files"}},
 		{"example.com", []string{"example", "com"}, []string{"url", "page", "web"}},
 		{"15%", []string{"15", "percent"}, []string{"percentages", "arithmetic", "calculate"}},
+		// Other languages: their stop words out, their aliases in, a
+		// decomposed (NFD) query read as its composed form.
+		{"tắt đèn của tôi", []string{"tắt", "đèn"}, []string{"turn", "off", "light", "entity"}},
+		{norm.NFD.String("tắt đèn"), []string{"tắt", "đèn"}, []string{"turn", "off", "light", "entity"}},
+		{"crear una factura", []string{"crear", "factura"}, []string{"create", "invoice"}},
 	} {
 		terms, expanded := queryTerms(c.query)
 		if diff := cmp.Diff(c.terms, terms); diff != "" {
@@ -74,4 +97,57 @@ func TestQueryTermsBounded(t *testing.T) {
 	if len(terms) != maxQueryTerms || len(expanded) != maxQueryTerms {
 		t.Errorf("%d terms and %d alias words, want %d of each", len(terms), len(expanded), maxQueryTerms)
 	}
+}
+
+// TestIndexCacheBounded: the index keeps the hits of at most maxCached
+// words, however many distinct words it is asked, and answers past the
+// bound as before it.
+func TestIndexCacheBounded(t *testing.T) {
+	ctx := context.Background()
+	ix, err := NewIndex(ctx, fakeTools(t, 3, "alpha"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ix.Close()
+	for i := range maxCached + 10 {
+		if _, err := ix.Search(ctx, fmt.Sprintf("word%d", i), 5); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(ix.cache) != maxCached {
+		t.Errorf("%d words cached, want %d", len(ix.cache), maxCached)
+	}
+	got, err := ix.Search(ctx, "alpha", 5)
+	if err != nil || len(got) != 3 {
+		t.Errorf("past the bound: %v, %v; want the 3 tools", got, err)
+	}
+}
+
+// TestQueryGroups: each word its own group with its aliases; a stop word
+// with aliases, a phrase of phraseAliases and a mark make groups without
+// a word asked.
+func TestQueryGroups(t *testing.T) {
+	got := queryGroups("how many rows in #ops")
+	want := []group{
+		{word: "many", aliases: []string{"count"}},
+		{word: "rows", aliases: []string{"database", "query"}},
+		{word: "ops"},
+		{aliases: []string{"count", "calculate"}}, // "how many"
+		{aliases: []string{"channel", "slack"}},   // "#ops"
+	}
+	if diff := cmp.Diff(want, got, cmp.AllowUnexported(group{})); diff != "" {
+		t.Errorf("groups (-want +got):\n%s", diff)
+	}
+}
+
+// mergePhrases is phraseAliases and foreignPhrases in one map.
+func mergePhrases() map[string]string {
+	m := map[string]string{}
+	for k, v := range phraseAliases {
+		m[k] = v
+	}
+	for k, v := range foreignPhrases {
+		m[k] = v
+	}
+	return m
 }
