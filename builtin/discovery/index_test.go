@@ -147,6 +147,21 @@ func TestSearchRecallAtFive(t *testing.T) {
 	}
 }
 
+// TestSearchRecallAtFiveSealed is the measure on the second sealed set,
+// testdata/search_tasks_sealed.jsonl: 319 tasks over every tool of the
+// catalog, written by someone who read only the tools' names and
+// descriptions (no ranking code, alias table or other task set), and run
+// once, after the tuning on the dev set and the first sealed set ended:
+// 0.893 (285 of 319, 159 tools). The test fails below minRecallAtFive,
+// that figure less 0.03; tune nothing on this set (its misses were
+// printed once, by that run).
+func TestSearchRecallAtFiveSealed(t *testing.T) {
+	const minRecallAtFive = 0.86
+	if recall := recallAtFive(t, "testdata/search_tasks_sealed.jsonl"); recall < minRecallAtFive {
+		t.Errorf("recall@5 %.3f, below %.2f", recall, minRecallAtFive)
+	}
+}
+
 // TestSearchRecallAtFiveDev is the same measure on the development set,
 // testdata/search_tasks_dev.jsonl: tasks written from the catalog's names
 // and descriptions, in several phrasings, the set the ranking (weights,
