@@ -71,7 +71,8 @@ var inflections = []struct{ suffix, base string }{
 // a chat channel, "@name" a user, an address with "@" inside it an
 // email, a name with a file extension ("notes.md", "budget.xlsx") a file,
 // and one with a web domain or a scheme ("example.com", "https://…") a
-// web page.
+// web page; a path ending in such a name ("src/main.py") a file, and a
+// screen size ("1280x800", "375px") a viewport (isScreenSize).
 func marksOf(query string) []string {
 	var out []string
 	for _, f := range strings.Fields(strings.ToLower(query)) {
@@ -86,18 +87,52 @@ func marksOf(query string) []string {
 			out = append(out, "@email")
 		case strings.HasPrefix(f, "http://"), strings.HasPrefix(f, "https://"), strings.HasPrefix(f, "www."):
 			out = append(out, ".url")
+		case isScreenSize(f):
+			out = append(out, ".viewport")
 		default:
-			if dot := strings.LastIndexByte(strings.SplitN(f, "/", 2)[0], '.'); dot > 0 {
-				switch ext := strings.SplitN(f, "/", 2)[0][dot+1:]; {
+			first := strings.SplitN(f, "/", 2)[0]
+			if dot := strings.LastIndexByte(first, '.'); dot > 0 {
+				switch ext := first[dot+1:]; {
 				case fileExtensions[ext]:
 					out = append(out, ".file")
 				case webDomains[ext]:
 					out = append(out, ".url")
 				}
+			} else if last := f[strings.LastIndexByte(f, '/')+1:]; last != f {
+				// A path ("src/main.py"): its last part names the file.
+				if dot := strings.LastIndexByte(last, '.'); dot > 0 && fileExtensions[last[dot+1:]] {
+					out = append(out, ".file")
+				}
 			}
 		}
 	}
 	return out
+}
+
+// isScreenSize reports whether f is a screen or viewport size: two
+// numbers of 2 to 5 digits joined by "x" or "×" ("1280x800",
+// "375×667"), or a number of pixels ("375px").
+func isScreenSize(f string) bool {
+	digits := func(s string) bool {
+		if len(s) < 2 || len(s) > 5 {
+			return false
+		}
+		for _, r := range s {
+			if r < '0' || r > '9' {
+				return false
+			}
+		}
+		return true
+	}
+	if n, ok := strings.CutSuffix(f, "px"); ok {
+		return digits(n)
+	}
+	for _, sep := range []string{"x", "×"} {
+		if a, b, ok := strings.Cut(f, sep); ok {
+			return digits(a) && digits(b)
+		}
+	}
+	return false
 }
 
 // fileExtensions and webDomains are the endings marksOf reads as a
