@@ -144,7 +144,10 @@ var (
 
 // stopWords are English words that name no tool: pronouns, articles,
 // auxiliaries, question words, prepositions, politeness, and the verbs
-// that say nothing of the task ("get", "show", "give"). Other words of
+// that say nothing of the task ("get", "show", "give"), and the words a
+// model asks for any tool with ("a tool to…", "a function for…", "able
+// to…", "capability"), which would rank the tools named "tool"
+// (enable_tools, read_tool_result) first for every such query. Other words of
 // tools' names ("list", "search", "find", "off", "next") are not, even
 // when common. A stop word may still have aliases ("who" asks for
 // facts).
@@ -155,7 +158,8 @@ var stopWords = setOf(`a about above after again all also am an and any are as a
 	pretty quite rather really same she should so some such than thank thanks that the their them then there
 	these they this those though through to too under until up us very was we were what whats when where which
 	while who whom whose why will with would yet you your yours s t d ll re ve m
-	get got give show keep want need`)
+	get got give show keep want need
+	tool tools function functions capability capabilities ability abilities able capable possible`)
 
 func setOf(s string) map[string]bool {
 	m := map[string]bool{}
