@@ -788,10 +788,6 @@ var aliases = map[string]string{
 	"currency": "web search facts recent",
 	"exchange": "web search facts recent",
 	"forex":    "web search facts recent",
-	"usd":      "web search facts",
-	"eur":      "web search facts",
-	"gbp":      "web search facts",
-	"jpy":      "web search facts",
 	"bitcoin":  "web search facts recent",
 	"crypto":   "web search facts recent",
 	// Asking the user back.
@@ -853,4 +849,29 @@ var phraseAliases = map[string]string{
 	"people know":     "post message send",
 	"him know":        "post message send",
 	"her know":        "post message send",
+}
+
+// spanPhrases is aliases for a verb and the word that completes it with
+// the object between them, at most maxSpan words apart: "let the team
+// know" tells people, "let Minh edit the doc" shares it, "mark the task
+// as done" changes its status, "open a github issue" creates one.
+var spanPhrases = map[string]string{
+	"let know":      "post message send",
+	"let view":      "share file user",
+	"let edit":      "share file user",
+	"let see":       "share file user",
+	"let access":    "share file user",
+	"let comment":   "share file user",
+	"access to":     "share",
+	"mark done":     "status update properties",
+	"mark complete": "status update properties",
+	"mark finished": "status update properties",
+	"set done":      "status update properties",
+	"open issue":    "create new issue",
+	"open ticket":   "create new issue",
+	"open bug":      "create new issue",
+	"file issue":    "create new issue",
+	"file bug":      "create new issue",
+	"raise issue":   "create new issue",
+	"open pr":       "create pull request",
 }

@@ -169,6 +169,10 @@ func setOf(s string) map[string]bool {
 	return m
 }
 
+// maxSpan is how far apart the two words of a spanPhrases key may be
+// (3: two words between them).
+const maxSpan = 3
+
 // group is one word of a query: the word itself when it is searched
 // (not a stop word, unless the query has only those; "" otherwise) and
 // the alias words it gives that are not words of the query.
@@ -178,7 +182,9 @@ type group struct {
 }
 
 // queryGroups is the words of query (queryTerms), each with its aliases;
-// the aliases of stop words and marks make groups of their own. At most
+// the aliases of stop words, phrases (two words together,
+// phraseAliases; two words at most maxSpan apart, spanPhrases) and marks
+// make groups of their own. At most
 // maxQueryTerms words and maxQueryTerms alias words in all.
 func queryGroups(query string) []group {
 	query = norm.NFC.String(query)
@@ -215,6 +221,16 @@ func queryGroups(query string) []group {
 			add(p, false, strings.Fields(a))
 		} else if a, ok := foreignPhrases[p]; ok {
 			add(p, false, strings.Fields(a))
+		}
+	}
+	// A verb and its complement with the object between them ("let the
+	// team know", "mark the task as done"): up to maxSpan words apart.
+	for i := range all {
+		for j := i + 1; j < len(all) && j <= i+maxSpan; j++ {
+			p := all[i] + " " + all[j]
+			if a, ok := spanPhrases[p]; ok {
+				add(p, false, strings.Fields(a))
+			}
 		}
 	}
 	for _, m := range marksOf(query) {

@@ -149,6 +149,9 @@ func mergePhrases() map[string]string {
 	for k, v := range foreignPhrases {
 		m[k] = v
 	}
+	for k, v := range spanPhrases {
+		m[k] = v
+	}
 	return m
 }
 
