@@ -128,7 +128,7 @@ var aliases = map[string]string{
 	"handbook":  "knowledge documents",
 	"policy":    "knowledge documents",
 	"manual":    "knowledge documents",
-	"wiki":      "knowledge documents pages",
+	"wiki":      "knowledge documents pages notion",
 	"spent":     "spend budget",
 	"spending":  "spend budget",
 	"cost":      "spend budget",
@@ -211,7 +211,7 @@ var aliases = map[string]string{
 	"spam":          "delete email",
 	"junk":          "delete email",
 	"rule":          "filter criteria",
-	"automatically": "filter",
+	"automatically": "filter filters criteria actions",
 	// Notion.
 	"paragraph": "append blocks children",
 	"written":   "children blocks",
