@@ -173,3 +173,28 @@ func TestMarksOf(t *testing.T) {
 		}
 	}
 }
+
+// TestQueryGroupsSpan: a spanPhrases key is read with up to two words
+// between its words, never with more, and the words a model asks for
+// any tool with are not searched.
+func TestQueryGroupsSpan(t *testing.T) {
+	has := func(q, phraseWord string) bool {
+		for _, g := range queryGroups(q) {
+			if g.word == "" && slices.Contains(g.aliases, phraseWord) {
+				return true
+			}
+		}
+		return false
+	}
+	if !has("let the team know", "post") {
+		t.Error(`"let the team know" gives no "let … know" group`)
+	}
+	if has("let me see what the whole team will know", "post") {
+		t.Error(`"let … know" read across five words`)
+	}
+	for _, g := range queryGroups("a tool able to check the weather") {
+		if g.word == "tool" || g.word == "able" {
+			t.Errorf("%q searched", g.word)
+		}
+	}
+}
