@@ -71,7 +71,8 @@ var inflections = []struct{ suffix, base string }{
 // a chat channel, "@name" a user, an address with "@" inside it an
 // email, a name with a file extension ("notes.md", "budget.xlsx") a file,
 // and one with a web domain or a scheme ("example.com", "https://…") a
-// web page.
+// web page; a path ending in such a name ("src/main.py") a file, and a
+// screen size ("1280x800", "375px") a viewport (isScreenSize).
 func marksOf(query string) []string {
 	var out []string
 	for _, f := range strings.Fields(strings.ToLower(query)) {
@@ -86,18 +87,52 @@ func marksOf(query string) []string {
 			out = append(out, "@email")
 		case strings.HasPrefix(f, "http://"), strings.HasPrefix(f, "https://"), strings.HasPrefix(f, "www."):
 			out = append(out, ".url")
+		case isScreenSize(f):
+			out = append(out, ".viewport")
 		default:
-			if dot := strings.LastIndexByte(strings.SplitN(f, "/", 2)[0], '.'); dot > 0 {
-				switch ext := strings.SplitN(f, "/", 2)[0][dot+1:]; {
+			first := strings.SplitN(f, "/", 2)[0]
+			if dot := strings.LastIndexByte(first, '.'); dot > 0 {
+				switch ext := first[dot+1:]; {
 				case fileExtensions[ext]:
 					out = append(out, ".file")
 				case webDomains[ext]:
 					out = append(out, ".url")
 				}
+			} else if last := f[strings.LastIndexByte(f, '/')+1:]; last != f {
+				// A path ("src/main.py"): its last part names the file.
+				if dot := strings.LastIndexByte(last, '.'); dot > 0 && fileExtensions[last[dot+1:]] {
+					out = append(out, ".file")
+				}
 			}
 		}
 	}
 	return out
+}
+
+// isScreenSize reports whether f is a screen or viewport size: two
+// numbers of 2 to 5 digits joined by "x" or "×" ("1280x800",
+// "375×667"), or a number of pixels ("375px").
+func isScreenSize(f string) bool {
+	digits := func(s string) bool {
+		if len(s) < 2 || len(s) > 5 {
+			return false
+		}
+		for _, r := range s {
+			if r < '0' || r > '9' {
+				return false
+			}
+		}
+		return true
+	}
+	if n, ok := strings.CutSuffix(f, "px"); ok {
+		return digits(n)
+	}
+	for _, sep := range []string{"x", "×"} {
+		if a, b, ok := strings.Cut(f, sep); ok {
+			return digits(a) && digits(b)
+		}
+	}
+	return false
 }
 
 // fileExtensions and webDomains are the endings marksOf reads as a
@@ -109,7 +144,10 @@ var (
 
 // stopWords are English words that name no tool: pronouns, articles,
 // auxiliaries, question words, prepositions, politeness, and the verbs
-// that say nothing of the task ("get", "show", "give"). Other words of
+// that say nothing of the task ("get", "show", "give"), and the words a
+// model asks for any tool with ("a tool to…", "a function for…", "able
+// to…", "capability"), which would rank the tools named "tool"
+// (enable_tools, read_tool_result) first for every such query. Other words of
 // tools' names ("list", "search", "find", "off", "next") are not, even
 // when common. A stop word may still have aliases ("who" asks for
 // facts).
@@ -120,7 +158,8 @@ var stopWords = setOf(`a about above after again all also am an and any are as a
 	pretty quite rather really same she should so some such than thank thanks that the their them then there
 	these they this those though through to too under until up us very was we were what whats when where which
 	while who whom whose why will with would yet you your yours s t d ll re ve m
-	get got give show keep want need`)
+	get got give show keep want need
+	tool tools function functions capability capabilities ability abilities able capable possible`)
 
 func setOf(s string) map[string]bool {
 	m := map[string]bool{}
@@ -129,6 +168,10 @@ func setOf(s string) map[string]bool {
 	}
 	return m
 }
+
+// maxSpan is how far apart the two words of a spanPhrases key may be
+// (3: two words between them).
+const maxSpan = 3
 
 // group is one word of a query: the word itself when it is searched
 // (not a stop word, unless the query has only those; "" otherwise) and
@@ -139,7 +182,9 @@ type group struct {
 }
 
 // queryGroups is the words of query (queryTerms), each with its aliases;
-// the aliases of stop words and marks make groups of their own. At most
+// the aliases of stop words, phrases (two words together,
+// phraseAliases; two words at most maxSpan apart, spanPhrases) and marks
+// make groups of their own. At most
 // maxQueryTerms words and maxQueryTerms alias words in all.
 func queryGroups(query string) []group {
 	query = norm.NFC.String(query)
@@ -176,6 +221,16 @@ func queryGroups(query string) []group {
 			add(p, false, strings.Fields(a))
 		} else if a, ok := foreignPhrases[p]; ok {
 			add(p, false, strings.Fields(a))
+		}
+	}
+	// A verb and its complement with the object between them ("let the
+	// team know", "mark the task as done"): up to maxSpan words apart.
+	for i := range all {
+		for j := i + 1; j < len(all) && j <= i+maxSpan; j++ {
+			p := all[i] + " " + all[j]
+			if a, ok := spanPhrases[p]; ok {
+				add(p, false, strings.Fields(a))
+			}
 		}
 	}
 	for _, m := range marksOf(query) {

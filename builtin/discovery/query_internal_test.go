@@ -15,7 +15,7 @@ import (
 // mark marksOf gives), and every value is words only, so no alias can
 // carry FTS5 syntax into a query.
 func TestAliasesAreWords(t *testing.T) {
-	marks := []string{"#channel", "@user", "@email", ".file", ".url"}
+	marks := []string{"#channel", "@user", "@email", ".file", ".url", ".viewport"}
 	for k, v := range aliases {
 		if !slices.Contains(marks, k) && (k != strings.ToLower(words(k)) || strings.Contains(k, " ")) {
 			t.Errorf("key %q is not one lower-case word", k)
@@ -149,5 +149,52 @@ func mergePhrases() map[string]string {
 	for k, v := range foreignPhrases {
 		m[k] = v
 	}
+	for k, v := range spanPhrases {
+		m[k] = v
+	}
 	return m
+}
+
+// TestMarksOf: the marks a query's written conventions give, screen
+// sizes and paths included, and none for numbers that are no size.
+func TestMarksOf(t *testing.T) {
+	for q, want := range map[string][]string{
+		"does it fit a 1280x800 screen":    {".viewport"},
+		"check at 375×667 and 1440X900":    {".viewport", ".viewport"},
+		"a 375px wide column":              {".viewport"},
+		"show src/main.py from acme/api":   {".file"},
+		"read notes.md":                    {".file"},
+		"3x more, 7x, 1x2, 123456x800":     nil,
+		"open example.com/docs for #team":  {".url", "#channel"},
+		"from reports/ to reports/2024/q3": nil,
+	} {
+		if got := marksOf(q); !slices.Equal(got, want) {
+			t.Errorf("marksOf(%q) = %v, want %v", q, got, want)
+		}
+	}
+}
+
+// TestQueryGroupsSpan: a spanPhrases key is read with up to two words
+// between its words, never with more, and the words a model asks for
+// any tool with are not searched.
+func TestQueryGroupsSpan(t *testing.T) {
+	has := func(q, phraseWord string) bool {
+		for _, g := range queryGroups(q) {
+			if g.word == "" && slices.Contains(g.aliases, phraseWord) {
+				return true
+			}
+		}
+		return false
+	}
+	if !has("let the team know", "post") {
+		t.Error(`"let the team know" gives no "let … know" group`)
+	}
+	if has("let me see what the whole team will know", "post") {
+		t.Error(`"let … know" read across five words`)
+	}
+	for _, g := range queryGroups("a tool able to check the weather") {
+		if g.word == "tool" || g.word == "able" {
+			t.Errorf("%q searched", g.word)
+		}
+	}
 }
