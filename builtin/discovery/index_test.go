@@ -147,6 +147,19 @@ func TestSearchRecallAtFive(t *testing.T) {
 	}
 }
 
+// TestSearchRecallAtFiveSealedThird is the measure on the third sealed
+// set, testdata/search_tasks_sealed3.jsonl: 286 tasks over every tool,
+// written by someone who read only the tools' names and descriptions, and
+// run once, after the tuning on every other set ended: 0.937 (268 of 286,
+// 159 tools), past the 0.9 target. The test fails below minRecallAtFive,
+// that figure less 0.03; tune nothing on this set.
+func TestSearchRecallAtFiveSealedThird(t *testing.T) {
+	const minRecallAtFive = 0.90
+	if recall := recallAtFive(t, "testdata/search_tasks_sealed3.jsonl"); recall < minRecallAtFive {
+		t.Errorf("recall@5 %.3f, below %.2f", recall, minRecallAtFive)
+	}
+}
+
 // TestSearchRecallAtFiveSealed is the measure on the second sealed set,
 // testdata/search_tasks_sealed.jsonl: 319 tasks over every tool of the
 // catalog, written by someone who read only the tools' names and
