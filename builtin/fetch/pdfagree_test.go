@@ -131,6 +131,11 @@ func pdftotext(tb testing.TB, body []byte) (text string, ok bool) {
 // pdftotext, logs each one's agreement with the source per document, and
 // fails when Quiver's is under minAgreement for any.
 func TestPDFCorpusAgreement(t *testing.T) {
+	if raceDetector {
+		// A corpus read one document at a time: under the race detector it
+		// takes minutes and proves nothing the plain runs do not.
+		t.Skip("a corpus measure, without concurrency: run without -race")
+	}
 	corpus := loadCorpus(t)
 	t.Logf("%-12s %8s %10s", "document", "quiver", "pdftotext")
 	for _, d := range pdfCorpus {
