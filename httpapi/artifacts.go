@@ -150,17 +150,24 @@ func (s *server) listArtifacts(ctx context.Context, in *conversationPath) (*arti
 
 var errNoArtifact = notFound("no such artifact in this conversation")
 
+// ownArtifact returns the artifact of the caller's conversation, or the
+// API's not-found error for a conversation or artifact that is not theirs.
+func (s *server) ownArtifact(ctx context.Context, a *auth, conversationID, id string) (store.Artifact, error) {
+	if _, err := s.ownConversation(ctx, a, conversationID); err != nil {
+		return store.Artifact{}, err
+	}
+	art, err := s.st.GetArtifact(ctx, a.OrgID, conversationID, id)
+	if errors.Is(err, store.ErrNotFound) {
+		return store.Artifact{}, errNoArtifact
+	}
+	return art, err
+}
+
 type artifactOutput struct{ Body Artifact }
 
 func (s *server) getArtifact(ctx context.Context, in *artifactPath) (*artifactOutput, error) {
 	a := authFrom(ctx)
-	if _, err := s.ownConversation(ctx, a, in.ID); err != nil {
-		return nil, err
-	}
-	art, err := s.st.GetArtifact(ctx, a.OrgID, in.ID, in.Artifact)
-	if errors.Is(err, store.ErrNotFound) {
-		return nil, errNoArtifact
-	}
+	art, err := s.ownArtifact(ctx, a, in.ID, in.Artifact)
 	if err != nil {
 		return nil, err
 	}
@@ -221,13 +228,7 @@ type artifactContentOutput struct {
 
 func (s *server) artifactContent(ctx context.Context, in *artifactContentInput) (*artifactContentOutput, error) {
 	a := authFrom(ctx)
-	if _, err := s.ownConversation(ctx, a, in.ID); err != nil {
-		return nil, err
-	}
-	art, err := s.st.GetArtifact(ctx, a.OrgID, in.ID, in.Artifact)
-	if errors.Is(err, store.ErrNotFound) {
-		return nil, errNoArtifact
-	}
+	art, err := s.ownArtifact(ctx, a, in.ID, in.Artifact)
 	if err != nil {
 		return nil, err
 	}

@@ -90,6 +90,15 @@ func searchTasks(t testing.TB, path string) []searchTask {
 // among the first five search answers on the 150-tool catalog, each
 // miss logged (seen with -v). A task wanting a tool the catalog lacks
 // fails the test.
+// wantRecallAtFive fails the test when the recall@5 of the tasks at path
+// is below min.
+func wantRecallAtFive(t *testing.T, path string, min float64) {
+	t.Helper()
+	if recall := recallAtFive(t, path); recall < min {
+		t.Errorf("recall@5 %.3f, below %.2f", recall, min)
+	}
+}
+
 func recallAtFive(t *testing.T, path string) float64 {
 	t.Helper()
 	if raceDetector {
@@ -148,9 +157,7 @@ func recallAtFive(t *testing.T, path string) float64 {
 // recall is seen (-v prints the misses).
 func TestSearchRecallAtFive(t *testing.T) {
 	const minRecallAtFive = 0.95
-	if recall := recallAtFive(t, "testdata/search_tasks.jsonl"); recall < minRecallAtFive {
-		t.Errorf("recall@5 %.3f, below %.2f", recall, minRecallAtFive)
-	}
+	wantRecallAtFive(t, "testdata/search_tasks.jsonl", minRecallAtFive)
 }
 
 // TestSearchRecallAtFiveSealedThird is the measure on the third sealed
@@ -161,9 +168,7 @@ func TestSearchRecallAtFive(t *testing.T) {
 // that figure less 0.03; tune nothing on this set.
 func TestSearchRecallAtFiveSealedThird(t *testing.T) {
 	const minRecallAtFive = 0.90
-	if recall := recallAtFive(t, "testdata/search_tasks_sealed3.jsonl"); recall < minRecallAtFive {
-		t.Errorf("recall@5 %.3f, below %.2f", recall, minRecallAtFive)
-	}
+	wantRecallAtFive(t, "testdata/search_tasks_sealed3.jsonl", minRecallAtFive)
 }
 
 // TestSearchRecallAtFiveSealed is the measure on the second sealed set,
@@ -179,9 +184,7 @@ func TestSearchRecallAtFiveSealedThird(t *testing.T) {
 // 0.03 and rounded down; the honest figure is a third sealed set's.
 func TestSearchRecallAtFiveSealed(t *testing.T) {
 	const minRecallAtFive = 0.90
-	if recall := recallAtFive(t, "testdata/search_tasks_sealed.jsonl"); recall < minRecallAtFive {
-		t.Errorf("recall@5 %.3f, below %.2f", recall, minRecallAtFive)
-	}
+	wantRecallAtFive(t, "testdata/search_tasks_sealed.jsonl", minRecallAtFive)
 }
 
 // TestSearchRecallAtFiveDev is the same measure on the development set,
@@ -193,9 +196,7 @@ func TestSearchRecallAtFiveSealed(t *testing.T) {
 // 0.03, rounded down. -v prints the misses.
 func TestSearchRecallAtFiveDev(t *testing.T) {
 	const minRecallAtFive = 0.94
-	if recall := recallAtFive(t, "testdata/search_tasks_dev.jsonl"); recall < minRecallAtFive {
-		t.Errorf("recall@5 %.3f, below %.2f", recall, minRecallAtFive)
-	}
+	wantRecallAtFive(t, "testdata/search_tasks_dev.jsonl", minRecallAtFive)
 }
 
 // TestSearchReadsNoQuerySyntax: FTS5's operators and quotes in a query
