@@ -172,6 +172,7 @@ func TestPeopleDisableEnable(t *testing.T) {
 	b.Do("disable Bruno", chromedp.Click(chromedp.CSS(row+` button.danger`)))
 	b.confirmDialog("Disable Bruno Costa?", "yes")
 	b.WaitText(row+` [data-label="Status"]`, "Disabled")
+	b.WaitText(`#people-status .ok`, "Disabled Bruno Costa.")
 	if d := cmp.Diff(personRow{"Bruno Costa", "Member", "Disabled", []string{"Enable", "Erase"}}, b.people()["u2"]); d != "" {
 		t.Errorf("Bruno disabled (-want +got):\n%s", d)
 	}

@@ -33,15 +33,19 @@ export async function render({ api, me, main, refreshMe }) {
     await budgets.refresh(users);
   };
   // act runs one change and refreshes the list; its failure (the API's
-  // message, such as the last admin's) goes to status.
+  // message, such as the last admin's) goes to status. It answers true
+  // only when the change succeeded and no later action has started since,
+  // so a slow earlier action never writes its message over a newer one.
+  let generation = 0;
   const act = async (what, fn) => {
+    const mine = ++generation;
     replace(status);
     try {
       await fn();
       await refresh();
-      return true;
+      return mine === generation;
     } catch (err) {
-      status.append(errorBox(err, what));
+      if (mine === generation) status.append(errorBox(err, what));
       return false;
     }
   };
