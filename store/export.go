@@ -332,6 +332,27 @@ func knowledgeChunkRule(t ArchiveTable, row []any) error {
 	return nil
 }
 
+// taskRule is the scheduled_tasks table's Rule: a task CheckTask
+// accepts (its instruction, title, schedule and state).
+func taskRule(t ArchiveTable, row []any) error {
+	str := func(name string) string { v, _ := t.Value(row, name).(string); return v }
+	tk := Task{OrgID: "o", ID: "t", UserID: "u", Agent: "a", ConversationID: "c", ChannelID: str("channel_id"),
+		Title: str("title"), Instruction: str("instruction"), Kind: str("kind"), Spec: str("spec"),
+		Timezone: str("timezone"), State: str("state")}
+	every, _ := t.Value(row, "every_seconds").(int64)
+	tk.Every = time.Duration(every) * time.Second
+	if next, ok := t.Value(row, "next_run_at").(time.Time); ok {
+		tk.NextRunAt = next
+	}
+	if tools, ok := t.Value(row, "tools").([]string); ok {
+		tk.Tools = tools
+	}
+	if _, err := CheckTask(tk); err != nil {
+		return fmt.Errorf("a scheduled task: %w", err)
+	}
+	return nil
+}
+
 // skillRule is the skills table's Rule: a name, description and
 // document CheckSkill accepts.
 func skillRule(t ArchiveTable, row []any) error {
@@ -528,6 +549,13 @@ func ArchiveTables() []ArchiveTable {
 			text("org_id"), text("skill"), text("path"), bytesCol("data")}},
 		{Name: "agent_skills", Key: []string{"org_id", "agent", "skill"}, Columns: []ArchiveColumn{
 			text("org_id"), text("agent"), text("skill"), at("created_at")}},
+		{Name: "scheduled_tasks", Key: []string{"org_id", "id"}, Rule: taskRule, Columns: []ArchiveColumn{
+			text("org_id"), text("id"), text("user_id"), text("agent"), text("conversation_id"), text("channel_id"),
+			text("title"), text("instruction"), text("kind"), text("spec"), intCol("every_seconds"), text("timezone"),
+			{Name: "tools", Kind: KindNames}, text("state"), maybeAt("next_run_at"), intCol("version"),
+			text("lease_owner"), maybeAt("lease_until"), intCol("attempts"), intCol("runs"), maybeAt("last_due_at"),
+			maybeAt("last_run_at"), text("last_status"), text("last_error"), text("last_turn_id"), intCol("last_late_ms"),
+			text("created_turn_id"), at("created_at"), at("updated_at")}},
 		{Name: "deployment", Key: []string{"name"}, Columns: []ArchiveColumn{
 			text("name"), text("value")}},
 	}

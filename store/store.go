@@ -70,6 +70,7 @@ type Store interface {
 	ShortTerms
 	Knowledge
 	Skills
+	Tasks
 	History
 	KeyChecks
 	Runs

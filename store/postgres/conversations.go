@@ -230,7 +230,7 @@ func (s *Store) UpdateConversation(ctx context.Context, orgID, userID, id string
 func conversationTables() []string {
 	return []string{"messages", "message_counters", "conversation_search", "turns", "turn_events",
 		"results", "conversation_intent_targets", "blobs", "short_term_memories",
-		"attachments", "attachment_chunks", "attachment_chunk_search", "artifacts", "artifact_versions"}
+		"attachments", "attachment_chunks", "attachment_chunk_search", "artifacts", "artifact_versions", "scheduled_tasks"}
 }
 
 // DeleteConversation deletes the user's conversation and what is

@@ -16,6 +16,7 @@ type Seeded struct {
 	BlobID       string
 	AttachmentID string
 	ArtifactID   string
+	TaskID       string
 }
 
 // SeedConversation writes, through the repositories, one record of every
@@ -35,7 +36,7 @@ func SeedConversation(t *testing.T, st store.Store, orgID, userID, id, tag strin
 		Conversation: store.Conversation{ID: id, OrgID: orgID, UserID: userID, Agent: "assistant",
 			Title: "Seeded " + tag, Model: "openai:gpt-4.1", CreatedAt: start, UpdatedAt: start},
 		TurnID: "turn-" + tag, ResultRef: "res-" + tag, BlobID: "blob-" + tag,
-		AttachmentID: "att-" + tag, ArtifactID: "art-" + tag,
+		AttachmentID: "att-" + tag, ArtifactID: "art-" + tag, TaskID: "task-" + tag,
 	}
 	must := func(what string, err error) {
 		t.Helper()
@@ -87,6 +88,12 @@ func SeedConversation(t *testing.T, st store.Store, orgID, userID, id, tag strin
 	_, err = st.ChangeArtifact(ctx, store.ArtifactChange{OrgID: orgID, ConversationID: id, ID: s.ArtifactID,
 		Change: store.ArtifactRewrite, Content: "<h1>draft of " + tag + "</h1>", AsDraft: true, Base: art.Base(), At: start}, store.ArtifactQuota{})
 	must("artifact draft", err)
+	// Paused: no claim of the suite's takes it.
+	_, err = st.CreateTask(ctx, store.Task{OrgID: orgID, ID: s.TaskID, UserID: userID, Agent: "assistant", ConversationID: id,
+		Title: "Check in", Instruction: "Ask how " + tag + " is doing.", Kind: store.ScheduleInterval, Every: 3 * time.Hour,
+		Timezone: "Europe/Paris", Tools: []string{"save_memory"}, State: store.TaskPaused, NextRunAt: start.Add(time.Hour),
+		CreatedAt: start, UpdatedAt: start})
+	must("scheduled task", err)
 	return s
 }
 
@@ -102,6 +109,7 @@ type conversationView struct {
 	Blobs        []store.Blob
 	Attachments  []store.Attachment
 	Artifacts    []store.Artifact
+	Tasks        []store.Task
 	Artifact     store.Artifact
 	Hits         []store.AttachmentHit
 	Usage        []store.Usage
@@ -137,6 +145,8 @@ func (f *fixture) view(t *testing.T, s Seeded) conversationView {
 	keep(err)
 	v.Blobs = list.Blobs
 	v.Attachments, err = f.ListAttachments(ctx, c.OrgID, c.ID)
+	keep(err)
+	v.Tasks, err = f.ListTasks(ctx, c.OrgID, store.TaskFilter{ConversationID: c.ID})
 	keep(err)
 	v.Artifacts, err = f.ListArtifacts(ctx, c.OrgID, c.ID)
 	keep(err)

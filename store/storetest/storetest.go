@@ -165,6 +165,7 @@ func groups() []group {
 		{name: "ShortTerms", cases: shortTermCases()},
 		{name: "Knowledge", cases: knowledgeCases()},
 		{name: "Skills", cases: skillCases()},
+		{name: "Tasks", cases: taskCases(), alone: taskAloneCases()},
 		{name: "History", cases: historyCases()},
 		{name: "KeyChecks", alone: keyCheckAloneCases()},
 		{name: "Runs", cases: runCases(), alone: runAloneCases()},
