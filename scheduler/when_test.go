@@ -91,7 +91,7 @@ func TestNextAcrossDaylightSaving(t *testing.T) {
 			time.Date(2026, 3, 29, 1, 0, 0, 0, time.UTC), // 03:00 CEST, the first instant after the gap
 			time.Date(2026, 3, 30, 0, 30, 0, 0, time.UTC)}},
 		{"RepeatedTimeRunsOnce", "30 1 * * *", ny, time.Date(2026, 10, 31, 12, 0, 0, 0, ny), []time.Time{
-			time.Date(2026, 11, 1, 5, 30, 0, 0, time.UTC), // 01:30 EDT
+			time.Date(2026, 11, 1, 5, 30, 0, 0, time.UTC),   // 01:30 EDT
 			time.Date(2026, 11, 2, 6, 30, 0, 0, time.UTC)}}, // not 01:30 EST the same night
 		{"RepeatedTimeRunsOnceParis", "30 2 * * *", paris, time.Date(2026, 10, 24, 12, 0, 0, 0, paris), []time.Time{
 			time.Date(2026, 10, 25, 0, 30, 0, 0, time.UTC), time.Date(2026, 10, 26, 1, 30, 0, 0, time.UTC)}},
