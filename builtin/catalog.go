@@ -28,6 +28,7 @@ import (
 	"github.com/quiverhq/quiver/builtin/memory"
 	"github.com/quiverhq/quiver/builtin/results"
 	"github.com/quiverhq/quiver/builtin/skills"
+	"github.com/quiverhq/quiver/builtin/tasks"
 	"github.com/quiverhq/quiver/builtin/suggest"
 	"github.com/quiverhq/quiver/builtin/transcript"
 	"github.com/quiverhq/quiver/builtin/web"
@@ -121,6 +122,14 @@ type CatalogDeps struct {
 	// Skills backs load_skill (the skills attached to the turn's agent);
 	// nil keeps the tool, whose calls then fail with store.ErrNoStore.
 	Skills skills.Store
+	// Tasks backs schedule_task and update_scheduled_task; nil keeps
+	// them, whose calls then fail with store.ErrNoStore. Conversations
+	// checks a conversation a task is to run in is the person's (nil
+	// refuses any but the turn's own). WakeScheduler tells this
+	// process's scheduler a task changed (nil: its poll finds it).
+	Tasks         store.Tasks
+	Conversations tasks.Conversations
+	WakeScheduler func()
 }
 
 // NewCatalog registers every built-in tool, in the order that fixes the
@@ -147,6 +156,7 @@ func NewCatalog(d CatalogDeps) *registry.Catalog {
 	c.Register(ArtifactTools(d)...)
 	c.Register(discovery.Tools()...)
 	c.Register(skills.Tool(d.Skills))
+	c.Register(tasks.Tools(tasks.Config{Tasks: d.Tasks, Conversations: d.Conversations, Now: d.Now, Wake: d.WakeScheduler})...)
 	return c
 }
 

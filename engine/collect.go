@@ -71,6 +71,12 @@ type Request struct {
 	// TurnID names the turn; "" takes a fresh id (Config.NewID). A turn
 	// answering a paused one keeps that turn's id.
 	TurnID string
+	// Scheduled, when set, makes the turn the run of a scheduled task: it
+	// answers no paused turn, Deliberate Tool Mode does not gate it (the
+	// task's tools were chosen when it was scheduled), and its toolset
+	// keeps only the task's tools (Scheduled.Tools) that selection still
+	// allows, without schedule_task.
+	Scheduled *turn.Scheduled
 	// Replaces, when set, names a turn of the conversation that the new
 	// turn goes beside (a regenerated answer, an edited message): it
 	// follows the same parent and sees the history up to it, never
@@ -162,7 +168,7 @@ func (e *Engine) collect(ctx context.Context, r Request) (*Collected, error) {
 	if err := e.budget(ctx, r, &c.facts); err != nil {
 		return nil, err
 	}
-	if c.paused == nil {
+	if c.paused == nil && r.Scheduled == nil {
 		if c.dtm, c.custom, err = e.deliberateSettings(ctx, r, c.facts.Agent.Deliberate); err != nil {
 			return nil, err
 		}
@@ -206,8 +212,8 @@ func (e *Engine) readConversation(ctx context.Context, r Request, c *Collected) 
 	if c.history == nil {
 		c.history = []store.Message{}
 	}
-	if r.Replaces != "" {
-		return nil // a new turn beside one: it answers no pause
+	if r.Replaces != "" || r.Scheduled != nil {
+		return nil // a new turn beside one, or a task's run: it answers no pause
 	}
 	c.paused, err = store.PausedTurn(ctx, repos.Turns, r.OrgID, c.history)
 	return err
@@ -337,6 +343,11 @@ func (e *Engine) facts(r Request, ag Agent, c *Collected) turn.Facts {
 		Backends: slices.Clone(c.runtime.Backends),
 		Network:  c.runtime.Network,
 		Payer:    payer,
+	}
+	if r.Scheduled != nil {
+		sc := *r.Scheduled
+		sc.Tools = slices.Clone(sc.Tools)
+		f.Scheduled = &sc
 	}
 	if f.TurnID == "" {
 		f.TurnID = e.cfg.NewID("turn_")

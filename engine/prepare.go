@@ -77,6 +77,9 @@ func (e *Engine) Prepare(ctx context.Context, c *Collected) (*Prepared, error) {
 			return nil, fmt.Errorf("assemble: %w", s.err)
 		}
 	}
+	if f.Scheduled != nil {
+		ts, all, fixed = scheduledTools(cat, ts, f.Scheduled.Tools), scheduledTools(cat, all, f.Scheduled.Tools), nil
+	}
 	if c.model != nil {
 		narrowed := narrowToModel(cat, ts, c.model)
 		if narrowed.Len() != ts.Len() {
@@ -297,6 +300,24 @@ func restore(cat *registry.Catalog, f turn.Facts, names []string) registry.Tools
 		}
 		if reason := registry.Admits(f, t); reason != "" {
 			return false, reason
+		}
+		return true, ""
+	})
+}
+
+// ScheduleTool is the tool a scheduled task's run never declares: a
+// task's turn schedules no further tasks.
+const ScheduleTool = "schedule_task"
+
+// scheduledTools is ts narrowed to a scheduled task's tools: the ones
+// the scheduling turn could use, without schedule_task.
+func scheduledTools(cat *registry.Catalog, ts registry.Toolset, tools []string) registry.Toolset {
+	return ts.Narrow(cat, func(t *tool.Tool) (bool, string) {
+		switch {
+		case t.Name() == ScheduleTool:
+			return false, "a scheduled task's turn cannot schedule further tasks"
+		case !slices.Contains(tools, t.Name()):
+			return false, "not among the tools the task could use when it was scheduled"
 		}
 		return true, ""
 	})

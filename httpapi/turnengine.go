@@ -84,6 +84,11 @@ func request(c Caller, conversationID, message string) engine.Request {
 	}
 }
 
+// Permissions are what a role may do on the web surface: the caller's
+// permissions of every turn the API (or a scheduled task of the web
+// chat) starts.
+func Permissions(role string) []string { return permissions(role) }
+
 // permissions are what a role may do on the web surface.
 func permissions(role string) []string {
 	if role == store.RoleAdmin {

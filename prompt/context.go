@@ -48,7 +48,40 @@ func contextMessage(f turn.Facts, load func(string) (*time.Location, error)) (st
 		}
 	}
 	writeShortTerm(&b, f)
+	writeScheduled(&b, f, loc)
 	return b.String(), nil
+}
+
+// writeScheduled says, for a scheduled task's run, which task it is,
+// when it was due and, when it started late (the server was not running
+// at the time), how late: the model is told to say so.
+func writeScheduled(b *strings.Builder, f turn.Facts, loc *time.Location) {
+	sc := f.Scheduled
+	if sc == nil {
+		return
+	}
+	title := oneLine(sc.Title)
+	if title == "" {
+		title = "untitled"
+	}
+	fmt.Fprintf(b, "\n\nThis turn runs a task the caller scheduled (%q, due %s). The message is the task's instruction, not something they just wrote; they see your answer in this conversation. This turn cannot schedule further tasks.",
+		title, sc.Due.In(loc).Format("Monday 2006-01-02 15:04 MST"))
+	if sc.Late > 0 {
+		fmt.Fprintf(b, " It runs %s late, because Quiver was not running when it was due: say so briefly.", lateness(sc.Late))
+	}
+}
+
+// lateness writes d in hours and minutes ("5 h 30 min", "2 min").
+func lateness(d time.Duration) string {
+	d = d.Round(time.Minute)
+	h, m := int(d/time.Hour), int(d%time.Hour/time.Minute)
+	switch {
+	case h > 0 && m > 0:
+		return fmt.Sprintf("%d h %d min", h, m)
+	case h > 0:
+		return fmt.Sprintf("%d h", h)
+	}
+	return fmt.Sprintf("%d min", max(m, 1))
 }
 
 // writeShortTerm adds the turn's short-term memory, when it has one: in

@@ -226,7 +226,7 @@ func (s *Scheduler) process(ctx context.Context, t store.Task) {
 	stop()
 	var skip *SkipError
 	switch {
-	case rctx.Err() != nil:
+	case err != nil && rctx.Err() != nil:
 		// Stopping, or the lease was lost: another scheduler takes the
 		// run when the lease lapses.
 		log.Info("scheduler: run interrupted; left to the lease", "cause", context.Cause(rctx))
@@ -249,6 +249,9 @@ func (s *Scheduler) process(ctx context.Context, t store.Task) {
 // finish records fin with the task's next due time.
 func (s *Scheduler) finish(ctx context.Context, log *slog.Logger, t store.Task, fin store.TaskFinish) {
 	fin.Next = Next(t, s.cfg.Now())
+	// A run that ended is recorded even when the scheduler is stopping.
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
 	if err := s.cfg.Tasks.FinishTaskRun(ctx, t.OrgID, t.ID, s.cfg.Owner, fin); err != nil {
 		log.Warn("scheduler: record the run", "err", err)
 		return

@@ -58,6 +58,27 @@ type Facts struct {
 	// Budget is the monthly budgets the turn is held to, read once when
 	// it starts; the zero value holds it to none.
 	Budget Budget
+	// Scheduled describes the scheduled task the turn runs; nil for a
+	// turn a person started.
+	Scheduled *Scheduled
+}
+
+// Scheduled is the scheduled task a turn runs, as the scheduler claimed
+// it.
+type Scheduled struct {
+	// TaskID and Title name the task (the title is data, never a
+	// template).
+	TaskID, Title string
+	// Due is when the run was due; Late how much later it started (zero
+	// when on time): the context message says so.
+	Due  time.Time
+	Late time.Duration
+	// Tools are the tools the turn that scheduled the task could use:
+	// the run declares only those its own selection still allows.
+	Tools []string
+	// Key is the run's idempotency key, the same on every retry of the
+	// due run (what a surface that takes one sends with its messages).
+	Key string
 }
 
 // Skill is a skill attached to the turn's agent as the turn sees it: its
@@ -109,6 +130,12 @@ type Scope struct {
 	// data (its knowledge) is keyed by. "" outside a turn of an agent
 	// (left out of JSON then, so a scope encoded before it reads the same).
 	Agent string `json:",omitempty"`
+	// Timezone is the caller's IANA zone ("" unknown): what tools that
+	// read or write wall-clock times (schedule_task) read them in.
+	Timezone string `json:",omitempty"`
+	// ScheduledTask is the id of the scheduled task the turn runs ("" for
+	// a turn a person started): such a turn schedules no further tasks.
+	ScheduledTask string `json:",omitempty"`
 }
 
 // SharedMemorySwitch is the agent switch that makes the memory tools
@@ -120,7 +147,16 @@ const SharedMemorySwitch = "shared_memory"
 // facts.
 func (f Facts) Scope() Scope {
 	return Scope{OrgID: f.Place.OrgID, UserID: f.Caller.UserID, ConversationID: f.Place.ConversationID, TurnID: f.TurnID,
-		ChannelID: f.Place.ChannelID, SharedMemory: f.Agent.Switch(SharedMemorySwitch), Agent: f.Agent.Name}
+		ChannelID: f.Place.ChannelID, SharedMemory: f.Agent.Switch(SharedMemorySwitch), Agent: f.Agent.Name,
+		Timezone: f.Caller.Timezone, ScheduledTask: f.scheduledTask()}
+}
+
+// scheduledTask is the id of the task the turn runs, "" for none.
+func (f Facts) scheduledTask() string {
+	if f.Scheduled == nil {
+		return ""
+	}
+	return f.Scheduled.TaskID
 }
 
 // Thread is what a channel's or conversation's working memory is kept

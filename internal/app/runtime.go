@@ -49,6 +49,9 @@ type runtime struct {
 	// browser is the artifact checks' Chromium, nil when none runs here;
 	// close stops it.
 	browser *browser.Lazy
+	// wake tells this process's scheduler, once it runs (quiver serve),
+	// that a task tool changed a task.
+	wake *waker
 }
 
 // newRuntime builds the runtime over an open store (which it then owns).
@@ -78,10 +81,11 @@ func newRuntime(st store.Store, kr *secret.Keyring, dir string, cfg config.Confi
 	if chromium != nil {
 		checker = chromium
 	}
+	wake := &waker{}
 	catalogs := builtin.NewCatalogs(builtin.CatalogDeps{Results: st, Messages: st, Intents: st, DataDir: dir, Config: cfg, Getenv: env.Getenv, MCP: m.pool, ReadPDF: readPDF,
 		Memories: st, ShortTerms: st, Attachments: st, Knowledge: kn, Embeddings: emb, Budgets: st, Now: env.Now, History: st, KnowledgeDocuments: st,
 		Code: codeRunner, CodeUnavailable: codeUnavailable, Artifacts: st, Browser: checker, BrowserUnavailable: browserUnavailable,
-		Skills: st})
+		Skills: st, Tasks: st, Conversations: st, WakeScheduler: wake.Wake})
 	orgs := settings.New(settings.Config{
 		Store: st, Keyring: kr, Base: cfg, Getenv: env.Getenv, Now: env.Now, Logger: env.Logger, Models: ms.opener,
 		ProviderKey: func(provider string) string { return ms.set(cfg).Connection(provider).Key },
@@ -91,7 +95,7 @@ func newRuntime(st store.Store, kr *secret.Keyring, dir string, cfg config.Confi
 	attach := attachment.New(attachment.Config{Store: st, Embed: emb, Extract: document.Extractor{ReadPDF: readPDF},
 		Now: env.Now, Logger: env.Logger})
 	return &runtime{st: st, mcp: m, browser: chromium, orgs: orgs, ids: ids.Random{}, quota: cfg.StoredResults.Quota(), embeddings: emb, attach: attach, knowledge: kn,
-		workspaces: filepath.Join(dir, workspace.FolderName)}
+		workspaces: filepath.Join(dir, workspace.FolderName), wake: wake}
 }
 
 // openTurnSession serves the commands that run one turn's tools without

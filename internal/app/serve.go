@@ -13,7 +13,6 @@ import (
 	"github.com/quiverhq/quiver/builtin"
 	"github.com/quiverhq/quiver/engine"
 	"github.com/quiverhq/quiver/httpapi"
-	"github.com/quiverhq/quiver/intent"
 	"github.com/quiverhq/quiver/internal/config"
 	"github.com/quiverhq/quiver/internal/serveaddr"
 	"github.com/quiverhq/quiver/runs"
@@ -76,7 +75,12 @@ func Serve(ctx context.Context, o ServeOptions, env Env) error {
 	if err != nil {
 		return err
 	}
-	handler := rt.apiHandler(cfg, det, o.SecureCookies, reg, env)
+	eng := rt.newEngine(cfg, det, true, env)
+	handler := rt.apiHandler(eng, cfg, o.SecureCookies, reg, env)
+	sched, err := rt.newScheduler(eng, reg, env)
+	if err != nil {
+		return err
+	}
 	ln, err := net.Listen("tcp", o.Addr)
 	if err != nil {
 		return fmt.Errorf("listen: %w", err)
@@ -95,6 +99,7 @@ func Serve(ctx context.Context, o ServeOptions, env Env) error {
 		var wg sync.WaitGroup
 		wg.Go(func() { sweeper.Run(ctx) })
 		wg.Go(func() { reg.Loop(ctx) })
+		wg.Go(func() { sched.Run(ctx) })
 		rt.mcp.pool.Run(ctx)
 		wg.Wait()
 	}
@@ -159,8 +164,8 @@ func LoginLink(ctx context.Context, o LoginLinkOptions, env Env) error {
 // apiHandler is the HTTP API and web UI over the runtime: the engine with
 // models shared across turns (opened once per organisation and settings
 // version, see settings.Runtime.Models).
-func (rt *runtime) apiHandler(cfg config.Config, det *intent.Detector, secure bool, reg *runs.Registry, env Env) http.Handler {
-	api := rt.apiEngine(rt.newEngine(cfg, det, true, env), orgRuntimes{orgs: rt.orgs, models: true, embeddings: rt.embeddings}, env)
+func (rt *runtime) apiHandler(eng *engine.Engine, cfg config.Config, secure bool, reg *runs.Registry, env Env) http.Handler {
+	api := rt.apiEngine(eng, orgRuntimes{orgs: rt.orgs, models: true, embeddings: rt.embeddings}, env)
 	return httpapi.New(httpapi.Config{
 		Store: rt.st, Engine: api, MCP: apiMCP{regs: rt.mcp.regs, orgs: rt.orgs},
 		Knowledge: apiKnowledge{Index: rt.knowledge, Knowledge: rt.st}, Skills: rt.st, UI: webui.Handler(), Logger: env.Logger, Now: env.Now,

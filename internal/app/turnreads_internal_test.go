@@ -93,7 +93,7 @@ func TestHTTPTurnReadsOnce(t *testing.T) {
 	env.defaults()
 	rt := newRuntime(cs, nil, t.TempDir(), config.Config{}, env)
 	defer rt.close()
-	srv := httptest.NewServer(rt.apiHandler(config.Config{}, nil, false, nil, env))
+	srv := httptest.NewServer(rt.apiHandler(rt.newEngine(config.Config{}, nil, true, env), config.Config{}, false, nil, env))
 	defer srv.Close()
 
 	send := func(path, body string) string {
