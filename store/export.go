@@ -552,7 +552,7 @@ func ArchiveTables() []ArchiveTable {
 		{Name: "scheduled_tasks", Key: []string{"org_id", "id"}, Rule: taskRule, Columns: []ArchiveColumn{
 			text("org_id"), text("id"), text("user_id"), text("agent"), text("conversation_id"), text("channel_id"),
 			text("title"), text("instruction"), text("kind"), text("spec"), intCol("every_seconds"), text("timezone"),
-			{Name: "tools", Kind: KindNames}, text("state"), maybeAt("next_run_at"), intCol("version"),
+			{Name: "tools", Kind: KindNames}, text("state"), maybeAt("next_run_at"), maybeAt("claimable_at"), intCol("version"),
 			text("lease_owner"), maybeAt("lease_until"), intCol("attempts"), intCol("runs"), maybeAt("last_due_at"),
 			maybeAt("last_run_at"), text("last_status"), text("last_error"), text("last_turn_id"), intCol("last_late_ms"),
 			text("created_turn_id"), at("created_at"), at("updated_at")}},

@@ -484,3 +484,16 @@ func SortClaimed(ts []Task) {
 		return strings.Compare(a.ID, b.ID)
 	})
 }
+
+// ClaimableAt is when a claim may take t: the later of NextRunAt and
+// LeaseUntil (zero when it is not due at all). Backends keep it as a
+// column so a claim reads one index range.
+func ClaimableAt(t Task) time.Time {
+	if t.NextRunAt.IsZero() {
+		return time.Time{}
+	}
+	if t.LeaseUntil.After(t.NextRunAt) {
+		return t.LeaseUntil
+	}
+	return t.NextRunAt
+}

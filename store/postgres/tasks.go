@@ -95,14 +95,14 @@ func (s *Store) CreateTask(ctx context.Context, t store.Task) (store.Task, error
 				ORDER BY updated_at DESC, id DESC OFFSET $3)`, t.OrgID, t.UserID, store.MaxDoneTasksPerUser-1); err != nil {
 			return err
 		}
-		_, err := tx.Exec(ctx, `INSERT INTO scheduled_tasks (`+taskColumns+`)
+		_, err := tx.Exec(ctx, `INSERT INTO scheduled_tasks (`+taskColumns+`, claimable_at)
 			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20,
-				$21, $22, $23, $24, $25, $26, $27, $28, $29)`,
+				$21, $22, $23, $24, $25, $26, $27, $28, $29, $30)`,
 			t.OrgID, t.ID, t.UserID, t.Agent, t.ConversationID, t.ChannelID, t.Title, t.Instruction, t.Kind, t.Spec,
 			int64(t.Every/time.Second), t.Timezone, textArray(t.Tools), t.State, optionalTime(t.NextRunAt), t.Version,
 			t.LeaseOwner, optionalTime(t.LeaseUntil), t.Attempts, t.Runs, optionalTime(t.LastDueAt),
 			optionalTime(t.LastRunAt), t.LastStatus, t.LastError, t.LastTurnID, t.LastLate.Milliseconds(),
-			t.CreatedTurnID, t.CreatedAt, t.UpdatedAt)
+			t.CreatedTurnID, t.CreatedAt, t.UpdatedAt, optionalTime(store.ClaimableAt(t)))
 		return err
 	})
 	if err != nil {
@@ -189,11 +189,11 @@ func (s *Store) UpdateTask(ctx context.Context, orgID, id string, version int64,
 		}
 		_, err = tx.Exec(ctx, `UPDATE scheduled_tasks SET title = $3, instruction = $4, conversation_id = $5, channel_id = $6,
 				kind = $7, spec = $8, every_seconds = $9, timezone = $10, tools = $11, state = $12, next_run_at = $13,
-				version = $14, updated_at = $15
+				version = $14, updated_at = $15, claimable_at = $16
 			WHERE org_id = $1 AND id = $2`,
 			orgID, id, out.Title, out.Instruction, out.ConversationID, out.ChannelID, out.Kind, out.Spec,
 			int64(out.Every/time.Second), out.Timezone, textArray(out.Tools), out.State, optionalTime(out.NextRunAt),
-			out.Version, out.UpdatedAt)
+			out.Version, out.UpdatedAt, optionalTime(store.ClaimableAt(out)))
 		return err
 	})
 	if err != nil {
@@ -228,10 +228,11 @@ func (s *Store) ClaimDueTasks(ctx context.Context, c store.TaskClaim) ([]store.T
 	var out []store.Task
 	err := s.inTx(ctx, readCommitted, func(tx pgx.Tx) error {
 		out = out[:0]
-		rows, err := tx.Query(ctx, `UPDATE scheduled_tasks t SET lease_owner = $1, lease_until = $2, attempts = t.attempts + 1
+		rows, err := tx.Query(ctx, `UPDATE scheduled_tasks t SET lease_owner = $1, lease_until = $2, claimable_at = $2,
+				attempts = t.attempts + 1
 			FROM (SELECT org_id, id FROM scheduled_tasks
-				WHERE state = 'active' AND next_run_at <= $3 AND (lease_until IS NULL OR lease_until <= $3)
-				ORDER BY next_run_at, org_id, id LIMIT $4
+				WHERE state = 'active' AND claimable_at <= $3
+				ORDER BY claimable_at, org_id, id LIMIT $4
 				FOR UPDATE SKIP LOCKED) due
 			WHERE t.org_id = due.org_id AND t.id = due.id
 			RETURNING `+prefixed("t.", taskColumns), c.Owner, c.Now.Add(c.Lease), c.Now, c.Limit)
@@ -274,13 +275,14 @@ func (s *Store) leased(ctx context.Context, op, orgID, id, owner, write string, 
 
 // RenewTaskLease extends owner's lease.
 func (s *Store) RenewTaskLease(ctx context.Context, orgID, id, owner string, until time.Time) error {
-	return s.leased(ctx, "renew task lease", orgID, id, owner, `UPDATE scheduled_tasks SET lease_until = $4`, until)
+	return s.leased(ctx, "renew task lease", orgID, id, owner, `UPDATE scheduled_tasks SET lease_until = $4, claimable_at = greatest(next_run_at, $4)`, until)
 }
 
 // RetryTask hands the run back until at, the attempt not counted.
 func (s *Store) RetryTask(ctx context.Context, orgID, id, owner string, at time.Time) error {
 	return s.leased(ctx, "retry task", orgID, id, owner,
-		`UPDATE scheduled_tasks SET lease_owner = '', lease_until = $4, attempts = greatest(attempts - 1, 0)`, at)
+		`UPDATE scheduled_tasks SET lease_owner = '', lease_until = $4,
+			claimable_at = greatest(next_run_at, $4), attempts = greatest(attempts - 1, 0)`, at)
 }
 
 // FinishTaskRun records owner's run and releases the lease.
@@ -301,6 +303,7 @@ func (s *Store) FinishTaskRun(ctx context.Context, orgID, id, owner string, f st
 			attempts = 0, runs = runs + $4, last_due_at = $5, last_run_at = $6, last_status = $7, last_error = $8,
 			last_turn_id = $9, last_late_ms = $10,
 			next_run_at = CASE WHEN version = $11 THEN $12::timestamptz ELSE next_run_at END,
+			claimable_at = CASE WHEN version = $11 THEN $12::timestamptz ELSE next_run_at END,
 			state = CASE WHEN version = $11 AND state = 'active' THEN $13 ELSE state END`,
 		started, optionalTime(f.DueAt), optionalTime(f.RanAt), f.Status, f.Error, f.TurnID, f.Late.Milliseconds(),
 		f.Version, optionalTime(f.Next), state)
@@ -309,8 +312,7 @@ func (s *Store) FinishTaskRun(ctx context.Context, orgID, id, owner string, f st
 // NextTaskDue returns the earliest time an active task may be claimed.
 func (s *Store) NextTaskDue(ctx context.Context) (time.Time, bool, error) {
 	var next *time.Time
-	err := s.pool.QueryRow(ctx, `SELECT min(greatest(next_run_at, coalesce(lease_until, next_run_at)))
-		FROM scheduled_tasks WHERE state = 'active'`).Scan(&next)
+	err := s.pool.QueryRow(ctx, `SELECT min(claimable_at) FROM scheduled_tasks WHERE state = 'active'`).Scan(&next)
 	if err != nil {
 		return time.Time{}, false, wrapErr("next task due", err)
 	}

@@ -105,8 +105,8 @@ func insertTask(ctx context.Context, tx *sql.Tx, t store.Task) error {
 	if err != nil {
 		return err
 	}
-	_, err = tx.ExecContext(ctx, `INSERT INTO scheduled_tasks (`+taskColumns+`)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+	_, err = tx.ExecContext(ctx, `INSERT INTO scheduled_tasks (claimable_at, `+taskColumns+`)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, encodeOptionalTime(store.ClaimableAt(t)),
 		t.OrgID, t.ID, t.UserID, t.Agent, t.ConversationID, t.ChannelID, t.Title, t.Instruction, t.Kind, t.Spec,
 		int64(t.Every/time.Second), t.Timezone, tools, t.State, encodeOptionalTime(t.NextRunAt), t.Version,
 		t.LeaseOwner, encodeOptionalTime(t.LeaseUntil), t.Attempts, t.Runs, encodeOptionalTime(t.LastDueAt),
@@ -203,10 +203,12 @@ func (s *Store) UpdateTask(ctx context.Context, orgID, id string, version int64,
 			return err
 		}
 		_, err = tx.ExecContext(ctx, `UPDATE scheduled_tasks SET title = ?, instruction = ?, conversation_id = ?, channel_id = ?,
-				kind = ?, spec = ?, every_seconds = ?, timezone = ?, tools = ?, state = ?, next_run_at = ?, version = ?, updated_at = ?
+				kind = ?, spec = ?, every_seconds = ?, timezone = ?, tools = ?, state = ?, next_run_at = ?, claimable_at = ?,
+				version = ?, updated_at = ?
 			WHERE org_id = ? AND id = ?`,
 			out.Title, out.Instruction, out.ConversationID, out.ChannelID, out.Kind, out.Spec, int64(out.Every/time.Second),
-			out.Timezone, tools, out.State, encodeOptionalTime(out.NextRunAt), out.Version, encodeTime(out.UpdatedAt), orgID, id)
+			out.Timezone, tools, out.State, encodeOptionalTime(out.NextRunAt), encodeOptionalTime(store.ClaimableAt(out)),
+			out.Version, encodeTime(out.UpdatedAt), orgID, id)
 		return err
 	})
 	if err != nil {
@@ -243,12 +245,13 @@ func (s *Store) ClaimDueTasks(ctx context.Context, c store.TaskClaim) ([]store.T
 	var out []store.Task
 	err := s.inWriteTx(ctx, func(tx *sql.Tx) error {
 		out = out[:0]
-		rows, err := tx.QueryContext(ctx, `UPDATE scheduled_tasks SET lease_owner = ?, lease_until = ?, attempts = attempts + 1
+		rows, err := tx.QueryContext(ctx, `UPDATE scheduled_tasks SET lease_owner = ?2, lease_until = ?1, claimable_at = ?1,
+				attempts = attempts + 1
 			WHERE (org_id, id) IN (
 				SELECT org_id, id FROM scheduled_tasks
-				WHERE state = 'active' AND next_run_at <= ? AND (lease_until IS NULL OR lease_until <= ?)
-				ORDER BY next_run_at, org_id, id LIMIT ?)
-			RETURNING `+taskColumns, c.Owner, until, now, now, c.Limit)
+				WHERE state = 'active' AND claimable_at <= ?3
+				ORDER BY claimable_at, org_id, id LIMIT ?4)
+			RETURNING `+taskColumns, until, c.Owner, now, c.Limit)
 		if err != nil {
 			return err
 		}
@@ -290,13 +293,15 @@ func (s *Store) leased(ctx context.Context, op, orgID, id, owner, write string, 
 
 // RenewTaskLease extends owner's lease.
 func (s *Store) RenewTaskLease(ctx context.Context, orgID, id, owner string, until time.Time) error {
-	return s.leased(ctx, "renew task lease", orgID, id, owner, `UPDATE scheduled_tasks SET lease_until = ?`, encodeTime(until))
+	return s.leased(ctx, "renew task lease", orgID, id, owner,
+		`UPDATE scheduled_tasks SET lease_until = ?1, claimable_at = max(next_run_at, ?1)`, encodeTime(until))
 }
 
 // RetryTask hands the run back until at, the attempt not counted.
 func (s *Store) RetryTask(ctx context.Context, orgID, id, owner string, at time.Time) error {
 	return s.leased(ctx, "retry task", orgID, id, owner,
-		`UPDATE scheduled_tasks SET lease_owner = '', lease_until = ?, attempts = max(attempts - 1, 0)`, encodeTime(at))
+		`UPDATE scheduled_tasks SET lease_owner = '', lease_until = ?1, claimable_at = max(next_run_at, ?1),
+			attempts = max(attempts - 1, 0)`, encodeTime(at))
 }
 
 // FinishTaskRun records owner's run and releases the lease.
@@ -317,16 +322,16 @@ func (s *Store) FinishTaskRun(ctx context.Context, orgID, id, owner string, f st
 		`UPDATE scheduled_tasks SET lease_owner = '', lease_until = NULL, attempts = 0, runs = runs + ?,`,
 		`last_due_at = ?, last_run_at = ?, last_status = ?, last_error = ?, last_turn_id = ?, last_late_ms = ?,`,
 		`next_run_at = CASE WHEN version = ? THEN ? ELSE next_run_at END,`,
+		`claimable_at = CASE WHEN version = ? THEN ? ELSE next_run_at END,`,
 		`state = CASE WHEN version = ? AND state = 'active' THEN ? ELSE state END`,
 	}, " "), started, encodeOptionalTime(f.DueAt), encodeOptionalTime(f.RanAt), f.Status, f.Error, f.TurnID,
-		f.Late.Milliseconds(), f.Version, next, f.Version, state)
+		f.Late.Milliseconds(), f.Version, next, f.Version, next, f.Version, state)
 }
 
 // NextTaskDue returns the earliest time an active task may be claimed.
 func (s *Store) NextTaskDue(ctx context.Context) (time.Time, bool, error) {
 	var next sql.NullString
-	err := s.reader.QueryRowContext(ctx, `SELECT min(CASE WHEN lease_until > next_run_at THEN lease_until ELSE next_run_at END)
-		FROM scheduled_tasks WHERE state = 'active'`).Scan(&next)
+	err := s.reader.QueryRowContext(ctx, `SELECT min(claimable_at) FROM scheduled_tasks WHERE state = 'active'`).Scan(&next)
 	if err != nil {
 		return time.Time{}, false, fmt.Errorf("sqlite: next task due: %w", err)
 	}

@@ -21,6 +21,10 @@ CREATE TABLE scheduled_tasks (
     tools           TEXT NOT NULL,
     state           TEXT NOT NULL CHECK (state IN ('active', 'paused', 'done')),
     next_run_at     TEXT,
+    -- When a claim may take the task: the later of next_run_at and
+    -- lease_until, kept by every write, so the claim reads one index
+    -- range and never steps over the leased rows of a large due batch.
+    claimable_at    TEXT,
     version         INTEGER NOT NULL,
     lease_owner     TEXT NOT NULL,
     lease_until     TEXT,
@@ -38,8 +42,8 @@ CREATE TABLE scheduled_tasks (
     PRIMARY KEY (org_id, id)
 );
 
--- The schedulers' claim: active tasks by due time.
-CREATE INDEX scheduled_tasks_due ON scheduled_tasks (next_run_at) WHERE state = 'active';
+-- The schedulers' claim: active tasks by when they may be taken.
+CREATE INDEX scheduled_tasks_claimable ON scheduled_tasks (claimable_at) WHERE state = 'active';
 -- A person's list and the per-person count; a conversation's delete.
 CREATE INDEX scheduled_tasks_by_user ON scheduled_tasks (org_id, user_id);
 CREATE INDEX scheduled_tasks_by_conversation ON scheduled_tasks (org_id, conversation_id);
