@@ -30,7 +30,7 @@ var builtinNames = []string{
 	"search_conversations", "enable_tools", "update_tasks", "run_code",
 	"create_artifact", "rewrite_artifact", "update_artifact", "save_artifact", "inspect_artifact", "measure_layout", "print_pdf",
 	"search_tools", "list_tools", "get_tool_schema",
-	"load_skill",
+	"load_skill", "schedule_task", "update_scheduled_task",
 }
 
 // everything is a turn whose agent allows every built-in family.
@@ -74,7 +74,7 @@ func TestCatalogWithoutRepositories(t *testing.T) {
 	st := openStore(t)
 	dir := t.TempDir()
 	bare := builtin.NewCatalog(builtin.CatalogDeps{DataDir: dir})
-	full := builtin.NewCatalog(builtin.CatalogDeps{Results: st, Messages: st, Attachments: st, History: st, Artifacts: st, DataDir: dir})
+	full := builtin.NewCatalog(builtin.CatalogDeps{Results: st, Messages: st, Attachments: st, History: st, Artifacts: st, Tasks: st, DataDir: dir})
 	var names []string
 	for _, tl := range bare.Tools() {
 		names = append(names, tl.Name())
