@@ -65,6 +65,11 @@ type Config struct {
 	// Skills stores the organisation's skills and their attachments to
 	// agents; nil answers the skill endpoints 501.
 	Skills store.Skills
+	// Tasks stores the people's scheduled tasks; nil answers the task
+	// endpoints 501. WakeScheduler tells this process's scheduler a task
+	// changed (nil: its poll finds it).
+	Tasks         store.Tasks
+	WakeScheduler func()
 	// Runs holds the conversations' running turns across replicas (leases,
 	// cancel, recorded events); nil builds one over Store, Exclusive (this
 	// handler is the store's only server) and with a 24-hour lease, since
@@ -133,6 +138,8 @@ type server struct {
 	files         AttachmentFiles
 	knowledge     Knowledge
 	skills        store.Skills
+	tasks         store.Tasks
+	wake          func()
 	workspaces    string
 	log           *slog.Logger
 	now           func() time.Time
@@ -163,8 +170,12 @@ func New(cfg Config) http.Handler {
 	if cfg.Store == nil || cfg.Engine == nil {
 		panic("httpapi: Config.Store and Config.Engine are required")
 	}
+	if cfg.WakeScheduler == nil {
+		cfg.WakeScheduler = func() {}
+	}
 	s := &server{
 		st: cfg.Store, eng: cfg.Engine, mcp: cfg.MCP, embeddings: cfg.Embeddings, files: cfg.Attachments, knowledge: cfg.Knowledge, skills: cfg.Skills,
+		tasks: cfg.Tasks, wake: cfg.WakeScheduler,
 		workspaces: cfg.Workspaces, log: cfg.Logger, now: cfg.Now, ids: ids.OrRandom(cfg.IDs),
 		maxBody: cfg.MaxBody, sessionTTL: cfg.SessionTTL, secureCookies: cfg.SecureCookies,
 		heartbeat: cfg.Heartbeat, turns: newRunningTurns(), mux: http.NewServeMux(),
@@ -255,6 +266,7 @@ func (s *server) routes() {
 	s.agentRoutes()
 	s.knowledgeRoutes()
 	s.skillRoutes()
+	s.taskRoutes()
 	s.inspectDraftRoutes()
 	s.mcpRoutes()
 	s.toolRoutes()

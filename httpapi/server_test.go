@@ -36,13 +36,13 @@ func TestOpenAPIDocument(t *testing.T) {
 	}
 	sort.Strings(ops)
 	want := []string{
-		"DELETE /api/agents/{name}", "DELETE /api/agents/{name}/knowledge/{id}", "DELETE /api/agents/{name}/skills/{skill}", "DELETE /api/budgets/{who}", "DELETE /api/conversations/{id}", "DELETE /api/conversations/{id}/artifacts/{artifact}", "DELETE /api/conversations/{id}/attachments/{attachment}", "DELETE /api/deliberate/triggers", "DELETE /api/mcp-servers/{name}", "DELETE /api/memories/{id}", "DELETE /api/skills/{name}", "DELETE /api/tokens/{id}", "DELETE /api/users/{id}",
+		"DELETE /api/agents/{name}", "DELETE /api/agents/{name}/knowledge/{id}", "DELETE /api/agents/{name}/skills/{skill}", "DELETE /api/budgets/{who}", "DELETE /api/conversations/{id}", "DELETE /api/conversations/{id}/artifacts/{artifact}", "DELETE /api/conversations/{id}/attachments/{attachment}", "DELETE /api/deliberate/triggers", "DELETE /api/mcp-servers/{name}", "DELETE /api/memories/{id}", "DELETE /api/skills/{name}", "DELETE /api/tasks/{id}", "DELETE /api/tokens/{id}", "DELETE /api/users/{id}",
 		"GET /api/agents", "GET /api/agents/{name}", "GET /api/agents/{name}/inspect", "GET /api/agents/{name}/knowledge", "GET /api/agents/{name}/model-status", "GET /api/agents/{name}/models", "GET /api/agents/{name}/skills", "GET /api/budget", "GET /api/budgets", "GET /api/console/tools",
 		"GET /api/conversations", "GET /api/conversations/{id}", "GET /api/conversations/{id}/artifacts", "GET /api/conversations/{id}/artifacts/{artifact}", "GET /api/conversations/{id}/artifacts/{artifact}/content", "GET /api/conversations/{id}/artifacts/{artifact}/versions/{version}", "GET /api/conversations/{id}/attachments", "GET /api/conversations/{id}/attachments/{attachment}", "GET /api/conversations/{id}/events",
 		"GET /api/conversations/{id}/inspect", "GET /api/conversations/{id}/messages", "GET /api/conversations/{id}/models", "GET /api/deliberate", "GET /api/mcp-servers",
-		"GET /api/mcp-servers/{name}", "GET /api/me", "GET /api/me/deliberate", "GET /api/memories", "GET /api/memories/{id}", "GET /api/settings", "GET /api/skills", "GET /api/skills/{name}", "GET /api/tokens", "GET /api/tools",
+		"GET /api/mcp-servers/{name}", "GET /api/me", "GET /api/me/deliberate", "GET /api/memories", "GET /api/memories/{id}", "GET /api/settings", "GET /api/skills", "GET /api/skills/{name}", "GET /api/tasks", "GET /api/tasks/{id}", "GET /api/tokens", "GET /api/tools",
 		"GET /api/users", "GET /api/workspace/file", "GET /healthz", "GET /login",
-		"PATCH /api/conversations/{id}", "PATCH /api/me", "PATCH /api/memories/{id}", "PATCH /api/users/{id}",
+		"PATCH /api/conversations/{id}", "PATCH /api/me", "PATCH /api/memories/{id}", "PATCH /api/tasks/{id}", "PATCH /api/users/{id}",
 		"POST /api/agents/{name}/knowledge", "POST /api/console/run", "POST /api/conversations", "POST /api/conversations/{id}/answer", "POST /api/conversations/{id}/attachments", "POST /api/conversations/{id}/branch", "POST /api/conversations/{id}/cancel",
 		"POST /api/conversations/{id}/messages", "POST /api/deliberate/triggers", "POST /api/login", "POST /api/logout", "POST /api/mcp-servers",
 		"POST /api/mcp-servers/{name}/disable", "POST /api/mcp-servers/{name}/enable",

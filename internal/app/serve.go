@@ -168,7 +168,7 @@ func (rt *runtime) apiHandler(eng *engine.Engine, cfg config.Config, secure bool
 	api := rt.apiEngine(eng, orgRuntimes{orgs: rt.orgs, models: true, embeddings: rt.embeddings}, env)
 	return httpapi.New(httpapi.Config{
 		Store: rt.st, Engine: api, MCP: apiMCP{regs: rt.mcp.regs, orgs: rt.orgs},
-		Knowledge: apiKnowledge{Index: rt.knowledge, Knowledge: rt.st}, Skills: rt.st, UI: webui.Handler(), Logger: env.Logger, Now: env.Now,
+		Knowledge: apiKnowledge{Index: rt.knowledge, Knowledge: rt.st}, Skills: rt.st, Tasks: rt.st, WakeScheduler: rt.wake.Wake, UI: webui.Handler(), Logger: env.Logger, Now: env.Now,
 		SecureCookies: secure, IDs: rt.ids, Runs: reg,
 		// Memories edited on the page are embedded by the organisation's
 		// model, the one the memory tools use.
