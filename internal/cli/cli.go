@@ -74,6 +74,8 @@ func dispatchCommand(ctx context.Context, args []string, env app.Env) error {
 		return runKnowledge(ctx, args[1:], env)
 	case "skills":
 		return runSkills(ctx, args[1:], env)
+	case "tasks":
+		return runTasks(ctx, args[1:], env)
 	case "budget":
 		return runBudget(ctx, args[1:], env)
 	case "migrate":
@@ -96,7 +98,7 @@ func dispatchCommand(ctx context.Context, args []string, env app.Env) error {
 		fmt.Fprint(env.Stdout, usage)
 		return nil
 	}
-	return usagef("unknown command %q (commands: serve, login-link, chat, transcript, turn, call, agent, tools, prompt, mcp, knowledge, skills, budget, secrets, migrate, export, import, intent, triggers, bench)", args[0])
+	return usagef("unknown command %q (commands: serve, login-link, chat, transcript, turn, call, agent, tools, prompt, mcp, knowledge, skills, tasks, budget, secrets, migrate, export, import, intent, triggers, bench)", args[0])
 }
 
 // usageOf is err, with the engine's refusals of the request as the usage

@@ -49,6 +49,7 @@ func TestEveryUsageText(t *testing.T) {
 		"intent":      {{"intent", "--help"}},
 		"knowledge":   {{"knowledge", "--help"}, {"knowledge", "add", "--help"}, {"knowledge", "list", "--help"}},
 		"skills":      {{"skills", "--help"}, {"skills", "add", "--help"}, {"skills", "attach", "--help"}},
+		"tasks":       {{"tasks", "--help"}, {"tasks", "list", "--help"}, {"tasks", "cancel", "--help"}},
 		"login-link":  {{"login-link", "--help"}},
 		"mcp":         {{"mcp", "--help"}, {"mcp", "help"}},
 		"mcp-add":     {{"mcp", "add", "--help"}},
