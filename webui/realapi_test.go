@@ -162,7 +162,7 @@ func realAPIWith(t *testing.T, wrap func(store.Store, *scriptedEngine) httpapi.E
 	emb := embed.Fixed{E: embed.Local{}}
 	h := httpapi.New(httpapi.Config{Store: st, Engine: served, MCP: &storeMCP{st: st}, UI: webui.Handler(), Heartbeat: -1,
 		Embeddings: emb, Attachments: attachment.New(attachment.Config{Store: st, Embed: emb}),
-		Knowledge: storeKnowledge{Index: &knowledge.Index{Store: st, Embedders: emb}, Knowledge: st}, Skills: st})
+		Knowledge: storeKnowledge{Index: &knowledge.Index{Store: st, Embedders: emb}, Knowledge: st}, Skills: st, Tasks: st})
 	b := newBrowser(t, h)
 	b.Do("open the login link", chromedp.Navigate(b.srv.URL+"/login?token="+link), chromedp.WaitVisible(chromedp.CSS(`#sign-in`)))
 	b.WaitText(`#account`, "Ana Lima")

@@ -8,6 +8,7 @@
 //   #/settings             organisation settings (admins)
 //   #/people               users, invitations and login links (admins)
 //   #/memories             your memories (admins: the shared ones too)
+//   #/scheduled            your scheduled tasks (admins: everyone's too)
 //   #/preferences          your own profile and Deliberate Tool Mode
 import { Api, ApiError } from './api.js';
 import { h, heading, errorBox, replace } from './dom.js';
@@ -22,8 +23,9 @@ import * as settings from './settings.js';
 import * as people from './people.js';
 import * as preferences from './preferences.js';
 import * as memories from './memories.js';
+import * as scheduled from './scheduled.js';
 
-const pages = { chat, inspect: inspector, agents, tools, mcp, settings, people, preferences, memories };
+const pages = { chat, inspect: inspector, agents, tools, mcp, settings, people, preferences, memories, scheduled };
 
 const api = new Api();
 const main = document.getElementById('main');
