@@ -52,9 +52,14 @@ func TestPreview(t *testing.T) {
 		t.Errorf("keeping the helpers, hello: tools %v, want %v", hello.Tools, shippedKept)
 	}
 
+	// The reminder family opens the scheduled-task tools.
 	remind := preview("remind me tomorrow at 9 to call Bob", intent.GateOptions{})
-	if !slices.Equal(remind.Unbuilt, []string{intent.Reminder}) || slices.ContainsFunc(remind.Tools, func(n string) bool { return strings.Contains(n, "schedule") }) {
-		t.Errorf("a family without tools: unbuilt %v, tools %v; want reminder unbuilt and no schedule tool", remind.Unbuilt, remind.Tools)
+	if len(remind.Unbuilt) != 0 || !slices.Contains(remind.Tools, "schedule_task") || !slices.Contains(remind.Tools, "update_scheduled_task") {
+		t.Errorf("the reminder family: unbuilt %v, tools %v; want schedule_task and update_scheduled_task", remind.Unbuilt, remind.Tools)
+	}
+	image := preview("generate an image of a red fox", intent.GateOptions{})
+	if !slices.Equal(image.Unbuilt, []string{intent.Image}) || slices.ContainsFunc(image.Tools, func(n string) bool { return strings.Contains(n, "image") }) {
+		t.Errorf("a family without tools: unbuilt %v, tools %v; want image unbuilt and no image tool", image.Unbuilt, image.Tools)
 	}
 	calc := preview("calculate 12*7 please", intent.GateOptions{})
 	if !slices.Equal(calc.Families, []string{intent.Calculator}) || len(calc.Unbuilt) != 0 {
