@@ -72,7 +72,7 @@ func (s *Server) Interact(in Interaction) (id, token string) {
 		"member": wm, "app_permissions": FormatPermissions(s.w.permissionsIn(s.bot.ID, ch)),
 		"locale": "en-US", "guild_locale": "en-US", "entitlements": []any{}, "context": 0,
 		"authorizing_integration_owners": map[string]string{"0": ch.GuildID},
-		"data": map[string]any{"id": cmdID, "name": in.CommandName, "type": 1, "guild_id": ch.GuildID, "options": options},
+		"data":                           map[string]any{"id": cmdID, "name": in.CommandName, "type": 1, "guild_id": ch.GuildID, "options": options},
 	}
 	s.mu.Unlock()
 	s.gw.publish(event{name: "INTERACTION_CREATE", guild: in.GuildID, data: payload})

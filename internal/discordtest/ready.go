@@ -23,7 +23,7 @@ func (s *Server) readyEvents(sess *gwSession) []event {
 	ready := event{name: "READY", data: map[string]any{
 		"v": 10, "user": toWireUser(s.bot), "guilds": unavailable, "session_id": sess.id,
 		"resume_gateway_url": s.GatewayURL(), "shard": []uint64{sess.shard, sess.nShards},
-		"application": map[string]any{"id": s.appID, "flags": 0},
+		"application":      map[string]any{"id": s.appID, "flags": 0},
 		"private_channels": []any{}, "relationships": []any{}, "presences": []any{},
 	}}
 	return append([]event{ready}, creates...)
