@@ -423,17 +423,21 @@ func (s *Server) Disconnect() {
 	}
 }
 
-// InvalidateSessions forgets every gateway session without a connection
-// (those a client would RESUME): such a RESUME then gets op 9 and the
-// client must IDENTIFY again. Connected sessions stay.
+// InvalidateSessions forgets every gateway session and drops its
+// connection: the client's RESUME then gets op 9 (not resumable) and it
+// must IDENTIFY again, as after a session Discord invalidated.
 func (s *Server) InvalidateSessions() {
 	g := s.gw
 	g.mu.Lock()
-	defer g.mu.Unlock()
-	for id, sess := range g.sessions {
-		if sess.conn == nil {
-			delete(g.sessions, id)
-		}
+	var cs []*gwConn
+	for c := range g.conns {
+		cs = append(cs, c)
+		g.detachLocked(c)
+	}
+	clear(g.sessions)
+	g.mu.Unlock()
+	for _, c := range cs {
+		c.ws.Close()
 	}
 }
 
