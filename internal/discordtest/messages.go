@@ -173,20 +173,32 @@ func parseNonce(raw json.RawMessage) (string, bool) {
 	return "", false
 }
 
+// validate checks a create body before anything is looked up.
+func (in *createMessageIn) validate() (nonce string, rep *reply) {
+	nonce, valid := parseNonce(in.Nonce)
+	bad := func(field, code, msg string) (string, *reply) {
+		r := invalidForm(field, code, msg)
+		return "", &r
+	}
+	switch {
+	case !valid:
+		return bad("nonce", "BASE_TYPE_MAX_LENGTH", "Must be 25 or fewer in length.")
+	case utf8.RuneCountInString(in.Content) > maxContent:
+		return bad("content", "BASE_TYPE_MAX_LENGTH", "Must be 2000 or fewer in length.")
+	case len(in.StickerIDs) > maxStickers:
+		return bad("sticker_ids", "BASE_TYPE_MAX_LENGTH", "Must be 3 or fewer in length.")
+	}
+	return nonce, nil
+}
+
 func (s *Server) createMessage(r *http.Request, body []byte) reply {
 	var in createMessageIn
 	if !decode(body, &in) {
 		return errInvalidJSON
 	}
-	nonce, valid := parseNonce(in.Nonce)
-	if !valid {
-		return invalidForm("nonce", "BASE_TYPE_MAX_LENGTH", "Must be 25 or fewer in length.")
-	}
-	if utf8.RuneCountInString(in.Content) > maxContent {
-		return invalidForm("content", "BASE_TYPE_MAX_LENGTH", "Must be 2000 or fewer in length.")
-	}
-	if len(in.StickerIDs) > maxStickers {
-		return invalidForm("sticker_ids", "BASE_TYPE_MAX_LENGTH", "Must be 3 or fewer in length.")
+	nonce, e := in.validate()
+	if e != nil {
+		return *e
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -211,29 +223,43 @@ func (s *Server) createMessage(r *http.Request, body []byte) reply {
 	}
 	m := &Message{ID: s.ids.next(), ChannelID: ch.ID, GuildID: ch.GuildID, Author: s.bot,
 		Content: in.Content, Timestamp: s.now(), Nonce: nonce, Type: messageTypeDefault}
-	if rep := s.attachStickers(m, ch, perms, in.StickerIDs); rep != nil {
-		return *rep
+	if e := s.attachStickers(m, ch, perms, in.StickerIDs); e != nil {
+		return *e
 	}
-	if ref := in.MessageReference; ref != nil {
-		if perms&PermReadMessageHistory == 0 {
-			return errMissingPermissions
-		}
-		refCh := ref.ChannelID
-		if refCh == "" {
-			refCh = ch.ID
-		}
-		if s.w.message(refCh, ref.MessageID) != nil {
-			m.Reference = &MessageReference{MessageID: ref.MessageID, ChannelID: refCh, GuildID: ch.GuildID}
-			m.Type = messageTypeReply
-		} else if ref.FailIfNotExists == nil || *ref.FailIfNotExists {
-			return invalidForm("message_reference", "MESSAGE_REFERENCE_UNKNOWN_MESSAGE", "Unknown message")
-		}
+	if e := s.attachReference(m, ch, perms, &in); e != nil {
+		return *e
 	}
 	ch.messages = append(ch.messages, m)
 	if in.EnforceNonce && nonce != "" {
 		s.nonces[ch.ID+"|"+s.bot.ID+"|"+nonce] = nonceEntry{messageID: m.ID, at: m.Timestamp}
 	}
 	return reply{status: http.StatusOK, body: s.toWireMessage(m, s.bot.ID, true), events: []event{s.messageEvent("MESSAGE_CREATE", m)}}
+}
+
+// attachReference makes m a reply: replying needs READ_MESSAGE_HISTORY,
+// and a missing target fails unless fail_if_not_exists is false.
+func (s *Server) attachReference(m *Message, ch *channelState, perms uint64, in *createMessageIn) *reply {
+	ref := in.MessageReference
+	if ref == nil {
+		return nil
+	}
+	if perms&PermReadMessageHistory == 0 {
+		return &errMissingPermissions
+	}
+	refCh := ref.ChannelID
+	if refCh == "" {
+		refCh = ch.ID
+	}
+	if s.w.message(refCh, ref.MessageID) != nil {
+		m.Reference = &MessageReference{MessageID: ref.MessageID, ChannelID: refCh, GuildID: ch.GuildID}
+		m.Type = messageTypeReply
+		return nil
+	}
+	if ref.FailIfNotExists == nil || *ref.FailIfNotExists {
+		r := invalidForm("message_reference", "MESSAGE_REFERENCE_UNKNOWN_MESSAGE", "Unknown message")
+		return &r
+	}
+	return nil
 }
 
 // recentNonceLocked finds the bot's message sent with nonce in channel

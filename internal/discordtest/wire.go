@@ -1,6 +1,7 @@
 package discordtest
 
 import (
+	"slices"
 	"strings"
 	"time"
 )
@@ -251,7 +252,7 @@ func (s *Server) toWireMessage(m *Message, viewer string, referenced bool) wireM
 	for _, r := range m.Reactions {
 		wm.Reactions = append(wm.Reactions, wireReaction{
 			Count: len(r.UserIDs), CountDetails: wireCountDetails{Normal: len(r.UserIDs)},
-			Me: containsString(r.UserIDs, viewer), Emoji: splitEmoji(r.Emoji), BurstColors: []string{},
+			Me: slices.Contains(r.UserIDs, viewer), Emoji: splitEmoji(r.Emoji), BurstColors: []string{},
 		})
 	}
 	if g := s.w.guilds[m.GuildID]; g != nil {
@@ -289,13 +290,4 @@ func (s *Server) stickerLocked(id string) *Sticker {
 		}
 	}
 	return nil
-}
-
-func containsString(xs []string, x string) bool {
-	for _, v := range xs {
-		if v == x {
-			return true
-		}
-	}
-	return false
 }
