@@ -33,6 +33,9 @@ func TestOpenReadyGuildCreateAndMessageCreate(t *testing.T) {
 	if g.Name != "Quiver Test" || len(g.Channels) != 1 || g.Channels[0].ID != f.text.ID || len(g.Stickers) != 1 {
 		t.Errorf("GUILD_CREATE %+v", g.Guild)
 	}
+	if len(g.Members) != 1 || g.Members[0].User.ID != f.srv.Bot().ID {
+		t.Errorf("GUILD_CREATE members %+v, want the bot alone without GUILD_MEMBERS", g.Members)
+	}
 	if len(g.Roles) != 1 || g.Roles[0].ID != f.guild.ID || g.Roles[0].Permissions != int64(PermDefaultEveryone) {
 		t.Errorf("GUILD_CREATE roles %+v, want @everyone only", g.Roles)
 	}
@@ -99,6 +102,8 @@ func TestOpenRefusesWrongToken(t *testing.T) {
 // dispatch it missed; after an invalidated one it identifies again.
 func TestReconnectAfterDisconnect(t *testing.T) {
 	f := newFixture(t, nil)
+	resumed := make(chan *discordgo.Resumed, 1)
+	f.dg.AddHandler(func(_ *discordgo.Session, e *discordgo.Resumed) { resumed <- e })
 	f.open(t)
 	ctx, cancel := context.WithTimeout(context.Background(), waitFor)
 	defer cancel()
@@ -109,6 +114,7 @@ func TestReconnectAfterDisconnect(t *testing.T) {
 	}
 	f.srv.SendMessage(f.text.ID, f.alice.User.ID, "while you were away")
 	f.recvMessage(t, "while you were away")
+	recv(t, resumed, "RESUMED")
 	if err := f.srv.WaitConnections(ctx, 1); err != nil {
 		t.Fatalf("no reconnect: %v", err)
 	}
@@ -273,5 +279,15 @@ func TestGatewayResumeUnknownSessionIsInvalid(t *testing.T) {
 	f, err := c.read()
 	if err != nil || f.Op != opInvalidSession || string(f.D) != "false" {
 		t.Fatalf("RESUME of an unknown session: %+v %s, %v; want op 9 false", f, f.D, err)
+	}
+}
+
+func TestGuildCreateMembersWithIntent(t *testing.T) {
+	f := newFixture(t, &Options{PrivilegedIntents: intentGuildMembers | intentMessageContent})
+	f.dg.Identify.Intents |= discordgo.IntentGuildMembers
+	f.open(t)
+	g := recv(t, f.guilds, "GUILD_CREATE")
+	if len(g.Members) != 2 {
+		t.Errorf("GUILD_CREATE has %d members with GUILD_MEMBERS, want 2", len(g.Members))
 	}
 }

@@ -24,6 +24,7 @@ const (
 // Intents that gate dispatches (gateway topic, list of intents).
 const (
 	intentGuilds               uint64 = 1 << 0
+	intentGuildMembers         uint64 = 1 << 1
 	intentGuildMessages        uint64 = 1 << 9
 	intentGuildReactions       uint64 = 1 << 10
 	intentMessageContent       uint64 = 1 << 15

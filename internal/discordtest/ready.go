@@ -15,7 +15,7 @@ func (s *Server) readyEvents(sess *gwSession) []event {
 			continue
 		}
 		unavailable = append(unavailable, map[string]any{"id": gid, "unavailable": true})
-		creates = append(creates, event{name: "GUILD_CREATE", intent: intentGuilds, data: s.guildCreateLocked(s.w.guilds[gid])})
+		creates = append(creates, event{name: "GUILD_CREATE", intent: intentGuilds, data: s.guildCreateLocked(s.w.guilds[gid], sess.intents)})
 	}
 	if unavailable == nil {
 		unavailable = []map[string]any{}
@@ -30,8 +30,9 @@ func (s *Server) readyEvents(sess *gwSession) []event {
 }
 
 // guildCreateLocked renders a guild with its roles, channels, threads,
-// stickers and the bot's own member object.
-func (s *Server) guildCreateLocked(g *guildState) wireGuild {
+// stickers and members: every member with the GUILD_MEMBERS intent, else
+// the bot's own, as Discord sends it.
+func (s *Server) guildCreateLocked(g *guildState, intents uint64) wireGuild {
 	wg := wireGuild{ID: g.ID, Name: g.Name, OwnerID: g.OwnerID, Emojis: []struct{}{}, Features: []string{},
 		MemberCount: len(g.members), Roles: []wireRole{}, Stickers: []wireSticker{},
 		Channels: []wireChannel{}, Threads: []wireChannel{}, Members: []wireMember{}}
@@ -56,7 +57,12 @@ func (s *Server) guildCreateLocked(g *guildState) wireGuild {
 	sort.Slice(wg.Threads, func(i, j int) bool { return snowflakeLess(wg.Threads[i].ID, wg.Threads[j].ID) })
 	if m := g.members[s.bot.ID]; m != nil {
 		wg.JoinedAt = wireTime(m.JoinedAt)
-		wg.Members = append(wg.Members, toWireMember(m, true))
 	}
+	for id, m := range g.members {
+		if id == s.bot.ID || intents&intentGuildMembers != 0 {
+			wg.Members = append(wg.Members, toWireMember(m, true))
+		}
+	}
+	sort.Slice(wg.Members, func(i, j int) bool { return snowflakeLess(wg.Members[i].User.ID, wg.Members[j].User.ID) })
 	return wg
 }

@@ -230,6 +230,9 @@ func TestUserMemberAndAvatarFromCDN(t *testing.T) {
 	if me, err := f.dg.User("@me"); err != nil || me.ID != f.srv.Bot().ID || !me.Bot {
 		t.Errorf("User(@me) = %+v, %v", me, err)
 	}
+	if gb, err := f.dg.GatewayBot(); err != nil || gb.URL != f.srv.GatewayURL()+"/" || gb.Shards != 1 {
+		t.Errorf("GatewayBot = %+v, %v", gb, err)
+	}
 	mem, err := f.dg.GuildMember(f.guild.ID, f.alice.User.ID)
 	if err != nil || mem.Nick != "ali" || mem.User.ID != f.alice.User.ID {
 		t.Errorf("GuildMember = %+v, %v", mem, err)
