@@ -89,27 +89,12 @@ func (s *Server) parseCommand(in commandIn, guildID string) (*Command, *reply) {
 	if in.Type == 0 {
 		in.Type = 1
 	}
+	if e := validateCommandKind(in); e != nil {
+		return nil, e
+	}
 	bad := func(field, msg string) (*Command, *reply) {
 		r := invalidForm(field, "APPLICATION_COMMAND_INVALID", msg)
 		return nil, &r
-	}
-	switch in.Type {
-	case 1:
-		if !chatInputName.MatchString(in.Name) {
-			return bad("name", "Command name is invalid")
-		}
-		if n := utf8.RuneCountInString(in.Description); n < 1 || n > 100 {
-			return bad("description", "Must be between 1 and 100 in length.")
-		}
-	case 2, 3:
-		if n := utf8.RuneCountInString(in.Name); n < 1 || n > 32 {
-			return bad("name", "Must be between 1 and 32 in length.")
-		}
-		if in.Description != "" {
-			return bad("description", "Context menu commands cannot have description")
-		}
-	default:
-		return bad("type", "Value must be one of {1, 2, 3}.")
 	}
 	var opts []json.RawMessage
 	if len(in.Options) > 0 && string(in.Options) != "null" {
@@ -133,6 +118,35 @@ func (s *Server) parseCommand(in commandIn, guildID string) (*Command, *reply) {
 		c.DefaultMemberPermissions = &p
 	}
 	return c, nil
+}
+
+// validateCommandKind checks the name and description rules of the
+// command's type: slash commands have lower-case names and a description,
+// context-menu commands (user 2, message 3) have none.
+func validateCommandKind(in commandIn) *reply {
+	bad := func(field, msg string) *reply {
+		r := invalidForm(field, "APPLICATION_COMMAND_INVALID", msg)
+		return &r
+	}
+	switch in.Type {
+	case 1:
+		if !chatInputName.MatchString(in.Name) {
+			return bad("name", "Command name is invalid")
+		}
+		if n := utf8.RuneCountInString(in.Description); n < 1 || n > 100 {
+			return bad("description", "Must be between 1 and 100 in length.")
+		}
+	case 2, 3:
+		if n := utf8.RuneCountInString(in.Name); n < 1 || n > 32 {
+			return bad("name", "Must be between 1 and 32 in length.")
+		}
+		if in.Description != "" {
+			return bad("description", "Context menu commands cannot have description")
+		}
+	default:
+		return bad("type", "Value must be one of {1, 2, 3}.")
+	}
+	return nil
 }
 
 func (s *Server) listCommands(r *http.Request, _ []byte) reply {

@@ -42,6 +42,17 @@ const (
 	writeTimeout = 10 * time.Second
 )
 
+// Intents that gate dispatches (gateway topic, list of intents).
+const (
+	intentGuilds         uint64 = 1 << 0
+	intentGuildMembers   uint64 = 1 << 1
+	intentGuildMessages  uint64 = 1 << 9
+	intentGuildReactions uint64 = 1 << 10
+	intentMessageContent uint64 = 1 << 15
+	privilegedIntents           = 1<<1 | 1<<8 | intentMessageContent
+	knownIntents         uint64 = 1<<0 | 1<<1 | 1<<2 | 1<<3 | 1<<4 | 1<<5 | 1<<6 | 1<<7 | 1<<8 | 1<<9 | 1<<10 | 1<<11 | 1<<12 | 1<<13 | 1<<14 | 1<<15 | 1<<16 | 1<<20 | 1<<21 | 1<<24 | 1<<25
+)
+
 // event is one dispatch to fan out. intent 0 goes to every session;
 // guild "" to every shard; redacted, when set, replaces data for a
 // session without MESSAGE_CONTENT.

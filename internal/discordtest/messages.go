@@ -21,18 +21,11 @@ const (
 	defaultReactFe = 25
 )
 
-// Intents that gate dispatches (gateway topic, list of intents).
+// Message types the fake produces.
 const (
-	intentGuilds               uint64 = 1 << 0
-	intentGuildMembers         uint64 = 1 << 1
-	intentGuildMessages        uint64 = 1 << 9
-	intentGuildReactions       uint64 = 1 << 10
-	intentMessageContent       uint64 = 1 << 15
-	privilegedIntents                 = 1<<1 | 1<<8 | intentMessageContent
-	knownIntents               uint64 = 1<<0 | 1<<1 | 1<<2 | 1<<3 | 1<<4 | 1<<5 | 1<<6 | 1<<7 | 1<<8 | 1<<9 | 1<<10 | 1<<11 | 1<<12 | 1<<13 | 1<<14 | 1<<15 | 1<<16 | 1<<20 | 1<<21 | 1<<24 | 1<<25
-	messageTypeDefault                = 0
-	messageTypeReply                  = 19
-	messageTypeCommandResponse        = 20
+	messageTypeDefault         = 0
+	messageTypeReply           = 19
+	messageTypeCommandResponse = 20
 )
 
 type api = func(pattern string, auth bool, h handlerFunc)
