@@ -13,7 +13,10 @@
 // interactions. Setup methods build it; inspection methods (Messages,
 // Pins, Reactions, Threads, Commands, InteractionResponses) read it for
 // assertions; SendMessage, Interact, Disconnect and InvalidateSessions
-// drive the gateway. Every method is safe for concurrent use.
+// drive the gateway. Every method is safe for concurrent use; a setup
+// mistake (an unknown guild, a duplicate id) panics. As on Discord, the
+// bot's own messages, interaction responses included, are dispatched back
+// to it as MESSAGE_CREATE.
 //
 // What it checks as Discord does: the bot token, the bot's permissions in
 // each channel (ComputePermissions: @everyone, member roles,
