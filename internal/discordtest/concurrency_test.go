@@ -64,7 +64,7 @@ func TestConnectionsCountsSessions(t *testing.T) {
 	if err := f.srv.WaitConnections(ctx, 2); err != nil {
 		t.Fatalf("two sessions: %v (have %d)", err, f.srv.Connections())
 	}
-	second.Close()
+	closeSession(t, f.srv, second)
 	if err := f.srv.WaitConnections(ctx, 1); err != nil {
 		t.Fatalf("after one closed: %v (have %d)", err, f.srv.Connections())
 	}

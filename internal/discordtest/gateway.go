@@ -85,6 +85,7 @@ type gwConn struct {
 	writeMu sync.Mutex
 	session *gwSession // nil until IDENTIFY or RESUME succeeds
 	closed  bool
+	beats   int // heartbeats received
 }
 
 // gateway serves the websocket and fans out dispatches. Lock order:
@@ -182,6 +183,11 @@ func (g *gateway) handle(c *gwConn, msg []byte) bool {
 	g.mu.Unlock()
 	switch {
 	case in.Op == opHeartbeat:
+		g.mu.Lock()
+		if c.beats++; c.beats == 1 {
+			g.notifyLocked()
+		}
+		g.mu.Unlock()
 		return c.write(frame{Op: opHeartbeatAck, D: json.RawMessage("null")}) == nil
 	case in.Op == opIdentify && authed:
 		c.closeWith(closeAlreadyAuthed, "Already authenticated.")
@@ -407,6 +413,32 @@ func (s *Server) WaitConnections(ctx context.Context, n int) error {
 		changed := s.gw.changed
 		s.gw.mu.Unlock()
 		if got := s.Connections(); got == n {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-changed:
+		}
+	}
+}
+
+// WaitHeartbeats blocks until every open gateway connection that has
+// identified or resumed has sent at least one heartbeat, or ctx ends.
+//
+// Close a discordgo session only after this: discordgo v0.28.1 sends its
+// first heartbeat from a goroutine right after Open, and a Close that
+// overtakes it makes that goroutine fail ("close sent") and reconnect the
+// closed session, forever.
+func (s *Server) WaitHeartbeats(ctx context.Context) error {
+	for {
+		s.gw.mu.Lock()
+		changed, waiting := s.gw.changed, false
+		for c := range s.gw.conns {
+			waiting = waiting || (c.session != nil && c.beats == 0)
+		}
+		s.gw.mu.Unlock()
+		if !waiting {
 			return nil
 		}
 		select {

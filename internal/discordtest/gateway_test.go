@@ -15,10 +15,7 @@ import (
 func TestOpenReadyGuildCreateAndMessageCreate(t *testing.T) {
 	f := newFixture(t, nil)
 	f.srv.AddSticker(Sticker{GuildID: f.guild.ID, Name: "wave"})
-	if err := f.dg.Open(); err != nil {
-		t.Fatalf("Open: %v", err)
-	}
-	t.Cleanup(func() { f.dg.Close() })
+	openSession(t, f.srv, f.dg)
 
 	r := recv(t, f.ready, "READY")
 	if r.User.ID != f.srv.Bot().ID || !r.User.Bot || r.SessionID == "" {

@@ -78,11 +78,28 @@ func newFixture(t *testing.T, opts *Options) *fixture {
 // open connects the gateway and closes it at the end of the test.
 func (f *fixture) open(t *testing.T) {
 	t.Helper()
-	if err := f.dg.Open(); err != nil {
+	openSession(t, f.srv, f.dg)
+	recv(t, f.ready, "READY")
+}
+
+// openSession opens dg and, at the end of the test, closes it once its
+// first heartbeat is in (see WaitHeartbeats for discordgo's reason).
+func openSession(t *testing.T, srv *Server, dg *discordgo.Session) {
+	t.Helper()
+	if err := dg.Open(); err != nil {
 		t.Fatalf("Open: %v", err)
 	}
-	t.Cleanup(func() { f.dg.Close() })
-	recv(t, f.ready, "READY")
+	t.Cleanup(func() { closeSession(t, srv, dg) })
+}
+
+func closeSession(t *testing.T, srv *Server, dg *discordgo.Session) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), waitFor)
+	defer cancel()
+	if err := srv.WaitHeartbeats(ctx); err != nil {
+		t.Errorf("no first heartbeat before Close: %v", err)
+	}
+	dg.Close()
 }
 
 func recv[T any](t *testing.T, ch <-chan T, what string) T {
