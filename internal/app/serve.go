@@ -77,7 +77,7 @@ func Serve(ctx context.Context, o ServeOptions, env Env) error {
 	}
 	eng := rt.newEngine(cfg, det, true, env)
 	handler := rt.apiHandler(eng, cfg, o.SecureCookies, reg, env)
-	sched, err := rt.newScheduler(eng, reg, env)
+	sched, err := rt.newScheduler(eng, reg, cfg.Scheduler, env)
 	if err != nil {
 		return err
 	}
@@ -99,7 +99,9 @@ func Serve(ctx context.Context, o ServeOptions, env Env) error {
 		var wg sync.WaitGroup
 		wg.Go(func() { sweeper.Run(ctx) })
 		wg.Go(func() { reg.Loop(ctx) })
-		wg.Go(func() { sched.Run(ctx) })
+		if !cfg.Scheduler.Off {
+			wg.Go(func() { sched.Run(ctx) })
+		}
 		rt.mcp.pool.Run(ctx)
 		wg.Wait()
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/quiverhq/quiver/engine"
 	"github.com/quiverhq/quiver/httpapi"
+	"github.com/quiverhq/quiver/internal/config"
 	"github.com/quiverhq/quiver/runs"
 	"github.com/quiverhq/quiver/scheduler"
 	"github.com/quiverhq/quiver/store"
@@ -42,8 +43,9 @@ func (w *waker) set(fn func()) {
 // replica's name (runs.Registry's), each run as a turn of the engine in
 // the task's conversation, held like a turn of the API (reg), so the
 // web chat follows it and no other turn runs beside it.
-func (rt *runtime) newScheduler(eng *engine.Engine, reg *runs.Registry, env Env) (*scheduler.Scheduler, error) {
+func (rt *runtime) newScheduler(eng *engine.Engine, reg *runs.Registry, sc config.Scheduler, env Env) (*scheduler.Scheduler, error) {
 	s, err := scheduler.New(scheduler.Config{Tasks: rt.st, Owner: reg.Replica(), Now: env.Now, Logger: env.Logger,
+		Workers: sc.Workers, Poll: sc.Poll.Std(), Lease: sc.Lease.Std(), RetryBusy: sc.RetryBusy.Std(),
 		Runner: &taskRunner{eng: eng, users: rt.st, messages: rt.st, runs: reg}})
 	if err != nil {
 		return nil, err

@@ -107,7 +107,7 @@ func TestScheduledTaskRunsLateAsATurn(t *testing.T) {
 	rc.Runs, rc.Events, rc.Turns, rc.Now, rc.Logger, rc.Exclusive = sq, sq, sq, c.Now, env.Logger, true
 	reg, err := runs.Open(ctx, rc)
 	must(err)
-	sched, err := rt.newScheduler(eng, reg, env)
+	sched, err := rt.newScheduler(eng, reg, config.Scheduler{}, env)
 	must(err)
 	if n, err := sched.Tick(ctx); n != 1 || err != nil {
 		t.Fatalf("the scheduler's first look: %d runs, %v", n, err)

@@ -70,6 +70,8 @@ type Config struct {
 	Database Database `yaml:"database"`
 	// Runs tunes how running turns are held across replicas.
 	Runs Runs `yaml:"runs"`
+	// Scheduler tunes how scheduled tasks are run.
+	Scheduler Scheduler `yaml:"scheduler"`
 	// ToolCalls bounds the tool calls of a step and of a turn.
 	ToolCalls ToolCalls `yaml:"tool_calls"`
 	// StoredResults bounds the stored tool result bodies per conversation
@@ -390,6 +392,9 @@ func (c Config) Validate() error {
 		return err
 	}
 	if err := c.Runs.validate(); err != nil {
+		return err
+	}
+	if err := c.Scheduler.validate(); err != nil {
 		return err
 	}
 	if err := c.ToolCalls.validate(); err != nil {

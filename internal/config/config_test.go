@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -248,6 +249,26 @@ func TestEmbeddingModel(t *testing.T) {
 	for _, yaml := range []string{"embedding_model: nomodel\n", "embedding_model: \"Open AI:x\"\n", "embedding_model: \"openai:\"\n", "embedding_model: \"openai:a b\"\n"} {
 		if _, err := config.ParseConfig([]byte(yaml)); err == nil || !strings.Contains(err.Error(), "embedding_model") {
 			t.Errorf("ParseConfig(%q) = %v, want an error naming embedding_model", yaml, err)
+		}
+	}
+}
+
+
+func TestSchedulerBounds(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		s    config.Scheduler
+		ok   bool
+	}{
+		{"Defaults", config.Scheduler{}, true},
+		{"Set", config.Scheduler{Workers: 8, Poll: config.Duration(time.Second), Lease: config.Duration(5 * time.Minute), RetryBusy: config.Duration(time.Minute)}, true},
+		{"ManyWorkers", config.Scheduler{Workers: 65}, false},
+		{"FastPoll", config.Scheduler{Poll: config.Duration(time.Millisecond)}, false},
+		{"ShortLease", config.Scheduler{Lease: config.Duration(time.Second)}, false},
+		{"LongRetry", config.Scheduler{RetryBusy: config.Duration(2 * time.Hour)}, false},
+	} {
+		if err := (config.Config{Scheduler: tc.s}).Validate(); (err == nil) != tc.ok {
+			t.Errorf("%s: validate = %v, want ok %v", tc.name, err, tc.ok)
 		}
 	}
 }
