@@ -253,7 +253,6 @@ func TestEmbeddingModel(t *testing.T) {
 	}
 }
 
-
 func TestSchedulerBounds(t *testing.T) {
 	for _, tc := range []struct {
 		name string
