@@ -49,8 +49,6 @@ func standIns() []*tool.Tool {
 			func(context.Context, tool.Scope, json.RawMessage) (tool.Result, error) { return tool.Result{}, nil })
 	}
 	return []*tool.Tool{
-		mk("schedule_task", "tasks", "Schedules a reminder or a task at a time, once or repeating. Use only when the user asks to be reminded or for something to happen later."),
-		mk("update_scheduled_task", "tasks", "Changes or cancels a scheduled reminder or task the user owns."),
 		mk("generate_image", "image", "Generates an image from a detailed prompt. Use only when the user asks for a picture."),
 		mk("generate_anime_image", "image", "Generates an anime-style image from tags. Use only when asked for anime art."),
 		mk("review_capabilities", "capabilities", "Reads what this agent can do right now and why a tool is unavailable."),
