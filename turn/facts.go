@@ -109,6 +109,9 @@ type Scope struct {
 	// data (its knowledge) is keyed by. "" outside a turn of an agent
 	// (left out of JSON then, so a scope encoded before it reads the same).
 	Agent string `json:",omitempty"`
+	// Surface is Place.Surface: which surface's messages the message
+	// tools act on ("" is Quiver's own conversations).
+	Surface string `json:",omitempty"`
 }
 
 // SharedMemorySwitch is the agent switch that makes the memory tools
@@ -120,7 +123,8 @@ const SharedMemorySwitch = "shared_memory"
 // facts.
 func (f Facts) Scope() Scope {
 	return Scope{OrgID: f.Place.OrgID, UserID: f.Caller.UserID, ConversationID: f.Place.ConversationID, TurnID: f.TurnID,
-		ChannelID: f.Place.ChannelID, SharedMemory: f.Agent.Switch(SharedMemorySwitch), Agent: f.Agent.Name}
+		ChannelID: f.Place.ChannelID, SharedMemory: f.Agent.Switch(SharedMemorySwitch), Agent: f.Agent.Name,
+		Surface: f.Place.Surface}
 }
 
 // Thread is what a channel's or conversation's working memory is kept
@@ -160,6 +164,11 @@ type Place struct {
 	// CommunityID is the community the channel belongs to (a Discord
 	// server); empty on surfaces without one.
 	CommunityID string
+	// Surface names where the conversation happens, as package surface
+	// names surfaces ("discord"); "" is Quiver's own conversations (the
+	// web chat, and the API and CLI that store the same conversations).
+	// It decides which message tools the turn may declare.
+	Surface string
 }
 
 // Agent is the configured agent as the turn sees it.
