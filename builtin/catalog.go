@@ -18,6 +18,7 @@ import (
 	"github.com/quiverhq/quiver/builtin/ask"
 	budgettool "github.com/quiverhq/quiver/builtin/budget"
 	"github.com/quiverhq/quiver/builtin/calc"
+	"github.com/quiverhq/quiver/builtin/chat"
 	"github.com/quiverhq/quiver/builtin/checklist"
 	"github.com/quiverhq/quiver/builtin/code"
 	"github.com/quiverhq/quiver/builtin/discovery"
@@ -121,6 +122,10 @@ type CatalogDeps struct {
 	// Skills backs load_skill (the skills attached to the turn's agent);
 	// nil keeps the tool, whose calls then fail with store.ErrNoStore.
 	Skills skills.Store
+	// Surfaces are where conversations happen, for the message tools
+	// (builtin/chat); nil keeps the tools, whose calls then fail with an
+	// infrastructure error (commands that never dispatch).
+	Surfaces chat.Surfaces
 }
 
 // NewCatalog registers every built-in tool, in the order that fixes the
@@ -147,6 +152,7 @@ func NewCatalog(d CatalogDeps) *registry.Catalog {
 	c.Register(ArtifactTools(d)...)
 	c.Register(discovery.Tools()...)
 	c.Register(skills.Tool(d.Skills))
+	c.Register(chat.Tools(chat.Config{Surfaces: d.Surfaces, Now: d.Now})...)
 	return c
 }
 

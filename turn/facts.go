@@ -112,6 +112,9 @@ type Scope struct {
 	// Surface is Place.Surface: which surface's messages the message
 	// tools act on ("" is Quiver's own conversations).
 	Surface string `json:",omitempty"`
+	// Timezone is Caller.Timezone, the zone the message tools show
+	// times in ("" is UTC).
+	Timezone string `json:",omitempty"`
 }
 
 // SharedMemorySwitch is the agent switch that makes the memory tools
@@ -124,7 +127,7 @@ const SharedMemorySwitch = "shared_memory"
 func (f Facts) Scope() Scope {
 	return Scope{OrgID: f.Place.OrgID, UserID: f.Caller.UserID, ConversationID: f.Place.ConversationID, TurnID: f.TurnID,
 		ChannelID: f.Place.ChannelID, SharedMemory: f.Agent.Switch(SharedMemorySwitch), Agent: f.Agent.Name,
-		Surface: f.Place.Surface}
+		Surface: f.Place.Surface, Timezone: f.Caller.Timezone}
 }
 
 // Thread is what a channel's or conversation's working memory is kept
