@@ -256,3 +256,17 @@ func TestThreadsAndPosts(t *testing.T) {
 		}
 	})
 }
+
+// FuzzParseID: an id parses only to a positive number that formats back
+// to the same id.
+func FuzzParseID(f *testing.F) {
+	for _, s := range []string{"1", "42", "01", "+1", "-1", "0", "", "9223372036854775807", "9223372036854775808", "1e3", " 1"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, id string) {
+		seq, ok := webchat.ParseID(id)
+		if ok && (seq <= 0 || webchat.FormatID(seq) != id) {
+			t.Errorf("ParseID(%q) = %d, true", id, seq)
+		}
+	})
+}
