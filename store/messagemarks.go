@@ -26,8 +26,11 @@ const (
 	MaxEmojiBytes = 64
 	// MaxEditRunes bounds the text an edit gives a message.
 	MaxEditRunes = 4000
-	// MaxThreadsPerMessage bounds the threads started from one message.
-	MaxThreadsPerMessage = 1
+	// MaxThreadsPerMessage bounds the threads started from one message,
+	// MaxThreadsPerConversation those started in one conversation (from
+	// its messages or from itself).
+	MaxThreadsPerMessage      = 1
+	MaxThreadsPerConversation = 50
 )
 
 // ActorAgent is the actor of the agent's own reactions and pins; a
@@ -40,7 +43,8 @@ var (
 	// nothing is written.
 	ErrMarkInvalid = errors.New("invalid message mark")
 	// ErrMarkLimit reports a write past MaxReactionsPerMessage,
-	// MaxPinsPerConversation or MaxThreadsPerMessage; nothing is written.
+	// MaxPinsPerConversation, MaxThreadsPerMessage or
+	// MaxThreadsPerConversation; nothing is written.
 	ErrMarkLimit = errors.New("message mark limit reached")
 	// ErrNotEditable refuses editing or deleting a message that is not
 	// an assistant's reply, or is deleted already; nothing is written.
@@ -157,7 +161,8 @@ type MessageMarks interface {
 	// taken: ErrExists), the link, the first message. The parent must be
 	// t.Conversation.UserID's, and ParentSeq (when not 0) a message of it
 	// a person sees: else ErrNotFound. Past MaxThreadsPerMessage threads
-	// from one message: ErrMarkLimit.
+	// from one message, or MaxThreadsPerConversation in the parent:
+	// ErrMarkLimit.
 	CreateThread(ctx context.Context, t NewThread) (ThreadLink, error)
 	// GetThread returns the link of the conversation to its parent, or
 	// ErrNotFound when it is no thread.

@@ -125,6 +125,13 @@ func (s *Store) CreateThread(ctx context.Context, t store.NewThread) (store.Thre
 		if err := lockOwned(ctx, tx, c.OrgID, t.ParentID, c.UserID); err != nil {
 			return err
 		}
+		var all int
+		if err := tx.QueryRow(ctx, `SELECT count(*) FROM conversation_threads WHERE org_id = $1 AND parent_id = $2`, c.OrgID, t.ParentID).Scan(&all); err != nil {
+			return err
+		}
+		if all >= store.MaxThreadsPerConversation {
+			return fmt.Errorf("%w: a conversation starts at most %d threads", store.ErrMarkLimit, store.MaxThreadsPerConversation)
+		}
 		if t.ParentSeq > 0 {
 			if err := markable(ctx, tx, c.OrgID, t.ParentID, t.ParentSeq); err != nil {
 				return err

@@ -149,6 +149,13 @@ func (s *Store) CreateThread(ctx context.Context, t store.NewThread) (store.Thre
 		if taken > 0 {
 			return store.ErrExists
 		}
+		var all int
+		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM conversation_threads WHERE org_id = ? AND parent_id = ?`, c.OrgID, t.ParentID).Scan(&all); err != nil {
+			return err
+		}
+		if all >= store.MaxThreadsPerConversation {
+			return fmt.Errorf("%w: a conversation starts at most %d threads", store.ErrMarkLimit, store.MaxThreadsPerConversation)
+		}
 		if t.ParentSeq > 0 {
 			if _, deleted, err := visibleMessage(ctx, tx, c.OrgID, t.ParentID, t.ParentSeq); err != nil || deleted {
 				return errors.Join(err, notFoundIf(deleted))

@@ -20,6 +20,7 @@ func messageMarkCases() []suiteCase {
 		{"Caps", testMarksCaps},
 		{"EditAndDelete", testMarksEdit},
 		{"Threads", testMarksThreads},
+		{"ThreadCap", testMarksThreadCap},
 		{"Post", testMarksPost},
 		{"DeletedWithConversation", testMarksConversationDelete},
 	}
@@ -388,5 +389,23 @@ func testMarksConversationDelete(t *testing.T, f *fixture) {
 	}
 	if pins, _ := f.ListPins(ctx, p.OrgID, p.ID); len(pins) != 0 {
 		t.Errorf("pins outlived their conversation: %v", pins)
+	}
+}
+
+// testMarksThreadCap: a conversation starts at most
+// MaxThreadsPerConversation threads, from itself or its messages.
+func testMarksThreadCap(t *testing.T, f *fixture) {
+	p := f.markedConversation(t, "parent", "ann")
+	for i := range store.MaxThreadsPerConversation {
+		if _, err := f.CreateThread(t.Context(), f.newThread(p, fmt.Sprint("t", i), 0)); err != nil {
+			t.Fatalf("thread %d: %v", i, err)
+		}
+	}
+	over := f.newThread(p, "over", 1)
+	if _, err := f.CreateThread(t.Context(), over); !errors.Is(err, store.ErrMarkLimit) {
+		t.Errorf("a thread past the cap: %v, want ErrMarkLimit", err)
+	}
+	if _, err := f.GetConversation(t.Context(), p.OrgID, over.Conversation.ID); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("the refused thread's conversation was written (%v)", err)
 	}
 }
