@@ -16,8 +16,8 @@ import (
 const MaxRecent = 50
 
 // Recent returns the conversation's latest messages a person sees (the
-// person's and the agent's), at most min(limit, MaxRecent), oldest
-// first, with their marks.
+// person's and the agent's, on the branch shown), at most min(limit,
+// MaxRecent), oldest first, with their marks.
 func (c *Chat) Recent(ctx context.Context, s turn.Scope, limit int) ([]surface.Message, error) {
 	conv, err := c.own(ctx, s)
 	if err != nil {
@@ -27,12 +27,26 @@ func (c *Chat) Recent(ctx context.Context, s turn.Scope, limit int) ([]surface.M
 	if limit <= 0 {
 		return nil, nil
 	}
-	ms, err := c.st.ListMessages(ctx, s.OrgID, conv.ID, 0)
+	ms, err := c.shown(ctx, s.OrgID, conv.ID)
 	if err != nil {
-		return nil, fmt.Errorf("webchat: list messages: %w", err)
+		return nil, err
 	}
 	ms = slices.DeleteFunc(ms, func(m store.Message) bool { return !visible(m) })
 	return c.present(ctx, s, conv, slicesLast(ms, limit))
+}
+
+// shown is the conversation's messages on the branch shown (a
+// regenerated answer's other versions left out), oldest first.
+func (c *Chat) shown(ctx context.Context, orgID, id string) ([]store.Message, error) {
+	ms, err := c.st.ListMessages(ctx, orgID, id, 0)
+	if err != nil {
+		return nil, fmt.Errorf("webchat: list messages: %w", err)
+	}
+	tree, err := c.st.TurnTree(ctx, orgID, id)
+	if err != nil {
+		return nil, fmt.Errorf("webchat: read the branches: %w", err)
+	}
+	return tree.OnPath(ms), nil
 }
 
 // visible reports whether a person sees m in the conversation: their
@@ -106,7 +120,8 @@ func (c *Chat) message(ctx context.Context, s turn.Scope, seq int64) (store.Mess
 	return ms[len(ms)-1], nil
 }
 
-// Pins lists the conversation's pinned messages, latest pin first.
+// Pins lists the conversation's pinned messages on the branch shown,
+// latest pin first.
 func (c *Chat) Pins(ctx context.Context, s turn.Scope) ([]surface.Message, error) {
 	conv, err := c.own(ctx, s)
 	if err != nil {
@@ -116,9 +131,9 @@ func (c *Chat) Pins(ctx context.Context, s turn.Scope) ([]surface.Message, error
 	if err != nil || len(pins) == 0 {
 		return nil, mapErr("list pins", err)
 	}
-	ms, err := c.st.ListMessages(ctx, s.OrgID, conv.ID, 0)
+	ms, err := c.shown(ctx, s.OrgID, conv.ID)
 	if err != nil {
-		return nil, fmt.Errorf("webchat: list messages: %w", err)
+		return nil, err
 	}
 	var picked []store.Message
 	for _, p := range pins {

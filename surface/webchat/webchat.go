@@ -33,6 +33,7 @@ type Store interface {
 	ListConversations(ctx context.Context, orgID, userID string, limit int) ([]store.Conversation, error)
 	ListMessages(ctx context.Context, orgID, conversationID string, beforeSeq int64) ([]store.Message, error)
 	GetUser(ctx context.Context, orgID, id string) (store.User, error)
+	TurnTree(ctx context.Context, orgID, conversationID string) (store.TurnTree, error)
 	store.MessageMarks
 }
 
