@@ -125,7 +125,7 @@ export function pinsMenu(api, conversationID, log) {
   const status = h('p', { class: 'menu-status muted', role: 'status' });
   const list = h('div', { class: 'pins-list', id: 'pins-list' });
   const el = menu('pins-menu', { class: 'button small', id: 'pins-toggle' },
-    [h('span', { 'aria-hidden': 'true' }, '📌 '), t('marks.pinnedList')], [status, list]);
+    [h('span', { 'aria-hidden': 'true' }, '📌'), h('span', { class: 'pins-label' }, ' ', t('marks.pinnedList'))], [status, list]);
   el.addEventListener('toggle', async () => {
     if (!el.open) return;
     replace(list);
