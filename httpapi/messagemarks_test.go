@@ -27,7 +27,7 @@ func TestMessageMarks(t *testing.T) {
 	_, err = f.st.CreateThread(f.ctx, store.NewThread{
 		Conversation: store.Conversation{ID: "conv_thread", OrgID: "org_a", UserID: "bob", Agent: "helper", Title: "Flights", CreatedAt: start, UpdatedAt: start},
 		ParentID:     "conv_bob", ParentSeq: 2,
-		First:        store.Message{ConversationID: "conv_thread", Role: "assistant", Content: "Flights here.", CreatedAt: start},
+		First: store.Message{ConversationID: "conv_thread", Role: "assistant", Content: "Flights here.", CreatedAt: start},
 	})
 	f.must(err)
 

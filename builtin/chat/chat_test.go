@@ -291,7 +291,9 @@ func (c *community) Capabilities() surface.Capabilities {
 	sp, _ := surface.Lookup(surface.Discord)
 	return sp.Caps
 }
-func (c *community) Recent(context.Context, turn.Scope, int) ([]surface.Message, error) { return nil, nil }
+func (c *community) Recent(context.Context, turn.Scope, int) ([]surface.Message, error) {
+	return nil, nil
+}
 func (c *community) React(_ context.Context, _ turn.Scope, id, e string) error {
 	c.calls = append(c.calls, "react "+id+" "+e)
 	return nil
@@ -309,7 +311,9 @@ func (c *community) Delete(context.Context, turn.Scope, string) error           
 func (c *community) CreateThread(context.Context, turn.Scope, string, string, string) (surface.Thread, error) {
 	return surface.Thread{}, nil
 }
-func (c *community) Places(context.Context, turn.Scope, int) ([]surface.Place, error) { return nil, nil }
+func (c *community) Places(context.Context, turn.Scope, int) ([]surface.Place, error) {
+	return nil, nil
+}
 func (c *community) Post(context.Context, turn.Scope, string, string) (surface.Message, error) {
 	return surface.Message{}, nil
 }

@@ -102,7 +102,7 @@ func fill(ctx context.Context, t *testing.T, st store.Store, kr *secret.Keyring)
 	_, err = st.CreateThread(ctx, store.NewThread{
 		Conversation: store.Conversation{ID: "thread-1", OrgID: org, UserID: "ana", Agent: "helper", Title: "Percentages", CreatedAt: at(13), UpdatedAt: at(13)},
 		ParentID:     conv, ParentSeq: 4,
-		First:        store.Message{ConversationID: "thread-1", Role: "assistant", Content: "Let's go through it.", CreatedAt: at(13)},
+		First: store.Message{ConversationID: "thread-1", Role: "assistant", Content: "Let's go through it.", CreatedAt: at(13)},
 	})
 	must(err)
 	must(st.PutResult(ctx, store.Result{Ref: "r1", OrgID: org, ConversationID: conv, TurnID: "t1", Tool: "calculate", Body: weirdContent, CreatedAt: at(12)}, store.ResultQuota{}))
