@@ -117,6 +117,8 @@ func resolve(cfg Config, sc tool.Scope, name string, want surface.Capabilities) 
 // infrastructure error.
 func refusal(name, id string, err error) error {
 	switch {
+	case errors.Is(err, surface.ErrNoMessage) && id == "":
+		return errors.New("this turn has no conversation whose messages you can act on")
 	case errors.Is(err, surface.ErrNoMessage):
 		return fmt.Errorf("no message with id %q in this conversation: call message_metadata for the ids", id)
 	case errors.Is(err, surface.ErrNoPlace):

@@ -172,7 +172,7 @@ func TestWebChatCalls(t *testing.T) {
 	}{
 		{"metadata lists ids, names and local times", "message_metadata", ann, `{}`,
 			"- id 1 · Mon 2 Mar 2026 16:00 · Ann: Fly Monday?\n- id 2 · Mon 2 Mar 2026 16:01 · helper (you): Monday works.", false, nil},
-		{"metadata of another person's conversation", "message_metadata", intoBobs, `{}`, `no message with id ""`, true, nil},
+		{"metadata of another person's conversation", "message_metadata", intoBobs, `{}`, "no conversation whose messages you can act on", true, nil},
 		{"metadata limit bounded by the schema", "message_metadata", ann, `{"limit":51}`, "limit", true, nil},
 		{"react", "interact_with_message", ann, `{"message_id":"1","action":"react","emoji":"👍"}`, "Reacted to message 1 with 👍.", false,
 			[]tool.MessageChange{{Action: "react", Conversation: "plans", Message: "1", Emoji: "👍"}}},
@@ -195,7 +195,7 @@ func TestWebChatCalls(t *testing.T) {
 		{"an unknown action", "manage_message", ann, `{"message_id":"2","action":"archive"}`, "action", true, nil},
 		{"thread", "create_thread", ann, `{"name":"Flights","message":"Let's pick one.","message_id":"2"}`, `Started the thread "Flights" (id conv_1)`, false,
 			[]tool.MessageChange{{Action: "thread", Conversation: "plans", Message: "2", Thread: "conv_1", Text: "Flights"}}},
-		{"thread in another person's conversation", "create_thread", intoBobs, `{"name":"x","message":"y"}`, `no message with id ""`, true, nil},
+		{"thread in another person's conversation", "create_thread", intoBobs, `{"name":"x","message":"y"}`, "no conversation whose messages you can act on", true, nil},
 		{"places", "cross_channel_message", ann, `{"action":"list"}`, "- notes: Notes", false, nil},
 		{"post", "cross_channel_message", ann, `{"action":"post","place":"notes","text":"Flying Tuesday.","report_back":true}`,
 			"Posted in notes (message 1). Tell the person here", false,
