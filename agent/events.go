@@ -20,6 +20,7 @@ const (
 	EventDone        EventKind = "done"         // the turn stopped (Stop says how)
 	EventError       EventKind = "error"        // a failure, in words for the user
 	EventDeclared    EventKind = "declared"     // tools declared mid-turn (Actions: their names)
+	EventMessages    EventKind = "messages"     // a message tool changed messages (Messages: what changed)
 )
 
 // Event is one thing a turn reports to its surface as it happens.
@@ -33,10 +34,13 @@ type Event struct {
 	Pause          *tool.Pause     `json:"pause,omitempty"`
 	Actions        []string        `json:"actions,omitempty"`
 	Checklist      *tool.Checklist `json:"checklist,omitempty"`
-	Usage          *llm.Usage      `json:"usage,omitempty"`
-	CostMicros     int64           `json:"cost_micros,omitempty"`
-	Stop           string          `json:"stop,omitempty"`
-	Error          string          `json:"error,omitempty"`
+	// Messages are the changes of an EventMessages: reactions, pins,
+	// edits, deletions, threads and posts a message tool made.
+	Messages   []tool.MessageChange `json:"messages,omitempty"`
+	Usage      *llm.Usage           `json:"usage,omitempty"`
+	CostMicros int64                `json:"cost_micros,omitempty"`
+	Stop       string               `json:"stop,omitempty"`
+	Error      string               `json:"error,omitempty"`
 }
 
 // Result is a tool result as a surface sees it.

@@ -304,6 +304,9 @@ func (rn *run) applyEffect(e tool.Effect) bool {
 	if e.Checklist != nil {
 		rn.emit(Event{Kind: EventChecklist, Checklist: e.Checklist})
 	}
+	if len(e.Messages) > 0 {
+		rn.emit(Event{Kind: EventMessages, Messages: e.Messages})
+	}
 	if e.Pause == nil || rn.out.Pause != nil {
 		return rn.out.Pause != nil
 	}

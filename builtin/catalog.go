@@ -18,6 +18,7 @@ import (
 	"github.com/quiverhq/quiver/builtin/ask"
 	budgettool "github.com/quiverhq/quiver/builtin/budget"
 	"github.com/quiverhq/quiver/builtin/calc"
+	"github.com/quiverhq/quiver/builtin/chat"
 	"github.com/quiverhq/quiver/builtin/checklist"
 	"github.com/quiverhq/quiver/builtin/code"
 	"github.com/quiverhq/quiver/builtin/discovery"
@@ -130,6 +131,10 @@ type CatalogDeps struct {
 	Tasks         store.Tasks
 	Conversations tasks.Conversations
 	WakeScheduler func()
+	// Surfaces are where conversations happen, for the message tools
+	// (builtin/chat); nil keeps the tools, whose calls then fail with an
+	// infrastructure error (commands that never dispatch).
+	Surfaces chat.Surfaces
 }
 
 // NewCatalog registers every built-in tool, in the order that fixes the
@@ -157,6 +162,7 @@ func NewCatalog(d CatalogDeps) *registry.Catalog {
 	c.Register(discovery.Tools()...)
 	c.Register(skills.Tool(d.Skills))
 	c.Register(tasks.Tools(tasks.Config{Tasks: d.Tasks, Conversations: d.Conversations, Now: d.Now, Wake: d.WakeScheduler})...)
+	c.Register(chat.Tools(chat.Config{Surfaces: d.Surfaces, Now: d.Now})...)
 	return c
 }
 

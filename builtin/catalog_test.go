@@ -31,6 +31,8 @@ var builtinNames = []string{
 	"create_artifact", "rewrite_artifact", "update_artifact", "save_artifact", "inspect_artifact", "measure_layout", "print_pdf",
 	"search_tools", "list_tools", "get_tool_schema",
 	"load_skill", "schedule_task", "update_scheduled_task",
+	"message_metadata", "interact_with_message", "manage_message", "create_thread", "cross_channel_message",
+	"select_sticker", "view_profile_picture", "block_user", "unblock_user",
 }
 
 // everything is a turn whose agent allows every built-in family.

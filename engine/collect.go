@@ -30,6 +30,10 @@ type Request struct {
 	// ChannelID and CommunityID locate the conversation on surfaces that
 	// have them.
 	ChannelID, CommunityID string
+	// Surface names the surface the conversation happens on (package
+	// surface's names); "" is Quiver's own conversations (web chat, API,
+	// CLI).
+	Surface string
 	// Agent is the agent when the surface has one (an agent file). Nil
 	// takes a stored agent through Config.Agents: the stored
 	// conversation's, else AgentName's.
@@ -337,7 +341,7 @@ func (e *Engine) facts(r Request, ag Agent, c *Collected) turn.Facts {
 		Start:  e.cfg.Now(),
 		Caller: r.Caller,
 		Place: turn.Place{OrgID: r.OrgID, ConversationID: r.ConversationID,
-			ChannelID: r.ChannelID, CommunityID: r.CommunityID},
+			ChannelID: r.ChannelID, CommunityID: r.CommunityID, Surface: r.Surface},
 		Agent:    ag.Agent,
 		Model:    ag.Model,
 		Backends: slices.Clone(c.runtime.Backends),

@@ -102,6 +102,7 @@ func (in selectionInputs) equal(o selectionInputs) bool {
 		a.Attachments == b.Attachments && a.Knowledge == b.Knowledge && slices.Equal(a.Skills, b.Skills) &&
 		slices.Equal(a.Backends, b.Backends) &&
 		a.Network == b.Network && slices.Equal(a.Permissions, b.Permissions) && a.Deliberate == b.Deliberate &&
+		a.Surface == b.Surface &&
 		in.prompt == o.prompt && in.gate == o.gate && slices.Equal(in.open, o.open) && in.opts == o.opts
 }
 
@@ -142,6 +143,7 @@ func (in selectionInputs) hash(seed maphash.Seed) uint64 {
 	num(s.Attachments)
 	list(s.Backends)
 	str(s.Network)
+	str(s.Surface)
 	list(s.Permissions)
 	str(in.prompt.Text())
 	list(in.open)

@@ -32,7 +32,7 @@ func fullInputs() selectionInputs {
 			Model:    turn.Model{Provider: "openai", Name: "gpt", Caps: turn.Capabilities{Tools: true}},
 			Allow:    []string{"web", "memory"},
 			Switches: map[string]bool{"memory": true, "web_search": false},
-			Backends: []string{"embedding"}, Network: "public", Permissions: []string{"manage_messages"},
+			Backends: []string{"embedding"}, Network: "public", Permissions: []string{"manage_messages"}, Surface: "discord",
 			Attachments: 1, Skills: []turn.Skill{{Name: "pdf", Description: "Fill forms."}, {Name: "csv", Description: "Clean tables."}},
 		},
 		prompt: tmpl.Author("You help."),

@@ -56,6 +56,7 @@ func (s *server) conversationRoutes() {
 			"Nothing runs and nothing is written.",
 		Errors: []int{http.StatusNotFound},
 	}, signedIn, s.inspect)
+	s.markRoutes(tags)
 }
 
 // Conversation is a conversation as the API shows it.
@@ -68,6 +69,7 @@ type Conversation struct {
 	UpdatedAt time.Time     `json:"updated_at"`
 	Running   bool          `json:"running" doc:"A turn of this conversation is running: on any replica for GET one conversation, on this server in a list."`
 	Pause     *PendingPause `json:"pause,omitempty" doc:"The pending clarifying question when the last turn is paused (GET one conversation only)."`
+	Parent    *ThreadParent `json:"parent,omitempty" doc:"Set when the conversation is a thread: where it was started (GET one conversation only)."`
 }
 
 // PendingPause is a paused turn's question, answered with POST .../answer.
@@ -222,6 +224,9 @@ func (s *server) getConversation(ctx context.Context, in *conversationPath) (*co
 	if v.Pause, err = s.pendingPause(ctx, a.OrgID, c.ID); err != nil {
 		return nil, err
 	}
+	if v.Parent, err = s.threadParent(ctx, a, c.ID); err != nil {
+		return nil, err
+	}
 	return &conversationOutput{Body: v}, nil
 }
 
@@ -254,6 +259,7 @@ type Message struct {
 	Ref        string    `json:"ref,omitempty" doc:"The full result's reference when content was truncated."`
 	IsError    bool      `json:"is_error,omitempty"`
 	CreatedAt  time.Time `json:"created_at"`
+	MessageMarks
 }
 
 type listMessagesInput struct {
@@ -295,6 +301,9 @@ func (s *server) listMessages(ctx context.Context, in *listMessagesInput) (*mess
 			Seq: m.Seq, TurnID: m.TurnID, Role: m.Role, Content: m.Content, ToolName: m.ToolName,
 			ToolCallID: m.ToolCallID, Ref: m.Ref, IsError: m.IsError, CreatedAt: m.CreatedAt,
 		})
+	}
+	if err := s.markMessages(ctx, a.OrgID, in.ID, views); err != nil {
+		return nil, err
 	}
 	out := &messagesOutput{}
 	if len(views) > in.Limit {

@@ -38,6 +38,7 @@ type Repositories interface {
 	store.Conversations
 	store.Turns
 	store.Messages
+	store.MessageMarks
 	store.Branches
 	store.Intents
 	store.MCPServers

@@ -62,7 +62,7 @@ func (s *server) streamRoutes() {
 // eventKinds are the SSE event names, one per agent.EventKind.
 var eventKinds = []agent.EventKind{
 	agent.EventText, agent.EventToolCall, agent.EventToolResult, agent.EventPause,
-	agent.EventNextActions, agent.EventChecklist, agent.EventUsage, agent.EventDone, agent.EventError,
+	agent.EventNextActions, agent.EventChecklist, agent.EventMessages, agent.EventUsage, agent.EventDone, agent.EventError,
 }
 
 // eventStreamResponses documents the 200 response: a text/event-stream

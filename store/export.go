@@ -524,6 +524,14 @@ func ArchiveTables() []ArchiveTable {
 			at("created_at"), at("updated_at")}},
 		{Name: "short_term_memories", Key: []string{"org_id", "thread"}, Rule: shortTermRule, Columns: []ArchiveColumn{
 			text("org_id"), text("thread"), text("conversation_id"), text("text"), at("updated_at")}},
+		{Name: "message_reactions", Key: []string{"org_id", "conversation_id", "seq", "emoji", "actor"}, Columns: []ArchiveColumn{
+			text("org_id"), text("conversation_id"), intCol("seq"), text("emoji"), text("actor"), at("created_at")}},
+		{Name: "message_pins", Key: []string{"org_id", "conversation_id", "seq"}, Columns: []ArchiveColumn{
+			text("org_id"), text("conversation_id"), intCol("seq"), text("pinned_by"), at("pinned_at")}},
+		{Name: "message_marks", Key: []string{"org_id", "conversation_id", "seq"}, Columns: []ArchiveColumn{
+			text("org_id"), text("conversation_id"), intCol("seq"), maybeAt("edited_at"), maybeAt("deleted_at")}},
+		{Name: "conversation_threads", Key: []string{"org_id", "conversation_id"}, Columns: []ArchiveColumn{
+			text("org_id"), text("conversation_id"), text("parent_id"), intCol("parent_seq"), at("created_at")}},
 		{Name: "attachments", Key: []string{"org_id", "id"}, Columns: []ArchiveColumn{
 			text("org_id"), text("id"), text("conversation_id"), text("kind"), text("status"), text("error"),
 			intCol("chars"), intCol("chunks"), text("model"), text("text")}},

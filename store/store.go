@@ -54,6 +54,7 @@ type Store interface {
 	TurnWriter
 	Branches
 	Messages
+	MessageMarks
 	Results
 	Usages
 	Budgets

@@ -168,6 +168,10 @@ type Effect struct {
 	// now stands (update_tasks), for the surface to show in place of the
 	// one before.
 	Checklist *Checklist `json:"checklist,omitempty"`
+	// Messages are changes the call made to messages where the
+	// conversation happens (a reaction, a pin, an edit, a thread), for
+	// the surface to show them live. Nil means none.
+	Messages []MessageChange `json:"messages,omitempty"`
 	// Declare names tools the call asks the loop to declare from the
 	// next model step on, for the rest of the turn (Deliberate Tool
 	// Mode's recovery, and later tool discovery). The loop declares only
@@ -183,6 +187,23 @@ type Effect struct {
 	// opened nothing. An error is reported in the call's result; the tools
 	// stay declared for the turn.
 	Declared func(ctx context.Context, added []string) error `json:"-"`
+}
+
+// MessageChange is one change a message tool made (package surface's
+// tools): what a surface that shows the conversation live redraws.
+type MessageChange struct {
+	// Action is "react", "unreact", "pin", "unpin", "edit", "delete",
+	// "thread" or "post".
+	Action string `json:"action"`
+	// Conversation is the conversation (or channel) changed, Message the
+	// message's id there ("" for a post's new message, see Message).
+	Conversation string `json:"conversation"`
+	Message      string `json:"message,omitempty"`
+	// Emoji is a reaction's; Text an edit's or a post's new text.
+	Emoji string `json:"emoji,omitempty"`
+	Text  string `json:"text,omitempty"`
+	// Thread is the conversation a "thread" change started.
+	Thread string `json:"thread,omitempty"`
 }
 
 // Result is what a call returns to the model.

@@ -130,8 +130,12 @@ type Scope struct {
 	// data (its knowledge) is keyed by. "" outside a turn of an agent
 	// (left out of JSON then, so a scope encoded before it reads the same).
 	Agent string `json:",omitempty"`
-	// Timezone is the caller's IANA zone ("" unknown): what tools that
-	// read or write wall-clock times (schedule_task) read them in.
+	// Surface is Place.Surface: which surface's messages the message
+	// tools act on ("" is Quiver's own conversations).
+	Surface string `json:",omitempty"`
+	// Timezone is Caller.Timezone, the caller's IANA zone ("" unknown,
+	// read as UTC): the zone the message tools show times in and
+	// schedule_task reads wall-clock times in.
 	Timezone string `json:",omitempty"`
 	// ScheduledTask is the id of the scheduled task the turn runs ("" for
 	// a turn a person started): such a turn schedules no further tasks.
@@ -148,7 +152,7 @@ const SharedMemorySwitch = "shared_memory"
 func (f Facts) Scope() Scope {
 	return Scope{OrgID: f.Place.OrgID, UserID: f.Caller.UserID, ConversationID: f.Place.ConversationID, TurnID: f.TurnID,
 		ChannelID: f.Place.ChannelID, SharedMemory: f.Agent.Switch(SharedMemorySwitch), Agent: f.Agent.Name,
-		Timezone: f.Caller.Timezone, ScheduledTask: f.scheduledTask()}
+		Surface: f.Place.Surface, Timezone: f.Caller.Timezone, ScheduledTask: f.scheduledTask()}
 }
 
 // scheduledTask is the id of the task the turn runs, "" for none.
@@ -196,6 +200,11 @@ type Place struct {
 	// CommunityID is the community the channel belongs to (a Discord
 	// server); empty on surfaces without one.
 	CommunityID string
+	// Surface names where the conversation happens, as package surface
+	// names surfaces ("discord"); "" is Quiver's own conversations (the
+	// web chat, and the API and CLI that store the same conversations).
+	// It decides which message tools the turn may declare.
+	Surface string
 }
 
 // Agent is the configured agent as the turn sees it.

@@ -36,6 +36,9 @@ type Selection struct {
 	Permissions []string
 	// Deliberate is Facts.Deliberate: the mode gates the turn.
 	Deliberate bool
+	// Surface is Place.Surface: where the conversation happens, which
+	// decides the message tools a turn may declare.
+	Surface string
 }
 
 // Selection returns the facts' Selection. Its slices and map are the
@@ -45,6 +48,7 @@ func (f Facts) Selection() Selection {
 		Model: f.Model, Allow: f.Agent.Allow, Switches: f.Agent.Switches,
 		Attachments: f.Attachments, Knowledge: f.Knowledge, Skills: f.Skills, Backends: f.Backends,
 		Network: f.Network, Permissions: f.Caller.Permissions, Deliberate: f.Deliberate,
+		Surface: f.Place.Surface,
 	}
 }
 
@@ -57,6 +61,7 @@ func (s Selection) Facts(prompt tmpl.Authored) Facts {
 		Agent:  Agent{Prompt: prompt, Allow: s.Allow, Switches: s.Switches},
 		Model:  s.Model, Attachments: s.Attachments, Knowledge: s.Knowledge, Skills: s.Skills,
 		Backends: s.Backends, Network: s.Network, Deliberate: s.Deliberate,
+		Place: Place{Surface: s.Surface},
 	}
 }
 

@@ -26,8 +26,12 @@ type stubConversation struct {
 }
 
 func (c *stubConversation) view() map[string]any {
-	return map[string]any{"id": c.ID, "agent": c.Agent, "title": c.Title, "model": c.Model, "running": c.Running,
+	v := map[string]any{"id": c.ID, "agent": c.Agent, "title": c.Title, "model": c.Model, "running": c.Running,
 		"created_at": c.Created.Format(time.RFC3339Nano), "updated_at": c.Updated.Format(time.RFC3339Nano)}
+	if p := parentOf(c.ID); p != nil {
+		v["parent"] = p
+	}
+	return v
 }
 
 // addDated adds conversations updated today, yesterday, 3, 12 and 70 days

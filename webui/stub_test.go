@@ -178,6 +178,7 @@ func newStubAPI() *stubAPI {
 	s.routeAdmin(api)
 	s.routeArtifacts(api)
 	s.routeDeliberate(api)
+	s.routeMarks(api)
 	// Budgets: none set, nothing spent (budget_test.go runs the real API).
 	month := map[string]any{"month_start": "2026-01-01T00:00:00Z", "month_end": "2026-02-01T00:00:00Z"}
 	api("GET /api/budget", func(w http.ResponseWriter, _ *http.Request) {
@@ -359,6 +360,8 @@ func (s *stubAPI) send(w http.ResponseWriter, r *http.Request) {
 		s.toolsTurn(r.Context(), w)
 	case msgArtifact:
 		s.artifactTurn(r.Context(), newSSE(w), r.PathValue("id"))
+	case msgMarks:
+		s.marksTurn(r.Context(), newSSE(w))
 	case msgDropped:
 		e := newSSE(w)
 		e.send(map[string]any{"type": "text", "text": "Part one, "})

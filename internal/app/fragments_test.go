@@ -143,7 +143,13 @@ func TestToolsListsSwitches(t *testing.T) {
 	if s := byName["short_term_memory"]; s.NoTool || !slices.Equal(s.Tools, []string{"update_short_term_memory"}) {
 		t.Errorf("short_term_memory switch %+v, want it to gate update_short_term_memory", s)
 	}
-	for _, name := range []string{"image_generation", "voice_message", "thread_creation", "sticker_usage"} {
+	if s := byName["thread_creation"]; s.NoTool || !slices.Equal(s.Tools, []string{"create_thread"}) {
+		t.Errorf("thread_creation switch %+v, want it to gate create_thread", s)
+	}
+	if s := byName["sticker_usage"]; s.NoTool || !slices.Equal(s.Tools, []string{"select_sticker"}) {
+		t.Errorf("sticker_usage switch %+v, want it to gate select_sticker", s)
+	}
+	for _, name := range []string{"image_generation", "voice_message"} {
 		if s := byName[name]; !s.NoTool || len(s.Tools) != 0 {
 			t.Errorf("%s switch %+v, want no tool yet", name, s)
 		}
@@ -153,7 +159,7 @@ func TestToolsListsSwitches(t *testing.T) {
 		t.Errorf("fragment totals %+v", f)
 	}
 	_, text, _ := run(t, t.TempDir(), "tools")
-	for _, want := range []string{"image_generation    no tool yet", "web_search          off leaves out web_search, research_web", "conversation_search on declares search_conversations", "fragments    always-paid:", "switch too: url_fetch or research or documents or knowledge or checklist or code or artifacts or skills set off", "fetch_url                  max_length_default=4000 max_length_max=7000"} {
+	for _, want := range []string{"image_generation    no tool yet", "web_search          off leaves out web_search, research_web", "conversation_search on declares search_conversations", "fragments    always-paid:", "switch too: url_fetch or research or documents or knowledge or checklist or code or artifacts or skills or message_metadata or interact_with_message or cross_channel_message or view_profile_picture set off", "fetch_url                  max_length_default=4000 max_length_max=7000"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("quiver tools lacks %q:\n%s", want, text)
 		}

@@ -9,6 +9,7 @@ import (
 	"github.com/quiverhq/quiver/attachment"
 	"github.com/quiverhq/quiver/browser"
 	"github.com/quiverhq/quiver/builtin"
+	"github.com/quiverhq/quiver/builtin/chat"
 	"github.com/quiverhq/quiver/builtin/fetch"
 	"github.com/quiverhq/quiver/builtin/workspace"
 	"github.com/quiverhq/quiver/document"
@@ -20,6 +21,8 @@ import (
 	"github.com/quiverhq/quiver/secret"
 	"github.com/quiverhq/quiver/settings"
 	"github.com/quiverhq/quiver/store"
+	"github.com/quiverhq/quiver/surface"
+	"github.com/quiverhq/quiver/surface/webchat"
 )
 
 // runtime is what every command that runs tools opens: the store (with
@@ -85,7 +88,8 @@ func newRuntime(st store.Store, kr *secret.Keyring, dir string, cfg config.Confi
 	catalogs := builtin.NewCatalogs(builtin.CatalogDeps{Results: st, Messages: st, Intents: st, DataDir: dir, Config: cfg, Getenv: env.Getenv, MCP: m.pool, ReadPDF: readPDF,
 		Memories: st, ShortTerms: st, Attachments: st, Knowledge: kn, Embeddings: emb, Budgets: st, Now: env.Now, History: st, KnowledgeDocuments: st,
 		Code: codeRunner, CodeUnavailable: codeUnavailable, Artifacts: st, Browser: checker, BrowserUnavailable: browserUnavailable,
-		Skills: st, Tasks: st, Conversations: st, WakeScheduler: wake.Wake})
+		Skills: st, Tasks: st, Conversations: st, WakeScheduler: wake.Wake,
+		Surfaces: chat.Set{surface.WebChat: webchat.New(webchat.Config{Store: st, Now: env.Now})}})
 	orgs := settings.New(settings.Config{
 		Store: st, Keyring: kr, Base: cfg, Getenv: env.Getenv, Now: env.Now, Logger: env.Logger, Models: ms.opener,
 		ProviderKey: func(provider string) string { return ms.set(cfg).Connection(provider).Key },

@@ -189,7 +189,7 @@ func TestRoundTripSQLitePostgresSQLite(t *testing.T) {
 	checkExportSummary(t, sum)
 
 	pg := postgresPlace(t)
-	if got := importInto(t, first, pg, kr); got.Manifest.Tables["messages"] != 4 {
+	if got := importInto(t, first, pg, kr); got.Manifest.Tables["messages"] != 5 {
 		t.Errorf("import summary counts %d messages", got.Manifest.Tables["messages"])
 	}
 	second, _ := export(t, pg, kr, "second.tar")

@@ -94,6 +94,17 @@ func fill(ctx context.Context, t *testing.T, st store.Store, kr *secret.Keyring)
 		{ConversationID: conv, TurnID: "t1", Role: "assistant", Content: "409.5", CreatedAt: at(12)},
 	})
 	must(err)
+	// Marks: a reaction and a pin on the question, the answer edited
+	// (to its own text) and a thread started from it.
+	must(st.AddReaction(ctx, store.Reaction{OrgID: org, ConversationID: conv, Seq: 1, Emoji: "👍", Actor: store.ActorAgent, CreatedAt: at(12)}))
+	must(st.PinMessage(ctx, store.Pin{OrgID: org, ConversationID: conv, Seq: 1, PinnedBy: "ana", PinnedAt: at(12)}))
+	must(st.EditMessage(ctx, store.MessageEdit{OrgID: org, ConversationID: conv, Seq: 4, Text: "409.5", At: at(12)}))
+	_, err = st.CreateThread(ctx, store.NewThread{
+		Conversation: store.Conversation{ID: "thread-1", OrgID: org, UserID: "ana", Agent: "helper", Title: "Percentages", CreatedAt: at(13), UpdatedAt: at(13)},
+		ParentID:     conv, ParentSeq: 4,
+		First: store.Message{ConversationID: "thread-1", Role: "assistant", Content: "Let's go through it.", CreatedAt: at(13)},
+	})
+	must(err)
 	must(st.PutResult(ctx, store.Result{Ref: "r1", OrgID: org, ConversationID: conv, TurnID: "t1", Tool: "calculate", Body: weirdContent, CreatedAt: at(12)}, store.ResultQuota{}))
 	for step := range 3 {
 		must(st.PutUsage(ctx, store.Usage{OrgID: org, ConversationID: conv, TurnID: "t1", Payer: "ana", Model: "openai:x", Step: step,

@@ -113,7 +113,7 @@ func TestImportRefusals(t *testing.T) {
 			entries: editTable(base, "agents", func(string) string {
 				return `{"org_id":"` + strings.Repeat("a", archive.MaxLineBytes) + `"}` + "\n"
 			})},
-		{name: "RowsMissing", want: "table messages: 3 rows, the manifest counts 4",
+		{name: "RowsMissing", want: "table messages: 3 rows, the manifest counts 5",
 			entries: editTable(base, "messages", func(body string) string {
 				lines := strings.SplitAfter(body, "\n")
 				return strings.Join(lines[:3], "")

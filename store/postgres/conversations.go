@@ -230,7 +230,8 @@ func (s *Store) UpdateConversation(ctx context.Context, orgID, userID, id string
 func conversationTables() []string {
 	return []string{"messages", "message_counters", "conversation_search", "turns", "turn_events",
 		"results", "conversation_intent_targets", "blobs", "short_term_memories",
-		"attachments", "attachment_chunks", "attachment_chunk_search", "artifacts", "artifact_versions", "scheduled_tasks"}
+		"attachments", "attachment_chunks", "attachment_chunk_search", "artifacts", "artifact_versions", "scheduled_tasks",
+		"message_reactions", "message_pins", "message_marks", "conversation_threads"}
 }
 
 // DeleteConversation deletes the user's conversation and what is
@@ -281,6 +282,8 @@ func deleteConversationRows(ctx context.Context, tx pgx.Tx, orgID, id string) er
 	for _, t := range conversationTables() {
 		b.Queue(`DELETE FROM `+t+` WHERE org_id = $1 AND conversation_id = $2`, orgID, id)
 	}
+	// Its threads stay, as conversations of their own.
+	b.Queue(`DELETE FROM conversation_threads WHERE org_id = $1 AND parent_id = $2`, orgID, id)
 	b.Queue(`UPDATE usage SET conversation_id = '' WHERE org_id = $1 AND conversation_id = $2`, orgID, id)
 	b.Queue(`DELETE FROM conversations WHERE org_id = $1 AND id = $2`, orgID, id)
 	return tx.SendBatch(ctx, b).Close()

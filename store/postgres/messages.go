@@ -21,15 +21,9 @@ import (
 // or MAX(seq)+1 under READ COMMITTED would not promise. A rolled-back
 // append gives its Seq back with the row's old version.
 
-// AppendMessage appends m to its conversation in orgID and returns the Seq
-// it assigned: one more than the conversation's highest, starting at 1.
-// m.Seq is ignored. Concurrent appends get distinct, increasing Seqs.
-func (s *Store) AppendMessage(ctx context.Context, orgID string, m store.Message) (int64, error) {
-	// One statement, so one transaction and one round trip: the counter's
-	// increment and the insert commit together.
-	// A user message's search row ($12, its folded text) is written by
-	// the same statement.
-	const q = `WITH counter AS (
+// appendMessageSQL appends one message ($1 its organisation, $2..$11
+// its columns, $12 searchText) and returns its Seq, in one statement.
+const appendMessageSQL = `WITH counter AS (
 			INSERT INTO message_counters AS c (org_id, conversation_id, last_seq)
 			VALUES ($1, $2, 1)
 			ON CONFLICT (org_id, conversation_id) DO UPDATE SET last_seq = c.last_seq + 1
@@ -41,8 +35,18 @@ func (s *Store) AppendMessage(ctx context.Context, orgID string, m store.Message
 			content, tool_name, tool_call_id, ref, is_error, refused, created_at)
 		SELECT $1, $2, last_seq, $3, $4, $5, $6, $7, $8, $9, $10, $11 FROM counter
 		RETURNING seq`
+
+// AppendMessage appends m to its conversation in orgID and returns the Seq
+// it assigned: one more than the conversation's highest, starting at 1.
+// m.Seq is ignored. Concurrent appends get distinct, increasing Seqs.
+func (s *Store) AppendMessage(ctx context.Context, orgID string, m store.Message) (int64, error) {
+	// One statement, so one transaction and one round trip: the counter's
+	// increment and the insert commit together.
+	// A user message's search row ($12, its folded text) is written by
+	// the same statement.
+
 	var seq int64
-	err := s.pool.QueryRow(ctx, q, orgID, m.ConversationID, m.TurnID, m.Role, []byte(m.Content),
+	err := s.pool.QueryRow(ctx, appendMessageSQL, orgID, m.ConversationID, m.TurnID, m.Role, []byte(m.Content),
 		m.ToolName, m.ToolCallID, m.Ref, m.IsError, m.Refused, m.CreatedAt, searchText(m)).Scan(&seq)
 	if err != nil {
 		return 0, wrapErr("append message", err)

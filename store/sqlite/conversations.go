@@ -206,7 +206,7 @@ func (s *Store) UpdateConversation(ctx context.Context, orgID, userID, id string
 func conversationTables() []string {
 	return []string{"messages", "conversation_search", "turns", "turn_events", "results",
 		"conversation_intent_targets", "blobs", "short_term_memories", "attachments", "attachment_chunks",
-		"artifacts", "artifact_versions", "scheduled_tasks"}
+		"artifacts", "artifact_versions", "scheduled_tasks", "message_reactions", "message_pins", "message_marks", "conversation_threads"}
 }
 
 // DeleteConversation deletes the user's conversation and what is
@@ -249,6 +249,10 @@ func deleteConversationRows(ctx context.Context, tx *sql.Tx, orgID, id string) e
 		if _, err := tx.ExecContext(ctx, `DELETE FROM `+t+` WHERE org_id = ? AND conversation_id = ?`, orgID, id); err != nil {
 			return fmt.Errorf("%s: %w", t, err)
 		}
+	}
+	// Its threads stay, as conversations of their own.
+	if _, err := tx.ExecContext(ctx, `DELETE FROM conversation_threads WHERE org_id = ? AND parent_id = ?`, orgID, id); err != nil {
+		return fmt.Errorf("conversation_threads: %w", err)
 	}
 	if _, err := tx.ExecContext(ctx, `UPDATE usage SET conversation_id = '' WHERE org_id = ? AND conversation_id = ?`, orgID, id); err != nil {
 		return fmt.Errorf("usage: %w", err)

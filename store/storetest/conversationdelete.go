@@ -44,14 +44,21 @@ func SeedConversation(t *testing.T, st store.Store, orgID, userID, id, tag strin
 			t.Fatalf("seed %s: %s: %v", id, what, err)
 		}
 	}
-	must("put conversation", st.PutConversation(ctx, s.Conversation))
+	// The conversation is a thread of another of the person's, started
+	// with a message of the agent's (the thread's first).
+	parent := s.Conversation
+	parent.ID, parent.Title = "parent-"+tag, "Parent of "+tag
+	must("put parent", st.PutConversation(ctx, parent))
+	_, err := st.CreateThread(ctx, store.NewThread{Conversation: s.Conversation, ParentID: parent.ID,
+		First: store.Message{ConversationID: id, TurnID: s.TurnID, Role: "assistant", Content: "thread start of " + tag, CreatedAt: start}})
+	must("create thread", err)
 	var msgs []store.Message
 	for _, role := range []string{"context", "user", "assistant", "tool_call", "tool", store.RoleThought} {
 		msgs = append(msgs, store.Message{ConversationID: id, TurnID: s.TurnID, Role: role,
 			Content: role + " text of " + tag, ToolName: "calc", ToolCallID: "call-1", CreatedAt: start})
 	}
 	claim := s.Conversation
-	_, err := st.WriteTurn(ctx, orgID, store.TurnWrite{
+	_, err = st.WriteTurn(ctx, orgID, store.TurnWrite{
 		Claim: &claim,
 		Turn: &store.Turn{ID: s.TurnID, OrgID: orgID, UserID: userID, ConversationID: id, Agent: "assistant",
 			Model: "openai:gpt-4.1", Payer: orgID, Tools: []string{"calc"}, Excluded: []store.Exclusion{{Name: "web_search", Reason: "off"}},
@@ -94,7 +101,31 @@ func SeedConversation(t *testing.T, st store.Store, orgID, userID, id, tag strin
 		Timezone: "Europe/Paris", Tools: []string{"save_memory"}, State: store.TaskPaused, NextRunAt: start.Add(time.Hour),
 		CreatedAt: start, UpdatedAt: start})
 	must("scheduled task", err)
+	seedMarks(t, st, s, start)
 	return s
+}
+
+// seedMarks marks the seeded messages: a reaction and a pin on the
+// person's message, an edit (to the same text) of the agent's reply.
+func seedMarks(t *testing.T, st store.Store, s Seeded, start time.Time) {
+	t.Helper()
+	ctx, c := t.Context(), s.Conversation
+	ms, err := st.ListMessages(ctx, c.OrgID, c.ID, 0)
+	if err != nil {
+		t.Fatalf("seed %s: list messages: %v", c.ID, err)
+	}
+	for _, m := range ms {
+		switch {
+		case m.Role == store.RoleUser:
+			err = errors.Join(st.AddReaction(ctx, store.Reaction{OrgID: c.OrgID, ConversationID: c.ID, Seq: m.Seq, Emoji: "👍", Actor: store.ActorAgent, CreatedAt: start}),
+				st.PinMessage(ctx, store.Pin{OrgID: c.OrgID, ConversationID: c.ID, Seq: m.Seq, PinnedBy: c.UserID, PinnedAt: start}))
+		case m.Role == "assistant" && m.TurnID == s.TurnID && m.Seq > 1:
+			err = st.EditMessage(ctx, store.MessageEdit{OrgID: c.OrgID, ConversationID: c.ID, Seq: m.Seq, Text: m.Content, At: start})
+		}
+		if err != nil {
+			t.Fatalf("seed %s: marks: %v", c.ID, err)
+		}
+	}
 }
 
 // conversationView is what the repositories answer about a seeded

@@ -149,6 +149,7 @@ func groups() []group {
 		{name: "TurnWrites", cases: turnWriteCases()},
 		{name: "Branches", cases: branchCases()},
 		{name: "Messages", cases: messageCases()},
+		{name: "MessageMarks", cases: messageMarkCases()},
 		{name: "Results", cases: resultCases()},
 		{name: "Usage", cases: usageCases()},
 		{name: "Budgets", cases: budgetCases()},

@@ -69,6 +69,10 @@ func (p *Printer) Event(ev agent.Event) {
 		for _, it := range ev.Checklist.Items {
 			p.line("  %s %s", it.Mark(), it.Text)
 		}
+	case agent.EventMessages:
+		for _, c := range ev.Messages {
+			p.line("~ %s %s %s", c.Action, c.Message, c.Emoji+c.Thread)
+		}
 	case agent.EventError:
 		p.endLine()
 		fmt.Fprintf(p.Err, "quiver: %s\n", ev.Error)

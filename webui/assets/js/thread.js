@@ -19,6 +19,7 @@ import { Turn, transcriptItems, pauseBlock, noModelHelp, isNoModel } from './tur
 import { exportMenu } from './exporter.js';
 import { decorate } from './branches.js';
 import { Tray, Placement, addFiles } from './attachments.js';
+import { parentLink, pinsMenu } from './marks.js';
 
 const enc = encodeURIComponent;
 
@@ -146,7 +147,8 @@ export class Thread {
     this.title = h('h1', { id: 'thread-h', tabindex: '-1' }, this.heading());
     this.actions = h('div', { class: 'thread-actions' });
     this.showActions();
-    return h('div', { class: 'thread-head' }, this.opts.toggle ?? null, this.title, this.actions);
+    this.parent = h('div', { class: 'parent-slot' }, parentLink(this.conv));
+    return h('div', { class: 'thread-head' }, this.opts.toggle ?? null, h('div', { class: 'thread-title' }, this.title, this.parent), this.actions);
   }
 
   heading() {
@@ -161,7 +163,7 @@ export class Thread {
       replace(this.actions);
       return;
     }
-    replace(this.actions, this.opts.artifacts ?? null, exportMenu(this.api, this.conv),
+    replace(this.actions, this.opts.artifacts ?? null, pinsMenu(this.api, this.conv.id, this.log), exportMenu(this.api, this.conv),
       h('a', { href: `#/inspect/${enc(this.conv.id)}`, class: 'button small' }, t('chat.inspector')));
   }
 

@@ -5,6 +5,7 @@ import { markdownParts, patchBlocks } from './markdown.js';
 import { messageItem, toolCard } from './messages.js';
 import { addFiles } from './attachments.js';
 import { artifactCard } from './artifacts.js';
+import { showMarks, applyChanges } from './marks.js';
 
 const enc = encodeURIComponent;
 
@@ -133,6 +134,10 @@ export class Turn {
         break;
       case 'checklist':
         this.showChecklist(ev.checklist?.items ?? []);
+        break;
+      case 'messages':
+        applyChanges(this.log, this.conv, ev.messages);
+        this.on.messages?.(ev.messages ?? []);
         break;
       case 'usage':
         this.addUsage(ev);
@@ -357,14 +362,16 @@ export function transcriptItems(messages, conversationID, files) {
         if (m.turn_id) seenTurns.add(m.turn_id);
         const item = messageItem('user', m.content, { extra: first ? inspectLink(conversationID, m.turn_id) : null });
         if (m.turn_id) Object.assign(item.dataset, { turn: m.turn_id, first: String(first), text: m.content });
+        showMarks(item, m);
         addFiles(item, conversationID, files?.get(m) ?? []);
         items.push(item);
         break;
       }
       case 'assistant':
-        if (m.content) {
+        if (m.content || m.deleted) {
           const item = messageItem('assistant', m.content);
           if (m.turn_id) item.dataset.turn = m.turn_id;
+          showMarks(item, m);
           items.push(item);
         }
         break;

@@ -1,0 +1,49 @@
+-- 0021: what is done to a conversation's messages besides writing them
+-- (store.MessageMarks), as store/sqlite's 0030: reactions, pins, edited
+-- and deleted marks, and threads (a conversation started from another's
+-- message).
+--
+-- Every table leads with (org_id, conversation_id), so deleting a
+-- conversation deletes its marks through the primary keys.
+
+CREATE TABLE message_reactions (
+    org_id          text COLLATE "C" NOT NULL,
+    conversation_id text COLLATE "C" NOT NULL,
+    seq             bigint NOT NULL CHECK (seq > 0),
+    -- store.MaxEmojiBytes.
+    emoji           text COLLATE "C" NOT NULL CHECK (octet_length(emoji) BETWEEN 1 AND 64),
+    actor           text COLLATE "C" NOT NULL CHECK (octet_length(actor) >= 1),
+    created_at      timestamptz NOT NULL,
+    PRIMARY KEY (org_id, conversation_id, seq, emoji, actor)
+);
+
+CREATE TABLE message_pins (
+    org_id          text COLLATE "C" NOT NULL,
+    conversation_id text COLLATE "C" NOT NULL,
+    seq             bigint NOT NULL CHECK (seq > 0),
+    pinned_by       text COLLATE "C" NOT NULL CHECK (octet_length(pinned_by) >= 1),
+    pinned_at       timestamptz NOT NULL,
+    PRIMARY KEY (org_id, conversation_id, seq)
+);
+
+CREATE TABLE message_marks (
+    org_id          text COLLATE "C" NOT NULL,
+    conversation_id text COLLATE "C" NOT NULL,
+    seq             bigint NOT NULL CHECK (seq > 0),
+    edited_at       timestamptz,
+    deleted_at      timestamptz,
+    PRIMARY KEY (org_id, conversation_id, seq)
+);
+
+-- conversation_id is the thread; parent_seq 0 is the parent itself.
+CREATE TABLE conversation_threads (
+    org_id          text COLLATE "C" NOT NULL,
+    conversation_id text COLLATE "C" NOT NULL,
+    parent_id       text COLLATE "C" NOT NULL,
+    parent_seq      bigint NOT NULL CHECK (parent_seq >= 0),
+    created_at      timestamptz NOT NULL,
+    PRIMARY KEY (org_id, conversation_id)
+);
+
+-- ListThreads, and deleting a parent, which unlinks its threads.
+CREATE INDEX conversation_threads_by_parent ON conversation_threads (org_id, parent_id, parent_seq);
