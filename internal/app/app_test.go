@@ -268,7 +268,7 @@ func TestToolsJSON(t *testing.T) {
 	}
 	if diff := cmp.Diff([]string{"web_search", "fetch_url", "research_web",
 		"save_memory", "update_memory", "forget_memory", "search_memory", "update_short_term_memory", "read_document", "search_attachments", "search_knowledge", "check_budget", "search_conversations", "update_tasks", "run_code",
-		"create_artifact", "rewrite_artifact", "update_artifact", "save_artifact", "inspect_artifact", "measure_layout", "print_pdf", "load_skill",
+		"create_artifact", "rewrite_artifact", "update_artifact", "save_artifact", "inspect_artifact", "measure_layout", "print_pdf", "load_skill", "schedule_task", "update_scheduled_task",
 		"message_metadata", "interact_with_message", "manage_message", "create_thread", "cross_channel_message",
 		"select_sticker", "view_profile_picture", "block_user", "unblock_user"}, optional); diff != "" {
 		t.Errorf("optional tools (-want +got):\n%s", diff)
@@ -303,7 +303,7 @@ func TestCallRecordsTurnWithTimezone(t *testing.T) {
 	}
 	if diff := cmp.Diff([]string{"web_search", "fetch_url", "research_web",
 		"save_memory", "update_memory", "forget_memory", "search_memory", "update_short_term_memory", "read_document", "search_attachments", "search_knowledge", "check_budget", "search_conversations", intent.RecoveryTool, "update_tasks", "run_code",
-		"create_artifact", "rewrite_artifact", "update_artifact", "save_artifact", "inspect_artifact", "measure_layout", "print_pdf", "search_tools", "list_tools", "get_tool_schema", "load_skill",
+		"create_artifact", "rewrite_artifact", "update_artifact", "save_artifact", "inspect_artifact", "measure_layout", "print_pdf", "search_tools", "list_tools", "get_tool_schema", "load_skill", "schedule_task", "update_scheduled_task",
 		"message_metadata", "interact_with_message", "manage_message", "create_thread", "cross_channel_message",
 		"select_sticker", "view_profile_picture", "block_user", "unblock_user"}, left); diff != "" {
 		t.Errorf("stored exclusions (-want +got):\n%s", diff)

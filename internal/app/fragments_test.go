@@ -159,7 +159,7 @@ func TestToolsListsSwitches(t *testing.T) {
 		t.Errorf("fragment totals %+v", f)
 	}
 	_, text, _ := run(t, t.TempDir(), "tools")
-	for _, want := range []string{"image_generation    no tool yet", "web_search          off leaves out web_search, research_web", "conversation_search on declares search_conversations", "fragments    always-paid:", "switch too: url_fetch or research or documents or knowledge or checklist or code or artifacts or skills or message_metadata or interact_with_message or cross_channel_message or view_profile_picture set off", "fetch_url                  max_length_default=4000 max_length_max=7000"} {
+	for _, want := range []string{"image_generation    no tool yet", "web_search          off leaves out web_search, research_web", "conversation_search on declares search_conversations", "fragments    always-paid:", "switch too: url_fetch or research or documents or knowledge or checklist or code or artifacts or skills or tasks or message_metadata or interact_with_message or cross_channel_message or view_profile_picture set off", "fetch_url                  max_length_default=4000 max_length_max=7000"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("quiver tools lacks %q:\n%s", want, text)
 		}

@@ -433,9 +433,13 @@ func TestIntentMatchesTheTurn(t *testing.T) {
 			}
 		}
 	}
-	code, out, _ := run(t, dir, "intent", "remind me tomorrow at 9 to call Bob")
-	if code != 0 || !strings.Contains(out, "(reminder opens no tool: none of its tools ships yet)") || strings.Contains(out, "schedule") {
+	code, out, _ := run(t, dir, "intent", "draw me a picture of a red fox")
+	if code != 0 || !strings.Contains(out, "(image opens no tool: none of its tools ships yet)") || strings.Contains(out, "generate_image") {
 		t.Errorf("a family without tools:\n%s", out)
+	}
+	code, out, _ = run(t, dir, "intent", "remind me tomorrow at 9 to call Bob")
+	if code != 0 || !strings.Contains(out, "schedule_task              opened by: reminder") || strings.Contains(out, "opens no tool") {
+		t.Errorf("the reminder family opens the scheduled-task tools:\n%s", out)
 	}
 	// A family whose shipped tool is already declared as kept is not one
 	// without tools.
