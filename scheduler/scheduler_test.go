@@ -361,3 +361,39 @@ func TestLoopWakesWhenDue(t *testing.T) {
 		}
 	})
 }
+
+// TestDailyTaskAcrossDaylightSaving runs a daily 09:00 Paris task through
+// the scheduler over the night the clocks go forward: it runs at 08:00
+// UTC the day before and at 07:00 UTC the day after, once each.
+func TestDailyTaskAcrossDaylightSaving(t *testing.T) {
+	st, err := sqlite.Open(t.Context(), t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	first := time.Date(2026, 3, 28, 8, 0, 0, 0, time.UTC) // Saturday 09:00 CET
+	tk := newTask(1, first)
+	tk.Kind, tk.Spec, tk.Every, tk.Timezone = store.ScheduleCron, "0 9 * * *", 0, "Europe/Paris"
+	mustCreate(t, st, tk)
+	c := &clock{t: first}
+	r := &runner{}
+	s := newScheduler(t, st, r, "a", c)
+	for _, at := range []time.Time{first, time.Date(2026, 3, 29, 7, 0, 0, 0, time.UTC), time.Date(2026, 3, 30, 7, 0, 0, 0, time.UTC)} {
+		c.Set(at.Add(-time.Second))
+		if n := drive(t, t.Context(), s); n != 0 {
+			t.Fatalf("ran %d runs a second before %v", n, at)
+		}
+		c.Set(at)
+		if n := drive(t, t.Context(), s); n != 1 {
+			t.Fatalf("ran %d runs at %v, want one", n, at)
+		}
+	}
+	var dues []time.Time
+	for _, run := range r.all() {
+		dues = append(dues, run.Due)
+	}
+	want := []time.Time{first, time.Date(2026, 3, 29, 7, 0, 0, 0, time.UTC), time.Date(2026, 3, 30, 7, 0, 0, 0, time.UTC)}
+	if len(dues) != 3 || !dues[0].Equal(want[0]) || !dues[1].Equal(want[1]) || !dues[2].Equal(want[2]) {
+		t.Errorf("due times %v, want %v", dues, want)
+	}
+}
