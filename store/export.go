@@ -390,6 +390,7 @@ func SkippedTables() map[string]string {
 		"turn_events":             "transient: a running turn's event stream, kept a bounded time so that a reconnecting client resumes; the transcript (messages) keeps what each turn said",
 		"message_counters":        "derived (PostgreSQL): rebuilt on import as each conversation's highest Seq",
 		"rate_buckets":            "transient: the HTTP API's per-user token buckets; a bucket left out starts full, as an idle one would be",
+		"leases":                  "transient: which live replica does work only one may do (the Discord gateway); the importing deployment's replicas take them again",
 		"conversation_search":     "derived: what conversation search reads, rebuilt on import from the titles and the user messages",
 		"memory_search":           "derived: what memory search reads (each memory's terms), rebuilt on import from the memories",
 		"memory_search_rows":      "derived (SQLite): which full-text row holds a memory's terms, rebuilt on import with them",

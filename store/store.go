@@ -72,6 +72,7 @@ type Store interface {
 	Knowledge
 	Skills
 	Tasks
+	Leases
 	History
 	KeyChecks
 	Runs

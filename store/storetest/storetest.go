@@ -167,6 +167,7 @@ func groups() []group {
 		{name: "Knowledge", cases: knowledgeCases()},
 		{name: "Skills", cases: skillCases()},
 		{name: "Tasks", cases: taskCases(), alone: taskAloneCases()},
+		{name: "Leases", cases: leaseCases()},
 		{name: "History", cases: historyCases()},
 		{name: "KeyChecks", alone: keyCheckAloneCases()},
 		{name: "Runs", cases: runCases(), alone: runAloneCases()},
