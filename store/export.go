@@ -565,6 +565,8 @@ func ArchiveTables() []ArchiveTable {
 			text("lease_owner"), maybeAt("lease_until"), intCol("attempts"), intCol("runs"), maybeAt("last_due_at"),
 			maybeAt("last_run_at"), text("last_status"), text("last_error"), text("last_turn_id"), intCol("last_late_ms"),
 			text("created_turn_id"), at("created_at"), at("updated_at")}},
+		{Name: "blocks", Key: []string{"org_id", "agent", "user_id"}, Columns: []ArchiveColumn{
+			text("org_id"), text("agent"), text("user_id"), text("reason"), text("blocked_by"), at("created_at")}},
 		{Name: "deployment", Key: []string{"name"}, Columns: []ArchiveColumn{
 			text("name"), text("value")}},
 	}

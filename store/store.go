@@ -73,6 +73,7 @@ type Store interface {
 	Skills
 	Tasks
 	Leases
+	Blocks
 	History
 	KeyChecks
 	Runs

@@ -104,6 +104,7 @@ func eraseUserRows(ctx context.Context, tx pgx.Tx, orgID, userID string) error {
 		`DELETE FROM credentials WHERE org_id = $1 AND user_id = $2`,
 		`DELETE FROM intent_user_modes WHERE org_id = $1 AND user_id = $2`,
 		`DELETE FROM scheduled_tasks WHERE org_id = $1 AND user_id = $2`,
+		`DELETE FROM blocks WHERE org_id = $1 AND user_id = $2`,
 		// A user whose ID is the each-person default's keeps it.
 		`DELETE FROM budgets WHERE org_id = $1 AND user_id = $2 AND user_id <> '` + store.BudgetEachPerson + `'`,
 	} {

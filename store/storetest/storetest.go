@@ -168,6 +168,7 @@ func groups() []group {
 		{name: "Skills", cases: skillCases()},
 		{name: "Tasks", cases: taskCases(), alone: taskAloneCases()},
 		{name: "Leases", cases: leaseCases()},
+		{name: "Blocks", cases: blockCases()},
 		{name: "History", cases: historyCases()},
 		{name: "KeyChecks", alone: keyCheckAloneCases()},
 		{name: "Runs", cases: runCases(), alone: runAloneCases()},

@@ -75,6 +75,7 @@ func SeedUser(t *testing.T, st store.Store, orgID, userID, tag string) SeededUse
 		MediaType: "text/plain", CreatedAt: start, Data: []byte("own file of " + tag)}, store.BlobQuota{})
 	must("blob", err)
 	must("intent mode", st.SetUserIntentMode(ctx, orgID, userID, "on"))
+	must("block", st.BlockUser(ctx, store.Block{OrgID: orgID, Agent: "assistant", UserID: userID, Reason: "spam of " + tag, By: "agent", CreatedAt: start}))
 	must("budget", st.PutBudget(ctx, store.Budget{OrgID: orgID, UserID: userID, CostMicros: 5_000, Tokens: 9_000, UpdatedAt: start}))
 	must("usage", st.PutUsage(ctx, store.Usage{OrgID: orgID, TurnID: s.LooseTurnID, Payer: orgID, UserID: userID,
 		Model: "openai:gpt-4.1", Step: 1, InputTokens: 7, OutputTokens: 3, CostMicros: 11, CreatedAt: seedMonths[1].Add(time.Hour)}))
