@@ -245,7 +245,7 @@ func TestAdminPagesHiddenFromMembers(t *testing.T) {
 	hidden := eval[map[string]bool](b, `Object.fromEntries([...document.querySelectorAll('#nav a')].map(a =>
 		[a.getAttribute('href'), a.closest('li').hidden]))`)
 	if d := cmp.Diff(map[string]bool{
-		"#/chat": false, "#/inspect": false, "#/agents": false, "#/tools": false, "#/memories": false,
+		"#/chat": false, "#/inspect": false, "#/agents": false, "#/tools": false, "#/memories": false, "#/scheduled": false,
 		"#/mcp": true, "#/people": true, "#/settings": true,
 	}, hidden); d != "" {
 		t.Errorf("navigation hidden (-want +got):\n%s", d)
