@@ -37,6 +37,10 @@ const (
 	MaxTaskErrorRunes = 500
 	// MaxTaskKeyBytes bounds ids, agent names and channel ids.
 	MaxTaskKeyBytes = 255
+	// MaxTaskList bounds one list: every live task of an organisation
+	// (MaxTasksPerOrg) with room for finished ones; past it, the latest
+	// finished ones are left out.
+	MaxTaskList = 2000
 )
 
 // Task states.
@@ -235,7 +239,7 @@ type Tasks interface {
 	// GetTask reads one task; ErrNotFound when orgID has none of that id.
 	GetTask(ctx context.Context, orgID, id string) (Task, error)
 	// ListTasks lists the organisation's tasks that f keeps, by
-	// NextRunAt (due first, done last), then id.
+	// NextRunAt (due first, done last), then id: at most MaxTaskList.
 	ListTasks(ctx context.Context, orgID string, f TaskFilter) ([]Task, error)
 	// UpdateTask applies u to the task when its Version is version
 	// (ErrConflict otherwise), validating the result first, and grows

@@ -134,7 +134,7 @@ func (s *Store) ListTasks(ctx context.Context, orgID string, f store.TaskFilter)
 	}
 	rows, err := s.pool.Query(ctx, `SELECT `+taskColumns+` FROM scheduled_tasks
 		WHERE org_id = $1 AND ($2 = '' OR user_id = $2) AND ($3 = '' OR conversation_id = $3)
-		ORDER BY next_run_at IS NULL, next_run_at, id`, orgID, f.UserID, f.ConversationID)
+		ORDER BY next_run_at IS NULL, next_run_at, id LIMIT $4`, orgID, f.UserID, f.ConversationID, store.MaxTaskList)
 	if err != nil {
 		return nil, wrapErr("list tasks", err)
 	}

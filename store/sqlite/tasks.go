@@ -146,8 +146,8 @@ func (s *Store) ListTasks(ctx context.Context, orgID string, f store.TaskFilter)
 		q += ` AND conversation_id = ?`
 		args = append(args, f.ConversationID)
 	}
-	q += ` ORDER BY next_run_at IS NULL, next_run_at, id`
-	rows, err := s.reader.QueryContext(ctx, q, args...)
+	q += ` ORDER BY next_run_at IS NULL, next_run_at, id LIMIT ?`
+	rows, err := s.reader.QueryContext(ctx, q, append(args, store.MaxTaskList)...)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: list tasks: %w", err)
 	}

@@ -23,6 +23,7 @@ func taskCases() []suiteCase {
 		{"DonePruned", testTaskDonePruned},
 		{"Update", testTaskUpdate},
 		{"Delete", testTaskDelete},
+		{"ListCapped", testTaskListCapped},
 	}
 }
 
@@ -493,4 +494,31 @@ func testTaskNextDue(t *testing.T, f *fixture) {
 	}
 	wantUTC(t, "next due", next)
 	f.drainTasks(t, now.Add(2*time.Hour))
+}
+
+func testTaskListCapped(t *testing.T, f *fixture) {
+	// Every live task the organisation may hold, then finished ones past
+	// the list's bound.
+	n := 0
+	for u := 0; n < store.MaxTaskList+8; u++ {
+		for i := range store.MaxDoneTasksPerUser - 1 {
+			tk := f.newTask(fmt.Sprintf("t%03d-%02d", u, i), at(30))
+			tk.UserID = f.id(fmt.Sprintf("user-%03d", u))
+			if n >= store.MaxTasksPerOrg {
+				tk.State, tk.NextRunAt = store.TaskDone, time.Time{}
+			} else if i >= store.MaxTasksPerUser {
+				continue
+			}
+			f.mustCreateTask(t, tk)
+			n++
+		}
+	}
+	list, err := f.ListTasks(t.Context(), f.id("org"), store.TaskFilter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(list) != store.MaxTaskList || list[0].State != store.TaskActive || list[len(list)-1].State != store.TaskDone {
+		t.Errorf("a list of %d tasks holds %d (first %s, last %s), want the %d bound with the live ones first",
+			n, len(list), list[0].State, list[len(list)-1].State, store.MaxTaskList)
+	}
 }
