@@ -148,6 +148,11 @@ func (d *Surface) Reply(ctx context.Context, s turn.Scope, id, text string) (sur
 	if err := p.require(p.sendPerm(), discordgo.PermissionReadMessageHistory); err != nil {
 		return surface.Message{}, err
 	}
+	// Read it first: Discord answers an unknown reference with a form
+	// error, not Unknown Message.
+	if _, err := d.message(ctx, p, id); err != nil {
+		return surface.Message{}, err
+	}
 	fail := true
 	return d.send(ctx, s, p.ch.ID, &discordgo.MessageSend{Content: text, Reference: &discordgo.MessageReference{
 		MessageID: id, ChannelID: p.ch.ID, GuildID: p.guildID, FailIfNotExists: &fail}})

@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -141,7 +142,8 @@ func (d *Surface) CreateThread(ctx context.Context, s turn.Scope, from, name, fi
 
 // threadErr words Discord's refusal of a second thread from a message.
 func threadErr(err error) error {
-	if re, ok := err.(*discordgo.RESTError); ok && re.Message != nil && re.Message.Code == discordgo.ErrCodeThreadAlreadyCreatedForThisMessage {
+	var re *discordgo.RESTError
+	if errors.As(err, &re) && re.Message != nil && re.Message.Code == discordgo.ErrCodeThreadAlreadyCreatedForThisMessage {
 		return fmt.Errorf("%w: a thread was already started from that message", errNotAllowed)
 	}
 	return nil
