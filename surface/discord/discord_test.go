@@ -124,3 +124,5 @@ func TestThreadInheritsParent(t *testing.T) {
 		t.Errorf("post into a thread: %v", err)
 	}
 }
+
+func errIs(err, target error) bool { return err != nil && errors.Is(err, target) }
