@@ -62,6 +62,8 @@ func TestRecent(t *testing.T) {
 	if err := w.d.React(ctx, w.scope, w.hello.ID, "👍"); err != nil {
 		t.Fatal(err)
 	}
+	// A system notice (a pin's, type 6) is no message a person reads.
+	w.srv.PostMessage(discordtest.Message{ChannelID: w.general.ID, Author: discordtest.User{ID: w.srv.Bot().ID}, Type: 6})
 	got, err := w.d.Recent(ctx, w.scope, 500)
 	if err != nil {
 		t.Fatal(err)

@@ -36,27 +36,46 @@ func (d *Surface) Recent(ctx context.Context, s turn.Scope, limit int) ([]surfac
 	return d.present(s, ms), nil
 }
 
-// present turns Discord's messages into the surface's.
+// present turns Discord's messages into the surface's, the system
+// notices left out.
 func (d *Surface) present(s turn.Scope, ms []*discordgo.Message) []surface.Message {
 	out := make([]surface.Message, 0, len(ms))
 	for _, m := range ms {
-		sm := surface.Message{ID: m.ID, Text: m.Content, At: m.Timestamp, Pinned: m.Pinned,
-			Edited: m.EditedTimestamp != nil, Author: d.author(s, m.Author, m.Member)}
-		for _, st := range m.StickerItems {
-			sm.Text = strings.TrimSpace(sm.Text + " [sticker " + st.Name + "]")
+		if shown(m.Type) {
+			out = append(out, d.presentOne(s, m))
 		}
-		for _, r := range m.Reactions {
-			if r.Emoji == nil {
-				continue
-			}
-			sm.Reactions = append(sm.Reactions, surface.Reaction{Emoji: r.Emoji.APIName(), Count: r.Count, Mine: r.Me})
-		}
-		if m.Thread != nil {
-			sm.Thread = m.Thread.ID
-		}
-		out = append(out, sm)
 	}
 	return out
+}
+
+// presentOne turns one Discord message into the surface's.
+func (d *Surface) presentOne(s turn.Scope, m *discordgo.Message) surface.Message {
+	sm := surface.Message{ID: m.ID, Text: m.Content, At: m.Timestamp, Pinned: m.Pinned,
+		Edited: m.EditedTimestamp != nil, Author: d.author(s, m.Author, m.Member)}
+	for _, st := range m.StickerItems {
+		sm.Text = strings.TrimSpace(sm.Text + " [sticker " + st.Name + "]")
+	}
+	for _, r := range m.Reactions {
+		if r.Emoji != nil {
+			sm.Reactions = append(sm.Reactions, surface.Reaction{Emoji: r.Emoji.APIName(), Count: r.Count, Mine: r.Me})
+		}
+	}
+	if m.Thread != nil {
+		sm.Thread = m.Thread.ID
+	}
+	return sm
+}
+
+// shown reports whether a message of type t is one a person reads as a
+// message: defaults, replies, command answers and a thread's starter,
+// not the system notices (a pin, a member joining, a thread created).
+func shown(t discordgo.MessageType) bool {
+	switch t {
+	case discordgo.MessageTypeDefault, discordgo.MessageTypeReply, discordgo.MessageTypeChatInputCommand,
+		discordgo.MessageTypeThreadStarterMessage, discordgo.MessageTypeContextMenuCommand:
+		return true
+	}
+	return false
 }
 
 // author names a message's author: the bot is the agent (by the

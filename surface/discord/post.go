@@ -88,7 +88,7 @@ func (d *Surface) send(ctx context.Context, s turn.Scope, channelID string, m *d
 	if err := discordgo.Unmarshal(raw, &out); err != nil {
 		return surface.Message{}, fmt.Errorf("discord: read the posted message: %w", err)
 	}
-	return d.present(s, []*discordgo.Message{&out})[0], nil
+	return d.presentOne(s, &out), nil
 }
 
 // CreateThread starts a public thread, from the message from or (from
