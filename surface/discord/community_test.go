@@ -71,7 +71,9 @@ func TestBlocking(t *testing.T) {
 		}
 	}
 	runSteps(t, w, []step{
-		{name: "block", run: func(ctx context.Context, w *world) error { return w.d.Block(ctx, w.scope, bob, strings.Repeat("spam ", 100)) },
+		{name: "block", run: func(ctx context.Context, w *world) error {
+			return w.d.Block(ctx, w.scope, bob, strings.Repeat("spam ", 100))
+		},
 			check: blocked(true)},
 		{name: "unblock", run: func(ctx context.Context, w *world) error { return w.d.Unblock(ctx, w.scope, bob) }, check: blocked(false)},
 		{name: "unblock again is no error", run: func(ctx context.Context, w *world) error { return w.d.Unblock(ctx, w.scope, bob) }},

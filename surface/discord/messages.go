@@ -28,12 +28,15 @@ func (d *Surface) Recent(ctx context.Context, s turn.Scope, limit int) ([]surfac
 	if err := p.require(discordgo.PermissionReadMessageHistory); err != nil {
 		return nil, err
 	}
-	ms, err := d.dg.ChannelMessages(p.ch.ID, limit, "", "", "", opt(ctx))
+	// A full page, so the system notices left out still leave limit
+	// messages where there are.
+	ms, err := d.dg.ChannelMessages(p.ch.ID, MaxRecent, "", "", "", opt(ctx))
 	if err != nil {
 		return nil, mapErr("list messages", err, errNoPlace)
 	}
 	slices.Reverse(ms) // Discord lists newest first
-	return d.present(s, ms), nil
+	out := d.present(s, ms)
+	return out[max(0, len(out)-limit):], nil
 }
 
 // present turns Discord's messages into the surface's, the system
