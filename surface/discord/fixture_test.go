@@ -45,6 +45,7 @@ func newWorld(t *testing.T) *world {
 	w.guild = srv.AddGuild(discordtest.Guild{Name: "Quiver", EveryonePermissions: discordtest.PermDefaultEveryone})
 	mod := srv.AddRole(discordtest.Role{GuildID: w.guild.ID, Name: "bot", Permissions: discordtest.PermManageMessages})
 	srv.AddMemberRole(w.guild.ID, srv.Bot().ID, mod.ID)
+	w.modRole = mod.ID
 	w.general = srv.AddChannel(discordtest.Channel{GuildID: w.guild.ID, Name: "general"})
 	w.random = srv.AddChannel(discordtest.Channel{GuildID: w.guild.ID, Name: "random"})
 	w.locked = srv.AddChannel(discordtest.Channel{GuildID: w.guild.ID, Name: "locked", Overwrites: []discordtest.Overwrite{

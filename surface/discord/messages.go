@@ -145,10 +145,7 @@ func (d *Surface) reaction(ctx context.Context, s turn.Scope, id, emoji string, 
 	if err != nil {
 		return err
 	}
-	if !add {
-		if err := p.require(discordgo.PermissionReadMessageHistory); err != nil {
-			return err
-		}
+	if !add { // removing one's own reaction needs no permission
 		return mapErr("remove a reaction", d.dg.MessageReactionRemove(p.ch.ID, id, emoji, "@me", opt(ctx)), errNoMessage)
 	}
 	if err := p.require(discordgo.PermissionReadMessageHistory, discordgo.PermissionAddReactions); err != nil {
@@ -180,26 +177,26 @@ func (d *Surface) Reply(ctx context.Context, s turn.Scope, id, text string) (sur
 		MessageID: id, ChannelID: p.ch.ID, GuildID: p.guildID, FailIfNotExists: &fail}})
 }
 
-// Pin pins the message; it needs MANAGE_MESSAGES. A channel at Discord's
-// 50 pins is surface.ErrLimit.
+// Pin pins the message; it needs MANAGE_MESSAGES (or Discord's newer
+// PIN_MESSAGES). A channel at Discord's 50 pins is surface.ErrLimit.
 func (d *Surface) Pin(ctx context.Context, s turn.Scope, id string) error {
 	p, err := d.target(ctx, s, id)
 	if err != nil {
 		return err
 	}
-	if err := p.require(discordgo.PermissionManageMessages, discordgo.PermissionReadMessageHistory); err != nil {
+	if err := p.requirePin(); err != nil {
 		return err
 	}
 	return mapErr("pin", d.dg.ChannelMessagePin(p.ch.ID, id, opt(ctx)), errNoMessage)
 }
 
-// Unpin unpins the message; it needs MANAGE_MESSAGES.
+// Unpin unpins the message; it needs what Pin needs.
 func (d *Surface) Unpin(ctx context.Context, s turn.Scope, id string) error {
 	p, err := d.target(ctx, s, id)
 	if err != nil {
 		return err
 	}
-	if err := p.require(discordgo.PermissionManageMessages, discordgo.PermissionReadMessageHistory); err != nil {
+	if err := p.requirePin(); err != nil {
 		return err
 	}
 	return mapErr("unpin", d.dg.ChannelMessageUnpin(p.ch.ID, id, opt(ctx)), errNoMessage)
@@ -234,7 +231,9 @@ func (d *Surface) message(ctx context.Context, p place, id string) (*discordgo.M
 	return m, nil
 }
 
-// Edit replaces the text of one of the bot's own messages.
+// Edit replaces the text of one of the bot's own messages. Discord
+// refuses anyone else's (50005), which is surface.ErrNotAllowed; so no
+// permission is needed and the message is not read first.
 func (d *Surface) Edit(ctx context.Context, s turn.Scope, id, text string) error {
 	if err := checkText("the new text", text, MaxTextRunes); err != nil {
 		return err
@@ -242,13 +241,6 @@ func (d *Surface) Edit(ctx context.Context, s turn.Scope, id, text string) error
 	p, err := d.target(ctx, s, id)
 	if err != nil {
 		return err
-	}
-	m, err := d.message(ctx, p, id)
-	if err != nil {
-		return err
-	}
-	if m.Author == nil || m.Author.ID != d.bot {
-		return fmt.Errorf("%w: only the agent's own messages can be edited", errNotAllowed)
 	}
 	_, err = d.dg.ChannelMessageEdit(p.ch.ID, id, text, opt(ctx))
 	return mapErr("edit", err, errNoMessage)

@@ -120,6 +120,13 @@ func TestPins(t *testing.T) {
 		{name: "a message of another channel", run: func(ctx context.Context, w *world) error { return w.d.Pin(ctx, w.scope, w.randomMsg.ID) },
 			want: surface.ErrNoMessage, check: pinned(w.random.ID)},
 	})
+	// PIN_MESSAGES passes the adapter's check; a Discord that still wants
+	// MANAGE_MESSAGES answers 403 50013, which is ErrNotAllowed too.
+	w.srv.SetRolePermissions(w.guild.ID, w.modRole, 1<<51)
+	if err := w.d.Pin(t.Context(), w.scope, w.botMsg.ID); !errIs(err, surface.ErrNotAllowed) || !strings.Contains(err.Error(), "Discord refused") {
+		t.Errorf("Discord's 403: %v, want ErrNotAllowed", err)
+	}
+	w.srv.SetRolePermissions(w.guild.ID, w.modRole, discordtest.PermManageMessages)
 	// Discord's 50 pins: the 51st is ErrLimit.
 	board := w.srv.AddChannel(discordtest.Channel{GuildID: w.guild.ID, Name: "board"})
 	for i := range 51 {

@@ -101,6 +101,22 @@ func (a guildAccess) in(botID string, overwrites []*discordgo.PermissionOverwrit
 	return perms
 }
 
+// permPinMessages is the pin permission Discord split out of
+// MANAGE_MESSAGES (bit 51), which discordgo v0.28.1 does not name.
+const permPinMessages int64 = 1 << 51
+
+// requirePin refuses unless the bot may pin: READ_MESSAGE_HISTORY and
+// MANAGE_MESSAGES or PIN_MESSAGES (either, while Discord moves pins to
+// the new one; Discord's own refusal maps to ErrNotAllowed too).
+func (p place) requirePin() error {
+	if p.perms&permPinMessages == 0 {
+		if err := p.require(discordgo.PermissionManageMessages); err != nil {
+			return err
+		}
+	}
+	return p.require(discordgo.PermissionReadMessageHistory)
+}
+
 // place is the scope's channel with the bot's permissions in it.
 type place struct {
 	guildID string

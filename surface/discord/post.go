@@ -195,6 +195,9 @@ func (d *Surface) Places(ctx context.Context, s turn.Scope, limit int) ([]surfac
 // parent's overwrites).
 func (d *Surface) canPost(a guildAccess, c *discordgo.Channel, byID map[string]*discordgo.Channel) bool {
 	ows, need := c.PermissionOverwrites, int64(discordgo.PermissionSendMessages)
+	if c.Type == discordgo.ChannelTypeGuildPrivateThread {
+		return false // posting needs membership the list does not show
+	}
 	if c.IsThread() {
 		parent := byID[c.ParentID]
 		if parent == nil || c.ThreadMetadata != nil && (c.ThreadMetadata.Archived || c.ThreadMetadata.Locked) {
