@@ -32,6 +32,7 @@ type world struct {
 	hello, botMsg, lockedMsg, randomMsg     discordtest.Message
 	elsewhereMsg                            discordtest.Message
 	sticker                                 discordtest.Sticker
+	modRole                                 string
 	scope                                   turn.Scope
 }
 
