@@ -3,9 +3,11 @@ package discord_test
 import (
 	"context"
 	"errors"
+	"net/http"
 	"strings"
 	"testing"
 
+	"github.com/bwmarrin/discordgo"
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 
@@ -128,3 +130,41 @@ func TestThreadInheritsParent(t *testing.T) {
 }
 
 func errIs(err, target error) bool { return err != nil && errors.Is(err, target) }
+
+// TestBoundsBeforeRequests: oversized input is refused with ErrLimit
+// before the surface sends anything to Discord.
+func TestBoundsBeforeRequests(t *testing.T) {
+	requests := 0
+	dg, err := discordgo.New("Bot x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dg.Client = &http.Client{Transport: roundTrip(func(r *http.Request) (*http.Response, error) {
+		requests++
+		return nil, errors.New("no request may be sent")
+	})}
+	d := discord.New(discord.Config{Session: dg, BotUserID: "200", Guilds: func(string) (string, bool) { return "100", true }})
+	sc := turn.Scope{OrgID: "org", ChannelID: "300", TurnID: "t"}
+	long := strings.Repeat("a", discord.MaxTextRunes+1)
+	ctx := t.Context()
+	for name, call := range map[string]func() error{
+		"reply": func() error { _, err := d.Reply(ctx, sc, "400", long); return err },
+		"edit":  func() error { return d.Edit(ctx, sc, "400", long) },
+		"post":  func() error { _, err := d.Post(ctx, sc, "500", long); return err },
+		"thread message": func() error {
+			_, err := d.CreateThread(ctx, sc, "", "name", long)
+			return err
+		},
+		"thread name": func() error {
+			_, err := d.CreateThread(ctx, sc, "", strings.Repeat("n", discord.MaxThreadNameRunes+1), "hi")
+			return err
+		},
+	} {
+		if err := call(); !errIs(err, surface.ErrLimit) {
+			t.Errorf("%s: err = %v, want ErrLimit", name, err)
+		}
+	}
+	if requests != 0 {
+		t.Errorf("%d requests sent", requests)
+	}
+}

@@ -13,9 +13,9 @@ import (
 	"github.com/quiverhq/quiver/turn"
 )
 
-// Recent returns the channel's latest messages, at most min(limit,
-// MaxRecent), oldest first. It needs VIEW_CHANNEL and
-// READ_MESSAGE_HISTORY.
+// Recent returns at most min(limit, MaxRecent) of the messages people
+// read among the channel's last MaxRecent (system notices left out),
+// oldest first. It needs VIEW_CHANNEL and READ_MESSAGE_HISTORY.
 func (d *Surface) Recent(ctx context.Context, s turn.Scope, limit int) ([]surface.Message, error) {
 	p, err := d.resolve(ctx, s)
 	if err != nil {
