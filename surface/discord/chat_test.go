@@ -59,6 +59,16 @@ func TestChatTools(t *testing.T) {
 			t.Errorf("%s %s = %q, %v; want %q", s.tool, s.args, res.Content, err, s.want)
 		}
 	}
+	// A turn in another server's channel reaches nothing, worded as on
+	// the web chat.
+	for _, tl := range tools {
+		if tl.Name() == "message_metadata" {
+			_, err := tl.Run(t.Context(), w.in(w.elsewhere.ID), json.RawMessage(`{}`))
+			if err == nil || !strings.Contains(err.Error(), "no conversation whose messages you can act on") || tool.IsInfra(err) {
+				t.Errorf("metadata in another server: %v", err)
+			}
+		}
+	}
 	if pins := w.srv.Pins(w.general.ID); len(pins) != 1 || pins[0].ID != w.hello.ID {
 		t.Errorf("pins %v", pins)
 	}

@@ -8,8 +8,11 @@
 //   - The organisation's server is Config.Guilds(orgID); the scope's
 //     ChannelID is the channel or thread the turn happens in. A channel
 //     of another server, one the bot cannot see, or none at all is
-//     surface.ErrNoPlace; a message id that is not a snowflake or not in
-//     the scope's channel is surface.ErrNoMessage, whatever the reason.
+//     surface.ErrNoPlace (for the scope's own channel an error that is
+//     surface.ErrNoMessage too: there is no message to act on, as the
+//     tools say for a web chat conversation out of reach); a message id
+//     that is not a snowflake or not in the scope's channel is
+//     surface.ErrNoMessage, whatever the reason.
 //   - Before every action the bot's permissions in the channel are
 //     computed (the guild's roles, the bot member's roles, the channel's
 //     overwrites; a thread takes its parent's) and a missing one is an

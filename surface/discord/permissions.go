@@ -2,10 +2,12 @@ package discord
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/bwmarrin/discordgo"
 
+	"github.com/quiverhq/quiver/surface"
 	"github.com/quiverhq/quiver/turn"
 )
 
@@ -152,10 +154,20 @@ func (p place) require(want ...int64) error {
 	return nil
 }
 
+// errNoScope is the answer when the scope's own channel is out of reach:
+// no place, and so no message in it (which is how the tools word it,
+// as for a web chat conversation that is not the caller's).
+var errNoScope = fmt.Errorf("%w: %w", surface.ErrNoPlace, surface.ErrNoMessage)
+
 // resolve returns the scope's channel when it is in the organisation's
-// server, with the bot's permissions in it; else surface.ErrNoPlace.
+// server, with the bot's permissions in it; else errNoScope, which is
+// both surface.ErrNoPlace and surface.ErrNoMessage.
 func (d *Surface) resolve(ctx context.Context, s turn.Scope) (place, error) {
-	return d.placeOf(ctx, s, s.ChannelID)
+	p, err := d.placeOf(ctx, s, s.ChannelID)
+	if errors.Is(err, errNoPlace) {
+		return place{}, errNoScope
+	}
+	return p, err
 }
 
 // placeOf is resolve for any channel id of the organisation's server.
