@@ -124,6 +124,7 @@ type place struct {
 	guildID string
 	ch      *discordgo.Channel
 	perms   int64
+	access  guildAccess
 }
 
 func (p place) thread() bool { return p.ch.IsThread() }
@@ -195,5 +196,5 @@ func (d *Surface) placeOf(ctx context.Context, s turn.Scope, channelID string) (
 		}
 		ows = parent.PermissionOverwrites
 	}
-	return place{guildID: guildID, ch: ch, perms: a.in(d.bot, ows)}, nil
+	return place{guildID: guildID, ch: ch, perms: a.in(d.bot, ows), access: a}, nil
 }

@@ -165,10 +165,7 @@ func (d *Surface) Places(ctx context.Context, s turn.Scope, limit int) ([]surfac
 	if err != nil {
 		return nil, mapErr("list threads", err, errNoPlace)
 	}
-	a, err := d.access(ctx, p.guildID)
-	if err != nil {
-		return nil, err
-	}
+	a := p.access
 	byID := make(map[string]*discordgo.Channel, len(chans))
 	var cands []*discordgo.Channel
 	for _, c := range chans {
