@@ -29,6 +29,7 @@ func (s *Server) applicationRoutes(api api) {
 	}
 	api("GET /guilds/{guild}/stickers", true, s.listStickers)
 	api("GET /guilds/{guild}/members/{user}", true, s.getMember)
+	s.guildRoutes(api)
 	s.interactionRoutes(api)
 }
 

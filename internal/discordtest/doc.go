@@ -7,7 +7,9 @@
 // moves every discordgo endpoint variable to the fake, and the session
 // NewSession makes refuses to dial any other address.
 //
-// The world is in memory: guilds with roles and stickers, text channels
+// The world is in memory (REST reads it as Discord serves it: a guild
+// with its roles, its channels, its active threads, its stickers, a
+// member): guilds with roles and stickers, text channels
 // and threads with permission overwrites, members, messages (replies,
 // stickers, pins, reactions, nonces), application commands and
 // interactions. Setup methods build it; inspection methods (Messages,
