@@ -6,9 +6,11 @@ import (
 	"io"
 	"net/http"
 	"sync"
+	"time"
 
 	"github.com/bwmarrin/discordgo"
 
+	"github.com/quiverhq/quiver/store"
 	"github.com/quiverhq/quiver/surface"
 	"github.com/quiverhq/quiver/turn"
 )
@@ -94,8 +96,9 @@ func (d *Surface) fetchPNG(ctx context.Context, url string) ([]byte, error) {
 }
 
 // BlockList holds whom each agent of each organisation ignores, by
-// Quiver user id. Implementations are safe for concurrent use. The
-// persisted repository comes later; MemoryBlocks serves until then.
+// Quiver user id. Implementations are safe for concurrent use.
+// StoreBlocks keeps it in the store (what quiver serve uses);
+// MemoryBlocks is for tests and single-process tools.
 type BlockList interface {
 	// Block records user as blocked for the agent; blocking again
 	// replaces the reason.
@@ -199,4 +202,31 @@ func cut(s string, n int) string {
 		return s
 	}
 	return string(r[:n])
+}
+
+// StoreBlocks is the BlockList kept in the store (store.Blocks): persona
+// scoped, across restarts and replicas. Now stamps each block; nil is
+// time.Now.
+type StoreBlocks struct {
+	Blocks store.Blocks
+	Now    func() time.Time
+}
+
+// Block implements BlockList: the agent's turn blocked the person.
+func (b StoreBlocks) Block(ctx context.Context, orgID, agent, userID, reason string) error {
+	now := time.Now
+	if b.Now != nil {
+		now = b.Now
+	}
+	return b.Blocks.BlockUser(ctx, store.Block{OrgID: orgID, Agent: agent, UserID: userID, Reason: reason, By: "agent", CreatedAt: now()})
+}
+
+// Unblock implements BlockList.
+func (b StoreBlocks) Unblock(ctx context.Context, orgID, agent, userID string) error {
+	return b.Blocks.UnblockUser(ctx, orgID, agent, userID)
+}
+
+// Blocked implements BlockList.
+func (b StoreBlocks) Blocked(ctx context.Context, orgID, agent, userID string) (bool, error) {
+	return b.Blocks.UserBlocked(ctx, orgID, agent, userID)
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/quiverhq/quiver/store/sqlite"
 	"github.com/quiverhq/quiver/surface"
 	"github.com/quiverhq/quiver/surface/discord"
 )
@@ -169,4 +170,39 @@ func FuzzUserID(f *testing.F) {
 			t.Errorf("round trip of %q: %q, %v", sf, back, ok)
 		}
 	})
+}
+
+// TestStoreBlocks: the persisted block list answers as the in-memory one,
+// per agent, across a store reopened.
+func TestStoreBlocks(t *testing.T) {
+	dir := t.TempDir()
+	st, err := sqlite.Open(t.Context(), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := discord.StoreBlocks{Blocks: st}
+	if err := b.Block(t.Context(), "org", "tomori", "discord_42", "asked to be left alone"); err != nil {
+		t.Fatal(err)
+	}
+	st.Close()
+	st, err = sqlite.Open(t.Context(), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	b = discord.StoreBlocks{Blocks: st}
+	for _, tc := range []struct {
+		agent string
+		want  bool
+	}{{"tomori", true}, {"other", false}} {
+		if got, err := b.Blocked(t.Context(), "org", tc.agent, "discord_42"); err != nil || got != tc.want {
+			t.Errorf("Blocked(%s) after a restart = %v, %v; want %v", tc.agent, got, err, tc.want)
+		}
+	}
+	if err := b.Unblock(t.Context(), "org", "tomori", "discord_42"); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := b.Blocked(t.Context(), "org", "tomori", "discord_42"); got {
+		t.Error("still blocked after Unblock")
+	}
 }
