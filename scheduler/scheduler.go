@@ -212,7 +212,7 @@ func (s *Scheduler) process(ctx context.Context, t store.Task) {
 	if late := start.Sub(run.Due); late > s.cfg.Grace {
 		run.Late = late
 	}
-	fin := store.TaskFinish{Version: t.Version, DueAt: run.Due, RanAt: start, Late: run.Late}
+	fin := store.TaskFinish{DueAt: run.Due, RanAt: start, Late: run.Late}
 	if t.Attempts > store.MaxTaskAttempts {
 		fin.Status = store.TaskRunFailed
 		fin.Error = fmt.Sprintf("gave up after %d attempts: each was interrupted before it finished", store.MaxTaskAttempts)
@@ -264,13 +264,17 @@ func (s *Scheduler) finish(ctx context.Context, log *slog.Logger, t store.Task, 
 var errLeaseLost = errors.New("scheduler: the task's lease was lost")
 
 // keepLease renews t's lease every third of the lease while the run goes
-// on, cancelling it when the lease is lost; stop ends the renewals.
+// on, cancelling it when the lease is lost, or when renewals have failed
+// (the database unreachable) until the last granted lease is about to
+// pass, so that a run never goes on past a lease another scheduler may
+// take; stop ends the renewals.
 func (s *Scheduler) keepLease(ctx context.Context, t store.Task, cancel context.CancelCauseFunc) (stop func()) {
 	done := make(chan struct{})
 	var wg sync.WaitGroup
 	wg.Go(func() {
 		tick := time.NewTicker(s.cfg.Lease / 3)
 		defer tick.Stop()
+		held := t.LeaseUntil // the end of the last lease granted
 		for {
 			select {
 			case <-done:
@@ -278,9 +282,18 @@ func (s *Scheduler) keepLease(ctx context.Context, t store.Task, cancel context.
 			case <-ctx.Done():
 				return
 			case <-tick.C:
-				err := s.cfg.Tasks.RenewTaskLease(ctx, t.OrgID, t.ID, s.cfg.Owner, s.cfg.Now().Add(s.cfg.Lease))
-				if errors.Is(err, store.ErrLeaseLost) {
+				until := s.cfg.Now().Add(s.cfg.Lease)
+				err := s.cfg.Tasks.RenewTaskLease(ctx, t.OrgID, t.ID, s.cfg.Owner, until)
+				switch {
+				case err == nil:
+					held = until
+				case errors.Is(err, store.ErrLeaseLost):
 					cancel(errLeaseLost)
+					return
+				case !s.cfg.Now().Before(held.Add(-s.cfg.Lease / 3)):
+					// Another renewal could only come after the lease
+					// passed: stop now rather than run past it.
+					cancel(fmt.Errorf("%w: renewals failed: %v", errLeaseLost, err))
 					return
 				}
 			}

@@ -397,3 +397,58 @@ func TestDailyTaskAcrossDaylightSaving(t *testing.T) {
 		t.Errorf("due times %v, want %v", dues, want)
 	}
 }
+
+// failingRenewals fails every renewal as an unreachable database would.
+type failingRenewals struct {
+	store.Tasks
+	failed chan struct{}
+}
+
+func (f failingRenewals) RenewTaskLease(context.Context, string, string, string, time.Time) error {
+	select {
+	case f.failed <- struct{}{}:
+	default:
+	}
+	return errors.New("connection refused")
+}
+
+// TestRunStopsBeforeItsLeaseWhenRenewalsFail: with the database
+// unreachable for renewals, a run is stopped before the lease it holds
+// passes, so another scheduler taking it then never runs beside it.
+func TestRunStopsBeforeItsLeaseWhenRenewalsFail(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		st, err := sqlite.Open(t.Context(), t.TempDir())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer st.Close()
+		now := time.Now()
+		mustCreate(t, st, newTask(1, now))
+		stopped := make(chan time.Time, 1)
+		fs := failingRenewals{Tasks: st, failed: make(chan struct{}, 1)}
+		s, err := scheduler.New(scheduler.Config{Tasks: fs, Runner: runnerFunc(func(ctx context.Context, run scheduler.Run) (string, error) {
+			<-ctx.Done()
+			stopped <- time.Now()
+			return "", ctx.Err()
+		}), Owner: "a", Lease: time.Minute})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n, err := s.Tick(t.Context()); n != 1 || err != nil {
+			t.Fatalf("tick: %d %v", n, err)
+		}
+		at := <-stopped
+		s.Wait()
+		if d := at.Sub(now); d >= time.Minute {
+			t.Errorf("the run went on %v, past its one-minute lease", d)
+		}
+		if d := at.Sub(now); d < 20*time.Second {
+			t.Errorf("the run stopped after %v, before any renewal was tried", d)
+		}
+	})
+}
+
+// runnerFunc is a Runner of a function.
+type runnerFunc func(ctx context.Context, run scheduler.Run) (string, error)
+
+func (f runnerFunc) RunTask(ctx context.Context, run scheduler.Run) (string, error) { return f(ctx, run) }

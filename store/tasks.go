@@ -130,7 +130,7 @@ type Task struct {
 	// NextRunAt is when the task is next due; zero when it is not
 	// (done). A paused task keeps the one it had.
 	NextRunAt time.Time
-	// Version grows with every change a person makes (UpdateTask), so a
+	// Version grows with every change a person makes (UpdateTask), so an
 	// run that finishes after an edit does not write over it.
 	Version int64
 	// LeaseOwner and LeaseUntil say which scheduler holds the task's due
@@ -206,11 +206,8 @@ type TaskClaim struct {
 
 // TaskFinish records the end of a claimed run.
 type TaskFinish struct {
-	// Version is the task's version as claimed: when a person changed
-	// the task since, only the run's record is written, not Next or
-	// State.
-	Version int64
-	// DueAt is the due time the run was for; RanAt when it started.
+	// DueAt is the due time the run was for (the task's NextRunAt as
+	// claimed); RanAt when it started.
 	DueAt, RanAt time.Time
 	// Next is when the task is next due; zero makes it TaskDone.
 	Next time.Time
@@ -262,10 +259,14 @@ type Tasks interface {
 	// (its conversation was busy), without counting the attempt;
 	// ErrLeaseLost when owner no longer holds it.
 	RetryTask(ctx context.Context, orgID, id, owner string, at time.Time) error
-	// FinishTaskRun records the end of owner's run, releases the lease,
-	// resets the attempts and, when the task's Version is still
-	// f.Version, sets NextRunAt to f.Next (or the task TaskDone when
-	// f.Next is zero). ErrLeaseLost when owner no longer holds it.
+	// FinishTaskRun records the end of owner's run, releases the lease
+	// and resets the attempts. When the task is still due at f.DueAt (no
+	// one gave it a new schedule or time since the claim) NextRunAt
+	// becomes f.Next, or the task TaskDone when f.Next is zero (a paused
+	// one-off that ran included); a schedule a person changed meanwhile
+	// stays as they set it, while other edits (a title, an instruction, a
+	// pause) never make the run due again. ErrLeaseLost when owner no
+	// longer holds it.
 	FinishTaskRun(ctx context.Context, orgID, id, owner string, f TaskFinish) error
 	// NextTaskDue returns the earliest NextRunAt of an active task (a
 	// leased one's lease end when later), false when no task is

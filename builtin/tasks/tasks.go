@@ -264,6 +264,8 @@ func (t *tools) own(ctx context.Context, sc tool.Scope, id string) error {
 		return tool.Infra(fmt.Errorf("%s: %w", ScheduleName, err))
 	case c.UserID != sc.UserID:
 		return refuse
+	case c.Agent != sc.Agent:
+		return fmt.Errorf("conversation %q is with another agent; a task runs in a conversation of the agent that scheduled it", id)
 	}
 	return nil
 }
@@ -319,6 +321,11 @@ func (t *tools) change(ctx context.Context, sc tool.Scope, in UpdateInput) (stri
 	}
 	if in.Action == "list" {
 		return t.list(ctx, sc)
+	}
+	if sc.ScheduledTask != "" && (in.Action == "edit" || in.Action == "resume") {
+		// Giving a task a new time or running it again would be
+		// scheduling under another name.
+		return "", fmt.Errorf("a scheduled task's turn cannot %s tasks; it may list, pause or cancel them", in.Action)
 	}
 	tk, err := t.mine(ctx, sc, in.TaskID)
 	if err != nil {

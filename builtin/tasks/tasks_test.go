@@ -59,8 +59,11 @@ func each(t *testing.T, f func(t *testing.T, w *world)) {
 	for _, name := range []string{"sqlite", "postgres"} {
 		t.Run(name, func(t *testing.T) {
 			st := open[name](t)
-			for _, c := range []store.Conversation{{ID: "c1", UserID: "ana"}, {ID: "c2", UserID: "ana"}, {ID: "c3", UserID: "bruno"}} {
-				c.OrgID, c.Agent, c.CreatedAt, c.UpdatedAt = "o1", "assistant", now, now
+			for _, c := range []store.Conversation{{ID: "c1", UserID: "ana"}, {ID: "c2", UserID: "ana"}, {ID: "c3", UserID: "bruno"}, {ID: "c4", UserID: "ana", Agent: "helper"}} {
+				if c.Agent == "" {
+					c.Agent = "assistant"
+				}
+				c.OrgID, c.CreatedAt, c.UpdatedAt = "o1", now, now
 				if err := st.PutConversation(t.Context(), c); err != nil {
 					t.Fatal(err)
 				}
@@ -170,6 +173,7 @@ func TestScheduleRefusals(t *testing.T) {
 			{"Empty", ana, `{"instruction":"  ","in":"1h"}`, "the instruction is empty"},
 			{"OthersConversation", ana, `{"instruction":"x","in":"1h","conversation":"c3"}`, `no conversation "c3" of yours`},
 			{"NoSuchConversation", ana, `{"instruction":"x","in":"1h","conversation":"c404"}`, `no conversation "c404" of yours`},
+			{"OtherAgentsConversation", ana, `{"instruction":"x","in":"1h","conversation":"c4"}`, `is with another agent`},
 		}
 		for _, tc := range tests {
 			_, err := w.call(t, w.schedule, tc.sc, tc.args)
@@ -242,6 +246,18 @@ func TestUpdate(t *testing.T) {
 		}
 		if _, err := w.call(t, w.update, bruno, `{"action":"edit","task_id":"task_2"}`); err == nil || !strings.Contains(err.Error(), "an edit needs what changes") {
 			t.Errorf("an empty edit: %v", err)
+		}
+		// A task's own turn may pause or cancel, never give a new time
+		// or resume: that would be scheduling under another name.
+		run := bruno
+		run.ScheduledTask = "task_2"
+		for _, args := range []string{`{"action":"edit","task_id":"task_2","in":"5m"}`, `{"action":"resume","task_id":"task_2"}`} {
+			if _, err := w.call(t, w.update, run, args); err == nil || !strings.Contains(err.Error(), "a scheduled task's turn cannot") {
+				t.Errorf("%s in a scheduled turn: %v", args, err)
+			}
+		}
+		if got, err := w.call(t, w.update, run, `{"action":"pause","task_id":"task_2"}`); err != nil || !strings.Contains(got, "is paused") {
+			t.Errorf("a scheduled turn pausing its task: %q, %v", got, err)
 		}
 	})
 }

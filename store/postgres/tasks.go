@@ -291,22 +291,19 @@ func (s *Store) FinishTaskRun(ctx context.Context, orgID, id, owner string, f st
 	if err != nil {
 		return fmt.Errorf("postgres: finish task run: %w", err)
 	}
-	state := store.TaskActive
-	if f.Next.IsZero() {
-		state = store.TaskDone
-	}
 	started := 0
 	if f.Started {
 		started = 1
 	}
+	// $4 the due time claimed, $5 the next: a task still due then moves
+	// on; one a person gave a new time keeps it.
 	return s.leased(ctx, "finish task run", orgID, id, owner, `UPDATE scheduled_tasks SET lease_owner = '', lease_until = NULL,
-			attempts = 0, runs = runs + $4, last_due_at = $5, last_run_at = $6, last_status = $7, last_error = $8,
-			last_turn_id = $9, last_late_ms = $10,
-			next_run_at = CASE WHEN version = $11 THEN $12::timestamptz ELSE next_run_at END,
-			claimable_at = CASE WHEN version = $11 THEN $12::timestamptz ELSE next_run_at END,
-			state = CASE WHEN version = $11 AND state = 'active' THEN $13 ELSE state END`,
-		started, optionalTime(f.DueAt), optionalTime(f.RanAt), f.Status, f.Error, f.TurnID, f.Late.Milliseconds(),
-		f.Version, optionalTime(f.Next), state)
+			attempts = 0, runs = runs + $6, last_due_at = $4, last_run_at = $7, last_status = $8, last_error = $9,
+			last_turn_id = $10, last_late_ms = $11,
+			next_run_at = CASE WHEN next_run_at = $4 THEN $5::timestamptz ELSE next_run_at END,
+			claimable_at = CASE WHEN next_run_at = $4 THEN $5::timestamptz ELSE next_run_at END,
+			state = CASE WHEN next_run_at = $4 AND $5::timestamptz IS NULL THEN 'done' ELSE state END`,
+		optionalTime(f.DueAt), optionalTime(f.Next), started, optionalTime(f.RanAt), f.Status, f.Error, f.TurnID, f.Late.Milliseconds())
 }
 
 // NextTaskDue returns the earliest time an active task may be claimed.

@@ -310,22 +310,20 @@ func (s *Store) FinishTaskRun(ctx context.Context, orgID, id, owner string, f st
 	if err != nil {
 		return fmt.Errorf("sqlite: finish task run: %w", err)
 	}
-	state, next := store.TaskActive, encodeOptionalTime(f.Next)
-	if f.Next.IsZero() {
-		state = store.TaskDone
-	}
 	started := 0
 	if f.Started {
 		started = 1
 	}
+	// ?1 the due time claimed, ?2 the next: a task still due then moves
+	// on; one a person gave a new time keeps it.
 	return s.leased(ctx, "finish task run", orgID, id, owner, strings.Join([]string{
-		`UPDATE scheduled_tasks SET lease_owner = '', lease_until = NULL, attempts = 0, runs = runs + ?,`,
-		`last_due_at = ?, last_run_at = ?, last_status = ?, last_error = ?, last_turn_id = ?, last_late_ms = ?,`,
-		`next_run_at = CASE WHEN version = ? THEN ? ELSE next_run_at END,`,
-		`claimable_at = CASE WHEN version = ? THEN ? ELSE next_run_at END,`,
-		`state = CASE WHEN version = ? AND state = 'active' THEN ? ELSE state END`,
-	}, " "), started, encodeOptionalTime(f.DueAt), encodeOptionalTime(f.RanAt), f.Status, f.Error, f.TurnID,
-		f.Late.Milliseconds(), f.Version, next, f.Version, next, f.Version, state)
+		`UPDATE scheduled_tasks SET lease_owner = '', lease_until = NULL, attempts = 0, runs = runs + ?3,`,
+		`last_due_at = ?1, last_run_at = ?4, last_status = ?5, last_error = ?6, last_turn_id = ?7, last_late_ms = ?8,`,
+		`next_run_at = CASE WHEN next_run_at = ?1 THEN ?2 ELSE next_run_at END,`,
+		`claimable_at = CASE WHEN next_run_at = ?1 THEN ?2 ELSE next_run_at END,`,
+		`state = CASE WHEN next_run_at = ?1 AND ?2 IS NULL THEN 'done' ELSE state END`,
+	}, " "), encodeOptionalTime(f.DueAt), encodeOptionalTime(f.Next), started, encodeOptionalTime(f.RanAt), f.Status, f.Error,
+		f.TurnID, f.Late.Milliseconds())
 }
 
 // NextTaskDue returns the earliest time an active task may be claimed.

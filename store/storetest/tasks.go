@@ -404,30 +404,45 @@ func testTaskFinish(t *testing.T, f *fixture) {
 	once.Kind, once.Spec = store.ScheduleOnce, now.Format(time.RFC3339)
 	f.mustCreateTask(t, once)
 	f.mustCreateTask(t, f.newTask("edited", now))
+	f.mustCreateTask(t, f.newTask("rescheduled", now))
+	pausedOnce := once
+	pausedOnce.ID = "paused-once"
+	f.mustCreateTask(t, pausedOnce)
 	got, err := f.ClaimDueTasks(ctx, store.TaskClaim{Now: now, Owner: "a", Lease: time.Minute, Limit: 10})
-	if err != nil || len(got) != 3 {
+	if err != nil || len(got) != 5 {
 		t.Fatalf("claim: %v, %v", taskIDs(got), err)
 	}
 	org := got[0].OrgID
-	// A person edits one while it runs.
+	// While they run, a person changes one's words, gives another a new
+	// time, and pauses a one-off.
 	instr := "Ask Ana, gently."
 	if _, err := f.UpdateTask(ctx, org, "edited", 0, store.TaskUpdate{Instruction: &instr}); err != nil {
 		t.Fatal(err)
 	}
+	moved := now.Add(10 * time.Hour)
+	if _, err := f.UpdateTask(ctx, org, "rescheduled", 0, store.TaskUpdate{NextRunAt: &moved}); err != nil {
+		t.Fatal(err)
+	}
+	paused := store.TaskPaused
+	if _, err := f.UpdateTask(ctx, org, "paused-once", 0, store.TaskUpdate{State: &paused}); err != nil {
+		t.Fatal(err)
+	}
 	next := now.Add(3 * time.Hour)
-	fin := store.TaskFinish{Version: 0, DueAt: now, RanAt: now.Add(2 * time.Second), Next: next, Status: store.TaskRunOK,
+	fin := store.TaskFinish{DueAt: now, RanAt: now.Add(2 * time.Second), Next: next, Status: store.TaskRunOK,
 		TurnID: "turn-1", Late: 0, Started: true}
 	if err := f.FinishTaskRun(ctx, org, "again", "b", fin); !errors.Is(err, store.ErrLeaseLost) {
 		t.Errorf("a finish by another owner: %v, want ErrLeaseLost", err)
 	}
-	for _, id := range []string{"again", "edited"} {
+	for _, id := range []string{"again", "edited", "rescheduled"} {
 		if err := f.FinishTaskRun(ctx, org, id, "a", fin); err != nil {
 			t.Fatalf("FinishTaskRun %s: %v", id, err)
 		}
 	}
 	fin.Next, fin.Status, fin.Error, fin.Late = time.Time{}, store.TaskRunFailed, "the model was down", 90*time.Second
-	if err := f.FinishTaskRun(ctx, org, "once", "a", fin); err != nil {
-		t.Fatal(err)
+	for _, id := range []string{"once", "paused-once"} {
+		if err := f.FinishTaskRun(ctx, org, id, "a", fin); err != nil {
+			t.Fatal(err)
+		}
 	}
 	a, _ := f.GetTask(ctx, org, "again")
 	if !a.NextRunAt.Equal(next) || a.LeaseOwner != "" || !a.LeaseUntil.IsZero() || a.Attempts != 0 || a.Runs != 1 ||
@@ -435,13 +450,24 @@ func testTaskFinish(t *testing.T, f *fixture) {
 		t.Errorf("finished recurring task %+v", a)
 	}
 	e, _ := f.GetTask(ctx, org, "edited")
-	if !e.NextRunAt.Equal(now) || e.Instruction != instr || e.Runs != 1 || e.LeaseOwner != "" {
-		t.Errorf("a finish after an edit must record the run and keep the person's schedule: %+v", e)
+	if !e.NextRunAt.Equal(next) || e.Instruction != instr || e.Runs != 1 || e.LeaseOwner != "" {
+		t.Errorf("a finish after an edit of the words moves the task on and keeps the words: %+v", e)
+	}
+	r, _ := f.GetTask(ctx, org, "rescheduled")
+	if !r.NextRunAt.Equal(moved) || r.Runs != 1 {
+		t.Errorf("a finish after a new time keeps the person's time %v: %+v", moved, r)
 	}
 	o, _ := f.GetTask(ctx, org, "once")
 	if o.State != store.TaskDone || !o.NextRunAt.IsZero() || o.LastStatus != store.TaskRunFailed ||
 		o.LastError != "the model was down" || o.LastLate != 90*time.Second {
 		t.Errorf("finished one-off task %+v", o)
+	}
+	if p, _ := f.GetTask(ctx, org, "paused-once"); p.State != store.TaskDone || !p.NextRunAt.IsZero() {
+		t.Errorf("a one-off paused while it ran is done, not resumable to run again: %+v", p)
+	}
+	// Nothing is due again at the time that ran.
+	if more, _ := f.ClaimDueTasks(ctx, store.TaskClaim{Now: now.Add(time.Minute), Owner: "b", Lease: time.Minute, Limit: 10}); len(more) != 0 {
+		t.Errorf("finished runs were claimed again: %v", taskIDs(more))
 	}
 	if err := f.FinishTaskRun(ctx, org, "again", "a", store.TaskFinish{Status: "great"}); !errors.Is(err, store.ErrTaskInvalid) {
 		t.Errorf("an unknown status: %v, want ErrTaskInvalid", err)
