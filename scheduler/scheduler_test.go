@@ -451,4 +451,6 @@ func TestRunStopsBeforeItsLeaseWhenRenewalsFail(t *testing.T) {
 // runnerFunc is a Runner of a function.
 type runnerFunc func(ctx context.Context, run scheduler.Run) (string, error)
 
-func (f runnerFunc) RunTask(ctx context.Context, run scheduler.Run) (string, error) { return f(ctx, run) }
+func (f runnerFunc) RunTask(ctx context.Context, run scheduler.Run) (string, error) {
+	return f(ctx, run)
+}
