@@ -29,6 +29,7 @@ const (
 	PermCreatePrivateThreads  uint64 = 1 << 36
 	PermUseExternalStickers   uint64 = 1 << 37
 	PermSendMessagesInThreads uint64 = 1 << 38
+	PermModerateMembers       uint64 = 1 << 40
 	// PermPinMessages is the dedicated pin permission Discord split out of
 	// MANAGE_MESSAGES; Options.PinPermission selects which one pinning needs.
 	PermPinMessages uint64 = 1 << 51

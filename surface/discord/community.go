@@ -147,7 +147,7 @@ func (b *MemoryBlocks) Blocked(_ context.Context, orgID, agent, userID string) (
 // "discord_<snowflake>"): neither the caller nor the bot. The reason is
 // cut to MaxReasonRunes.
 func (d *Surface) Block(ctx context.Context, s turn.Scope, user, reason string) error {
-	sf, err := d.blockable(s, user)
+	sf, err := d.blockable(ctx, s, user)
 	if err != nil {
 		return err
 	}
@@ -159,7 +159,7 @@ func (d *Surface) Block(ctx context.Context, s turn.Scope, user, reason string) 
 
 // Unblock lifts a block; one not blocked is no error.
 func (d *Surface) Unblock(ctx context.Context, s turn.Scope, user string) error {
-	sf, err := d.blockable(s, user)
+	sf, err := d.blockable(ctx, s, user)
 	if err != nil {
 		return err
 	}
@@ -179,9 +179,11 @@ func (d *Surface) Blocked(ctx context.Context, s turn.Scope, user string) (bool,
 	return ok, nil
 }
 
-// blockable checks the organisation has a server and user is a member
-// id that is neither the caller nor the bot.
-func (d *Surface) blockable(s turn.Scope, user string) (string, error) {
+// blockable checks the organisation has a server, the person asking
+// may moderate members in the channel (MODERATE_MEMBERS: a member cannot
+// have the agent ignore a moderator, nor fill its block list), and user
+// is a member of the server who is neither the caller nor the bot.
+func (d *Surface) blockable(ctx context.Context, s turn.Scope, user string) (string, error) {
 	if _, ok := d.guilds(s.OrgID); !ok {
 		return "", errNoPlace
 	}
@@ -191,6 +193,16 @@ func (d *Surface) blockable(s turn.Scope, user string) (string, error) {
 		return "", errNoMember
 	case sf == d.bot || user == s.UserID:
 		return "", fmt.Errorf("%w: neither the agent nor the person talking can be blocked", errNotAllowed)
+	}
+	p, err := d.resolve(ctx, s)
+	if err != nil {
+		return "", err
+	}
+	if err := p.callerRequire(discordgo.PermissionModerateMembers); err != nil {
+		return "", err
+	}
+	if _, err := d.dg.GuildMember(p.guildID, sf, opt(ctx)); err != nil {
+		return "", mapErr("read the member", err, errNoMember)
 	}
 	return sf, nil
 }

@@ -60,6 +60,10 @@ func newWorld(t *testing.T) *world {
 	w.alice = srv.AddMember(discordtest.Member{GuildID: w.guild.ID, Nick: "ali",
 		User: discordtest.User{Username: "alice", GlobalName: "Alice", Avatar: "a1b2c3d4"}})
 	w.bob = srv.AddMember(discordtest.Member{GuildID: w.guild.ID, User: discordtest.User{Username: "bob"}})
+	// Alice moderates (she may have messages pinned and deleted, and
+	// people blocked); Bob is a plain member.
+	staff := srv.AddRole(discordtest.Role{GuildID: w.guild.ID, Name: "staff", Permissions: discordtest.PermManageMessages | discordtest.PermModerateMembers})
+	srv.AddMemberRole(w.guild.ID, w.alice.User.ID, staff.ID)
 	w.sticker = srv.AddSticker(discordtest.Sticker{GuildID: w.guild.ID, Name: "wave", Description: "a waving cat"})
 
 	w.other = srv.AddGuild(discordtest.Guild{Name: "Other", EveryonePermissions: discordtest.PermDefaultEveryone})

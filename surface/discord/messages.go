@@ -178,13 +178,17 @@ func (d *Surface) Reply(ctx context.Context, s turn.Scope, id, text string) (sur
 }
 
 // Pin pins the message; it needs MANAGE_MESSAGES (or Discord's newer
-// PIN_MESSAGES). A channel at Discord's 50 pins is surface.ErrLimit.
+// PIN_MESSAGES), of the bot and of the person asking. A channel at
+// Discord's 50 pins is surface.ErrLimit.
 func (d *Surface) Pin(ctx context.Context, s turn.Scope, id string) error {
 	p, err := d.target(ctx, s, id)
 	if err != nil {
 		return err
 	}
 	if err := p.requirePin(); err != nil {
+		return err
+	}
+	if err := p.callerMayPin(); err != nil {
 		return err
 	}
 	return mapErr("pin", d.dg.ChannelMessagePin(p.ch.ID, id, opt(ctx)), errNoMessage)
@@ -197,6 +201,9 @@ func (d *Surface) Unpin(ctx context.Context, s turn.Scope, id string) error {
 		return err
 	}
 	if err := p.requirePin(); err != nil {
+		return err
+	}
+	if err := p.callerMayPin(); err != nil {
 		return err
 	}
 	return mapErr("unpin", d.dg.ChannelMessageUnpin(p.ch.ID, id, opt(ctx)), errNoMessage)
@@ -247,7 +254,7 @@ func (d *Surface) Edit(ctx context.Context, s turn.Scope, id, text string) error
 }
 
 // Delete deletes one of the bot's own messages, or another's when the
-// bot holds MANAGE_MESSAGES.
+// bot and the person asking both hold MANAGE_MESSAGES.
 func (d *Surface) Delete(ctx context.Context, s turn.Scope, id string) error {
 	p, err := d.target(ctx, s, id)
 	if err != nil {
@@ -259,6 +266,9 @@ func (d *Surface) Delete(ctx context.Context, s turn.Scope, id string) error {
 	}
 	if m.Author == nil || m.Author.ID != d.bot {
 		if err := p.require(discordgo.PermissionManageMessages); err != nil {
+			return err
+		}
+		if err := p.callerRequire(discordgo.PermissionManageMessages); err != nil {
 			return err
 		}
 	}

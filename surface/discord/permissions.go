@@ -28,19 +28,25 @@ var permNames = []struct {
 	{discordgo.PermissionManageMessages, "MANAGE_MESSAGES"},
 	{discordgo.PermissionCreatePublicThreads, "CREATE_PUBLIC_THREADS"},
 	{discordgo.PermissionUseExternalStickers, "USE_EXTERNAL_STICKERS"},
+	{discordgo.PermissionModerateMembers, "MODERATE_MEMBERS"},
 }
 
-// guildAccess is what the bot's permissions in any channel of a guild
-// are computed from: the guild's roles and owner, the bot's roles.
+// guildAccess is what the bot's and the caller's permissions in any
+// channel of a guild are computed from: the guild's roles and owner, the
+// bot's roles, and the caller's (callerID "" when the caller is no
+// member: they hold nothing).
 type guildAccess struct {
-	guildID  string
-	ownerID  string
-	roles    map[string]int64
-	botRoles []string
+	guildID     string
+	ownerID     string
+	roles       map[string]int64
+	botRoles    []string
+	callerID    string
+	callerRoles []string
 }
 
-// access reads the guild and the bot's membership of it.
-func (d *Surface) access(ctx context.Context, guildID string) (guildAccess, error) {
+// access reads the guild, the bot's membership of it and the caller's
+// (the scope's person, when a member).
+func (d *Surface) access(ctx context.Context, guildID string, s turn.Scope) (guildAccess, error) {
 	g, err := d.dg.Guild(guildID, opt(ctx))
 	if err != nil {
 		return guildAccess{}, mapErr("read the server", err, errNoPlace)
@@ -53,7 +59,26 @@ func (d *Surface) access(ctx context.Context, guildID string) (guildAccess, erro
 	for _, r := range g.Roles {
 		a.roles[r.ID] = r.Permissions
 	}
+	if sf, ok := Snowflake(s.UserID); ok && sf != d.bot {
+		cm, err := d.dg.GuildMember(guildID, sf, opt(ctx))
+		switch {
+		case err == nil:
+			a.callerID, a.callerRoles = sf, cm.Roles
+		case !errors.Is(mapErr("", err, errNoMember), errNoMember):
+			return guildAccess{}, mapErr("read the caller's membership", err, errNoPlace)
+		}
+	}
 	return a, nil
+}
+
+// caller computes the caller's permissions in a channel with the given
+// overwrites as in computes the bot's; nothing when the caller is no
+// member.
+func (a guildAccess) caller(overwrites []*discordgo.PermissionOverwrite) int64 {
+	if a.callerID == "" {
+		return 0
+	}
+	return a.of(a.callerID, a.callerRoles, overwrites)
 }
 
 // in computes the bot's permissions in a channel with the given
@@ -63,11 +88,17 @@ func (d *Surface) access(ctx context.Context, guildID string) (guildAccess, erro
 // bot's role overwrites combined, and the bot's own overwrite. Without
 // VIEW_CHANNEL it holds nothing.
 func (a guildAccess) in(botID string, overwrites []*discordgo.PermissionOverwrite) int64 {
+	return a.of(botID, a.botRoles, overwrites)
+}
+
+// of is in for any member with their roles.
+func (a guildAccess) of(memberID string, memberRoles []string, overwrites []*discordgo.PermissionOverwrite) int64 {
+	botID := memberID
 	if a.ownerID == botID {
 		return permAll
 	}
 	perms := a.roles[a.guildID]
-	for _, r := range a.botRoles {
+	for _, r := range memberRoles {
 		perms |= a.roles[r]
 	}
 	if perms&discordgo.PermissionAdministrator != 0 {
@@ -75,8 +106,8 @@ func (a guildAccess) in(botID string, overwrites []*discordgo.PermissionOverwrit
 	}
 	var everyone, member *discordgo.PermissionOverwrite
 	var allow, deny int64
-	mine := make(map[string]bool, len(a.botRoles))
-	for _, r := range a.botRoles {
+	mine := make(map[string]bool, len(memberRoles))
+	for _, r := range memberRoles {
 		mine[r] = true
 	}
 	for _, o := range overwrites {
@@ -119,12 +150,41 @@ func (p place) requirePin() error {
 	return p.require(discordgo.PermissionReadMessageHistory)
 }
 
-// place is the scope's channel with the bot's permissions in it.
+// place is the scope's channel with the bot's permissions in it and
+// the caller's.
 type place struct {
 	guildID string
 	ch      *discordgo.Channel
 	perms   int64
+	caller  int64
 	access  guildAccess
+}
+
+// callerRequire refuses with surface.ErrNotAllowed naming the first of
+// want the caller lacks in the place: the agent never uses its own
+// rights for what the person asking may not do.
+func (p place) callerRequire(want ...int64) error {
+	for _, w := range want {
+		if p.caller&w == w {
+			continue
+		}
+		name := fmt.Sprintf("permission %#x", w)
+		for _, n := range permNames {
+			if n.bit == w {
+				name = n.name
+			}
+		}
+		return fmt.Errorf("%w: you need Discord's %s permission in this channel for that", errNotAllowed, name)
+	}
+	return nil
+}
+
+// callerMayPin is requirePin for the caller.
+func (p place) callerMayPin() error {
+	if p.caller&permPinMessages != 0 {
+		return nil
+	}
+	return p.callerRequire(discordgo.PermissionManageMessages)
 }
 
 func (p place) thread() bool { return p.ch.IsThread() }
@@ -184,7 +244,7 @@ func (d *Surface) placeOf(ctx context.Context, s turn.Scope, channelID string) (
 	if ch.GuildID != guildID {
 		return place{}, errNoPlace
 	}
-	a, err := d.access(ctx, guildID)
+	a, err := d.access(ctx, guildID, s)
 	if err != nil {
 		return place{}, err
 	}
@@ -196,5 +256,5 @@ func (d *Surface) placeOf(ctx context.Context, s turn.Scope, channelID string) (
 		}
 		ows = parent.PermissionOverwrites
 	}
-	return place{guildID: guildID, ch: ch, perms: a.in(d.bot, ows), access: a}, nil
+	return place{guildID: guildID, ch: ch, perms: a.in(d.bot, ows), caller: a.caller(ows), access: a}, nil
 }

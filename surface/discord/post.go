@@ -202,7 +202,9 @@ func (d *Surface) canPost(a guildAccess, c *discordgo.Channel, byID map[string]*
 		}
 		ows, need = parent.PermissionOverwrites, discordgo.PermissionSendMessagesInThreads
 	}
-	return a.in(d.bot, ows)&need == need
+	// Both the bot and the person asking may post there: the list shows
+	// no channel the person cannot see.
+	return a.in(d.bot, ows)&need == need && a.caller(ows)&(need|discordgo.PermissionViewChannel) == need|discordgo.PermissionViewChannel
 }
 
 func threadParent(c *discordgo.Channel) string {
@@ -236,7 +238,14 @@ func (d *Surface) Post(ctx context.Context, s turn.Scope, placeID, text string) 
 	if err != nil {
 		return surface.Message{}, err
 	}
+	if p.caller&discordgo.PermissionViewChannel == 0 {
+		// A channel the person cannot see is, to them, no channel.
+		return surface.Message{}, errNoPlace
+	}
 	if err := p.require(p.sendPerm()); err != nil {
+		return surface.Message{}, err
+	}
+	if err := p.callerRequire(p.sendPerm()); err != nil {
 		return surface.Message{}, err
 	}
 	return d.send(ctx, s, p.ch.ID, &discordgo.MessageSend{Content: text})
