@@ -22,6 +22,14 @@ func (c *Chat) CreateThread(ctx context.Context, s turn.Scope, from, name, first
 	if err != nil {
 		return surface.Thread{}, err
 	}
+	// A thread starts no thread of its own (as on Discord), so the
+	// conversations a person's threads make stay bounded.
+	switch _, err := c.st.GetThread(ctx, s.OrgID, conv.ID); {
+	case err == nil:
+		return surface.Thread{}, fmt.Errorf("%w: this conversation is a thread; a thread cannot start threads", surface.ErrNotAllowed)
+	case !errors.Is(err, store.ErrNotFound):
+		return surface.Thread{}, fmt.Errorf("webchat: read the thread link: %w", err)
+	}
 	var seq int64
 	if from != "" {
 		var ok bool
@@ -43,10 +51,11 @@ func (c *Chat) CreateThread(ctx context.Context, s turn.Scope, from, name, first
 	}, nil
 }
 
-// Places lists the person's other conversations, most recently updated
-// first, at most min(limit, MaxPlaces).
+// Places lists the person's other conversations with the same agent,
+// most recently updated first, at most min(limit, MaxPlaces).
 func (c *Chat) Places(ctx context.Context, s turn.Scope, limit int) ([]surface.Place, error) {
-	if _, err := c.own(ctx, s); err != nil {
+	cur, err := c.own(ctx, s)
+	if err != nil {
 		return nil, err
 	}
 	limit = min(limit, MaxPlaces)
@@ -59,7 +68,7 @@ func (c *Chat) Places(ctx context.Context, s turn.Scope, limit int) ([]surface.P
 	}
 	out := make([]surface.Place, 0, limit)
 	for _, conv := range cs {
-		if conv.ID == s.ConversationID || len(out) == limit {
+		if conv.ID == s.ConversationID || conv.Agent != cur.Agent || len(out) == limit {
 			continue
 		}
 		p := surface.Place{ID: conv.ID, Name: conv.Title}
@@ -91,6 +100,17 @@ func (c *Chat) Post(ctx context.Context, s turn.Scope, place, text string) (surf
 	}
 	if place == "" || place == conv.ID || !store.ValidBlobKey(place) {
 		return surface.Message{}, surface.ErrNoPlace
+	}
+	// The post is stored as the agent's message there: only a
+	// conversation with the same agent may take it, or another agent
+	// would read this one's words as its own.
+	switch target, err := c.st.GetConversation(ctx, s.OrgID, place); {
+	case errors.Is(err, store.ErrNotFound) || err == nil && target.UserID != s.UserID:
+		return surface.Message{}, surface.ErrNoPlace
+	case err != nil:
+		return surface.Message{}, fmt.Errorf("webchat: read the conversation: %w", err)
+	case target.Agent != conv.Agent:
+		return surface.Message{}, fmt.Errorf("%w: that conversation is with another agent", surface.ErrNotAllowed)
 	}
 	now := c.now()
 	seq, err := c.st.PostMessage(ctx, s.OrgID, s.UserID, store.Message{ConversationID: place,

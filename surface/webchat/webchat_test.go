@@ -3,6 +3,7 @@ package webchat_test
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -253,6 +254,22 @@ func TestThreadsAndPosts(t *testing.T) {
 		}
 		if ms, _ := w.st.ListMessages(ctx, "org", "bobs", 0); len(ms) != 1 {
 			t.Errorf("Bob's conversation holds %d messages after a refused post", len(ms))
+		}
+		// A conversation of Ann's with another agent takes no post (it
+		// would read as that agent's words) and is not listed.
+		if err := w.st.PutConversation(ctx, store.Conversation{ID: "coder", OrgID: "org", UserID: "ann", Agent: "coder",
+			Title: "Code", CreatedAt: start, UpdatedAt: start.Add(time.Hour)}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := w.chat.Post(ctx, w.ann, "coder", "x"); !errors.Is(err, surface.ErrNotAllowed) {
+			t.Errorf("posting into another agent's conversation: %v, want ErrNotAllowed", err)
+		}
+		if ps, _ := w.chat.Places(ctx, w.ann, 10); slices.ContainsFunc(ps, func(p surface.Place) bool { return p.ID == "coder" }) {
+			t.Errorf("places list another agent's conversation: %v", ps)
+		}
+		// A thread starts no thread of its own.
+		if _, err := w.chat.CreateThread(ctx, inThread, "", "Deeper", "x"); !errors.Is(err, surface.ErrNotAllowed) {
+			t.Errorf("a thread inside a thread: %v, want ErrNotAllowed", err)
 		}
 	})
 }
